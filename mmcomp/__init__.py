@@ -1,0 +1,40 @@
+"""mmcomp: a compiler from matmul fusions to persistent, warp-specialized Hopper kernels.
+
+The public API is imported lazily, so that `mmcomp-opt` does not pay for numpy or the
+CUDA bindings at start-up.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mmcomp.compile import Kernel, compile
+    from mmcomp.errors import CudaError, FusionError, LaunchError, ScheduleError
+    from mmcomp.frontend import Fusion, Value, parse
+    from mmcomp.interp.reference import reference
+    from mmcomp.roles import roles_of
+
+_PUBLIC = {
+    "Fusion": "mmcomp.frontend",
+    "Value": "mmcomp.frontend",
+    "parse": "mmcomp.frontend",
+    "reference": "mmcomp.interp.reference",
+    "roles_of": "mmcomp.roles",
+    "compile": "mmcomp.compile",
+    "Kernel": "mmcomp.compile",
+    "FusionError": "mmcomp.errors",
+    "ScheduleError": "mmcomp.errors",
+    "LaunchError": "mmcomp.errors",
+    "CudaError": "mmcomp.errors",
+}
+
+__all__ = sorted(_PUBLIC)
+
+
+def __getattr__(name: str) -> Any:
+    module = _PUBLIC.get(name)
+    if module is None:
+        raise AttributeError(f"module 'mmcomp' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

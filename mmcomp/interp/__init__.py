@@ -1,0 +1,1 @@
+"""numpy interpreters: the ground truth on machines without a GPU."""

@@ -1,0 +1,47 @@
+"""The dialects, passes and targets that mmcomp adds to xDSL.
+
+Everything is registered lazily: a factory imports its module only when the dialect,
+pass or target is first used, so `mmcomp-opt --help` stays as fast as xDSL's own driver.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import Any
+
+
+def _lazy(module: str, name: str) -> Callable[[], Any]:
+    def load() -> Any:
+        return getattr(importlib.import_module(module), name)
+
+    return load
+
+
+DIALECTS: dict[str, Callable[[], Any]] = {
+    "fusion": _lazy("mmcomp.dialects.fusion", "Fusion"),
+    "sched": _lazy("mmcomp.dialects.sched", "Sched"),
+    "hopper": _lazy("mmcomp.dialects.hopper", "Hopper"),
+    "ptx": _lazy("mmcomp.dialects.ptx", "PTX"),
+}
+"""Dialect name -> factory returning the xDSL `Dialect`."""
+
+PASSES: dict[str, Callable[[], Any]] = {
+    "propagate-axis-mapping": _lazy(
+        "mmcomp.passes.propagate_axis_mapping", "PropagateAxisMapping"
+    ),
+    "tile-split": _lazy("mmcomp.passes.tile_split", "TileSplit"),
+    "tile-merge": _lazy("mmcomp.passes.tile_merge", "TileMerge"),
+    "insert-persistent-loop": _lazy(
+        "mmcomp.passes.insert_persistent_loop", "InsertPersistentLoop"
+    ),
+    "split-k": _lazy("mmcomp.passes.split_k", "SplitK"),
+    "materialize-schedule": _lazy("mmcomp.passes.materialize_schedule", "MaterializeSchedule"),
+    "convert-hopper-to-ptx": _lazy("mmcomp.passes.convert_hopper_to_ptx", "ConvertHopperToPtx"),
+}
+"""Pass name -> factory returning the `ModulePass` class. One module per pass."""
+
+TARGETS: dict[str, Callable[[], Any]] = {
+    "ptx": _lazy("mmcomp.targets", "PtxTarget"),
+}
+"""Target name (`mmcomp-opt -t NAME`) -> factory returning the xDSL `Target` class."""
