@@ -1,0 +1,286 @@
+"""`mmcomp.compile`: a fusion through the pass pipeline to a callable, back-end-neutral Kernel.
+
+The pipeline is one list of named stages, run in order on a copy of the fusion's module;
+the IR after each stage is kept, so `kernel.ir("tile-merge")` shows what that pass did:
+
+    fusion                  the fusion as written (the input)
+    propagate-axis-mapping  contractions -> fusion.mma, every axis gets its role
+    choose-schedule         the heuristic's params (with the caller's overrides) on the func
+    tile-split              sched.schedule: the iteration space split by the tiles
+    tile-merge              m and n tile indices merged under raster order and swizzle
+    split-k                 K slices as extra work units (no-op for split_k = 1)
+    insert-persistent-loop  the tile loop of each CTA, the grid sized to the SMs
+    materialize-schedule    scf / arith / gpu loops with explicit indices and tile ops
+
+Back ends: "interp" runs the materialized kernel on the CPU (mmcomp.interp.executor,
+simulating every CTA and checking that every output element is written exactly once).
+"cuda", the default, comes with the Hopper lowering (issue 5).
+"""
+
+from __future__ import annotations
+
+import io
+import sys
+import types
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects import get_all_dialects
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.func import FuncOp
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import DiagnosticException, VerifyException
+
+from mmcomp.dialects.sched import PARAMS_ATTR, ScheduleParams, ScheduleParamsAttr, problem_of
+from mmcomp.errors import FusionError, ScheduleError
+from mmcomp.heuristics import choose_params
+from mmcomp.registry import DIALECTS, PASSES
+
+if TYPE_CHECKING:
+    from mmcomp.frontend import Fusion
+
+BACKENDS = ("cuda", "interp")
+"""The back ends `compile` knows."""
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One step of the pipeline: a registered pass, or a step of compile's own."""
+
+    name: str
+    """The stage's name (the pass name for a pass)."""
+    run: Callable[[Context, ModuleOp, ScheduleParams | None], ScheduleParams | None]
+    """Transforms the module in place; returns the params once chosen."""
+    errors: type[Exception] = ScheduleError
+    """The exception raised when the stage rejects the IR."""
+
+
+def _pass(name: str) -> Callable[[Context, ModuleOp, ScheduleParams | None], ScheduleParams | None]:
+    """A stage running the registered pass `name`."""
+
+    def run(ctx: Context, module: ModuleOp, params: ScheduleParams | None):
+        PASSES[name]()().apply(ctx, module)
+        return params
+
+    return run
+
+
+def _choose_schedule(
+    ctx: Context, module: ModuleOp, params: ScheduleParams | None
+) -> ScheduleParams | None:
+    """Put the params (already chosen by compile) on every fusion function."""
+    del ctx
+    if params is None:
+        raise ScheduleError("choose-schedule: no parameters were chosen")
+    for func in _functions(module):
+        func.attributes[PARAMS_ATTR] = ScheduleParamsAttr(params)
+    return params
+
+
+PIPELINE: list[Stage] = [
+    Stage("propagate-axis-mapping", _pass("propagate-axis-mapping"), FusionError),
+    Stage("choose-schedule", _choose_schedule),
+    Stage("tile-split", _pass("tile-split")),
+    Stage("tile-merge", _pass("tile-merge")),
+    Stage("split-k", _pass("split-k")),
+    Stage("insert-persistent-loop", _pass("insert-persistent-loop")),
+    Stage("materialize-schedule", _pass("materialize-schedule")),
+]
+"""The stages from a fusion to a materialized kernel, in order."""
+
+
+def context() -> Context:
+    """An xDSL context with xDSL's dialects and mmcomp's, loaded lazily."""
+    ctx = Context()
+    for name, factory in get_all_dialects().items():
+        ctx.register_dialect(name, factory)
+    for name, factory in DIALECTS.items():
+        if name not in ctx.registered_dialect_names:
+            ctx.register_dialect(name, factory)
+    return ctx
+
+
+def _functions(module: ModuleOp) -> list[FuncOp]:
+    return [op for op in module.ops if isinstance(op, FuncOp)]
+
+
+def _text(module: ModuleOp) -> str:
+    stream = io.StringIO()
+    Printer(stream=stream).print_op(module)
+    stream.write("\n")
+    return stream.getvalue()
+
+
+class Kernel:
+    """A compiled fusion: call it on arrays; it returns the outputs in fusion output order."""
+
+    def __init__(
+        self,
+        fusion: Fusion,
+        backend: str,
+        params: ScheduleParams,
+        stages: dict[str, str],
+        module: ModuleOp,
+        runner: Callable[[list[np.ndarray]], tuple[np.ndarray, ...]],
+    ):
+        self.fusion = fusion
+        """The fusion compiled."""
+        self.backend = backend
+        """The back end that runs the kernel ("interp" or "cuda")."""
+        self.params = params
+        """The schedule parameters (the heuristic's choice with the caller's overrides)."""
+        self.stages = stages
+        """Stage name -> IR text after that stage, in pipeline order."""
+        self.module = module
+        """The module after the last stage."""
+        self._runner = runner
+
+    def ir(self, stage: str = "materialize-schedule") -> str:
+        """The IR text after `stage` (see `stages` for the names)."""
+        if stage not in self.stages:
+            raise KeyError(f"no stage {stage!r}; the stages are {', '.join(self.stages)}")
+        return self.stages[stage]
+
+    def bind(self, arrays: Sequence[Any], named: Mapping[str, Any]) -> list[np.ndarray]:
+        """The inputs in fusion input order, from positional and named arrays; checked."""
+        inputs = self.fusion.inputs
+        names = [value.name for value in inputs]
+        where = f"kernel @{self.fusion.name}"
+        if len(arrays) > len(inputs):
+            raise FusionError(
+                f"{where}: expected at most {len(inputs)} inputs {names}, found "
+                f"{len(arrays)} positional arrays"
+            )
+        bound: list[Any] = list(arrays) + [None] * (len(inputs) - len(arrays))
+        for name, array in named.items():
+            if name not in names:
+                raise FusionError(f"{where}: no input named {name!r}; the inputs are {names}")
+            index = names.index(name)
+            if bound[index] is not None:
+                raise FusionError(f"{where}: input {name!r} given both by position and by name")
+            bound[index] = array
+        missing = [name for name, array in zip(names, bound, strict=True) if array is None]
+        if missing:
+            raise FusionError(f"{where}: missing inputs {missing}")
+        checked: list[np.ndarray] = []
+        for value, array in zip(inputs, bound, strict=True):
+            if not isinstance(array, np.ndarray):
+                raise FusionError(
+                    f"{where}: input {value.name!r}: expected a numpy array, found "
+                    f"{type(array).__name__}"
+                )
+            if array.shape != value.shape:
+                raise FusionError(
+                    f"{where}: input {value.name!r}: expected shape {list(value.shape)}, "
+                    f"found {list(array.shape)}"
+                )
+            if array.dtype != value.numpy_dtype:
+                raise FusionError(
+                    f"{where}: input {value.name!r}: expected dtype {value.numpy_dtype}, "
+                    f"found {array.dtype}"
+                )
+            checked.append(array)
+        return checked
+
+    def __call__(self, *arrays: Any, **named: Any) -> tuple[np.ndarray, ...]:
+        """Run the kernel on the inputs (by position in input order, or by name)."""
+        return self._runner(self.bind(arrays, named))
+
+    def __repr__(self) -> str:
+        return f"<mmcomp.Kernel @{self.fusion.name} backend={self.backend} {self.params.format()}>"
+
+
+def _as_fusion(f: object) -> Fusion:
+    from mmcomp.frontend import Fusion, parse
+
+    if isinstance(f, Fusion):
+        return f
+    if isinstance(f, str):
+        return parse(f)
+    if isinstance(f, ModuleOp):
+        return Fusion.from_module(f.clone())
+    raise FusionError(
+        f"compile: argument 'f': expected an mmcomp.Fusion, IR text or a builtin.module, "
+        f"found {type(f).__name__}"
+    )
+
+
+def _interp_runner(module: ModuleOp) -> Callable[[list[np.ndarray]], tuple[np.ndarray, ...]]:
+    from mmcomp.interp.executor import execute
+
+    def run(inputs: list[np.ndarray]) -> tuple[np.ndarray, ...]:
+        return execute(module, inputs).outputs
+
+    return run
+
+
+def run_pipeline(
+    module: ModuleOp, params: Mapping[str, object] | None = None
+) -> tuple[ModuleOp, ScheduleParams, dict[str, str]]:
+    """Run PIPELINE on a copy of `module`: (final module, params, IR text after each stage)."""
+    ctx = context()
+    module = module.clone()
+    stages = {"fusion": _text(module)}
+    chosen: ScheduleParams | None = None
+    for stage in PIPELINE:
+        if stage.name == "choose-schedule":
+            chosen = _choose(module, params or {})
+        try:
+            chosen = stage.run(ctx, module, chosen)
+            module.verify()
+        except (DiagnosticException, VerifyException) as error:
+            raise stage.errors(f"{stage.name}: {error}") from None
+        stages[stage.name] = _text(module)
+    assert chosen is not None
+    return module, chosen, stages
+
+
+def _choose(module: ModuleOp, params: Mapping[str, object]) -> ScheduleParams:
+    """The params of the module's one fusion function: heuristic plus overrides."""
+    functions = _functions(module)
+    if len(functions) != 1:
+        raise FusionError(f"compile: expected one func.func, found {len(functions)}")
+    return choose_params(problem_of(functions[0]), **params)
+
+
+def compile(f: Fusion | str | ModuleOp, backend: str = "cuda", **params: Any) -> Kernel:  # noqa: A001
+    """Compile a fusion; parameters left out are chosen by mmcomp.heuristics.
+
+    Keywords (all optional): tile=(m, n, k), stages=int, cluster=(cm, cn),
+    raster="m" | "n" | "auto", swizzle=int, strategy="one-tile-per-cta" | "persistent",
+    split_k=int, warp_specialization="none" | "cooperative" | "pingpong",
+    registers=(producer, consumer), epilogue="registers" | "smem".
+    """
+    if backend not in BACKENDS:
+        raise ValueError(
+            f"compile: unknown backend {backend!r}; expected one of {', '.join(BACKENDS)}"
+        )
+    from mmcomp.heuristics import normalize_overrides
+
+    normalize_overrides(params)
+    fusion = _as_fusion(f)
+    module, chosen, stages = run_pipeline(fusion.module, params)
+    if backend == "cuda":
+        raise NotImplementedError(
+            "compile: backend 'cuda' is not implemented yet (it comes with the Hopper "
+            "lowering); use backend='interp' to run the schedule on the CPU"
+        )
+    return Kernel(fusion, backend, chosen, stages, module, _interp_runner(module))
+
+
+class _CallableModule(types.ModuleType):
+    """This module, callable as its `compile` function.
+
+    Importing the submodule `mmcomp.compile` binds the package attribute `mmcomp.compile`
+    to the module, over the lazily exported function; a callable module keeps
+    `mmcomp.compile(f, ...)` working however the package was first imported.
+    """
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Kernel:
+        return compile(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

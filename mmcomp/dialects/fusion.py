@@ -1,0 +1,1190 @@
+"""The `fusion` dialect: matmul fusions at the tensor level, as users write them.
+
+Bodies are `func.func` with builtin ranked tensor types of static shape. Element types are
+bf16, f16 and f32; contractions (`matmul`, `linear`, `fused_multiply_sum`, `mma`) produce
+f32. Pointwise operands have equal shapes and element types: broadcasts (`broadcast`),
+casts (`cast`) and scalar constants (`splat`) are explicit ops.
+
+`propagate-axis-mapping` lowers every contraction to `fusion.mma` and attaches axis roles
+(`#fusion.roles<[m, n]>`) and the iteration space (`#fusion.space<m = 4, n = 8, k = 16>`).
+The syntax of every op, with one example each, is in docs/fusion-dialect.md.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+
+from xdsl.dialects.builtin import (
+    I1,
+    I64,
+    ArrayAttr,
+    BFloat16Type,
+    DenseArrayBase,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    FloatAttr,
+    IntAttr,
+    StringAttr,
+    TensorType,
+    i1,
+    i64,
+)
+from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_attr_definition,
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    prop_def,
+    result_def,
+    traits_def,
+)
+from xdsl.parser import AttrParser, Parser, UnresolvedOperand
+from xdsl.printer import Printer
+from xdsl.traits import Pure
+from xdsl.utils.exceptions import VerifyException
+
+ELEMENT_TYPES: dict[str, Attribute] = {
+    "bf16": BFloat16Type(),
+    "f16": Float16Type(),
+    "f32": Float32Type(),
+}
+"""The supported element types by their short names."""
+
+GELU_APPROXIMATIONS = ("tanh", "none")
+"""The values of `fusion.gelu`'s `approximate` property."""
+
+_ROLE = re.compile(r"b(0|[1-9][0-9]*)|m|n|k|_")
+
+
+def dtype_name(element_type: Attribute) -> str | None:
+    """The short name (bf16, f16, f32) of a supported element type, or None."""
+    for name, candidate in ELEMENT_TYPES.items():
+        if candidate == element_type:
+            return name
+    return None
+
+
+def tensor_type(shape: Sequence[int], dtype: str) -> TensorType:
+    """The builtin tensor type of `shape` with element type `dtype` (bf16, f16 or f32)."""
+    return TensorType(ELEMENT_TYPES[dtype], shape)
+
+
+def is_role(name: str) -> bool:
+    """Whether `name` is an axis role: b0, b1, ... (batch), m, n, k or _ (absent)."""
+    return _ROLE.fullmatch(name) is not None
+
+
+def role_order(role: str) -> tuple[int, int]:
+    """Sort key placing batch roles first (b0, b1, ...), then m, n, k, then _."""
+    if role.startswith("b"):
+        return (0, int(role[1:]))
+    return (1, "mnk_".index(role))
+
+
+def _format_shape(shape: Sequence[int]) -> str:
+    return "[" + ", ".join(str(extent) for extent in shape) + "]"
+
+
+# Attributes
+
+
+@irdl_attr_definition
+class AxisRolesAttr(ParametrizedAttribute):
+    """The role of each axis of one tensor: b0, b1, ... (batch), m, n, k or _ (absent)."""
+
+    name = "fusion.roles"
+
+    entries: ArrayAttr[StringAttr]
+    """One role per axis, outermost first."""
+
+    def __init__(self, roles: Sequence[str]):
+        super().__init__(ArrayAttr(StringAttr(role) for role in roles))
+
+    @property
+    def roles(self) -> tuple[str, ...]:
+        """The roles as strings, one per axis."""
+        return tuple(entry.data for entry in self.entries.data)
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            pos = parser.pos
+            roles = parse_role_list(parser)
+            problem = roles_problem(roles)
+            if problem is not None:
+                parser.raise_error(f"#fusion.roles: {problem}", pos, parser.pos)
+        return (ArrayAttr(StringAttr(role) for role in roles),)
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string("<")
+        print_role_list(printer, self.roles)
+        printer.print_string(">")
+
+    def verify(self) -> None:
+        seen: set[str] = set()
+        for role in self.roles:
+            if not is_role(role):
+                raise VerifyException(
+                    f"#fusion.roles: expected b<i>, m, n, k or _ as an axis role, found {role!r}"
+                )
+            if role != "_" and role in seen:
+                raise VerifyException(
+                    f"#fusion.roles: role {role!r} appears twice in {list(self.roles)}"
+                )
+            seen.add(role)
+
+
+@irdl_attr_definition
+class IterationSpaceAttr(ParametrizedAttribute):
+    """The kernel's iteration space: the extent of each axis, batch axes first, then m, n, k."""
+
+    name = "fusion.space"
+
+    axes: ArrayAttr[StringAttr]
+    """The axis names, in canonical order (b0, b1, ..., m, n, k)."""
+
+    sizes: ArrayAttr[IntAttr]
+    """The extent of each axis."""
+
+    def __init__(self, extents: Mapping[str, int]):
+        ordered = sorted(extents.items(), key=lambda item: role_order(item[0]))
+        super().__init__(
+            ArrayAttr(StringAttr(axis) for axis, _ in ordered),
+            ArrayAttr(IntAttr(size) for _, size in ordered),
+        )
+
+    @property
+    def extents(self) -> dict[str, int]:
+        """Axis name -> extent, in canonical order."""
+        return {
+            axis.data: size.data for axis, size in zip(self.axes.data, self.sizes.data, strict=True)
+        }
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        def parse_entry() -> tuple[str, int]:
+            axis = parser.parse_identifier(context_msg=" as an iteration axis name")
+            parser.parse_punctuation("=")
+            return axis, parser.parse_integer(allow_boolean=False, allow_negative=False)
+
+        pos = parser.pos
+        entries = parser.parse_comma_separated_list(parser.Delimiter.ANGLE, parse_entry)
+        problem = space_problem(entries)
+        if problem is not None:
+            parser.raise_error(f"#fusion.space: {problem}", pos, parser.pos)
+        return (
+            ArrayAttr(StringAttr(axis) for axis, _ in entries),
+            ArrayAttr(IntAttr(size) for _, size in entries),
+        )
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string("<")
+        printer.print_list(
+            self.extents.items(),
+            lambda item: printer.print_string(f"{item[0]} = {item[1]}"),
+        )
+        printer.print_string(">")
+
+    def verify(self) -> None:
+        axes = [axis.data for axis in self.axes.data]
+        if len(axes) != len(self.sizes.data):
+            raise VerifyException(
+                f"#fusion.space: expected one extent per axis, found {len(axes)} axes "
+                f"and {len(self.sizes.data)} extents"
+            )
+        for axis, size in zip(axes, self.sizes.data, strict=True):
+            if not is_role(axis) or axis == "_":
+                raise VerifyException(
+                    f"#fusion.space: expected b<i>, m, n or k as an axis name, found {axis!r}"
+                )
+            if size.data < 1:
+                raise VerifyException(
+                    f"#fusion.space: axis {axis!r}: expected a positive extent, found {size.data}"
+                )
+        if len(set(axes)) != len(axes):
+            raise VerifyException(f"#fusion.space: an axis appears twice in {axes}")
+        canonical = sorted(axes, key=role_order)
+        if axes != canonical:
+            raise VerifyException(
+                f"#fusion.space: expected axes in the order {canonical}, found {axes}"
+            )
+
+
+def roles_problem(roles: Sequence[str]) -> str | None:
+    """What is wrong with a list of axis roles, or None when it is well formed."""
+    seen: set[str] = set()
+    for role in roles:
+        if not is_role(role):
+            return f"expected b<i>, m, n, k or _ as an axis role, found {role!r}"
+        if role != "_" and role in seen:
+            return f"role {role!r} appears twice in {list(roles)}"
+        seen.add(role)
+    return None
+
+
+def space_problem(entries: Sequence[tuple[str, int]]) -> str | None:
+    """What is wrong with (axis, extent) pairs of an iteration space, or None."""
+    axes = [axis for axis, _ in entries]
+    for axis, size in entries:
+        if not is_role(axis) or axis == "_":
+            return f"expected b<i>, m, n or k as an axis name, found {axis!r}"
+        if size < 1:
+            return f"axis {axis!r}: expected a positive extent, found {size}"
+    if len(set(axes)) != len(axes):
+        return f"an axis appears twice in {axes}"
+    canonical = sorted(axes, key=role_order)
+    if axes != canonical:
+        return f"expected axes in the order {canonical}, found {axes}"
+    return None
+
+
+def parse_role_list(parser: AttrParser) -> list[str]:
+    """Parse `[r0, r1, ...]`, each role an identifier (b0, m, n, k, _)."""
+    return parser.parse_comma_separated_list(
+        parser.Delimiter.SQUARE,
+        lambda: parser.parse_identifier(context_msg=" as an axis role (b<i>, m, n, k or _)"),
+    )
+
+
+def print_role_list(printer: Printer, roles: Sequence[str]) -> None:
+    """Print `[r0, r1, ...]`."""
+    printer.print_string("[" + ", ".join(roles) + "]")
+
+
+# Verification helpers
+
+
+def _checked_tensor(op: IRDLOperation, what: str, value_type: Attribute) -> TensorType:
+    """`value_type` as a static tensor of bf16, f16 or f32, or a VerifyException naming it."""
+    if not isinstance(value_type, TensorType):
+        raise VerifyException(
+            f"{op.name}: {what}: expected a ranked tensor of bf16, f16 or f32, found {value_type}"
+        )
+    if dtype_name(value_type.element_type) is None:
+        raise VerifyException(
+            f"{op.name}: {what}: unsupported element type: expected bf16, f16 or f32, "
+            f"found {value_type.element_type}"
+        )
+    if any(extent < 1 for extent in value_type.get_shape()):
+        raise VerifyException(
+            f"{op.name}: {what}: expected a static shape with positive extents, found {value_type}"
+        )
+    return value_type
+
+
+def _shape(value_type: TensorType) -> tuple[int, ...]:
+    return tuple(value_type.get_shape())
+
+
+def broadcast_shapes(
+    lhs: Sequence[int], rhs: Sequence[int], *, align_right: bool = True
+) -> tuple[int, ...] | None:
+    """The numpy broadcast of two shapes, or None when some extents differ and neither is 1."""
+    rank = max(len(lhs), len(rhs))
+    lhs = (1,) * (rank - len(lhs)) + tuple(lhs) if align_right else tuple(lhs)
+    rhs = (1,) * (rank - len(rhs)) + tuple(rhs) if align_right else tuple(rhs)
+    result: list[int] = []
+    for left, right in zip(lhs, rhs, strict=True):
+        if left != right and 1 not in (left, right):
+            return None
+        result.append(max(left, right))
+    return tuple(result)
+
+
+def _expect_result(op: IRDLOperation, expected: TensorType, found: Attribute) -> None:
+    if expected != found:
+        raise VerifyException(f"{op.name}: result: expected type {expected}, found {found}")
+
+
+def _expect_same_element_type(
+    op: IRDLOperation, first: tuple[str, TensorType], second: tuple[str, TensorType]
+) -> None:
+    if first[1].element_type != second[1].element_type:
+        raise VerifyException(
+            f"{op.name}: operand '{second[0]}': expected element type "
+            f"{first[1].element_type} (that of '{first[0]}'), found {second[1].element_type}"
+        )
+
+
+# Custom syntax helpers
+
+
+def _parse_operand_list(
+    parser: Parser, counts: Sequence[int], op_name: str, what: str
+) -> list[UnresolvedOperand]:
+    """Parse `%x, %y, ...`, raising a located error unless their number is in `counts`."""
+    pos = parser.pos
+    operands = parser.parse_comma_separated_list(
+        parser.Delimiter.NONE, parser.parse_unresolved_operand
+    )
+    if len(operands) not in counts:
+        parser.raise_error(
+            f"{op_name}: expected {what}, found {len(operands)} operands", pos, parser.pos
+        )
+    return operands
+
+
+def _resolve_functional(
+    parser: Parser, operands: Sequence[UnresolvedOperand], op_name: str
+) -> tuple[Sequence[SSAValue], dict[str, Attribute], Attribute]:
+    """Parse `attr-dict : (T, ...) -> T` and resolve `operands` against it."""
+    attributes = parser.parse_optional_attr_dict()
+    parser.parse_punctuation(":")
+    pos = parser.pos
+    input_types = parser.parse_comma_separated_list(parser.Delimiter.PAREN, parser.parse_type)
+    if len(input_types) != len(operands):
+        parser.raise_error(
+            f"{op_name}: expected {len(operands)} operand types, found {len(input_types)}",
+            pos,
+            parser.pos,
+        )
+    parser.parse_punctuation("->")
+    result_type = parser.parse_type()
+    values = [
+        parser.resolve_operand(operand, operand_type)
+        for operand, operand_type in zip(operands, input_types, strict=True)
+    ]
+    return values, attributes, result_type
+
+
+def _print_functional(printer: Printer, op: IRDLOperation, reserved: Sequence[str] = ()) -> None:
+    printer.print_op_attributes(op.attributes, reserved_attr_names=reserved)
+    printer.print_string(" : (")
+    printer.print_list(op.operand_types, printer.print_attribute)
+    printer.print_string(") -> ")
+    printer.print_attribute(op.result_types[0])
+
+
+def _print_operands(printer: Printer, operands: Sequence[SSAValue]) -> None:
+    printer.print_string(" ")
+    printer.print_list(operands, printer.print_ssa_value)
+
+
+# Contractions
+
+
+@irdl_op_definition
+class MatmulOp(IRDLOperation):
+    """A[..., M, K] x B[..., K, N] -> f32[..., M, N]; batch dims broadcast as numpy does."""
+
+    name = "fusion.matmul"
+
+    a = operand_def()
+    """The left operand, [..., M, K]."""
+    b = operand_def()
+    """The right operand, [..., K, N]."""
+    result = result_def()
+    """The f32 product, [..., M, N]."""
+
+    traits = traits_def(Pure())
+
+    def __init__(self, a: SSAValue, b: SSAValue, result_type: Attribute):
+        super().__init__(operands=[a, b], result_types=[result_type])
+
+    @staticmethod
+    def infer_shape(a: Sequence[int], b: Sequence[int]) -> tuple[int, ...] | None:
+        """The result shape for operand shapes `a` and `b`, or None when they do not fit."""
+        if len(a) < 2 or len(b) < 2 or a[-1] != b[-2]:
+            return None
+        batch = broadcast_shapes(a[:-2], b[:-2])
+        if batch is None:
+            return None
+        return (*batch, a[-2], b[-1])
+
+    def verify_(self) -> None:
+        a = _checked_tensor(self, "operand 'a'", self.a.type)
+        b = _checked_tensor(self, "operand 'b'", self.b.type)
+        _expect_same_element_type(self, ("a", a), ("b", b))
+        a_shape, b_shape = _shape(a), _shape(b)
+        for what, shape in (("a", a_shape), ("b", b_shape)):
+            if len(shape) < 2:
+                raise VerifyException(
+                    f"{self.name}: operand '{what}': expected rank >= 2, "
+                    f"found rank {len(shape)} ({_format_shape(shape)})"
+                )
+        if a_shape[-1] != b_shape[-2]:
+            raise VerifyException(
+                f"{self.name}: operand 'b': K extent (axis {len(b_shape) - 2}): expected "
+                f"{a_shape[-1]} (the last axis of 'a'), found {b_shape[-2]}"
+            )
+        batch = broadcast_shapes(a_shape[:-2], b_shape[:-2])
+        if batch is None:
+            raise VerifyException(
+                f"{self.name}: operand 'b': batch dims {_format_shape(b_shape[:-2])} "
+                f"do not broadcast with those of 'a', {_format_shape(a_shape[:-2])}"
+            )
+        expected = tensor_type((*batch, a_shape[-2], b_shape[-1]), "f32")
+        _expect_result(self, expected, self.result.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> MatmulOp:
+        operands = _parse_operand_list(parser, (2,), cls.name, "2 operands (a, b)")
+        values, attributes, result_type = _resolve_functional(parser, operands, cls.name)
+        op = cls(values[0], values[1], result_type)
+        op.attributes |= attributes
+        return op
+
+    def print(self, printer: Printer) -> None:
+        _print_operands(printer, self.operands)
+        _print_functional(printer, self)
+
+
+@irdl_op_definition
+class LinearOp(IRDLOperation):
+    """A[..., M, K] x W[N, K]^T (+ bias[N]) -> f32[..., M, N], as torch.nn.functional.linear."""
+
+    name = "fusion.linear"
+
+    a = operand_def()
+    """The activations, [..., M, K]."""
+    w = operand_def()
+    """The weight, [N, K]."""
+    bias = opt_operand_def()
+    """The optional bias, [N]."""
+    result = result_def()
+    """The f32 result, [..., M, N]."""
+
+    traits = traits_def(Pure())
+
+    def __init__(self, a: SSAValue, w: SSAValue, bias: SSAValue | None, result_type: Attribute):
+        super().__init__(operands=[a, w, bias], result_types=[result_type])
+
+    def verify_(self) -> None:
+        a = _checked_tensor(self, "operand 'a'", self.a.type)
+        w = _checked_tensor(self, "operand 'w'", self.w.type)
+        _expect_same_element_type(self, ("a", a), ("w", w))
+        a_shape, w_shape = _shape(a), _shape(w)
+        if len(a_shape) < 2:
+            raise VerifyException(
+                f"{self.name}: operand 'a': expected rank >= 2 ([..., M, K]), "
+                f"found rank {len(a_shape)} ({_format_shape(a_shape)})"
+            )
+        if len(w_shape) != 2:
+            raise VerifyException(
+                f"{self.name}: operand 'w': expected rank 2 ([N, K]), "
+                f"found rank {len(w_shape)} ({_format_shape(w_shape)})"
+            )
+        if a_shape[-1] != w_shape[1]:
+            raise VerifyException(
+                f"{self.name}: operand 'w': K extent (axis 1): expected {a_shape[-1]} "
+                f"(the last axis of 'a'), found {w_shape[1]}"
+            )
+        if self.bias is not None:
+            bias = _checked_tensor(self, "operand 'bias'", self.bias.type)
+            if _shape(bias) != (w_shape[0],):
+                raise VerifyException(
+                    f"{self.name}: operand 'bias': expected shape [{w_shape[0]}] "
+                    f"(N, the first axis of 'w'), found {_format_shape(_shape(bias))}"
+                )
+        expected = tensor_type((*a_shape[:-1], w_shape[0]), "f32")
+        _expect_result(self, expected, self.result.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> LinearOp:
+        operands = _parse_operand_list(
+            parser, (2, 3), cls.name, "2 or 3 operands (a, w, optional bias)"
+        )
+        values, attributes, result_type = _resolve_functional(parser, operands, cls.name)
+        bias = values[2] if len(values) == 3 else None
+        op = cls(values[0], values[1], bias, result_type)
+        op.attributes |= attributes
+        return op
+
+    def print(self, printer: Printer) -> None:
+        _print_operands(printer, self.operands)
+        _print_functional(printer, self)
+
+
+@irdl_op_definition
+class FusedMultiplySumOp(IRDLOperation):
+    """The product of A and B (equal rank, size-1 axes broadcast) summed over `axes`, in f32."""
+
+    name = "fusion.fused_multiply_sum"
+
+    a = operand_def()
+    """The first factor."""
+    b = operand_def()
+    """The second factor, of the same rank as `a`."""
+    result = result_def()
+    """The f32 sum: the broadcast shape of `a` and `b` without the summed axes."""
+    axes = prop_def(DenseArrayBase[I64])
+    """The summed axes (i64), each once."""
+
+    traits = traits_def(Pure())
+
+    def __init__(self, a: SSAValue, b: SSAValue, axes: Sequence[int], result_type: Attribute):
+        super().__init__(
+            operands=[a, b],
+            result_types=[result_type],
+            properties={"axes": DenseArrayBase.from_list(i64, axes)},
+        )
+
+    @property
+    def summed_axes(self) -> tuple[int, ...]:
+        """The summed axes as ints."""
+        return tuple(int(axis) for axis in self.axes.get_values())
+
+    def verify_(self) -> None:
+        a = _checked_tensor(self, "operand 'a'", self.a.type)
+        b = _checked_tensor(self, "operand 'b'", self.b.type)
+        _expect_same_element_type(self, ("a", a), ("b", b))
+        a_shape, b_shape = _shape(a), _shape(b)
+        if len(a_shape) != len(b_shape):
+            raise VerifyException(
+                f"{self.name}: operand 'b': expected rank {len(a_shape)} (that of 'a'), "
+                f"found rank {len(b_shape)}"
+            )
+        axes = self.summed_axes
+        if not axes:
+            raise VerifyException(f"{self.name}: property 'axes': expected at least one axis")
+        if len(set(axes)) != len(axes):
+            raise VerifyException(
+                f"{self.name}: property 'axes': an axis appears twice in {list(axes)}"
+            )
+        for axis in axes:
+            if not 0 <= axis < len(a_shape):
+                raise VerifyException(
+                    f"{self.name}: property 'axes': expected axes in [0, {len(a_shape)}), "
+                    f"found {axis}"
+                )
+        product = broadcast_shapes(a_shape, b_shape)
+        if product is None:
+            raise VerifyException(
+                f"{self.name}: operand 'b': shape {_format_shape(b_shape)} does not broadcast "
+                f"with that of 'a', {_format_shape(a_shape)} (extents must match or be 1)"
+            )
+        kept = tuple(extent for axis, extent in enumerate(product) if axis not in axes)
+        _expect_result(self, tensor_type(kept, "f32"), self.result.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> FusedMultiplySumOp:
+        operands = _parse_operand_list(parser, (2,), cls.name, "2 operands (a, b)")
+        parser.parse_keyword("axes")
+        axes = parser.parse_comma_separated_list(
+            parser.Delimiter.SQUARE, lambda: parser.parse_integer(allow_boolean=False)
+        )
+        values, attributes, result_type = _resolve_functional(parser, operands, cls.name)
+        op = cls(values[0], values[1], axes, result_type)
+        op.attributes |= attributes
+        return op
+
+    def print(self, printer: Printer) -> None:
+        _print_operands(printer, self.operands)
+        printer.print_string(" axes [")
+        printer.print_list(self.summed_axes, lambda axis: printer.print_string(str(axis)))
+        printer.print_string("]")
+        _print_functional(printer, self)
+
+
+@irdl_op_definition
+class MmaOp(IRDLOperation):
+    """The canonical contraction: C[out_roles] = sum over k of A[a_roles] * B[b_roles]."""
+
+    name = "fusion.mma"
+
+    a = operand_def()
+    """The first factor; one role per axis in `a_roles`."""
+    b = operand_def()
+    """The second factor; one role per axis in `b_roles`."""
+    result = result_def()
+    """The f32 result; one role per axis in `out_roles`."""
+    a_roles = prop_def(AxisRolesAttr)
+    """The role of each axis of `a`."""
+    b_roles = prop_def(AxisRolesAttr)
+    """The role of each axis of `b`."""
+    out_roles = prop_def(AxisRolesAttr)
+    """The role of each axis of the result."""
+
+    traits = traits_def(Pure())
+
+    def __init__(
+        self,
+        a: SSAValue,
+        b: SSAValue,
+        a_roles: Sequence[str],
+        b_roles: Sequence[str],
+        out_roles: Sequence[str],
+        result_type: Attribute,
+    ):
+        super().__init__(
+            operands=[a, b],
+            result_types=[result_type],
+            properties={
+                "a_roles": AxisRolesAttr(a_roles),
+                "b_roles": AxisRolesAttr(b_roles),
+                "out_roles": AxisRolesAttr(out_roles),
+            },
+        )
+
+    def verify_(self) -> None:
+        a = _checked_tensor(self, "operand 'a'", self.a.type)
+        b = _checked_tensor(self, "operand 'b'", self.b.type)
+        _expect_same_element_type(self, ("a", a), ("b", b))
+        result = _checked_tensor(self, "result", self.result.type)
+        if dtype_name(result.element_type) != "f32":
+            raise VerifyException(
+                f"{self.name}: result: expected element type f32, found {result.element_type}"
+            )
+        extents: dict[str, tuple[int, str]] = {}
+        for what, roles_attr, shape in (
+            ("a", self.a_roles, _shape(a)),
+            ("b", self.b_roles, _shape(b)),
+            ("out", self.out_roles, _shape(result)),
+        ):
+            roles = roles_attr.roles
+            if len(roles) != len(shape):
+                raise VerifyException(
+                    f"{self.name}: {what}_roles: expected {len(shape)} roles (the rank of "
+                    f"{_format_shape(shape)}), found {len(roles)} ({list(roles)})"
+                )
+            for axis, (role, extent) in enumerate(zip(roles, shape, strict=True)):
+                if role == "_":
+                    if extent != 1:
+                        raise VerifyException(
+                            f"{self.name}: {what}_roles: axis {axis} has role _ (absent), "
+                            f"so expected extent 1, found {extent}"
+                        )
+                    continue
+                if role in extents and extents[role][0] != extent:
+                    raise VerifyException(
+                        f"{self.name}: {what}_roles: axis {axis} (role {role}): expected "
+                        f"extent {extents[role][0]} (as in {extents[role][1]}), found {extent}"
+                    )
+                extents.setdefault(role, (extent, f"{what}_roles"))
+        a_roles, b_roles = set(self.a_roles.roles), set(self.b_roles.roles)
+        out_roles = set(self.out_roles.roles)
+        if "k" not in a_roles or "k" not in b_roles:
+            raise VerifyException(
+                f"{self.name}: expected role k in both a_roles and b_roles, found "
+                f"{list(self.a_roles.roles)} and {list(self.b_roles.roles)}"
+            )
+        if "k" in out_roles:
+            raise VerifyException(
+                f"{self.name}: out_roles: expected no k (it is summed), "
+                f"found {list(self.out_roles.roles)}"
+            )
+        for role in out_roles - {"_"}:
+            if role not in a_roles | b_roles:
+                raise VerifyException(
+                    f"{self.name}: out_roles: role {role} appears in neither a_roles "
+                    f"{list(self.a_roles.roles)} nor b_roles {list(self.b_roles.roles)}"
+                )
+        for role in (a_roles | b_roles) - {"_", "k"}:
+            if role not in out_roles:
+                raise VerifyException(
+                    f"{self.name}: out_roles: expected role {role} (of a or b; only k is "
+                    f"summed), found {list(self.out_roles.roles)}"
+                )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> MmaOp:
+        a = parser.parse_unresolved_operand()
+        a_roles = parse_role_list(parser)
+        parser.parse_punctuation(",")
+        b = parser.parse_unresolved_operand()
+        b_roles = parse_role_list(parser)
+        parser.parse_punctuation("->")
+        out_roles = parse_role_list(parser)
+        values, attributes, result_type = _resolve_functional(parser, [a, b], cls.name)
+        op = cls(values[0], values[1], a_roles, b_roles, out_roles, result_type)
+        op.attributes |= attributes
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_ssa_value(self.a)
+        printer.print_string(" ")
+        print_role_list(printer, self.a_roles.roles)
+        printer.print_string(", ")
+        printer.print_ssa_value(self.b)
+        printer.print_string(" ")
+        print_role_list(printer, self.b_roles.roles)
+        printer.print_string(" -> ")
+        print_role_list(printer, self.out_roles.roles)
+        _print_functional(printer, self)
+
+
+# Shape and constant ops
+
+
+@irdl_op_definition
+class BroadcastOp(IRDLOperation):
+    """Inserts axes where `new_dims` is true; input size-1 axes may expand to the output's."""
+
+    name = "fusion.broadcast"
+
+    input = operand_def()
+    """The tensor to broadcast."""
+    result = result_def()
+    """The broadcast tensor; its type gives the output shape."""
+    new_dims = prop_def(DenseArrayBase[I1])
+    """One i1 per output axis: true where the axis is inserted."""
+
+    traits = traits_def(Pure())
+
+    def __init__(self, input: SSAValue, new_dims: Sequence[bool], result_type: Attribute):
+        super().__init__(
+            operands=[input],
+            result_types=[result_type],
+            properties={"new_dims": DenseArrayBase.from_list(i1, [int(d) for d in new_dims])},
+        )
+
+    @property
+    def inserted(self) -> tuple[bool, ...]:
+        """One bool per output axis: True where the axis is inserted."""
+        return tuple(bool(flag) for flag in self.new_dims.get_values())
+
+    def verify_(self) -> None:
+        source = _checked_tensor(self, "operand 'input'", self.input.type)
+        result = _checked_tensor(self, "result", self.result.type)
+        if source.element_type != result.element_type:
+            raise VerifyException(
+                f"{self.name}: result: expected element type {source.element_type} "
+                f"(that of 'input'), found {result.element_type}"
+            )
+        in_shape, out_shape = _shape(source), _shape(result)
+        inserted = self.inserted
+        if len(inserted) != len(out_shape):
+            raise VerifyException(
+                f"{self.name}: property 'new_dims': expected {len(out_shape)} entries (the "
+                f"result rank), found {len(inserted)}"
+            )
+        kept = [axis for axis, flag in enumerate(inserted) if not flag]
+        if len(kept) != len(in_shape):
+            raise VerifyException(
+                f"{self.name}: property 'new_dims': expected {len(in_shape)} false entries "
+                f"(the rank of 'input'), found {len(kept)}"
+            )
+        for in_axis, out_axis in enumerate(kept):
+            if in_shape[in_axis] not in (1, out_shape[out_axis]):
+                raise VerifyException(
+                    f"{self.name}: result: axis {out_axis}: expected extent "
+                    f"{in_shape[in_axis]} (axis {in_axis} of 'input'; only size-1 axes "
+                    f"expand), found {out_shape[out_axis]}"
+                )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> BroadcastOp:
+        source = parser.parse_unresolved_operand()
+        parser.parse_keyword("new_dims")
+        new_dims = parser.parse_comma_separated_list(
+            parser.Delimiter.SQUARE, lambda: parser.parse_boolean(" in new_dims")
+        )
+        attributes = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        source_type = parser.parse_type()
+        parser.parse_keyword("to")
+        result_type = parser.parse_type()
+        op = cls(parser.resolve_operand(source, source_type), new_dims, result_type)
+        op.attributes |= attributes
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_ssa_value(self.input)
+        printer.print_string(" new_dims [")
+        printer.print_list(
+            self.inserted, lambda flag: printer.print_string("true" if flag else "false")
+        )
+        printer.print_string("]")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.input.type)
+        printer.print_string(" to ")
+        printer.print_attribute(self.result.type)
+
+
+@irdl_op_definition
+class SplatOp(IRDLOperation):
+    """A tensor whose every element is `value` (how scalar constants enter a fusion)."""
+
+    name = "fusion.splat"
+
+    result = result_def()
+    """The constant tensor."""
+    value = prop_def(FloatAttr)
+    """The constant, an f64 float, rounded to the result's element type when used."""
+
+    traits = traits_def(Pure())
+
+    def __init__(self, value: float, result_type: Attribute):
+        super().__init__(
+            result_types=[result_type],
+            properties={"value": FloatAttr(float(value), Float64Type())},
+        )
+
+    @property
+    def scalar(self) -> float:
+        """The constant as a Python float."""
+        return float(self.value.value.data)
+
+    def verify_(self) -> None:
+        _checked_tensor(self, "result", self.result.type)
+        if not math.isfinite(self.scalar):
+            raise VerifyException(
+                f"{self.name}: property 'value': expected a finite number, found {self.scalar}"
+            )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> SplatOp:
+        value = parser.parse_number(context_msg=" as the splat value")
+        if not isinstance(value, int | float):
+            parser.raise_error(f"{cls.name}: expected a real number, found {value}")
+        attributes = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        op = cls(float(value), parser.parse_type())
+        op.attributes |= attributes
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.scalar!r}")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.result.type)
+
+
+# Pointwise ops
+
+
+class PointwiseOp(IRDLOperation):
+    """Base of the pointwise ops: every operand and the result have one type."""
+
+    def _verify_pointwise(self) -> None:
+        names = self.operand_names()
+        types = [
+            _checked_tensor(self, f"operand '{name}'", operand.type)
+            for name, operand in zip(names, self.operands, strict=True)
+        ]
+        first_name, first = names[0], types[0]
+        for name, operand_type in zip(names[1:], types[1:], strict=True):
+            if _shape(operand_type) != _shape(first):
+                raise VerifyException(
+                    f"{self.name}: operand '{name}': expected shape {_format_shape(_shape(first))}"
+                    f" (that of '{first_name}'; broadcasts are explicit in IR), found "
+                    f"{_format_shape(_shape(operand_type))}"
+                )
+            if operand_type.element_type != first.element_type:
+                raise VerifyException(
+                    f"{self.name}: operand '{name}': expected element type "
+                    f"{first.element_type} (that of '{first_name}'; casts are explicit in IR), "
+                    f"found {operand_type.element_type}"
+                )
+        result = _checked_tensor(self, "result", self.result_types[0])
+        if result != first:
+            raise VerifyException(
+                f"{self.name}: result: expected type {first} (that of '{first_name}'), "
+                f"found {result}"
+            )
+
+    @classmethod
+    def operand_names(cls) -> tuple[str, ...]:
+        """The operand field names, in order."""
+        return ("input",)
+
+    def verify_(self) -> None:
+        self._verify_pointwise()
+
+
+class BinaryOp(PointwiseOp):
+    """A pointwise op of two operands of one type: `%r = fusion.OP %lhs, %rhs : T`."""
+
+    lhs = operand_def()
+    """The left operand."""
+    rhs = operand_def()
+    """The right operand, of the same type."""
+    result = result_def()
+    """The result, of the operands' type."""
+
+    traits = traits_def(Pure())
+
+    def __init__(self, lhs: SSAValue, rhs: SSAValue, result_type: Attribute | None = None):
+        if result_type is None:
+            result_type = lhs.type
+        super().__init__(operands=[lhs, rhs], result_types=[result_type])
+
+    @classmethod
+    def operand_names(cls) -> tuple[str, ...]:
+        return ("lhs", "rhs")
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        lhs = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        rhs = parser.parse_unresolved_operand()
+        attributes = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        value_type = parser.parse_type()
+        op = cls(
+            parser.resolve_operand(lhs, value_type),
+            parser.resolve_operand(rhs, value_type),
+            value_type,
+        )
+        op.attributes |= attributes
+        return op
+
+    def print(self, printer: Printer) -> None:
+        _print_operands(printer, self.operands)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.result.type)
+
+
+class UnaryOp(PointwiseOp):
+    """A pointwise op of one operand: `%r = fusion.OP %input : T`."""
+
+    input = operand_def()
+    """The operand."""
+    result = result_def()
+    """The result, of the operand's type."""
+
+    traits = traits_def(Pure())
+
+    def __init__(self, input: SSAValue, result_type: Attribute | None = None):
+        if result_type is None:
+            result_type = input.type
+        super().__init__(operands=[input], result_types=[result_type])
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        source = parser.parse_unresolved_operand()
+        attributes = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        value_type = parser.parse_type()
+        op = cls(parser.resolve_operand(source, value_type), value_type)
+        op.attributes |= attributes
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_ssa_value(self.input)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.result.type)
+
+
+@irdl_op_definition
+class AddOp(BinaryOp):
+    """Elementwise lhs + rhs."""
+
+    name = "fusion.add"
+
+
+@irdl_op_definition
+class SubOp(BinaryOp):
+    """Elementwise lhs - rhs."""
+
+    name = "fusion.sub"
+
+
+@irdl_op_definition
+class MulOp(BinaryOp):
+    """Elementwise lhs * rhs."""
+
+    name = "fusion.mul"
+
+
+@irdl_op_definition
+class DivOp(BinaryOp):
+    """Elementwise lhs / rhs."""
+
+    name = "fusion.div"
+
+
+@irdl_op_definition
+class NegOp(UnaryOp):
+    """Elementwise -x."""
+
+    name = "fusion.neg"
+
+
+@irdl_op_definition
+class ExpOp(UnaryOp):
+    """Elementwise e**x."""
+
+    name = "fusion.exp"
+
+
+@irdl_op_definition
+class TanhOp(UnaryOp):
+    """Elementwise tanh(x)."""
+
+    name = "fusion.tanh"
+
+
+@irdl_op_definition
+class SigmoidOp(UnaryOp):
+    """Elementwise 1 / (1 + exp(-x))."""
+
+    name = "fusion.sigmoid"
+
+
+@irdl_op_definition
+class SiluOp(UnaryOp):
+    """Elementwise x * sigmoid(x)."""
+
+    name = "fusion.silu"
+
+
+@irdl_op_definition
+class ReluOp(UnaryOp):
+    """Elementwise max(x, 0)."""
+
+    name = "fusion.relu"
+
+
+@irdl_op_definition
+class GeluOp(PointwiseOp):
+    """Elementwise GELU, exact (approximate "none") or with the tanh approximation."""
+
+    name = "fusion.gelu"
+
+    input = operand_def()
+    """The operand."""
+    result = result_def()
+    """The result, of the operand's type."""
+    approximate = prop_def(StringAttr)
+    """"tanh" or "none", as in torch.nn.functional.gelu."""
+
+    traits = traits_def(Pure())
+
+    def __init__(self, input: SSAValue, approximate: str = "tanh", result_type=None):
+        if result_type is None:
+            result_type = input.type
+        super().__init__(
+            operands=[input],
+            result_types=[result_type],
+            properties={"approximate": StringAttr(approximate)},
+        )
+
+    def verify_(self) -> None:
+        if self.approximate.data not in GELU_APPROXIMATIONS:
+            raise VerifyException(
+                f'{self.name}: property \'approximate\': expected "tanh" or "none", '
+                f"found {self.approximate.data!r}"
+            )
+        self._verify_pointwise()
+
+    @classmethod
+    def parse(cls, parser: Parser) -> GeluOp:
+        source = parser.parse_unresolved_operand()
+        parser.parse_keyword("approximate")
+        approximate = parser.parse_keyword_in(GELU_APPROXIMATIONS, " as gelu's approximation")
+        attributes = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        value_type = parser.parse_type()
+        op = cls(parser.resolve_operand(source, value_type), approximate, value_type)
+        op.attributes |= attributes
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_ssa_value(self.input)
+        printer.print_string(f" approximate {self.approximate.data}")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.result.type)
+
+
+@irdl_op_definition
+class CastOp(IRDLOperation):
+    """Converts the element type (round to nearest even), keeping the shape."""
+
+    name = "fusion.cast"
+
+    input = operand_def()
+    """The tensor to convert."""
+    result = result_def()
+    """The converted tensor, of the same shape."""
+
+    traits = traits_def(Pure())
+
+    def __init__(self, input: SSAValue, result_type: Attribute):
+        super().__init__(operands=[input], result_types=[result_type])
+
+    def verify_(self) -> None:
+        source = _checked_tensor(self, "operand 'input'", self.input.type)
+        result = _checked_tensor(self, "result", self.result.type)
+        if _shape(source) != _shape(result):
+            raise VerifyException(
+                f"{self.name}: result: expected shape {_format_shape(_shape(source))} (that "
+                f"of 'input'), found {_format_shape(_shape(result))}"
+            )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> CastOp:
+        source = parser.parse_unresolved_operand()
+        attributes = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        source_type = parser.parse_type()
+        parser.parse_keyword("to")
+        result_type = parser.parse_type()
+        op = cls(parser.resolve_operand(source, source_type), result_type)
+        op.attributes |= attributes
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_ssa_value(self.input)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.input.type)
+        printer.print_string(" to ")
+        printer.print_attribute(self.result.type)
+
+
+BINARY_OPS: dict[str, type[BinaryOp]] = {
+    "add": AddOp,
+    "sub": SubOp,
+    "mul": MulOp,
+    "div": DivOp,
+}
+"""The binary pointwise ops by short name."""
+
+UNARY_OPS: dict[str, type[UnaryOp]] = {
+    "neg": NegOp,
+    "exp": ExpOp,
+    "tanh": TanhOp,
+    "sigmoid": SigmoidOp,
+    "silu": SiluOp,
+    "relu": ReluOp,
+}
+"""The unary pointwise ops without properties by short name (gelu and cast have their own)."""
+
+CONTRACTION_OPS: tuple[type[IRDLOperation], ...] = (
+    MatmulOp,
+    LinearOp,
+    FusedMultiplySumOp,
+    MmaOp,
+)
+"""The ops that sum over a K axis and produce f32."""
+
+Fusion = Dialect(
+    "fusion",
+    [
+        MatmulOp,
+        LinearOp,
+        FusedMultiplySumOp,
+        MmaOp,
+        BroadcastOp,
+        SplatOp,
+        AddOp,
+        SubOp,
+        MulOp,
+        DivOp,
+        NegOp,
+        ExpOp,
+        TanhOp,
+        SigmoidOp,
+        SiluOp,
+        GeluOp,
+        ReluOp,
+        CastOp,
+    ],
+    [AxisRolesAttr, IterationSpaceAttr],
+)
+"""The fusion dialect."""

@@ -1,0 +1,896 @@
+"""The `hopper` dialect: TMA, mbarriers, wgmma and warp roles on Hopper (sm_90a).
+
+Its ops sit in a `ptx.entry` body next to ptx instructions and work on the same virtual
+registers (`!ptx.reg<KIND>`); they share the ptx dialect's syntax, including guards
+(`if %p`). Each names one Hopper mechanism at the level a kernel author thinks in: a
+tiled TMA load completing on an mbarrier, a wait on an mbarrier phase, a wgmma whose
+shared-memory operands are described by a tile layout (`#hopper.tile`), a warp role's
+register budget. `convert-hopper-to-ptx` lowers each to ptx instructions (one or a few:
+the wait is a try_wait loop, a descriptor a few integer ops).
+
+    %bar = ptx.addr_of bars : !ptx.reg<u32>
+    hopper.mbarrier_arrive_expect_tx 32768 %bar if %leader : !ptx.reg<u32>
+    hopper.tma_load %smem, %tmap, %bar, %k, %m if %leader : (...) -> ()
+    hopper.mbarrier_wait %bar, %phase : !ptx.reg<u32>
+    %a = hopper.matrix_descriptor %smem {tile = #hopper.tile<k_major, swizzle 128,
+                                         mn 128, k 64>, mn = 64, k = 16}
+        : (!ptx.reg<u32>) -> !ptx.reg<b64>
+    hopper.wgmma_mma_async m64n128k16 bf16 %a, %b, %d0, ..., %d63 {...} : (...) -> ()
+
+Register arguments: shared-memory addresses and barriers are 32-bit (`u32`/`b32`/`s32`)
+shared-window addresses; tensor maps and descriptors are 64-bit; TMA coordinates are
+32-bit (signed in PTX: negative and out-of-range boxes are zero-filled).
+"""
+
+from __future__ import annotations
+
+import re
+from abc import ABC
+from collections.abc import Sequence
+from typing import ClassVar, Self
+
+from xdsl.dialects.builtin import IntAttr, IntegerAttr, StringAttr, UnitAttr
+from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, SSAValue
+from xdsl.irdl import (
+    irdl_attr_definition,
+    irdl_op_definition,
+    operand_def,
+    opt_prop_def,
+    prop_def,
+    result_def,
+    var_operand_def,
+)
+from xdsl.parser import AttrParser, Parser
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import DiagnosticException, VerifyException
+
+from mmcomp.dialects.ptx import (
+    B64,
+    PRED,
+    U32,
+    EntryOp,
+    NameOf,
+    PtxInstruction,
+    RegType,
+    kind_of,
+)
+from mmcomp.hopper_layout import Major, OperandTile, SwizzleMode
+
+# ----------------------------------------------------------------------------------------
+# Attributes
+# ----------------------------------------------------------------------------------------
+
+
+@irdl_attr_definition
+class TileAttr(ParametrizedAttribute):
+    """A wgmma operand tile in shared memory: `#hopper.tile<k_major, swizzle 128, mn 128, k 64>`.
+
+    The tile is laid out as TMA loads write it (see `mmcomp.hopper_layout.OperandTile`):
+    boxes as wide as the swizzle span along the contiguous (`major`) dimension.
+    """
+
+    name = "hopper.tile"
+
+    major: StringAttr
+    """`k` or `mn`: the contiguous dimension."""
+    swizzle: IntAttr
+    """Swizzle span in bytes: 0 (none), 32, 64 or 128."""
+    mn: IntAttr
+    """Rows of the tile (M for A, N for B)."""
+    k: IntAttr
+    """K extent of the tile, in elements."""
+
+    def __init__(self, major: str, swizzle: int, mn: int, k: int):
+        super().__init__(StringAttr(major), IntAttr(swizzle), IntAttr(mn), IntAttr(k))
+
+    @property
+    def layout(self) -> OperandTile:
+        """The layout this attribute describes (16-bit elements)."""
+        return OperandTile(
+            Major(self.major.data),
+            SwizzleMode.from_bytes(self.swizzle.data),
+            self.mn.data,
+            self.k.data,
+        )
+
+    def verify(self) -> None:
+        if self.major.data not in ("k", "mn"):
+            raise VerifyException(
+                f"#hopper.tile: major must be k_major or mn_major, found '{self.major.data}'"
+            )
+        try:
+            _ = self.layout
+        except ValueError as error:
+            raise VerifyException(f"#hopper.tile: {error}") from error
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(
+            f"<{self.major.data}_major, swizzle {self.swizzle.data}, mn {self.mn.data}, "
+            f"k {self.k.data}>"
+        )
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> tuple[StringAttr, IntAttr, IntAttr, IntAttr]:
+        with parser.in_angle_brackets():
+            pos = parser.pos
+            major = parser.parse_identifier(context_msg=" (k_major or mn_major)")
+            if major not in ("k_major", "mn_major"):
+                parser.raise_error(f"expected k_major or mn_major, found '{major}'", pos)
+            parser.parse_punctuation(",")
+            parser.parse_keyword("swizzle")
+            swizzle = 0 if parser.parse_optional_keyword("none") else parser.parse_integer()
+            parser.parse_punctuation(",")
+            parser.parse_keyword("mn")
+            mn = parser.parse_integer()
+            parser.parse_punctuation(",")
+            parser.parse_keyword("k")
+            k = parser.parse_integer()
+        return (StringAttr(major.removesuffix("_major")), IntAttr(swizzle), IntAttr(mn), IntAttr(k))
+
+
+# ----------------------------------------------------------------------------------------
+# Shared base and checks
+# ----------------------------------------------------------------------------------------
+
+
+class HopperInstruction(PtxInstruction, ABC):
+    """Base of the hopper ops: ptx-style syntax and guard; lowered by convert-hopper-to-ptx."""
+
+    def ptx_text(self, name: NameOf) -> str:
+        raise DiagnosticException(
+            f"{self.name} has no direct PTX text: run convert-hopper-to-ptx before emitting PTX"
+        )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> Self:
+        definition = cls.get_irdl_definition()
+        if definition.results or any(name != "guard" for name, _ in definition.operands):
+            return super().parse(parser)
+        # No operands and no results: read keywords, guard and attributes only, so that
+        # the next line's `%x = ...` is not taken for an operand.
+        props: dict[str, Attribute] = {}
+        for key in cls.KEYWORDS:
+            value = _parse_optional_word(parser)
+            if value is None:
+                break
+            props[key] = value
+        guard: list[SSAValue] = []
+        if parser.parse_optional_keyword("if"):
+            if parser.parse_optional_keyword("not"):
+                props["negated"] = UnitAttr()
+            guard.append(parser.resolve_operand(parser.parse_unresolved_operand(), PRED))
+        attributes: dict[str, Attribute] = {}
+        for key, value in parser.parse_optional_attr_dict().items():
+            if isinstance(value, IntegerAttr):
+                value = IntAttr(value.value.data)
+            (props if key in definition.properties else attributes)[key] = value
+        return cls.build(operands=[guard], properties=props, attributes=attributes)
+
+
+def _parse_optional_word(parser: Parser) -> Attribute | None:
+    """A bare keyword value: an integer or an identifier."""
+    number = parser.parse_optional_integer()
+    if number is not None:
+        return IntAttr(number)
+    word = parser.parse_optional_identifier()
+    if word is None or word == "if":
+        if word == "if":
+            parser.raise_error("hopper: a guard 'if' must follow all keywords of the op")
+        return None
+    return StringAttr(word)
+
+
+def _int_register(op: HopperInstruction, what: str, value: SSAValue, widths: Sequence[int]):
+    """Raise unless `value` is an integer (b/u/s) register of one of `widths` bits."""
+    kind = kind_of(value)
+    if kind.is_int and kind.width in widths:
+        return
+    want = " or ".join(f"{w}-bit" for w in widths)
+    raise VerifyException(
+        f"{op.name}: {what} must be a {want} integer register, found !ptx.reg<{kind.name}>"
+    )
+
+
+def _shared_address(op: HopperInstruction, what: str, value: SSAValue) -> None:
+    _int_register(op, what, value, (32,))
+
+
+def _coordinates(op: HopperInstruction, coordinates: Sequence[SSAValue]) -> None:
+    if not 1 <= len(coordinates) <= 5:
+        raise VerifyException(
+            f"{op.name}: a tensor copy takes 1 to 5 coordinates, found {len(coordinates)}"
+        )
+    for index, value in enumerate(coordinates):
+        _int_register(op, f"coordinate {index}", value, (32,))
+
+
+# ----------------------------------------------------------------------------------------
+# TMA
+# ----------------------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class TensorMapAddressOp(HopperInstruction):
+    """The generic address of a tensor-map kernel parameter, as TMA copies take it."""
+
+    name = "hopper.tensor_map_address"
+    KEYWORDS: ClassVar[tuple[str, ...]] = ("param",)
+
+    param = prop_def(StringAttr)
+    """The entry parameter (of kind `tmap`)."""
+    result = result_def(RegType)
+
+    def __init__(self, param: str):
+        super().__init__(properties={"param": StringAttr(param)}, operands=[[]], result_types=[B64])
+
+    def verify_kinds(self) -> None:
+        _int_register(self, "the result", self.result, (64,))
+        entry = self.parent_op()
+        if not isinstance(entry, EntryOp):
+            return
+        param = entry.param(self.param.data)
+        if param is None or param.kind.data != "tmap":
+            found = "no such parameter" if param is None else f"a {param.kind.data} parameter"
+            raise VerifyException(
+                f"{self.name}: '{self.param.data}' must be a tmap parameter of entry "
+                f"@{entry.sym_name.data}, found {found}"
+            )
+
+
+@irdl_op_definition
+class TensorMapPrefetchOp(HopperInstruction):
+    """Prefetch a tensor map into the descriptor cache: `prefetch.tensormap`."""
+
+    name = "hopper.tensor_map_prefetch"
+
+    tensor_map = operand_def(RegType)
+    """Generic address of the tensor map."""
+
+    def __init__(self, tensor_map: SSAValue):
+        super().__init__(operands=[tensor_map, []])
+
+    def verify_kinds(self) -> None:
+        _int_register(self, "the tensor map", self.tensor_map, (64,))
+
+
+@irdl_op_definition
+class TmaLoadOp(HopperInstruction):
+    """Tiled TMA load of one box into shared memory, completing bytes on an mbarrier."""
+
+    name = "hopper.tma_load"
+
+    dst = operand_def(RegType)
+    """Shared-memory destination (32-bit shared address)."""
+    tensor_map = operand_def(RegType)
+    """Generic address of the tensor map (64-bit)."""
+    barrier = operand_def(RegType)
+    """The mbarrier whose transaction count the copy completes."""
+    coordinates = var_operand_def(RegType)
+    """Box coordinates in elements, innermost dimension first."""
+
+    def __init__(
+        self,
+        dst: SSAValue,
+        tensor_map: SSAValue,
+        barrier: SSAValue,
+        coordinates: Sequence[SSAValue],
+    ):
+        super().__init__(operands=[dst, tensor_map, barrier, list(coordinates), []])
+
+    def verify_kinds(self) -> None:
+        _shared_address(self, "the destination", self.dst)
+        _int_register(self, "the tensor map", self.tensor_map, (64,))
+        _shared_address(self, "the barrier", self.barrier)
+        _coordinates(self, self.coordinates)
+
+
+@irdl_op_definition
+class TmaLoadMulticastOp(HopperInstruction):
+    """Tiled TMA load written to the same offset in every CTA of a cluster mask."""
+
+    name = "hopper.tma_load_multicast"
+
+    dst = operand_def(RegType)
+    """Shared-memory destination (32-bit, the same offset in each destination CTA)."""
+    tensor_map = operand_def(RegType)
+    """Generic address of the tensor map (64-bit)."""
+    barrier = operand_def(RegType)
+    """The mbarrier (same offset in each destination CTA) the copy completes bytes on."""
+    cta_mask = operand_def(RegType)
+    """16-bit mask of destination CTA ranks in the cluster."""
+    coordinates = var_operand_def(RegType)
+    """Box coordinates in elements, innermost dimension first."""
+
+    def __init__(
+        self,
+        dst: SSAValue,
+        tensor_map: SSAValue,
+        barrier: SSAValue,
+        cta_mask: SSAValue,
+        coordinates: Sequence[SSAValue],
+    ):
+        super().__init__(operands=[dst, tensor_map, barrier, cta_mask, list(coordinates), []])
+
+    def verify_kinds(self) -> None:
+        _shared_address(self, "the destination", self.dst)
+        _int_register(self, "the tensor map", self.tensor_map, (64,))
+        _shared_address(self, "the barrier", self.barrier)
+        _int_register(self, "the CTA mask", self.cta_mask, (16,))
+        _coordinates(self, self.coordinates)
+
+
+@irdl_op_definition
+class TmaStoreOp(HopperInstruction):
+    """Tiled TMA store of one box from shared memory, in the current bulk group."""
+
+    name = "hopper.tma_store"
+
+    tensor_map = operand_def(RegType)
+    """Generic address of the tensor map (64-bit)."""
+    src = operand_def(RegType)
+    """Shared-memory source (32-bit shared address)."""
+    coordinates = var_operand_def(RegType)
+    """Box coordinates in elements, innermost first (out-of-bounds parts are clipped)."""
+
+    def __init__(self, tensor_map: SSAValue, src: SSAValue, coordinates: Sequence[SSAValue]):
+        super().__init__(operands=[tensor_map, src, list(coordinates), []])
+
+    def verify_kinds(self) -> None:
+        _int_register(self, "the tensor map", self.tensor_map, (64,))
+        _shared_address(self, "the source", self.src)
+        _coordinates(self, self.coordinates)
+
+
+@irdl_op_definition
+class BulkCommitGroupOp(HopperInstruction):
+    """Close the current bulk group of TMA stores: `cp.async.bulk.commit_group`."""
+
+    name = "hopper.bulk_commit_group"
+
+    def __init__(self):
+        super().__init__(operands=[[]])
+
+
+@irdl_op_definition
+class BulkWaitGroupOp(HopperInstruction):
+    """Wait until at most `pending` bulk groups are in flight (`read`: only their reads)."""
+
+    name = "hopper.bulk_wait_group"
+    KEYWORDS: ClassVar[tuple[str, ...]] = ("pending",)
+
+    pending = prop_def(IntAttr)
+    """Bulk groups allowed to remain in flight."""
+    read = opt_prop_def(UnitAttr)
+    """Wait only until the groups have finished reading shared memory."""
+
+    def __init__(self, pending: int = 0, read: bool = True):
+        super().__init__(
+            properties={"pending": IntAttr(pending), "read": UnitAttr() if read else None},
+            operands=[[]],
+        )
+
+    def verify_kinds(self) -> None:
+        if not 0 <= self.pending.data <= 63:
+            raise VerifyException(
+                f"{self.name}: pending must be in [0, 63], found {self.pending.data}"
+            )
+
+
+# ----------------------------------------------------------------------------------------
+# mbarriers and fences
+# ----------------------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class MbarrierInitOp(HopperInstruction):
+    """Initialize an mbarrier with its expected arrival count."""
+
+    name = "hopper.mbarrier_init"
+    KEYWORDS: ClassVar[tuple[str, ...]] = ("count",)
+
+    count = prop_def(IntAttr)
+    """Arrivals that complete a phase."""
+    barrier = operand_def(RegType)
+    """The mbarrier (32-bit shared address of 8 bytes)."""
+
+    def __init__(self, barrier: SSAValue, count: int):
+        super().__init__(properties={"count": IntAttr(count)}, operands=[barrier, []])
+
+    def verify_kinds(self) -> None:
+        _shared_address(self, "the barrier", self.barrier)
+        if not 1 <= self.count.data < 1 << 20:
+            raise VerifyException(
+                f"{self.name}: the arrival count must be in [1, 2^20), found {self.count.data}"
+            )
+
+
+@irdl_op_definition
+class MbarrierArriveOp(HopperInstruction):
+    """Arrive on an mbarrier: in this CTA, or (`cluster`) at a shared::cluster address."""
+
+    name = "hopper.mbarrier_arrive"
+    KEYWORDS: ClassVar[tuple[str, ...]] = ("scope",)
+
+    scope = opt_prop_def(StringAttr)
+    """`cluster` for a barrier of another CTA (address from hopper.mapa); `cta` if absent."""
+    barrier = operand_def(RegType)
+    """The mbarrier (32-bit shared address)."""
+
+    def __init__(self, barrier: SSAValue, scope: str | None = None):
+        super().__init__(
+            properties={"scope": StringAttr(scope) if scope else None}, operands=[barrier, []]
+        )
+
+    def verify_kinds(self) -> None:
+        _shared_address(self, "the barrier", self.barrier)
+        if self.scope is not None and self.scope.data not in ("cta", "cluster"):
+            raise VerifyException(
+                f"{self.name}: scope must be cta or cluster, found '{self.scope.data}'"
+            )
+
+
+@irdl_op_definition
+class MbarrierArriveExpectTxOp(HopperInstruction):
+    """Arrive on an mbarrier and add the bytes the phase's copies will complete."""
+
+    name = "hopper.mbarrier_arrive_expect_tx"
+    KEYWORDS: ClassVar[tuple[str, ...]] = ("bytes",)
+
+    bytes = prop_def(IntAttr)
+    """Transaction bytes expected in this phase."""
+    barrier = operand_def(RegType)
+    """The mbarrier (32-bit shared address)."""
+
+    def __init__(self, barrier: SSAValue, bytes: int):
+        super().__init__(properties={"bytes": IntAttr(bytes)}, operands=[barrier, []])
+
+    def verify_kinds(self) -> None:
+        _shared_address(self, "the barrier", self.barrier)
+        if not 0 <= self.bytes.data < 1 << 20:
+            raise VerifyException(
+                f"{self.name}: transaction bytes must be in [0, 2^20), found {self.bytes.data}"
+            )
+
+
+@irdl_op_definition
+class MbarrierWaitOp(HopperInstruction):
+    """Block until the mbarrier phase of the given parity has completed (try_wait loop)."""
+
+    name = "hopper.mbarrier_wait"
+
+    barrier = operand_def(RegType)
+    """The mbarrier (32-bit shared address)."""
+    phase = operand_def(RegType)
+    """Parity (0 or 1) of the phase waited for, in a 32-bit register."""
+
+    def __init__(self, barrier: SSAValue, phase: SSAValue):
+        super().__init__(operands=[barrier, phase, []])
+
+    def verify_kinds(self) -> None:
+        _shared_address(self, "the barrier", self.barrier)
+        _int_register(self, "the phase", self.phase, (32,))
+
+
+@irdl_op_definition
+class FenceProxyAsyncOp(HopperInstruction):
+    """Order this thread's generic-proxy shared writes before async-proxy (TMA) reads."""
+
+    name = "hopper.fence_proxy_async"
+
+    def __init__(self):
+        super().__init__(operands=[[]])
+
+
+@irdl_op_definition
+class FenceMbarrierInitOp(HopperInstruction):
+    """Make mbarrier initializations visible to the cluster and the async proxy."""
+
+    name = "hopper.fence_mbarrier_init"
+
+    def __init__(self):
+        super().__init__(operands=[[]])
+
+
+# ----------------------------------------------------------------------------------------
+# wgmma
+# ----------------------------------------------------------------------------------------
+
+WGMMA_SHAPE = re.compile(r"^m64n(\d+)k16$")
+WGMMA_TYPES = ("bf16", "f16")
+
+
+@irdl_op_definition
+class WgmmaFenceOp(HopperInstruction):
+    """Order register accesses before the next wgmma: `wgmma.fence.sync.aligned`."""
+
+    name = "hopper.wgmma_fence"
+
+    def __init__(self):
+        super().__init__(operands=[[]])
+
+
+@irdl_op_definition
+class WgmmaCommitGroupOp(HopperInstruction):
+    """Close the current wgmma group: `wgmma.commit_group.sync.aligned`."""
+
+    name = "hopper.wgmma_commit_group"
+
+    def __init__(self):
+        super().__init__(operands=[[]])
+
+
+@irdl_op_definition
+class WgmmaWaitGroupOp(HopperInstruction):
+    """Wait until at most `pending` wgmma groups are in flight."""
+
+    name = "hopper.wgmma_wait_group"
+    KEYWORDS: ClassVar[tuple[str, ...]] = ("pending",)
+
+    pending = prop_def(IntAttr)
+    """wgmma groups allowed to remain in flight."""
+
+    def __init__(self, pending: int = 0):
+        super().__init__(properties={"pending": IntAttr(pending)}, operands=[[]])
+
+    def verify_kinds(self) -> None:
+        if not 0 <= self.pending.data <= 7:
+            raise VerifyException(
+                f"{self.name}: pending must be in [0, 7], found {self.pending.data}"
+            )
+
+
+@irdl_op_definition
+class MatrixDescriptorOp(HopperInstruction):
+    """The 64-bit shared-memory matrix descriptor of a wgmma operand inside a tile.
+
+    `base` is the tile's shared address (aligned as its swizzle needs); `mn` and `k` pick
+    the operand's first row and K column in the tile (k a multiple of 16).
+    """
+
+    name = "hopper.matrix_descriptor"
+
+    tile = prop_def(TileAttr)
+    """The tile's layout."""
+    mn = prop_def(IntAttr, default_value=IntAttr(0))
+    """First row (M or N) of the operand within the tile."""
+    k = prop_def(IntAttr, default_value=IntAttr(0))
+    """First K column of the operand within the tile."""
+    base = operand_def(RegType)
+    """The tile's shared address (32-bit)."""
+    result = result_def(RegType)
+
+    def __init__(self, base: SSAValue, tile: TileAttr, mn: int = 0, k: int = 0):
+        super().__init__(
+            properties={"tile": tile, "mn": IntAttr(mn), "k": IntAttr(k)},
+            operands=[base, []],
+            result_types=[B64],
+        )
+
+    def verify_kinds(self) -> None:
+        _shared_address(self, "the tile base", self.base)
+        _int_register(self, "the result", self.result, (64,))
+        layout = self.tile.layout
+        if not (0 <= self.mn.data < layout.mn and 0 <= self.k.data < layout.k):
+            raise VerifyException(
+                f"{self.name}: operand origin (mn {self.mn.data}, k {self.k.data}) lies "
+                f"outside the {layout.mn}x{layout.k} tile"
+            )
+        try:
+            layout.start_offset(self.mn.data, self.k.data)
+        except ValueError as error:
+            raise VerifyException(f"{self.name}: {error}") from error
+
+
+@irdl_op_definition
+class WgmmaMmaAsyncOp(HopperInstruction):
+    """One warpgroup MMA, D (f32) += A * B, both operands from shared-memory descriptors.
+
+    The accumulators (N/2 f32 registers per thread, in the m64nN fragment layout) are
+    read and written in place.
+    """
+
+    name = "hopper.wgmma_mma_async"
+    KEYWORDS: ClassVar[tuple[str, ...]] = ("shape", "dtype")
+
+    shape = prop_def(StringAttr)
+    """`m64nNk16`, N a multiple of 8 from 8 to 256."""
+    dtype = prop_def(StringAttr)
+    """Element type of A and B: bf16 or f16."""
+    a_major = prop_def(StringAttr, default_value=StringAttr("k"))
+    """`k` or `mn`: the layout of A (its transpose bit)."""
+    b_major = prop_def(StringAttr, default_value=StringAttr("k"))
+    """`k` or `mn`: the layout of B (its transpose bit)."""
+    scale_d = prop_def(IntAttr, default_value=IntAttr(1))
+    """1: D += A * B; 0: D = A * B (the accumulators' values are ignored)."""
+    a_desc = operand_def(RegType)
+    """Descriptor of A (64 x 16), from hopper.matrix_descriptor."""
+    b_desc = operand_def(RegType)
+    """Descriptor of B (N x 16), from hopper.matrix_descriptor."""
+    accumulators = var_operand_def(RegType)
+    """The f32 accumulators, updated in place."""
+
+    def __init__(
+        self,
+        n: int,
+        dtype: str,
+        a_desc: SSAValue,
+        b_desc: SSAValue,
+        accumulators: Sequence[SSAValue],
+        a_major: str = "k",
+        b_major: str = "k",
+        scale_d: int = 1,
+    ):
+        super().__init__(
+            properties={
+                "shape": StringAttr(f"m64n{n}k16"),
+                "dtype": StringAttr(dtype),
+                "a_major": StringAttr(a_major),
+                "b_major": StringAttr(b_major),
+                "scale_d": IntAttr(scale_d),
+            },
+            operands=[a_desc, b_desc, list(accumulators), []],
+        )
+
+    @property
+    def n(self) -> int:
+        """The N extent of the shape."""
+        match = WGMMA_SHAPE.match(self.shape.data)
+        return int(match.group(1)) if match else 0
+
+    def verify_kinds(self) -> None:
+        n = self.n
+        if n == 0 or n % 8 or not 8 <= n <= 256:
+            raise VerifyException(
+                f"{self.name}: shape must be m64nNk16 with N a multiple of 8 in [8, 256], "
+                f"found '{self.shape.data}'"
+            )
+        if self.dtype.data not in WGMMA_TYPES:
+            raise VerifyException(
+                f"{self.name}: dtype must be bf16 or f16, found '{self.dtype.data}'"
+            )
+        for what, major in (("a_major", self.a_major), ("b_major", self.b_major)):
+            if major.data not in ("k", "mn"):
+                raise VerifyException(f"{self.name}: {what} must be k or mn, found '{major.data}'")
+        if self.scale_d.data not in (0, 1):
+            raise VerifyException(f"{self.name}: scale_d must be 0 or 1, found {self.scale_d.data}")
+        _int_register(self, "the A descriptor", self.a_desc, (64,))
+        _int_register(self, "the B descriptor", self.b_desc, (64,))
+        if len(self.accumulators) != n // 2:
+            raise VerifyException(
+                f"{self.name}: {self.shape.data} needs {n // 2} f32 accumulators per thread, "
+                f"found {len(self.accumulators)}"
+            )
+        for index, value in enumerate(self.accumulators):
+            if kind_of(value).name != "f32":
+                raise VerifyException(
+                    f"{self.name}: accumulator {index} must be !ptx.reg<f32>, found {value.type}"
+                )
+
+
+# ----------------------------------------------------------------------------------------
+# Warp roles, barriers, epilogue
+# ----------------------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class SetmaxnregOp(HopperInstruction):
+    """Raise (`inc`) or lower (`dec`) this warpgroup's register budget."""
+
+    name = "hopper.setmaxnreg"
+    KEYWORDS: ClassVar[tuple[str, ...]] = ("action", "count")
+
+    action = prop_def(StringAttr)
+    """`inc` or `dec`."""
+    count = prop_def(IntAttr)
+    """Registers per thread: a multiple of 8 in [24, 256]."""
+
+    def __init__(self, action: str, count: int):
+        super().__init__(
+            properties={"action": StringAttr(action), "count": IntAttr(count)}, operands=[[]]
+        )
+
+    def verify_kinds(self) -> None:
+        if self.action.data not in ("inc", "dec"):
+            raise VerifyException(
+                f"{self.name}: action must be inc or dec, found '{self.action.data}'"
+            )
+        count = self.count.data
+        if count % 8 or not 24 <= count <= 256:
+            raise VerifyException(
+                f"{self.name}: count must be a multiple of 8 in [24, 256], found {count}"
+            )
+
+
+@irdl_op_definition
+class ElectSyncOp(HopperInstruction):
+    """Elect one thread of the warp: the result is true in exactly one lane."""
+
+    name = "hopper.elect_sync"
+
+    result = result_def(RegType)
+
+    def __init__(self):
+        super().__init__(operands=[[]], result_types=[PRED])
+
+    def verify_kinds(self) -> None:
+        if kind_of(self.result).name != "pred":
+            raise VerifyException(
+                f"{self.name}: the result must be !ptx.reg<pred>, found {self.result.type}"
+            )
+
+
+@irdl_op_definition
+class NamedBarrierOp(HopperInstruction):
+    """Synchronize (`sync`) or signal (`arrive`) a named barrier of `count` threads."""
+
+    name = "hopper.named_barrier"
+    KEYWORDS: ClassVar[tuple[str, ...]] = ("mode", "barrier_id", "count")
+
+    mode = prop_def(StringAttr)
+    """`sync` or `arrive`."""
+    barrier_id = prop_def(IntAttr)
+    """The barrier, 1 to 15 (0 is the CTA-wide barrier)."""
+    count = prop_def(IntAttr)
+    """Threads taking part: a multiple of 32 (128 per warpgroup)."""
+
+    def __init__(self, mode: str, barrier_id: int, count: int):
+        super().__init__(
+            properties={
+                "mode": StringAttr(mode),
+                "barrier_id": IntAttr(barrier_id),
+                "count": IntAttr(count),
+            },
+            operands=[[]],
+        )
+
+    def verify_kinds(self) -> None:
+        if self.mode.data not in ("sync", "arrive"):
+            raise VerifyException(
+                f"{self.name}: mode must be sync or arrive, found '{self.mode.data}'"
+            )
+        if not 1 <= self.barrier_id.data <= 15:
+            raise VerifyException(
+                f"{self.name}: barrier id must be in [1, 15], found {self.barrier_id.data}"
+            )
+        if self.count.data <= 0 or self.count.data % 32:
+            raise VerifyException(
+                f"{self.name}: thread count must be a positive multiple of 32, found "
+                f"{self.count.data}"
+            )
+
+
+@irdl_op_definition
+class StmatrixOp(HopperInstruction):
+    """Store 1, 2 or 4 8x8 b16 matrices from the warp's fragments to shared memory."""
+
+    name = "hopper.stmatrix"
+
+    trans = opt_prop_def(UnitAttr)
+    """Store each 8x8 matrix transposed."""
+    address = operand_def(RegType)
+    """This lane's row address (32-bit shared address)."""
+    values = var_operand_def(RegType)
+    """One 32-bit register (two b16) per matrix."""
+
+    def __init__(self, address: SSAValue, values: Sequence[SSAValue], trans: bool = False):
+        super().__init__(
+            properties={"trans": UnitAttr() if trans else None},
+            operands=[address, list(values), []],
+        )
+
+    def verify_kinds(self) -> None:
+        _shared_address(self, "the address", self.address)
+        if len(self.values) not in (1, 2, 4):
+            raise VerifyException(
+                f"{self.name}: expected 1, 2 or 4 registers, found {len(self.values)}"
+            )
+        for index, value in enumerate(self.values):
+            kind = kind_of(value)
+            if kind.width != 32 or kind.category in ("f", "pred"):
+                raise VerifyException(
+                    f"{self.name}: value {index} must be a 32-bit register of two 16-bit "
+                    f"elements (b32, bf16x2, f16x2), found !ptx.reg<{kind.name}>"
+                )
+
+
+IDS: dict[str, tuple[str, int, int]] = {
+    **{f"thread.{d}": (f"tid.{d}", 0, 0) for d in "xyz"},
+    **{f"cta.{d}": (f"ctaid.{d}", 0, 0) for d in "xyz"},
+    **{f"cluster.{d}": (f"clusterid.{d}", 0, 0) for d in "xyz"},
+    **{f"cta_in_cluster.{d}": (f"cluster_ctaid.{d}", 0, 0) for d in "xyz"},
+    **{f"cluster_shape.{d}": (f"cluster_nctaid.{d}", 0, 0) for d in "xyz"},
+    "cluster_cta_rank": ("cluster_ctarank", 0, 0),
+    "cluster_size": ("cluster_nctarank", 0, 0),
+    "lane": ("laneid", 0, 0),
+    "warp": ("tid.x", 5, 0),
+    "warpgroup": ("tid.x", 7, 0),
+    "warp_in_warpgroup": ("tid.x", 5, 3),
+    "thread_in_warpgroup": ("tid.x", 0, 127),
+}
+"""Ids readable with hopper.id: special register, right shift, then mask (0: none).
+
+The warp and warpgroup ids are computed from %tid.x (a one-dimensional CTA)."""
+
+
+@irdl_op_definition
+class IdOp(HopperInstruction):
+    """A thread, warp, warpgroup, CTA or cluster id: `%w = hopper.id warpgroup`."""
+
+    name = "hopper.id"
+    KEYWORDS: ClassVar[tuple[str, ...]] = ("which",)
+
+    which = prop_def(StringAttr)
+    """A key of `IDS`."""
+    result = result_def(RegType)
+
+    def __init__(self, which: str):
+        super().__init__(properties={"which": StringAttr(which)}, operands=[[]], result_types=[U32])
+
+    def verify_kinds(self) -> None:
+        if self.which.data not in IDS:
+            raise VerifyException(
+                f"{self.name}: unknown id '{self.which.data}', expected one of {', '.join(IDS)}"
+            )
+        _int_register(self, "the result", self.result, (32,))
+
+
+@irdl_op_definition
+class MapaOp(HopperInstruction):
+    """The shared::cluster address of a shared variable in the CTA of the given rank."""
+
+    name = "hopper.mapa"
+
+    address = operand_def(RegType)
+    """A shared address in this CTA (32-bit)."""
+    rank = operand_def(RegType)
+    """The target CTA's rank in the cluster."""
+    result = result_def(RegType)
+
+    def __init__(self, address: SSAValue, rank: SSAValue):
+        super().__init__(operands=[address, rank, []], result_types=[U32])
+
+    def verify_kinds(self) -> None:
+        _shared_address(self, "the address", self.address)
+        _int_register(self, "the rank", self.rank, (32,))
+        _int_register(self, "the result", self.result, (32,))
+
+
+def tile(major: str, swizzle: int, mn: int, k: int) -> TileAttr:
+    """The `#hopper.tile` attribute of a layout (a convenience for builders)."""
+    return TileAttr(major, swizzle, mn, k)
+
+
+def all_ops() -> list[type[Operation]]:
+    """Every op of the dialect."""
+    return [
+        TensorMapAddressOp,
+        TensorMapPrefetchOp,
+        TmaLoadOp,
+        TmaLoadMulticastOp,
+        TmaStoreOp,
+        BulkCommitGroupOp,
+        BulkWaitGroupOp,
+        MbarrierInitOp,
+        MbarrierArriveOp,
+        MbarrierArriveExpectTxOp,
+        MbarrierWaitOp,
+        FenceProxyAsyncOp,
+        FenceMbarrierInitOp,
+        WgmmaFenceOp,
+        WgmmaCommitGroupOp,
+        WgmmaWaitGroupOp,
+        MatrixDescriptorOp,
+        WgmmaMmaAsyncOp,
+        SetmaxnregOp,
+        ElectSyncOp,
+        NamedBarrierOp,
+        StmatrixOp,
+        IdOp,
+        MapaOp,
+    ]
+
+
+_ATTRIBUTES: list[type[Attribute]] = [TileAttr]
+
+Hopper = Dialect("hopper", all_ops(), _ATTRIBUTES)
+"""The hopper dialect."""

@@ -1,0 +1,629 @@
+"""The Python API: build a fusion op by op, get fusion-dialect IR, parse it back.
+
+    f = mmcomp.Fusion("epilogue")
+    a = f.input("a", [4096, 5120], "bf16")
+    w = f.input("w", [14336, 5120], "bf16")
+    y = f.linear(a, w)
+    f.output(y)
+    f.output(f.cast(f.silu(y) * 0.5, "bf16"))
+    print(f)  # a builtin.module holding one func.func
+
+Every method checks shapes and dtypes at once and raises `FusionError` naming the argument
+and what was expected against what was found. Binary pointwise ops and Python operators
+broadcast numpy-style and promote mixed dtypes to f32 by inserting `fusion.broadcast` and
+`fusion.cast` ops; a Python number becomes a `fusion.splat` of the other operand's type.
+"""
+
+from __future__ import annotations
+
+import io
+import numbers
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects.builtin import Builtin, FunctionType, ModuleOp, TensorType
+from xdsl.dialects.func import Func, FuncOp, ReturnOp
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import ParseError, VerifyException
+
+from mmcomp.dialects import fusion as fd
+from mmcomp.errors import FusionError
+
+DTYPES = ("bf16", "f16", "f32")
+"""The supported dtypes by short name."""
+
+_SYMBOL = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*")
+_RENAMED_SUFFIX = re.compile(r"_[0-9]+$")
+
+
+def dtype_name(dtype: Any, where: str = "dtype") -> str:
+    """Normalize a dtype ("bf16", "f16", "f32" or a numpy/ml_dtypes dtype) to its short name."""
+    if isinstance(dtype, str) and dtype in DTYPES:
+        return dtype
+    try:
+        import ml_dtypes  # noqa: F401  (registers bfloat16 with numpy)
+
+        resolved = np.dtype(dtype)
+    except TypeError:
+        resolved = None
+    if resolved is not None:
+        if resolved == np.float32:
+            return "f32"
+        if resolved == np.float16:
+            return "f16"
+        if resolved.name == "bfloat16":
+            return "bf16"
+    raise FusionError(
+        f"{where}: expected bf16, f16 or f32 (or the numpy/ml_dtypes dtype), found {dtype!r}"
+    )
+
+
+def numpy_dtype(dtype: str) -> np.dtype:
+    """The numpy dtype of a short dtype name (bf16 -> ml_dtypes.bfloat16)."""
+    if dtype == "bf16":
+        import ml_dtypes
+
+        return np.dtype(ml_dtypes.bfloat16)
+    return np.dtype({"f16": np.float16, "f32": np.float32}[dtype])
+
+
+def _promote(lhs: str, rhs: str) -> str:
+    """The dtype of a pointwise op on `lhs` and `rhs`: the common one, else f32."""
+    return lhs if lhs == rhs else "f32"
+
+
+def _format_shape(shape: Sequence[int]) -> str:
+    return "[" + ", ".join(str(extent) for extent in shape) + "]"
+
+
+def _is_scalar(value: object) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool | np.bool_)
+
+
+class Value:
+    """A tensor of a Fusion: an SSA value of the fusion's function, with shape and dtype."""
+
+    __array_ufunc__ = None  # numpy scalars defer to Value's reflected operators
+
+    def __init__(self, fusion: Fusion, ssa: SSAValue, name: str | None = None):
+        self.fusion = fusion
+        """The Fusion this value belongs to."""
+        self.ssa = ssa
+        """The xDSL SSA value."""
+        self._name = name
+
+    @property
+    def name(self) -> str | None:
+        """The input name, or the SSA name hint of an intermediate (often None)."""
+        return self._name if self._name is not None else self.ssa.name_hint
+
+    @property
+    def type(self) -> TensorType:
+        """The builtin tensor type."""
+        value_type = self.ssa.type
+        assert isinstance(value_type, TensorType)
+        return value_type
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The static shape."""
+        return tuple(self.type.get_shape())
+
+    @property
+    def ndim(self) -> int:
+        """The rank."""
+        return len(self.shape)
+
+    @property
+    def dtype(self) -> str:
+        """The element type: "bf16", "f16" or "f32"."""
+        name = fd.dtype_name(self.type.element_type)
+        assert name is not None
+        return name
+
+    @property
+    def numpy_dtype(self) -> np.dtype:
+        """The element type as a numpy dtype (bf16 is ml_dtypes.bfloat16)."""
+        return numpy_dtype(self.dtype)
+
+    def __repr__(self) -> str:
+        label = f"{self.name!r}, " if self.name is not None else ""
+        return f"Value({label}shape={_format_shape(self.shape)}, dtype={self.dtype})"
+
+    def __add__(self, other: Value | float) -> Value:
+        return self.fusion.add(self, other)
+
+    def __radd__(self, other: float) -> Value:
+        return self.fusion.add(other, self)
+
+    def __sub__(self, other: Value | float) -> Value:
+        return self.fusion.sub(self, other)
+
+    def __rsub__(self, other: float) -> Value:
+        return self.fusion.sub(other, self)
+
+    def __mul__(self, other: Value | float) -> Value:
+        return self.fusion.mul(self, other)
+
+    def __rmul__(self, other: float) -> Value:
+        return self.fusion.mul(other, self)
+
+    def __truediv__(self, other: Value | float) -> Value:
+        return self.fusion.div(self, other)
+
+    def __rtruediv__(self, other: float) -> Value:
+        return self.fusion.div(other, self)
+
+    def __neg__(self) -> Value:
+        return self.fusion.neg(self)
+
+    def __matmul__(self, other: Value) -> Value:
+        return self.fusion.matmul(self, other)
+
+
+class Fusion:
+    """A matmul fusion under construction: one `func.func` in a `builtin.module`."""
+
+    def __init__(self, name: str | None = None):
+        if name is None:
+            name = "fusion"
+        if not isinstance(name, str) or _SYMBOL.fullmatch(name) is None:
+            raise FusionError(
+                f"Fusion: argument 'name': expected an identifier ([A-Za-z_][A-Za-z0-9_$.]*), "
+                f"found {name!r}"
+            )
+        block = Block()
+        block.add_op(ReturnOp())
+        func = FuncOp(name, FunctionType.from_lists([], []), Region(block))
+        self._init(ModuleOp([func]), func, [], [])
+
+    def _init(
+        self, module: ModuleOp, func: FuncOp, inputs: list[Value], outputs: list[Value]
+    ) -> None:
+        self.module = module
+        """The xDSL module holding `func`."""
+        self.func = func
+        """The xDSL `func.func` of the fusion."""
+        self._inputs = inputs
+        self._outputs = outputs
+        self._values: dict[SSAValue, Value] = {value.ssa: value for value in inputs}
+
+    @classmethod
+    def from_module(cls, module: ModuleOp, name: str | None = None) -> Fusion:
+        """A Fusion over the `func.func` of `module` (the one named `name` if several)."""
+        funcs = [op for op in module.ops if isinstance(op, FuncOp)]
+        if name is not None:
+            funcs = [func for func in funcs if func.sym_name.data == name]
+        if len(funcs) != 1:
+            names = [op.sym_name.data for op in module.ops if isinstance(op, FuncOp)]
+            wanted = "one func.func" if name is None else f"one func.func named @{name}"
+            raise FusionError(f"mmcomp.parse: expected {wanted}, found {len(funcs)} ({names})")
+        func = funcs[0]
+        if len(module.ops) != 1:
+            func.detach()
+            module = ModuleOp([func])
+        for op in func.body.walk():
+            if op is func or isinstance(op, ReturnOp) or op.name.startswith("fusion."):
+                continue
+            raise FusionError(
+                f"mmcomp.parse: @{func.sym_name.data}: expected only fusion ops and "
+                f"func.return, found {op.name}"
+            )
+        block = func.body.block
+        if not isinstance(block.last_op, ReturnOp):
+            raise FusionError(f"mmcomp.parse: @{func.sym_name.data}: expected a func.return")
+        fusion = cls.__new__(cls)
+        inputs: list[Value] = []
+        seen: set[str] = set()
+        for index, arg in enumerate(block.args):
+            arg_type = arg.type
+            if not isinstance(arg_type, TensorType) or fd.dtype_name(arg_type.element_type) is None:
+                raise FusionError(
+                    f"mmcomp.parse: @{func.sym_name.data}: argument {index}: expected a "
+                    f"tensor of bf16, f16 or f32, found {arg_type}"
+                )
+            arg_name = arg.name_hint
+            if arg_name is None or arg_name in seen or not arg_name.isidentifier():
+                arg_name = f"arg{index}"
+            seen.add(arg_name)
+            inputs.append(Value(fusion, arg, arg_name))
+        fusion._init(module, func, inputs, [])
+        fusion._outputs = [fusion._wrap(value) for value in block.last_op.operands]
+        return fusion
+
+    @property
+    def name(self) -> str:
+        """The function's symbol name."""
+        return self.func.sym_name.data
+
+    @property
+    def inputs(self) -> list[Value]:
+        """The inputs, in the order of `input` calls (function arguments)."""
+        return list(self._inputs)
+
+    @property
+    def outputs(self) -> list[Value]:
+        """The outputs, in the order of `output` calls (function results)."""
+        return list(self._outputs)
+
+    def __str__(self) -> str:
+        stream = io.StringIO()
+        Printer(stream=stream).print_op(self.module)
+        stream.write("\n")
+        return stream.getvalue()
+
+    def __repr__(self) -> str:
+        inputs = ", ".join(repr(value) for value in self._inputs)
+        return f"Fusion({self.name!r}, inputs=[{inputs}], outputs={len(self._outputs)})"
+
+    def verify(self) -> None:
+        """Verify the whole module; raises FusionError with the verifier's message."""
+        try:
+            self.module.verify()
+        except VerifyException as error:
+            raise FusionError(f"{self.name}: {error}") from error
+
+    # Building blocks
+
+    @property
+    def _block(self) -> Block:
+        return self.func.body.block
+
+    def _wrap(self, ssa: SSAValue) -> Value:
+        value = self._values.get(ssa)
+        if value is None:
+            value = self._values[ssa] = Value(self, ssa)
+        return value
+
+    def _update_signature(self) -> None:
+        self.func.function_type = FunctionType.from_lists(
+            [value.ssa.type for value in self._inputs],
+            [value.ssa.type for value in self._outputs],
+        )
+
+    def _insert(self, op: Operation, where: str) -> Value:
+        terminator = self._block.last_op
+        assert terminator is not None
+        self._block.insert_op_before(op, terminator)
+        try:
+            op.verify()
+        except VerifyException as error:
+            op.detach()
+            op.erase()
+            raise FusionError(f"{where}: {error}") from error
+        return self._wrap(op.results[0])
+
+    def _value(self, value: object, where: str, argument: str) -> Value:
+        if not isinstance(value, Value):
+            raise FusionError(
+                f"{where}: argument '{argument}': expected a Value of this Fusion, "
+                f"found {type(value).__name__}"
+            )
+        if value.fusion is not self:
+            raise FusionError(
+                f"{where}: argument '{argument}': expected a Value of Fusion "
+                f"{self.name!r}, found one of Fusion {value.fusion.name!r}"
+            )
+        return value
+
+    def _same_dtype(self, where: str, first: tuple[str, Value], second: tuple[str, Value]):
+        if first[1].dtype != second[1].dtype:
+            raise FusionError(
+                f"{where}: argument '{second[0]}': expected dtype {first[1].dtype} (that of "
+                f"'{first[0]}'), found {second[1].dtype}"
+            )
+
+    # Inputs and outputs
+
+    def input(self, name: str, shape: Sequence[int], dtype: Any) -> Value:
+        """A new input (function argument); axes of extent 1 are broadcast axes."""
+        where = "Fusion.input"
+        if not isinstance(name, str) or not name.isidentifier() or not name.isascii():
+            raise FusionError(
+                f"{where}: argument 'name': expected a Python identifier, found {name!r}"
+            )
+        if _RENAMED_SUFFIX.search(name):
+            raise FusionError(
+                f"{where}: argument 'name': expected a name not ending in _<digits> (IR "
+                f"printing uses that suffix to rename), found {name!r}"
+            )
+        if any(value.name == name for value in self._inputs):
+            raise FusionError(f"{where}: argument 'name': input {name!r} already exists")
+        if isinstance(shape, int | str) or not isinstance(shape, Sequence | np.ndarray):
+            raise FusionError(
+                f"{where}: argument 'shape': expected a sequence of positive ints, found {shape!r}"
+            )
+        extents = list(shape)
+        for extent in extents:
+            if isinstance(extent, bool | np.bool_) or not isinstance(extent, numbers.Integral):
+                raise FusionError(
+                    f"{where}: argument 'shape': expected positive ints, found {extent!r} "
+                    f"in {shape!r}"
+                )
+            if extent < 1:
+                raise FusionError(
+                    f"{where}: argument 'shape': expected positive extents, found {extent} "
+                    f"in {_format_shape(extents)}"
+                )
+        dtype = dtype_name(dtype, f"{where}: argument 'dtype'")
+        arg = self._block.insert_arg(
+            fd.tensor_type([int(e) for e in extents], dtype), len(self._inputs)
+        )
+        arg.name_hint = name
+        value = Value(self, arg, name)
+        self._inputs.append(value)
+        self._values[arg] = value
+        self._update_signature()
+        return value
+
+    def output(self, value: Value) -> Value:
+        """Make `value` the next output (function result); returns it."""
+        value = self._value(value, "Fusion.output", "value")
+        self._outputs.append(value)
+        terminator = self._block.last_op
+        assert terminator is not None
+        terminator.detach()
+        terminator.erase()
+        self._block.add_op(ReturnOp(*(output.ssa for output in self._outputs)))
+        self._update_signature()
+        return value
+
+    # Contractions
+
+    def matmul(self, a: Value, b: Value) -> Value:
+        """A[..., M, K] x B[..., K, N] -> f32[..., M, N]; batch dims broadcast as numpy does."""
+        where = "Fusion.matmul"
+        a = self._value(a, where, "a")
+        b = self._value(b, where, "b")
+        self._same_dtype(where, ("a", a), ("b", b))
+        for argument, value in (("a", a), ("b", b)):
+            if value.ndim < 2:
+                raise FusionError(
+                    f"{where}: argument '{argument}': expected rank >= 2, found rank "
+                    f"{value.ndim} (shape {_format_shape(value.shape)})"
+                )
+        if a.shape[-1] != b.shape[-2]:
+            raise FusionError(
+                f"{where}: argument 'b': expected K = {a.shape[-1]} (the last axis of 'a') "
+                f"at axis {b.ndim - 2}, found {b.shape[-2]} (shape {_format_shape(b.shape)})"
+            )
+        batch = fd.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+        if batch is None:
+            raise FusionError(
+                f"{where}: argument 'b': batch dims {_format_shape(b.shape[:-2])} do not "
+                f"broadcast with those of 'a', {_format_shape(a.shape[:-2])}"
+            )
+        result_type = fd.tensor_type((*batch, a.shape[-2], b.shape[-1]), "f32")
+        return self._insert(fd.MatmulOp(a.ssa, b.ssa, result_type), where)
+
+    def linear(self, a: Value, w: Value, bias: Value | None = None) -> Value:
+        """A[..., M, K] x W[N, K]^T (+ bias[N]) -> f32[..., M, N]."""
+        where = "Fusion.linear"
+        a = self._value(a, where, "a")
+        w = self._value(w, where, "w")
+        self._same_dtype(where, ("a", a), ("w", w))
+        if a.ndim < 2:
+            raise FusionError(
+                f"{where}: argument 'a': expected rank >= 2 ([..., M, K]), found rank "
+                f"{a.ndim} (shape {_format_shape(a.shape)})"
+            )
+        if w.ndim != 2:
+            raise FusionError(
+                f"{where}: argument 'w': expected rank 2 ([N, K]), found rank {w.ndim} "
+                f"(shape {_format_shape(w.shape)})"
+            )
+        if w.shape[1] != a.shape[-1]:
+            raise FusionError(
+                f"{where}: argument 'w': expected K = {a.shape[-1]} (the last axis of 'a') "
+                f"at axis 1, found {w.shape[1]} (shape {_format_shape(w.shape)})"
+            )
+        bias_ssa = None
+        if bias is not None:
+            bias = self._value(bias, where, "bias")
+            if bias.shape != (w.shape[0],):
+                raise FusionError(
+                    f"{where}: argument 'bias': expected shape [{w.shape[0]}] (N, the first "
+                    f"axis of 'w'), found {_format_shape(bias.shape)}"
+                )
+            bias_ssa = bias.ssa
+        result_type = fd.tensor_type((*a.shape[:-1], w.shape[0]), "f32")
+        return self._insert(fd.LinearOp(a.ssa, w.ssa, bias_ssa, result_type), where)
+
+    def fused_multiply_sum(self, a: Value, b: Value, axes: int | Sequence[int]) -> Value:
+        """The f32 sum over `axes` of a * b (equal ranks; size-1 axes broadcast)."""
+        where = "Fusion.fused_multiply_sum"
+        a = self._value(a, where, "a")
+        b = self._value(b, where, "b")
+        self._same_dtype(where, ("a", a), ("b", b))
+        if a.ndim != b.ndim:
+            raise FusionError(
+                f"{where}: argument 'b': expected rank {a.ndim} (that of 'a'), found rank "
+                f"{b.ndim} (shape {_format_shape(b.shape)})"
+            )
+        product = fd.broadcast_shapes(a.shape, b.shape)
+        if product is None:
+            raise FusionError(
+                f"{where}: argument 'b': shape {_format_shape(b.shape)} does not broadcast "
+                f"with that of 'a', {_format_shape(a.shape)} (extents must match or be 1)"
+            )
+        axis_list: list[Any] = list(axes) if isinstance(axes, Sequence) else [axes]
+        if not axis_list:
+            raise FusionError(f"{where}: argument 'axes': expected at least one axis")
+        normalized: list[int] = []
+        for axis in axis_list:
+            if isinstance(axis, bool) or not isinstance(axis, numbers.Integral):
+                raise FusionError(f"{where}: argument 'axes': expected ints, found {axis!r}")
+            axis = int(axis)
+            if not -a.ndim <= axis < a.ndim:
+                raise FusionError(
+                    f"{where}: argument 'axes': expected axes in [{-a.ndim}, {a.ndim}), "
+                    f"found {axis}"
+                )
+            normalized.append(axis % a.ndim)
+        if len(set(normalized)) != len(normalized):
+            raise FusionError(f"{where}: argument 'axes': an axis appears twice in {axis_list}")
+        kept = tuple(extent for axis, extent in enumerate(product) if axis not in normalized)
+        result_type = fd.tensor_type(kept, "f32")
+        op = fd.FusedMultiplySumOp(a.ssa, b.ssa, sorted(normalized), result_type)
+        return self._insert(op, where)
+
+    # Shape ops
+
+    def broadcast(self, x: Value, new_dims: Sequence[bool]) -> Value:
+        """Insert a size-1 axis wherever `new_dims` (one bool per output axis) is True."""
+        where = "Fusion.broadcast"
+        x = self._value(x, where, "x")
+        flags = list(new_dims)
+        if any(not isinstance(flag, bool | np.bool_) for flag in flags):
+            raise FusionError(
+                f"{where}: argument 'new_dims': expected a list of bools, found {new_dims!r}"
+            )
+        kept = sum(1 for flag in flags if not flag)
+        if kept != x.ndim:
+            raise FusionError(
+                f"{where}: argument 'new_dims': expected {x.ndim} False entries (the rank of "
+                f"'x', shape {_format_shape(x.shape)}), found {kept} in {flags}"
+            )
+        extents = iter(x.shape)
+        shape = [1 if flag else next(extents) for flag in flags]
+        op = fd.BroadcastOp(x.ssa, [bool(f) for f in flags], fd.tensor_type(shape, x.dtype))
+        return self._insert(op, where)
+
+    def _expand(self, x: Value, shape: tuple[int, ...], where: str) -> Value:
+        """`x` broadcast numpy-style to `shape` (leading axes inserted, size-1 axes expanded)."""
+        if x.shape == shape:
+            return x
+        new_dims = [True] * (len(shape) - x.ndim) + [False] * x.ndim
+        op = fd.BroadcastOp(x.ssa, new_dims, fd.tensor_type(shape, x.dtype))
+        return self._insert(op, where)
+
+    def _convert(self, x: Value, dtype: str, where: str) -> Value:
+        if x.dtype == dtype:
+            return x
+        return self._insert(fd.CastOp(x.ssa, fd.tensor_type(x.shape, dtype)), where)
+
+    # Pointwise ops
+
+    def _binary(self, kind: str, lhs: Value | float, rhs: Value | float) -> Value:
+        where = f"Fusion.{kind}"
+        if _is_scalar(lhs) and _is_scalar(rhs):
+            raise FusionError(f"{where}: expected at least one Value operand, found two numbers")
+        operands: list[Value | float] = []
+        for argument, operand in (("lhs", lhs), ("rhs", rhs)):
+            operands.append(
+                operand if _is_scalar(operand) else self._value(operand, where, argument)
+            )
+        values = [operand for operand in operands if isinstance(operand, Value)]
+        dtype = values[0].dtype if len(values) == 1 else _promote(*(v.dtype for v in values))
+        shape = values[0].shape
+        if len(values) == 2:
+            broadcast = fd.broadcast_shapes(values[0].shape, values[1].shape)
+            if broadcast is None:
+                raise FusionError(
+                    f"{where}: argument 'rhs': shape {_format_shape(values[1].shape)} does not "
+                    f"broadcast with that of 'lhs', {_format_shape(values[0].shape)}"
+                )
+            shape = broadcast
+        resolved: list[Value] = []
+        for operand in operands:
+            if isinstance(operand, Value):
+                resolved.append(self._expand(self._convert(operand, dtype, where), shape, where))
+                continue
+            if not np.isfinite(float(operand)):
+                raise FusionError(f"{where}: expected a finite constant, found {operand!r}")
+            splat = fd.SplatOp(float(operand), fd.tensor_type(shape, dtype))
+            resolved.append(self._insert(splat, where))
+        op = fd.BINARY_OPS[kind](resolved[0].ssa, resolved[1].ssa)
+        return self._insert(op, where)
+
+    def add(self, lhs: Value | float, rhs: Value | float) -> Value:
+        """lhs + rhs, broadcast numpy-style."""
+        return self._binary("add", lhs, rhs)
+
+    def sub(self, lhs: Value | float, rhs: Value | float) -> Value:
+        """lhs - rhs, broadcast numpy-style."""
+        return self._binary("sub", lhs, rhs)
+
+    def mul(self, lhs: Value | float, rhs: Value | float) -> Value:
+        """lhs * rhs, broadcast numpy-style."""
+        return self._binary("mul", lhs, rhs)
+
+    def div(self, lhs: Value | float, rhs: Value | float) -> Value:
+        """lhs / rhs, broadcast numpy-style."""
+        return self._binary("div", lhs, rhs)
+
+    def _unary(self, kind: str, x: Value) -> Value:
+        where = f"Fusion.{kind}"
+        x = self._value(x, where, "x")
+        return self._insert(fd.UNARY_OPS[kind](x.ssa), where)
+
+    def neg(self, x: Value) -> Value:
+        """-x."""
+        return self._unary("neg", x)
+
+    def exp(self, x: Value) -> Value:
+        """e**x."""
+        return self._unary("exp", x)
+
+    def tanh(self, x: Value) -> Value:
+        """tanh(x)."""
+        return self._unary("tanh", x)
+
+    def sigmoid(self, x: Value) -> Value:
+        """1 / (1 + exp(-x))."""
+        return self._unary("sigmoid", x)
+
+    def silu(self, x: Value) -> Value:
+        """x * sigmoid(x)."""
+        return self._unary("silu", x)
+
+    def relu(self, x: Value) -> Value:
+        """max(x, 0)."""
+        return self._unary("relu", x)
+
+    def gelu(self, x: Value, approximate: str = "tanh") -> Value:
+        """GELU, with the tanh approximation ("tanh") or exact ("none")."""
+        where = "Fusion.gelu"
+        x = self._value(x, where, "x")
+        if approximate not in fd.GELU_APPROXIMATIONS:
+            raise FusionError(
+                f'{where}: argument \'approximate\': expected "tanh" or "none", '
+                f"found {approximate!r}"
+            )
+        return self._insert(fd.GeluOp(x.ssa, approximate), where)
+
+    def cast(self, x: Value, dtype: Any) -> Value:
+        """`x` converted to `dtype` (round to nearest even); `x` itself if already of it."""
+        where = "Fusion.cast"
+        x = self._value(x, where, "x")
+        return self._convert(x, dtype_name(dtype, f"{where}: argument 'dtype'"), where)
+
+
+def _context() -> Context:
+    ctx = Context()
+    ctx.load_dialect(Builtin)
+    ctx.load_dialect(Func)
+    ctx.load_dialect(fd.Fusion)
+    return ctx
+
+
+def parse(text: str, name: str | None = None) -> Fusion:
+    """The Fusion of fusion-dialect IR text (its one func.func, or the one named `name`)."""
+    if not isinstance(text, str):
+        raise FusionError(
+            f"mmcomp.parse: argument 'text': expected str, found {type(text).__name__}"
+        )
+    try:
+        module = Parser(_context(), text, "<fusion>").parse_module()
+    except ParseError as error:
+        raise FusionError(f"mmcomp.parse: {error}") from error
+    try:
+        module.verify()
+    except VerifyException as error:
+        raise FusionError(f"mmcomp.parse: {error}") from error
+    return Fusion.from_module(module, name)

@@ -1,0 +1,209 @@
+"""Choosing schedule parameters from the problem and the device.
+
+`choose_params(problem, **overrides)` fills every parameter the caller left out and
+checks the result against the problem and the hardware limits of mmcomp.hardware. The
+choices follow CUTLASS's Hopper GEMMs: a 128x256x64 tile with two cooperative consumer
+warpgroups of 64x256, as many stages as shared memory holds (4 for bf16), a persistent
+grid, grouped rasterization and a 40/232 register split. Smaller tiles are taken where the
+big one would leave SMs idle, and where a horizontal fusion loads two B tiles per stage.
+docs/schedule.md explains each rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from mmcomp import hardware as hw
+from mmcomp.dialects.sched import (
+    EPILOGUES,
+    RASTERS,
+    STRATEGIES,
+    WARP_SPECIALIZATIONS,
+    Problem,
+    ScheduleParams,
+    derive_instr,
+    derive_warpgroup,
+)
+from mmcomp.errors import ScheduleError
+
+PARAMETERS = (
+    "tile",
+    "stages",
+    "cluster",
+    "raster",
+    "swizzle",
+    "strategy",
+    "split_k",
+    "warp_specialization",
+    "registers",
+    "epilogue",
+)
+"""The parameter names `mmcomp.compile` accepts as keywords (the public API)."""
+
+MAX_STAGES = 8
+"""Most pipeline stages the heuristic picks (more only add latency to fill)."""
+MAX_SWIZZLE = 8
+"""Largest swizzle group the heuristic picks."""
+MAX_SPLIT_K = 4
+"""Largest split-K factor the heuristic picks."""
+MIN_K_BLOCKS_PER_SLICE = 4
+"""K blocks each split-K slice keeps at least, so the pipeline still fills."""
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _tuple(name: str, value: object, length: int, meaning: str) -> tuple[int, ...]:
+    if (
+        not isinstance(value, tuple | list)
+        or len(value) != length
+        or not all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+    ):
+        raise ScheduleError(f"{name}={value!r}: expected {meaning}, {length} integers")
+    return tuple(value)
+
+
+def _int(name: str, value: object) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise ScheduleError(f"{name}={value!r}: expected an integer")
+    return value
+
+
+def _choice(name: str, value: object, allowed: tuple[str, ...]) -> str:
+    if value not in allowed:
+        expected = ", ".join(f'"{a}"' for a in allowed)
+        raise ScheduleError(f"{name}={value!r}: expected one of {expected}")
+    return str(value)
+
+
+def normalize_overrides(overrides: Mapping[str, object]) -> dict[str, object]:
+    """Check the names and Python types of user parameters; tuples for the shapes."""
+    result: dict[str, object] = {}
+    for name, value in overrides.items():
+        if name not in PARAMETERS:
+            raise ScheduleError(
+                f"unknown schedule parameter {name!r}; expected one of {', '.join(PARAMETERS)}"
+            )
+        if value is None:
+            continue
+        if name == "tile":
+            result[name] = _tuple(name, value, 3, "(m, n, k)")
+        elif name == "cluster":
+            result[name] = _tuple(name, value, 2, "(cm, cn)")
+        elif name == "registers":
+            result[name] = _tuple(name, value, 2, "(producer, consumer)")
+        elif name in ("stages", "swizzle", "split_k"):
+            result[name] = _int(name, value)
+        elif name == "raster":
+            result[name] = _choice(name, value, RASTERS)
+        elif name == "strategy":
+            result[name] = _choice(name, value, STRATEGIES)
+        elif name == "warp_specialization":
+            result[name] = _choice(name, value, WARP_SPECIALIZATIONS)
+        else:
+            result[name] = _choice(name, value, EPILOGUES)
+    return result
+
+
+def tile_count(problem: Problem, tile: tuple[int, int, int]) -> int:
+    """Output tiles of the problem (batch included) for a CTA tile."""
+    return problem.batch * _ceil_div(problem.m, tile[0]) * _ceil_div(problem.n, tile[1])
+
+
+def choose_tile(problem: Problem, warp_specialization: str = "cooperative") -> tuple[int, int, int]:
+    """The CTA tile: 128x256 (CUTLASS) unless that leaves SMs idle or smem is short."""
+    tile_k = hw.TMA_SWIZZLE_BYTES // problem.element_bytes
+    if warp_specialization == "pingpong":
+        tile_m = hw.WGMMA_M
+    else:
+        tile_m = hw.WGMMA_M if problem.m <= hw.WGMMA_M else 2 * hw.WGMMA_M
+    widest = 256 if problem.b_operands == 1 else 128
+    if problem.n < 64:
+        step = 2 * hw.WGMMA_N_STEP
+        return (tile_m, max(step, _ceil_div(problem.n, step) * step), tile_k)
+    candidates = [n for n in (256, 128, 64) if n <= widest]
+    for tile_n in candidates:
+        if tile_count(problem, (tile_m, tile_n, tile_k)) >= hw.SM_COUNT:
+            return (tile_m, tile_n, tile_k)
+    return (tile_m, min(128, widest), tile_k)
+
+
+def default_registers(warp_specialization: str, consumers: int) -> tuple[int, int]:
+    """setmaxnreg counts: 40 for the producer, the rest of the SM's registers shared out."""
+    if warp_specialization == "none":
+        per_thread = hw.REGISTERS_PER_SM // (consumers * hw.WARPGROUP_SIZE)
+        count = min(per_thread, hw.MAX_REGISTERS_PER_THREAD)
+        count -= count % hw.SETMAXNREG_STEP
+        return (count, count)
+    producer = 40
+    left = hw.REGISTERS_PER_SM // hw.WARPGROUP_SIZE - producer
+    consumer = min(left // max(consumers, 2), hw.SETMAXNREG_MAX)
+    consumer -= consumer % hw.SETMAXNREG_STEP
+    return (producer, consumer)
+
+
+def fit_stages(params: ScheduleParams, problem: Problem) -> int:
+    """The most stages (up to MAX_STAGES) whose shared memory fits the device; 0 if none."""
+    for stages in range(MAX_STAGES, 1, -1):
+        if sum(params.replace(stages=stages).smem_bytes(problem).values()) <= (
+            hw.MAX_DYNAMIC_SMEM_PER_BLOCK
+        ):
+            return stages
+    return 0
+
+
+def choose_swizzle(minor_tiles: int) -> int:
+    """The largest power of two up to MAX_SWIZZLE not above the tiles along the band axis."""
+    swizzle = 1
+    while swizzle * 2 <= min(MAX_SWIZZLE, minor_tiles):
+        swizzle *= 2
+    return swizzle
+
+
+def choose_split_k(problem: Problem, tile: tuple[int, int, int]) -> int:
+    """Split K only when the tiles fill under half the SMs and K is long."""
+    tiles = tile_count(problem, tile)
+    k_blocks = _ceil_div(problem.k, tile[2])
+    if 2 * tiles > hw.SM_COUNT:
+        return 1
+    return max(1, min(MAX_SPLIT_K, hw.SM_COUNT // tiles, k_blocks // MIN_K_BLOCKS_PER_SLICE))
+
+
+def choose_params(problem: Problem, **overrides: object) -> ScheduleParams:
+    """Params for `problem`: the overrides as given, the rest chosen; ScheduleError if invalid."""
+    given = normalize_overrides(overrides)
+    ws = str(given.get("warp_specialization", "cooperative"))
+    tile = given.get("tile") or choose_tile(problem, ws)
+    assert isinstance(tile, tuple)
+    warpgroup = derive_warpgroup(tile, ws)
+    params = ScheduleParams(
+        tile=tile,
+        warpgroup=warpgroup,
+        instr=derive_instr(warpgroup, problem.element_bytes),
+        warp_specialization=ws,
+        strategy=str(given.get("strategy", "persistent")),
+        cluster=given.get("cluster", (1, 1)),  # pyright: ignore[reportArgumentType]
+        epilogue=str(given.get("epilogue", "smem")),
+    )
+    registers = given.get("registers") or default_registers(ws, params.consumer_warpgroups)
+    params = params.replace(registers=registers)
+    if "stages" in given:
+        params = params.replace(stages=given["stages"])
+    else:
+        stages = fit_stages(params, problem)
+        if stages < 3 and "epilogue" not in given and params.epilogue == "smem":
+            params = params.replace(epilogue="registers")
+            stages = fit_stages(params, problem)
+        params = params.replace(stages=max(stages, 2))
+    tiles_m = _ceil_div(problem.m, tile[0])
+    tiles_n = _ceil_div(problem.n, tile[1])
+    raster = params.replace(raster=given.get("raster", "auto")).raster_for(tiles_m, tiles_n)
+    minor_tiles = tiles_n if raster == "m" else tiles_m
+    params = params.replace(
+        raster=raster,
+        swizzle=given.get("swizzle", choose_swizzle(minor_tiles)),
+        split_k=given.get("split_k", choose_split_k(problem, tile)),
+    )
+    params.check(problem)
+    return params

@@ -1,0 +1,366 @@
+"""The reference interpreter: fusion-dialect functions executed on numpy arrays.
+
+It runs on xDSL's interpreter, with one implementation per fusion op. Every value is a
+numpy array of its declared element type (bf16 is `ml_dtypes.bfloat16`). Each op computes
+in the accumulation type (float64 by default, or float32) and rounds its result to its
+declared element type, so the numbers are those of the IR, op by op; contractions round
+to their f32 result once, after the whole sum. `fusion.linear` adds its bias to that f32
+accumulator, as a kernel's epilogue does, which is also what `propagate-axis-mapping`
+lowers it to. It interprets IR before and after that pass alike.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import ml_dtypes
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.func import FuncOp
+from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_impls
+from xdsl.interpreters.func import FuncFunctions
+from xdsl.ir import Attribute, Operation
+
+from mmcomp.dialects.fusion import (
+    AddOp,
+    BinaryOp,
+    BroadcastOp,
+    CastOp,
+    DivOp,
+    ExpOp,
+    FusedMultiplySumOp,
+    GeluOp,
+    LinearOp,
+    MatmulOp,
+    MmaOp,
+    MulOp,
+    NegOp,
+    ReluOp,
+    SigmoidOp,
+    SiluOp,
+    SplatOp,
+    SubOp,
+    TanhOp,
+    UnaryOp,
+    dtype_name,
+)
+from mmcomp.errors import FusionError
+
+if TYPE_CHECKING:
+    from mmcomp.frontend import Fusion
+
+NUMPY_DTYPES: dict[str, np.dtype] = {
+    "bf16": np.dtype(ml_dtypes.bfloat16),
+    "f16": np.dtype(np.float16),
+    "f32": np.dtype(np.float32),
+}
+"""The numpy dtype of each supported element type."""
+
+ACCUMULATE_DTYPES = (np.dtype(np.float64), np.dtype(np.float32))
+"""The accumulation types the interpreter supports."""
+
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+_erf = np.vectorize(math.erf, otypes=[np.float64])
+
+
+def numpy_dtype(element_type: Attribute) -> np.dtype:
+    """The numpy dtype of a bf16, f16 or f32 element type."""
+    name = dtype_name(element_type)
+    if name is None:
+        raise FusionError(f"reference: expected bf16, f16 or f32, found {element_type}")
+    return NUMPY_DTYPES[name]
+
+
+def _tensor_type(attr: Attribute, what: str) -> TensorType:
+    if not isinstance(attr, TensorType):
+        raise FusionError(f"reference: {what}: expected a tensor type, found {attr}")
+    return attr
+
+
+def _result_dtype(op: Operation) -> np.dtype:
+    return numpy_dtype(_tensor_type(op.result_types[0], f"{op.name} result").element_type)
+
+
+def _einsum_subscripts(roles: Sequence[str], letters: dict[str, str]) -> str:
+    return "".join(letters.setdefault(role, chr(ord("a") + len(letters))) for role in roles)
+
+
+def contract(
+    a: np.ndarray,
+    b: np.ndarray,
+    a_roles: Sequence[str],
+    b_roles: Sequence[str],
+    out_roles: Sequence[str],
+) -> np.ndarray:
+    """C[out_roles] = sum over the roles not in out_roles of A[a_roles] * B[b_roles]."""
+    letters: dict[str, str] = {}
+    a_kept = [axis for axis, role in enumerate(a_roles) if role != "_"]
+    b_kept = [axis for axis, role in enumerate(b_roles) if role != "_"]
+    out_kept = [role for role in out_roles if role != "_"]
+    a_squeezed = a.reshape([a.shape[axis] for axis in a_kept])
+    b_squeezed = b.reshape([b.shape[axis] for axis in b_kept])
+    subscripts = (
+        _einsum_subscripts([a_roles[axis] for axis in a_kept], letters)
+        + ","
+        + _einsum_subscripts([b_roles[axis] for axis in b_kept], letters)
+        + "->"
+        + _einsum_subscripts(out_kept, letters)
+    )
+    product = np.einsum(subscripts, a_squeezed, b_squeezed, optimize=True)
+    out_shape = [1 if role == "_" else product.shape[out_kept.index(role)] for role in out_roles]
+    return product.reshape(out_shape)
+
+
+@register_impls
+class FusionFunctions(InterpreterFunctions):
+    """numpy implementations of the fusion ops, computing in one accumulation type."""
+
+    def __init__(self, accumulate: Any = np.float64):
+        accumulate = np.dtype(accumulate)
+        if accumulate not in ACCUMULATE_DTYPES:
+            raise FusionError(
+                f"reference: argument 'accumulate': expected float64 or float32, found {accumulate}"
+            )
+        self.accumulate = accumulate
+        """The type every op computes in before rounding to its result type."""
+
+    def _wide(self, value: np.ndarray) -> np.ndarray:
+        return np.asarray(value).astype(self.accumulate)
+
+    def _rounded(self, op: Operation, value: np.ndarray) -> tuple[np.ndarray]:
+        return (np.asarray(value).astype(_result_dtype(op)),)
+
+    @impl(MatmulOp)
+    def run_matmul(self, interpreter: Interpreter, op: MatmulOp, args: tuple[Any, ...]):
+        a, b = args
+        return self._rounded(op, np.matmul(self._wide(a), self._wide(b)))
+
+    @impl(LinearOp)
+    def run_linear(self, interpreter: Interpreter, op: LinearOp, args: tuple[Any, ...]):
+        a, w = args[0], args[1]
+        (product,) = self._rounded(op, np.matmul(self._wide(a), self._wide(w).T))
+        if len(args) == 2:
+            return (product,)
+        bias = np.asarray(args[2]).astype(np.float32)
+        return self._rounded(op, self._wide(product) + self._wide(bias))
+
+    @impl(FusedMultiplySumOp)
+    def run_fused_multiply_sum(
+        self, interpreter: Interpreter, op: FusedMultiplySumOp, args: tuple[Any, ...]
+    ):
+        a, b = args
+        product = self._wide(a) * self._wide(b)
+        return self._rounded(op, product.sum(axis=op.summed_axes))
+
+    @impl(MmaOp)
+    def run_mma(self, interpreter: Interpreter, op: MmaOp, args: tuple[Any, ...]):
+        a, b = args
+        result = contract(
+            self._wide(a),
+            self._wide(b),
+            op.a_roles.roles,
+            op.b_roles.roles,
+            op.out_roles.roles,
+        )
+        return self._rounded(op, result)
+
+    @impl(BroadcastOp)
+    def run_broadcast(self, interpreter: Interpreter, op: BroadcastOp, args: tuple[Any, ...]):
+        (source,) = args
+        result_type = _tensor_type(op.result.type, f"{op.name} result")
+        extents = iter(source.shape)
+        with_axes = [1 if inserted else next(extents) for inserted in op.inserted]
+        expanded = np.broadcast_to(source.reshape(with_axes), result_type.get_shape())
+        return (np.ascontiguousarray(expanded),)
+
+    @impl(SplatOp)
+    def run_splat(self, interpreter: Interpreter, op: SplatOp, args: tuple[Any, ...]):
+        result_type = _tensor_type(op.result.type, f"{op.name} result")
+        value = np.asarray(op.scalar, dtype=np.float64).astype(_result_dtype(op))
+        return (np.full(result_type.get_shape(), value, dtype=value.dtype),)
+
+    @impl(CastOp)
+    def run_cast(self, interpreter: Interpreter, op: CastOp, args: tuple[Any, ...]):
+        return self._rounded(op, args[0])
+
+    def _binary(self, op: BinaryOp, args: tuple[Any, ...]) -> tuple[np.ndarray]:
+        lhs, rhs = (self._wide(arg) for arg in args)
+        if isinstance(op, AddOp):
+            return self._rounded(op, lhs + rhs)
+        if isinstance(op, SubOp):
+            return self._rounded(op, lhs - rhs)
+        if isinstance(op, MulOp):
+            return self._rounded(op, lhs * rhs)
+        return self._rounded(op, lhs / rhs)
+
+    @impl(AddOp)
+    def run_add(self, interpreter: Interpreter, op: AddOp, args: tuple[Any, ...]):
+        return self._binary(op, args)
+
+    @impl(SubOp)
+    def run_sub(self, interpreter: Interpreter, op: SubOp, args: tuple[Any, ...]):
+        return self._binary(op, args)
+
+    @impl(MulOp)
+    def run_mul(self, interpreter: Interpreter, op: MulOp, args: tuple[Any, ...]):
+        return self._binary(op, args)
+
+    @impl(DivOp)
+    def run_div(self, interpreter: Interpreter, op: DivOp, args: tuple[Any, ...]):
+        return self._binary(op, args)
+
+    def _unary(self, op: UnaryOp | GeluOp, args: tuple[Any, ...]) -> tuple[np.ndarray]:
+        x = self._wide(args[0])
+        one = self.accumulate.type(1)
+        half = self.accumulate.type(0.5)
+        if isinstance(op, NegOp):
+            return self._rounded(op, -x)
+        if isinstance(op, ExpOp):
+            return self._rounded(op, np.exp(x))
+        if isinstance(op, TanhOp):
+            return self._rounded(op, np.tanh(x))
+        if isinstance(op, SigmoidOp):
+            return self._rounded(op, one / (one + np.exp(-x)))
+        if isinstance(op, SiluOp):
+            return self._rounded(op, x / (one + np.exp(-x)))
+        if isinstance(op, ReluOp):
+            return self._rounded(op, np.maximum(x, self.accumulate.type(0)))
+        assert isinstance(op, GeluOp)
+        if op.approximate.data == "tanh":
+            inner = self.accumulate.type(_SQRT_2_OVER_PI) * (
+                x + self.accumulate.type(0.044715) * x * x * x
+            )
+            return self._rounded(op, half * x * (one + np.tanh(inner)))
+        erf = _erf(x.astype(np.float64) / math.sqrt(2.0)).astype(self.accumulate)
+        return self._rounded(op, half * x * (one + erf))
+
+    @impl(NegOp)
+    def run_neg(self, interpreter: Interpreter, op: NegOp, args: tuple[Any, ...]):
+        return self._unary(op, args)
+
+    @impl(ExpOp)
+    def run_exp(self, interpreter: Interpreter, op: ExpOp, args: tuple[Any, ...]):
+        return self._unary(op, args)
+
+    @impl(TanhOp)
+    def run_tanh(self, interpreter: Interpreter, op: TanhOp, args: tuple[Any, ...]):
+        return self._unary(op, args)
+
+    @impl(SigmoidOp)
+    def run_sigmoid(self, interpreter: Interpreter, op: SigmoidOp, args: tuple[Any, ...]):
+        return self._unary(op, args)
+
+    @impl(SiluOp)
+    def run_silu(self, interpreter: Interpreter, op: SiluOp, args: tuple[Any, ...]):
+        return self._unary(op, args)
+
+    @impl(ReluOp)
+    def run_relu(self, interpreter: Interpreter, op: ReluOp, args: tuple[Any, ...]):
+        return self._unary(op, args)
+
+    @impl(GeluOp)
+    def run_gelu(self, interpreter: Interpreter, op: GeluOp, args: tuple[Any, ...]):
+        return self._unary(op, args)
+
+
+def _input_name(func: FuncOp, index: int) -> str:
+    hint = func.body.blocks.first.args[index].name_hint if func.body.blocks.first else None
+    return hint if hint is not None else f"arg{index}"
+
+
+def _check_input(func: FuncOp, index: int, array: Any) -> np.ndarray:
+    """`array` as the function's argument `index`; FusionError naming it if it does not fit."""
+    name = _input_name(func, index)
+    arg_type = _tensor_type(func.function_type.inputs.data[index], f"input {name!r}")
+    expected_shape = tuple(arg_type.get_shape())
+    expected_dtype = numpy_dtype(arg_type.element_type)
+    if not isinstance(array, np.ndarray):
+        raise FusionError(
+            f"reference: input {name!r}: expected a numpy array of shape "
+            f"{list(expected_shape)} and dtype {expected_dtype}, found {type(array).__name__}"
+        )
+    if array.shape != expected_shape:
+        raise FusionError(
+            f"reference: input {name!r}: expected shape {list(expected_shape)}, "
+            f"found {list(array.shape)}"
+        )
+    if array.dtype != expected_dtype:
+        raise FusionError(
+            f"reference: input {name!r}: expected dtype {expected_dtype}, found {array.dtype}"
+        )
+    return array
+
+
+def run_function(
+    func: FuncOp, arrays: Sequence[Any], accumulate: Any = np.float64
+) -> tuple[np.ndarray, ...]:
+    """Execute a fusion function on `arrays` (in argument order); its results in order."""
+    count = len(func.function_type.inputs.data)
+    if len(arrays) != count:
+        names = [_input_name(func, index) for index in range(count)]
+        raise FusionError(
+            f"reference: @{func.sym_name.data}: expected {count} inputs {names}, "
+            f"found {len(arrays)}"
+        )
+    checked = [_check_input(func, index, array) for index, array in enumerate(arrays)]
+    parent = func.parent_op()
+    module = parent if isinstance(parent, ModuleOp) else ModuleOp([])
+    interpreter = Interpreter(module)
+    interpreter.register_implementations(FuncFunctions())
+    interpreter.register_implementations(FusionFunctions(accumulate))
+    with np.errstate(over="ignore", under="ignore"):
+        results = interpreter.run_ssacfg_region(func.body, tuple(checked), func.sym_name.data)
+    return tuple(np.asarray(result) for result in results)
+
+
+def _bind(func: FuncOp, arrays: Sequence[Any], named: Mapping[str, Any]) -> list[np.ndarray | None]:
+    """The arrays in argument order, from positional and keyword arguments."""
+    count = len(func.function_type.inputs.data)
+    names = [_input_name(func, index) for index in range(count)]
+    if len(arrays) > count:
+        raise FusionError(
+            f"reference: @{func.sym_name.data}: expected at most {count} inputs {names}, "
+            f"found {len(arrays)} positional arrays"
+        )
+    bound: list[Any] = list(arrays) + [None] * (count - len(arrays))
+    for name, array in named.items():
+        if name not in names:
+            raise FusionError(
+                f"reference: @{func.sym_name.data}: no input named {name!r}; inputs are {names}"
+            )
+        index = names.index(name)
+        if index < len(arrays):
+            raise FusionError(f"reference: input {name!r}: given both by position and by name")
+        bound[index] = array
+    missing = [name for name, array in zip(names, bound, strict=True) if array is None]
+    if missing:
+        raise FusionError(f"reference: @{func.sym_name.data}: missing inputs {missing}")
+    return bound
+
+
+def _function_of(fusion: Fusion | ModuleOp | FuncOp) -> FuncOp:
+    if isinstance(fusion, FuncOp):
+        return fusion
+    module = fusion if isinstance(fusion, ModuleOp) else getattr(fusion, "module", None)
+    if not isinstance(module, ModuleOp):
+        raise FusionError(
+            f"reference: expected a Fusion, a builtin.module or a func.func, "
+            f"found {type(fusion).__name__}"
+        )
+    funcs = [op for op in module.ops if isinstance(op, FuncOp)]
+    if len(funcs) != 1:
+        raise FusionError(f"reference: expected one func.func in the module, found {len(funcs)}")
+    return funcs[0]
+
+
+def reference(
+    fusion: Fusion | ModuleOp | FuncOp,
+    *arrays: Any,
+    accumulate: Any = np.float64,
+    **named: Any,
+) -> tuple[np.ndarray, ...]:
+    """The fusion's outputs on numpy inputs (by position in input order, or by name)."""
+    func = _function_of(fusion)
+    return run_function(func, _bind(func, arrays, named), accumulate=accumulate)

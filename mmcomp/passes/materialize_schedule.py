@@ -1,0 +1,745 @@
+"""`materialize-schedule`: lower a scheduled fusion to loops, index arithmetic and tile ops.
+
+The input is a fusion function after `propagate-axis-mapping` whose body holds a
+`sched.schedule` (built by tile-split, tile-merge, insert-persistent-loop and split-k).
+The output is the kernel: a `func.func` of the same name on memrefs (the fusion's inputs,
+then its outputs, then split-K scratch buffers) whose body is
+
+    %cta = gpu.block_id x
+    scf.for %t = %cta to %work step %grid {          // persistent; one-tile-per-CTA: no loop
+      ... explicit arith index arithmetic: work unit -> split-K slice, batch, swizzled
+          (m tile, n tile) under the raster order and group size, cluster rank ...
+      %acc = scf.for %kb = %kb_begin to %kb_end step %c1 iter_args(...) {
+        sched.load_tile of each mma operand at the starts its roles select
+        sched.mma per contraction
+      }
+      sched.load_tile of each epilogue operand, sched.epilogue, sched.store_tile per output
+    }
+
+Every start index comes from the roles: an axis with role m starts at the tile's m offset,
+n at its n offset, k at the K block's offset, a batch role at the batch index, and an absent
+axis (role _) at 0 with extent 1. So an operand never sees an axis it does not have.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, gpu, scf
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+    TensorType,
+    UnitAttr,
+    f32,
+    i32,
+    i64,
+)
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import DiagnosticException
+
+from mmcomp.dialects import fusion, sched
+from mmcomp.passes.tile_split import ScheduleView, extent, scheduled_functions
+
+ROLES_ATTR = "fusion.roles"
+"""The attribute holding the axis roles of an op result or a function argument."""
+
+
+class _Index:
+    """Emits index arithmetic into a block, folding constants and trivial operations.
+
+    Constants are pooled per kernel and placed at the top of its entry block, so every
+    nested block may use them.
+    """
+
+    def __init__(self, block: Block, constants: dict[int, SSAValue] | None = None):
+        self.block = block
+        self.constants: dict[int, SSAValue] = {} if constants is None else constants
+
+    def at(self, block: Block) -> _Index:
+        """An emitter into `block` sharing this one's constants."""
+        return _Index(block, self.constants)
+
+    def add(self, op: Operation) -> Operation:
+        """Append `op` to the block."""
+        self.block.add_op(op)
+        return op
+
+    def const(self, value: int) -> SSAValue:
+        """The index constant `value`."""
+        if value not in self.constants:
+            op = arith.ConstantOp(IntegerAttr(value, IndexType()))
+            op.results[0].name_hint = f"c{value}"
+            self.constants[value] = op.results[0]
+        return self.constants[value]
+
+    def known(self, value: SSAValue) -> int | None:
+        """The value of `value` if it is one of the pooled constants."""
+        if isinstance(value.owner, arith.ConstantOp) and value in self.constants.values():
+            attr = value.owner.value
+            assert isinstance(attr, IntegerAttr)
+            return attr.value.data
+        return None
+
+    def constant_ops(self) -> list[Operation]:
+        """The pooled constant ops, by value."""
+        return [self.constants[value].owner for value in sorted(self.constants)]  # pyright: ignore[reportReturnType]
+
+    def _binary(
+        self,
+        op_type: type[arith.SignlessIntegerBinaryOperation],
+        lhs: SSAValue,
+        rhs: SSAValue,
+        name: str,
+    ) -> SSAValue:
+        op = self.add(op_type(lhs, rhs))
+        if name:
+            op.results[0].name_hint = name
+        return op.results[0]
+
+    def mul(self, lhs: SSAValue, rhs: int, name: str = "") -> SSAValue:
+        """lhs * rhs."""
+        if rhs == 1:
+            return lhs
+        if (known := self.known(lhs)) is not None:
+            return self.const(known * rhs)
+        return self._binary(arith.MuliOp, lhs, self.const(rhs), name)
+
+    def plus(self, lhs: SSAValue, rhs: SSAValue, name: str = "") -> SSAValue:
+        """lhs + rhs."""
+        if self.known(rhs) == 0:
+            return lhs
+        if self.known(lhs) == 0:
+            return rhs
+        return self._binary(arith.AddiOp, lhs, rhs, name)
+
+    def div(self, lhs: SSAValue, rhs: int | SSAValue, name: str = "") -> SSAValue:
+        """lhs floordiv rhs (both non-negative)."""
+        if rhs == 1:
+            return lhs
+        divisor = self.const(rhs) if isinstance(rhs, int) else rhs
+        return self._binary(arith.DivUIOp, lhs, divisor, name)
+
+    def rem(self, lhs: SSAValue, rhs: int | SSAValue, name: str = "") -> SSAValue:
+        """lhs mod rhs (both non-negative)."""
+        if rhs == 1:
+            return self.const(0)
+        divisor = self.const(rhs) if isinstance(rhs, int) else rhs
+        return self._binary(arith.RemUIOp, lhs, divisor, name)
+
+    def minus(self, lhs: int, rhs: SSAValue, name: str = "") -> SSAValue:
+        """lhs - rhs."""
+        return self._binary(arith.SubiOp, self.const(lhs), rhs, name)
+
+    def min(self, lhs: SSAValue, rhs: int, name: str = "") -> SSAValue:
+        """min(lhs, rhs)."""
+        return self._binary(arith.MinUIOp, lhs, self.const(rhs), name)
+
+
+def swizzled_tile(
+    index: _Index, unit: SSAValue, tiles_m: int, tiles_n: int, raster: str, swizzle: int
+) -> tuple[SSAValue, SSAValue]:
+    """Emit the (m tile, n tile) of the linear tile index `unit` under raster and swizzle.
+
+    Consecutive indices walk the raster's major axis (m for raster m); the minor axis is cut
+    into groups of `swizzle` tiles, and a group is finished before the next one starts (the
+    grouped rasterization of CUTLASS and Triton). A last, partial group is walked with its
+    own size, so every tile is visited exactly once.
+    """
+    major_axis, minor_axis = ("m", "n") if raster == "m" else ("n", "m")
+    major_tiles, minor_tiles = (tiles_m, tiles_n) if raster == "m" else (tiles_n, tiles_m)
+    major_name, minor_name = f"tile_{major_axis}", f"tile_{minor_axis}"
+    group = min(swizzle, minor_tiles)
+    if group == 1:
+        minor = index.div(unit, major_tiles, minor_name)
+        major = index.rem(unit, major_tiles, major_name)
+    elif group == minor_tiles:
+        minor = index.rem(unit, minor_tiles, minor_name)
+        major = index.div(unit, minor_tiles, major_name)
+    else:
+        group_units = group * major_tiles
+        group_index = index.div(unit, group_units, "group")
+        first = index.mul(group_index, group, "group_first")
+        offset = index.rem(unit, group_units, "group_offset")
+        if minor_tiles % group == 0:
+            size = index.const(group)
+        else:
+            left = index.minus(minor_tiles, first, "group_left")
+            size = index.min(left, group, "group_size")
+        minor = index.plus(first, index.rem(offset, size), minor_name)
+        major = index.div(offset, size, major_name)
+    if raster == "m":
+        return major, minor
+    return minor, major
+
+
+def _ceil_div(value: int, divisor: int) -> int:
+    return -(-value // divisor)
+
+
+@dataclass(frozen=True)
+class SchedulePlan:
+    """What materialization needs from the schedule: extents, tiles, order and launch."""
+
+    space: dict[str, int]
+    """The iteration space: batch axes outermost, then m, n, k."""
+    tile: tuple[int, int, int]
+    """The CTA tile (m, n, k)."""
+    cluster: tuple[int, int] = (1, 1)
+    """CTAs per cluster along m and n."""
+    raster: str = "m"
+    """The major axis of the tile order: m or n."""
+    swizzle: int = 1
+    """Tiles per group along the raster's minor axis."""
+    persistent: bool = True
+    """Whether each CTA loops over work units (else one unit per CTA)."""
+    split_k: int = 1
+    """K slices per tile, reduced through an f32 workspace."""
+    grid: int = 0
+    """CTAs in the grid (0: one per work unit)."""
+    batch_axes: tuple[str, ...] = field(init=False)
+    """The batch axes, outermost first."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(
+            self, "batch_axes", tuple(axis for axis in self.space if axis.startswith("b"))
+        )
+
+    @property
+    def tiles_m(self) -> int:
+        """CTA tiles along m."""
+        return _ceil_div(self.space["m"], self.tile[0])
+
+    @property
+    def tiles_n(self) -> int:
+        """CTA tiles along n."""
+        return _ceil_div(self.space["n"], self.tile[1])
+
+    @property
+    def k_blocks(self) -> int:
+        """K blocks of the tile's k extent."""
+        return _ceil_div(self.space["k"], self.tile[2])
+
+    @property
+    def cluster_size(self) -> int:
+        """CTAs per cluster."""
+        return self.cluster[0] * self.cluster[1]
+
+    @property
+    def cluster_tiles_m(self) -> int:
+        """Cluster tiles along m."""
+        return _ceil_div(self.tiles_m, self.cluster[0])
+
+    @property
+    def cluster_tiles_n(self) -> int:
+        """Cluster tiles along n."""
+        return _ceil_div(self.tiles_n, self.cluster[1])
+
+    @property
+    def batch_count(self) -> int:
+        """Product of the batch extents."""
+        count = 1
+        for axis in self.batch_axes:
+            count *= self.space[axis]
+        return count
+
+    @property
+    def cluster_units(self) -> int:
+        """Output tiles of clusters (batch included), each done by one cluster."""
+        return self.batch_count * self.cluster_tiles_m * self.cluster_tiles_n
+
+    @property
+    def work_units(self) -> int:
+        """Work units of clusters: output cluster tiles times split-K slices."""
+        return self.cluster_units * self.split_k
+
+    @property
+    def cta_tiles(self) -> int:
+        """Output tiles of CTAs, including those a cluster tile has beyond the edge."""
+        return self.cluster_units * self.cluster_size
+
+    @property
+    def grid_ctas(self) -> int:
+        """CTAs in the grid."""
+        if self.grid:
+            return self.grid
+        return self.work_units * self.cluster_size
+
+
+@dataclass
+class _Body:
+    """The parts of a fusion function after propagate-axis-mapping."""
+
+    inputs: list[BlockArgument]
+    input_roles: list[tuple[str, ...]]
+    mmas: list[fusion.MmaOp]
+    epilogue: list[Operation]
+    outputs: list[SSAValue]
+    output_roles: list[tuple[str, ...]]
+
+
+def roles_of_value(value: SSAValue) -> tuple[str, ...] | None:
+    """The roles of a function argument or op result, or None where none are attached."""
+    if isinstance(value, BlockArgument):
+        owner = value.block.parent_op()
+        if not isinstance(owner, func.FuncOp) or owner.arg_attrs is None:
+            return None
+        attrs = owner.arg_attrs.data[value.index]
+        assert isinstance(attrs, DictionaryAttr)
+        roles = attrs.data.get(ROLES_ATTR)
+    else:
+        owner = value.owner
+        assert isinstance(owner, Operation)
+        roles = owner.attributes.get(ROLES_ATTR)
+        if isinstance(owner, fusion.MmaOp):
+            roles = owner.out_roles
+    if not isinstance(roles, fusion.AxisRolesAttr):
+        return None
+    return roles.roles
+
+
+def _fail(op: Operation, message: str) -> DiagnosticException:
+    return DiagnosticException(f"materialize-schedule: {op.name}: {message}")
+
+
+def analyze_body(function: func.FuncOp) -> _Body:
+    """Split the fusion body into inputs, contractions, epilogue ops and outputs."""
+    name = f"@{function.sym_name.data}"
+    inputs = list(function.body.block.args)
+    input_roles: list[tuple[str, ...]] = []
+    for index, arg in enumerate(inputs):
+        roles = roles_of_value(arg)
+        if roles is None:
+            raise DiagnosticException(
+                f"materialize-schedule: {name}: argument {index} has no '{ROLES_ATTR}' "
+                "(run propagate-axis-mapping first)"
+            )
+        input_roles.append(roles)
+    mmas: list[fusion.MmaOp] = []
+    epilogue: list[Operation] = []
+    outputs: list[SSAValue] = []
+    for op in function.body.block.ops:
+        if isinstance(op, sched.ScheduleOp):
+            continue
+        if isinstance(op, func.ReturnOp):
+            outputs = list(op.operands)
+            continue
+        if isinstance(op, fusion.MmaOp):
+            for operand_name, operand in (("a", op.a), ("b", op.b)):
+                if not isinstance(operand, BlockArgument):
+                    producer = operand.owner
+                    assert isinstance(producer, Operation)
+                    raise _fail(
+                        op,
+                        f"operand '{operand_name}' must be a function argument (loaded by "
+                        f"tiles); found the result of {producer.name}",
+                    )
+            mmas.append(op)
+            continue
+        if not op.name.startswith("fusion."):
+            raise _fail(op, "expected only fusion ops in the body of a scheduled function")
+        roles = roles_of_value(op.results[0]) if op.results else None
+        if roles is None:
+            raise _fail(op, f"result has no '{ROLES_ATTR}' (run propagate-axis-mapping first)")
+        if "k" in roles:
+            raise _fail(
+                op,
+                f"roles {list(roles)} have a k axis: only fusion.mma may read along k "
+                "(prologue fusion is not supported)",
+            )
+        epilogue.append(op)
+    if not mmas:
+        raise DiagnosticException(
+            f"materialize-schedule: {name}: no fusion.mma in the body "
+            "(run propagate-axis-mapping first)"
+        )
+    output_roles: list[tuple[str, ...]] = []
+    for index, value in enumerate(outputs):
+        roles = roles_of_value(value)
+        if isinstance(value, BlockArgument) or roles is None:
+            raise DiagnosticException(
+                f"materialize-schedule: {name}: output {index} must be computed in the "
+                "body and carry 'fusion.roles'"
+            )
+        if "k" in roles:
+            raise DiagnosticException(
+                f"materialize-schedule: {name}: output {index} has a k axis {list(roles)}"
+            )
+        output_roles.append(roles)
+    return _Body(inputs, input_roles, mmas, epilogue, outputs, output_roles)
+
+
+def tile_shape(roles: Sequence[str], plan: SchedulePlan) -> tuple[int, ...]:
+    """The tile of a value with `roles`: the CTA tile along m, n and k, extent 1 elsewhere."""
+    extents = {"m": plan.tile[0], "n": plan.tile[1], "k": plan.tile[2]}
+    return tuple(extents.get(role, 1) for role in roles)
+
+
+def tile_type(value_type: Attribute, roles: Sequence[str], plan: SchedulePlan) -> TensorType:
+    """The tile-shaped tensor type of a value of `value_type` with `roles`."""
+    assert isinstance(value_type, TensorType)
+    return TensorType(value_type.element_type, tile_shape(roles, plan))
+
+
+def _memref(value_type: Attribute) -> MemRefType:
+    assert isinstance(value_type, TensorType)
+    return MemRefType(value_type.element_type, value_type.get_shape())
+
+
+@dataclass
+class _Coordinates:
+    """The index values one work unit computes at."""
+
+    starts: dict[str, SSAValue]
+    """Start of the tile along each role (m, n, batch roles); k is per K block."""
+    cta_tile: SSAValue | None = None
+    """Linear index of the CTA's output tile (split-K bookkeeping)."""
+    slice: SSAValue | None = None
+    """The split-K slice."""
+
+
+class _KernelBuilder:
+    """Builds the kernel function of one scheduled fusion function."""
+
+    def __init__(self, function: func.FuncOp, plan: SchedulePlan):
+        self.function = function
+        self.plan = plan
+        self.body = analyze_body(function)
+
+    def build(self) -> func.FuncOp:
+        """The kernel: same name, memref arguments, the schedule as loops and tile ops."""
+        plan, body = self.plan, self.body
+        arg_types: list[Attribute] = [_memref(arg.type) for arg in body.inputs]
+        arg_types += [_memref(value.type) for value in body.outputs]
+        arg_attrs: list[DictionaryAttr] = [
+            DictionaryAttr({ROLES_ATTR: fusion.AxisRolesAttr(roles)}) for roles in body.input_roles
+        ]
+        arg_attrs += [
+            DictionaryAttr({ROLES_ATTR: fusion.AxisRolesAttr(roles), "sched.output": UnitAttr()})
+            for roles in body.output_roles
+        ]
+        self.acc_types = [
+            tile_type(mma.result.type, mma.out_roles.roles, plan) for mma in body.mmas
+        ]
+        if plan.split_k > 1:
+            for acc_type in self.acc_types:
+                leading = (plan.split_k, plan.cta_tiles)
+                arg_types.append(MemRefType(f32, (*leading, *acc_type.get_shape())))
+                arg_attrs.append(DictionaryAttr({"sched.workspace": StringAttr("partials")}))
+            arg_types.append(MemRefType(i32, (plan.cta_tiles,)))
+            arg_attrs.append(DictionaryAttr({"sched.workspace": StringAttr("arrivals")}))
+        entry = Block(arg_types=arg_types)
+        self.args = list(entry.args)
+        for arg, source in zip(self.args, body.inputs, strict=False):
+            arg.name_hint = source.name_hint
+        self.outputs = self.args[len(body.inputs) : len(body.inputs) + len(body.outputs)]
+        for index, arg in enumerate(self.outputs):
+            arg.name_hint = f"out{index}"
+        scratch = self.args[len(body.inputs) + len(body.outputs) :]
+        self.workspaces = scratch[: len(body.mmas)]
+        self.arrivals = scratch[-1] if scratch else None
+        for index, arg in enumerate(self.workspaces):
+            arg.name_hint = f"partials{index}"
+        if self.arrivals is not None:
+            self.arrivals.name_hint = "arrivals"
+
+        index = _Index(entry)
+        cta = index.add(gpu.BlockIdOp(gpu.DimensionAttr(gpu.DimensionEnum.X))).results[0]
+        cta.name_hint = "cta"
+        size = plan.cluster_size
+        cluster = index.div(cta, size, "cluster")
+        rank = index.rem(cta, size, "rank")
+        if plan.persistent:
+            ctas = index.add(gpu.GridDimOp(gpu.DimensionAttr(gpu.DimensionEnum.X))).results[0]
+            ctas.name_hint = "grid"
+            clusters = index.div(ctas, size, "clusters")
+            loop_block = Block(arg_types=[IndexType()])
+            loop_block.args[0].name_hint = "unit"
+            self._unit(index.at(loop_block), loop_block.args[0], rank)
+            loop_block.add_op(scf.YieldOp())
+            index.add(scf.ForOp(cluster, index.const(plan.work_units), clusters, [], loop_block))
+        else:
+            self._unit(index, cluster, rank)
+        entry.add_op(func.ReturnOp())
+        constants = index.constant_ops()
+        if entry.first_op is not None:
+            entry.insert_ops_before(constants, entry.first_op)
+
+        kernel = func.FuncOp(
+            self.function.sym_name.data,
+            (arg_types, []),
+            Region(entry),
+            arg_attrs=ArrayAttr(arg_attrs),
+        )
+        kernel.attributes["sched.grid"] = IntegerAttr(plan.grid_ctas, i64)
+        kernel.attributes["sched.cluster"] = IntegerAttr(plan.cluster_size, i64)
+        kernel.attributes["sched.num_inputs"] = IntegerAttr(len(body.inputs), i64)
+        kernel.attributes["sched.num_outputs"] = IntegerAttr(len(body.outputs), i64)
+        for name in ("fusion.space", "sched.params"):
+            if name in self.function.attributes:
+                kernel.attributes[name] = self.function.attributes[name]
+        return kernel
+
+    def _coordinates(self, index: _Index, unit: SSAValue, rank: SSAValue) -> _Coordinates:
+        """Emit the arithmetic from a cluster's work unit to the CTA's tile coordinates."""
+        plan = self.plan
+        slice_ = None
+        if plan.split_k > 1:
+            slice_ = index.rem(unit, plan.split_k, "slice")
+            unit = index.div(unit, plan.split_k, "tile_unit")
+        tile_unit = unit
+        starts: dict[str, SSAValue] = {}
+        mn_units = plan.cluster_tiles_m * plan.cluster_tiles_n
+        if plan.batch_axes:
+            batch = index.div(unit, mn_units, "batch")
+            unit = index.rem(unit, mn_units, "mn_unit")
+            outermost, *inner = plan.batch_axes
+            for axis in reversed(inner):
+                starts[axis] = index.rem(batch, plan.space[axis], axis)
+                batch = index.div(batch, plan.space[axis])
+            starts[outermost] = batch
+        tile_m, tile_n = swizzled_tile(
+            index, unit, plan.cluster_tiles_m, plan.cluster_tiles_n, plan.raster, plan.swizzle
+        )
+        cluster_m, cluster_n = plan.cluster
+        if plan.cluster_size > 1:
+            tile_m = index.plus(index.mul(tile_m, cluster_m), index.rem(rank, cluster_m), "tile_m")
+            tile_n = index.plus(index.mul(tile_n, cluster_n), index.div(rank, cluster_m), "tile_n")
+        starts["m"] = index.mul(tile_m, plan.tile[0], "m0")
+        starts["n"] = index.mul(tile_n, plan.tile[1], "n0")
+        cta_tile = None
+        if plan.split_k > 1:
+            cta_tile = index.plus(index.mul(tile_unit, plan.cluster_size), rank, "cta_tile")
+        return _Coordinates(starts, cta_tile, slice_)
+
+    def _starts(
+        self, index: _Index, roles: Sequence[str], starts: dict[str, SSAValue]
+    ) -> list[SSAValue]:
+        return [starts[role] if role in starts else index.const(0) for role in roles]
+
+    def _unit(self, index: _Index, unit: SSAValue, rank: SSAValue) -> None:
+        """Emit the work of one unit: its K loop, then the epilogue or the split-K fixup."""
+        plan = self.plan
+        at = self._coordinates(index, unit, rank)
+        k_blocks = plan.k_blocks
+        first = index.const(0) if at.slice is None else at.slice
+        accumulators = self._k_loop(index, at, first, index.const(k_blocks), plan.split_k)
+        if plan.split_k == 1:
+            self._epilogue(index, at, accumulators)
+            return
+        assert at.cta_tile is not None and at.slice is not None and self.arrivals is not None
+        for accumulator, workspace in zip(accumulators, self.workspaces, strict=True):
+            index.add(sched.StorePartialOp(accumulator, workspace, [at.slice, at.cta_tile]))
+        arrived = index.add(sched.ArriveOp(self.arrivals, [at.cta_tile])).results[0]
+        arrived.name_hint = "arrived"
+        is_last = index.add(arith.CmpiOp(arrived, index.const(plan.split_k - 1), "eq")).results[0]
+        is_last.name_hint = "last_slice"
+        fixup = Block()
+        fixup_index = index.at(fixup)
+        sums = []
+        for workspace, acc_type in zip(self.workspaces, self.acc_types, strict=True):
+            reduce = sched.ReducePartialsOp(workspace, [at.cta_tile], acc_type)
+            total = fixup_index.add(reduce).results[0]
+            total.name_hint = "sum"
+            sums.append(total)
+        self._epilogue(fixup_index, at, sums)
+        fixup.add_op(scf.YieldOp())
+        index.add(scf.IfOp(is_last, [], [fixup]))
+
+    def _k_loop(
+        self, index: _Index, at: _Coordinates, first: SSAValue, last: SSAValue, step: int
+    ) -> list[SSAValue]:
+        """Emit the K loop over blocks first, first + step, ... < last: load, then mma."""
+        plan, body = self.plan, self.body
+        zeros: list[SSAValue] = []
+        acc_types: list[TensorType] = []
+        for mma in body.mmas:
+            acc_type = tile_type(mma.result.type, mma.out_roles.roles, plan)
+            acc_types.append(acc_type)
+            zero = index.add(sched.ZeroTileOp(acc_type)).results[0]
+            zero.name_hint = "zero"
+            zeros.append(zero)
+        loop = Block(arg_types=[IndexType(), *acc_types])
+        loop.args[0].name_hint = "kb"
+        for arg in loop.args[1:]:
+            arg.name_hint = "acc"
+        inner = index.at(loop)
+        k_starts = dict(at.starts)
+        k_starts["k"] = inner.mul(loop.args[0], plan.tile[2], "k0")
+        tiles: dict[SSAValue, SSAValue] = {}
+        results: list[SSAValue] = []
+        for mma, acc in zip(body.mmas, loop.args[1:], strict=True):
+            for operand in (mma.a, mma.b):
+                if operand in tiles:
+                    continue
+                position = body.inputs.index(operand)  # pyright: ignore[reportArgumentType]
+                roles = body.input_roles[position]
+                tiles[operand] = self._load(inner, position, roles, k_starts, with_k=True)
+            product = inner.add(
+                sched.MmaOp(
+                    tiles[mma.a], tiles[mma.b], acc, mma.a_roles, mma.b_roles, mma.out_roles
+                )
+            ).results[0]
+            product.name_hint = "acc"
+            results.append(product)
+        loop.add_op(scf.YieldOp(*results))
+        op = index.add(scf.ForOp(first, last, index.const(step), zeros, loop))
+        for result in op.results:
+            result.name_hint = "acc"
+        return list(op.results)
+
+    def _load(
+        self,
+        index: _Index,
+        position: int,
+        roles: Sequence[str],
+        starts: dict[str, SSAValue],
+        with_k: bool,
+    ) -> SSAValue:
+        """Emit the load of input `position`'s tile at the starts its roles select."""
+        source = self.body.inputs[position]
+        result_type = tile_type(source.type, roles, self.plan)
+        op = index.add(
+            sched.LoadTileOp(self.args[position], self._starts(index, roles, starts), result_type)
+        )
+        name = source.name_hint or f"arg{position}"
+        op.results[0].name_hint = f"{name}_tile"
+        return op.results[0]
+
+    def _epilogue(self, index: _Index, at: _Coordinates, accumulators: Sequence[SSAValue]) -> None:
+        """Emit the epilogue operand loads, the sched.epilogue region and the stores."""
+        plan, body = self.plan, self.body
+        used_inputs: list[int] = []
+        for op in body.epilogue:
+            for operand in op.operands:
+                if isinstance(operand, BlockArgument) and operand in body.inputs:
+                    position = body.inputs.index(operand)
+                    if position not in used_inputs:
+                        used_inputs.append(position)
+        operands = list(accumulators)
+        operands += [
+            self._load(index, position, body.input_roles[position], at.starts, with_k=False)
+            for position in used_inputs
+        ]
+        region_block = Block(arg_types=[operand.type for operand in operands])
+        mapping: dict[SSAValue, SSAValue] = {}
+        for mma, arg in zip(body.mmas, region_block.args, strict=False):
+            mapping[mma.result] = arg
+            arg.name_hint = mma.result.name_hint
+        for position, arg in zip(used_inputs, region_block.args[len(body.mmas) :], strict=True):
+            mapping[body.inputs[position]] = arg
+            arg.name_hint = body.inputs[position].name_hint
+        for op in body.epilogue:
+            roles = roles_of_value(op.results[0])
+            assert roles is not None
+            clone = type(op).create(
+                operands=[mapping[operand] for operand in op.operands],
+                result_types=[tile_type(op.results[0].type, roles, plan)],
+                properties=dict(op.properties),
+                attributes=dict(op.attributes),
+            )
+            clone.results[0].name_hint = op.results[0].name_hint
+            region_block.add_op(clone)
+            mapping[op.results[0]] = clone.results[0]
+        yielded = [mapping[value] for value in body.outputs]
+        region_block.add_op(sched.YieldOp(yielded))
+        epilogue = index.add(
+            sched.EpilogueOp(operands, [value.type for value in yielded], Region(region_block))
+        )
+        for position, (result, roles) in enumerate(
+            zip(epilogue.results, body.output_roles, strict=True)
+        ):
+            result.name_hint = body.outputs[position].name_hint
+            index.add(
+                sched.StoreTileOp(
+                    result, self.outputs[position], self._starts(index, roles, at.starts)
+                )
+            )
+
+
+def plan_of(view: ScheduleView) -> SchedulePlan:
+    """Read the tiles, order, cluster, split-K and grid from the schedule's transforms."""
+    params = view.params
+    tile = (view.tile_size("m"), view.tile_size("n"), view.tile_size("k"))
+    cluster = tuple(
+        1 if (split := view.cluster_split(role)) is None else split.factor.data
+        for role in ("m", "n")
+    )
+    swizzle = view.swizzle
+    if swizzle is None:
+        raise view.fail("the m and n tile indices are not merged (run tile-merge first)")
+    if swizzle.fast == view.cluster_axis("m") and swizzle.slow == view.cluster_axis("n"):
+        raster = "m"
+    elif swizzle.fast == view.cluster_axis("n") and swizzle.slow == view.cluster_axis("m"):
+        raster = "n"
+    else:
+        raise view.fail("sched.swizzle must merge the n and m tile indices")
+    tile_index = view.tile
+    if view.batch_axes:
+        merge = tile_index.owner
+        if not isinstance(merge, sched.MergeOp) or list(merge.axes) != [
+            *view.batch_axes,
+            swizzle.result,
+        ]:
+            raise view.fail("expected the batch axes merged outermost with the m and n tiles")
+    split_k = 1
+    slices = view.k_slices
+    if slices is not None:
+        if slices.parts is not None:
+            raise view.fail("split-K slices must be a split of the K blocks `by` the slices")
+        split_k = slices.factor.data
+    work = view.work
+    persistent = view.persistent
+    cluster_size = cluster[0] * cluster[1]
+    if persistent is not None:
+        slot = persistent.inner
+        grid = persistent.factor.data * cluster_size
+    else:
+        slot = work
+        grid = extent(work) * cluster_size
+    bound = view.bound("block_x")
+    cta = slot
+    rank = view.rank
+    if rank is not None:
+        merges = [
+            op
+            for op in view.users(slot, sched.MergeOp)
+            if isinstance(op, sched.MergeOp) and list(op.axes) == [slot, rank]
+        ]
+        cta = merges[0].result if merges else None
+    if cta is None or cta not in bound:
+        raise view.fail("the work index is not bound to block_x (run insert-persistent-loop first)")
+    del params
+    return SchedulePlan(
+        space=view.extents,
+        tile=tile,
+        cluster=(cluster[0], cluster[1]),
+        raster=raster,
+        swizzle=swizzle.group.data,
+        persistent=persistent is not None,
+        split_k=split_k,
+        grid=grid,
+    )
+
+
+class MaterializeSchedule(ModulePass):
+    """Lower each scheduled function to its kernel: loops, index arithmetic, tile ops."""
+
+    name = "materialize-schedule"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for function, schedule in list(scheduled_functions(op)):
+            plan = plan_of(ScheduleView(schedule, self.name))
+            kernel = _KernelBuilder(function, plan).build()
+            kernel.attributes["sched.params"] = schedule.params
+            op.body.block.insert_op_after(kernel, function)
+            function.detach()
+            function.erase()

@@ -1,0 +1,318 @@
+"""`tile-split`: start the schedule of a fusion and split m, n and k into tiles.
+
+For each `func.func` that carries `sched.params` (and `fusion.space` from
+propagate-axis-mapping), the pass adds a `sched.schedule @f params #sched.params<...>` op
+next to it, moving the params there. Its body holds the iteration space and three levels
+of splits per axis:
+
+    %b0, %m, %n, %k = sched.space b0 = 2, m = 300, n = 500, k = 200
+    %m_tile, %m_cta = sched.split %m by 128          // CTA tile
+    %m_wg, %m_wgi = sched.split %m_cta by 64         // warpgroup tile
+    %m_instr, %m_lane = sched.split %m_wgi by 64     // wgmma instruction
+    ... n likewise; k by the CTA tile's k and the instruction's k ...
+    sched.parallelize %m_wg to warpgroup
+    sched.parallelize %m_lane to instruction
+    sched.reorder %k_blk, %k_instr, %m_instr, %n_instr
+
+The module also holds `ScheduleView`, which the later schedule passes use to find the axes
+that tile-split, tile-merge, insert-persistent-loop and split-k created.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TypeVar
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import DiagnosticException
+
+from mmcomp.dialects import fusion, sched
+from mmcomp.errors import ScheduleError
+
+OperationT = TypeVar("OperationT", bound=Operation)
+
+SPACE_ATTR = "fusion.space"
+"""The function attribute holding the iteration space (from propagate-axis-mapping)."""
+
+
+def schedule_error(pass_name: str, function: str, message: str) -> DiagnosticException:
+    """A diagnostic naming the pass and the scheduled function."""
+    return DiagnosticException(f"{pass_name}: @{function}: {message}")
+
+
+def schedule_of(function: func.FuncOp) -> sched.ScheduleOp | None:
+    """The `sched.schedule` in the body of `function`, if any."""
+    for op in function.body.block.ops:
+        if isinstance(op, sched.ScheduleOp):
+            return op
+    return None
+
+
+def scheduled_functions(module: ModuleOp) -> Iterator[tuple[func.FuncOp, sched.ScheduleOp]]:
+    """Each function of the module that holds a `sched.schedule`, with that schedule."""
+    for function in [op for op in module.ops if isinstance(op, func.FuncOp)]:
+        schedule = schedule_of(function)
+        if schedule is not None:
+            yield function, schedule
+
+
+def append(schedule: sched.ScheduleOp, op: OperationT, *names: str) -> OperationT:
+    """Append `op` to the schedule body, naming its results."""
+    schedule.body.block.add_op(op)
+    for result, name in zip(op.results, names, strict=False):
+        result.name_hint = name
+    return op
+
+
+def split(
+    schedule: sched.ScheduleOp, axis: SSAValue, factor: int, outer: str, inner: str
+) -> tuple[SSAValue, SSAValue]:
+    """Append `sched.split %axis by factor`; return (outer, inner)."""
+    op = append(schedule, sched.SplitOp(axis, factor), outer, inner)
+    return op.results[0], op.results[1]
+
+
+def extent(axis: SSAValue) -> int:
+    """The extent of an axis handle."""
+    axis_type = axis.type
+    assert isinstance(axis_type, sched.AxisType)
+    return axis_type.extent.data
+
+
+@dataclass
+class ScheduleView:
+    """The axes of a schedule built by the schedule passes, found from its transforms."""
+
+    schedule: sched.ScheduleOp
+    pass_name: str
+
+    def fail(self, message: str) -> DiagnosticException:
+        """A diagnostic naming the pass and the function."""
+        function = self.schedule.parent_op()
+        name = function.sym_name.data if isinstance(function, func.FuncOp) else "?"
+        return schedule_error(self.pass_name, name, message)
+
+    @property
+    def params(self) -> sched.ScheduleParams:
+        """The schedule parameters."""
+        return self.schedule.params.data
+
+    @property
+    def space(self) -> sched.SpaceOp:
+        """The `sched.space` op."""
+        space = self.schedule.space
+        if space is None:
+            raise self.fail("the schedule has no sched.space")
+        return space
+
+    @property
+    def extents(self) -> dict[str, int]:
+        """The iteration space."""
+        return self.space.extents
+
+    @property
+    def batch_axes(self) -> list[SSAValue]:
+        """The batch axes of the space, outermost first."""
+        return [self.space.axis(name) for name in self.extents if name.startswith("b")]
+
+    def ops(self) -> list[Operation]:
+        """The transforms, in order."""
+        return list(self.schedule.body.block.ops)
+
+    def users(self, axis: SSAValue, kind: type[Operation]) -> list[Operation]:
+        """The transforms of type `kind` that use `axis`."""
+        return [op for op in self.ops() if isinstance(op, kind) and axis in op.operands]
+
+    def split_of(self, axis: SSAValue) -> sched.SplitOp | None:
+        """The split of `axis`, if there is one."""
+        splits = self.users(axis, sched.SplitOp)
+        if not splits:
+            return None
+        op = splits[0]
+        assert isinstance(op, sched.SplitOp)
+        return op
+
+    def tile_split(self, role: str) -> sched.SplitOp:
+        """The CTA-tile split of axis m, n or k."""
+        if role not in self.extents:
+            raise self.fail(f"the iteration space has no axis {role}")
+        op = self.split_of(self.space.axis(role))
+        if op is None:
+            raise self.fail(f"axis {role} is not split into tiles (run tile-split first)")
+        return op
+
+    def tile_axis(self, role: str) -> SSAValue:
+        """The tile index along m, n or k (the K block for k)."""
+        return self.tile_split(role).outer
+
+    def tile_size(self, role: str) -> int:
+        """The CTA tile's extent along m, n or k."""
+        return self.tile_split(role).factor.data
+
+    def cluster_split(self, role: str) -> sched.SplitOp | None:
+        """The split of the m or n tile index by the cluster shape, if any."""
+        return self.split_of(self.tile_axis(role))
+
+    def cluster_axis(self, role: str) -> SSAValue:
+        """The cluster tile index along m or n (the tile index without clusters)."""
+        op = self.cluster_split(role)
+        return self.tile_axis(role) if op is None else op.outer
+
+    @property
+    def swizzle(self) -> sched.SwizzleOp | None:
+        """The swizzle merging the m and n (cluster) tile indices, if any."""
+        for op in self.ops():
+            if isinstance(op, sched.SwizzleOp):
+                return op
+        return None
+
+    @property
+    def rank(self) -> SSAValue | None:
+        """The CTA's rank in its cluster (m fastest), if clusters are used."""
+        inner = [
+            split.inner
+            for split in (self.cluster_split("m"), self.cluster_split("n"))
+            if split is not None
+        ]
+        for op in self.ops():
+            if isinstance(op, sched.MergeOp) and inner and list(op.axes) == inner[::-1]:
+                return op.result
+        if len(inner) == 1:
+            return inner[0]
+        return None
+
+    @property
+    def tile(self) -> SSAValue:
+        """The linear output tile index (batch outermost)."""
+        swizzle = self.swizzle
+        if swizzle is None:
+            raise self.fail("the m and n tile indices are not merged (run tile-merge first)")
+        merged = swizzle.result
+        for op in self.users(merged, sched.MergeOp):
+            assert isinstance(op, sched.MergeOp)
+            if list(op.axes)[-1] == merged:
+                return op.result
+        return merged
+
+    @property
+    def k_slices(self) -> sched.SplitOp | None:
+        """The split-K split of the K block axis, if any."""
+        return self.split_of(self.tile_axis("k"))
+
+    @property
+    def work(self) -> SSAValue:
+        """The linear work index: the tile index, merged with the split-K slice if any."""
+        tile = self.tile
+        slices = self.k_slices
+        if slices is None:
+            return tile
+        for op in self.users(tile, sched.MergeOp):
+            assert isinstance(op, sched.MergeOp)
+            if list(op.axes) == [tile, slices.inner]:
+                return op.result
+        raise self.fail("the split-K slice is not merged with the tile index")
+
+    @property
+    def persistent(self) -> sched.SplitOp | None:
+        """The split of the work index by the grid (the persistent loop), if any."""
+        return self.split_of(self.work)
+
+    def bound(self, to: str) -> list[SSAValue]:
+        """The axes bound to `to` by sched.parallelize."""
+        return [
+            op.axis for op in self.ops() if isinstance(op, sched.ParallelizeOp) and op.to.data == to
+        ]
+
+
+def _problem(function: func.FuncOp) -> sched.Problem:
+    return sched.problem_of(function)
+
+
+class TileSplit(ModulePass):
+    """Split m, n and k by the CTA tile, the warpgroup tile and the instruction shape."""
+
+    name = "tile-split"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for function in [f for f in op.ops if isinstance(f, func.FuncOp)]:
+            if sched.PARAMS_ATTR not in function.attributes:
+                continue
+            self._split(function)
+
+    def _split(self, function: func.FuncOp) -> None:
+        name = function.sym_name.data
+        if schedule_of(function) is not None:
+            raise schedule_error(self.name, name, "already has a sched.schedule")
+        params_attr = function.attributes[sched.PARAMS_ATTR]
+        if not isinstance(params_attr, sched.ScheduleParamsAttr):
+            raise schedule_error(
+                self.name,
+                name,
+                f"'{sched.PARAMS_ATTR}' must be #sched.params<...>, found {params_attr}",
+            )
+        space = function.attributes.get(SPACE_ATTR)
+        if not isinstance(space, fusion.IterationSpaceAttr):
+            raise schedule_error(
+                self.name, name, f"no '{SPACE_ATTR}' attribute (run propagate-axis-mapping first)"
+            )
+        extents = space.extents
+        for axis in ("m", "n", "k"):
+            if axis not in extents:
+                raise schedule_error(
+                    self.name, name, f"the iteration space {extents} has no axis {axis}"
+                )
+        params = params_attr.data
+        try:
+            params.check(_problem(function))
+        except ScheduleError as error:
+            raise schedule_error(self.name, name, str(error)) from error
+
+        schedule = sched.ScheduleOp(params_attr)
+        block = function.body.block
+        if block.first_op is None:
+            raise schedule_error(self.name, name, "has an empty body")
+        block.insert_op_before(schedule, block.first_op)
+        del function.attributes[sched.PARAMS_ATTR]
+        space_op = append(schedule, sched.SpaceOp(extents), *extents)
+        tile_m, tile_n, tile_k = params.tile
+        wg_m, wg_n = params.warpgroup
+        instr_m, instr_n, instr_k = params.instr
+        serial: list[SSAValue] = []
+        lanes: list[SSAValue] = []
+        warpgroups: list[SSAValue] = []
+        for axis, tile, warpgroup, instr in (
+            ("m", tile_m, wg_m, instr_m),
+            ("n", tile_n, wg_n, instr_n),
+        ):
+            _, cta = split(schedule, space_op.axis(axis), tile, f"{axis}_tile", f"{axis}_cta")
+            wg, wg_inner = split(schedule, cta, warpgroup, f"{axis}_wg", f"{axis}_wgi")
+            step, lane = split(schedule, wg_inner, instr, f"{axis}_instr", f"{axis}_lane")
+            warpgroups.append(wg)
+            serial.append(step)
+            lanes.append(lane)
+        k_block, k_inner = split(schedule, space_op.axis("k"), tile_k, "k_blk", "k_cta")
+        k_step, k_lane = split(schedule, k_inner, instr_k, "k_instr", "k_lane")
+        for axis in warpgroups:
+            append(schedule, sched.ParallelizeOp(axis, "warpgroup"))
+        for axis in [*lanes, k_lane]:
+            append(schedule, sched.ParallelizeOp(axis, "instruction"))
+        for axis in [k_block, k_step, *serial]:
+            append(schedule, sched.ParallelizeOp(axis, "serial"))
+        append(schedule, sched.ReorderOp([k_block, k_step, *serial]))
+
+
+def reorder(schedule: sched.ScheduleOp, outermost: SSAValue) -> None:
+    """Put `outermost` first in the schedule's serial loop order."""
+    block: Block = schedule.body.block
+    old = [op for op in block.ops if isinstance(op, sched.ReorderOp)]
+    axes = [outermost]
+    for op in old:
+        axes += [axis for axis in op.axes if axis not in axes]
+        op.detach()
+        op.erase()
+    append(schedule, sched.ReorderOp(axes))

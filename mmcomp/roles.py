@@ -1,0 +1,525 @@
+"""Axis roles: the one iteration space of a fusion and the role of each tensor axis in it.
+
+A fusion kernel walks one iteration space, `b0, b1, ..., m, n, k` (batch axes outermost).
+Every axis of every tensor value of the fusion is one of those iteration axes, or `_`
+(absent: a size-1 axis that broadcasts). The contractions fix the roles of their operands
+and results; pointwise ops, casts and broadcasts carry them to every other value (forwards
+and backwards, so an epilogue operand such as bias[N] or T[M, N] gets its roles from the
+value it meets). Values that no contraction reaches line up with the contraction's result,
+`[b..., m, n]`, aligned to the right.
+
+`infer_axis_mapping(func)` computes the mapping, and reports inconsistent roles as a
+verifier error at the op where they meet. After `propagate-axis-mapping` the mapping is also
+stored in the IR (`fusion.space` on the function, `fusion.roles` on every op and argument);
+`roles_of` and `iteration_space` read it from there, or infer it when it is absent.
+See docs/axis-roles.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, NoReturn
+
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, TensorType
+from xdsl.dialects.func import FuncOp
+from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
+from xdsl.utils.exceptions import VerifyException
+
+from mmcomp.dialects.fusion import (
+    AxisRolesAttr,
+    BroadcastOp,
+    CastOp,
+    FusedMultiplySumOp,
+    IterationSpaceAttr,
+    LinearOp,
+    MatmulOp,
+    MmaOp,
+    PointwiseOp,
+    role_order,
+)
+from mmcomp.errors import FusionError
+
+if TYPE_CHECKING:
+    from mmcomp.frontend import Value
+
+ABSENT = "_"
+"""The role of a size-1 axis that broadcasts: it is no iteration axis."""
+
+ROLES_KEY = "fusion.roles"
+"""The attribute name of an op's result roles and of a function argument's roles."""
+
+SPACE_KEY = "fusion.space"
+"""The attribute name of a function's iteration space."""
+
+_ROLE_NAMES = {"m": "M", "n": "N", "k": "K"}
+
+Node = tuple[SSAValue, int]
+"""One axis of one tensor value."""
+
+
+def batch_role(index: int) -> str:
+    """The role of the batch axis `index` (0 is the outermost): b0, b1, ..."""
+    return f"b{index}"
+
+
+def _role_name(role: str) -> str:
+    if role in _ROLE_NAMES:
+        return _ROLE_NAMES[role]
+    return f"batch axis {role}"
+
+
+def _shape(value: SSAValue) -> tuple[int, ...]:
+    value_type = value.type
+    assert isinstance(value_type, TensorType)
+    return tuple(value_type.get_shape())
+
+
+def _fail(op: Operation, message: str) -> NoReturn:
+    """Raise a verifier error at `op`, as a verifier would, so that diagnostics point at it."""
+    op.emit_error(message, VerifyException(message))
+
+
+@dataclass
+class ContractionRoles:
+    """The roles that one contraction gives its operands and result, and the extents it fixes."""
+
+    op: Operation
+    """The contraction: fusion.matmul, fusion.linear, fusion.fused_multiply_sum or fusion.mma."""
+    a_roles: tuple[str, ...]
+    """The roles of the first factor's axes."""
+    b_roles: tuple[str, ...]
+    """The roles of the second factor's axes."""
+    out_roles: tuple[str, ...]
+    """The roles of the result's axes."""
+    extents: dict[str, int]
+    """The extent of each iteration axis the contraction spans (absent axes are 1)."""
+    bias_roles: tuple[str, ...] | None = None
+    """The roles of fusion.linear's bias, when it has one."""
+
+    def operand_roles(self) -> Iterator[tuple[str, SSAValue, tuple[str, ...]]]:
+        """(what, value, roles) for each operand and the result."""
+        yield "operand 'a'", self.op.operands[0], self.a_roles
+        yield "operand 'b'", self.op.operands[1], self.b_roles
+        if self.bias_roles is not None:
+            yield "operand 'bias'", self.op.operands[2], self.bias_roles
+        yield "result", self.op.results[0], self.out_roles
+
+
+def _batch_operand_roles(shape: Sequence[int], out_batch: Sequence[int]) -> tuple[str, ...]:
+    """The roles of an operand's batch dims, aligned right to the result's (numpy rules)."""
+    offset = len(out_batch) - len(shape)
+    return tuple(
+        batch_role(offset + axis) if extent == out_batch[offset + axis] else ABSENT
+        for axis, extent in enumerate(shape)
+    )
+
+
+def _matmul_roles(op: MatmulOp) -> ContractionRoles:
+    a, b, out = _shape(op.a), _shape(op.b), _shape(op.result)
+    out_batch = out[:-2]
+    extents = {batch_role(i): extent for i, extent in enumerate(out_batch)}
+    extents |= {"m": a[-2], "n": b[-1], "k": a[-1]}
+    return ContractionRoles(
+        op,
+        a_roles=(*_batch_operand_roles(a[:-2], out_batch), "m", "k"),
+        b_roles=(*_batch_operand_roles(b[:-2], out_batch), "k", "n"),
+        out_roles=(*(batch_role(i) for i in range(len(out_batch))), "m", "n"),
+        extents=extents,
+    )
+
+
+def _linear_roles(op: LinearOp) -> ContractionRoles:
+    a, w = _shape(op.a), _shape(op.w)
+    batch = tuple(batch_role(i) for i in range(len(a) - 2))
+    extents = {role: extent for role, extent in zip(batch, a[:-2], strict=True)}
+    extents |= {"m": a[-2], "n": w[0], "k": a[-1]}
+    return ContractionRoles(
+        op,
+        a_roles=(*batch, "m", "k"),
+        b_roles=("n", "k"),
+        out_roles=(*batch, "m", "n"),
+        extents=extents,
+        bias_roles=("n",) if op.bias is not None else None,
+    )
+
+
+def _fused_multiply_sum_roles(op: FusedMultiplySumOp) -> ContractionRoles:
+    a, b = _shape(op.a), _shape(op.b)
+    summed = op.summed_axes
+    if len(summed) != 1:
+        _fail(
+            op,
+            f"{op.name}: property 'axes': expected one summed axis (the K axis), "
+            f"found {list(summed)}",
+        )
+    a_roles: list[str] = []
+    b_roles: list[str] = []
+    extents: dict[str, int] = {"m": 1, "n": 1}
+    batch_count = 0
+    for axis, (a_extent, b_extent) in enumerate(zip(a, b, strict=True)):
+        if axis in summed:
+            if a_extent != b_extent:
+                _fail(
+                    op,
+                    f"{op.name}: summed axis {axis}: expected equal extents in 'a' and 'b', "
+                    f"found {a_extent} and {b_extent}",
+                )
+            role = "k"
+            a_roles.append(role)
+            b_roles.append(role)
+            extents[role] = a_extent
+            continue
+        if a_extent == b_extent == 1:
+            a_roles.append(ABSENT)
+            b_roles.append(ABSENT)
+            continue
+        if a_extent == b_extent:
+            role = batch_role(batch_count)
+            batch_count += 1
+            a_roles.append(role)
+            b_roles.append(role)
+            extents[role] = a_extent
+            continue
+        role = "m" if b_extent == 1 else "n"
+        if role in a_roles or role in b_roles:
+            factor = "'a'" if role == "m" else "'b'"
+            _fail(
+                op,
+                f"{op.name}: axis {axis}: a second {_role_name(role)} axis (extent > 1 in "
+                f"{factor} only); expected one",
+            )
+        a_roles.append(role if role == "m" else ABSENT)
+        b_roles.append(role if role == "n" else ABSENT)
+        extents[role] = max(a_extent, b_extent)
+    out_roles = tuple(
+        role if role != ABSENT or b_role == ABSENT else b_role
+        for axis, (role, b_role) in enumerate(zip(a_roles, b_roles, strict=True))
+        if axis not in summed
+    )
+    return ContractionRoles(op, tuple(a_roles), tuple(b_roles), out_roles, extents)
+
+
+def _mma_roles(op: MmaOp) -> ContractionRoles:
+    extents: dict[str, int] = {"m": 1, "n": 1, "k": 1}
+    for value, roles in (
+        (op.a, op.a_roles.roles),
+        (op.b, op.b_roles.roles),
+        (op.result, op.out_roles.roles),
+    ):
+        for role, extent in zip(roles, _shape(value), strict=True):
+            if role != ABSENT:
+                extents[role] = extent
+    return ContractionRoles(
+        op, op.a_roles.roles, op.b_roles.roles, op.out_roles.roles, extents=extents
+    )
+
+
+def contraction_roles(op: Operation) -> ContractionRoles | None:
+    """The roles a contraction gives its operands and result; None for other ops."""
+    if isinstance(op, MatmulOp):
+        return _matmul_roles(op)
+    if isinstance(op, LinearOp):
+        return _linear_roles(op)
+    if isinstance(op, FusedMultiplySumOp):
+        return _fused_multiply_sum_roles(op)
+    if isinstance(op, MmaOp):
+        return _mma_roles(op)
+    return None
+
+
+@dataclass
+class _AxisClasses:
+    """Union-find over tensor axes that must have one role; a class may carry that role."""
+
+    parent: dict[Node, Node] = field(default_factory=dict[Node, Node])
+    role: dict[Node, str] = field(default_factory=dict[Node, str])
+
+    def find(self, node: Node) -> Node:
+        """The representative of `node`'s class."""
+        root = node
+        while (up := self.parent.get(root, root)) != root:
+            root = up
+        while node != root:
+            self.parent[node], node = root, self.parent.get(node, node)
+        return root
+
+    def role_of(self, node: Node) -> str | None:
+        """The role of `node`'s class, or None when nothing has fixed it yet."""
+        return self.role.get(self.find(node))
+
+    def fix(self, node: Node, role: str) -> str | None:
+        """Give `node`'s class `role`; returns the class's other role on a conflict."""
+        root = self.find(node)
+        found = self.role.get(root)
+        if found is not None and found != role:
+            return found
+        self.role[root] = role
+        return None
+
+    def union(self, first: Node, second: Node) -> tuple[str, str] | None:
+        """Merge two classes; returns their two roles when they differ."""
+        first_root, second_root = self.find(first), self.find(second)
+        if first_root == second_root:
+            return None
+        first_role, second_role = self.role.get(first_root), self.role.get(second_root)
+        if first_role is not None and second_role is not None and first_role != second_role:
+            return first_role, second_role
+        self.parent[second_root] = first_root
+        if first_role is None and second_role is not None:
+            self.role[first_root] = second_role
+        self.role.pop(second_root, None)
+        return None
+
+
+@dataclass
+class AxisMapping:
+    """The iteration space of one fusion function and the roles of its tensor values."""
+
+    space: dict[str, int]
+    """Iteration axis -> extent, in canonical order (b0, b1, ..., m, n, k)."""
+    roles: dict[SSAValue, tuple[str, ...]]
+    """Tensor value -> the role of each of its axes."""
+    contractions: list[ContractionRoles]
+    """The contractions of the function, in program order."""
+
+
+def _is_tensor(value: SSAValue) -> bool:
+    return isinstance(value.type, TensorType)
+
+
+def _body(func: FuncOp) -> Block:
+    block = func.body.blocks.first
+    if block is None:
+        raise FusionError(f"func.func @{func.sym_name.data}: expected a body, found none")
+    return block
+
+
+def _tensor_values(func: FuncOp) -> Iterator[SSAValue]:
+    """The function's tensor arguments, then its ops' tensor results, in program order."""
+    block = _body(func)
+    yield from (arg for arg in block.args if _is_tensor(arg))
+    for op in block.ops:
+        yield from (result for result in op.results if _is_tensor(result))
+
+
+def _build_space(func: FuncOp, contractions: list[ContractionRoles]) -> dict[str, int]:
+    """The iteration space that every contraction must share."""
+    if not contractions:
+        _fail(
+            func,
+            f"func.func @{func.sym_name.data}: expected a contraction (fusion.matmul, "
+            "fusion.linear, fusion.fused_multiply_sum or fusion.mma) to define the "
+            "iteration space, found none",
+        )
+    first = contractions[0]
+    space = {"m": 1, "n": 1, "k": 1} | first.extents
+    for contraction in contractions[1:]:
+        op = contraction.op
+        batch = sorted(role for role in contraction.extents if role.startswith("b"))
+        space_batch = sorted(role for role in space if role.startswith("b"))
+        if batch != space_batch:
+            _fail(
+                op,
+                f"{op.name}: {len(batch)} batch axes here, but the iteration space has "
+                f"{len(space_batch)} (from the first contraction, {first.op.name}); every "
+                "contraction of a fusion shares one iteration space",
+            )
+        for role in sorted(space, key=role_order):
+            extent = contraction.extents.get(role, 1)
+            if extent != space[role]:
+                _fail(
+                    op,
+                    f"{op.name}: {_role_name(role)} is {extent} here, but the iteration space "
+                    f"has {role} = {space[role]} (from the first contraction, "
+                    f"{first.op.name}); every contraction of a fusion shares one iteration "
+                    "space",
+                )
+    return dict(sorted(space.items(), key=lambda item: role_order(item[0])))
+
+
+def _describe(value: SSAValue) -> str:
+    if isinstance(value, BlockArgument):
+        name = f" (%{value.name_hint})" if value.name_hint else ""
+        return f"function argument #{value.index}{name}"
+    return "result"
+
+
+def _report_site(value: SSAValue, func: FuncOp) -> Operation:
+    """The op at which a problem with `value` is reported: its definer, or its first user."""
+    if isinstance(value, OpResult):
+        return value.op
+    for use in value.uses:
+        return use.operation
+    return func
+
+
+def _propagate(op: Operation, classes: _AxisClasses) -> None:
+    """Tie the axes of `op`'s operands to those of its result, per the op's semantics."""
+    if isinstance(op, BroadcastOp):
+        in_shape, out_shape = _shape(op.input), _shape(op.result)
+        kept = [axis for axis, inserted in enumerate(op.inserted) if not inserted]
+        for in_axis, out_axis in enumerate(kept):
+            if in_shape[in_axis] != out_shape[out_axis]:
+                found = classes.fix((op.input, in_axis), ABSENT)
+                if found is not None:
+                    _fail(
+                        op,
+                        f"{op.name}: operand 'input': axis {in_axis} expands from extent 1, "
+                        f"so it must be absent (_), but it has role {found} elsewhere",
+                    )
+                continue
+            conflict = classes.union((op.result, out_axis), (op.input, in_axis))
+            if conflict is not None:
+                _fail(
+                    op,
+                    f"{op.name}: operand 'input': axis {in_axis} has role {conflict[1]}, but "
+                    f"axis {out_axis} of the result, which it becomes, has role {conflict[0]}",
+                )
+        return
+    if not isinstance(op, PointwiseOp | CastOp):
+        return
+    names = op.operand_names() if isinstance(op, PointwiseOp) else ("input",)
+    for name, operand in zip(names, op.operands, strict=True):
+        for axis in range(len(_shape(operand))):
+            conflict = classes.union((op.results[0], axis), (operand, axis))
+            if conflict is not None:
+                _fail(
+                    op,
+                    f"{op.name}: operand '{name}': axis {axis} has role {conflict[1]}, but "
+                    f"axis {axis} of the result has role {conflict[0]}; pointwise operands "
+                    "line up axis by axis",
+                )
+
+
+def infer_axis_mapping(func: FuncOp) -> AxisMapping:
+    """The iteration space and every tensor value's roles; a verifier error where none fit."""
+    block = _body(func)
+    contractions: list[ContractionRoles] = []
+    for op in block.ops:
+        contraction = contraction_roles(op)
+        if contraction is not None:
+            contractions.append(contraction)
+    space = _build_space(func, contractions)
+
+    classes = _AxisClasses()
+    for contraction in contractions:
+        for what, value, fixed in contraction.operand_roles():
+            for axis, role in enumerate(fixed):
+                found = classes.fix((value, axis), role)
+                if found is not None:
+                    _fail(
+                        contraction.op,
+                        f"{contraction.op.name}: {what}: axis {axis} needs role {role} here, "
+                        f"but has role {found} from an earlier op (chained contractions are "
+                        "not one iteration space)",
+                    )
+    for op in block.ops:
+        _propagate(op, classes)
+
+    batch = [role for role in space if role.startswith("b")]
+    layout = (*batch, "m", "n")
+    mapping: dict[SSAValue, tuple[str, ...]] = {}
+    for value in _tensor_values(func):
+        shape = _shape(value)
+        roles: list[str] = []
+        for axis, extent in enumerate(shape):
+            role = classes.role_of((value, axis))
+            if role is None and extent == 1:
+                role = ABSENT
+            if role is None:
+                position = axis - (len(shape) - len(layout))
+                candidate = layout[position] if 0 <= position < len(layout) else None
+                if candidate is None or space[candidate] != extent or candidate in roles:
+                    site = _report_site(value, func)
+                    sizes = ", ".join(f"{role} = {size}" for role, size in space.items())
+                    _fail(
+                        site,
+                        f"{site.name}: {_describe(value)}: axis {axis} (extent {extent}) fits "
+                        f"no axis of the iteration space ({sizes}); an epilogue operand must "
+                        "line up with the contraction's result, as [M, N], [1, N], [M, 1] or [N]",
+                    )
+                role = candidate
+            classes.fix((value, axis), role)
+            roles.append(role)
+        present = [role for role in roles if role != ABSENT]
+        if len(set(present)) != len(present):
+            site = _report_site(value, func)
+            _fail(
+                site,
+                f"{site.name}: {_describe(value)}: expected each iteration axis at most once "
+                f"among the axis roles, found {roles}",
+            )
+        mapping[value] = tuple(roles)
+    return AxisMapping(space, mapping, contractions)
+
+
+def annotate(func: FuncOp, mapping: AxisMapping) -> None:
+    """Store `mapping` in the IR: `fusion.space` on `func`, `fusion.roles` on ops and args."""
+    func.attributes[SPACE_KEY] = IterationSpaceAttr(mapping.space)
+    block = _body(func)
+    for op in block.ops:
+        if len(op.results) == 1 and op.results[0] in mapping.roles:
+            op.attributes[ROLES_KEY] = AxisRolesAttr(mapping.roles[op.results[0]])
+    arg_attrs: list[DictionaryAttr] = []
+    for index, arg in enumerate(block.args):
+        entries: dict[str, Any] = {}
+        if func.arg_attrs is not None:
+            entries |= func.arg_attrs.data[index].data
+        if arg in mapping.roles:
+            entries[ROLES_KEY] = AxisRolesAttr(mapping.roles[arg])
+        arg_attrs.append(DictionaryAttr(entries))
+    func.arg_attrs = ArrayAttr(arg_attrs)
+
+
+def _enclosing_func(value: SSAValue) -> FuncOp | None:
+    op = value.owner.parent_op()
+    while op is not None and not isinstance(op, FuncOp):
+        op = op.parent_op()
+    return op
+
+
+def _stored_roles(value: SSAValue, func: FuncOp) -> tuple[str, ...] | None:
+    """The roles that `propagate-axis-mapping` stored for `value`, if any."""
+    if isinstance(value, OpResult):
+        attr = value.op.attributes.get(ROLES_KEY)
+        return attr.roles if isinstance(attr, AxisRolesAttr) else None
+    if isinstance(value, BlockArgument) and func.arg_attrs is not None:
+        attr = func.arg_attrs.data[value.index].data.get(ROLES_KEY)
+        return attr.roles if isinstance(attr, AxisRolesAttr) else None
+    return None
+
+
+def roles_of(value: SSAValue | Value) -> tuple[str, ...]:
+    """The role of each axis of a tensor value, e.g. ("m", "_", "k")."""
+    if not isinstance(value, SSAValue):
+        ssa = getattr(value, "ssa", None)
+        if not isinstance(ssa, SSAValue):
+            raise FusionError(
+                f"roles_of: expected an xDSL SSAValue or an mmcomp Value, found "
+                f"{type(value).__name__}"
+            )
+        value = ssa
+    if not _is_tensor(value):
+        raise FusionError(f"roles_of: expected a tensor value, found one of type {value.type}")
+    func = _enclosing_func(value)
+    if func is None:
+        raise FusionError("roles_of: expected a value inside a func.func, found a detached one")
+    stored = _stored_roles(value, func)
+    if stored is not None:
+        return stored
+    try:
+        return infer_axis_mapping(func).roles[value]
+    except VerifyException as error:
+        raise FusionError(str(error)) from None
+
+
+def iteration_space(func: FuncOp) -> dict[str, int]:
+    """The extent of each iteration axis of a fusion function, b0, ..., m, n, k in order."""
+    stored = func.attributes.get(SPACE_KEY)
+    if isinstance(stored, IterationSpaceAttr):
+        return stored.extents
+    try:
+        return infer_axis_mapping(func).space
+    except VerifyException as error:
+        raise FusionError(str(error)) from None

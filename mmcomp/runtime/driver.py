@@ -1,0 +1,73 @@
+"""Access to the CUDA driver API of cuda-python, with every failure turned into an mmcomp error.
+
+`driver_api()` imports `cuda.bindings.driver` on first use (importing mmcomp never does), and
+`check(result, what)` turns a `CUresult` that is not `CUDA_SUCCESS` into
+`mmcomp.errors.CudaError(what, error_name)`, so that no caller has to look at status codes.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+from types import ModuleType
+from typing import Any
+
+from mmcomp.errors import CudaError, LaunchError
+
+
+@functools.cache
+def driver_api() -> ModuleType:
+    """The `cuda.bindings.driver` module; LaunchError when cuda-python is not installed."""
+    try:
+        driver = importlib.import_module("cuda.bindings.driver")
+    except ImportError as error:
+        raise LaunchError(
+            f"cannot use the GPU: cuda-python (cuda.bindings.driver) is not importable: {error}"
+        ) from error
+    return driver
+
+
+def error_name(result: Any) -> str:
+    """The driver's name for a `CUresult` (cuGetErrorName), or the enum's own name."""
+    driver = driver_api()
+    try:
+        err, name = driver.cuGetErrorName(result)
+    except Exception:  # no driver library: fall back to the binding's enum name
+        return getattr(result, "name", str(result))
+    if err != driver.CUresult.CUDA_SUCCESS or not name:
+        return getattr(result, "name", str(result))
+    return name.decode() if isinstance(name, bytes) else str(name)
+
+
+def error_string(result: Any) -> str:
+    """The driver's description of a `CUresult` (cuGetErrorString), or an empty string."""
+    driver = driver_api()
+    try:
+        err, text = driver.cuGetErrorString(result)
+    except Exception:
+        return ""
+    if err != driver.CUresult.CUDA_SUCCESS or not text:
+        return ""
+    return text.decode() if isinstance(text, bytes) else str(text)
+
+
+def check(returned: Any, what: str, detail: str = "") -> Any:
+    """Raise CudaError(what, name) unless a driver call succeeded; return its other results.
+
+    cuda-python returns `(CUresult, value, ...)` or a bare 1-tuple: the value (or a tuple of
+    values, or None) is returned.
+    """
+    driver = driver_api()
+    if isinstance(returned, tuple):
+        result, values = returned[0], returned[1:]
+    else:
+        result, values = returned, ()
+    if result != driver.CUresult.CUDA_SUCCESS:
+        description = error_string(result)
+        message = "; ".join(part for part in (description, detail) if part)
+        raise CudaError(what, error_name(result), message)
+    if not values:
+        return None
+    if len(values) == 1:
+        return values[0]
+    return values

@@ -1,0 +1,191 @@
+"""Kernel launch through cuLaunchKernelEx, with a cluster dimension, on a stream.
+
+The kernel-parameter array holds one host pointer per argument, pointing at its bytes:
+
+- a `TensorMap`: its 128 bytes (`CUtensorMap.getPtr()`), passed by value;
+- a `DeviceArray` (or a torch/cupy tensor, anything `as_device_array` accepts): the 64-bit
+  device address;
+- a numpy scalar (`np.int32(5)`, `np.float32(0.5)`, `np.uint64(...)`): its bytes;
+- a ctypes scalar (`ctypes.c_uint32(7)`): its bytes.
+
+Plain Python ints and floats are refused: their PTX width would be a guess. When the kernel
+reports its parameters (cuFuncGetParamInfo), count and sizes are checked before launching.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from mmcomp.errors import LaunchError
+from mmcomp.runtime.arrays import DeviceArray, as_device_array
+from mmcomp.runtime.device import ensure_context
+from mmcomp.runtime.driver import check, driver_api
+from mmcomp.runtime.module import Function
+from mmcomp.runtime.stream import stream_handle
+from mmcomp.runtime.tensormap import TENSOR_MAP_BYTES, TensorMap
+
+MAX_CLUSTER_SIZE = 8
+"""CTAs per cluster that every Hopper part supports (16 needs a non-portable opt-in)."""
+
+STATIC_SHARED_LIMIT = 48 * 1024
+"""Dynamic shared memory above this needs the function's opt-in attribute."""
+
+
+def _dim3(value: int | Sequence[int], what: str) -> tuple[int, int, int]:
+    """A (x, y, z) triple of positive ints from an int or a sequence of 1 to 3 ints."""
+    values = [value] if isinstance(value, int) else list(value)
+    if not 1 <= len(values) <= 3:
+        raise LaunchError(f"launch: {what} must have 1 to 3 dimensions, found {values}")
+    values += [1] * (3 - len(values))
+    for entry in values:
+        if isinstance(entry, bool) or not isinstance(entry, int | np.integer) or entry < 1:
+            raise LaunchError(f"launch: {what} must be positive integers, found {values}")
+    x, y, z = (int(entry) for entry in values)
+    return x, y, z
+
+
+class KernelArguments:
+    """The packed parameter array of one launch, and the storage it points into."""
+
+    def __init__(self, args: Sequence[Any]):
+        """Pack `args` (see the module docstring for what each may be)."""
+        self._storage: list[Any] = []
+        self.sizes: list[int] = []
+        """Bytes of each argument, as the kernel will read it."""
+        addresses: list[int] = []
+        for index, value in enumerate(args):
+            address, size = self._pack(index, value)
+            addresses.append(address)
+            self.sizes.append(size)
+        self.pointers = np.array(addresses, dtype=np.uint64)
+        """One host address per argument (the `void**` kernelParams)."""
+
+    def _pack(self, index: int, value: Any) -> tuple[int, int]:
+        """(host address of the argument's bytes, their size)."""
+        if isinstance(value, TensorMap):
+            self._storage.append(value)
+            return value.ptr, TENSOR_MAP_BYTES
+        if isinstance(value, np.generic) and not isinstance(value, np.void):
+            holder = np.array(value)
+            self._storage.append(holder)
+            return holder.ctypes.data, holder.itemsize
+        if isinstance(value, ctypes._SimpleCData):
+            self._storage.append(value)
+            return ctypes.addressof(value), ctypes.sizeof(value)
+        if isinstance(value, bool | int | float):
+            raise LaunchError(
+                f"launch: argument {index} is a Python {type(value).__name__}; pass a sized "
+                "scalar (np.int32, np.uint32, np.uint64, np.float32, ...)"
+            )
+        if isinstance(value, np.ndarray):
+            raise LaunchError(
+                f"launch: argument {index} is a host numpy array; copy it to the device first "
+                "(DeviceBuffer.from_host or bind_arrays)"
+            )
+        array = value if isinstance(value, DeviceArray) else as_device_array(value, f"#{index}")
+        if array is None:
+            raise LaunchError(
+                f"launch: argument {index} ({type(value).__name__}) is neither a tensor map, "
+                "a device array nor a sized scalar"
+            )
+        holder = np.array(array.ptr, dtype=np.uint64)
+        self._storage.extend((holder, array))
+        return holder.ctypes.data, 8
+
+
+def kernel_parameter_sizes(function: Function) -> list[int] | None:
+    """The byte size of each kernel parameter (cuFuncGetParamInfo), or None if unavailable."""
+    driver = driver_api()
+    query = getattr(driver, "cuFuncGetParamInfo", None)
+    if query is None:
+        return None
+    sizes: list[int] = []
+    while True:
+        returned = query(function.handle, len(sizes))
+        if returned[0] == driver.CUresult.CUDA_ERROR_INVALID_VALUE:
+            return sizes
+        if returned[0] != driver.CUresult.CUDA_SUCCESS:
+            return None
+        sizes.append(int(returned[2]))
+
+
+def check_arguments(function: Function, packed: KernelArguments) -> None:
+    """LaunchError when the arguments' count or sizes differ from the kernel's parameters."""
+    expected = kernel_parameter_sizes(function)
+    if expected is None:
+        return
+    if len(expected) != len(packed.sizes):
+        raise LaunchError(
+            f"launch: kernel {function.name} takes {len(expected)} parameters, "
+            f"found {len(packed.sizes)} arguments"
+        )
+    for index, (want, found) in enumerate(zip(expected, packed.sizes, strict=True)):
+        if want != found:
+            raise LaunchError(
+                f"launch: kernel {function.name} parameter {index} is {want} bytes, "
+                f"found an argument of {found} bytes"
+            )
+
+
+def launch(
+    function: Function,
+    grid: int | Sequence[int],
+    block: int | Sequence[int],
+    args: Sequence[Any] = (),
+    *,
+    cluster: int | Sequence[int] = 1,
+    smem_bytes: int = 0,
+    stream: Any = None,
+) -> None:
+    """Launch `function` on `grid` x `block` threads, `cluster` CTAs per cluster, on `stream`.
+
+    Dynamic shared memory above 48 KiB raises the function's limit first. The launch is
+    asynchronous: synchronize the stream (or copy results back) to see its effects.
+    """
+    ensure_context()
+    grid3 = _dim3(grid, "grid")
+    block3 = _dim3(block, "block")
+    cluster3 = _dim3(cluster, "cluster")
+    threads = block3[0] * block3[1] * block3[2]
+    if threads > 1024:
+        raise LaunchError(f"launch: block {list(block3)} has {threads} threads, at most 1024")
+    cluster_size = cluster3[0] * cluster3[1] * cluster3[2]
+    if cluster_size > MAX_CLUSTER_SIZE:
+        raise LaunchError(
+            f"launch: cluster {list(cluster3)} has {cluster_size} CTAs, at most {MAX_CLUSTER_SIZE}"
+        )
+    for axis, (blocks, ctas) in enumerate(zip(grid3, cluster3, strict=True)):
+        if blocks % ctas:
+            raise LaunchError(
+                f"launch: grid {list(grid3)} is not a multiple of cluster {list(cluster3)} "
+                f"along {'xyz'[axis]}"
+            )
+    if smem_bytes < 0:
+        raise LaunchError(f"launch: smem_bytes must be >= 0, found {smem_bytes}")
+    if smem_bytes > STATIC_SHARED_LIMIT and smem_bytes > function.max_dynamic_shared_bytes:
+        function.set_max_dynamic_shared_bytes(smem_bytes)
+    packed = KernelArguments(args)
+    check_arguments(function, packed)
+    driver = driver_api()
+    config = driver.CUlaunchConfig()
+    config.gridDimX, config.gridDimY, config.gridDimZ = grid3
+    config.blockDimX, config.blockDimY, config.blockDimZ = block3
+    config.sharedMemBytes = smem_bytes
+    config.hStream = stream_handle(stream)
+    attribute = driver.CUlaunchAttribute()
+    attribute.id = driver.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+    attribute.value.clusterDim.x, attribute.value.clusterDim.y, attribute.value.clusterDim.z = (
+        cluster3
+    )
+    config.attrs = [attribute]
+    config.numAttrs = 1
+    params = packed.pointers.ctypes.data if len(packed.sizes) else 0
+    check(
+        driver.cuLaunchKernelEx(config, function.handle, params, 0),
+        f"launching kernel {function.name} (grid {list(grid3)}, block {list(block3)}, "
+        f"cluster {list(cluster3)}, {smem_bytes} bytes of dynamic shared memory)",
+    )

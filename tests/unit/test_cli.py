@@ -1,0 +1,184 @@
+"""mmcomp-opt: parse errors with line and column, diagnostics, split input, -o, pass printing."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+GOOD = """\
+func.func @f(%a: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = fusion.relu %a : tensor<4x8xf32>
+  func.return %0 : tensor<4x8xf32>
+}
+"""
+
+MALFORMED = """\
+func.func @f(%a: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = fusion.relu %a tensor<4x8xf32>
+  func.return %0 : tensor<4x8xf32>
+}
+"""
+
+K_MISMATCH = """\
+func.func @k(%a: tensor<16x32xbf16>, %b: tensor<64x8xbf16>) -> tensor<16x8xf32> {
+  %0 = fusion.matmul %a, %b : (tensor<16x32xbf16>, tensor<64x8xbf16>) -> tensor<16x8xf32>
+  func.return %0 : tensor<16x8xf32>
+}
+"""
+
+BIAS_LENGTH = """\
+func.func @bias(%a: tensor<16x32xbf16>, %w: tensor<8x32xbf16>, %c: tensor<9xbf16>)
+    -> tensor<16x8xf32> {
+  %0 = fusion.linear %a, %w, %c : (tensor<16x32xbf16>, tensor<8x32xbf16>, tensor<9xbf16>)
+      -> tensor<16x8xf32>
+  func.return %0 : tensor<16x8xf32>
+}
+"""
+
+
+def mmcomp_opt(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    """Run mmcomp-opt (the installed console script, else `python -m mmcomp.cli`)."""
+    bin_dir = os.path.dirname(sys.executable)
+    script = shutil.which("mmcomp-opt", path=bin_dir)
+    command = [script] if script else [sys.executable, "-m", "mmcomp.cli"]
+    return subprocess.run(
+        [*command, *args], input=stdin, capture_output=True, text=True, timeout=120
+    )
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_console_script_is_installed():
+    assert shutil.which("mmcomp-opt", path=os.path.dirname(sys.executable)), (
+        "the mmcomp-opt console script is not installed beside this Python"
+    )
+    result = mmcomp_opt("--help")
+    assert result.returncode == 0
+    assert "mmcomp" in result.stdout and "--split-input-file" in result.stdout
+
+
+def test_malformed_file_gives_line_column_and_exit_1(tmp_path: Path):
+    path = write(tmp_path, "bad.mlir", MALFORMED)
+    result = mmcomp_opt(str(path))
+    assert result.returncode == 1
+    assert f"{path}:2:23" in result.stderr
+    assert "Expected ':'" in result.stderr
+    assert "Traceback" not in result.stderr + result.stdout
+
+
+def test_malformed_stdin(tmp_path: Path):
+    result = mmcomp_opt(stdin=MALFORMED)
+    assert result.returncode == 1
+    assert ":2:23" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_verifier_error_exits_1_without_traceback(tmp_path: Path):
+    result = mmcomp_opt(str(write(tmp_path, "k.mlir", K_MISMATCH)))
+    assert result.returncode == 1
+    assert (
+        "fusion.matmul: operand 'b': K extent (axis 0): expected 32 (the last axis of 'a'), "
+        "found 64"
+    ) in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_verify_diagnostics_with_split_input_file(tmp_path: Path):
+    text = K_MISMATCH + "\n// -----\n" + BIAS_LENGTH + "\n// -----\n" + GOOD
+    result = mmcomp_opt(
+        str(write(tmp_path, "diag.mlir", text)), "--verify-diagnostics", "--split-input-file"
+    )
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    k_error = out.index("fusion.matmul: operand 'b': K extent")
+    bias_error = out.index("fusion.linear: operand 'bias': expected shape [8] (N, the first")
+    good = out.index("fusion.relu %a : tensor<4x8xf32>")
+    assert k_error < bias_error < good
+    assert out.count("// -----") == 2
+
+
+def test_parsing_diagnostics_report_each_chunk(tmp_path: Path):
+    text = MALFORMED + "// -----\n" + MALFORMED
+    path = write(tmp_path, "parse.mlir", text)
+    result = mmcomp_opt(str(path), "--parsing-diagnostics", "--split-input-file")
+    assert result.returncode == 0
+    assert f"{path}:2:23" in result.stdout
+    assert f"{path}:7:23" in result.stdout  # line numbers count from the file's start
+
+
+def test_output_file_round_trips(tmp_path: Path):
+    first = tmp_path / "first.mlir"
+    second = tmp_path / "second.mlir"
+    source = EXAMPLES / "epilogue_silu.mlir"
+    assert mmcomp_opt(str(source), "-o", str(first)).returncode == 0
+    assert mmcomp_opt(str(first), "-o", str(second)).returncode == 0
+    assert first.read_text() == second.read_text()
+    assert "fusion.silu" in first.read_text()
+
+
+def test_print_between_passes_and_pass_options(tmp_path: Path):
+    path = write(tmp_path, "good.mlir", GOOD)
+    result = mmcomp_opt(
+        str(path),
+        "-p",
+        "approximate-math-with-bitcast{log=false exp=false},canonicalize,cse",
+        "--print-between-passes",
+    )
+    assert result.returncode == 0, result.stderr
+    assert "IR after approximate-math-with-bitcast:" in result.stdout
+    assert "IR after canonicalize:" in result.stdout
+    assert result.stdout.count("fusion.relu %a : tensor<4x8xf32>") == 3
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("-p", "no-such-pass"), "Unrecognized passes: ['no-such-pass']"),
+        (("-p", "canonicalize{bogus=1}"), 'Provided arguments ["bogus"] not found'),
+    ],
+)
+def test_bad_pipelines(tmp_path: Path, args: tuple[str, ...], message: str):
+    result = mmcomp_opt(str(write(tmp_path, "good.mlir", GOOD)), *args)
+    assert result.returncode == 1
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_missing_input_file(tmp_path: Path):
+    result = mmcomp_opt(str(tmp_path / "absent.mlir"))
+    assert result.returncode == 1
+    assert "No such file or directory" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_mmcomp_passes_are_registered():
+    result = mmcomp_opt("--help")
+    assert result.returncode == 0
+    from mmcomp.registry import PASSES
+
+    assert "propagate-axis-mapping" in PASSES
+
+
+def test_start_up_stays_lazy():
+    """Importing the driver loads neither numpy nor any mmcomp dialect module."""
+    code = (
+        "import sys, mmcomp.cli\n"
+        "heavy = [m for m in ('numpy', 'mmcomp.dialects.fusion', 'mmcomp.frontend') "
+        "if m in sys.modules]\n"
+        "print(heavy)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
