@@ -125,9 +125,7 @@ def ptxas_version(path: str | None = None) -> tuple[int, int]:
 
 _ENTRY = re.compile(r"Compiling entry function '([^']+)'")
 _FUNCTION = re.compile(r"Function properties for (\S+)")
-_FRAME = re.compile(
-    r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads"
-)
+_FRAME = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
 _USED = re.compile(r"Used (\d+) registers")
 _BARRIERS = re.compile(r"used (\d+) barriers")
 _SMEM = re.compile(r"(\d+) bytes smem")
@@ -138,12 +136,8 @@ def parse_resource_report(log: str) -> dict[str, ResourceReport]:
     fields: dict[str, dict[str, int]] = {}
     current: str | None = None
     for line in log.splitlines():
-        if match := _ENTRY.search(line):
-            current = match.group(1)
-            fields.setdefault(current, {})
-            continue
-        if match := _FUNCTION.search(line):
-            current = match.group(1)
+        if match := _ENTRY.search(line) or _FUNCTION.search(line):
+            current = str(match.group(1))
             fields.setdefault(current, {})
             continue
         if current is None:
@@ -269,3 +263,44 @@ def check_sass(cubin: bytes, present: Sequence[str] = (), absent: Sequence[str] 
                 f"{sass.splitlines()[line - 1].strip()}"
             )
     return sass
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`python -m mmcomp.ptxas FILE.ptx|-`: assemble, print the report, fail on spills."""
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="python -m mmcomp.ptxas",
+        description="Assemble PTX with ptxas, print the resource report per entry, and fail "
+        "if any entry spills (or misses a required SASS instruction).",
+    )
+    parser.add_argument("file", help="PTX file, or - for standard input")
+    parser.add_argument("--arch", default="sm_90a", help="target architecture (sm_90a)")
+    parser.add_argument("--max-registers", type=int, default=None, help="register budget")
+    parser.add_argument(
+        "--sass", action="append", default=[], help="regex that must be in the SASS (HGMMA)"
+    )
+    parser.add_argument(
+        "--no-sass", action="append", default=[], help="regex that must not be in the SASS"
+    )
+    args = parser.parse_args(argv)
+    ptx = sys.stdin.read() if args.file == "-" else Path(args.file).read_text()
+    try:
+        assembled = assemble(ptx, args.arch)
+        for report in assembled.resources.values():
+            print(
+                f"{report.entry}: {report.registers} registers, {report.spill_stores} bytes "
+                f"spill stores, {report.spill_loads} bytes spill loads, {report.stack_frame} "
+                f"bytes stack, {report.shared_memory} bytes smem, {report.barriers} barriers"
+            )
+        check_no_spills(assembled, args.max_registers)
+        if args.sass or args.no_sass:
+            check_sass(assembled.cubin, args.sass, args.no_sass)
+    except PtxasError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

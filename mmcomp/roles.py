@@ -63,6 +63,11 @@ def batch_role(index: int) -> str:
     return f"b{index}"
 
 
+def axes_by_role(roles: Sequence[str]) -> dict[str, int]:
+    """Iteration axis -> the tensor axis that has it, for the axes a value has (not `_`)."""
+    return {role: axis for axis, role in enumerate(roles) if role != ABSENT}
+
+
 def _role_name(role: str) -> str:
     if role in _ROLE_NAMES:
         return _ROLE_NAMES[role]
@@ -407,13 +412,16 @@ def infer_axis_mapping(func: FuncOp) -> AxisMapping:
         for what, value, fixed in contraction.operand_roles():
             for axis, role in enumerate(fixed):
                 found = classes.fix((value, axis), role)
-                if found is not None:
-                    _fail(
-                        contraction.op,
-                        f"{contraction.op.name}: {what}: axis {axis} needs role {role} here, "
-                        f"but has role {found} from an earlier op (chained contractions are "
-                        "not one iteration space)",
-                    )
+                if found is None:
+                    continue
+                hint = ""
+                if isinstance(value, OpResult) and contraction_roles(value.op) is not None:
+                    hint = " (chained contractions are not one iteration space)"
+                _fail(
+                    contraction.op,
+                    f"{contraction.op.name}: {what}: axis {axis} needs role {role} here, "
+                    f"but has role {found} elsewhere in the fusion{hint}",
+                )
     for op in block.ops:
         _propagate(op, classes)
 

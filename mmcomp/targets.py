@@ -96,14 +96,16 @@ def emit_module(module: PtxModuleOp) -> str:
         f".version {module.version.data}",
         f".target {module.target.data}",
         f".address_size {module.address_size.data}",
-        "",
     ]
+    previous: type | None = None
     for op in module.body.block.ops:
+        if isinstance(op, EntryOp) or previous is not SharedOp:
+            lines.append("")
         if isinstance(op, SharedOp):
             lines.append(op.ptx_decl())
         elif isinstance(op, EntryOp):
-            lines.append("")
             _emit_entry(op, lines)
+        previous = type(op)
     return "\n".join(lines) + "\n"
 
 

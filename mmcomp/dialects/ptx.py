@@ -18,12 +18,17 @@ Every instruction may be predicated: `%r = ptx.add %a, %b if %p : !ptx.reg<u32>`
 Building a kernel in Python (see `KernelBuilder`):
 
     module = PtxModuleOp()
-    k = KernelBuilder.entry(module, "vadd", [("a", "ptr"), ("n", "u32")], reqntid=(128,))
-    a = k.ld_param("a")
+    k = KernelBuilder.create(module, "vadd", [("a", "ptr"), ("n", "u32")], reqntid=(128,))
+    a, n = k.ld_param("a"), k.ld_param("n")      # registers are the returned SSA values
     tid = k.sreg("tid.x")
-    ...
+    with k.predicated(k.setp("lt", tid, n)):     # @%p guards what is appended inside
+        ...
     k.ret()
-    text = mmcomp.targets.emit_ptx(module)
+    text = mmcomp.targets.emit_ptx(module)       # PTX text; mmcomp.ptxas.assemble(text)
+
+Hopper ops (`ptx.tma_load`, `ptx.mbarrier_*`, `ptx.wgmma*`, `ptx.fence`, `ptx.setmaxnreg`,
+`ptx.elect_sync`, `ptx.stmatrix`, ...) are built with their constructors and
+`KernelBuilder.append`.
 """
 
 from __future__ import annotations
@@ -31,9 +36,10 @@ from __future__ import annotations
 import re
 import struct
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import ClassVar, Self, TypeVar
+from typing import ClassVar, Self, TypeVar, cast
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
@@ -56,7 +62,6 @@ from xdsl.ir import (
 )
 from xdsl.irdl import (
     AttrSizedOperandSegments,
-    ConstraintContext,
     IRDLOperation,
     OptOperandDef,
     OptResultDef,
@@ -82,7 +87,9 @@ from xdsl.irdl import (
 from xdsl.irdl import (
     var_result_def as _var_result_def,
 )
+from xdsl.irdl.constraints import VerificationContext
 from xdsl.parser import AttrParser, Parser
+from xdsl.parser.core import UnresolvedOperand
 from xdsl.printer import Printer
 from xdsl.traits import HasParent, IsolatedFromAbove, NoTerminator
 from xdsl.utils.exceptions import VerifyException
@@ -299,9 +306,7 @@ class PtxModuleOp(IRDLOperation):
 
     traits = traits_def(NoTerminator())
 
-    def __init__(
-        self, ops: Iterable[Operation] = (), version: str = "8.0", target: str = "sm_90a"
-    ):
+    def __init__(self, ops: Iterable[Operation] = (), version: str = "8.0", target: str = "sm_90a"):
         super().__init__(
             properties={
                 "version": StringAttr(version),
@@ -390,13 +395,11 @@ class SharedOp(IRDLOperation):
         align = self.alignment.data
         if align <= 0 or align & (align - 1):
             raise VerifyException(
-                f"ptx.shared @{self.sym_name.data}: alignment must be a power of two, "
-                f"found {align}"
+                f"ptx.shared @{self.sym_name.data}: alignment must be a power of two, found {align}"
             )
         if self.size is not None and self.size.data <= 0:
             raise VerifyException(
-                f"ptx.shared @{self.sym_name.data}: size must be positive, found "
-                f"{self.size.data}"
+                f"ptx.shared @{self.sym_name.data}: size must be positive, found {self.size.data}"
             )
 
     def print(self, printer: Printer) -> None:
@@ -423,9 +426,7 @@ class SharedOp(IRDLOperation):
         """The PTX declaration of this array."""
         if self.size is None:
             return f".extern .shared .align {self.alignment.data} .b8 {self.sym_name.data}[];"
-        return (
-            f".shared .align {self.alignment.data} .b8 {self.sym_name.data}[{self.size.data}];"
-        )
+        return f".shared .align {self.alignment.data} .b8 {self.sym_name.data}[{self.size.data}];"
 
 
 @irdl_op_definition
@@ -697,7 +698,7 @@ class PtxInstruction(IRDLOperation, ABC):
                 guard_follows = True
                 break
             props[key] = value
-        unresolved: list[Parser.UnresolvedOperand] = []
+        unresolved: list[UnresolvedOperand] = []
         first = None
         if _operand_defs(cls) and not guard_follows:
             first = parser.parse_optional_unresolved_operand()
@@ -729,8 +730,7 @@ class PtxInstruction(IRDLOperation, ABC):
             result_types = [single] * n_results
         if len(operand_types) != len(unresolved):
             parser.raise_error(
-                f"{cls.name}: {len(unresolved)} operands but {len(operand_types)} operand "
-                "types",
+                f"{cls.name}: {len(unresolved)} operands but {len(operand_types)} operand types",
                 pos,
                 parser.pos,
             )
@@ -759,9 +759,7 @@ def _fixed_defs(cls: type[IRDLOperation]) -> list[str]:
 
 
 def _fixed_result_defs(cls: type[IRDLOperation]) -> list[str]:
-    return [
-        n for n, d in cls.get_irdl_definition().results if not isinstance(d, VarResultDef)
-    ]
+    return [n for n, d in cls.get_irdl_definition().results if not isinstance(d, VarResultDef)]
 
 
 def _group(
@@ -774,9 +772,10 @@ def _group(
     spare = len(items) - fixed
     if spare < 0 or (not variadic and spare) or (optional and len(variadic) == 1 and spare > 1):
         names = ", ".join(n for n, _ in defs) or "none"
+        count = f"{fixed} or more" if variadic else str(fixed)
+        plural = "" if count == "1" else "s"
         raise VerifyException(
-            f"{cls.name}: expected {fixed}{'+' if variadic else ''} {what}s ({names}), "
-            f"found {len(items)}"
+            f"{cls.name}: expected {count} {what}{plural} ({names}), found {len(items)}"
         )
     groups: list[_T | list[_T]] = []
     index = 0
@@ -807,15 +806,13 @@ def _print_keyword(printer: Printer, value: Attribute) -> None:
 def _accepts(cls: type[IRDLOperation], key: str, sample: Attribute) -> bool:
     """Whether property `key` of `cls` admits attributes like `sample`."""
     try:
-        cls.get_irdl_definition().properties[key].constr.verify(sample, ConstraintContext())
+        cls.get_irdl_definition().properties[key].constr.verify(sample, VerificationContext())
     except VerifyException:
         return False
     return True
 
 
-def _parse_optional_keyword(
-    parser: Parser, cls: type[IRDLOperation], key: str
-) -> Attribute | None:
+def _parse_optional_keyword(parser: Parser, cls: type[IRDLOperation], key: str) -> Attribute | None:
     if _accepts(cls, key, IntAttr(0)) or _accepts(cls, key, FloatData(0.0)):
         number = parser.parse_optional_number()
         if isinstance(number, int):
@@ -873,8 +870,7 @@ def _require_category(op: Operation, what: str, value: SSAValue, categories: str
     allowed = [names.get(c, c) for c in categories.split(",")]
     if kind.category not in categories.split(","):
         raise VerifyException(
-            f"{op.name}: {what} must be a {'/'.join(allowed)} register, found "
-            f"!ptx.reg<{kind.name}>"
+            f"{op.name}: {what} must be a {'/'.join(allowed)} register, found !ptx.reg<{kind.name}>"
         )
     return kind
 
@@ -1052,9 +1048,7 @@ class SregOp(PtxInstruction):
     result = _result_def(RegType)
 
     def __init__(self, sreg: str, type: RegType = U32):
-        super().__init__(
-            properties={"sreg": StringAttr(sreg)}, operands=[[]], result_types=[type]
-        )
+        super().__init__(properties={"sreg": StringAttr(sreg)}, operands=[[]], result_types=[type])
 
     def verify_kinds(self) -> None:
         width = SPECIAL_REGISTERS.get(self.sreg.data)
@@ -1126,8 +1120,7 @@ class LdParamOp(PtxInstruction):
         param = entry.param(self.param.data)
         if param is None:
             raise VerifyException(
-                f"ptx.ld_param: entry @{entry.sym_name.data} has no parameter "
-                f"'{self.param.data}'"
+                f"ptx.ld_param: entry @{entry.sym_name.data} has no parameter '{self.param.data}'"
             )
         load_kind = PARAM_KINDS[param.kind.data]
         if not load_kind:
@@ -1196,7 +1189,7 @@ class LdOp(PtxInstruction):
     def ptx_text(self, name: NameOf) -> str:
         values = list(self.values)
         parts = ["ld"]
-        if self.qualifier is not None and self.qualifier.data in ("volatile", "relaxed.gpu"):
+        if self.qualifier is not None and self.qualifier.data != "nc":
             parts.append(self.qualifier.data)
         if self.space.data != "generic":
             parts.append(self.space.data)
@@ -1314,17 +1307,12 @@ class CvtaOp(PtxInstruction):
             )
         for what, value in (("source", self.src), ("result", self.result)):
             kind = _require_category(self, what, value, "b,u,s")
-            if kind.width not in (32, 64):
+            if kind.width != 64:
                 raise VerifyException(
-                    f"ptx.cvta: {what} must be a 32- or 64-bit register, found "
+                    f"ptx.cvta: {what} must be a 64-bit register (sm_90 has no 32-bit "
+                    f"addressing; cvt a shared address to u32 afterwards), found "
                     f"!ptx.reg<{kind.name}>"
                 )
-        src, dst = kind_of(self.src), kind_of(self.result)
-        if src.width != dst.width:
-            raise VerifyException(
-                f"ptx.cvta: source !ptx.reg<{src.name}> and result !ptx.reg<{dst.name}> must "
-                "have the same width (cvt a 64-bit shared address to u32 afterwards)"
-            )
 
     def ptx_text(self, name: NameOf) -> str:
         to = ".to" if self.direction is not None else ""
@@ -1360,9 +1348,7 @@ class BinaryOp(PtxInstruction, ABC):
 
     def ptx_text(self, name: NameOf) -> str:
         kind = kind_of(self.result)
-        return (
-            f"{self.mnemonic(kind)} {name(self.result)}, {name(self.lhs)}, {name(self.rhs)}"
-        )
+        return f"{self.mnemonic(kind)} {name(self.result)}, {name(self.lhs)}, {name(self.rhs)}"
 
 
 @irdl_op_definition
@@ -1533,8 +1519,7 @@ class MulWideOp(PtxInstruction):
     def ptx_text(self, name: NameOf) -> str:
         kind = kind_of(self.lhs)
         return (
-            f"mul.wide.{_arith_type(kind)} {name(self.result)}, {name(self.lhs)}, "
-            f"{name(self.rhs)}"
+            f"mul.wide.{_arith_type(kind)} {name(self.result)}, {name(self.lhs)}, {name(self.rhs)}"
         )
 
 
@@ -1560,9 +1545,7 @@ class TernaryOp(PtxInstruction, ABC):
         kind = kind_of(self.result)
         op = self.name.removeprefix("ptx.")
         mnemonic = f"{op}.rn.{kind.name}" if kind.is_float else f"{op}.lo.{_arith_type(kind)}"
-        return (
-            f"{mnemonic} {name(self.result)}, {name(self.a)}, {name(self.b)}, {name(self.c)}"
-        )
+        return f"{mnemonic} {name(self.result)}, {name(self.a)}, {name(self.b)}, {name(self.c)}"
 
 
 @irdl_op_definition
@@ -1864,9 +1847,7 @@ class CvtPackOp(PtxInstruction):
 
     def ptx_text(self, name: NameOf) -> str:
         kind = kind_of(self.result)
-        return (
-            f"cvt.rn.{kind.name}.f32 {name(self.result)}, {name(self.hi)}, {name(self.lo)}"
-        )
+        return f"cvt.rn.{kind.name}.f32 {name(self.result)}, {name(self.hi)}, {name(self.lo)}"
 
 
 # ----------------------------------------------------------------------------------------
@@ -1896,9 +1877,7 @@ class LabelOp(IRDLOperation):
 
     def verify_(self) -> None:
         if not _IDENT.match(self.label.data):
-            raise VerifyException(
-                f"ptx.label: '{self.label.data}' is not a valid PTX identifier"
-            )
+            raise VerifyException(f"ptx.label: '{self.label.data}' is not a valid PTX identifier")
 
 
 @irdl_op_definition
@@ -1984,8 +1963,7 @@ class BarOp(PtxInstruction):
             raise VerifyException("ptx.bar: bar.arrive needs a thread count")
         if self.count is not None and (self.count.data <= 0 or self.count.data % 32):
             raise VerifyException(
-                f"ptx.bar: thread count must be a positive multiple of 32, found "
-                f"{self.count.data}"
+                f"ptx.bar: thread count must be a positive multiple of 32, found {self.count.data}"
             )
 
     def ptx_text(self, name: NameOf) -> str:
@@ -2065,8 +2043,7 @@ class MbarrierArriveOp(PtxInstruction):
         _require_shared_address(self, "the barrier address", self.bar)
         if self.scope is not None and self.scope.data != "cluster":
             raise VerifyException(
-                f"ptx.mbarrier_arrive: scope must be 'cluster' or absent, found "
-                f"'{self.scope.data}'"
+                f"ptx.mbarrier_arrive: scope must be 'cluster' or absent, found '{self.scope.data}'"
             )
         if self.scope is not None and self.tx_bytes is not None:
             raise VerifyException(
@@ -2074,8 +2051,7 @@ class MbarrierArriveOp(PtxInstruction):
             )
         if self.tx_bytes is not None and not 0 <= self.tx_bytes.data < 2**20:
             raise VerifyException(
-                f"ptx.mbarrier_arrive: tx_bytes must be in [0, 2^20), found "
-                f"{self.tx_bytes.data}"
+                f"ptx.mbarrier_arrive: tx_bytes must be in [0, 2^20), found {self.tx_bytes.data}"
             )
 
     def ptx_text(self, name: NameOf) -> str:
@@ -2084,8 +2060,7 @@ class MbarrierArriveOp(PtxInstruction):
         if self.tx_bytes is None:
             return f"mbarrier.arrive.shared::cta.b64 _, [{name(self.bar)}]"
         return (
-            f"mbarrier.arrive.expect_tx.shared::cta.b64 _, [{name(self.bar)}], "
-            f"{self.tx_bytes.data}"
+            f"mbarrier.arrive.expect_tx.shared::cta.b64 _, [{name(self.bar)}], {self.tx_bytes.data}"
         )
 
 
@@ -2204,8 +2179,7 @@ class FenceOp(PtxInstruction):
     def verify_kinds(self) -> None:
         if self.kind.data not in FENCES:
             raise VerifyException(
-                f"ptx.fence: unknown fence '{self.kind.data}', expected one of "
-                f"{', '.join(FENCES)}"
+                f"ptx.fence: unknown fence '{self.kind.data}', expected one of {', '.join(FENCES)}"
             )
 
     def ptx_text(self, name: NameOf) -> str:
@@ -2707,19 +2681,30 @@ class InstOp(PtxInstruction):
 
 
 class KernelBuilder:
-    """Appends instructions to an entry's body; allocates registers by type on demand.
+    """Appends instructions to an entry's body; registers are the ops' results.
 
     Each method builds one op, appends it and returns its result (or the op when it has
-    none). `guard=`/`negated=` predicate the instruction.
+    none). `with builder.predicated(p):` guards every instruction appended inside.
+
+        module = PtxModuleOp()
+        k = KernelBuilder.create(module, "scale", [("x", "ptr"), ("n", "u32")])
+        x, n = k.ld_param("x"), k.ld_param("n")
+        i = k.sreg("tid.x")
+        with k.predicated(k.setp("lt", i, n)):
+            addr = k.add(x, k.mul_wide(i, k.const(4)))
+            (v,) = k.ld("global", addr, F32)
+            k.st("global", addr, [k.add(v, v)])
+        k.ret()
     """
 
     def __init__(self, entry: EntryOp):
         self.entry = entry
         """The entry being built."""
         self._labels = 0
+        self._guard: tuple[SSAValue, bool] | None = None
 
     @classmethod
-    def entry(
+    def create(
         cls,
         module: PtxModuleOp,
         name: str,
@@ -2733,31 +2718,42 @@ class KernelBuilder:
         module.body.block.add_op(entry)
         return cls(entry)
 
-    def append(self, op: _OpT, guard: SSAValue | None = None, negated: bool = False) -> _OpT:
-        """Append `op` (guarded by `guard` if given) to the body and return it."""
-        if guard is not None:
-            assert isinstance(op, PtxInstruction)
-            op = op.set_guard(guard, negated)  # pyright: ignore[reportAssignmentType]
+    def append(self, op: _OpT) -> _OpT:
+        """Append `op` to the body (guarded if inside `predicated`) and return it."""
+        if self._guard is not None and isinstance(op, PtxInstruction) and op.guard is None:
+            guarded = op.set_guard(*self._guard)
+            op.erase()
+            op = cast(_OpT, guarded)
         self.entry.body.block.add_op(op)
         return op
 
+    @contextmanager
+    def predicated(self, pred: SSAValue, negated: bool = False) -> Iterator[None]:
+        """Guard the instructions appended in this block with `@pred` (`@!pred`)."""
+        outer = self._guard
+        self._guard = (pred, negated)
+        try:
+            yield
+        finally:
+            self._guard = outer
+
     def fresh_label(self, stem: str = "L") -> str:
-        """A label name not used before in this builder."""
+        """A label name not used before by this builder."""
         self._labels += 1
         return f"{stem}_{self._labels}"
 
     # --- data movement ---
-    def const(self, value: int | float, type: RegType = U32, **kw: object) -> SSAValue:
+    def const(self, value: int | float, type: RegType = U32) -> SSAValue:
         """`mov` of an immediate."""
-        return self.append(ConstOp(value, type), **kw).result  # pyright: ignore[reportArgumentType]
+        return self.append(ConstOp(value, type)).result
 
-    def mov(self, src: SSAValue, type: RegType | None = None, **kw: object) -> SSAValue:
+    def mov(self, src: SSAValue, type: RegType | None = None) -> SSAValue:
         """Copy or reinterpret a register."""
-        return self.append(MovOp(src, type), **kw).result  # pyright: ignore[reportArgumentType]
+        return self.append(MovOp(src, type)).result
 
-    def assign(self, dst: SSAValue, src: SSAValue, **kw: object) -> AssignOp:
+    def assign(self, dst: SSAValue, src: SSAValue) -> AssignOp:
         """Overwrite register `dst` with `src`."""
-        return self.append(AssignOp(dst, src), **kw)  # pyright: ignore[reportArgumentType]
+        return self.append(AssignOp(dst, src))
 
     def sreg(self, sreg: str, type: RegType | None = None) -> SSAValue:
         """Read a special register (`tid.x`, `ctaid.x`, `laneid`, ...)."""
@@ -2785,47 +2781,42 @@ class KernelBuilder:
         type: RegType,
         count: int = 1,
         offset: int = 0,
-        **kw: object,
+        qualifier: str | None = None,
     ) -> list[SSAValue]:
         """Load `count` registers (1, 2 or 4)."""
-        op = self.append(LdOp(space, addr, type, count, offset), **kw)  # pyright: ignore[reportArgumentType]
-        return list(op.values)
+        return list(self.append(LdOp(space, addr, type, count, offset, qualifier)).values)
 
-    def st(
-        self, space: str, addr: SSAValue, values: Sequence[SSAValue], offset: int = 0, **kw: object
-    ) -> StOp:
+    def st(self, space: str, addr: SSAValue, values: Sequence[SSAValue], offset: int = 0) -> StOp:
         """Store registers (1, 2 or 4)."""
-        return self.append(StOp(space, addr, values, offset), **kw)  # pyright: ignore[reportArgumentType]
+        return self.append(StOp(space, addr, values, offset))
 
     def cvta(self, space: str, src: SSAValue, to: bool = False) -> SSAValue:
         """`cvta[.to].space.u64`."""
         return self.append(CvtaOp(space, src, RegType("u64"), to)).result
 
     # --- arithmetic ---
-    def binary(
-        self, op_type: type[BinaryOp], lhs: SSAValue, rhs: SSAValue, **kw: object
-    ) -> SSAValue:
-        """Any two-operand op (AddOp, MulOp, AndOp, ...)."""
-        return self.append(op_type(lhs, rhs), **kw).result  # pyright: ignore[reportArgumentType]
+    def binary(self, op_type: type[BinaryOp], lhs: SSAValue, rhs: SSAValue) -> SSAValue:
+        """Any two-operand op (AddOp, MulOp, AndOp, MinOp, ...)."""
+        return self.append(op_type(lhs, rhs)).result
 
-    def add(self, lhs: SSAValue, rhs: SSAValue, **kw: object) -> SSAValue:
+    def add(self, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
         """`add`."""
-        return self.binary(AddOp, lhs, rhs, **kw)
+        return self.binary(AddOp, lhs, rhs)
 
-    def sub(self, lhs: SSAValue, rhs: SSAValue, **kw: object) -> SSAValue:
+    def sub(self, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
         """`sub`."""
-        return self.binary(SubOp, lhs, rhs, **kw)
+        return self.binary(SubOp, lhs, rhs)
 
-    def mul(self, lhs: SSAValue, rhs: SSAValue, **kw: object) -> SSAValue:
-        """`mul.lo` / `mul`."""
-        return self.binary(MulOp, lhs, rhs, **kw)
+    def mul(self, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
+        """`mul.lo` (integers) or `mul` (floats)."""
+        return self.binary(MulOp, lhs, rhs)
 
     def mul_wide(self, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
         """`mul.wide`."""
         return self.append(MulWideOp(lhs, rhs)).result
 
     def mad(self, a: SSAValue, b: SSAValue, c: SSAValue) -> SSAValue:
-        """`mad.lo` / `mad.rn`."""
+        """`mad.lo` (integers) or `mad.rn` (floats)."""
         return self.append(MadOp(a, b, c)).result
 
     def fma(self, a: SSAValue, b: SSAValue, c: SSAValue) -> SSAValue:
@@ -2840,9 +2831,9 @@ class KernelBuilder:
         """`shr`."""
         return self.append(ShrOp(value, amount)).result
 
-    def setp(self, cmp: str, lhs: SSAValue, rhs: SSAValue, **kw: object) -> SSAValue:
-        """`setp.cmp`."""
-        return self.append(SetpOp(cmp, lhs, rhs), **kw).result  # pyright: ignore[reportArgumentType]
+    def setp(self, cmp: str, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
+        """`setp.cmp` into a new predicate."""
+        return self.append(SetpOp(cmp, lhs, rhs)).result
 
     def selp(self, if_true: SSAValue, if_false: SSAValue, cond: SSAValue) -> SSAValue:
         """`selp`."""
@@ -2857,7 +2848,7 @@ class KernelBuilder:
         return self.append(CvtPackOp(hi, lo, type)).result
 
     def unary(self, op_type: type[UnaryOp], src: SSAValue) -> SSAValue:
-        """Any one-operand op (Ex2Op, TanhOp, RcpOp, NegOp, ...)."""
+        """Any one-operand op (Ex2Op, TanhOp, RcpOp, NegOp, NotOp, ...)."""
         return self.append(op_type(src)).result
 
     # --- control ---
@@ -2866,8 +2857,11 @@ class KernelBuilder:
         return self.append(LabelOp(label))
 
     def bra(self, target: str, guard: SSAValue | None = None, negated: bool = False) -> BraOp:
-        """Branch, optionally predicated."""
-        return self.append(BraOp(target), guard, negated)
+        """Branch, predicated by `guard` if given."""
+        op = BraOp(target)
+        if guard is not None:
+            op = op.set_guard(guard, negated)
+        return self.append(op)
 
     def bar(self, mode: str = "sync", barrier_id: int = 0, count: int | None = None) -> BarOp:
         """`bar.sync` / `bar.arrive`."""
@@ -2882,14 +2876,10 @@ class KernelBuilder:
         return self.append(ExitOp())
 
     def inst(
-        self,
-        template: str,
-        args: Sequence[SSAValue] = (),
-        result_types: Sequence[RegType] = (),
-        **kw: object,
+        self, template: str, args: Sequence[SSAValue] = (), result_types: Sequence[RegType] = ()
     ) -> InstOp:
         """An instruction written as a template (see `InstOp`)."""
-        return self.append(InstOp(template, args, result_types), **kw)  # pyright: ignore[reportArgumentType]
+        return self.append(InstOp(template, args, result_types))
 
 
 PTX = Dialect(

@@ -62,7 +62,7 @@ ACCUMULATE_DTYPES = (np.dtype(np.float64), np.dtype(np.float32))
 """The accumulation types the interpreter supports."""
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
-_erf = np.vectorize(math.erf, otypes=[np.float64])
+_erf = np.frompyfunc(math.erf, 1, 1)
 
 
 def numpy_dtype(element_type: Attribute) -> np.dtype:
@@ -233,7 +233,7 @@ class FusionFunctions(InterpreterFunctions):
                 x + self.accumulate.type(0.044715) * x * x * x
             )
             return self._rounded(op, half * x * (one + np.tanh(inner)))
-        erf = _erf(x.astype(np.float64) / math.sqrt(2.0)).astype(self.accumulate)
+        erf = np.asarray(_erf(x.astype(np.float64) / math.sqrt(2.0))).astype(self.accumulate)
         return self._rounded(op, half * x * (one + erf))
 
     @impl(NegOp)

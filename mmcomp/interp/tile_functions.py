@@ -125,7 +125,9 @@ def mma_tile(
     a_matrix = _matrix_view(a, a_roles, "m", "k").astype(np.float32)
     b_matrix = _matrix_view(b, b_roles, "k", "n").astype(np.float32)
     result = acc.astype(np.float32, copy=True)
-    _matrix_view(result, acc_roles, "m", "n")[...] += a_matrix @ b_matrix
+    # einsum without `optimize` runs numpy's own single-threaded loop: multithreaded BLAS
+    # spin-waits badly on a loaded 2-core machine (100x slower for one 128x64x128 tile).
+    _matrix_view(result, acc_roles, "m", "n")[...] += np.einsum("mk,kn->mn", a_matrix, b_matrix)
     return result
 
 

@@ -15,7 +15,7 @@ wait loop, which is branched around when the guard is false.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,35 +29,21 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
 )
 
-from mmcomp.dialects import hopper
-from mmcomp.dialects.ptx import (
-    PRED,
-    U32,
-    AddOp,
-    AddrOfOp,
-    AndOp,
-    BarOp,
-    BraOp,
-    ConstOp,
-    CvtaOp,
-    CvtOp,
-    InstOp,
-    LabelOp,
-    OrOp,
-    PtxInstruction,
-    RegType,
-    ShrOp,
-    SregOp,
-)
-from mmcomp.hopper_layout import descriptor_base
-
-TMA_LOAD = "cp.async.bulk.tensor.{dims}d.shared::cluster.global.mbarrier::complete_tx::bytes"
-"""The TMA tiled-load instruction, without operands."""
+from mmcomp.dialects import hopper, ptx
+from mmcomp.hopper_layout import Major, descriptor_base
 
 
-def _vector(first: int, count: int) -> str:
-    """An InstOp placeholder printing values first..first+count-1 as a PTX vector."""
-    return f"{{{first}:{first + count}}}"
+def _reg_type(value: SSAValue) -> ptx.RegType:
+    """The register type of a value of a verified op."""
+    assert isinstance(value.type, ptx.RegType)
+    return value.type
+
+
+def _guarded(op: ptx.PtxInstruction, guard: SSAValue, negated: bool) -> ptx.PtxInstruction:
+    """A copy of `op` predicated by `guard`; the unguarded original is erased."""
+    guarded = op.set_guard(guard, negated)
+    op.erase()
+    return guarded
 
 
 class _Emitter:
@@ -68,22 +54,16 @@ class _Emitter:
         self.negated = negated
         self.ops: list[Operation] = []
 
-    def emit(self, op: PtxInstruction) -> PtxInstruction:
+    def emit(self, op: ptx.PtxInstruction) -> ptx.PtxInstruction:
         """Append `op`, guarded like the hopper op, and return it."""
         if self.guard is not None:
-            op = op.set_guard(self.guard, self.negated)
+            op = _guarded(op, self.guard, self.negated)
         self.ops.append(op)
         return op
 
-    def value(self, op: PtxInstruction) -> SSAValue:
+    def value(self, op: ptx.PtxInstruction) -> SSAValue:
         """Append `op` and return its single result."""
         return self.emit(op).results[0]
-
-    def inst(
-        self, template: str, args: Sequence[SSAValue] = (), results: Sequence[RegType] = ()
-    ) -> PtxInstruction:
-        """Append a `ptx.inst` of `template`."""
-        return self.emit(InstOp(template, args, results))
 
 
 @dataclass
@@ -104,136 +84,127 @@ class _Labels:
 
 
 def _lower_tensor_map_address(op: hopper.TensorMapAddressOp, out: _Emitter) -> None:
-    address = out.value(AddrOfOp(op.param.data, op.result.type))  # pyright: ignore[reportArgumentType]
-    out.value(CvtaOp("param", address, op.result.type))  # pyright: ignore[reportArgumentType]
+    result_type = _reg_type(op.result)
+    address = out.value(ptx.AddrOfOp(op.param.data, result_type))
+    out.value(ptx.CvtaOp("param", address, result_type))
+
+
+def _lower_tensor_map_prefetch(op: hopper.TensorMapPrefetchOp, out: _Emitter) -> None:
+    out.emit(ptx.InstOp("prefetch.tensormap [{0}]", [op.tensor_map]))
 
 
 def _lower_tma_load(op: hopper.TmaLoadOp, out: _Emitter) -> None:
-    dims = len(op.coordinates)
-    out.inst(
-        f"{TMA_LOAD.format(dims=dims)} [{{0}}], [{{1}}, {_vector(3, dims)}], [{{2}}]",
-        [op.dst, op.tensor_map, op.barrier, *op.coordinates],
-    )
+    out.emit(ptx.TmaLoadOp(op.dst, op.tensor_map, op.barrier, op.coordinates))
 
 
 def _lower_tma_load_multicast(op: hopper.TmaLoadMulticastOp, out: _Emitter) -> None:
-    dims = len(op.coordinates)
-    out.inst(
-        f"{TMA_LOAD.format(dims=dims)}.multicast::cluster [{{0}}], "
-        f"[{{1}}, {_vector(4, dims)}], [{{2}}], {{3}}",
-        [op.dst, op.tensor_map, op.barrier, op.cta_mask, *op.coordinates],
-    )
+    out.emit(ptx.TmaLoadMulticastOp(op.dst, op.tensor_map, op.barrier, op.cta_mask, op.coordinates))
 
 
 def _lower_tma_store(op: hopper.TmaStoreOp, out: _Emitter) -> None:
-    dims = len(op.coordinates)
-    out.inst(
-        f"cp.async.bulk.tensor.{dims}d.global.shared::cta.bulk_group "
-        f"[{{0}}, {_vector(2, dims)}], [{{1}}]",
-        [op.tensor_map, op.src, *op.coordinates],
-    )
+    out.emit(ptx.TmaStoreOp(op.src, op.tensor_map, op.coordinates))
+
+
+def _lower_bulk_commit_group(op: hopper.BulkCommitGroupOp, out: _Emitter) -> None:
+    out.emit(ptx.BulkCommitOp())
 
 
 def _lower_bulk_wait_group(op: hopper.BulkWaitGroupOp, out: _Emitter) -> None:
-    read = ".read" if op.read is not None else ""
-    out.inst(f"cp.async.bulk.wait_group{read} {op.pending.data}")
+    out.emit(ptx.BulkWaitOp(op.pending.data, read=op.read is not None))
+
+
+def _lower_mbarrier_init(op: hopper.MbarrierInitOp, out: _Emitter) -> None:
+    out.emit(ptx.MbarrierInitOp(op.barrier, op.count.data))
 
 
 def _lower_mbarrier_arrive(op: hopper.MbarrierArriveOp, out: _Emitter) -> None:
-    if op.scope is not None and op.scope.data == "cluster":
-        out.inst("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [{0}]", [op.barrier])
-        return
-    out.inst("mbarrier.arrive.shared::cta.b64 _, [{0}]", [op.barrier])
+    cluster = op.scope is not None and op.scope.data == "cluster"
+    out.emit(ptx.MbarrierArriveOp(op.barrier, cluster=cluster))
+
+
+def _lower_mbarrier_arrive_expect_tx(op: hopper.MbarrierArriveExpectTxOp, out: _Emitter) -> None:
+    out.emit(ptx.MbarrierArriveOp(op.barrier, tx_bytes=op.bytes.data))
+
+
+def _lower_fence_proxy_async(op: hopper.FenceProxyAsyncOp, out: _Emitter) -> None:
+    out.emit(ptx.FenceOp("proxy_async"))
+
+
+def _lower_fence_mbarrier_init(op: hopper.FenceMbarrierInitOp, out: _Emitter) -> None:
+    out.emit(ptx.FenceOp("mbarrier_init"))
+
+
+def _lower_wgmma_fence(op: hopper.WgmmaFenceOp, out: _Emitter) -> None:
+    out.emit(ptx.WgmmaFenceOp())
+
+
+def _lower_wgmma_commit_group(op: hopper.WgmmaCommitGroupOp, out: _Emitter) -> None:
+    out.emit(ptx.WgmmaCommitOp())
+
+
+def _lower_wgmma_wait_group(op: hopper.WgmmaWaitGroupOp, out: _Emitter) -> None:
+    out.emit(ptx.WgmmaWaitOp(op.pending.data))
 
 
 def _lower_matrix_descriptor(op: hopper.MatrixDescriptorOp, out: _Emitter) -> None:
     layout = op.tile.layout
-    base_type = op.base.type
-    assert isinstance(base_type, RegType)
+    base_type = _reg_type(op.base)
     start = op.base
     offset = layout.start_offset(op.mn.data, op.k.data)
     if offset:
-        start = out.value(AddOp(start, out.value(ConstOp(offset, base_type))))
-    chunks = out.value(ShrOp(start, out.value(ConstOp(4, U32))))
-    chunks = out.value(AndOp(chunks, out.value(ConstOp(0x3FFF, base_type))))
-    result_type = op.result.type
-    assert isinstance(result_type, RegType)
-    wide = out.value(CvtOp(chunks, result_type))
+        start = out.value(ptx.AddOp(start, out.value(ptx.ConstOp(offset, base_type))))
+    chunks = out.value(ptx.ShrOp(start, out.value(ptx.ConstOp(4, ptx.U32))))
+    chunks = out.value(ptx.AndOp(chunks, out.value(ptx.ConstOp(0x3FFF, base_type))))
+    result_type = _reg_type(op.result)
+    wide = out.value(ptx.CvtOp(chunks, result_type))
     fields = descriptor_base(layout.leading_byte_offset, layout.stride_byte_offset, layout.swizzle)
-    out.value(OrOp(wide, out.value(ConstOp(fields, result_type))))
+    out.value(ptx.OrOp(wide, out.value(ptx.ConstOp(fields, result_type))))
 
 
 def _lower_wgmma(op: hopper.WgmmaMmaAsyncOp, out: _Emitter) -> None:
-    count = len(op.accumulators)
-    trans_a = 1 if op.a_major.data == "mn" else 0
-    trans_b = 1 if op.b_major.data == "mn" else 0
-    dtype = op.dtype.data
-    out.inst(
-        f"wgmma.mma_async.sync.aligned.{op.shape.data}.f32.{dtype}.{dtype} "
-        f"{_vector(2, count)}, {{0}}, {{1}}, {op.scale_d.data}, 1, 1, {trans_a}, {trans_b}",
-        [op.a_desc, op.b_desc, *op.accumulators],
+    scale_d = out.value(ptx.ConstOp(op.scale_d.data, ptx.PRED))
+    out.emit(
+        ptx.WgmmaOp(
+            op.accumulators,
+            op.a_desc,
+            op.b_desc,
+            scale_d,
+            n=op.n,
+            ab_type=op.dtype.data,
+            trans_a=Major(op.a_major.data).transpose_bit,
+            trans_b=Major(op.b_major.data).transpose_bit,
+        )
     )
+
+
+def _lower_setmaxnreg(op: hopper.SetmaxnregOp, out: _Emitter) -> None:
+    out.emit(ptx.SetmaxnregOp(op.action.data, op.count.data))
+
+
+def _lower_elect_sync(op: hopper.ElectSyncOp, out: _Emitter) -> None:
+    out.emit(ptx.ElectSyncOp())
+
+
+def _lower_named_barrier(op: hopper.NamedBarrierOp, out: _Emitter) -> None:
+    out.emit(ptx.BarOp(op.mode.data, op.barrier_id.data, op.count.data))
 
 
 def _lower_stmatrix(op: hopper.StmatrixOp, out: _Emitter) -> None:
-    count = len(op.values)
-    trans = ".trans" if op.trans is not None else ""
-    out.inst(
-        f"stmatrix.sync.aligned.m8n8.x{count}{trans}.shared.b16 [{{0}}], {_vector(1, count)}",
-        [op.address, *op.values],
-    )
+    out.emit(ptx.StmatrixOp(op.address, op.values, trans=op.trans is not None))
 
 
 def _lower_id(op: hopper.IdOp, out: _Emitter) -> None:
     sreg, shift, mask = hopper.IDS[op.which.data]
-    result_type = op.result.type
-    assert isinstance(result_type, RegType)
-    value = out.value(SregOp(sreg, result_type))
+    result_type = _reg_type(op.result)
+    value = out.value(ptx.SregOp(sreg, result_type))
     if shift:
-        value = out.value(ShrOp(value, out.value(ConstOp(shift, U32))))
+        value = out.value(ptx.ShrOp(value, out.value(ptx.ConstOp(shift, ptx.U32))))
     if mask:
-        out.value(AndOp(value, out.value(ConstOp(mask, result_type))))
-
-
-def _lower_tensor_map_prefetch(op: hopper.TensorMapPrefetchOp, out: _Emitter) -> None:
-    out.inst("prefetch.tensormap [{0}]", [op.tensor_map])
-
-
-def _lower_mbarrier_init(op: hopper.MbarrierInitOp, out: _Emitter) -> None:
-    out.inst(f"mbarrier.init.shared::cta.b64 [{{0}}], {op.count.data}", [op.barrier])
-
-
-def _lower_mbarrier_arrive_expect_tx(op: hopper.MbarrierArriveExpectTxOp, out: _Emitter) -> None:
-    out.inst(f"mbarrier.arrive.expect_tx.shared::cta.b64 _, [{{0}}], {op.bytes.data}", [op.barrier])
-
-
-def _lower_wgmma_wait_group(op: hopper.WgmmaWaitGroupOp, out: _Emitter) -> None:
-    out.inst(f"wgmma.wait_group.sync.aligned {op.pending.data}")
-
-
-def _lower_setmaxnreg(op: hopper.SetmaxnregOp, out: _Emitter) -> None:
-    out.inst(f"setmaxnreg.{op.action.data}.sync.aligned.u32 {op.count.data}")
-
-
-def _lower_named_barrier(op: hopper.NamedBarrierOp, out: _Emitter) -> None:
-    out.emit(BarOp(op.mode.data, op.barrier_id.data, op.count.data))
+        out.value(ptx.AndOp(value, out.value(ptx.ConstOp(mask, result_type))))
 
 
 def _lower_mapa(op: hopper.MapaOp, out: _Emitter) -> None:
-    out.inst("mapa.shared::cluster.u32 {0}, {1}, {2}", [op.address, op.rank], [op.result.type])  # pyright: ignore[reportArgumentType]
-
-
-def _fixed(text: str) -> Callable[[Operation, _Emitter], None]:
-    """The lowering of an op that is one operand-less instruction."""
-
-    def lower(op: Operation, out: _Emitter) -> None:
-        out.inst(text)
-
-    return lower
-
-
-def _lower_elect_sync(op: hopper.ElectSyncOp, out: _Emitter) -> None:
-    out.inst("elect.sync _|{0}, 0xffffffff", (), [PRED])
+    out.emit(ptx.MapaOp(op.address, op.rank))
 
 
 _LOWERINGS: dict[type[hopper.HopperInstruction], Callable[[Any, _Emitter], None]] = {
@@ -242,15 +213,15 @@ _LOWERINGS: dict[type[hopper.HopperInstruction], Callable[[Any, _Emitter], None]
     hopper.TmaLoadOp: _lower_tma_load,
     hopper.TmaLoadMulticastOp: _lower_tma_load_multicast,
     hopper.TmaStoreOp: _lower_tma_store,
-    hopper.BulkCommitGroupOp: _fixed("cp.async.bulk.commit_group"),
+    hopper.BulkCommitGroupOp: _lower_bulk_commit_group,
     hopper.BulkWaitGroupOp: _lower_bulk_wait_group,
     hopper.MbarrierInitOp: _lower_mbarrier_init,
     hopper.MbarrierArriveOp: _lower_mbarrier_arrive,
     hopper.MbarrierArriveExpectTxOp: _lower_mbarrier_arrive_expect_tx,
-    hopper.FenceProxyAsyncOp: _fixed("fence.proxy.async.shared::cta"),
-    hopper.FenceMbarrierInitOp: _fixed("fence.mbarrier_init.release.cluster"),
-    hopper.WgmmaFenceOp: _fixed("wgmma.fence.sync.aligned"),
-    hopper.WgmmaCommitGroupOp: _fixed("wgmma.commit_group.sync.aligned"),
+    hopper.FenceProxyAsyncOp: _lower_fence_proxy_async,
+    hopper.FenceMbarrierInitOp: _lower_fence_mbarrier_init,
+    hopper.WgmmaFenceOp: _lower_wgmma_fence,
+    hopper.WgmmaCommitGroupOp: _lower_wgmma_commit_group,
     hopper.WgmmaWaitGroupOp: _lower_wgmma_wait_group,
     hopper.MatrixDescriptorOp: _lower_matrix_descriptor,
     hopper.WgmmaMmaAsyncOp: _lower_wgmma,
@@ -261,7 +232,7 @@ _LOWERINGS: dict[type[hopper.HopperInstruction], Callable[[Any, _Emitter], None]
     hopper.IdOp: _lower_id,
     hopper.MapaOp: _lower_mapa,
 }
-"""Lowering of each hopper op that expands to straight-line instructions."""
+"""The lowering of each hopper op but the wait loop, by op class."""
 
 
 @dataclass
@@ -292,17 +263,13 @@ class LowerHopperOp(RewritePattern):
         skip = None
         if op.guard is not None:
             skip = self.labels.fresh("hopper_wait_skip")
-            ops.append(BraOp(skip).set_guard(op.guard, not negated))
-        ops.append(LabelOp(loop))
-        ready = InstOp(
-            "mbarrier.try_wait.parity.shared::cta.b64 {0}, [{1}], {2}",
-            [op.barrier, op.phase],
-            [PRED],
-        )
+            ops.append(_guarded(ptx.BraOp(skip), op.guard, not negated))
+        ops.append(ptx.LabelOp(loop))
+        ready = ptx.MbarrierTryWaitOp(op.barrier, op.phase)
         ops.append(ready)
-        ops.append(BraOp(loop).set_guard(ready.outs[0], True))
+        ops.append(_guarded(ptx.BraOp(loop), ready.result, True))
         if skip is not None:
-            ops.append(LabelOp(skip))
+            ops.append(ptx.LabelOp(skip))
         return ops
 
 
@@ -312,5 +279,7 @@ class ConvertHopperToPtx(ModulePass):
     name = "convert-hopper-to-ptx"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        labels = _Labels({label.label.data for label in op.walk() if isinstance(label, LabelOp)})
+        labels = _Labels(
+            {label.label.data for label in op.walk() if isinstance(label, ptx.LabelOp)}
+        )
         PatternRewriteWalker(LowerHopperOp(labels), apply_recursively=False).rewrite_module(op)

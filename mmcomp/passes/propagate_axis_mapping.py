@@ -103,6 +103,7 @@ def propagate(fusion: Fusion | ModuleOp) -> ModuleOp:
     copy = module.clone()
     try:
         PropagateAxisMapping().apply(Context(), copy)
+        copy.verify()
     except VerifyException as error:
         raise FusionError(str(error)) from None
     return copy

@@ -26,13 +26,14 @@ from typing import Any, Literal
 import numpy as np
 
 from mmcomp.errors import LaunchError
+from mmcomp.hardware import TMA_GLOBAL_ALIGNMENT
 from mmcomp.runtime.device import ensure_context
 from mmcomp.runtime.driver import check, driver_api
 
 BFLOAT16 = np.dtype(importlib.import_module("ml_dtypes").bfloat16)
 """The host dtype of bf16 (ml_dtypes)."""
 
-TMA_ALIGNMENT = 16
+TMA_ALIGNMENT = TMA_GLOBAL_ALIGNMENT
 """TMA needs the global base address and every stride but the innermost to be multiples of 16."""
 
 Role = Literal["input", "output", "inout"]

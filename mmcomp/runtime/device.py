@@ -14,9 +14,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from mmcomp.errors import CudaError, LaunchError
+from mmcomp.hardware import COMPUTE_CAPABILITY
 from mmcomp.runtime.driver import check, driver_api, error_name
 
-REQUIRED_COMPUTE_CAPABILITY = (9, 0)
+REQUIRED_COMPUTE_CAPABILITY: tuple[int, int] = COMPUTE_CAPABILITY
 """mmcomp emits sm_90a code: wgmma, TMA and setmaxnreg exist on compute capability 9.0 only."""
 
 

@@ -14,6 +14,22 @@ from typing import Any
 
 from mmcomp.errors import CudaError, LaunchError
 
+_KERNEL_FAULTS = frozenset(
+    {
+        "CUDA_ERROR_ILLEGAL_ADDRESS",
+        "CUDA_ERROR_MISALIGNED_ADDRESS",
+        "CUDA_ERROR_ILLEGAL_INSTRUCTION",
+        "CUDA_ERROR_INVALID_PC",
+        "CUDA_ERROR_INVALID_ADDRESS_SPACE",
+        "CUDA_ERROR_HARDWARE_STACK_ERROR",
+        "CUDA_ERROR_LAUNCH_FAILED",
+        "CUDA_ERROR_LAUNCH_TIMEOUT",
+        "CUDA_ERROR_ASSERT",
+        "CUDA_ERROR_TENSOR_MEMORY_LEAK",
+    }
+)
+"""Errors raised by a kernel while it ran: they surface at the next call and are sticky."""
+
 
 @functools.cache
 def driver_api() -> ModuleType:
@@ -63,9 +79,14 @@ def check(returned: Any, what: str, detail: str = "") -> Any:
     else:
         result, values = returned, ()
     if result != driver.CUresult.CUDA_SUCCESS:
-        description = error_string(result)
-        message = "; ".join(part for part in (description, detail) if part)
-        raise CudaError(what, error_name(result), message)
+        name = error_name(result)
+        hint = (
+            "raised by an earlier asynchronous kernel launch; the context is now unusable"
+            if name in _KERNEL_FAULTS
+            else ""
+        )
+        message = "; ".join(part for part in (error_string(result), detail, hint) if part)
+        raise CudaError(what, name, message)
     if not values:
         return None
     if len(values) == 1:

@@ -21,15 +21,13 @@ from typing import Any
 import numpy as np
 
 from mmcomp.errors import LaunchError
+from mmcomp.hardware import MAX_CLUSTER_SIZE, MAX_THREADS_PER_BLOCK
 from mmcomp.runtime.arrays import DeviceArray, as_device_array
 from mmcomp.runtime.device import ensure_context
 from mmcomp.runtime.driver import check, driver_api
 from mmcomp.runtime.module import Function
 from mmcomp.runtime.stream import stream_handle
 from mmcomp.runtime.tensormap import TENSOR_MAP_BYTES, TensorMap
-
-MAX_CLUSTER_SIZE = 8
-"""CTAs per cluster that every Hopper part supports (16 needs a non-portable opt-in)."""
 
 STATIC_SHARED_LIMIT = 48 * 1024
 """Dynamic shared memory above this needs the function's opt-in attribute."""
@@ -151,8 +149,10 @@ def launch(
     block3 = _dim3(block, "block")
     cluster3 = _dim3(cluster, "cluster")
     threads = block3[0] * block3[1] * block3[2]
-    if threads > 1024:
-        raise LaunchError(f"launch: block {list(block3)} has {threads} threads, at most 1024")
+    if threads > MAX_THREADS_PER_BLOCK:
+        raise LaunchError(
+            f"launch: block {list(block3)} has {threads} threads, at most {MAX_THREADS_PER_BLOCK}"
+        )
     cluster_size = cluster3[0] * cluster3[1] * cluster3[2]
     if cluster_size > MAX_CLUSTER_SIZE:
         raise LaunchError(

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from mmcomp.errors import LaunchError
+from mmcomp.hardware import TMA_GLOBAL_ALIGNMENT, TMA_MAX_BOX
 from mmcomp.runtime.arrays import BFLOAT16, DeviceArray, as_device_array, as_dtype, dtype_name
 from mmcomp.runtime.device import ensure_context
 from mmcomp.runtime.driver import check, driver_api
@@ -28,8 +29,8 @@ from mmcomp.runtime.driver import check, driver_api
 TENSOR_MAP_BYTES = 128
 """Size of a CUtensorMap, the `.param .b8 name[128]` kernel parameter."""
 
-MAX_BOX_EXTENT = 256
-"""Largest box extent per dimension."""
+MAX_BOX_EXTENT = TMA_MAX_BOX
+"""Largest box extent per dimension (mmcomp.hardware.TMA_MAX_BOX)."""
 
 SWIZZLE_SPANS = (0, 32, 64, 128)
 """Swizzle modes, by the width in bytes of the swizzle pattern (0 = none)."""
@@ -140,7 +141,7 @@ def tensor_map_layout(
     for axis, extent in enumerate(shape):
         if not 1 <= extent <= 1 << 32:
             raise LaunchError(f"tensor map: shape[{axis}] = {extent} is not in [1, 2^32]")
-    if base_address % 16:
+    if base_address % TMA_GLOBAL_ALIGNMENT:
         raise LaunchError(f"tensor map: global address 0x{base_address:x} is not 16-byte aligned")
     if strides[-1] != itemsize:
         raise LaunchError(
@@ -148,7 +149,7 @@ def tensor_map_layout(
             f"for {dtype_name(dtype)}), found byte stride {strides[-1]}"
         )
     for axis, stride in enumerate(strides[:-1]):
-        if stride % 16 or not 0 < stride < 1 << 40:
+        if stride % TMA_GLOBAL_ALIGNMENT or not 0 < stride < 1 << 40:
             raise LaunchError(
                 f"tensor map: byte stride {stride} of dimension {axis} must be a positive "
                 "multiple of 16 below 2^40"

@@ -9,6 +9,8 @@ the pass parses back and runs through the pass again unchanged.
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -295,6 +297,14 @@ CONTRACTION_NAMES = ("fusion.matmul", "fusion.linear", "fusion.fused_multiply_su
 def test_roles_of_every_value(family: Family):
     for value, roles in family.roles:
         assert mmcomp.roles_of(value) == roles, value
+    named = {value.ssa for value, _ in family.roles}
+    batch = tuple(axis for axis in family.space if axis.startswith("b"))
+    block = family.fusion.func.body.block
+    for op in block.ops:
+        for result in op.results:
+            if result not in named:
+                # every other value is part of the epilogue: it lines up with the result
+                assert mmcomp.roles_of(result) == (*batch, "m", "n"), op
     assert iteration_space(family.fusion.func) == family.space
 
     func = _func(propagate(family.fusion))
@@ -316,6 +326,20 @@ def test_roles_of_every_value(family: Family):
     for op in func.body.block.ops:
         if isinstance(op, MmaOp):
             assert mmcomp.roles_of(op.result) == op.out_roles.roles
+
+
+def test_mmcomp_opt_runs_the_pass_on_the_printed_ir(family: Family):
+    command = [sys.executable, "-m", "mmcomp.cli", "-p", "propagate-axis-mapping"]
+    result = subprocess.run(
+        command, input=str(family.fusion), capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == str(propagate(family.fusion)).strip()
+    again = subprocess.run(
+        command, input=result.stdout, capture_output=True, text=True, timeout=120
+    )
+    assert again.returncode == 0, again.stderr
+    assert again.stdout == result.stdout
 
 
 def test_ir_text_round_trips_through_the_pass(family: Family):

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -482,3 +485,36 @@ def test_parse_rejects_foreign_ops_and_arguments():
 def test_parse_rejects_non_text():
     with pytest.raises(FusionError, match=r"argument 'text': expected str, found bytes"):
         mmcomp.parse(b"func.func @f() {}")  # type: ignore[arg-type]
+
+
+# The documentation's examples
+
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "fusion-dialect.md"
+
+
+def _operand_types(line: str) -> list[str]:
+    """The operand types written in one op of the custom syntax."""
+    signature = line.split(" : ", 1)[1]
+    if signature.startswith("("):
+        inner = signature[1 : signature.index(") ->")]
+        return [t.strip() for t in inner.split(", ")]
+    return [signature.split(" to ")[0].strip()]
+
+
+def test_every_op_example_in_the_docs_parses_and_round_trips():
+    lines = [
+        line.strip()
+        for line in DOCS.read_text().splitlines()
+        if line.startswith("    %") and "= fusion." in line
+    ]
+    documented = {line.split("= ", 1)[1].split(" ", 1)[0] for line in lines}
+    assert documented == {op.name for op in fd.Fusion.operations}
+    for line in lines:
+        operands = re.findall(r"%[a-z]\w*", line.split("=", 1)[1])
+        types = _operand_types(line)
+        if len(types) == 1:
+            types = types * len(operands)
+        args = ", ".join(f"{v}: {t}" for v, t in zip(operands, types, strict=True))
+        text = f"func.func @doc({args}) {{\n  {line}\n  func.return\n}}\n"
+        assert line in str(mmcomp.parse(text)), line

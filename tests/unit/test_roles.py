@@ -11,7 +11,7 @@ from mmcomp.dialects.fusion import MmaOp
 from mmcomp.errors import FusionError
 from mmcomp.frontend import Fusion
 from mmcomp.passes.propagate_axis_mapping import propagate
-from mmcomp.roles import iteration_space, roles_of
+from mmcomp.roles import axes_by_role, infer_axis_mapping, iteration_space, roles_of
 
 
 def _func(module: ModuleOp) -> FuncOp:
@@ -234,3 +234,32 @@ def test_roles_of_rejects_what_is_not_a_tensor_value():
 def test_propagate_rejects_what_is_not_a_fusion():
     with pytest.raises(FusionError, match="expected a Fusion or a builtin.module, found str"):
         propagate("module")  # type: ignore[arg-type]
+
+
+def test_linear_with_an_f32_bias_lowers_without_a_cast():
+    f = Fusion("f32_bias")
+    a = f.input("a", [16, 32], "f32")
+    w = f.input("w", [8, 32], "f32")
+    bias = f.input("bias", [8], "f32")
+    f.output(f.linear(a, w, bias))
+    func = _func(propagate(f))
+    names = [op.name for op in func.body.block.ops]
+    assert names == ["fusion.mma", "fusion.broadcast", "fusion.add", "func.return"]
+    mapping = infer_axis_mapping(func)
+    assert [c.op.name for c in mapping.contractions] == ["fusion.mma"]
+    assert mapping.space == {"m": 16, "n": 8, "k": 32}
+    assert mapping.roles[func.body.block.args[2]] == ("n",)
+
+
+def test_axes_by_role_skips_absent_axes():
+    assert axes_by_role(("m", "_", "k")) == {"m": 0, "k": 2}
+    assert axes_by_role(("b0", "k", "n")) == {"b0": 0, "k": 1, "n": 2}
+
+
+def test_fused_multiply_sum_with_n_before_m_keeps_the_result_layout():
+    f = Fusion("n_before_m")
+    a = f.input("a", [1, 8, 16], "f32")
+    b = f.input("b", [4, 1, 16], "f32")
+    s = f.output(f.fused_multiply_sum(a, b, 2))
+    assert (roles_of(a), roles_of(b), roles_of(s)) == (("_", "m", "k"), ("n", "_", "k"), ("n", "m"))
+    assert iteration_space(f.func) == {"m": 8, "n": 4, "k": 16}

@@ -361,6 +361,13 @@ def test_failed_call_is_a_cuda_error_with_the_driver_name(use_driver):
     assert str(caught.value).startswith("CUDA error CUDA_ERROR_OUT_OF_MEMORY while allocating")
 
 
+def test_kernel_faults_say_they_come_from_an_earlier_launch(use_driver):
+    use_driver(fake_driver())
+    with pytest.raises(CudaError, match="earlier asynchronous kernel launch") as caught:
+        driver.check((REAL_DRIVER.CUresult.CUDA_ERROR_ILLEGAL_ADDRESS,), "waiting for a stream")
+    assert caught.value.error_name == "CUDA_ERROR_ILLEGAL_ADDRESS"
+
+
 def test_check_returns_values(use_driver):
     use_driver(fake_driver())
     success = REAL_DRIVER.CUresult.CUDA_SUCCESS

@@ -257,7 +257,6 @@ def test_scale_bf16_torch_no_copy(cache):
     out = torch.full((n,), float("nan"), device="cuda", dtype=torch.bfloat16)
     bound = bind_arrays(_scale_specs(n), [out, x], require_device=True)
     assert bound.arrays[0].ptr == out.data_ptr()  # no copy
-    assert isinstance(bound.arrays[1].owner, tuple)  # bf16 came through DLPack
     stream = torch.cuda.current_stream()
     launch(
         kernel, (n + 255) // 256, 256, [*bound.arrays, np.float32(3.0), np.uint32(n)], stream=stream
@@ -412,3 +411,69 @@ def test_missing_kernel_name(cache):
     module = load_module(SCALE_PTX, cache=cache)
     with pytest.raises(LaunchError, match="the module has no kernel named 'nope'"):
         module.function("nope")
+
+
+class DLPackOnly:
+    """A device array that offers DLPack alone (no __cuda_array_interface__)."""
+
+    def __init__(self, tensor):
+        self.tensor = tensor
+
+    def __dlpack__(self, **kwargs):
+        return self.tensor.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self.tensor.__dlpack_device__()
+
+
+@pytest.mark.timeout(120)
+def test_scale_bf16_through_dlpack(cache):
+    torch = pytest.importorskip("torch")
+    kernel = load_module(SCALE_PTX, cache=cache).function("scale_bf16")
+    n = 2048
+    x = torch.randn(2 * n, device="cuda", dtype=torch.bfloat16)[n:]  # an offset view
+    out = torch.full((n,), float("nan"), device="cuda", dtype=torch.bfloat16)
+    bound = bind_arrays(_scale_specs(n), [DLPackOnly(out), DLPackOnly(x)], require_device=True)
+    assert [array.ptr for array in bound.arrays] == [out.data_ptr(), x.data_ptr()]
+    launch(kernel, n // 128, 128, [*bound.arrays, np.float32(-2.0), np.uint32(n)])
+    torch.cuda.synchronize()
+    assert torch.equal(out, (x.float() * -2.0).to(torch.bfloat16))
+    with pytest.raises(LaunchError, match="argument 'x': expected dtype bfloat16, found float16"):
+        bind_arrays(_scale_specs(n), [out, DLPackOnly(x.half())])
+
+
+_FAULT_SCRIPT = """
+import sys
+import numpy as np
+from mmcomp.errors import CudaError
+from mmcomp.runtime import BFLOAT16, DeviceArray, launch, load_module, synchronize
+kernel = load_module(sys.argv[1], cache=None).function("scale_bf16")
+bad = DeviceArray(0x10, (256,), BFLOAT16)
+launch(kernel, 2, 128, [bad, bad, np.float32(1), np.uint32(256)])
+try:
+    synchronize()
+except CudaError as error:
+    print("CudaError", error.error_name, "|", error)
+"""
+
+
+@pytest.mark.timeout(120)
+def test_kernel_fault_is_a_cuda_error_naming_the_driver_error():
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    path = os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])
+    environment = dict(os.environ, PYTHONPATH=path)
+    result = subprocess.run(
+        [sys.executable, "-c", _FAULT_SCRIPT, SCALE_PTX],
+        capture_output=True,
+        text=True,
+        timeout=100,
+        cwd=root,
+        env=environment,
+    )
+    assert "CudaError CUDA_ERROR_ILLEGAL_ADDRESS" in result.stdout, result.stdout + result.stderr
+    assert "earlier asynchronous kernel launch" in result.stdout

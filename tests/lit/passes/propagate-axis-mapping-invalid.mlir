@@ -53,7 +53,7 @@ func.func @chained(%a: tensor<32x32xf32>, %w1: tensor<32x32xf32>, %w2: tensor<32
   %y = fusion.linear %h, %w2 : (tensor<32x32xf32>, tensor<32x32xf32>) -> tensor<32x32xf32>
   func.return %y : tensor<32x32xf32>
 }
-// CHECK: fusion.linear: operand 'a': axis 1 needs role k here, but has role n from an earlier op (chained contractions are not one iteration space)
+// CHECK: fusion.linear: operand 'a': axis 1 needs role k here, but has role n elsewhere in the fusion (chained contractions are not one iteration space)
 
 // -----
 
@@ -102,3 +102,24 @@ func.func @no_contraction(%t: tensor<8x8xf32>) -> tensor<8x8xf32> {
   func.return %e : tensor<8x8xf32>
 }
 // CHECK: func.func @no_contraction: expected a contraction (fusion.matmul, fusion.linear, fusion.fused_multiply_sum or fusion.mma) to define the iteration space, found none
+
+// -----
+
+// One value as both factors of a contraction: its axis 0 would be both M and N.
+func.func @gram(%a: tensor<32x16xf32>) -> tensor<32x32xf32> {
+  %y = fusion.linear %a, %a : (tensor<32x16xf32>, tensor<32x16xf32>) -> tensor<32x32xf32>
+  func.return %y : tensor<32x32xf32>
+}
+// CHECK: fusion.linear: operand 'b': axis 0 needs role n here, but has role m elsewhere in the fusion
+// CHECK-NOT: chained
+
+// -----
+
+// Two batched contractions with different batch extents.
+func.func @batch_extent(%a: tensor<2x64x32xbf16>, %b: tensor<2x32x128xbf16>, %c: tensor<3x64x32xbf16>, %d: tensor<3x32x128xbf16>)
+    -> (tensor<2x64x128xf32>, tensor<3x64x128xf32>) {
+  %y = fusion.matmul %a, %b : (tensor<2x64x32xbf16>, tensor<2x32x128xbf16>) -> tensor<2x64x128xf32>
+  %z = fusion.matmul %c, %d : (tensor<3x64x32xbf16>, tensor<3x32x128xbf16>) -> tensor<3x64x128xf32>
+  func.return %y, %z : tensor<2x64x128xf32>, tensor<3x64x128xf32>
+}
+// CHECK: fusion.matmul: batch axis b0 is 3 here, but the iteration space has b0 = 2

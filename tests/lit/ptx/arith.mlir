@@ -93,10 +93,11 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 // The PTX text:
 
 // The PTX text:
+
+// The PTX text:
 // CHECK: .version 8.0
 // CHECK-NEXT: .target sm_90a
 // CHECK-NEXT: .address_size 64
-// CHECK-EMPTY:
 // CHECK-EMPTY:
 // CHECK-NEXT: .visible .entry arith(
 // CHECK-NEXT: .param .u32 x,

@@ -10,7 +10,7 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     %z = ptx.add %x, %y : (!ptx.reg<u32>, !ptx.reg<u64>) -> !ptx.reg<u32>
   }
 }
-// CHECK: TODO
+// CHECK: ptx.add: rhs must have the same register kind as lhs (!ptx.reg<u32>), found !ptx.reg<u64>
 
 // -----
 
@@ -22,7 +22,7 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     %z = ptx.rem %f, %f : !ptx.reg<f32>
   }
 }
-// CHECK: TODO
+// CHECK: ptx.rem: lhs must be a bits/unsigned/signed register, found !ptx.reg<f32>
 
 // -----
 
@@ -34,7 +34,7 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     %p = ptx.setp lt %x, %x : (!ptx.reg<b32>, !ptx.reg<b32>) -> !ptx.reg<pred>
   }
 }
-// CHECK: TODO
+// CHECK: ptx.setp: comparison 'lt' on untyped !ptx.reg<b32> is ambiguous; use u32 or s32 registers
 
 // -----
 
@@ -46,7 +46,7 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     %p = ptx.setp hs %f, %f : (!ptx.reg<f32>, !ptx.reg<f32>) -> !ptx.reg<pred>
   }
 }
-// CHECK: TODO
+// CHECK: ptx.setp: comparison 'hs' is not defined on !ptx.reg<f32>, expected one of eq, ne, lt, le, gt, ge, equ, neu, ltu, leu, gtu, geu, num, nan
 
 // -----
 
@@ -58,7 +58,7 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     %h = ptx.cvt %f : (!ptx.reg<f32>) -> !ptx.reg<bf16>
   }
 }
-// CHECK: TODO
+// CHECK: ptx.cvt: converting !ptx.reg<f32> to !ptx.reg<bf16> needs a rounding mode, one of rn, rz, rm, rp
 
 // -----
 
@@ -70,7 +70,7 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     %h = ptx.cvt rn %f : (!ptx.reg<f32>) -> !ptx.reg<s32>
   }
 }
-// CHECK: TODO
+// CHECK: ptx.cvt: rounding 'rn' is not valid from !ptx.reg<f32> to !ptx.reg<s32>, expected rni, rzi, rmi, rpi
 
 // -----
 
@@ -82,7 +82,7 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     %y = ptx.mov %x : (!ptx.reg<u32>) -> !ptx.reg<u64>
   }
 }
-// CHECK: TODO
+// CHECK: ptx.mov: source !ptx.reg<u32> and result !ptx.reg<u64> differ in width (32 vs 64 bits)
 
 // -----
 
@@ -94,7 +94,7 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     %y = ptx.mul_wide %x, %x : (!ptx.reg<u32>, !ptx.reg<u32>) -> !ptx.reg<u32>
   }
 }
-// CHECK: TODO
+// CHECK: ptx.mul_wide: result must be twice as wide as the operands (!ptx.reg<u32>), found !ptx.reg<u32>
 
 // -----
 
@@ -106,7 +106,7 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     %y = ptx.ld global %x : (!ptx.reg<u32>) -> !ptx.reg<f32>
   }
 }
-// CHECK: TODO
+// CHECK: ptx.ld: a global address must be a 64-bit register (32-bit only for shared), found !ptx.reg<u32>
 
 // -----
 
@@ -118,7 +118,7 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     %y:3 = ptx.ld global %a : (!ptx.reg<u64>) -> (!ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>)
   }
 }
-// CHECK: TODO
+// CHECK: ptx.ld: expected 1, 2 or 4 results, found 3
 
 // -----
 
@@ -130,21 +130,7 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     %y = ptx.ld texture %a : (!ptx.reg<u64>) -> !ptx.reg<f32>
   }
 }
-// CHECK: TODO
-
-// -----
-
-// A guard that is not a predicate is rejected when the types are resolved.
-ptx.module version 8.0 target sm_90a address_size 64 {
-  ptx.shared @smem align 1024 dynamic
-  ptx.entry @k(a : ptr) {
-    %a = ptx.ld_param a : !ptx.reg<u64>
-    %p = ptx.const 1 : !ptx.reg<pred>
-    %c = ptx.cvt rn %a if not %p : (!ptx.reg<u64>) -> !ptx.reg<f32>
-    %d = ptx.cvt rn %a if %c : (!ptx.reg<u64>) -> !ptx.reg<f32>
-  }
-}
-// CHECK: TODO
+// CHECK: ptx.ld: unknown state space 'texture', expected one of global, shared, shared::cta, shared::cluster, local, const, param, generic
 
 // -----
 
@@ -155,7 +141,7 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     %t = ptx.sreg tid.x : !ptx.reg<u64>
   }
 }
-// CHECK: TODO
+// CHECK: ptx.sreg: %tid.x is 32 bits wide, the result is !ptx.reg<u64>
 
 // -----
 
@@ -166,7 +152,7 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     %t = ptx.sreg tid.w : !ptx.reg<u32>
   }
 }
-// CHECK: TODO
+// CHECK: ptx.sreg: unknown special register '%tid.w', expected one of tid.x, tid.y, tid.z, ntid.x, ntid.y, ntid.z, ctaid.x, ctaid.y, ctaid.z, nctaid.x, nctaid.y, nctaid.z, clusterid.x, clusterid.y, clusterid.z, nclusterid.x, nclusterid.y, nclusterid.z, cluster_ctaid.x, cluster_ctaid.y, cluster_ctaid.z, cluster_nctaid.x, cluster_nctaid.y, cluster_nctaid.z, laneid, warpid, nwarpid, smid, nsmid, cluster_ctarank, cluster_nctarank, is_explicit_cluster, dynamic_smem_size, total_smem_size, clock, clock64, globaltimer, lanemask_lt, lanemask_eq
 
 // -----
 
@@ -177,7 +163,7 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     %b = ptx.ld_param b : !ptx.reg<u64>
   }
 }
-// CHECK: TODO
+// CHECK: ptx.ld_param: entry @k has no parameter 'b'
 
 // -----
 
@@ -188,7 +174,7 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     %a = ptx.ld_param a : !ptx.reg<u32>
   }
 }
-// CHECK: TODO
+// CHECK: ptx.ld_param: result (parameter 'a') must be a u64-compatible register, found !ptx.reg<u32>
 
 // -----
 
@@ -199,7 +185,7 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     %t = ptx.ld_param t : !ptx.reg<u64>
   }
 }
-// CHECK: TODO
+// CHECK: ptx.ld_param: parameter 't' is a tensor map; take its address with ptx.addr_of instead
 
 // -----
 
@@ -210,7 +196,7 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     ptx.bra nowhere
   }
 }
-// CHECK: TODO
+// CHECK: ptx.entry @k: ptx.bra targets label 'nowhere', which is not defined in this entry
 
 // -----
 
@@ -222,7 +208,7 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     ptx.label again
   }
 }
-// CHECK: TODO
+// CHECK: ptx.entry @k: label 'again' is defined twice
 
 // -----
 
@@ -233,7 +219,7 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     ptx.bar arrive 1
   }
 }
-// CHECK: TODO
+// CHECK: ptx.bar: bar.arrive needs a thread count
 
 // -----
 
@@ -244,7 +230,7 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     ptx.bar sync 1 100
   }
 }
-// CHECK: TODO
+// CHECK: ptx.bar: thread count must be a positive multiple of 32, found 100
 
 // -----
 
@@ -258,7 +244,7 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     ptx.wgmma 16 bf16 0 0 %d, %d, %p, %f, %f, %f, %f : (!ptx.reg<b64>, !ptx.reg<b64>, !ptx.reg<pred>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>) -> ()
   }
 }
-// CHECK: TODO
+// CHECK: ptx.wgmma: m64n16k16 needs 8 f32 accumulators, found 4
 
 // -----
 
@@ -272,7 +258,7 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     ptx.wgmma 12 bf16 0 0 %d, %d, %p, %f, %f, %f, %f, %f, %f : (!ptx.reg<b64>, !ptx.reg<b64>, !ptx.reg<pred>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>) -> ()
   }
 }
-// CHECK: TODO
+// CHECK: ptx.wgmma: N must be a multiple of 8 in [8, 256], found 12
 
 // -----
 
@@ -283,7 +269,7 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     ptx.setmaxnreg inc 100
   }
 }
-// CHECK: TODO
+// CHECK: ptx.setmaxnreg: count must be a multiple of 8 in [24, 256], found 100
 
 // -----
 
@@ -296,7 +282,7 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     ptx.tma_load %s, %s, %s, %c, %c : (!ptx.reg<u32>, !ptx.reg<u32>, !ptx.reg<u32>, !ptx.reg<s32>, !ptx.reg<s32>) -> ()
   }
 }
-// CHECK: TODO
+// CHECK: ptx.tma_load: the tensor map address must be a 64-bit register, found !ptx.reg<u32>
 
 // -----
 
@@ -310,7 +296,7 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     ptx.tma_load %s, %t, %s, %c, %c : (!ptx.reg<u32>, !ptx.reg<u64>, !ptx.reg<u32>, !ptx.reg<f32>, !ptx.reg<f32>) -> ()
   }
 }
-// CHECK: TODO
+// CHECK: ptx.tma_load: coordinate 0 must be a s32-compatible register, found !ptx.reg<f32>
 
 // -----
 
@@ -322,7 +308,7 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     ptx.inst "st.shared.u32 [{0}], {1}" %x : (!ptx.reg<u32>) -> ()
   }
 }
-// CHECK: TODO
+// CHECK: ptx.inst: placeholder '{1}' in 'st.shared.u32 [{0}], {1}' is out of range: the op has 0 results and 1 operands
 
 // -----
 
@@ -333,7 +319,7 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     %x = ptx.const 1.5 : !ptx.reg<u32>
   }
 }
-// CHECK: TODO
+// CHECK: ptx.const: float value 1.5 needs an f32 or f64 register, found !ptx.reg<u32>
 
 // -----
 
@@ -343,7 +329,7 @@ ptx.module version 8.0 target sm_90a address_size 64 {
   ptx.entry @k() maxnreg 300 {
   }
 }
-// CHECK: TODO
+// CHECK: ptx.entry @k: maxnreg must be in [24, 255], found 300
 
 // -----
 
@@ -354,4 +340,15 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     %x = ptx.const 1 : !ptx.reg<u7>
   }
 }
-// CHECK: TODO
+// CHECK: !ptx.reg: unknown register kind 'u7', expected one of pred, b16, u16, s16, b32, u32, s32, b64, u64, s64, f16, bf16, f16x2, bf16x2, f32, f64
+
+// -----
+
+// cvta to a 32-bit register (sm_90 has no 32-bit addressing).
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.entry @k(a : ptr) {
+    %a = ptx.ld_param a : !ptx.reg<u64>
+    %s = ptx.cvta shared to %a : (!ptx.reg<u64>) -> !ptx.reg<u32>
+  }
+}
+// CHECK: ptx.cvta: result must be a 64-bit register (sm_90 has no 32-bit addressing; cvt a shared address to u32 afterwards), found !ptx.reg<u32>

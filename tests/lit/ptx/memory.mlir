@@ -73,6 +73,8 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 // The PTX text:
 
 // The PTX text:
+
+// The PTX text:
 // CHECK: .version 8.0
 // CHECK-NEXT: .target sm_90a
 // CHECK-NEXT: .address_size 64

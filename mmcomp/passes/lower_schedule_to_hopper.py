@@ -1,0 +1,925 @@
+"""`lower-schedule-to-hopper`: a partitioned, materialized kernel becomes a hopper/ptx entry.
+
+The input is a kernel after `materialize-schedule` and `partition-warp-roles`. Each such
+`func.func` is replaced by a `ptx.module` holding one `ptx.entry` whose body mixes hopper
+ops (TMA, mbarriers, wgmma, setmaxnreg) and ptx instructions; `convert-hopper-to-ptx` then
+lowers the hopper ops and `-t ptx` prints PTX.
+
+What each piece of the materialized IR becomes:
+
+- index arithmetic (`arith` on `index`, `gpu.block_id`, `gpu.grid_dim`) becomes 32-bit
+  integer instructions, one per op: what runs on the GPU is exactly the schedule's
+  arithmetic (persistent loop, split-K slice, batch, grouped raster);
+- `scf.for` becomes a counted loop of labels and branches;
+- the mainloop `sched.load_tile`s (role `producer`) become TMA loads issued by one elected
+  thread of the producer warpgroup into slot `hopper.slot` of a `stages`-deep ring in
+  dynamic shared memory, after waiting on the stage's empty barrier, with the stage's
+  bytes announced on its full barrier (`mbarrier.arrive.expect_tx`). Tensor maps come
+  from each operand's roles and layout: the contiguous axis (k for A[M,K] and W[N,K], n
+  for B[K,N]) is cut into 64-element boxes written with the 128-byte swizzle; batch and
+  absent axes are box dimensions of extent 1. Boundary boxes are zero-filled by TMA;
+- `sched.mma` becomes, per K block, a wait on the stage's full barrier, `wgmma.fence`,
+  one `wgmma.mma_async` per k16 step and N chunk, `wgmma.commit_group`, then
+  `wgmma.wait_group 1` and the release of the previous stage on its empty barrier (one
+  group stays in flight). The two consumer warpgroups each take 64 rows of the tile;
+- `sched.zero_tile` sets the accumulator registers to zero;
+- `sched.epilogue` is evaluated in registers on the wgmma accumulator layout, element
+  by element (its fusion ops are pointwise; an operand tile is read at the element's
+  coordinates through its roles, so a bias [n], a [1, n] row or an [m, n] operand all
+  work), and each `sched.store_tile` is a predicated, vectorized `st.global` clipped at
+  the output's bounds.
+
+`lower_kernel(func)` returns the ptx module and the `LaunchPlan` (parameters, tensor maps,
+grid, threads, shared memory) that the cuda back end needs to launch it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from xdsl.context import Context
+from xdsl.dialects import arith, gpu, scf
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    DictionaryAttr,
+    Float16Type,
+    IntAttr,
+    StringAttr,
+    Float32Type,
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+    TensorType,
+)
+from xdsl.dialects.func import FuncOp, ReturnOp
+from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import DiagnosticException
+
+from mmcomp.dialects import hopper, ptx
+from mmcomp.dialects.fusion import AxisRolesAttr
+from mmcomp.dialects.sched import PARAMS_ATTR, ScheduleParams, ScheduleParamsAttr
+from mmcomp.dialects import sched
+from mmcomp.errors import ScheduleError
+from mmcomp.passes.partition_warp_roles import (
+    ROLE_ATTR,
+    ROLES_ATTR,
+    SLOT_ATTR,
+    WarpRoles,
+    mainloop_of,
+)
+
+BOX_ELEMENTS = 64
+"""Elements of a 16-bit operand per 128-byte swizzled box row."""
+SWIZZLE = 128
+"""The swizzle span of every operand tile in shared memory (bytes)."""
+SMEM_ALIGN = 1024
+"""Alignment of the ring (128-byte swizzle atoms repeat every 1024 bytes)."""
+LOG2E = 1.4426950408889634
+"""log2(e): exp(x) = 2^(x log2 e)."""
+GELU_C = 0.7978845608028654
+"""sqrt(2 / pi), of the tanh approximation of GELU."""
+
+
+def _dtype(element: Attribute) -> str:
+    if isinstance(element, BFloat16Type):
+        return "bf16"
+    if isinstance(element, Float16Type):
+        return "f16"
+    if isinstance(element, Float32Type):
+        return "f32"
+    raise ScheduleError(f"lower-schedule-to-hopper: unsupported element type {element}")
+
+
+def _arg_roles(func: FuncOp, index: int) -> tuple[str, ...]:
+    """The fusion.roles of a kernel argument."""
+    attrs = func.arg_attrs
+    if attrs is None:
+        return ()
+    entry = attrs.data[index]
+    assert isinstance(entry, DictionaryAttr)
+    roles = entry.data.get("fusion.roles")
+    return tuple(roles.roles) if isinstance(roles, AxisRolesAttr) else ()
+
+
+# ----------------------------------------------------------------------------------------
+# The launch plan
+# ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TmaOperand:
+    """A mainloop operand: how its tensor map is encoded and where its tile lands."""
+
+    arg: int
+    """Index of the kernel argument (memref) it reads."""
+    dtype: str
+    """Element type: bf16 or f16."""
+    shape: tuple[int, ...]
+    """The global extents, outermost first."""
+    box: tuple[int, ...]
+    """The TMA box, outermost first (the innermost is 64 elements)."""
+    boxes: int
+    """Boxes per tile along the contiguous axis."""
+    major: str
+    """"k" when the contiguous axis is k, "mn" when it is m or n."""
+
+    @property
+    def box_bytes(self) -> int:
+        """Bytes of one box in shared memory."""
+        return math.prod(self.box) * 2
+
+    @property
+    def tile_bytes(self) -> int:
+        """Bytes of the whole tile (one ring slot)."""
+        return self.box_bytes * self.boxes
+
+
+@dataclass(frozen=True)
+class LaunchPlan:
+    """What the back end needs to launch a lowered kernel."""
+
+    entry: str
+    """The kernel's name."""
+    arguments: tuple[str, ...]
+    """Kernel argument names in order (inputs, outputs, workspaces), passed as pointers."""
+    argument_types: tuple[tuple[tuple[int, ...], str], ...]
+    """(shape, dtype) of each argument."""
+    tensor_maps: tuple[TmaOperand, ...]
+    """The tensor maps, passed after the pointers."""
+    grid: int
+    """CTAs in the grid."""
+    threads: int
+    """Threads per CTA."""
+    smem_bytes: int
+    """Dynamic shared memory per CTA (including the alignment slack)."""
+    roles: WarpRoles
+    """The warp-role plan."""
+    params: ScheduleParams
+    """The schedule parameters."""
+
+
+# ----------------------------------------------------------------------------------------
+# The lowering
+# ----------------------------------------------------------------------------------------
+
+
+_OpT = TypeVar("_OpT", bound=ptx.PtxInstruction)
+
+
+@dataclass
+class _Accumulator:
+    """The f32 registers of one accumulator tile, per N chunk (m64nN fragment layout)."""
+
+    chunks: list[list[SSAValue]]
+
+
+@dataclass
+class _Scalar:
+    """One epilogue value at one element: an f32 register and the dtype it stands for."""
+
+    reg: SSAValue
+    dtype: str
+
+
+@dataclass
+class _Lowering:
+    """The state of lowering one kernel."""
+
+    func: FuncOp
+    params: ScheduleParams
+    roles: WarpRoles
+    module: ptx.PtxModuleOp = field(init=False)
+    k: ptx.KernelBuilder = field(init=False)
+    regs: dict[SSAValue, SSAValue] = field(default_factory=dict[SSAValue, SSAValue])
+    operands: list[TmaOperand] = field(default_factory=list[TmaOperand])
+    slot_offsets: list[int] = field(default_factory=list[int])
+    stage_bytes: int = 0
+    accumulators: dict[SSAValue, _Accumulator] = field(
+        default_factory=dict[SSAValue, _Accumulator]
+    )
+    mainloop: scf.ForOp = field(init=False)
+    epilogue_loads: dict[SSAValue, sched.LoadTileOp] = field(
+        default_factory=dict[SSAValue, sched.LoadTileOp]
+    )
+    pending_epilogue: sched.EpilogueOp | None = None
+    stores: list[sched.StoreTileOp] = field(default_factory=list[sched.StoreTileOp])
+    bound: dict[SSAValue, _Accumulator | sched.LoadTileOp] = field(
+        default_factory=dict[SSAValue, _Accumulator | sched.LoadTileOp]
+    )
+    memo: dict[tuple[object, ...], _Scalar] = field(default_factory=dict[tuple[object, ...], _Scalar])
+    load_memo: dict[tuple[object, ...], SSAValue] = field(
+        default_factory=dict[tuple[object, ...], SSAValue]
+    )
+    rows: list[SSAValue] = field(default_factory=list[SSAValue])
+
+    @property
+    def where(self) -> str:
+        return f"lower-schedule-to-hopper: @{self.func.sym_name.data}"
+
+    # --- setup -------------------------------------------------------------------------
+
+    def plan_operands(self) -> None:
+        """A TmaOperand per mainloop load, and the ring's slot offsets."""
+        loop = mainloop_of(self.func)
+        loads = [op for op in loop.body.block.ops if isinstance(op, sched.LoadTileOp)]
+        offset = 0
+        for load in loads:
+            source = load.source
+            if not isinstance(source, BlockArgument) or source.owner is not self.func.body.block:
+                raise ScheduleError(f"{self.where}: a mainloop load must read a kernel argument")
+            memref = source.type
+            tile = load.result.type
+            assert isinstance(memref, MemRefType) and isinstance(tile, TensorType)
+            dtype = _dtype(memref.element_type)
+            if dtype not in ("bf16", "f16"):
+                raise ScheduleError(
+                    f"{self.where}: mainloop operand %{source.name_hint or source.index} is "
+                    f"{dtype}; wgmma takes bf16 or f16 operands here"
+                )
+            roles = _arg_roles(self.func, source.index)
+            shape = tuple(memref.get_shape())
+            tile_shape = list(tile.get_shape())
+            inner_role = roles[-1] if roles else "?"
+            if inner_role not in ("k", "m", "n"):
+                raise ScheduleError(
+                    f"{self.where}: mainloop operand %{source.name_hint} has its contiguous "
+                    f"axis with role '{inner_role}'; expected k, m or n"
+                )
+            if tile_shape[-1] % BOX_ELEMENTS:
+                raise ScheduleError(
+                    f"{self.where}: the contiguous tile extent of %{source.name_hint} is "
+                    f"{tile_shape[-1]}, not a multiple of {BOX_ELEMENTS}"
+                )
+            box = (*tile_shape[:-1], BOX_ELEMENTS)
+            operand = TmaOperand(
+                source.index,
+                dtype,
+                shape,
+                box,
+                tile_shape[-1] // BOX_ELEMENTS,
+                "k" if inner_role == "k" else "mn",
+            )
+            self.operands.append(operand)
+            self.slot_offsets.append(offset)
+            offset += operand.tile_bytes
+        self.stage_bytes = offset
+
+    def smem_bytes(self) -> int:
+        """Ring + barriers + alignment slack."""
+        ring = self.stage_bytes * self.roles.stages
+        return ring + 2 * 8 * self.roles.stages + SMEM_ALIGN
+
+    def build(self) -> LaunchPlan:
+        """Lower the kernel; return its launch plan (the module is in `self.module`)."""
+        self.plan_operands()
+        name = self.func.sym_name.data
+        args = self.func.body.block.args
+        params: list[tuple[str, str]] = [(f"arg{i}", "ptr") for i in range(len(args))]
+        params += [(f"tmap{j}", "tmap") for j in range(len(self.operands))]
+        self.module = ptx.PtxModuleOp()
+        self.module.body.block.add_op(ptx.SharedOp("smem", SMEM_ALIGN))
+        self.k = ptx.KernelBuilder.create(
+            self.module,
+            name,
+            params,
+            maxnreg=self.roles.entry_registers,
+            reqntid=(self.roles.threads,),
+        )
+        self.emit_kernel()
+        grid_attr = self.func.attributes.get("sched.grid")
+        if not isinstance(grid_attr, IntegerAttr):
+            raise ScheduleError(f"{self.where}: missing sched.grid (run materialize-schedule)")
+        types: list[tuple[tuple[int, ...], str]] = []
+        for arg in args:
+            assert isinstance(arg.type, MemRefType)
+            element = arg.type.element_type
+            dtype = "i32" if not isinstance(element, BFloat16Type | Float16Type | Float32Type) else _dtype(element)
+            types.append((tuple(arg.type.get_shape()), dtype))
+        return LaunchPlan(
+            name,
+            tuple(arg.name_hint or f"arg{arg.index}" for arg in args),
+            tuple(types),
+            tuple(self.operands),
+            grid_attr.value.data,
+            self.roles.threads,
+            self.smem_bytes(),
+            self.roles,
+            self.params,
+        )
+
+    # --- kernel skeleton ---------------------------------------------------------------
+
+    def emit_kernel(self) -> None:
+        k = self.k
+        stages = self.roles.stages
+        tid = k.sreg("tid.x")
+        raw = k.addr_of("smem")
+        base = k.binary(
+            ptx.AndOp,
+            k.add(raw, k.const(SMEM_ALIGN - 1)),
+            k.const((1 << 32) - SMEM_ALIGN),
+        )
+        self.ring = base
+        self.full = k.add(base, k.const(self.stage_bytes * stages))
+        self.empty = k.add(self.full, k.const(8 * stages))
+        self.maps = [
+            k.append(hopper.TensorMapAddressOp(f"tmap{j}")).result
+            for j in range(len(self.operands))
+        ]
+        for index, arg in enumerate(self.func.body.block.args):
+            self.regs[arg] = k.ld_param(f"arg{index}")
+        leader = k.setp("eq", tid, k.const(0))
+        for stage in range(stages):
+            self.put(hopper.MbarrierInitOp(k.add(self.full, k.const(8 * stage)), 1), leader)
+            self.put(
+                hopper.MbarrierInitOp(
+                    k.add(self.empty, k.const(8 * stage)), 128 * self.roles.consumers
+                ),
+                leader,
+            )
+        self.put(hopper.FenceMbarrierInitOp(), leader)
+        for tmap in self.maps:
+            self.put(hopper.TensorMapPrefetchOp(tmap), leader)
+        k.bar()
+        warpgroup = k.shr(tid, k.const(7))
+        is_producer = k.setp("eq", warpgroup, k.const(0))
+        consumer_label = k.fresh_label("consumer")
+        done_label = k.fresh_label("done")
+        k.bra(consumer_label, is_producer, negated=True)
+        # Producer warpgroup.
+        k.append(hopper.SetmaxnregOp("dec", self.roles.registers[0]))
+        k.bra(done_label, leader, negated=True)
+        self.emit_producer()
+        k.bra(done_label)
+        # Consumer warpgroups.
+        k.label(consumer_label)
+        k.append(hopper.SetmaxnregOp("inc", self.roles.registers[1]))
+        self.tid = tid
+        self.consumer = k.sub(warpgroup, k.const(1))
+        self.emit_consumer()
+        k.label(done_label)
+        k.ret()
+
+    def put(self, op: _OpT, pred: SSAValue | None, negated: bool = False) -> _OpT:
+        """Append `op`, guarded by `pred` when given."""
+        if pred is not None:
+            guarded = op.set_guard(pred, negated)
+            op.erase()
+            op = guarded
+        return self.k.append(op)
+
+    def ring_state(self) -> tuple[SSAValue, SSAValue]:
+        k = self.k
+        stage = k.const(0)
+        phase = k.const(0)
+        return stage, phase
+
+    def advance(self, stage: SSAValue, phase: SSAValue) -> None:
+        k = self.k
+        k.assign(stage, k.add(stage, k.const(1)))
+        wrap = k.setp("eq", stage, k.const(self.roles.stages))
+        self.put(ptx.AssignOp(stage, k.const(0)), wrap)
+        self.put(ptx.AssignOp(phase, k.binary(ptx.XorOp, phase, k.const(1))), wrap)
+
+    def barrier(self, which: SSAValue, stage: SSAValue) -> SSAValue:
+        return self.k.mad(stage, self.k.const(8), which)
+
+    # --- index arithmetic and loops ------------------------------------------------------
+
+    def reg(self, value: SSAValue) -> SSAValue:
+        found = self.regs.get(value)
+        if found is None:
+            raise ScheduleError(
+                f"{self.where}: value {value} is used before a register holds it"
+            )
+        return found
+
+    def emit_index_op(self, op: Operation) -> bool:
+        """Emit an index op; False if `op` is not one."""
+        k = self.k
+        if isinstance(op, arith.ConstantOp):
+            value = op.value
+            if not isinstance(value, IntegerAttr):
+                raise ScheduleError(f"{self.where}: unsupported constant {value}")
+            self.regs[op.result] = k.const(value.value.data & 0xFFFFFFFF)
+            return True
+        if isinstance(op, gpu.BlockIdOp):
+            self.regs[op.result] = k.sreg("ctaid.x")
+            return True
+        if isinstance(op, gpu.GridDimOp):
+            self.regs[op.result] = k.sreg("nctaid.x")
+            return True
+        binary: dict[type[Operation], type[ptx.BinaryOp]] = {
+            arith.AddiOp: ptx.AddOp,
+            arith.SubiOp: ptx.SubOp,
+            arith.MuliOp: ptx.MulOp,
+            arith.DivUIOp: ptx.DivOp,
+            arith.RemUIOp: ptx.RemOp,
+            arith.MinUIOp: ptx.MinOp,
+            arith.MaxUIOp: ptx.MaxOp,
+        }
+        kind = binary.get(type(op))
+        if kind is not None:
+            self.regs[op.results[0]] = k.binary(
+                kind, self.reg(op.operands[0]), self.reg(op.operands[1])
+            )
+            return True
+        if isinstance(op, arith.CmpiOp):
+            names = {0: "eq", 1: "ne", 6: "lo", 7: "ls", 8: "hi", 9: "hs", 2: "lo", 3: "ls"}
+            predicate = op.predicate.value.data
+            cmp = names.get(predicate)
+            if cmp is None:
+                raise ScheduleError(f"{self.where}: unsupported arith.cmpi predicate {predicate}")
+            pred = k.setp(cmp, self.reg(op.lhs), self.reg(op.rhs))
+            self.regs[op.result] = k.selp(k.const(1), k.const(0), pred)
+            return True
+        if isinstance(op, arith.SelectOp):
+            cond = k.setp("ne", self.reg(op.cond), k.const(0))
+            self.regs[op.result] = k.selp(
+                self.reg(op.lhs), self.reg(op.rhs), cond
+            )
+            return True
+        return False
+
+    def emit_loop(
+        self, loop: scf.ForOp, body: Callable[[], None], carried: Sequence[SSAValue] = ()
+    ) -> None:
+        """A counted loop over `loop`'s range; `body` emits one iteration."""
+        del carried
+        k = self.k
+        iv = k.mov(self.reg(loop.lb))
+        self.regs[loop.body.block.args[0]] = iv
+        head = k.fresh_label("loop")
+        end = k.fresh_label("loop_end")
+        upper = self.reg(loop.ub)
+        step = self.reg(loop.step)
+        k.label(head)
+        k.bra(end, k.setp("hs", iv, upper))
+        body()
+        k.assign(iv, k.add(iv, step))
+        k.bra(head)
+        k.label(end)
+
+    # --- producer ------------------------------------------------------------------------
+
+    def producer_slice(self) -> set[Operation]:
+        """The ops the producer needs: the loads, their index slices and enclosing loops."""
+        needed: set[Operation] = set()
+        work: list[Operation] = [
+            op
+            for op in self.func.walk()
+            if isinstance(op, sched.LoadTileOp)
+            and op.attributes.get(ROLE_ATTR) == StringAttr("producer")
+        ]
+        while work:
+            op = work.pop()
+            if op in needed:
+                continue
+            needed.add(op)
+            operands = list(op.operands)
+            if isinstance(op, scf.ForOp):
+                operands = [op.lb, op.ub, op.step]
+            parent = op.parent_op()
+            if parent is not None and parent is not self.func:
+                work.append(parent)
+            for value in operands:
+                owner = value.owner
+                if isinstance(owner, Operation):
+                    work.append(owner)
+                elif isinstance(owner, BlockArgument):
+                    pass
+        return needed
+
+    def emit_producer(self) -> None:
+        needed = self.producer_slice()
+        self.stage, self.phase = self.ring_state()
+        self.walk(self.func.body.block.ops, needed, self.producer_op)
+
+    def walk(
+        self,
+        ops: Sequence[Operation] | object,
+        needed: set[Operation] | None,
+        special: Callable[[Operation], bool],
+    ) -> None:
+        for op in ops:  # pyright: ignore[reportGeneralTypeIssues]
+            assert isinstance(op, Operation)
+            if needed is not None and op not in needed:
+                continue
+            if special(op):
+                continue
+            if self.emit_index_op(op):
+                continue
+            if isinstance(op, scf.ForOp):
+                self.emit_loop(op, lambda op=op: self.walk(op.body.block.ops, needed, special))
+                continue
+            if isinstance(op, scf.YieldOp | ReturnOp):
+                continue
+            raise ScheduleError(f"{self.where}: cannot lower {op.name} here")
+
+    def producer_op(self, op: Operation) -> bool:
+        if isinstance(op, scf.ForOp) and op is self.mainloop:
+            self.emit_loop(op, lambda: self.producer_k_block(op))
+            return True
+        return False
+
+    def producer_k_block(self, loop: scf.ForOp) -> None:
+        k = self.k
+        for op in loop.body.block.ops:
+            if not isinstance(op, sched.LoadTileOp):
+                self.emit_index_op(op)
+        stage, phase = self.stage, self.phase
+        k.append(
+            hopper.MbarrierWaitOp(
+                self.barrier(self.empty, stage), k.binary(ptx.XorOp, phase, k.const(1))
+            )
+        )
+        full = self.barrier(self.full, stage)
+        k.append(hopper.MbarrierArriveExpectTxOp(full, self.stage_bytes))
+        slot_base = k.mad(stage, k.const(self.stage_bytes), self.ring)
+        for op in loop.body.block.ops:
+            if not isinstance(op, sched.LoadTileOp):
+                continue
+            slot = op.attributes[SLOT_ATTR]
+            assert isinstance(slot, IntAttr)
+            operand = self.operands[slot.data]
+            coords = [self.reg(index) for index in reversed(op.indices)]
+            dst = k.add(slot_base, k.const(self.slot_offsets[slot.data]))
+            for box in range(operand.boxes):
+                inner = coords[0]
+                if box:
+                    inner = k.add(inner, k.const(box * BOX_ELEMENTS))
+                k.append(
+                    hopper.TmaLoadOp(
+                        k.add(dst, k.const(box * operand.box_bytes)) if box else dst,
+                        self.maps[slot.data],
+                        full,
+                        [inner, *coords[1:]],
+                    )
+                )
+        self.advance(stage, phase)
+
+    # --- consumers -----------------------------------------------------------------------
+
+    def emit_consumer(self) -> None:
+        k = self.k
+        self.stage, self.phase = self.ring_state()
+        tid = self.tid
+        self.warp = k.binary(ptx.AndOp, k.shr(tid, k.const(5)), k.const(3))
+        self.lane = k.binary(ptx.AndOp, tid, k.const(31))
+        wg_m = self.params.warpgroup[0]
+        # Row of this thread's first accumulator element in the CTA tile, and its column.
+        self.row0 = k.add(
+            k.mul(self.consumer, k.const(wg_m)),
+            k.add(k.mul(self.warp, k.const(16)), k.shr(self.lane, k.const(2))),
+        )
+        self.col0 = k.mul(k.binary(ptx.AndOp, self.lane, k.const(3)), k.const(2))
+        self.walk(self.func.body.block.ops, None, self.consumer_op)
+
+    def consumer_op(self, op: Operation) -> bool:
+        if isinstance(op, scf.ForOp) and op is self.mainloop:
+            self.consumer_mainloop(op)
+            return True
+        if isinstance(op, sched.ZeroTileOp):
+            self.accumulators[op.result] = self.zero_accumulator()
+            return True
+        if isinstance(op, sched.LoadTileOp):
+            self.epilogue_loads[op.result] = op
+            return True
+        if isinstance(op, sched.EpilogueOp):
+            self.pending_epilogue = op
+            return True
+        if isinstance(op, sched.StoreTileOp):
+            self.stores.append(op)
+            if len(self.stores) == len(self.pending_epilogue.outputs) if self.pending_epilogue else False:
+                self.emit_epilogue()
+            return True
+        if isinstance(op, sched.StorePartialOp | sched.ArriveOp | sched.ReducePartialsOp | scf.IfOp):
+            raise ScheduleError(
+                f"{self.where}: split-K (split_k > 1) is not built by the Hopper lowering yet"
+            )
+        return False
+
+    def zero_accumulator(self) -> _Accumulator:
+        k = self.k
+        n = self.params.instr[1]
+        chunks = self.params.warpgroup[1] // n
+        return _Accumulator(
+            [[k.const(0.0, ptx.F32) for _ in range(n // 2)] for _ in range(chunks)]
+        )
+
+    def consumer_mainloop(self, loop: scf.ForOp) -> None:
+        k = self.k
+        for arg, init in zip(loop.body.block.args[1:], loop.iter_args, strict=True):
+            self.accumulators[arg] = self.accumulators[init]
+        yielded = loop.body.block.last_op
+        assert isinstance(yielded, scf.YieldOp)
+        has_prev = k.const(0)
+        prev = k.const(0)
+        stage, phase = self.stage, self.phase
+        instr_n = self.params.instr[1]
+        tile_m, tile_n, tile_k = self.params.tile
+        wg_m = self.params.warpgroup[0]
+
+        def k_block() -> None:
+            for op in loop.body.block.ops:
+                if not isinstance(op, sched.LoadTileOp | sched.MmaOp | scf.YieldOp):
+                    self.emit_index_op(op)
+            k.append(hopper.MbarrierWaitOp(self.barrier(self.full, stage), phase))
+            slot_base = k.mad(stage, k.const(self.stage_bytes), self.ring)
+            k.append(hopper.WgmmaFenceOp())
+            for op in loop.body.block.ops:
+                if not isinstance(op, sched.MmaOp):
+                    continue
+                acc = self.accumulators[op.acc]
+                self.accumulators[op.result] = acc
+                a_load, b_load = op.a.owner, op.b.owner
+                assert isinstance(a_load, sched.LoadTileOp) and isinstance(b_load, sched.LoadTileOp)
+                a_slot = a_load.attributes[SLOT_ATTR]
+                b_slot = b_load.attributes[SLOT_ATTR]
+                assert isinstance(a_slot, IntAttr) and isinstance(b_slot, IntAttr)
+                a_op = self.operands[a_slot.data]
+                b_op = self.operands[b_slot.data]
+                a_tile = hopper.TileAttr(a_op.major, SWIZZLE, tile_m, tile_k)
+                b_tile = hopper.TileAttr(b_op.major, SWIZZLE, tile_n, tile_k)
+                a_base = k.add(slot_base, k.const(self.slot_offsets[a_slot.data]))
+                a_base = k.mad(
+                    self.consumer, k.const(a_tile.layout.start_offset(wg_m, 0)), a_base
+                )
+                b_base = k.add(slot_base, k.const(self.slot_offsets[b_slot.data]))
+                for kk in range(tile_k // 16):
+                    a_desc = k.append(
+                        hopper.MatrixDescriptorOp(a_base, a_tile, 0, kk * 16)
+                    ).result
+                    for chunk, regs in enumerate(acc.chunks):
+                        b_desc = k.append(
+                            hopper.MatrixDescriptorOp(b_base, b_tile, chunk * instr_n, kk * 16)
+                        ).result
+                        k.append(
+                            hopper.WgmmaMmaAsyncOp(
+                                instr_n,
+                                a_op.dtype,
+                                a_desc,
+                                b_desc,
+                                regs,
+                                a_major=a_op.major,
+                                b_major=b_op.major,
+                            )
+                        )
+            k.append(hopper.WgmmaCommitGroupOp())
+            k.append(hopper.WgmmaWaitGroupOp(1))
+            release = k.setp("ne", has_prev, k.const(0))
+            self.put(hopper.MbarrierArriveOp(self.barrier(self.empty, prev)), release)
+            k.assign(prev, stage)
+            k.assign(has_prev, k.const(1))
+            self.advance(stage, phase)
+
+        self.emit_loop(loop, k_block)
+        k.append(hopper.WgmmaWaitGroupOp(0))
+        release = k.setp("ne", has_prev, k.const(0))
+        self.put(hopper.MbarrierArriveOp(self.barrier(self.empty, prev)), release)
+        for result, value in zip(loop.results, yielded.operands, strict=True):
+            self.accumulators[result] = self.accumulators[value]
+
+    # --- epilogue ------------------------------------------------------------------------
+
+    def emit_epilogue(self) -> None:
+        op = self.pending_epilogue
+        assert op is not None
+        stores = self.stores
+        self.pending_epilogue = None
+        self.stores = []
+        block = op.body.block
+        yielded = block.last_op
+        assert isinstance(yielded, sched.YieldOp)
+        k = self.k
+        instr_n = self.params.instr[1]
+        chunks = self.params.warpgroup[1] // instr_n
+        # Bind block arguments to accumulators or operand tiles.
+        self.bound = {}
+        for arg, value in zip(block.args, op.inputs, strict=True):
+            if value in self.accumulators:
+                self.bound[arg] = self.accumulators[value]
+            elif value in self.epilogue_loads:
+                self.bound[arg] = self.epilogue_loads[value]
+            else:
+                raise ScheduleError(
+                    f"{self.where}: epilogue input {value} is neither an accumulator nor a "
+                    "loaded tile"
+                )
+        store_of: list[tuple[sched.StoreTileOp, SSAValue]] = []
+        for store in stores:
+            index = list(op.outputs).index(store.value) if store.value in list(op.outputs) else -1
+            if index < 0:
+                raise ScheduleError(f"{self.where}: a store_tile must store an epilogue output")
+            store_of.append((store, yielded.operands[index]))
+        self.rows = [k.add(self.row0, k.const(8 * half)) for half in range(2)]
+        for chunk in range(chunks):
+            for block8 in range(instr_n // 8):
+                for half in range(2):
+                    self.memo = {}
+                    self.load_memo = {}
+                    cols = [chunk * instr_n + block8 * 8 + e for e in range(2)]
+                    for store, value in store_of:
+                        scalars = [
+                            self.scalar(value, (chunk, block8, half, e), cols[e])
+                            for e in range(2)
+                        ]
+                        self.store_pair(store, scalars, half, cols[0])
+
+    def element_position(self, roles: Sequence[str], half: int, col: int) -> dict[str, SSAValue]:
+        """Tile offsets per role at an element: m -> row register, n -> column register."""
+        k = self.k
+        return {
+            "m": self.rows[half],
+            "n": k.add(self.col0, k.const(col)),
+        }
+
+    def scalar(self, value: SSAValue, slot: tuple[int, int, int, int], col: int) -> _Scalar:
+        """The f32 register of epilogue `value` at accumulator element `slot`."""
+        key = (value, slot)
+        found = self.memo.get(key)
+        if found is not None:
+            return found
+        result = self._scalar(value, slot, col)
+        self.memo[key] = result
+        return result
+
+    def _scalar(self, value: SSAValue, slot: tuple[int, int, int, int], col: int) -> _Scalar:
+        k = self.k
+        chunk, block8, half, e = slot
+        bound = self.bound.get(value)
+        if isinstance(bound, _Accumulator):
+            return _Scalar(bound.chunks[chunk][4 * block8 + 2 * half + e], "f32")
+        if isinstance(bound, sched.LoadTileOp):
+            return self.load_scalar(bound, half, col)
+        op = value.owner
+        assert isinstance(op, Operation)
+        name = op.name
+        ins = [self.scalar(operand, slot, col) for operand in op.operands]
+        if name == "fusion.broadcast":
+            return ins[0]
+        if name == "fusion.cast":
+            result_type = op.results[0].type
+            assert isinstance(result_type, TensorType)
+            return _Scalar(self.rounded(ins[0]), _dtype(result_type.element_type))
+        regs = [self.rounded(s) for s in ins]
+        out = self.pointwise(name, op, regs)
+        return _Scalar(out, "f32")
+
+    def rounded(self, value: _Scalar) -> SSAValue:
+        """The register rounded to the dtype it stands for."""
+        k = self.k
+        if value.dtype == "f32":
+            return value.reg
+        low = k.cvt(value.reg, ptx.reg(value.dtype), "rn")
+        return k.cvt(low, ptx.F32)
+
+    def const_f32(self, value: float) -> SSAValue:
+        return self.k.const(value, ptx.F32)
+
+    def pointwise(self, name: str, op: Operation, regs: list[SSAValue]) -> SSAValue:
+        k = self.k
+        if name == "fusion.add":
+            return k.add(regs[0], regs[1])
+        if name == "fusion.sub":
+            return k.sub(regs[0], regs[1])
+        if name == "fusion.mul":
+            return k.mul(regs[0], regs[1])
+        if name == "fusion.div":
+            return k.binary(ptx.DivOp, regs[0], regs[1])
+        if name == "fusion.neg":
+            return k.unary(ptx.NegOp, regs[0])
+        if name == "fusion.relu":
+            return k.binary(ptx.MaxOp, regs[0], self.const_f32(0.0))
+        if name == "fusion.exp":
+            return k.unary(ptx.Ex2Op, k.mul(regs[0], self.const_f32(LOG2E)))
+        if name == "fusion.tanh":
+            return k.unary(ptx.TanhOp, regs[0])
+        if name in ("fusion.sigmoid", "fusion.silu"):
+            x = regs[0]
+            e = k.unary(ptx.Ex2Op, k.mul(x, self.const_f32(-LOG2E)))
+            sig = k.unary(ptx.RcpOp, k.add(e, self.const_f32(1.0)))
+            return sig if name == "fusion.sigmoid" else k.mul(x, sig)
+        if name == "fusion.gelu":
+            approximate = op.properties.get("approximate")
+            if approximate is None or getattr(approximate, "data", "") != "tanh":
+                raise ScheduleError(
+                    f"{self.where}: fusion.gelu approximate none (erf) is not lowered yet; "
+                    "use approximate tanh"
+                )
+            x = regs[0]
+            x3 = k.mul(k.mul(x, x), x)
+            inner = k.mul(k.fma(x3, self.const_f32(0.044715), x), self.const_f32(GELU_C))
+            t = k.unary(ptx.TanhOp, inner)
+            half_x = k.mul(x, self.const_f32(0.5))
+            return k.fma(half_x, t, half_x)
+        raise ScheduleError(f"{self.where}: epilogue op {name} is not lowered yet")
+
+    def address(
+        self, memref: SSAValue, indices: Sequence[SSAValue], roles: Sequence[str], half: int, col: int
+    ) -> tuple[SSAValue, SSAValue | None]:
+        """(64-bit address, in-bounds predicate) of a tile element in a memref."""
+        k = self.k
+        memref_type = memref.type
+        assert isinstance(memref_type, MemRefType)
+        shape = list(memref_type.get_shape())
+        element = _dtype(memref_type.element_type)
+        size = 4 if element == "f32" else 2
+        strides = [math.prod(shape[d + 1 :]) for d in range(len(shape))]
+        linear: SSAValue | None = None
+        pred: SSAValue | None = None
+        for dim, (index, role) in enumerate(zip(indices, roles, strict=True)):
+            position = self.reg(index)
+            if role == "m":
+                position = k.add(position, self.rows[half])
+            elif role == "n":
+                position = k.add(position, k.add(self.col0, k.const(col)))
+            if role in ("m", "n"):
+                inside = k.setp("lo", position, k.const(shape[dim]))
+                pred = inside if pred is None else k.binary(ptx.AndOp, pred, inside)
+            term = k.mul(position, k.const(strides[dim])) if strides[dim] != 1 else position
+            linear = term if linear is None else k.add(linear, term)
+        assert linear is not None
+        offset = k.mul_wide(linear, k.const(size))
+        return k.add(self.reg(memref), offset), pred
+
+    def memref_roles(self, memref: SSAValue) -> tuple[str, ...]:
+        assert isinstance(memref, BlockArgument)
+        return _arg_roles(self.func, memref.index)
+
+    def load_scalar(self, load: sched.LoadTileOp, half: int, col: int) -> _Scalar:
+        k = self.k
+        roles = self.memref_roles(load.source)
+        key = (load, half if "m" in roles else None, col if "n" in roles else None)
+        found = self.load_memo.get(key)
+        memref_type = load.source.type
+        assert isinstance(memref_type, MemRefType)
+        dtype = _dtype(memref_type.element_type)
+        if found is None:
+            address, pred = self.address(load.source, list(load.indices), roles, half, col)
+            if dtype == "f32":
+                found = self.put(ptx.LdOp("global", address, ptx.F32), pred).values[0]
+            else:
+                raw = self.put(ptx.LdOp("global", address, ptx.reg(dtype)), pred).values[0]
+                found = k.cvt(raw, ptx.F32)
+            self.load_memo[key] = found
+        return _Scalar(found, dtype)
+
+    def store_pair(self, store: sched.StoreTileOp, values: list[_Scalar], half: int, col: int) -> None:
+        k = self.k
+        roles = self.memref_roles(store.dest)
+        memref_type = store.dest.type
+        assert isinstance(memref_type, MemRefType)
+        shape = list(memref_type.get_shape())
+        dtype = _dtype(memref_type.element_type)
+        vector = roles and roles[-1] == "n" and shape[-1] % 2 == 0
+        if vector:
+            address, pred = self.address(store.dest, list(store.indices), roles, half, col)
+            if dtype == "f32":
+                self.put(ptx.StOp("global", address, [v.reg for v in values]), pred)
+            else:
+                packed = k.cvt_pack(values[1].reg, values[0].reg, ptx.reg(f"{dtype}x2"))
+                self.put(ptx.StOp("global", address, [packed]), pred)
+            return
+        for e, value in enumerate(values):
+            address, pred = self.address(store.dest, list(store.indices), roles, half, col + e)
+            if dtype == "f32":
+                self.put(ptx.StOp("global", address, [value.reg]), pred)
+            else:
+                self.put(ptx.StOp("global", address, [k.cvt(value.reg, ptx.reg(dtype), "rn")]), pred)
+
+
+def lower_kernel(func: FuncOp) -> tuple[ptx.PtxModuleOp, LaunchPlan]:
+    """Lower one partitioned kernel: (the ptx module with hopper ops, its launch plan)."""
+    where = f"lower-schedule-to-hopper: @{func.sym_name.data}"
+    params_attr = func.attributes.get(PARAMS_ATTR)
+    roles_attr = func.attributes.get(ROLES_ATTR)
+    if not isinstance(params_attr, ScheduleParamsAttr) or not isinstance(roles_attr, DictionaryAttr):
+        raise ScheduleError(f"{where}: run materialize-schedule and partition-warp-roles first")
+    lowering = _Lowering(func, params_attr.data, WarpRoles.from_attribute(roles_attr))
+    lowering.mainloop = mainloop_of(func)
+    plan = lowering.build()
+    return lowering.module, plan
+
+
+class LowerScheduleToHopper(ModulePass):
+    """Replace each partitioned kernel by a ptx.module of hopper and ptx ops."""
+
+    name = "lower-schedule-to-hopper"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        del ctx
+        for func in list(op.ops):
+            if not isinstance(func, FuncOp) or ROLES_ATTR not in func.attributes:
+                continue
+            try:
+                module, _ = lower_kernel(func)
+            except ScheduleError as error:
+                raise DiagnosticException(str(error)) from error
+            op.body.block.insert_op_before(module, func)
+            func.detach()
+            func.erase()

@@ -1,0 +1,245 @@
+"""`partition-warp-roles`: assign every tile-level op of a materialized kernel to a warp role.
+
+The input is a kernel after `materialize-schedule` (a `func.func` on memrefs carrying
+`sched.params`). The pass decides how the CTA's warpgroups share the work and records the
+decision as data that `lower-schedule-to-hopper` reads:
+
+- on the function, `hopper.warp_roles`, a dictionary: the specialization (`cooperative`),
+  the producer and consumer warpgroup counts, the threads per CTA, the register split
+  (`setmaxnreg` counts), the pipeline stages and the number of mainloop operands (tiles
+  loaded per K block, each one slot of the shared-memory ring);
+- on each tile-level op, `hopper.role`: `producer` for the tile loads of the mainloop
+  (the TMA loads into the ring, issued by one elected thread of the producer warpgroup
+  that runs ahead across tiles), `consumer` for everything the consumer warpgroups do
+  (wait on the ring, wgmma, release, epilogue loads, epilogue, stores, split-K traffic).
+  Each mainloop load also gets `hopper.slot`, its slot in a ring stage.
+
+The index arithmetic stays shared: each role re-runs the part of it that it needs (the
+producer the backward slice of its loads, the consumers all of it), so both walk the same
+persistent tile sequence. The IR stays executable by the CPU executor: the annotations are
+discardable attributes.
+
+Combinations that the lowering cannot build are refused here with a ScheduleError that
+names the parameter: ping-pong and non-specialized kernels, clusters larger than one CTA,
+and the shared-memory epilogue are not built yet.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import scf
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    IntAttr,
+    ModuleOp,
+    StringAttr,
+)
+from xdsl.dialects.func import FuncOp
+from xdsl.ir import Operation
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import DiagnosticException
+
+from mmcomp import hardware as hw
+from mmcomp.dialects import sched
+from mmcomp.dialects.sched import PARAMS_ATTR, ScheduleParams, ScheduleParamsAttr
+from mmcomp.errors import ScheduleError
+
+ROLES_ATTR = "hopper.warp_roles"
+"""The function attribute holding the warp-role plan."""
+ROLE_ATTR = "hopper.role"
+"""The op attribute naming the role that runs a tile-level op."""
+SLOT_ATTR = "hopper.slot"
+"""The op attribute giving a mainloop load its slot in a ring stage."""
+
+TILE_OPS = (
+    sched.LoadTileOp,
+    sched.StoreTileOp,
+    sched.ZeroTileOp,
+    sched.MmaOp,
+    sched.EpilogueOp,
+    sched.StorePartialOp,
+    sched.ArriveOp,
+    sched.ReducePartialsOp,
+)
+"""The tile-level ops that get a role."""
+
+
+@dataclass(frozen=True)
+class WarpRoles:
+    """How the warpgroups of a CTA share a kernel's work."""
+
+    specialization: str
+    """"cooperative": two consumers split the tile along M; one producer loads."""
+    producers: int
+    """Producer warpgroups (1 when specialized)."""
+    consumers: int
+    """Consumer (math) warpgroups."""
+    registers: tuple[int, int]
+    """setmaxnreg counts (producer, consumer)."""
+    stages: int
+    """Depth of the shared-memory ring."""
+    slots: int
+    """Tiles loaded per K block (slots of one ring stage)."""
+
+    @property
+    def threads(self) -> int:
+        """Threads per CTA."""
+        return (self.producers + self.consumers) * hw.WARPGROUP_SIZE
+
+    @property
+    def entry_registers(self) -> int:
+        """The register cap at entry (`.maxnreg`), the even split of the register file."""
+        per_thread = hw.REGISTERS_PER_SM // self.threads
+        return min(per_thread - per_thread % hw.SETMAXNREG_STEP, hw.MAX_REGISTERS_PER_THREAD)
+
+    def attribute(self) -> DictionaryAttr:
+        """The plan as the `hopper.warp_roles` dictionary."""
+        return DictionaryAttr(
+            {
+                "specialization": StringAttr(self.specialization),
+                "producers": IntAttr(self.producers),
+                "consumers": IntAttr(self.consumers),
+                "threads": IntAttr(self.threads),
+                "registers": ArrayAttr([IntAttr(r) for r in self.registers]),
+                "stages": IntAttr(self.stages),
+                "slots": IntAttr(self.slots),
+            }
+        )
+
+    @staticmethod
+    def from_attribute(attr: DictionaryAttr) -> WarpRoles:
+        """Read the plan back from a `hopper.warp_roles` dictionary."""
+        data = attr.data
+
+        def number(key: str) -> int:
+            value = data.get(key)
+            if not isinstance(value, IntAttr):
+                raise ScheduleError(f"{ROLES_ATTR}: missing integer entry '{key}'")
+            return value.data
+
+        registers = data.get("registers")
+        specialization = data.get("specialization")
+        if not isinstance(registers, ArrayAttr) or not isinstance(specialization, StringAttr):
+            raise ScheduleError(f"{ROLES_ATTR}: missing 'registers' or 'specialization'")
+        counts = [r.data for r in registers.data if isinstance(r, IntAttr)]
+        if len(counts) != 2:
+            raise ScheduleError(f"{ROLES_ATTR}: 'registers' must hold two integers")
+        return WarpRoles(
+            specialization.data,
+            number("producers"),
+            number("consumers"),
+            (counts[0], counts[1]),
+            number("stages"),
+            number("slots"),
+        )
+
+
+def kernel_params(func: FuncOp) -> ScheduleParams:
+    """The `sched.params` of a materialized kernel, or a ScheduleError naming the function."""
+    attr = func.attributes.get(PARAMS_ATTR)
+    if not isinstance(attr, ScheduleParamsAttr):
+        raise ScheduleError(
+            f"partition-warp-roles: @{func.sym_name.data} has no {PARAMS_ATTR}; run the "
+            "schedule pipeline through materialize-schedule first"
+        )
+    return attr.data
+
+
+def check_buildable(params: ScheduleParams, where: str) -> None:
+    """Raise ScheduleError for a parameter combination the Hopper lowering cannot build."""
+    if params.warp_specialization != "cooperative":
+        raise ScheduleError(
+            f'{where}: warp_specialization = "{params.warp_specialization}" is not built by '
+            'the Hopper lowering yet; use "cooperative"'
+        )
+    if params.consumer_warpgroups != 2:
+        raise ScheduleError(
+            f"{where}: cooperative kernels split the tile between 2 consumer warpgroups; tile "
+            f"{params.tile[0]}x{params.tile[1]} with warpgroup tile "
+            f"{params.warpgroup[0]}x{params.warpgroup[1]} gives {params.consumer_warpgroups}"
+        )
+    if params.epilogue != "registers":
+        raise ScheduleError(
+            f'{where}: epilogue = "{params.epilogue}" is not built by the Hopper lowering '
+            'yet; use epilogue="registers"'
+        )
+    if params.cluster != (1, 1):
+        raise ScheduleError(
+            f"{where}: cluster {params.cluster[0]}x{params.cluster[1]} is not built by the "
+            "Hopper lowering yet; use cluster=(1, 1)"
+        )
+    if params.tile[2] % 64:
+        raise ScheduleError(
+            f"{where}: tile k = {params.tile[2]} must be a multiple of 64 (one 128-byte "
+            "swizzled row of 16-bit elements)"
+        )
+
+
+def mainloop_of(func: FuncOp) -> scf.ForOp:
+    """The K loop of a kernel: the one scf.for whose body holds sched.mma ops."""
+    loops = [
+        op
+        for op in func.walk()
+        if isinstance(op, scf.ForOp)
+        and any(isinstance(inner, sched.MmaOp) for inner in op.body.block.ops)
+    ]
+    if len(loops) != 1:
+        raise ScheduleError(
+            f"partition-warp-roles: @{func.sym_name.data} must have exactly one K loop holding "
+            f"sched.mma ops, found {len(loops)}"
+        )
+    return loops[0]
+
+
+def mainloop_loads(loop: scf.ForOp) -> list[sched.LoadTileOp]:
+    """The tile loads of the K loop, in program order."""
+    return [op for op in loop.body.block.ops if isinstance(op, sched.LoadTileOp)]
+
+
+def _tile_ops(func: FuncOp) -> Iterator[Operation]:
+    for op in func.walk():
+        if isinstance(op, TILE_OPS):
+            yield op
+
+
+def partition(func: FuncOp) -> WarpRoles:
+    """Annotate `func` with its warp roles (see the module docstring) and return the plan."""
+    where = f"partition-warp-roles: @{func.sym_name.data}"
+    params = kernel_params(func)
+    check_buildable(params, where)
+    loop = mainloop_of(func)
+    loads = mainloop_loads(loop)
+    for op in _tile_ops(func):
+        op.attributes[ROLE_ATTR] = StringAttr("consumer")
+    for slot, load in enumerate(loads):
+        load.attributes[ROLE_ATTR] = StringAttr("producer")
+        load.attributes[SLOT_ATTR] = IntAttr(slot)
+    roles = WarpRoles(
+        params.warp_specialization,
+        1,
+        params.consumer_warpgroups,
+        params.registers,
+        params.stages,
+        len(loads),
+    )
+    func.attributes[ROLES_ATTR] = roles.attribute()
+    return roles
+
+
+class PartitionWarpRoles(ModulePass):
+    """Assign the tile ops of each materialized kernel to producer and consumer warpgroups."""
+
+    name = "partition-warp-roles"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        del ctx
+        for func in op.walk():
+            if isinstance(func, FuncOp) and PARAMS_ATTR in func.attributes:
+                try:
+                    partition(func)
+                except ScheduleError as error:
+                    raise DiagnosticException(str(error)) from error

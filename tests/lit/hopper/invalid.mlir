@@ -1,0 +1,263 @@
+// RUN: mmcomp-opt %s --verify-diagnostics --split-input-file | filecheck %s
+
+// The hopper verifiers: each error names the op, the operand and what was expected.
+
+// A wgmma whose accumulator count does not match N/2.
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.shared @smem align 1024 size 1024
+  ptx.entry @k(t : tmap, d : b64) {
+    %d = ptx.ld_param d : !ptx.reg<b64>
+    %f = ptx.const 0.0 : !ptx.reg<f32>
+    hopper.wgmma_mma_async m64n16k16 bf16 %d, %d, %f, %f, %f, %f : (!ptx.reg<b64>, !ptx.reg<b64>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>) -> ()
+  }
+}
+// CHECK: hopper.wgmma_mma_async: m64n16k16 needs 8 f32 accumulators per thread, found 4
+
+// -----
+
+// A wgmma N that is not a multiple of 8.
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.shared @smem align 1024 size 1024
+  ptx.entry @k(t : tmap, d : b64) {
+    %d = ptx.ld_param d : !ptx.reg<b64>
+    %f = ptx.const 0.0 : !ptx.reg<f32>
+    hopper.wgmma_mma_async m64n12k16 bf16 %d, %d, %f, %f, %f, %f, %f, %f : (!ptx.reg<b64>, !ptx.reg<b64>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>) -> ()
+  }
+}
+// CHECK: hopper.wgmma_mma_async: shape must be m64nNk16 with N a multiple of 8 in [8, 256], found 'm64n12k16'
+
+// -----
+
+// A wgmma on f32 inputs.
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.shared @smem align 1024 size 1024
+  ptx.entry @k(t : tmap, d : b64) {
+    %d = ptx.ld_param d : !ptx.reg<b64>
+    %f = ptx.const 0.0 : !ptx.reg<f32>
+    hopper.wgmma_mma_async m64n8k16 f32 %d, %d, %f, %f, %f, %f : (!ptx.reg<b64>, !ptx.reg<b64>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>) -> ()
+  }
+}
+// CHECK: hopper.wgmma_mma_async: dtype must be bf16 or f16, found 'f32'
+
+// -----
+
+// A wgmma accumulator that is not f32.
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.shared @smem align 1024 size 1024
+  ptx.entry @k(t : tmap, d : b64) {
+    %d = ptx.ld_param d : !ptx.reg<b64>
+    %f = ptx.const 0.0 : !ptx.reg<f32>
+    %h = ptx.const 0 : !ptx.reg<u32>
+    hopper.wgmma_mma_async m64n8k16 bf16 %d, %d, %f, %f, %h, %f : (!ptx.reg<b64>, !ptx.reg<b64>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<u32>, !ptx.reg<f32>) -> ()
+  }
+}
+// CHECK: hopper.wgmma_mma_async: accumulator 2 must be !ptx.reg<f32>, found !ptx.reg<u32>
+
+// -----
+
+// A wgmma descriptor in a 32-bit register.
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.shared @smem align 1024 size 1024
+  ptx.entry @k(t : tmap, d : b64) {
+    %s = ptx.addr_of smem : !ptx.reg<u32>
+    %f = ptx.const 0.0 : !ptx.reg<f32>
+    hopper.wgmma_mma_async m64n8k16 bf16 %s, %s, %f, %f, %f, %f : (!ptx.reg<u32>, !ptx.reg<u32>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>) -> ()
+  }
+}
+// CHECK: hopper.wgmma_mma_async: the A descriptor must be a 64-bit integer register, found !ptx.reg<u32>
+
+// -----
+
+// A descriptor whose K offset is not a whole k16 step.
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.shared @smem align 1024 size 1024
+  ptx.entry @k(t : tmap, d : b64) {
+    %s = ptx.addr_of smem : !ptx.reg<u32>
+    %a = hopper.matrix_descriptor %s {tile = #hopper.tile<k_major, swizzle 128, mn 128, k 64>, mn = 0, k = 8} : (!ptx.reg<u32>) -> !ptx.reg<b64>
+  }
+}
+// CHECK: hopper.matrix_descriptor: a wgmma K offset must be a multiple of 16, found 8
+
+// -----
+
+// A descriptor whose origin lies outside its tile.
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.shared @smem align 1024 size 1024
+  ptx.entry @k(t : tmap, d : b64) {
+    %s = ptx.addr_of smem : !ptx.reg<u32>
+    %a = hopper.matrix_descriptor %s {tile = #hopper.tile<k_major, swizzle 128, mn 128, k 64>, mn = 128, k = 0} : (!ptx.reg<u32>) -> !ptx.reg<b64>
+  }
+}
+// CHECK: hopper.matrix_descriptor: operand origin (mn 128, k 0) lies outside the 128x64 tile
+
+// -----
+
+// An MN-major descriptor that starts inside a swizzled box.
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.shared @smem align 1024 size 1024
+  ptx.entry @k(t : tmap, d : b64) {
+    %s = ptx.addr_of smem : !ptx.reg<u32>
+    %a = hopper.matrix_descriptor %s {tile = #hopper.tile<mn_major, swizzle 128, mn 128, k 64>, mn = 32, k = 0} : (!ptx.reg<u32>) -> !ptx.reg<b64>
+  }
+}
+// CHECK: hopper.matrix_descriptor: an MN-major MN offset must be a multiple of 64, found 32
+
+// -----
+
+// A tile whose K extent does not fill whole 128-byte rows.
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.shared @smem align 1024 size 1024
+  ptx.entry @k(t : tmap, d : b64) {
+    %s = ptx.addr_of smem : !ptx.reg<u32>
+    %a = hopper.matrix_descriptor %s {tile = #hopper.tile<k_major, swizzle 128, mn 64, k 48>} : (!ptx.reg<u32>) -> !ptx.reg<b64>
+  }
+}
+// CHECK: #hopper.tile: the contiguous extent of a k-major tile (48 elements) must fill whole 128-byte rows
+
+// -----
+
+// A TMA load with six coordinates.
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.shared @smem align 1024 size 1024
+  ptx.entry @k(t : tmap, d : b64) {
+    %s = ptx.addr_of smem : !ptx.reg<u32>
+    %t = hopper.tensor_map_address t : !ptx.reg<b64>
+    %c = ptx.const 0 : !ptx.reg<s32>
+    hopper.tma_load %s, %t, %s, %c, %c, %c, %c, %c, %c : (!ptx.reg<u32>, !ptx.reg<b64>, !ptx.reg<u32>, !ptx.reg<s32>, !ptx.reg<s32>, !ptx.reg<s32>, !ptx.reg<s32>, !ptx.reg<s32>, !ptx.reg<s32>) -> ()
+  }
+}
+// CHECK: hopper.tma_load: a tensor copy takes 1 to 5 coordinates, found 6
+
+// -----
+
+// A TMA load whose tensor map is a 32-bit register.
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.shared @smem align 1024 size 1024
+  ptx.entry @k(t : tmap, d : b64) {
+    %s = ptx.addr_of smem : !ptx.reg<u32>
+    %c = ptx.const 0 : !ptx.reg<s32>
+    hopper.tma_load %s, %s, %s, %c, %c : (!ptx.reg<u32>, !ptx.reg<u32>, !ptx.reg<u32>, !ptx.reg<s32>, !ptx.reg<s32>) -> ()
+  }
+}
+// CHECK: hopper.tma_load: the tensor map must be a 64-bit integer register, found !ptx.reg<u32>
+
+// -----
+
+// A TMA store with a float coordinate.
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.shared @smem align 1024 size 1024
+  ptx.entry @k(t : tmap, d : b64) {
+    %s = ptx.addr_of smem : !ptx.reg<u32>
+    %t = hopper.tensor_map_address t : !ptx.reg<b64>
+    %c = ptx.const 0.0 : !ptx.reg<f32>
+    hopper.tma_store %t, %s, %c, %c : (!ptx.reg<b64>, !ptx.reg<u32>, !ptx.reg<f32>, !ptx.reg<f32>) -> ()
+  }
+}
+// CHECK: hopper.tma_store: coordinate 0 must be a 32-bit integer register, found !ptx.reg<f32>
+
+// -----
+
+// A multicast mask wider than 16 bits.
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.shared @smem align 1024 size 1024
+  ptx.entry @k(t : tmap, d : b64) {
+    %s = ptx.addr_of smem : !ptx.reg<u32>
+    %t = hopper.tensor_map_address t : !ptx.reg<b64>
+    %c = ptx.const 0 : !ptx.reg<s32>
+    hopper.tma_load_multicast %s, %t, %s, %s, %c, %c : (!ptx.reg<u32>, !ptx.reg<b64>, !ptx.reg<u32>, !ptx.reg<u32>, !ptx.reg<s32>, !ptx.reg<s32>) -> ()
+  }
+}
+// CHECK: hopper.tma_load_multicast: the CTA mask must be a 16-bit integer register, found !ptx.reg<u32>
+
+// -----
+
+// The address of a parameter that is not a tensor map.
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.shared @smem align 1024 size 1024
+  ptx.entry @k(t : tmap, d : b64) {
+    %t = hopper.tensor_map_address d : !ptx.reg<b64>
+  }
+}
+// CHECK: hopper.tensor_map_address: 'd' must be a tmap parameter of entry @k, found a b64 parameter
+
+// -----
+
+// An mbarrier wait on a predicate phase.
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.shared @smem align 1024 size 1024
+  ptx.entry @k(t : tmap, d : b64) {
+    %s = ptx.addr_of smem : !ptx.reg<u32>
+    %p = hopper.elect_sync : !ptx.reg<pred>
+    hopper.mbarrier_wait %s, %p : (!ptx.reg<u32>, !ptx.reg<pred>) -> ()
+  }
+}
+// CHECK: hopper.mbarrier_wait: the phase must be a 32-bit integer register, found !ptx.reg<pred>
+
+// -----
+
+// An mbarrier with no arrivals.
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.shared @smem align 1024 size 1024
+  ptx.entry @k(t : tmap, d : b64) {
+    %s = ptx.addr_of smem : !ptx.reg<u32>
+    hopper.mbarrier_init 0 %s : !ptx.reg<u32>
+  }
+}
+// CHECK: hopper.mbarrier_init: the arrival count must be in [1, 2^20), found 0
+
+// -----
+
+// A register budget that is not a multiple of 8.
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.shared @smem align 1024 size 1024
+  ptx.entry @k(t : tmap, d : b64) {
+    hopper.setmaxnreg inc 100
+  }
+}
+// CHECK: hopper.setmaxnreg: count must be a multiple of 8 in [24, 256], found 100
+
+// -----
+
+// A named barrier on id 0, the CTA-wide barrier.
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.shared @smem align 1024 size 1024
+  ptx.entry @k(t : tmap, d : b64) {
+    hopper.named_barrier sync 0 256
+  }
+}
+// CHECK: hopper.named_barrier: barrier id must be in [1, 15], found 0
+
+// -----
+
+// An stmatrix of three matrices.
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.shared @smem align 1024 size 1024
+  ptx.entry @k(t : tmap, d : b64) {
+    %s = ptx.addr_of smem : !ptx.reg<u32>
+    %v = ptx.const 0 : !ptx.reg<b32>
+    hopper.stmatrix %s, %v, %v, %v : (!ptx.reg<u32>, !ptx.reg<b32>, !ptx.reg<b32>, !ptx.reg<b32>) -> ()
+  }
+}
+// CHECK: hopper.stmatrix: expected 1, 2 or 4 registers, found 3
+
+// -----
+
+// An id that does not exist.
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.shared @smem align 1024 size 1024
+  ptx.entry @k(t : tmap, d : b64) {
+    %w = hopper.id block : !ptx.reg<u32>
+  }
+}
+// CHECK: hopper.id: unknown id 'block', expected one of thread.x
+
+// -----
+
+// A bulk wait with too many groups in flight.
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.shared @smem align 1024 size 1024
+  ptx.entry @k(t : tmap, d : b64) {
+    hopper.bulk_wait_group 64
+  }
+}
+// CHECK: hopper.bulk_wait_group: pending must be in [0, 63], found 64

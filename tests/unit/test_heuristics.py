@@ -1,0 +1,215 @@
+"""The heuristic's choices, overrides, and the `mmcomp.compile` entry point around them."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import mmcomp
+from mmcomp import hardware as hw
+from mmcomp.compile import PIPELINE, Kernel
+from mmcomp.dialects.sched import Problem, ScheduleParams
+from mmcomp.errors import FusionError, ScheduleError
+from mmcomp.heuristics import PARAMETERS, choose_params, choose_split_k, choose_swizzle, fit_stages
+
+
+def test_large_bf16_gemm_gets_cutlass_defaults():
+    params = choose_params(Problem({"m": 4096, "n": 14336, "k": 5120}))
+    assert params.tile == (128, 256, 64)
+    assert params.warpgroup == (64, 256)
+    assert params.instr == (64, 256, 16)
+    assert params.stages == 4
+    assert params.warp_specialization == "cooperative"
+    assert params.registers == (40, 232)
+    assert params.strategy == "persistent"
+    assert params.epilogue == "smem"
+    assert params.split_k == 1
+    assert params.swizzle == 8
+
+
+def test_horizontal_fusion_fits_two_b_tiles():
+    params = choose_params(Problem({"m": 4096, "n": 14336, "k": 5120}, b_operands=2))
+    assert params.tile == (128, 128, 64)
+    assert params.stages == 4
+    # Three outputs, two of them f32: the epilogue buffer holds the widest.
+    wide = choose_params(
+        Problem({"m": 4096, "n": 14336, "k": 5120}, b_operands=2, output_bytes=(4, 4, 2))
+    )
+    assert (wide.tile, wide.stages) == ((128, 128, 64), 4)
+
+
+def test_small_problems_get_smaller_tiles():
+    assert choose_params(Problem({"m": 1024, "n": 1024, "k": 1024})).tile == (128, 128, 64)
+    assert choose_params(Problem({"m": 1, "n": 500, "k": 40})).tile[0] == 64
+    assert choose_params(Problem({"m": 64, "n": 24, "k": 64})).tile == (64, 32, 64)
+
+
+def test_stages_fill_shared_memory():
+    params = ScheduleParams.build({"tile": (128, 128, 64)})
+    problem = Problem({"m": 4096, "n": 4096, "k": 4096})
+    stages = fit_stages(params, problem)
+    assert stages == 6
+    assert sum(params.replace(stages=stages).smem_bytes(problem).values()) <= (
+        hw.MAX_DYNAMIC_SMEM_PER_BLOCK
+    )
+    assert sum(params.replace(stages=stages + 1).smem_bytes(problem).values()) > (
+        hw.MAX_DYNAMIC_SMEM_PER_BLOCK
+    )
+
+
+def test_swizzle_and_split_k_rules():
+    assert choose_swizzle(1) == 1
+    assert choose_swizzle(3) == 2
+    assert choose_swizzle(100) == 8
+    assert choose_split_k(Problem({"m": 4096, "n": 4096, "k": 4096}), (128, 256, 64)) == 1
+    assert choose_split_k(Problem({"m": 256, "n": 256, "k": 8192}), (128, 128, 64)) == 4
+    assert choose_split_k(Problem({"m": 256, "n": 256, "k": 128}), (128, 128, 64)) == 1
+
+
+def test_raster_auto_is_resolved():
+    tall = choose_params(Problem({"m": 8192, "n": 1024, "k": 1024}), raster="auto")
+    wide = choose_params(Problem({"m": 1024, "n": 8192, "k": 1024}), raster="auto")
+    assert (tall.raster, wide.raster) == ("n", "m")
+
+
+@pytest.mark.parametrize(
+    "extents",
+    [
+        {"m": 1, "n": 1, "k": 1},
+        {"m": 300, "n": 500, "k": 200},
+        {"m": 1, "n": 4096, "k": 4096},
+        {"b0": 8, "m": 512, "n": 512, "k": 64},
+        {"m": 8192, "n": 8192, "k": 16},
+        {"m": 65, "n": 7, "k": 3},
+    ],
+)
+@pytest.mark.parametrize("b_operands", [1, 2])
+def test_every_choice_passes_its_own_checks(extents, b_operands):
+    problem = Problem(extents, b_operands=b_operands, output_bytes=(4, 2))
+    params = choose_params(problem)
+    params.check(problem)
+
+
+def test_overrides_are_kept_and_the_rest_adapts():
+    problem = Problem({"m": 4096, "n": 4096, "k": 4096})
+    params = choose_params(problem, tile=(128, 128, 64), raster="n", swizzle=1, split_k=2)
+    assert params.tile == (128, 128, 64)
+    assert params.warpgroup == (64, 128)
+    assert (params.raster, params.swizzle, params.split_k) == ("n", 1, 2)
+    assert params.stages == 6
+    pingpong = choose_params(problem, warp_specialization="pingpong")
+    assert pingpong.tile[0] == 64 and pingpong.warpgroup == pingpong.tile[:2]
+
+
+INVALID_OVERRIDES = [
+    (
+        {"tile": (256, 256, 64), "stages": 4},
+        r"tile 256x256x64 with 4 stages needs \d+ bytes of shared memory",
+    ),
+    ({"tile": (128, 128, 40)}, r"not divisible by the instruction shape m64n128k16"),
+    ({"split_k": 100}, r"split_k = 100 is larger than the 64 K blocks"),
+    ({"registers": (40, 300)}, r"consumer count 300 must be a multiple of 8 from 24 to 256"),
+    ({"cluster": (16, 1)}, r"cluster 16x1 has 16 CTAs; the portable limit is 8"),
+    ({"swizzle": -1}, r"swizzle = -1: the group size must be at least 1"),
+    ({"stages": 1}, r"stages = 1: the TMA/wgmma pipeline needs at least 2 stages"),
+    ({"raster": "zigzag"}, r"raster='zigzag': expected one of \"m\", \"n\", \"auto\""),
+    ({"strategy": "stream-k"}, r"strategy='stream-k': expected one of"),
+    ({"epilogue": "global"}, r"epilogue='global': expected one of \"registers\", \"smem\""),
+    ({"tile": (128, 128)}, r"tile=\(128, 128\): expected \(m, n, k\), 3 integers"),
+    ({"registers": 232}, r"registers=232: expected \(producer, consumer\)"),
+    ({"stages": 2.5}, r"stages=2.5: expected an integer"),
+    ({"tiles": (128, 128, 64)}, r"unknown schedule parameter 'tiles'"),
+]
+
+
+@pytest.mark.parametrize(("overrides", "message"), INVALID_OVERRIDES)
+def test_invalid_overrides_are_rejected(overrides, message):
+    with pytest.raises(ScheduleError, match=message):
+        choose_params(Problem({"m": 4096, "n": 4096, "k": 4096}), **overrides)
+
+
+# mmcomp.compile
+
+
+def linear_fusion(m: int = 300, n: int = 500, k: int = 200) -> mmcomp.Fusion:
+    f = mmcomp.Fusion("linear")
+    a = f.input("a", (m, k), "bf16")
+    w = f.input("w", (n, k), "bf16")
+    f.output(f.linear(a, w))
+    return f
+
+
+def random_bf16(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    return rng.standard_normal(shape).astype(ml_dtypes.bfloat16)
+
+
+def test_compile_keywords_are_the_public_parameter_names():
+    assert PARAMETERS == (
+        "tile",
+        "stages",
+        "cluster",
+        "raster",
+        "swizzle",
+        "strategy",
+        "split_k",
+        "warp_specialization",
+        "registers",
+        "epilogue",
+    )
+
+
+def test_compile_rejects_an_unknown_keyword_by_name():
+    with pytest.raises(ScheduleError, match=r"unknown schedule parameter 'tile_m'"):
+        mmcomp.compile(linear_fusion(), backend="interp", tile_m=128)
+
+
+def test_compile_rejects_invalid_parameters():
+    with pytest.raises(ScheduleError, match=r"split_k = 9 is larger than the 4 K blocks"):
+        mmcomp.compile(linear_fusion(), backend="interp", tile=(128, 128, 64), split_k=9)
+
+
+def test_compile_cuda_backend_is_not_there_yet():
+    with pytest.raises(NotImplementedError, match=r"backend 'cuda' is not implemented yet"):
+        mmcomp.compile(linear_fusion())
+    with pytest.raises(ValueError, match=r"unknown backend 'tpu'"):
+        mmcomp.compile(linear_fusion(), backend="tpu")
+
+
+def test_interp_kernel_matches_the_reference_and_exposes_params_and_stages():
+    f = linear_fusion()
+    kernel = mmcomp.compile(f, backend="interp", tile=(128, 128, 64), swizzle=4, split_k=2)
+    assert isinstance(kernel, Kernel)
+    assert kernel.params.tile == (128, 128, 64)
+    assert (kernel.params.swizzle, kernel.params.split_k) == (4, 2)
+    assert list(kernel.stages) == ["fusion"] + [stage.name for stage in PIPELINE]
+    assert "sched.swizzle" in kernel.ir("tile-merge")
+    assert "sched.params = #sched.params<tile = 128x128x64" in kernel.ir("choose-schedule")
+    assert "gpu.block_id" in kernel.ir()
+    with pytest.raises(KeyError, match=r"no stage 'lower'; the stages are fusion, "):
+        kernel.ir("lower")
+    rng = np.random.default_rng(3)
+    a, w = random_bf16(rng, (300, 200)), random_bf16(rng, (500, 200))
+    (out,) = kernel(a, w)
+    (expected,) = mmcomp.reference(f, a, w)
+    np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-4)
+    (by_name,) = kernel(w=w, a=a)
+    np.testing.assert_array_equal(by_name, out)
+
+
+def test_kernel_input_errors_name_the_input():
+    kernel = mmcomp.compile(linear_fusion(), backend="interp")
+    rng = np.random.default_rng(4)
+    a, w = random_bf16(rng, (300, 200)), random_bf16(rng, (500, 200))
+    with pytest.raises(
+        FusionError, match=r"input 'w': expected shape \[500, 200\], found \[200, 500\]"
+    ):
+        kernel(a, w.T.copy())
+    with pytest.raises(FusionError, match=r"input 'a': expected dtype bfloat16, found float32"):
+        kernel(a.astype(np.float32), w)
+    with pytest.raises(FusionError, match=r"missing inputs \['w'\]"):
+        kernel(a)
+    with pytest.raises(FusionError, match=r"no input named 'b'"):
+        kernel(a, w, b=w)
+    with pytest.raises(FusionError, match=r"input 'a' given both by position and by name"):
+        kernel(a, a=a, w=w)

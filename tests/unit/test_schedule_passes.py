@@ -1,0 +1,243 @@
+"""The schedule passes: tile-split, tile-merge, insert-persistent-loop, split-k, materialize.
+
+The lit tests (tests/lit/passes/) show each pass's IR; these tests check what the passes
+compute from Python: the plan that materialization reads back from the transforms, the
+grid, the order independence of split-k and insert-persistent-loop, the registry, and the
+errors for schedules the passes cannot build.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.func import FuncOp
+from xdsl.utils.exceptions import DiagnosticException
+
+import mmcomp
+from mmcomp import hardware as hw
+from mmcomp.compile import context
+from mmcomp.dialects import sched
+from mmcomp.passes.insert_persistent_loop import InsertPersistentLoop
+from mmcomp.passes.materialize_schedule import MaterializeSchedule, SchedulePlan, plan_of
+from mmcomp.passes.propagate_axis_mapping import PropagateAxisMapping
+from mmcomp.passes.split_k import SplitK
+from mmcomp.passes.tile_merge import TileMerge
+from mmcomp.passes.tile_split import ScheduleView, TileSplit, schedule_of
+from mmcomp.registry import PASSES
+
+SCHEDULE_PASSES = {
+    "tile-split": TileSplit,
+    "tile-merge": TileMerge,
+    "insert-persistent-loop": InsertPersistentLoop,
+    "split-k": SplitK,
+    "materialize-schedule": MaterializeSchedule,
+}
+
+
+def linear_module(m: int, n: int, k: int, batch: int = 0, **params: object) -> ModuleOp:
+    """A linear (or batched matmul) fusion after propagate-axis-mapping, params attached."""
+    f = mmcomp.Fusion("f")
+    if batch:
+        a = f.input("a", (batch, m, k), "bf16")
+        b = f.input("b", (batch, k, n), "bf16")
+        f.output(f.matmul(a, b))
+    else:
+        a = f.input("a", (m, k), "bf16")
+        w = f.input("w", (n, k), "bf16")
+        f.output(f.linear(a, w))
+    module = f.module.clone()
+    PropagateAxisMapping().apply(context(), module)
+    function = next(op for op in module.ops if isinstance(op, FuncOp))
+    function.attributes[sched.PARAMS_ATTR] = sched.ScheduleParamsAttr(
+        sched.ScheduleParams.build(params)
+    )
+    return module
+
+
+def scheduled(module: ModuleOp, *passes: str) -> ModuleOp:
+    for name in passes:
+        SCHEDULE_PASSES[name]().apply(context(), module)
+    module.verify()
+    return module
+
+
+def plan(module: ModuleOp) -> SchedulePlan:
+    function = next(op for op in module.ops if isinstance(op, FuncOp))
+    schedule = schedule_of(function)
+    assert schedule is not None
+    return plan_of(ScheduleView(schedule, "test"))
+
+
+BEFORE_MATERIALIZE = ("tile-split", "tile-merge", "split-k", "insert-persistent-loop")
+
+
+@pytest.mark.parametrize("name", SCHEDULE_PASSES)
+def test_registered_under_their_file_name(name: str):
+    pass_class = PASSES[name]()
+    assert pass_class is SCHEDULE_PASSES[name]
+    assert pass_class.name == name
+    module_file = Path(sys.modules[pass_class.__module__].__file__ or "")
+    assert module_file.stem == name.replace("-", "_")
+
+
+def test_plan_read_back_from_the_transforms():
+    module = linear_module(
+        300, 500, 200, tile=(128, 128, 64), raster="n", swizzle=4, split_k=3, cluster=(2, 1)
+    )
+    found = plan(scheduled(module, *BEFORE_MATERIALIZE))
+    assert found.tile == (128, 128, 64)
+    assert (found.raster, found.swizzle, found.split_k, found.cluster) == ("n", 4, 3, (2, 1))
+    assert (found.tiles_m, found.tiles_n, found.k_blocks) == (3, 4, 4)
+    assert found.cluster_units == 2 * 4
+    assert found.work_units == 2 * 4 * 3
+    assert found.persistent
+    assert found.grid_ctas == 2 * 4 * 3 * 2
+
+
+@pytest.mark.parametrize(
+    ("shape", "cluster", "grid"),
+    [
+        ((64 * 30, 64 * 30, 64), (1, 1), hw.SM_COUNT),
+        ((64 * 30, 64 * 30, 64), (2, 2), (hw.SM_COUNT // 4) * 4),
+        ((64 * 3, 64 * 2, 64), (1, 1), 6),
+    ],
+)
+def test_persistent_grid_is_min_of_work_and_sms(shape, cluster, grid):
+    module = linear_module(*shape, tile=(64, 64, 64), cluster=cluster)
+    assert plan(scheduled(module, *BEFORE_MATERIALIZE)).grid_ctas == grid
+
+
+def test_one_tile_per_cta_grid_is_the_tile_count():
+    module = linear_module(64 * 30, 64 * 30, 64, tile=(64, 64, 64), strategy="one-tile-per-cta")
+    found = plan(scheduled(module, *BEFORE_MATERIALIZE))
+    assert not found.persistent
+    assert found.grid_ctas == 900
+
+
+def test_batch_tiles_are_outermost():
+    module = linear_module(100, 90, 70, batch=3, tile=(64, 64, 32))
+    found = plan(scheduled(module, *BEFORE_MATERIALIZE))
+    assert found.batch_axes == ("b0",)
+    assert found.work_units == 3 * 2 * 2
+
+
+def test_split_k_before_or_after_the_persistent_loop_gives_one_kernel():
+    params = dict(tile=(128, 128, 64), split_k=2, swizzle=2, cluster=(2, 1))
+    first = scheduled(linear_module(300, 500, 200, **params), *BEFORE_MATERIALIZE)
+    second = scheduled(
+        linear_module(300, 500, 200, **params),
+        "tile-split",
+        "tile-merge",
+        "insert-persistent-loop",
+        "split-k",
+    )
+    assert plan(first) == plan(second)
+    for module in (first, second):
+        scheduled(module, "materialize-schedule")
+    assert str(first) == str(second)
+
+
+def test_split_k_one_changes_nothing():
+    module = scheduled(linear_module(300, 500, 200, tile=(128, 128, 64)), "tile-split")
+    before = str(module)
+    assert str(scheduled(module, "split-k")) == before
+
+
+def test_materialized_kernel_has_no_schedule_left():
+    module = scheduled(
+        linear_module(300, 500, 200, tile=(128, 128, 64)),
+        *BEFORE_MATERIALIZE,
+        "materialize-schedule",
+    )
+    ops = [op.name for op in module.walk()]
+    assert "sched.schedule" not in ops
+    assert "fusion.mma" not in ops
+    for name in ("gpu.block_id", "scf.for", "sched.load_tile", "sched.mma", "sched.store_tile"):
+        assert name in ops
+
+
+def test_compile_keeps_the_ir_of_every_pass():
+    f = mmcomp.Fusion("lin")
+    a = f.input("a", (300, 200), "bf16")
+    w = f.input("w", (500, 200), "bf16")
+    f.output(f.linear(a, w))
+    kernel = mmcomp.compile(f, backend="interp", tile=(128, 128, 64), swizzle=2, split_k=2)
+    assert "sched.split %m by 128" in kernel.ir("tile-split")
+    assert "sched.swizzle %n_tile, %m_tile group 2" in kernel.ir("tile-merge")
+    assert "%work = sched.merge %tile_mn, %slice" in kernel.ir("split-k")
+    assert "sched.parallelize %slot to block_x" in kernel.ir("insert-persistent-loop")
+    assert "sched.reduce_partials" in kernel.ir("materialize-schedule")
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        (dict(tile=(128, 128, 64), split_k=5), r"split_k = 5 is larger than the 4 K blocks"),
+        (dict(tile=(128, 128, 64), cluster=(4, 1)), r"cluster 4x1: 4 CTAs along m"),
+        (
+            dict(tile=(128, 256, 64), stages=8),
+            r"tile 128x256x64 with 8 stages needs \d+ bytes of shared memory",
+        ),
+    ],
+)
+def test_tile_split_rejects_params_that_do_not_fit(params: dict[str, object], message: str):
+    module = linear_module(300, 500, 200, **params)
+    with pytest.raises(DiagnosticException, match=f"tile-split: @f: {message}"):
+        scheduled(module, "tile-split")
+
+
+def test_tile_split_twice_is_an_error():
+    module = scheduled(linear_module(300, 500, 200, tile=(128, 128, 64)), "tile-split")
+    function = next(op for op in module.ops if isinstance(op, FuncOp))
+    function.attributes[sched.PARAMS_ATTR] = sched.ScheduleParamsAttr(
+        sched.ScheduleParams.build({"tile": (128, 128, 64)})
+    )
+    with pytest.raises(DiagnosticException, match="already has a sched.schedule"):
+        scheduled(module, "tile-split")
+
+
+def test_split_k_twice_is_an_error():
+    module = scheduled(
+        linear_module(300, 500, 200, tile=(128, 128, 64), split_k=2),
+        "tile-split",
+        "tile-merge",
+        "split-k",
+    )
+    with pytest.raises(DiagnosticException, match="already split into slices"):
+        scheduled(module, "split-k")
+
+
+def test_print_between_passes_shows_each_pass(tmp_path: Path):
+    module = linear_module(300, 500, 200, tile=(128, 128, 64), swizzle=2, split_k=2)
+    source = tmp_path / "linear.mlir"
+    source.write_text(str(module))
+    env = dict(os.environ)
+    env["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), env.get("PATH", "")])
+    result = subprocess.run(
+        [
+            os.path.join(os.path.dirname(sys.executable), "mmcomp-opt"),
+            str(source),
+            "-p",
+            ",".join([*BEFORE_MATERIALIZE, "materialize-schedule"]),
+            "--print-between-passes",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    output = result.stdout + result.stderr
+    for marker in (
+        "%m_tile, %m_cta = sched.split %m by 128",
+        "sched.swizzle %n_tile, %m_tile group 2",
+        "%k_iter, %slice = sched.split %k_blk by 2",
+        "%iter, %slot = sched.split %work by 24",
+        "sched.store_partial",
+    ):
+        assert marker in output
