@@ -30,7 +30,19 @@ _PUBLIC = {
     "CudaError": "mmcomp.errors",
 }
 
-__all__ = sorted(_PUBLIC)
+__all__ = [
+    "CudaError",
+    "Fusion",
+    "FusionError",
+    "Kernel",
+    "LaunchError",
+    "ScheduleError",
+    "Value",
+    "compile",
+    "parse",
+    "reference",
+    "roles_of",
+]
 
 
 def __getattr__(name: str) -> Any:

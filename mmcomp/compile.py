@@ -42,8 +42,18 @@ from mmcomp.registry import DIALECTS, PASSES
 if TYPE_CHECKING:
     from mmcomp.frontend import Fusion
 
-BACKENDS = ("cuda", "interp")
-"""The back ends `compile` knows."""
+Runner = Callable[[list[np.ndarray]], tuple[np.ndarray, ...]]
+"""Runs a compiled kernel: inputs in fusion input order -> outputs in fusion output order."""
+
+
+@dataclass
+class Compilation:
+    """What the stages share: the caller's parameters and, once chosen, the params."""
+
+    overrides: Mapping[str, object]
+    """The schedule parameters the caller gave."""
+    params: ScheduleParams | None = None
+    """The params, set by choose-schedule."""
 
 
 @dataclass(frozen=True)
@@ -52,32 +62,31 @@ class Stage:
 
     name: str
     """The stage's name (the pass name for a pass)."""
-    run: Callable[[Context, ModuleOp, ScheduleParams | None], ScheduleParams | None]
-    """Transforms the module in place; returns the params once chosen."""
+    run: Callable[[Context, ModuleOp, Compilation], None]
+    """Transforms the module in place."""
     errors: type[Exception] = ScheduleError
     """The exception raised when the stage rejects the IR."""
 
 
-def _pass(name: str) -> Callable[[Context, ModuleOp, ScheduleParams | None], ScheduleParams | None]:
+def _pass(name: str) -> Callable[[Context, ModuleOp, Compilation], None]:
     """A stage running the registered pass `name`."""
 
-    def run(ctx: Context, module: ModuleOp, params: ScheduleParams | None):
+    def run(ctx: Context, module: ModuleOp, compilation: Compilation) -> None:
+        del compilation
         PASSES[name]()().apply(ctx, module)
-        return params
 
     return run
 
 
-def _choose_schedule(
-    ctx: Context, module: ModuleOp, params: ScheduleParams | None
-) -> ScheduleParams | None:
-    """Put the params (already chosen by compile) on every fusion function."""
+def _choose_schedule(ctx: Context, module: ModuleOp, compilation: Compilation) -> None:
+    """Choose the params (heuristic plus overrides) and put them on the fusion function."""
     del ctx
-    if params is None:
-        raise ScheduleError("choose-schedule: no parameters were chosen")
-    for func in _functions(module):
-        func.attributes[PARAMS_ATTR] = ScheduleParamsAttr(params)
-    return params
+    functions = _functions(module)
+    if len(functions) != 1:
+        raise FusionError(f"compile: expected one func.func, found {len(functions)}")
+    params = choose_params(problem_of(functions[0]), **compilation.overrides)
+    functions[0].attributes[PARAMS_ATTR] = ScheduleParamsAttr(params)
+    compilation.params = params
 
 
 PIPELINE: list[Stage] = [
@@ -90,6 +99,23 @@ PIPELINE: list[Stage] = [
     Stage("materialize-schedule", _pass("materialize-schedule")),
 ]
 """The stages from a fusion to a materialized kernel, in order."""
+
+
+def _interp_runner(module: ModuleOp) -> Runner:
+    """Runs the materialized kernel on the CPU, simulating every CTA."""
+    from mmcomp.interp.executor import execute
+
+    def run(inputs: list[np.ndarray]) -> tuple[np.ndarray, ...]:
+        return execute(module, inputs).outputs
+
+    return run
+
+
+RUNNERS: dict[str, Callable[[ModuleOp], Runner]] = {"interp": _interp_runner}
+"""Back end name -> factory of the runner of a materialized module."""
+
+BACKENDS = ("cuda", "interp")
+"""The back ends `compile` accepts; "cuda" has no runner until the Hopper lowering lands."""
 
 
 def context() -> Context:
@@ -124,7 +150,7 @@ class Kernel:
         params: ScheduleParams,
         stages: dict[str, str],
         module: ModuleOp,
-        runner: Callable[[list[np.ndarray]], tuple[np.ndarray, ...]],
+        runner: Runner,
     ):
         self.fusion = fusion
         """The fusion compiled."""
@@ -208,15 +234,6 @@ def _as_fusion(f: object) -> Fusion:
     )
 
 
-def _interp_runner(module: ModuleOp) -> Callable[[list[np.ndarray]], tuple[np.ndarray, ...]]:
-    from mmcomp.interp.executor import execute
-
-    def run(inputs: list[np.ndarray]) -> tuple[np.ndarray, ...]:
-        return execute(module, inputs).outputs
-
-    return run
-
-
 def run_pipeline(
     module: ModuleOp, params: Mapping[str, object] | None = None
 ) -> tuple[ModuleOp, ScheduleParams, dict[str, str]]:
@@ -224,26 +241,16 @@ def run_pipeline(
     ctx = context()
     module = module.clone()
     stages = {"fusion": _text(module)}
-    chosen: ScheduleParams | None = None
+    compilation = Compilation(params or {})
     for stage in PIPELINE:
-        if stage.name == "choose-schedule":
-            chosen = _choose(module, params or {})
         try:
-            chosen = stage.run(ctx, module, chosen)
+            stage.run(ctx, module, compilation)
             module.verify()
         except (DiagnosticException, VerifyException) as error:
             raise stage.errors(f"{stage.name}: {error}") from None
         stages[stage.name] = _text(module)
-    assert chosen is not None
-    return module, chosen, stages
-
-
-def _choose(module: ModuleOp, params: Mapping[str, object]) -> ScheduleParams:
-    """The params of the module's one fusion function: heuristic plus overrides."""
-    functions = _functions(module)
-    if len(functions) != 1:
-        raise FusionError(f"compile: expected one func.func, found {len(functions)}")
-    return choose_params(problem_of(functions[0]), **params)
+    assert compilation.params is not None
+    return module, compilation.params, stages
 
 
 def compile(f: Fusion | str | ModuleOp, backend: str = "cuda", **params: Any) -> Kernel:  # noqa: A001
@@ -263,12 +270,13 @@ def compile(f: Fusion | str | ModuleOp, backend: str = "cuda", **params: Any) ->
     normalize_overrides(params)
     fusion = _as_fusion(f)
     module, chosen, stages = run_pipeline(fusion.module, params)
-    if backend == "cuda":
+    factory = RUNNERS.get(backend)
+    if factory is None:
         raise NotImplementedError(
-            "compile: backend 'cuda' is not implemented yet (it comes with the Hopper "
+            f"compile: backend {backend!r} is not implemented yet (it comes with the Hopper "
             "lowering); use backend='interp' to run the schedule on the CPU"
         )
-    return Kernel(fusion, backend, chosen, stages, module, _interp_runner(module))
+    return Kernel(fusion, backend, chosen, stages, module, factory(module))
 
 
 class _CallableModule(types.ModuleType):

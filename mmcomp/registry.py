@@ -27,14 +27,10 @@ DIALECTS: dict[str, Callable[[], Any]] = {
 """Dialect name -> factory returning the xDSL `Dialect`."""
 
 PASSES: dict[str, Callable[[], Any]] = {
-    "propagate-axis-mapping": _lazy(
-        "mmcomp.passes.propagate_axis_mapping", "PropagateAxisMapping"
-    ),
+    "propagate-axis-mapping": _lazy("mmcomp.passes.propagate_axis_mapping", "PropagateAxisMapping"),
     "tile-split": _lazy("mmcomp.passes.tile_split", "TileSplit"),
     "tile-merge": _lazy("mmcomp.passes.tile_merge", "TileMerge"),
-    "insert-persistent-loop": _lazy(
-        "mmcomp.passes.insert_persistent_loop", "InsertPersistentLoop"
-    ),
+    "insert-persistent-loop": _lazy("mmcomp.passes.insert_persistent_loop", "InsertPersistentLoop"),
     "split-k": _lazy("mmcomp.passes.split_k", "SplitK"),
     "materialize-schedule": _lazy("mmcomp.passes.materialize_schedule", "MaterializeSchedule"),
     "convert-hopper-to-ptx": _lazy("mmcomp.passes.convert_hopper_to_ptx", "ConvertHopperToPtx"),

@@ -582,6 +582,9 @@ class PtxInstruction(IRDLOperation, ABC):
     """Properties printed as bare words before the operands, in order (trailing ones may
     be absent)."""
 
+    QUOTED: ClassVar[tuple[str, ...]] = ()
+    """Keywords always printed as string literals."""
+
     guard = opt_operand_def(RegType)
     """The predicate guarding the instruction (`@%p`), if any."""
     negated = opt_prop_def(UnitAttr)
@@ -649,7 +652,10 @@ class PtxInstruction(IRDLOperation, ABC):
             if value is None:
                 break
             printer.print_string(" ")
-            _print_keyword(printer, value)
+            if key in self.QUOTED and isinstance(value, StringAttr):
+                printer.print_string_literal(value.data)
+            else:
+                _print_keyword(printer, value)
         data = self.data_operands()
         if data:
             printer.print_string(" ")
@@ -700,7 +706,7 @@ class PtxInstruction(IRDLOperation, ABC):
             props[key] = value
         unresolved: list[UnresolvedOperand] = []
         first = None
-        if _operand_defs(cls) and not guard_follows:
+        if _operand_defs(cls) and not guard_follows and not _next_defines_results(parser):
             first = parser.parse_optional_unresolved_operand()
         if first is not None:
             unresolved.append(first)
@@ -787,6 +793,21 @@ def _group(
             groups.append(items[index])
             index += 1
     return groups
+
+
+_RESULT_DEFINITION = re.compile(r"%[\w$.-]+(\s*:\s*\d+)?(\s*,\s*%[\w$.-]+(\s*:\s*\d+)?)*\s*=")
+
+
+def _next_defines_results(parser: Parser) -> bool:
+    """Whether the next text is the result list of the following op (`%a, %b:2 =`).
+
+    An op whose operands are all variadic (`ptx.inst` with none) is followed directly by
+    the next op; its result names must not be taken for operands.
+    """
+    content = parser.lexer.input.content
+    if not isinstance(content, str):
+        return False
+    return _RESULT_DEFINITION.match(content, parser.pos) is not None
 
 
 def _print_keyword(printer: Printer, value: Attribute) -> None:
@@ -2627,6 +2648,7 @@ class InstOp(PtxInstruction):
 
     name = "ptx.inst"
     KEYWORDS: ClassVar[tuple[str, ...]] = ("template",)
+    QUOTED: ClassVar[tuple[str, ...]] = ("template",)
 
     template = prop_def(StringAttr)
     """The instruction text with placeholders."""

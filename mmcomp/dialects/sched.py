@@ -80,7 +80,7 @@ import dataclasses
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import ClassVar, Literal, cast
+from typing import ClassVar, cast
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
@@ -146,11 +146,6 @@ EPILOGUES = ("registers", "smem")
 """Epilogue modes: store from registers, or stage in shared memory and store with TMA."""
 BINDINGS = ("block_x", "block_y", "block_z", "warpgroup", "instruction", "serial")
 """What `sched.parallelize` binds an axis to."""
-
-Raster = Literal["m", "n", "auto"]
-Strategy = Literal["one-tile-per-cta", "persistent"]
-WarpSpecialization = Literal["none", "cooperative", "pingpong"]
-Epilogue = Literal["registers", "smem"]
 
 
 def _ceil_div(a: int, b: int) -> int:

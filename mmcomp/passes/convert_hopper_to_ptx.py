@@ -1,7 +1,8 @@
 """`convert-hopper-to-ptx`: lower every hopper op to ptx instructions.
 
-Most hopper ops become one instruction (a `ptx.inst` template, or `ptx.bar` / `ptx.sreg`
-where the ptx dialect has the op). A few expand:
+Most hopper ops become the one ptx instruction op they stand for (`hopper.tma_load` ->
+`ptx.tma_load`, `hopper.wgmma_mma_async` -> `ptx.wgmma` with its transpose bits and a
+constant scale-d predicate, `hopper.named_barrier` -> `ptx.bar`, ...). A few expand:
 
 - `hopper.mbarrier_wait` becomes a `mbarrier.try_wait.parity` loop with a fresh label;
 - `hopper.matrix_descriptor` computes `((base + offset) >> 4) & 0x3FFF` and ORs in the
@@ -246,7 +247,7 @@ class LowerHopperOp(RewritePattern):
             return
         negated = op.negated is not None
         if isinstance(op, hopper.MbarrierWaitOp):
-            rewriter.replace_op(op, self._wait_loop(op, negated), [])
+            rewriter.replace(op, self._wait_loop(op, negated), [])
             return
         lower = _LOWERINGS.get(type(op))
         if lower is None:
@@ -254,7 +255,7 @@ class LowerHopperOp(RewritePattern):
         out = _Emitter(op.guard, negated)
         lower(op, out)
         results = [op.results for op in out.ops if op.results]
-        rewriter.replace_op(op, out.ops, list(results[-1]) if op.results else [])
+        rewriter.replace(op, out.ops, list(results[-1]) if op.results else [])
 
     def _wait_loop(self, op: hopper.MbarrierWaitOp, negated: bool) -> list[Operation]:
         """label: p = try_wait.parity; @!p bra label (branched around if guarded off)."""

@@ -582,7 +582,7 @@ class _KernelBuilder:
                     continue
                 position = body.inputs.index(operand)  # pyright: ignore[reportArgumentType]
                 roles = body.input_roles[position]
-                tiles[operand] = self._load(inner, position, roles, k_starts, with_k=True)
+                tiles[operand] = self._load(inner, position, roles, k_starts)
             product = inner.add(
                 sched.MmaOp(
                     tiles[mma.a], tiles[mma.b], acc, mma.a_roles, mma.b_roles, mma.out_roles
@@ -602,7 +602,6 @@ class _KernelBuilder:
         position: int,
         roles: Sequence[str],
         starts: dict[str, SSAValue],
-        with_k: bool,
     ) -> SSAValue:
         """Emit the load of input `position`'s tile at the starts its roles select."""
         source = self.body.inputs[position]
@@ -626,7 +625,7 @@ class _KernelBuilder:
                         used_inputs.append(position)
         operands = list(accumulators)
         operands += [
-            self._load(index, position, body.input_roles[position], at.starts, with_k=False)
+            self._load(index, position, body.input_roles[position], at.starts)
             for position in used_inputs
         ]
         region_block = Block(arg_types=[operand.type for operand in operands])

@@ -182,3 +182,28 @@ def test_start_up_stays_lazy():
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
+
+
+def chain_fusion(op_count: int) -> str:
+    """IR text of a linear followed by pointwise ops: `op_count` ops before the return."""
+    import mmcomp
+
+    f = mmcomp.Fusion("chain")
+    a = f.input("a", [256, 128], "bf16")
+    w = f.input("w", [512, 128], "bf16")
+    t = f.input("t", [256, 512], "f32")
+    y = f.linear(a, w)
+    unary = (f.silu, f.relu, f.neg, f.exp, f.tanh, f.sigmoid)
+    for index in range(op_count - 2):
+        y = unary[index % len(unary)](y) if index % 2 else y * t
+    f.output(f.cast(y, "bf16"))
+    return str(f)
+
+
+def test_two_thousand_op_file_round_trips(tmp_path: Path):
+    text = chain_fusion(2000)
+    assert text.count(" = fusion.") == 2000
+    out = tmp_path / "out.mlir"
+    result = mmcomp_opt(str(write(tmp_path, "chain.mlir", text)), "-o", str(out))
+    assert result.returncode == 0, result.stderr
+    assert out.read_text().rstrip("\n") == text.rstrip("\n")

@@ -9,6 +9,7 @@ descriptor the module derives must make wgmma read exactly the element TMA wrote
 from __future__ import annotations
 
 import itertools
+from enum import Enum
 
 import pytest
 
@@ -159,13 +160,23 @@ def wgmma_reads(descriptor: int, major: Major, row: int, k: int) -> int:
     return swizzle_address(address, mode)
 
 
-@pytest.mark.parametrize("mode", list(SwizzleMode), ids=lambda m: m.value)
-@pytest.mark.parametrize("major", list(Major), ids=lambda m: m.value)
-@pytest.mark.parametrize("extents", [(128, 64), (64, 32), (256, 16)], ids=str)
-def test_wgmma_reads_what_tma_wrote(mode: SwizzleMode, major: Major, extents: tuple[int, int]):
-    mn, k = extents
-    if (k if major is Major.K else mn) * 2 % mode.span:
-        pytest.skip("the tile does not fill a swizzled row")  # not a layout this mode forms
+def _formable_tiles() -> list[tuple[SwizzleMode, Major, int, int]]:
+    """Every (mode, major, mn, k) whose contiguous extent fills whole swizzled rows."""
+    cases = []
+    for mode, major, (mn, k) in itertools.product(
+        SwizzleMode, Major, [(128, 64), (64, 32), (256, 16)]
+    ):
+        if (k if major is Major.K else mn) * 2 % mode.span == 0:
+            cases.append((mode, major, mn, k))
+    return cases
+
+
+@pytest.mark.parametrize(
+    ("mode", "major", "mn", "k"),
+    _formable_tiles(),
+    ids=lambda v: v.value if isinstance(v, Enum) else str(v),
+)
+def test_wgmma_reads_what_tma_wrote(mode: SwizzleMode, major: Major, mn: int, k: int):
     tile = OperandTile(major, mode, mn=mn, k=k)
     base = 3 * 1024
     placed = {tile.address(base, r, c) + b for r in range(mn) for c in range(k) for b in (0, 1)}

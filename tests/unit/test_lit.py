@@ -11,7 +11,7 @@ LIT_DIR = Path(__file__).resolve().parents[1] / "lit"
 
 
 def test_lit_suite():
-    lit = [sys.executable, "-m", "lit", "-v", str(LIT_DIR)]
+    lit = [str(Path(sys.executable).parent / "lit"), "-v", str(LIT_DIR)]
     env = dict(os.environ)
     env["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), env.get("PATH", "")])
     result = subprocess.run(lit, capture_output=True, text=True, env=env, timeout=900)

@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from xdsl.dialects.builtin import ModuleOp
@@ -39,7 +40,7 @@ SCHEDULE_PASSES = {
 }
 
 
-def linear_module(m: int, n: int, k: int, batch: int = 0, **params: object) -> ModuleOp:
+def linear_module(m: int, n: int, k: int, batch: int = 0, **params: Any) -> ModuleOp:
     """A linear (or batched matmul) fusion after propagate-axis-mapping, params attached."""
     f = mmcomp.Fusion("f")
     if batch:
@@ -127,7 +128,7 @@ def test_batch_tiles_are_outermost():
 
 
 def test_split_k_before_or_after_the_persistent_loop_gives_one_kernel():
-    params = dict(tile=(128, 128, 64), split_k=2, swizzle=2, cluster=(2, 1))
+    params: dict[str, Any] = dict(tile=(128, 128, 64), split_k=2, swizzle=2, cluster=(2, 1))
     first = scheduled(linear_module(300, 500, 200, **params), *BEFORE_MATERIALIZE)
     second = scheduled(
         linear_module(300, 500, 200, **params),
@@ -185,7 +186,7 @@ def test_compile_keeps_the_ir_of_every_pass():
         ),
     ],
 )
-def test_tile_split_rejects_params_that_do_not_fit(params: dict[str, object], message: str):
+def test_tile_split_rejects_params_that_do_not_fit(params: dict[str, Any], message: str):
     module = linear_module(300, 500, 200, **params)
     with pytest.raises(DiagnosticException, match=f"tile-split: @f: {message}"):
         scheduled(module, "tile-split")

@@ -16,9 +16,7 @@ BIN = Path(sys.executable).parent
 def _run(*command: str) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ)
     env["PATH"] = os.pathsep.join([str(BIN), env.get("PATH", "")])
-    return subprocess.run(
-        command, cwd=ROOT, capture_output=True, text=True, env=env, timeout=600
-    )
+    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, env=env, timeout=600)
 
 
 @pytest.mark.parametrize(

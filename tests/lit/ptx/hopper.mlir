@@ -68,13 +68,12 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     ptx.setmaxnreg dec 40
     ptx.inst "st.shared.v2.f32 [{0}], {{1}, {2}}" %dst, %d0, %d1 : (!ptx.reg<u32>, !ptx.reg<f32>, !ptx.reg<f32>) -> ()
     ptx.inst "st.shared.v4.f32 [{0}+16], {1:5}" %dst, %d0, %d1, %d2, %d3 if %first : (!ptx.reg<u32>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>) -> ()
+    ptx.inst "fence.proxy.async"
+    %q, %q2 = ptx.inst "mov.b32 {0}, 7;\n\tadd.u32 {1}, {0}, {2}" %c8 : (!ptx.reg<u32>) -> (!ptx.reg<u32>, !ptx.reg<u32>)
+    ptx.st shared %dst, %q, %q2 : (!ptx.reg<u32>, !ptx.reg<u32>, !ptx.reg<u32>) -> ()
     ptx.ret
   }
 }
-
-// The PTX text:
-
-// The PTX text:
 
 // The PTX text:
 // CHECK: .version 8.0
@@ -92,7 +91,7 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 // CHECK-NEXT: {
 // CHECK-NEXT: .reg .pred %p<5>;
 // CHECK-NEXT: .reg .b16 %rs<2>;
-// CHECK-NEXT: .reg .b32 %r<16>;
+// CHECK-NEXT: .reg .b32 %r<18>;
 // CHECK-NEXT: .reg .b64 %rd<7>;
 // CHECK-NEXT: .reg .f32 %f<6>;
 // CHECK-EMPTY:
@@ -156,6 +155,10 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 // CHECK-NEXT: setmaxnreg.dec.sync.aligned.u32 40;
 // CHECK-NEXT: st.shared.v2.f32 [%r5], {%f2, %f3};
 // CHECK-NEXT: @%p1 st.shared.v4.f32 [%r5+16], {%f2, %f3, %f4, %f5};
+// CHECK-NEXT: fence.proxy.async;
+// CHECK-NEXT: mov.b32 %r16, 7;
+// CHECK-NEXT: add.u32 %r17, %r16, %r2;
+// CHECK-NEXT: st.shared.v2.u32 [%r5], {%r16, %r17};
 // CHECK-NEXT: ret;
 // CHECK-NEXT: }
 
@@ -224,6 +227,9 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 // IR-NEXT: ptx.setmaxnreg dec 40
 // IR-NEXT: ptx.inst "st.shared.v2.f32 [{0}], {{[{][{]}}1}, {2{{[}][}]}}" %dst, %d0, %d1 : (!ptx.reg<u32>, !ptx.reg<f32>, !ptx.reg<f32>) -> ()
 // IR-NEXT: ptx.inst "st.shared.v4.f32 [{0}+16], {1:5}" %dst, %d0, %d1, %d2, %d3 if %first : (!ptx.reg<u32>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>) -> ()
+// IR-NEXT: ptx.inst "fence.proxy.async"
+// IR-NEXT: %q, %q2 = ptx.inst "mov.b32 {0}, 7;\0A\09add.u32 {1}, {0}, {2}" %c8 : (!ptx.reg<u32>) -> (!ptx.reg<u32>, !ptx.reg<u32>)
+// IR-NEXT: ptx.st shared %dst, %q, %q2 : (!ptx.reg<u32>, !ptx.reg<u32>, !ptx.reg<u32>) -> ()
 // IR-NEXT: ptx.ret
 // IR-NEXT: }
 // IR-NEXT: }

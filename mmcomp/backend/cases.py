@@ -1,0 +1,152 @@
+"""Fusion families and schedules the cuda back end is checked on (tests and tools/bench.py).
+
+Each case builds a fusion of one family at one shape, picks schedule overrides, and
+knows its inputs (fresh random values) and its float64 truth (mmcomp's reference
+interpreter with float64 accumulation).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+
+from mmcomp.frontend import Fusion
+
+NUMPY = {"bf16": np.dtype(ml_dtypes.bfloat16), "f16": np.dtype(np.float16), "f32": np.float32}
+TOLERANCE = {"bf16": 1e-2, "f16": 1e-2, "f32": 1e-3}
+"""Largest relative error (max |got - want| / max |want|) per output dtype."""
+
+
+def linear(m: int, n: int, k: int, dtype: str = "bf16", bias: bool = False) -> Fusion:
+    """C = A W^T (+ bias), cast to the input dtype."""
+    f = Fusion("linear")
+    a = f.input("a", [m, k], dtype)
+    w = f.input("w", [n, k], dtype)
+    b = f.input("bias", [n], dtype) if bias else None
+    f.output(f.cast(f.linear(a, w, b), dtype))
+    return f
+
+
+def matmul(m: int, n: int, k: int, dtype: str = "bf16", batch: int = 0) -> Fusion:
+    """C = A B with B[K, N] (MN-major B), optionally batched."""
+    f = Fusion("matmul")
+    lead = [batch] if batch else []
+    a = f.input("a", [*lead, m, k], dtype)
+    b = f.input("b", [*lead, k, n], dtype)
+    f.output(f.cast(f.matmul(a, b), dtype))
+    return f
+
+
+def gelu_bias(m: int, n: int, k: int) -> Fusion:
+    """gelu_tanh(A W^T + bias) in bf16."""
+    f = Fusion("gelu_bias")
+    a = f.input("a", [m, k], "bf16")
+    w = f.input("w", [n, k], "bf16")
+    b = f.input("bias", [n], "bf16")
+    f.output(f.cast(f.gelu(f.linear(a, w, b)), "bf16"))
+    return f
+
+
+def silu_mul(m: int, n: int, k: int) -> Fusion:
+    """y = A W^T (also an output), silu(y) * t with t[M, N]."""
+    f = Fusion("silu_mul")
+    a = f.input("a", [m, k], "bf16")
+    w = f.input("w", [n, k], "bf16")
+    t = f.input("t", [m, n], "bf16")
+    y = f.output(f.linear(a, w))
+    f.output(f.cast(f.silu(y) * t, "bf16"))
+    return f
+
+
+def horizontal(m: int, n: int, k: int) -> Fusion:
+    """gate = A W1^T, up = A W2^T, silu(gate) * up: three outputs."""
+    f = Fusion("horizontal")
+    a = f.input("a", [m, k], "bf16")
+    w1 = f.input("w1", [n, k], "bf16")
+    w2 = f.input("w2", [n, k], "bf16")
+    gate = f.output(f.linear(a, w1))
+    up = f.output(f.linear(a, w2))
+    f.output(f.cast(f.silu(gate) * up, "bf16"))
+    return f
+
+
+def row_ops(m: int, n: int, k: int) -> Fusion:
+    """relu(A B * row[1, N] + col[M, 1]) - an [M, N] operand: broadcast epilogue operands."""
+    f = Fusion("row_ops")
+    a = f.input("a", [m, k], "bf16")
+    b = f.input("b", [k, n], "bf16")
+    row = f.input("row", [1, n], "bf16")
+    col = f.input("col", [m, 1], "bf16")
+    other = f.input("other", [m, n], "bf16")
+    y = f.relu(f.matmul(a, b) * row + col)
+    f.output(f.cast(y - other, "bf16"))
+    return f
+
+
+def broadcast_inputs(m: int, n: int, k: int) -> Fusion:
+    """fused_multiply_sum of a[M, 1, K] and b[1, N, K] over K."""
+    f = Fusion("broadcast_inputs")
+    a = f.input("a", [m, 1, k], "bf16")
+    b = f.input("b", [1, n, k], "bf16")
+    f.output(f.cast(f.fused_multiply_sum(a, b, [2]), "bf16"))
+    return f
+
+
+@dataclass
+class Case:
+    """One GPU test: a fusion, schedule overrides, and its name."""
+
+    name: str
+    build: Callable[[], Fusion]
+    params: dict[str, Any] = field(default_factory=dict[str, Any])
+
+    def fusion(self) -> Fusion:
+        """The fusion."""
+        return self.build()
+
+
+def inputs_for(fusion: Fusion, seed: int) -> list[np.ndarray]:
+    """Fresh random inputs (standard normal, scaled down along long K)."""
+    rng = np.random.default_rng(seed)
+    arrays: list[np.ndarray] = []
+    for value in fusion.inputs:
+        data = rng.standard_normal(value.shape).astype(np.float32)
+        arrays.append(data.astype(value.numpy_dtype))
+    return arrays
+
+
+REG = {"epilogue": "registers", "split_k": 1}
+
+CASES: list[Case] = [
+    Case("linear_256", lambda: linear(256, 256, 128), REG),
+    Case("linear_ragged", lambda: linear(300, 500, 200), REG),
+    Case("linear_1000", lambda: linear(1000, 1000, 1000), REG),
+    Case("linear_m1", lambda: linear(1, 256, 256), {**REG, "tile": (128, 128, 64)}),
+    Case("linear_f16", lambda: linear(300, 264, 192, "f16"), REG),
+    Case("linear_bias", lambda: linear(384, 512, 256, bias=True), REG),
+    Case("linear_128x256", lambda: linear(1000, 1000, 1000), {**REG, "tile": (128, 256, 64)}),
+    Case("linear_one_tile", lambda: linear(1000, 1000, 1000), {**REG, "strategy": "one-tile-per-cta"}),
+    Case("linear_raster_n", lambda: linear(1000, 1000, 1000), {**REG, "raster": "n", "swizzle": 1}),
+    Case("matmul_mn_major", lambda: matmul(1000, 1000, 1000), REG),
+    Case("matmul_128x256", lambda: matmul(1000, 1024, 512), {**REG, "tile": (128, 256, 64)}),
+    Case("matmul_batch", lambda: matmul(300, 264, 200, batch=3), REG),
+    Case("matmul_f16", lambda: matmul(256, 512, 256, "f16"), REG),
+    Case("gelu_bias", lambda: gelu_bias(1000, 1000, 1000), REG),
+    Case("silu_mul", lambda: silu_mul(1000, 1000, 1000), REG),
+    Case("horizontal", lambda: horizontal(1000, 1000, 1000), REG),
+    Case("row_ops", lambda: row_ops(500, 512, 320), REG),
+    Case("broadcast_inputs", lambda: broadcast_inputs(300, 256, 192), REG),
+]
+"""Every case, by name."""
+
+
+def case(name: str) -> Case:
+    """The case of that name."""
+    for found in CASES:
+        if found.name == name:
+            return found
+    raise KeyError(name)

@@ -1,0 +1,214 @@
+"""Building and calling a cuda kernel from a materialized schedule (see mmcomp.backend)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+from xdsl.dialects.func import FuncOp
+
+from mmcomp.errors import LaunchError, ScheduleError
+from mmcomp.passes.convert_hopper_to_ptx import ConvertHopperToPtx
+from mmcomp.passes.lower_schedule_to_hopper import LaunchPlan, lower_kernel
+from mmcomp.passes.partition_warp_roles import partition
+
+NUMPY_DTYPES: dict[str, np.dtype] = {
+    "bf16": np.dtype(ml_dtypes.bfloat16),
+    "f16": np.dtype(np.float16),
+    "f32": np.dtype(np.float32),
+    "i32": np.dtype(np.int32),
+}
+"""The numpy dtype of each kernel argument dtype."""
+
+POISON_BYTE = 0xFF
+"""Outputs are filled with this byte before a launch (NaN in bf16, f16 and f32)."""
+
+
+def _kernel_function(module: ModuleOp) -> FuncOp:
+    functions = [op for op in module.ops if isinstance(op, FuncOp)]
+    if len(functions) != 1:
+        raise ScheduleError(
+            f"cuda back end: expected one materialized func.func, found {len(functions)}"
+        )
+    return functions[0]
+
+
+def lower_to_ptx(module: ModuleOp) -> tuple[str, LaunchPlan]:
+    """PTX text and launch plan of a module after materialize-schedule (left unchanged)."""
+    from mmcomp.compile import context
+    from mmcomp.targets import emit_ptx
+
+    func = _kernel_function(module).clone()
+    partition(func)
+    ptx_module, plan = lower_kernel(func)
+    outer = ModuleOp([ptx_module])
+    ConvertHopperToPtx().apply(context(), outer)
+    return emit_ptx(outer), plan
+
+
+def _count(func: FuncOp, key: str) -> int:
+    attr = func.attributes.get(key)
+    if not isinstance(attr, IntegerAttr):
+        raise ScheduleError(f"cuda back end: @{func.sym_name.data} has no {key}")
+    return attr.value.data
+
+
+class BoundLaunch:
+    """A kernel bound to device arrays: tensor maps encoded, ready to launch repeatedly."""
+
+    def __init__(self, kernel: CudaKernel, arrays: Sequence[Any]):
+        from mmcomp.runtime import encode_tensor_map
+
+        plan = kernel.plan
+        self.kernel = kernel
+        """The kernel."""
+        self.arrays = list(arrays)
+        """The device arrays, in kernel argument order."""
+        self.maps = [
+            encode_tensor_map(self.arrays[operand.arg], box=operand.box, swizzle=128)
+            for operand in plan.tensor_maps
+        ]
+        """One tensor map per mainloop operand."""
+        self.args: list[Any] = [*self.arrays, *self.maps]
+
+    def launch(self, stream: Any = None) -> None:
+        """Launch once on `stream` (asynchronous)."""
+        from mmcomp.runtime import launch
+
+        plan = self.kernel.plan
+        launch(
+            self.kernel.function(),
+            plan.grid,
+            plan.threads,
+            self.args,
+            smem_bytes=plan.smem_bytes,
+            stream=stream,
+        )
+
+
+@dataclass
+class CudaKernel:
+    """A compiled kernel: its PTX, ptxas report and launch plan; call it on the inputs."""
+
+    ptx: str
+    """The PTX text."""
+    plan: LaunchPlan
+    """Parameters, tensor maps, grid, threads and shared memory of the launch."""
+    report: Any
+    """The ptxas resource report (mmcomp.ptxas.ResourceReport), None without ptxas."""
+    num_inputs: int
+    """Kernel arguments that are fusion inputs (the first ones)."""
+    num_outputs: int
+    """Kernel arguments that are fusion outputs (after the inputs)."""
+    cubin: bytes | None = None
+    """The cubin ptxas assembled (for SASS checks), None without ptxas."""
+    _function: Any = None
+
+    def function(self) -> Any:
+        """The loaded kernel (mmcomp.runtime.Function); loads the module on first use."""
+        if self._function is None:
+            from mmcomp.runtime import gpu_unavailable_reason, load_module
+
+            reason = gpu_unavailable_reason()
+            if reason is not None:
+                raise LaunchError(
+                    f"kernel @{self.plan.entry} compiled to PTX, but cannot run here: {reason}"
+                )
+            self._function = load_module(self.ptx).function(self.plan.entry)
+        return self._function
+
+    def argument_specs(self) -> list[tuple[str, tuple[int, ...], np.dtype]]:
+        """(name, shape, numpy dtype) of each kernel argument."""
+        return [
+            (name, shape, NUMPY_DTYPES[dtype])
+            for name, (shape, dtype) in zip(
+                self.plan.arguments, self.plan.argument_types, strict=True
+            )
+        ]
+
+    def allocate_outputs(self) -> list[Any]:
+        """Fresh device buffers for the outputs (poisoned) and workspaces (zeroed)."""
+        from mmcomp.runtime import DeviceBuffer
+
+        buffers: list[Any] = []
+        for index, (_, shape, dtype) in enumerate(self.argument_specs()):
+            if index < self.num_inputs:
+                continue
+            buffer = DeviceBuffer(shape, dtype)
+            output = index < self.num_inputs + self.num_outputs
+            buffer.fill_bytes(POISON_BYTE if output else 0)
+            buffers.append(buffer)
+        return buffers
+
+    def bind(self, arrays: Sequence[Any]) -> BoundLaunch:
+        """Bind device arrays (inputs, outputs, workspaces in order) for repeated launches."""
+        specs = self.argument_specs()
+        if len(arrays) != len(specs):
+            raise LaunchError(
+                f"kernel @{self.plan.entry}: expected {len(specs)} device arrays "
+                f"({', '.join(name for name, _, _ in specs)}), found {len(arrays)}"
+            )
+        return BoundLaunch(self, arrays)
+
+    def __call__(self, *inputs: Any) -> tuple[np.ndarray, ...]:
+        """Run on host (numpy) or device inputs; return the outputs as numpy arrays."""
+        from mmcomp.runtime import DeviceBuffer, as_device_array, synchronize
+
+        specs = self.argument_specs()
+        if len(inputs) != self.num_inputs:
+            raise LaunchError(
+                f"kernel @{self.plan.entry}: expected {self.num_inputs} inputs, found "
+                f"{len(inputs)}"
+            )
+        self.function()
+        device: list[Any] = []
+        for value, (name, shape, dtype) in zip(inputs, specs, strict=False):
+            view = as_device_array(value, name)
+            if view is None:
+                if not isinstance(value, np.ndarray):
+                    raise LaunchError(
+                        f"kernel @{self.plan.entry}: input {name!r}: expected a numpy or device "
+                        f"array, found {type(value).__name__}"
+                    )
+                if value.shape != shape or value.dtype != dtype:
+                    raise LaunchError(
+                        f"kernel @{self.plan.entry}: input {name!r}: expected {dtype}{list(shape)}"
+                        f", found {value.dtype}{list(value.shape)}"
+                    )
+                view = DeviceBuffer.from_host(value)
+            device.append(view)
+        outputs = self.allocate_outputs()
+        bound = self.bind([*device, *outputs])
+        bound.launch()
+        synchronize()
+        return tuple(
+            buffer.to_host() for buffer in outputs[: self.num_outputs]
+        )
+
+
+def build_cuda_kernel(module: ModuleOp, check_spills: bool = True) -> CudaKernel:
+    """Lower a module after materialize-schedule to a CudaKernel; assemble it with ptxas."""
+    from mmcomp import ptxas
+
+    func = _kernel_function(module)
+    text, plan = lower_to_ptx(module)
+    report = None
+    cubin = None
+    if ptxas.find_tool("ptxas") is not None:
+        assembled = ptxas.assemble(text)
+        if check_spills:
+            ptxas.check_no_spills(assembled)
+        report = assembled.resources.get(plan.entry)
+        cubin = assembled.cubin
+    return CudaKernel(
+        text,
+        plan,
+        report,
+        _count(func, "sched.num_inputs"),
+        _count(func, "sched.num_outputs"),
+        cubin,
+    )
