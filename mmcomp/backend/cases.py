@@ -150,3 +150,44 @@ def case(name: str) -> Case:
         if found.name == name:
             return found
     raise KeyError(name)
+
+
+def relative_error(got: np.ndarray, want: np.ndarray) -> float:
+    """max |got - want| / max |want| (inf when got has NaN or inf)."""
+    got64 = np.asarray(got).astype(np.float64)
+    if not np.all(np.isfinite(got64)):
+        return float("inf")
+    scale = max(float(np.max(np.abs(want))), 1e-30)
+    return float(np.max(np.abs(got64 - want)) / scale)
+
+
+def run_case(name: str, seed: int = 0) -> dict[str, object]:
+    """Compile and run one case on the GPU; each output's relative error against float64."""
+    from mmcomp.backend import build_cuda_kernel
+    from mmcomp.compile import run_pipeline
+    from mmcomp.interp.reference import reference
+
+    selected = case(name)
+    fusion = selected.fusion()
+    module, params, _ = run_pipeline(fusion.module, selected.params)
+    kernel = build_cuda_kernel(module)
+    inputs = inputs_for(fusion, seed)
+    got = kernel(*inputs)
+    want = reference(fusion, *inputs, accumulate=np.float64)
+    errors: list[dict[str, object]] = []
+    for index, (g, w) in enumerate(zip(got, want, strict=True)):
+        errors.append(
+            {
+                "output": index,
+                "dtype": fusion.outputs[index].dtype,
+                "error": relative_error(g, np.asarray(w)),
+            }
+        )
+    return {"case": name, "params": params.format(), "errors": errors}
+
+
+if __name__ == "__main__":
+    import json
+    import sys
+
+    print(json.dumps(run_case(sys.argv[1])), flush=True)

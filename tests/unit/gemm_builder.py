@@ -321,7 +321,7 @@ def benchmark(kernel: GemmKernel, m: int, n: int, k: int, repeat: int = 20) -> d
 
     times = {"mmcomp": float(np.median(time_launches(run, repeat)))}
     try:
-        import torch
+        import torch  # pyright: ignore[reportMissingImports]
     except ImportError:
         return times
     ta = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
