@@ -37,14 +37,19 @@ from mmcomp.errors import FusionError
 DTYPES = ("bf16", "f16", "f32")
 """The supported dtypes by short name."""
 
+_TORCH_DTYPES = {"torch.bfloat16": "bf16", "torch.float16": "f16", "torch.float32": "f32"}
+
 _SYMBOL = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*")
 _RENAMED_SUFFIX = re.compile(r"_[0-9]+$")
 
 
 def dtype_name(dtype: Any, where: str = "dtype") -> str:
-    """Normalize a dtype ("bf16", "f16", "f32" or a numpy/ml_dtypes dtype) to its short name."""
+    """The short name of a dtype: "bf16", "f16", "f32", a numpy/ml_dtypes or a torch dtype."""
     if isinstance(dtype, str) and dtype in DTYPES:
         return dtype
+    torch_name = _TORCH_DTYPES.get(str(dtype)) if type(dtype).__module__ == "torch" else None
+    if torch_name is not None:
+        return torch_name
     try:
         import ml_dtypes  # noqa: F401  (registers bfloat16 with numpy)
 
@@ -204,6 +209,11 @@ class Fusion:
             wanted = "one func.func" if name is None else f"one func.func named @{name}"
             raise FusionError(f"mmcomp.parse: expected {wanted}, found {len(funcs)} ({names})")
         func = funcs[0]
+        if len(func.body.blocks) != 1:
+            raise FusionError(
+                f"mmcomp.parse: @{func.sym_name.data}: expected a body of one block, "
+                f"found {len(func.body.blocks)} blocks"
+            )
         if len(module.ops) != 1:
             func.detach()
             module = ModuleOp([func])

@@ -518,3 +518,8 @@ def test_every_op_example_in_the_docs_parses_and_round_trips():
         args = ", ".join(f"{v}: {t}" for v, t in zip(operands, types, strict=True))
         text = f"func.func @doc({args}) {{\n  {line}\n  func.return\n}}\n"
         assert line in str(mmcomp.parse(text)), line
+
+
+def test_parse_rejects_a_declaration():
+    with pytest.raises(FusionError, match=r"@decl: expected a body of one block, found 0 blocks"):
+        mmcomp.parse("func.func private @decl(tensor<4xf32>) -> tensor<4xf32>")
