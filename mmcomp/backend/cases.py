@@ -129,7 +129,9 @@ CASES: list[Case] = [
     Case("linear_f16", lambda: linear(300, 264, 192, "f16"), REG),
     Case("linear_bias", lambda: linear(384, 512, 256, bias=True), REG),
     Case("linear_128x256", lambda: linear(1000, 1000, 1000), {**REG, "tile": (128, 256, 64)}),
-    Case("linear_one_tile", lambda: linear(1000, 1000, 1000), {**REG, "strategy": "one-tile-per-cta"}),
+    Case(
+        "linear_one_tile", lambda: linear(1000, 1000, 1000), {**REG, "strategy": "one-tile-per-cta"}
+    ),
     Case("linear_raster_n", lambda: linear(1000, 1000, 1000), {**REG, "raster": "n", "swizzle": 1}),
     Case("matmul_mn_major", lambda: matmul(1000, 1000, 1000), REG),
     Case("matmul_128x256", lambda: matmul(1000, 1024, 512), {**REG, "tile": (128, 256, 64)}),

@@ -161,8 +161,7 @@ class CudaKernel:
         specs = self.argument_specs()
         if len(inputs) != self.num_inputs:
             raise LaunchError(
-                f"kernel @{self.plan.entry}: expected {self.num_inputs} inputs, found "
-                f"{len(inputs)}"
+                f"kernel @{self.plan.entry}: expected {self.num_inputs} inputs, found {len(inputs)}"
             )
         self.function()
         device: list[Any] = []
@@ -185,9 +184,7 @@ class CudaKernel:
         bound = self.bind([*device, *outputs])
         bound.launch()
         synchronize()
-        return tuple(
-            buffer.to_host() for buffer in outputs[: self.num_outputs]
-        )
+        return tuple(buffer.to_host() for buffer in outputs[: self.num_outputs])
 
 
 def build_cuda_kernel(module: ModuleOp, check_spills: bool = True) -> CudaKernel:

@@ -86,6 +86,15 @@ def role_order(role: str) -> tuple[int, int]:
     return (1, "mnk_".index(role))
 
 
+def float_literal(value: float) -> str:
+    """`value` as a float literal that round-trips: the shortest repr, always with a '.'."""
+    text = repr(float(value))
+    if "e" in text and "." not in text:
+        mantissa, exponent = text.split("e")
+        text = f"{mantissa}.0e{exponent}"
+    return text
+
+
 def _format_shape(shape: Sequence[int]) -> str:
     return "[" + ", ".join(str(extent) for extent in shape) + "]"
 
@@ -825,6 +834,10 @@ class SplatOp(IRDLOperation):
 
     def verify_(self) -> None:
         _checked_tensor(self, "result", self.result.type)
+        if self.value.type != Float64Type():
+            raise VerifyException(
+                f"{self.name}: property 'value': expected an f64 float, found {self.value}"
+            )
         if not math.isfinite(self.scalar):
             raise VerifyException(
                 f"{self.name}: property 'value': expected a finite number, found {self.scalar}"
@@ -833,8 +846,6 @@ class SplatOp(IRDLOperation):
     @classmethod
     def parse(cls, parser: Parser) -> SplatOp:
         value = parser.parse_number(context_msg=" as the splat value")
-        if not isinstance(value, int | float):
-            parser.raise_error(f"{cls.name}: expected a real number, found {value}")
         attributes = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         op = cls(float(value), parser.parse_type())
@@ -842,7 +853,7 @@ class SplatOp(IRDLOperation):
         return op
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(f" {self.scalar!r}")
+        printer.print_string(f" {float_literal(self.scalar)}")
         printer.print_op_attributes(self.attributes)
         printer.print_string(" : ")
         printer.print_attribute(self.result.type)

@@ -27,9 +27,9 @@ from __future__ import annotations
 import re
 from abc import ABC
 from collections.abc import Sequence
-from typing import ClassVar, Self
+from typing import ClassVar
 
-from xdsl.dialects.builtin import IntAttr, IntegerAttr, StringAttr, UnitAttr
+from xdsl.dialects.builtin import IntAttr, StringAttr, UnitAttr
 from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, SSAValue
 from xdsl.irdl import (
     irdl_attr_definition,
@@ -40,7 +40,7 @@ from xdsl.irdl import (
     result_def,
     var_operand_def,
 )
-from xdsl.parser import AttrParser, Parser
+from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
@@ -140,44 +140,6 @@ class HopperInstruction(PtxInstruction, ABC):
         raise DiagnosticException(
             f"{self.name} has no direct PTX text: run convert-hopper-to-ptx before emitting PTX"
         )
-
-    @classmethod
-    def parse(cls, parser: Parser) -> Self:
-        definition = cls.get_irdl_definition()
-        if definition.results or any(name != "guard" for name, _ in definition.operands):
-            return super().parse(parser)
-        # No operands and no results: read keywords, guard and attributes only, so that
-        # the next line's `%x = ...` is not taken for an operand.
-        props: dict[str, Attribute] = {}
-        for key in cls.KEYWORDS:
-            value = _parse_optional_word(parser)
-            if value is None:
-                break
-            props[key] = value
-        guard: list[SSAValue] = []
-        if parser.parse_optional_keyword("if"):
-            if parser.parse_optional_keyword("not"):
-                props["negated"] = UnitAttr()
-            guard.append(parser.resolve_operand(parser.parse_unresolved_operand(), PRED))
-        attributes: dict[str, Attribute] = {}
-        for key, value in parser.parse_optional_attr_dict().items():
-            if isinstance(value, IntegerAttr):
-                value = IntAttr(value.value.data)
-            (props if key in definition.properties else attributes)[key] = value
-        return cls.build(operands=[guard], properties=props, attributes=attributes)
-
-
-def _parse_optional_word(parser: Parser) -> Attribute | None:
-    """A bare keyword value: an integer or an identifier."""
-    number = parser.parse_optional_integer()
-    if number is not None:
-        return IntAttr(number)
-    word = parser.parse_optional_identifier()
-    if word is None or word == "if":
-        if word == "if":
-            parser.raise_error("hopper: a guard 'if' must follow all keywords of the op")
-        return None
-    return StringAttr(word)
 
 
 def _int_register(op: HopperInstruction, what: str, value: SSAValue, widths: Sequence[int]):

@@ -46,12 +46,12 @@ from xdsl.dialects.builtin import (
     BFloat16Type,
     DictionaryAttr,
     Float16Type,
-    IntAttr,
-    StringAttr,
     Float32Type,
+    IntAttr,
     IntegerAttr,
     MemRefType,
     ModuleOp,
+    StringAttr,
     TensorType,
 )
 from xdsl.dialects.func import FuncOp, ReturnOp
@@ -59,10 +59,9 @@ from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
-from mmcomp.dialects import hopper, ptx
+from mmcomp.dialects import hopper, ptx, sched
 from mmcomp.dialects.fusion import AxisRolesAttr
 from mmcomp.dialects.sched import PARAMS_ATTR, ScheduleParams, ScheduleParamsAttr
-from mmcomp.dialects import sched
 from mmcomp.errors import ScheduleError
 from mmcomp.passes.partition_warp_roles import (
     ROLE_ATTR,
@@ -178,6 +177,22 @@ class _Accumulator:
 
 
 @dataclass
+class _Access:
+    """How one thread addresses a memref's elements in the current tile's epilogue."""
+
+    bases: list[SSAValue]
+    """64-bit address of the element at (row0 + 8 h, col0), per half h (one if no m axis)."""
+    row_ok: list[SSAValue | None]
+    """Per half: the row lies inside the memref (None without an m axis)."""
+    col_limit: SSAValue | None
+    """s32: columns left from col0 to the memref's n extent (None without an n axis)."""
+    col_stride: int
+    """Bytes between neighbouring columns."""
+    dtype: str
+    """Element type."""
+
+
+@dataclass
 class _Scalar:
     """One epilogue value at one element: an f32 register and the dtype it stands for."""
 
@@ -198,9 +213,7 @@ class _Lowering:
     operands: list[TmaOperand] = field(default_factory=list[TmaOperand])
     slot_offsets: list[int] = field(default_factory=list[int])
     stage_bytes: int = 0
-    accumulators: dict[SSAValue, _Accumulator] = field(
-        default_factory=dict[SSAValue, _Accumulator]
-    )
+    accumulators: dict[SSAValue, _Accumulator] = field(default_factory=dict[SSAValue, _Accumulator])
     mainloop: scf.ForOp = field(init=False)
     epilogue_loads: dict[SSAValue, sched.LoadTileOp] = field(
         default_factory=dict[SSAValue, sched.LoadTileOp]
@@ -210,11 +223,17 @@ class _Lowering:
     bound: dict[SSAValue, _Accumulator | sched.LoadTileOp] = field(
         default_factory=dict[SSAValue, _Accumulator | sched.LoadTileOp]
     )
-    memo: dict[tuple[object, ...], _Scalar] = field(default_factory=dict[tuple[object, ...], _Scalar])
+    memo: dict[tuple[object, ...], _Scalar] = field(
+        default_factory=dict[tuple[object, ...], _Scalar]
+    )
     load_memo: dict[tuple[object, ...], SSAValue] = field(
         default_factory=dict[tuple[object, ...], SSAValue]
     )
     rows: list[SSAValue] = field(default_factory=list[SSAValue])
+    accesses: dict[tuple[SSAValue, ...], _Access] = field(
+        default_factory=dict[tuple[SSAValue, ...], _Access]
+    )
+    col_ok: dict[tuple[int, int], SSAValue] = field(default_factory=dict[tuple[int, int], SSAValue])
 
     @property
     def where(self) -> str:
@@ -297,7 +316,11 @@ class _Lowering:
         for arg in args:
             assert isinstance(arg.type, MemRefType)
             element = arg.type.element_type
-            dtype = "i32" if not isinstance(element, BFloat16Type | Float16Type | Float32Type) else _dtype(element)
+            dtype = (
+                "i32"
+                if not isinstance(element, BFloat16Type | Float16Type | Float32Type)
+                else _dtype(element)
+            )
             types.append((tuple(arg.type.get_shape()), dtype))
         return LaunchPlan(
             name,
@@ -393,9 +416,7 @@ class _Lowering:
     def reg(self, value: SSAValue) -> SSAValue:
         found = self.regs.get(value)
         if found is None:
-            raise ScheduleError(
-                f"{self.where}: value {value} is used before a register holds it"
-            )
+            raise ScheduleError(f"{self.where}: value {value} is used before a register holds it")
         return found
 
     def emit_index_op(self, op: Operation) -> bool:
@@ -439,9 +460,7 @@ class _Lowering:
             return True
         if isinstance(op, arith.SelectOp):
             cond = k.setp("ne", self.reg(op.cond), k.const(0))
-            self.regs[op.result] = k.selp(
-                self.reg(op.lhs), self.reg(op.rhs), cond
-            )
+            self.regs[op.result] = k.selp(self.reg(op.lhs), self.reg(op.rhs), cond)
             return True
         return False
 
@@ -594,10 +613,16 @@ class _Lowering:
             return True
         if isinstance(op, sched.StoreTileOp):
             self.stores.append(op)
-            if len(self.stores) == len(self.pending_epilogue.outputs) if self.pending_epilogue else False:
+            if (
+                len(self.stores) == len(self.pending_epilogue.outputs)
+                if self.pending_epilogue
+                else False
+            ):
                 self.emit_epilogue()
             return True
-        if isinstance(op, sched.StorePartialOp | sched.ArriveOp | sched.ReducePartialsOp | scf.IfOp):
+        if isinstance(
+            op, sched.StorePartialOp | sched.ArriveOp | sched.ReducePartialsOp | scf.IfOp
+        ):
             raise ScheduleError(
                 f"{self.where}: split-K (split_k > 1) is not built by the Hopper lowering yet"
             )
@@ -607,9 +632,7 @@ class _Lowering:
         k = self.k
         n = self.params.instr[1]
         chunks = self.params.warpgroup[1] // n
-        return _Accumulator(
-            [[k.const(0.0, ptx.F32) for _ in range(n // 2)] for _ in range(chunks)]
-        )
+        return _Accumulator([[k.const(0.0, ptx.F32) for _ in range(n // 2)] for _ in range(chunks)])
 
     def consumer_mainloop(self, loop: scf.ForOp) -> None:
         k = self.k
@@ -646,14 +669,10 @@ class _Lowering:
                 a_tile = hopper.TileAttr(a_op.major, SWIZZLE, tile_m, tile_k)
                 b_tile = hopper.TileAttr(b_op.major, SWIZZLE, tile_n, tile_k)
                 a_base = k.add(slot_base, k.const(self.slot_offsets[a_slot.data]))
-                a_base = k.mad(
-                    self.consumer, k.const(a_tile.layout.start_offset(wg_m, 0)), a_base
-                )
+                a_base = k.mad(self.consumer, k.const(a_tile.layout.start_offset(wg_m, 0)), a_base)
                 b_base = k.add(slot_base, k.const(self.slot_offsets[b_slot.data]))
                 for kk in range(tile_k // 16):
-                    a_desc = k.append(
-                        hopper.MatrixDescriptorOp(a_base, a_tile, 0, kk * 16)
-                    ).result
+                    a_desc = k.append(hopper.MatrixDescriptorOp(a_base, a_tile, 0, kk * 16)).result
                     for chunk, regs in enumerate(acc.chunks):
                         b_desc = k.append(
                             hopper.MatrixDescriptorOp(b_base, b_tile, chunk * instr_n, kk * 16)
@@ -717,26 +736,19 @@ class _Lowering:
                 raise ScheduleError(f"{self.where}: a store_tile must store an epilogue output")
             store_of.append((store, yielded.operands[index]))
         self.rows = [k.add(self.row0, k.const(8 * half)) for half in range(2)]
+        self.accesses = {}
+        self.col_ok = {}
+        self.load_memo = {}
         for chunk in range(chunks):
             for block8 in range(instr_n // 8):
                 for half in range(2):
                     self.memo = {}
-                    self.load_memo = {}
                     cols = [chunk * instr_n + block8 * 8 + e for e in range(2)]
                     for store, value in store_of:
                         scalars = [
-                            self.scalar(value, (chunk, block8, half, e), cols[e])
-                            for e in range(2)
+                            self.scalar(value, (chunk, block8, half, e), cols[e]) for e in range(2)
                         ]
                         self.store_pair(store, scalars, half, cols[0])
-
-    def element_position(self, roles: Sequence[str], half: int, col: int) -> dict[str, SSAValue]:
-        """Tile offsets per role at an element: m -> row register, n -> column register."""
-        k = self.k
-        return {
-            "m": self.rows[half],
-            "n": k.add(self.col0, k.const(col)),
-        }
 
     def scalar(self, value: SSAValue, slot: tuple[int, int, int, int], col: int) -> _Scalar:
         """The f32 register of epilogue `value` at accumulator element `slot`."""
@@ -819,33 +831,69 @@ class _Lowering:
             return k.fma(half_x, t, half_x)
         raise ScheduleError(f"{self.where}: epilogue op {name} is not lowered yet")
 
-    def address(
-        self, memref: SSAValue, indices: Sequence[SSAValue], roles: Sequence[str], half: int, col: int
-    ) -> tuple[SSAValue, SSAValue | None]:
-        """(64-bit address, in-bounds predicate) of a tile element in a memref."""
+    def access(self, memref: SSAValue, indices: Sequence[SSAValue]) -> _Access:
+        """Per-tile addressing of a memref's elements at this thread's accumulator layout."""
+        key = (memref, *indices)
+        found = self.accesses.get(key)
+        if found is not None:
+            return found
         k = self.k
         memref_type = memref.type
         assert isinstance(memref_type, MemRefType)
+        roles = self.memref_roles(memref)
         shape = list(memref_type.get_shape())
-        element = _dtype(memref_type.element_type)
-        size = 4 if element == "f32" else 2
+        dtype = _dtype(memref_type.element_type)
+        size = 4 if dtype == "f32" else 2
         strides = [math.prod(shape[d + 1 :]) for d in range(len(shape))]
-        linear: SSAValue | None = None
-        pred: SSAValue | None = None
+        halves = 2 if "m" in roles else 1
+        row_parts: list[SSAValue | None] = [None] * halves
+        row_ok: list[SSAValue | None] = [None] * halves
+        col_part: SSAValue | None = None
+        col_limit: SSAValue | None = None
+        col_stride = 0
         for dim, (index, role) in enumerate(zip(indices, roles, strict=True)):
             position = self.reg(index)
-            if role == "m":
-                position = k.add(position, self.rows[half])
-            elif role == "n":
-                position = k.add(position, k.add(self.col0, k.const(col)))
-            if role in ("m", "n"):
-                inside = k.setp("lo", position, k.const(shape[dim]))
-                pred = inside if pred is None else k.binary(ptx.AndOp, pred, inside)
-            term = k.mul(position, k.const(strides[dim])) if strides[dim] != 1 else position
-            linear = term if linear is None else k.add(linear, term)
-        assert linear is not None
-        offset = k.mul_wide(linear, k.const(size))
-        return k.add(self.reg(memref), offset), pred
+            if role == "n":
+                position = k.add(position, self.col0)
+                col_limit = k.mov(k.sub(k.const(shape[dim]), position), ptx.S32)
+                col_stride = strides[dim] * size
+                col_part = k.mul(position, k.const(strides[dim]))
+                continue
+            for half in range(halves):
+                at = k.add(position, self.rows[half]) if role == "m" else position
+                if role == "m":
+                    row_ok[half] = k.setp("lo", at, k.const(shape[dim]))
+                term = k.mul(at, k.const(strides[dim])) if strides[dim] != 1 else at
+                previous = row_parts[half]
+                row_parts[half] = term if previous is None else k.add(previous, term)
+        bases: list[SSAValue] = []
+        for half in range(halves):
+            linear = row_parts[half]
+            if col_part is not None:
+                linear = col_part if linear is None else k.add(linear, col_part)
+            if linear is None:
+                bases.append(self.reg(memref))
+                continue
+            bases.append(k.add(self.reg(memref), k.mul_wide(linear, k.const(size))))
+        found = _Access(bases, row_ok, col_limit, col_stride, dtype)
+        self.accesses[key] = found
+        return found
+
+    def element(
+        self, access: _Access, half: int, col: int
+    ) -> tuple[SSAValue, int, SSAValue | None]:
+        """(base register, byte offset, in-bounds predicate) of the element at (half, col)."""
+        k = self.k
+        half = min(half, len(access.bases) - 1)
+        pred = access.row_ok[half]
+        if access.col_limit is not None:
+            key = (id(access), col)
+            col_ok = self.col_ok.get(key)
+            if col_ok is None:
+                col_ok = k.setp("gt", access.col_limit, k.const(col, ptx.S32))
+                self.col_ok[key] = col_ok
+            pred = col_ok if pred is None else k.binary(ptx.AndOp, pred, col_ok)
+        return access.bases[half], col * access.col_stride, pred
 
     def memref_roles(self, memref: SSAValue) -> tuple[str, ...]:
         assert isinstance(memref, BlockArgument)
@@ -855,42 +903,39 @@ class _Lowering:
         k = self.k
         roles = self.memref_roles(load.source)
         key = (load, half if "m" in roles else None, col if "n" in roles else None)
+        access = self.access(load.source, list(load.indices))
         found = self.load_memo.get(key)
-        memref_type = load.source.type
-        assert isinstance(memref_type, MemRefType)
-        dtype = _dtype(memref_type.element_type)
         if found is None:
-            address, pred = self.address(load.source, list(load.indices), roles, half, col)
-            if dtype == "f32":
-                found = self.put(ptx.LdOp("global", address, ptx.F32), pred).values[0]
-            else:
-                raw = self.put(ptx.LdOp("global", address, ptx.reg(dtype)), pred).values[0]
-                found = k.cvt(raw, ptx.F32)
+            base, offset, pred = self.element(access, half, col)
+            kind = ptx.F32 if access.dtype == "f32" else ptx.reg(access.dtype)
+            found = self.put(ptx.LdOp("global", base, kind, 1, offset), pred).values[0]
+            if access.dtype != "f32":
+                found = k.cvt(found, ptx.F32)
             self.load_memo[key] = found
-        return _Scalar(found, dtype)
+        return _Scalar(found, access.dtype)
 
-    def store_pair(self, store: sched.StoreTileOp, values: list[_Scalar], half: int, col: int) -> None:
+    def store_pair(
+        self, store: sched.StoreTileOp, values: list[_Scalar], half: int, col: int
+    ) -> None:
         k = self.k
         roles = self.memref_roles(store.dest)
         memref_type = store.dest.type
         assert isinstance(memref_type, MemRefType)
         shape = list(memref_type.get_shape())
-        dtype = _dtype(memref_type.element_type)
-        vector = roles and roles[-1] == "n" and shape[-1] % 2 == 0
-        if vector:
-            address, pred = self.address(store.dest, list(store.indices), roles, half, col)
+        access = self.access(store.dest, list(store.indices))
+        dtype = access.dtype
+        if roles and roles[-1] == "n" and shape[-1] % 2 == 0:
+            base, offset, pred = self.element(access, half, col)
             if dtype == "f32":
-                self.put(ptx.StOp("global", address, [v.reg for v in values]), pred)
+                data = [v.reg for v in values]
             else:
-                packed = k.cvt_pack(values[1].reg, values[0].reg, ptx.reg(f"{dtype}x2"))
-                self.put(ptx.StOp("global", address, [packed]), pred)
+                data = [k.cvt_pack(values[1].reg, values[0].reg, ptx.reg(f"{dtype}x2"))]
+            self.put(ptx.StOp("global", base, data, offset), pred)
             return
         for e, value in enumerate(values):
-            address, pred = self.address(store.dest, list(store.indices), roles, half, col + e)
-            if dtype == "f32":
-                self.put(ptx.StOp("global", address, [value.reg]), pred)
-            else:
-                self.put(ptx.StOp("global", address, [k.cvt(value.reg, ptx.reg(dtype), "rn")]), pred)
+            base, offset, pred = self.element(access, half, col + e)
+            data = value.reg if dtype == "f32" else k.cvt(value.reg, ptx.reg(dtype), "rn")
+            self.put(ptx.StOp("global", base, [data], offset), pred)
 
 
 def lower_kernel(func: FuncOp) -> tuple[ptx.PtxModuleOp, LaunchPlan]:
@@ -898,7 +943,9 @@ def lower_kernel(func: FuncOp) -> tuple[ptx.PtxModuleOp, LaunchPlan]:
     where = f"lower-schedule-to-hopper: @{func.sym_name.data}"
     params_attr = func.attributes.get(PARAMS_ATTR)
     roles_attr = func.attributes.get(ROLES_ATTR)
-    if not isinstance(params_attr, ScheduleParamsAttr) or not isinstance(roles_attr, DictionaryAttr):
+    if not isinstance(params_attr, ScheduleParamsAttr) or not isinstance(
+        roles_attr, DictionaryAttr
+    ):
         raise ScheduleError(f"{where}: run materialize-schedule and partition-warp-roles first")
     lowering = _Lowering(func, params_attr.data, WarpRoles.from_attribute(roles_attr))
     lowering.mainloop = mainloop_of(func)

@@ -9,12 +9,16 @@ then its outputs, then split-K scratch buffers) whose body is
     scf.for %t = %cta to %work step %grid {          // persistent; one-tile-per-CTA: no loop
       ... explicit arith index arithmetic: work unit -> split-K slice, batch, swizzled
           (m tile, n tile) under the raster order and group size, cluster rank ...
-      %acc = scf.for %kb = %kb_begin to %kb_end step %c1 iter_args(...) {
-        sched.load_tile of each mma operand at the starts its roles select
+      %acc = scf.for %kb = %c0 to %k_blocks step %c1 iter_args(...) {  // split-K: %slice
+        sched.load_tile of each mma operand at the starts its roles select  // to .. step S
         sched.mma per contraction
       }
       sched.load_tile of each epilogue operand, sched.epilogue, sched.store_tile per output
     }
+
+With split-K, each unit stores its partial (`sched.store_partial`), counts its arrival
+(`sched.arrive`), and the last slice to arrive sums the partials in slice order
+(`sched.reduce_partials`) before the epilogue and the stores, inside an `scf.if`.
 
 Every start index comes from the roles: an axis with role m starts at the tile's m offset,
 n at its n offset, k at the K block's offset, a batch role at the batch index, and an absent
@@ -279,11 +283,17 @@ class _Body:
     """The parts of a fusion function after propagate-axis-mapping."""
 
     inputs: list[BlockArgument]
+    """The function arguments, in order."""
     input_roles: list[tuple[str, ...]]
+    """The roles of each argument."""
     mmas: list[fusion.MmaOp]
+    """The contractions, in order."""
     epilogue: list[Operation]
+    """Every other fusion op, in order (pointwise, broadcast, cast, splat)."""
     outputs: list[SSAValue]
+    """The returned values, in order."""
     output_roles: list[tuple[str, ...]]
+    """The roles of each returned value."""
 
 
 def roles_of_value(value: SSAValue) -> tuple[str, ...] | None:
@@ -504,7 +514,7 @@ class _KernelBuilder:
             outermost, *inner = plan.batch_axes
             for axis in reversed(inner):
                 starts[axis] = index.rem(batch, plan.space[axis], axis)
-                batch = index.div(batch, plan.space[axis])
+                batch = index.div(batch, plan.space[axis], outermost if axis == inner[0] else "")
             starts[outermost] = batch
         tile_m, tile_n = swizzled_tile(
             index, unit, plan.cluster_tiles_m, plan.cluster_tiles_n, plan.raster, plan.swizzle

@@ -101,6 +101,15 @@ def horizontal(m: int, n: int, k: int) -> mmcomp.Fusion:
     return f
 
 
+def broadcast_batch(m: int, n: int, k: int) -> mmcomp.Fusion:
+    f = mmcomp.Fusion("broadcast_batch")
+    a = f.input("a", (2, 3, m, k), "bf16")
+    b = f.input("b", (k, n), "bf16")
+    t = f.input("t", (3, 1, n), "f32")
+    f.output(f.matmul(a, b) + t)
+    return f
+
+
 FAMILIES: dict[str, Callable[[int, int, int], mmcomp.Fusion]] = {
     "linear": linear,
     "linear_bias": linear_bias,
@@ -183,6 +192,7 @@ def test_persistent_swizzle_linear_matmul(family: str, swizzle: int):
         ("horizontal", (65, 130, 33), dict(tile=(64, 64, 32), split_k=2, swizzle=4)),
         ("batched_matmul", (1, 100, 10), dict(tile=(64, 64, 16), swizzle=8)),
         ("fused_multiply_sum", (200, 1, 64), dict(tile=(64, 64, 32), split_k=2)),
+        ("broadcast_batch", (100, 90, 70), dict(tile=(64, 64, 32), split_k=2, raster="n")),
     ],
     ids=[
         "linear-m1",
@@ -192,11 +202,13 @@ def test_persistent_swizzle_linear_matmul(family: str, swizzle: int):
         "horiz-odd",
         "bmm-m1",
         "fms-n1",
+        "batch-broadcast",
     ],
 )
 def test_boundary_shapes(family: str, shape: tuple[int, int, int], params: dict[str, object]):
-    """M = 1, N = 1, K smaller than one tile, extents one past a tile."""
-    run(FAMILIES[family](*shape), **params)
+    """M = 1, N = 1, K smaller than one tile, extents one past a tile, broadcast batch."""
+    builder = broadcast_batch if family == "broadcast_batch" else FAMILIES[family]
+    run(builder(*shape), **params)
 
 
 @pytest.mark.parametrize("cluster", [(2, 1), (1, 2), (2, 2)])

@@ -523,3 +523,36 @@ def test_every_op_example_in_the_docs_parses_and_round_trips():
 def test_parse_rejects_a_declaration():
     with pytest.raises(FusionError, match=r"@decl: expected a body of one block, found 0 blocks"):
         mmcomp.parse("func.func private @decl(tensor<4xf32>) -> tensor<4xf32>")
+
+
+class _TorchLikeDtype:
+    """Stands in for a torch.dtype (torch is not a dependency): module torch, str torch.X."""
+
+    __module__ = "torch"
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __str__(self) -> str:
+        return f"torch.{self.name}"
+
+
+def test_torch_dtypes_are_accepted_by_name():
+    f = mmcomp.Fusion()
+    names = [("bfloat16", "bf16"), ("float16", "f16"), ("float32", "f32")]
+    for torch_name, short in names:
+        assert f.input(f"x{short}", [2], _TorchLikeDtype(torch_name)).dtype == short
+    with pytest.raises(FusionError, match=r"argument 'dtype': expected bf16, f16 or f32"):
+        f.input("y", [2], _TorchLikeDtype("float64"))
+
+
+def test_splat_constants_round_trip_exactly():
+    f = mmcomp.Fusion()
+    x = f.input("x", [4], "f32")
+    values = [1e-05, 1e20, -3.0, 0.1, 1 / 3, 5e-324, 1.7976931348623157e308, -0.0, 2**-20]
+    for value in values:
+        f.output(x * value)
+    g = round_trips(f)
+    parsed = [op.scalar for op in g.func.body.walk() if isinstance(op, fd.SplatOp)]
+    assert [repr(v) for v in parsed] == [repr(v) for v in values]
+    assert "fusion.splat 1.0e-05 : tensor<4xf32>" in str(g)

@@ -240,3 +240,12 @@ func.func @splat_inf() -> tensor<4xf32> {
   func.return %0 : tensor<4xf32>
 }
 // CHECK: fusion.splat: property 'value': expected a finite number, found inf
+
+// -----
+
+// A splat whose value is not an f64 (generic syntax).
+func.func @splat_f32() -> tensor<4xf32> {
+  %0 = "fusion.splat"() <{value = 1.0 : f32}> : () -> tensor<4xf32>
+  func.return %0 : tensor<4xf32>
+}
+// CHECK: fusion.splat: property 'value': expected an f64 float, found 1.000000e+00 : f32

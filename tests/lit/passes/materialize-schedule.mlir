@@ -1,4 +1,5 @@
 // RUN: mmcomp-opt %s -p materialize-schedule --split-input-file | filecheck %s
+// RUN: mmcomp-opt %s -p materialize-schedule --split-input-file | mmcomp-opt --split-input-file | filecheck %s
 
 // linear + bias, persistent, raster m, swizzle 2 (3 m tiles x 4 n tiles; groups of 2 n
 // tiles). The kernel takes memrefs (inputs, then outputs); each CTA walks its tile loop;

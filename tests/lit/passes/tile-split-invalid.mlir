@@ -1,4 +1,4 @@
-// RUN: mmcomp-opt %s -p tile-split,tile-merge,split-k,insert-persistent-loop,materialize-schedule --verify-diagnostics --split-input-file | filecheck %s
+// RUN: mmcomp-opt %s -p tile-split --verify-diagnostics --split-input-file | filecheck %s
 
 // No iteration space: propagate-axis-mapping has not run.
 func.func @no_space(%a: tensor<300x200xbf16> {fusion.roles = #fusion.roles<[m, k]>}, %w: tensor<500x200xbf16> {fusion.roles = #fusion.roles<[n, k]>}) -> tensor<300x500xf32> attributes {sched.params = #sched.params<tile = 128x128x64>} {
@@ -25,13 +25,3 @@ func.func @smem(%a: tensor<300x200xbf16> {fusion.roles = #fusion.roles<[m, k]>},
   func.return %g, %u : tensor<300x500xf32>, tensor<300x500xf32>
 }
 // CHECK: tile-split: @smem: tile 128x256x64 with 4 stages for 1 A and 2 B operand tiles needs {{[0-9]+}} bytes of shared memory
-
-// -----
-
-// An op reading along k before the contraction (a prologue) cannot be scheduled.
-func.func @prologue(%a: tensor<300x200xbf16> {fusion.roles = #fusion.roles<[m, k]>}, %w: tensor<500x200xbf16> {fusion.roles = #fusion.roles<[n, k]>}) -> tensor<300x500xf32> attributes {fusion.space = #fusion.space<m = 300, n = 500, k = 200>, sched.params = #sched.params<tile = 128x128x64>} {
-  %n = fusion.neg %a {fusion.roles = #fusion.roles<[m, k]>} : tensor<300x200xbf16>
-  %y = fusion.mma %n [m, k], %w [n, k] -> [m, n] {fusion.roles = #fusion.roles<[m, n]>} : (tensor<300x200xbf16>, tensor<500x200xbf16>) -> tensor<300x500xf32>
-  func.return %y : tensor<300x500xf32>
-}
-// CHECK: materialize-schedule: fusion.neg: roles ['m', 'k'] have a k axis: only fusion.mma may read along k (prologue fusion is not supported)

@@ -1,0 +1,42 @@
+// RUN: mmcomp-opt %s --parsing-diagnostics --split-input-file | filecheck %s
+
+// Syntax errors in #hopper.tile and in operand-less hopper ops, reported at the token.
+
+// A tile whose major-ness is neither k_major nor mn_major.
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.shared @smem align 1024 size 1024
+  ptx.entry @k() {
+    %s = ptx.addr_of smem : !ptx.reg<u32>
+    %a = hopper.matrix_descriptor %s {tile = #hopper.tile<row_major, swizzle 128, mn 64, k 64>} : (!ptx.reg<u32>) -> !ptx.reg<b64>
+  }
+}
+// CHECK: expected k_major or mn_major, found 'row_major'
+
+// -----
+
+// A tile without its swizzle.
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.shared @smem align 1024 size 1024
+  ptx.entry @k() {
+    %s = ptx.addr_of smem : !ptx.reg<u32>
+    %a = hopper.matrix_descriptor %s {tile = #hopper.tile<k_major, mn 64, k 64>} : (!ptx.reg<u32>) -> !ptx.reg<b64>
+  }
+}
+// CHECK: Expected 'swizzle'
+
+// -----
+
+// An operand-less op takes no operand from the next line: %w stays the id's result.
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.entry @k() {
+    hopper.wgmma_fence
+    %w = hopper.id warpgroup : !ptx.reg<u32>
+    hopper.named_barrier sync 1 128
+    %p = hopper.elect_sync : !ptx.reg<pred>
+  }
+}
+// CHECK: hopper.wgmma_fence
+// CHECK-NEXT: %w = hopper.id warpgroup : !ptx.reg<u32>
+// CHECK-NEXT: hopper.named_barrier sync 1 128
+// CHECK-NEXT: %p = hopper.elect_sync : !ptx.reg<pred>
+
