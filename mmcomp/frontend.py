@@ -20,7 +20,7 @@ import io
 import numbers
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 from xdsl.context import Context
@@ -86,7 +86,7 @@ def _format_shape(shape: Sequence[int]) -> str:
     return "[" + ", ".join(str(extent) for extent in shape) + "]"
 
 
-def _is_scalar(value: object) -> bool:
+def _is_scalar(value: object) -> TypeGuard[float]:
     return isinstance(value, numbers.Real) and not isinstance(value, bool | np.bool_)
 
 
@@ -525,9 +525,13 @@ class Fusion:
             raise FusionError(f"{where}: expected at least one Value operand, found two numbers")
         operands: list[Value | float] = []
         for argument, operand in (("lhs", lhs), ("rhs", rhs)):
-            operands.append(
-                operand if _is_scalar(operand) else self._value(operand, where, argument)
-            )
+            if not _is_scalar(operand):
+                operand = self._value(operand, where, argument)
+            elif not np.isfinite(float(operand)):
+                raise FusionError(
+                    f"{where}: argument '{argument}': expected a finite constant, found {operand!r}"
+                )
+            operands.append(operand)
         values = [operand for operand in operands if isinstance(operand, Value)]
         dtype = values[0].dtype if len(values) == 1 else _promote(*(v.dtype for v in values))
         shape = values[0].shape
@@ -544,8 +548,6 @@ class Fusion:
             if isinstance(operand, Value):
                 resolved.append(self._expand(self._convert(operand, dtype, where), shape, where))
                 continue
-            if not np.isfinite(float(operand)):
-                raise FusionError(f"{where}: expected a finite constant, found {operand!r}")
             splat = fd.SplatOp(float(operand), fd.tensor_type(shape, dtype))
             resolved.append(self._insert(splat, where))
         op = fd.BINARY_OPS[kind](resolved[0].ssa, resolved[1].ssa)

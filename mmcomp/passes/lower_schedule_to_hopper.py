@@ -336,6 +336,16 @@ class _Lowering:
 
     # --- kernel skeleton ---------------------------------------------------------------
 
+    @property
+    def pingpong(self) -> bool:
+        """Consumers take alternate tiles (rather than halves of each tile)."""
+        return self.roles.specialization == "pingpong"
+
+    @property
+    def stage_consumers(self) -> int:
+        """Consumer warpgroups that read (and release) each ring stage."""
+        return 1 if self.pingpong else self.roles.consumers
+
     def emit_kernel(self) -> None:
         k = self.k
         stages = self.roles.stages
@@ -360,7 +370,7 @@ class _Lowering:
             self.put(hopper.MbarrierInitOp(k.add(self.full, k.const(8 * stage)), 1), leader)
             self.put(
                 hopper.MbarrierInitOp(
-                    k.add(self.empty, k.const(8 * stage)), 128 * self.roles.consumers
+                    k.add(self.empty, k.const(8 * stage)), 128 * self.stage_consumers
                 ),
                 leader,
             )
@@ -591,12 +601,23 @@ class _Lowering:
         self.lane = k.binary(ptx.AndOp, tid, k.const(31))
         wg_m = self.params.warpgroup[0]
         # Row of this thread's first accumulator element in the CTA tile, and its column.
-        self.row0 = k.add(
-            k.mul(self.consumer, k.const(wg_m)),
-            k.add(k.mul(self.warp, k.const(16)), k.shr(self.lane, k.const(2))),
-        )
+        first = k.add(k.mul(self.warp, k.const(16)), k.shr(self.lane, k.const(2)))
+        if not self.pingpong:
+            first = k.add(k.mul(self.consumer, k.const(wg_m)), first)
+        self.row0 = first
         self.col0 = k.mul(k.binary(ptx.AndOp, self.lane, k.const(3)), k.const(2))
+        self.tiles_seen = k.const(0)
         self.walk(self.func.body.block.ops, None, self.consumer_op)
+
+    def advance_by(self, count: SSAValue) -> None:
+        """Move the ring position `count` K blocks ahead (the other consumer's tile)."""
+        k = self.k
+        stages = k.const(self.roles.stages)
+        total = k.add(self.stage, count)
+        laps = k.binary(ptx.DivOp, total, stages)
+        k.assign(self.stage, k.binary(ptx.RemOp, total, stages))
+        flip = k.binary(ptx.AndOp, laps, k.const(1))
+        k.assign(self.phase, k.binary(ptx.XorOp, self.phase, flip))
 
     def consumer_op(self, op: Operation) -> bool:
         if isinstance(op, scf.ForOp) and op is self.mainloop:
@@ -628,11 +649,26 @@ class _Lowering:
             )
         return False
 
+    @property
+    def m_blocks(self) -> int:
+        """wgmma m64 row blocks per consumer warpgroup."""
+        return self.params.warpgroup[0] // 64
+
+    @property
+    def n_chunks(self) -> int:
+        """wgmma N chunks per consumer warpgroup."""
+        return self.params.warpgroup[1] // self.params.instr[1]
+
     def zero_accumulator(self) -> _Accumulator:
+        """Fresh zero accumulators: chunk m_block * n_chunks + n_chunk, instr_n / 2 each."""
         k = self.k
         n = self.params.instr[1]
-        chunks = self.params.warpgroup[1] // n
-        return _Accumulator([[k.const(0.0, ptx.F32) for _ in range(n // 2)] for _ in range(chunks)])
+        return _Accumulator(
+            [
+                [k.const(0.0, ptx.F32) for _ in range(n // 2)]
+                for _ in range(self.m_blocks * self.n_chunks)
+            ]
+        )
 
     def consumer_mainloop(self, loop: scf.ForOp) -> None:
         k = self.k
@@ -640,11 +676,30 @@ class _Lowering:
             self.accumulators[arg] = self.accumulators[init]
         yielded = loop.body.block.last_op
         assert isinstance(yielded, scf.YieldOp)
+        skip_label = None
+        if self.pingpong:
+            # Tiles alternate between the consumers; the other's K blocks are skipped.
+            mine = k.setp(
+                "eq", k.binary(ptx.AndOp, self.tiles_seen, k.const(1)), self.consumer
+            )
+            self.mine = mine
+            work = k.fresh_label("my_tile")
+            skip_label = k.fresh_label("tile_done")
+            k.bra(work, mine)
+            span = k.sub(self.reg(loop.ub), self.reg(loop.lb))
+            step = self.reg(loop.step)
+            trips = k.binary(ptx.DivOp, k.add(span, k.sub(step, k.const(1))), step)
+            over = k.setp("hs", self.reg(loop.lb), self.reg(loop.ub))
+            self.put(ptx.AssignOp(trips, k.const(0)), over)
+            self.advance_by(trips)
+            k.bra(skip_label)
+            k.label(work)
         has_prev = k.const(0)
         prev = k.const(0)
         stage, phase = self.stage, self.phase
         instr_n = self.params.instr[1]
-        tile_m, tile_n, tile_k = self.params.tile
+        _, tile_n, tile_k = self.params.tile
+        tile_m = self.params.tile[0]
         wg_m = self.params.warpgroup[0]
 
         def k_block() -> None:
@@ -660,7 +715,8 @@ class _Lowering:
                 acc = self.accumulators[op.acc]
                 self.accumulators[op.result] = acc
                 a_load, b_load = op.a.owner, op.b.owner
-                assert isinstance(a_load, sched.LoadTileOp) and isinstance(b_load, sched.LoadTileOp)
+                assert isinstance(a_load, sched.LoadTileOp)
+                assert isinstance(b_load, sched.LoadTileOp)
                 a_slot = a_load.attributes[SLOT_ATTR]
                 b_slot = b_load.attributes[SLOT_ATTR]
                 assert isinstance(a_slot, IntAttr) and isinstance(b_slot, IntAttr)
@@ -669,25 +725,31 @@ class _Lowering:
                 a_tile = hopper.TileAttr(a_op.major, SWIZZLE, tile_m, tile_k)
                 b_tile = hopper.TileAttr(b_op.major, SWIZZLE, tile_n, tile_k)
                 a_base = k.add(slot_base, k.const(self.slot_offsets[a_slot.data]))
-                a_base = k.mad(self.consumer, k.const(a_tile.layout.start_offset(wg_m, 0)), a_base)
+                if not self.pingpong:
+                    offset = a_tile.layout.start_offset(wg_m, 0)
+                    a_base = k.mad(self.consumer, k.const(offset), a_base)
                 b_base = k.add(slot_base, k.const(self.slot_offsets[b_slot.data]))
                 for kk in range(tile_k // 16):
-                    a_desc = k.append(hopper.MatrixDescriptorOp(a_base, a_tile, 0, kk * 16)).result
-                    for chunk, regs in enumerate(acc.chunks):
-                        b_desc = k.append(
-                            hopper.MatrixDescriptorOp(b_base, b_tile, chunk * instr_n, kk * 16)
+                    for m_block in range(self.m_blocks):
+                        a_desc = k.append(
+                            hopper.MatrixDescriptorOp(a_base, a_tile, 64 * m_block, kk * 16)
                         ).result
-                        k.append(
-                            hopper.WgmmaMmaAsyncOp(
-                                instr_n,
-                                a_op.dtype,
-                                a_desc,
-                                b_desc,
-                                regs,
-                                a_major=a_op.major,
-                                b_major=b_op.major,
+                        for chunk in range(self.n_chunks):
+                            regs = acc.chunks[m_block * self.n_chunks + chunk]
+                            b_desc = k.append(
+                                hopper.MatrixDescriptorOp(b_base, b_tile, chunk * instr_n, kk * 16)
+                            ).result
+                            k.append(
+                                hopper.WgmmaMmaAsyncOp(
+                                    instr_n,
+                                    a_op.dtype,
+                                    a_desc,
+                                    b_desc,
+                                    regs,
+                                    a_major=a_op.major,
+                                    b_major=b_op.major,
+                                )
                             )
-                        )
             k.append(hopper.WgmmaCommitGroupOp())
             k.append(hopper.WgmmaWaitGroupOp(1))
             release = k.setp("ne", has_prev, k.const(0))
@@ -702,6 +764,7 @@ class _Lowering:
         self.put(hopper.MbarrierArriveOp(self.barrier(self.empty, prev)), release)
         for result, value in zip(loop.results, yielded.operands, strict=True):
             self.accumulators[result] = self.accumulators[value]
+        self.skip_label = skip_label
 
     # --- epilogue ------------------------------------------------------------------------
 

@@ -20,8 +20,8 @@ persistent tile sequence. The IR stays executable by the CPU executor: the annot
 discardable attributes.
 
 Combinations that the lowering cannot build are refused here with a ScheduleError that
-names the parameter: ping-pong and non-specialized kernels, clusters larger than one CTA,
-and the shared-memory epilogue are not built yet.
+names the parameter: non-specialized kernels, clusters larger than one CTA and the
+shared-memory epilogue are not built yet.
 """
 
 from __future__ import annotations
@@ -73,7 +73,8 @@ class WarpRoles:
     """How the warpgroups of a CTA share a kernel's work."""
 
     specialization: str
-    """"cooperative": two consumers split the tile along M; one producer loads."""
+    """"cooperative" (two consumers split each tile along M) or "pingpong" (they take
+    alternate tiles, one's epilogue overlapping the other's mainloop); one producer loads."""
     producers: int
     """Producer warpgroups (1 when specialized)."""
     consumers: int
@@ -151,16 +152,21 @@ def kernel_params(func: FuncOp) -> ScheduleParams:
 
 def check_buildable(params: ScheduleParams, where: str) -> None:
     """Raise ScheduleError for a parameter combination the Hopper lowering cannot build."""
-    if params.warp_specialization != "cooperative":
+    if params.warp_specialization not in ("cooperative", "pingpong"):
         raise ScheduleError(
             f'{where}: warp_specialization = "{params.warp_specialization}" is not built by '
-            'the Hopper lowering yet; use "cooperative"'
+            'the Hopper lowering yet; use "cooperative" or "pingpong"'
         )
     if params.consumer_warpgroups != 2:
         raise ScheduleError(
-            f"{where}: cooperative kernels split the tile between 2 consumer warpgroups; tile "
+            f"{where}: the kernels have 2 consumer warpgroups; tile "
             f"{params.tile[0]}x{params.tile[1]} with warpgroup tile "
             f"{params.warpgroup[0]}x{params.warpgroup[1]} gives {params.consumer_warpgroups}"
+        )
+    if params.warpgroup[0] % hw.WGMMA_M:
+        raise ScheduleError(
+            f"{where}: the warpgroup tile m = {params.warpgroup[0]} must be a multiple of "
+            f"{hw.WGMMA_M} (wgmma m)"
         )
     if params.epilogue != "registers":
         raise ScheduleError(

@@ -1,6 +1,6 @@
+// DEFINE: %{assemble} = import sys; from mmcomp.ptxas import assemble_checked; r = assemble_checked(sys.stdin.read()); [print(e.entry, 'spills', e.spills) for e in r.resources.values()]
 // RUN: mmcomp-opt %s -p convert-hopper-to-ptx -t ptx | filecheck %s
 // RUN: mmcomp-opt %s -p convert-hopper-to-ptx -t ptx | python -c "%{assemble}" | filecheck %s --check-prefix=PTXAS
-// DEFINE: %{assemble} = import sys; from mmcomp.ptxas import assemble_checked; r = assemble_checked(sys.stdin.read()); [print(e.entry, 'spills', e.spills) for e in r.resources.values()]
 
 // The widest wgmma, m64n256k16: 128 f32 accumulators per thread, f16 inputs, both operands
 // MN-major (transpose bits 1, 1), D = A * B (scale-d false). It assembles without spills.
