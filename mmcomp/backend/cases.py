@@ -120,6 +120,7 @@ def inputs_for(fusion: Fusion, seed: int) -> list[np.ndarray]:
 
 
 REG = {"epilogue": "registers", "split_k": 1}
+PING = {**REG, "warp_specialization": "pingpong"}
 
 CASES: list[Case] = [
     Case("linear_256", lambda: linear(256, 256, 128), REG),
@@ -142,6 +143,11 @@ CASES: list[Case] = [
     Case("horizontal", lambda: horizontal(1000, 1000, 1000), REG),
     Case("row_ops", lambda: row_ops(500, 512, 320), REG),
     Case("broadcast_inputs", lambda: broadcast_inputs(300, 256, 192), REG),
+    Case("pingpong_linear", lambda: linear(1000, 1000, 1000), {**PING, "tile": (128, 128, 64)}),
+    Case("pingpong_64x256", lambda: linear(1000, 1000, 1000), {**PING, "tile": (64, 256, 64)}),
+    Case("pingpong_matmul", lambda: matmul(1000, 1000, 1000), {**PING, "tile": (128, 128, 64)}),
+    Case("pingpong_silu_mul", lambda: silu_mul(1000, 1000, 1000), {**PING, "tile": (64, 128, 64)}),
+    Case("pingpong_one_tile", lambda: gelu_bias(300, 500, 200), {**PING, "tile": (128, 128, 64), "strategy": "one-tile-per-cta"}),
 ]
 """Every case, by name."""
 

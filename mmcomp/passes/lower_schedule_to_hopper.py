@@ -79,6 +79,9 @@ SMEM_ALIGN = 1024
 """Alignment of the ring (128-byte swizzle atoms repeat every 1024 bytes)."""
 LOG2E = 1.4426950408889634
 """log2(e): exp(x) = 2^(x log2 e)."""
+ORDER_BARRIER = 1
+"""Named barrier: consumer 0 has finished a mainloop (ping-pong); ORDER_BARRIER + 1 for
+consumer 1."""
 GELU_C = 0.7978845608028654
 """sqrt(2 / pi), of the tanh approximation of GELU."""
 
@@ -230,6 +233,11 @@ class _Lowering:
         default_factory=dict[tuple[object, ...], SSAValue]
     )
     rows: list[SSAValue] = field(default_factory=list[SSAValue])
+    skip_label: str | None = None
+    loops: list[tuple[SSAValue, SSAValue, SSAValue]] = field(
+        default_factory=list[tuple[SSAValue, SSAValue, SSAValue]]
+    )
+    """(induction variable, upper bound, step) of each loop being emitted, outermost first."""
     accesses: dict[tuple[SSAValue, ...], _Access] = field(
         default_factory=dict[tuple[SSAValue, ...], _Access]
     )
@@ -474,11 +482,8 @@ class _Lowering:
             return True
         return False
 
-    def emit_loop(
-        self, loop: scf.ForOp, body: Callable[[], None], carried: Sequence[SSAValue] = ()
-    ) -> None:
+    def emit_loop(self, loop: scf.ForOp, body: Callable[[], None]) -> None:
         """A counted loop over `loop`'s range; `body` emits one iteration."""
-        del carried
         k = self.k
         iv = k.mov(self.reg(loop.lb))
         self.regs[loop.body.block.args[0]] = iv
@@ -488,7 +493,9 @@ class _Lowering:
         step = self.reg(loop.step)
         k.label(head)
         k.bra(end, k.setp("hs", iv, upper))
+        self.loops.append((iv, upper, step))
         body()
+        self.loops.pop()
         k.assign(iv, k.add(iv, step))
         k.bra(head)
         k.label(end)
@@ -682,7 +689,6 @@ class _Lowering:
             mine = k.setp(
                 "eq", k.binary(ptx.AndOp, self.tiles_seen, k.const(1)), self.consumer
             )
-            self.mine = mine
             work = k.fresh_label("my_tile")
             skip_label = k.fresh_label("tile_done")
             k.bra(work, mine)
@@ -694,6 +700,17 @@ class _Lowering:
             self.advance_by(trips)
             k.bra(skip_label)
             k.label(work)
+            # Mainloops run in tile order: wait until the other consumer has passed all
+            # the waits of the previous tile (its ring positions precede ours).
+            first = k.setp("eq", self.tiles_seen, k.const(0))
+            is_second = k.setp("ne", self.consumer, k.const(0))
+            wait_second = k.setp("eq", self.consumer, k.const(0))
+            skip_sync = k.fresh_label("no_order_wait")
+            k.bra(skip_sync, first)
+            self.put(hopper.NamedBarrierOp("sync", ORDER_BARRIER + 1, 256), wait_second)
+            self.put(hopper.NamedBarrierOp("sync", ORDER_BARRIER, 256), is_second)
+            k.label(skip_sync)
+            self.order = (is_second, wait_second)
         has_prev = k.const(0)
         prev = k.const(0)
         stage, phase = self.stage, self.phase
@@ -759,6 +776,17 @@ class _Lowering:
             self.advance(stage, phase)
 
         self.emit_loop(loop, k_block)
+        if self.pingpong:
+            # Let the other consumer start the next tile's mainloop, if there is a next tile.
+            is_second, is_first = self.order
+            has_next: SSAValue = k.setp("eq", k.const(0), k.const(1))
+            if self.loops:
+                iv, upper, step = self.loops[-1]
+                has_next = k.setp("lo", k.add(iv, step), upper)
+            signal_first = k.binary(ptx.AndOp, has_next, is_first)
+            signal_second = k.binary(ptx.AndOp, has_next, is_second)
+            self.put(hopper.NamedBarrierOp("arrive", ORDER_BARRIER, 256), signal_first)
+            self.put(hopper.NamedBarrierOp("arrive", ORDER_BARRIER + 1, 256), signal_second)
         k.append(hopper.WgmmaWaitGroupOp(0))
         release = k.setp("ne", has_prev, k.const(0))
         self.put(hopper.MbarrierArriveOp(self.barrier(self.empty, prev)), release)
@@ -798,20 +826,28 @@ class _Lowering:
             if index < 0:
                 raise ScheduleError(f"{self.where}: a store_tile must store an epilogue output")
             store_of.append((store, yielded.operands[index]))
-        self.rows = [k.add(self.row0, k.const(8 * half)) for half in range(2)]
+        # Row slot r of this thread: m block r // 2, upper or lower 8 rows (r % 2).
+        self.rows = [
+            k.add(self.row0, k.const(64 * (r // 2) + 8 * (r % 2)))
+            for r in range(2 * self.m_blocks)
+        ]
         self.accesses = {}
         self.col_ok = {}
         self.load_memo = {}
         for chunk in range(chunks):
             for block8 in range(instr_n // 8):
-                for half in range(2):
+                for row in range(len(self.rows)):
                     self.memo = {}
                     cols = [chunk * instr_n + block8 * 8 + e for e in range(2)]
                     for store, value in store_of:
                         scalars = [
-                            self.scalar(value, (chunk, block8, half, e), cols[e]) for e in range(2)
+                            self.scalar(value, (chunk, block8, row, e), cols[e]) for e in range(2)
                         ]
-                        self.store_pair(store, scalars, half, cols[0])
+                        self.store_pair(store, scalars, row, cols[0])
+        if self.skip_label is not None:
+            k.label(self.skip_label)
+            self.skip_label = None
+        k.assign(self.tiles_seen, k.add(self.tiles_seen, k.const(1)))
 
     def scalar(self, value: SSAValue, slot: tuple[int, int, int, int], col: int) -> _Scalar:
         """The f32 register of epilogue `value` at accumulator element `slot`."""
@@ -828,7 +864,8 @@ class _Lowering:
         chunk, block8, half, e = slot
         bound = self.bound.get(value)
         if isinstance(bound, _Accumulator):
-            return _Scalar(bound.chunks[chunk][4 * block8 + 2 * half + e], "f32")
+            regs = bound.chunks[(half // 2) * self.n_chunks + chunk]
+            return _Scalar(regs[4 * block8 + 2 * (half % 2) + e], "f32")
         if isinstance(bound, sched.LoadTileOp):
             return self.load_scalar(bound, half, col)
         op = value.owner
@@ -908,7 +945,7 @@ class _Lowering:
         dtype = _dtype(memref_type.element_type)
         size = 4 if dtype == "f32" else 2
         strides = [math.prod(shape[d + 1 :]) for d in range(len(shape))]
-        halves = 2 if "m" in roles else 1
+        halves = len(self.rows) if "m" in roles else 1
         row_parts: list[SSAValue | None] = [None] * halves
         row_ok: list[SSAValue | None] = [None] * halves
         col_part: SSAValue | None = None

@@ -12,7 +12,9 @@ C[M, N] = A[M, K] @ B, with B either K-major (`linear`: W[N, K], C = A W^T) or N
   tile and runs the same K loop, waiting on `full`, issuing four wgmma m64n128k16 (one per
   k16 step of the 64-wide K block) and, once they are complete, arriving on `empty`;
 - the epilogue converts the 64 f32 accumulators of each consumer thread to bf16 and stores
-  them with st.global, each store predicated on its row < M and column < N.
+  them with st.global, each store predicated on its row < M and column < N (`store`), or
+  writes them to shared memory with stmatrix and stores each warpgroup's 64 x 128 half with
+  one TMA store, which clips at M and N (`tma`).
 
 Out-of-bounds parts of the TMA boxes read as zeros, so K, M and N need not be multiples of
 the tile; the expected transaction bytes are always those of whole boxes.
@@ -20,6 +22,7 @@ the tile; the expected transaction bytes are always those of whole boxes.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,6 +73,10 @@ STAGE_BYTES = A_TILE.bytes + B_TILES["linear"].bytes
 """Bytes of one stage: the A and B tiles, also the transaction bytes of its full barrier."""
 SHARED_BYTES = STAGES * STAGE_BYTES + 1024
 """Dynamic shared memory: the ring plus slack to align its base to 1024 bytes."""
+C_STAGING_BYTES = ROWS_PER_CONSUMER * TILE_N * 2
+"""The bf16 C tile of one consumer warpgroup, staged for the TMA-store epilogue."""
+EPILOGUES = ("store", "tma")
+"""How C is written: predicated st.global, or stmatrix into shared memory and a TMA store."""
 
 
 @dataclass(frozen=True)
@@ -82,6 +89,8 @@ class GemmKernel:
     """The entry's name."""
     ptx: str
     """The PTX text."""
+    epilogue: str = "store"
+    """`store` (predicated st.global) or `tma` (stmatrix, then a TMA store)."""
     threads: int = THREADS
     """Threads per CTA."""
     shared_bytes: int = SHARED_BYTES
@@ -108,7 +117,7 @@ class _Ring:
             k.assign(self.phase, k.binary(XorOp, self.phase, one))
 
 
-def _emit_gemm(k: KernelBuilder, layout: str) -> None:
+def _emit_gemm(k: KernelBuilder, layout: str, epilogue: str) -> None:
     b_tile = B_TILES[layout]
     zero, one = k.const(0), k.const(1)
     stages = k.const(STAGES)
@@ -206,9 +215,30 @@ def _emit_gemm(k: KernelBuilder, layout: str) -> None:
     ring_out.advance(k, one, stages)
     k.bra("consume")
 
-    # Epilogue: thread (warp w, lane l) holds rows r, r + 8 (r = 16 w + l / 4) and, in
-    # column block j, columns 8 j + 2 (l % 4) and the one after.
     k.label("epilogue")
+    if epilogue == "store":
+        _store_epilogue(k, accumulators, consumer, m0, n0, m_extent, n_extent)
+    else:
+        _tma_epilogue(k, accumulators, consumer, ring, m0, n0)
+    k.label("done")
+    k.ret()
+
+
+def _store_epilogue(
+    k: KernelBuilder,
+    accumulators: list[SSAValue],
+    consumer: SSAValue,
+    m0: SSAValue,
+    n0: SSAValue,
+    m_extent: SSAValue,
+    n_extent: SSAValue,
+) -> None:
+    """bf16 st.global of each accumulator, predicated on row < M and column < N.
+
+    Thread (warp w, lane l) holds rows r, r + 8 (r = 16 w + l / 4) and, in column block j,
+    columns 8 j + 2 (l % 4) and the one after.
+    """
+    one = k.const(1)
     warp = k.append(hopper.IdOp("warp_in_warpgroup")).result
     lane = k.append(hopper.IdOp("lane")).result
     row = k.add(
@@ -233,32 +263,87 @@ def _emit_gemm(k: KernelBuilder, layout: str) -> None:
                 ok = k.binary(AndOp, row_ok[r], col_ok)
                 with k.predicated(ok):
                     k.st("global", address, [value], offset=2 * (8 * j + half))
-    k.label("done")
-    k.ret()
 
 
-def build_gemm(layout: str) -> GemmKernel:
+def _tma_epilogue(
+    k: KernelBuilder,
+    accumulators: list[SSAValue],
+    consumer: SSAValue,
+    ring: SSAValue,
+    m0: SSAValue,
+    n0: SSAValue,
+) -> None:
+    """stmatrix the bf16 tile into shared memory, then one TMA store per warpgroup.
+
+    The staging tile of a warpgroup is 64 rows of 256 bytes after the ring. In an x4
+    stmatrix, matrices 0 and 1 are rows 0-7 and 8-15 of column block j, 2 and 3 those of
+    block j + 1; lane l gives the address of row l % 8 of matrix l / 8. The TMA store
+    clips the box at M and N.
+    """
+    warp = k.append(hopper.IdOp("warp_in_warpgroup")).result
+    lane = k.append(hopper.IdOp("lane")).result
+    matrix = k.shr(lane, k.const(3))
+    row = k.add(
+        k.add(k.shl(warp, k.const(4)), k.shl(k.binary(AndOp, matrix, k.const(1)), k.const(3))),
+        k.binary(AndOp, lane, k.const(7)),
+    )
+    column = k.shl(k.shr(matrix, k.const(1)), k.const(3))
+    staging = k.add(ring, k.const(STAGES * STAGE_BYTES))
+    staging = k.add(staging, k.mul(consumer, k.const(C_STAGING_BYTES)))
+    address = k.add(staging, k.add(k.mul(row, k.const(2 * TILE_N)), k.shl(column, k.const(1))))
+    for j in range(0, TILE_N // 8, 2):
+        packed = [
+            k.cvt_pack(accumulators[4 * block + 2 * half + 1], accumulators[4 * block + 2 * half])
+            for block in (j, j + 1)
+            for half in (0, 1)
+        ]
+        dst = k.add(address, k.const(16 * j))
+        k.append(hopper.StmatrixOp(dst, packed))
+    k.append(hopper.FenceProxyAsyncOp())
+    k.append(hopper.NamedBarrierOp("sync", 1, 2 * 128))
+    leader = k.setp("eq", k.append(hopper.IdOp("thread_in_warpgroup")).result, k.const(0))
+    with k.predicated(leader):
+        map_c = k.append(hopper.TensorMapAddressOp("tmap_c")).result
+        m_coord = k.mov(k.add(m0, k.mul(consumer, k.const(ROWS_PER_CONSUMER))), S32)
+        k.append(hopper.TmaStoreOp(map_c, staging, [k.mov(n0, S32), m_coord]))
+        k.append(hopper.BulkCommitGroupOp())
+        k.append(hopper.BulkWaitGroupOp(0, read=True))
+
+
+def build_gemm(layout: str, epilogue: str = "store") -> GemmKernel:
     """Build, lower (convert-hopper-to-ptx) and print the GEMM kernel for `layout`."""
     if layout not in B_TILES:
         raise ValueError(f"build_gemm: layout must be 'linear' or 'matmul', found {layout!r}")
-    name = f"gemm_{layout}"
+    if epilogue not in EPILOGUES:
+        raise ValueError(f"build_gemm: epilogue must be 'store' or 'tma', found {epilogue!r}")
+    name = f"gemm_{layout}" if epilogue == "store" else f"gemm_{layout}_{epilogue}"
     module = PtxModuleOp()
     module.body.block.add_op(SharedOp("smem", 1024))
     module.body.block.add_op(SharedOp("bars", 8, 16 * STAGES))
     params = [
         ("tmap_a", "tmap"),
         ("tmap_b", "tmap"),
-        ("c", "ptr"),
+        ("c", "ptr") if epilogue == "store" else ("tmap_c", "tmap"),
         ("m", "u32"),
         ("n", "u32"),
         ("k", "u32"),
     ]
     k = KernelBuilder.create(module, name, params, maxnreg=168, reqntid=(THREADS,))
-    _emit_gemm(k, layout)
+    _emit_gemm(k, layout, epilogue)
     root = ModuleOp([module])
     root.verify()
     ConvertHopperToPtx().apply(Context(), root)
-    return GemmKernel(layout, name, emit_ptx(root))
+    shared = SHARED_BYTES + (2 * C_STAGING_BYTES if epilogue == "tma" else 0)
+    return GemmKernel(layout, name, emit_ptx(root), epilogue, shared_bytes=shared)
+
+
+def _c_argument(kernel: GemmKernel, device_c: Any) -> Any:
+    """The C argument: the array itself, or its tensor map for the TMA-store epilogue."""
+    if kernel.epilogue == "store":
+        return device_c
+    from mmcomp.runtime import encode_tensor_map
+
+    return encode_tensor_map(device_c, box=(ROWS_PER_CONSUMER, TILE_N), swizzle=0)
 
 
 def run_gemm(kernel: GemmKernel, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -281,7 +366,8 @@ def run_gemm(kernel: GemmKernel, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     b_box = (TILE_N, BLOCK_K) if kernel.layout == "linear" else (BLOCK_K, 64)
     map_b = encode_tensor_map(device_b, box=b_box, swizzle=128)
     function = load_module(kernel.ptx).function(kernel.name)
-    args: list[Any] = [map_a, map_b, device_c, np.uint32(m), np.uint32(n), np.uint32(depth)]
+    args: list[Any] = [map_a, map_b, _c_argument(kernel, device_c)]
+    args += [np.uint32(m), np.uint32(n), np.uint32(depth)]
     launch(
         function,
         kernel.grid(m, n),
@@ -314,7 +400,8 @@ def benchmark(kernel: GemmKernel, m: int, n: int, k: int, repeat: int = 20) -> d
     b_box = (TILE_N, BLOCK_K) if kernel.layout == "linear" else (BLOCK_K, 64)
     map_b = encode_tensor_map(device_b, box=b_box, swizzle=128)
     function = load_module(kernel.ptx).function(kernel.name)
-    args: list[Any] = [map_a, map_b, device_c, np.uint32(m), np.uint32(n), np.uint32(k)]
+    args: list[Any] = [map_a, map_b, _c_argument(kernel, device_c)]
+    args += [np.uint32(m), np.uint32(n), np.uint32(k)]
 
     def run() -> None:
         launch(function, kernel.grid(m, n), kernel.threads, args, smem_bytes=kernel.shared_bytes)
@@ -341,7 +428,7 @@ def benchmark(kernel: GemmKernel, m: int, n: int, k: int, repeat: int = 20) -> d
     return times
 
 
-def check(layout: str, m: int, n: int, k: int) -> float:
+def check(layout: str, m: int, n: int, k: int, epilogue: str = "store") -> float:
     """Run once on fresh random inputs; the relative error against float64 numpy."""
     import ml_dtypes
 
@@ -349,7 +436,7 @@ def check(layout: str, m: int, n: int, k: int) -> float:
     a = rng.standard_normal((m, k), dtype=np.float32).astype(ml_dtypes.bfloat16)
     b_shape = (n, k) if layout == "linear" else (k, n)
     b = rng.standard_normal(b_shape, dtype=np.float32).astype(ml_dtypes.bfloat16)
-    c = run_gemm(build_gemm(layout), a, b).astype(np.float64)
+    c = run_gemm(build_gemm(layout, epilogue), a, b).astype(np.float64)
     b64 = b.astype(np.float64)
     expected = a.astype(np.float64) @ (b64.T if layout == "linear" else b64)
     return float(np.linalg.norm(c - expected) / np.linalg.norm(expected))
@@ -360,11 +447,12 @@ def main(argv: list[str]) -> None:
     `gemm_builder.py check M N K`: run each layout once (e.g. under compute-sanitizer)."""
     if argv[:1] == ["check"]:
         m, n, k = (int(x) for x in argv[1:4])
-        for layout in B_TILES:
-            print(f"gemm_{layout} {m}x{n}x{k}: relative error {check(layout, m, n, k):.2e}")
+        for layout, epilogue in itertools.product(B_TILES, EPILOGUES):
+            error = check(layout, m, n, k, epilogue)
+            print(f"gemm_{layout} ({epilogue}) {m}x{n}x{k}: relative error {error:.2e}")
         return
-    for layout in B_TILES:
-        kernel = build_gemm(layout)
+    for layout, epilogue in itertools.product(B_TILES, EPILOGUES):
+        kernel = build_gemm(layout, epilogue)
         for m, n, k in ((1024, 1024, 1024), (4096, 4096, 4096)):
             times = benchmark(kernel, m, n, k)
             flops = 2.0 * m * n * k

@@ -12,17 +12,18 @@ import time
 import ml_dtypes
 import numpy as np
 import pytest
-from gemm_builder import STAGES, GemmKernel, build_gemm, run_gemm
+from gemm_builder import EPILOGUES, STAGES, GemmKernel, build_gemm, run_gemm
 
 from mmcomp.ptxas import PtxasError, assemble, check_no_spills, check_sass, find_nvdisasm
 
 LAYOUTS = ("linear", "matmul")
 SHAPES = [(1024, 1024, 1024), (1000, 1000, 1000)]
+VARIANTS = [(layout, epilogue) for layout in LAYOUTS for epilogue in EPILOGUES]
 
 
-@pytest.fixture(scope="module", params=LAYOUTS)
+@pytest.fixture(scope="module", params=VARIANTS, ids=lambda v: "-".join(v))
 def kernel(request: pytest.FixtureRequest) -> GemmKernel:
-    return build_gemm(request.param)
+    return build_gemm(*request.param)
 
 
 def test_kernel_structure(kernel: GemmKernel):
@@ -39,6 +40,12 @@ def test_kernel_structure(kernel: GemmKernel):
     assert "setmaxnreg.dec.sync.aligned.u32 40;" in ptx
     assert "setmaxnreg.inc.sync.aligned.u32 232;" in ptx
     assert "hopper." not in ptx
+    if kernel.epilogue == "store":
+        assert ptx.count("st.global.b16") == 64
+    else:
+        assert ptx.count("stmatrix.sync.aligned.m8n8.x4.shared.b16") == 8
+        assert ptx.count("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group") == 1
+        assert "fence.proxy.async.shared::cta;" in ptx
 
 
 def test_kernel_assembles_without_spills(kernel: GemmKernel):
