@@ -52,7 +52,9 @@ def check(name: str, outputs: tuple[np.ndarray, ...], refs: tuple[np.ndarray, ..
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        description="Compile an example fusion; run it on a GPU if one is present."
+    )
     parser.add_argument("--shape", type=int, nargs=3, default=(300, 500, 200), metavar="MNK")
     parser.add_argument("--gpu-shape", type=int, nargs=3, default=(4096, 4096, 4096))
     parser.add_argument("--print-ir", action="store_true", help="print the IR of every stage")

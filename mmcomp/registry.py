@@ -33,6 +33,10 @@ PASSES: dict[str, Callable[[], Any]] = {
     "insert-persistent-loop": _lazy("mmcomp.passes.insert_persistent_loop", "InsertPersistentLoop"),
     "split-k": _lazy("mmcomp.passes.split_k", "SplitK"),
     "materialize-schedule": _lazy("mmcomp.passes.materialize_schedule", "MaterializeSchedule"),
+    "partition-warp-roles": _lazy("mmcomp.passes.partition_warp_roles", "PartitionWarpRoles"),
+    "lower-schedule-to-hopper": _lazy(
+        "mmcomp.passes.lower_schedule_to_hopper", "LowerScheduleToHopper"
+    ),
     "convert-hopper-to-ptx": _lazy("mmcomp.passes.convert_hopper_to_ptx", "ConvertHopperToPtx"),
 }
 """Pass name -> factory returning the `ModulePass` class. One module per pass."""

@@ -82,6 +82,9 @@ LOG2E = 1.4426950408889634
 ORDER_BARRIER = 1
 """Named barrier: consumer 0 has finished a mainloop (ping-pong); ORDER_BARRIER + 1 for
 consumer 1."""
+SPLIT_K_BARRIER = 3
+"""Named barrier of the threads sharing a tile around the split-K arrival (+1: consumer 1
+in ping-pong)."""
 GELU_C = 0.7978845608028654
 """sqrt(2 / pi), of the tanh approximation of GELU."""
 
@@ -298,7 +301,7 @@ class _Lowering:
     def smem_bytes(self) -> int:
         """Ring + barriers + alignment slack."""
         ring = self.stage_bytes * self.roles.stages
-        return ring + 2 * 8 * self.roles.stages + SMEM_ALIGN
+        return ring + 2 * 8 * self.roles.stages + 16 + SMEM_ALIGN
 
     def build(self) -> LaunchPlan:
         """Lower the kernel; return its launch plan (the module is in `self.module`)."""
@@ -541,8 +544,10 @@ class _Lowering:
         needed: set[Operation] | None,
         special: Callable[[Operation], bool],
     ) -> None:
+        holds_mainloop = False
         for op in ops:  # pyright: ignore[reportGeneralTypeIssues]
             assert isinstance(op, Operation)
+            holds_mainloop |= op is self.mainloop
             if needed is not None and op not in needed:
                 continue
             if special(op):
@@ -552,9 +557,40 @@ class _Lowering:
             if isinstance(op, scf.ForOp):
                 self.emit_loop(op, lambda op=op: self.walk(op.body.block.ops, needed, special))
                 continue
+            if isinstance(op, scf.IfOp):
+                self.emit_if(op, needed, special)
+                continue
             if isinstance(op, scf.YieldOp | ReturnOp):
                 continue
             raise ScheduleError(f"{self.where}: cannot lower {op.name} here")
+        if holds_mainloop and special == self.consumer_op:
+            self.end_of_tile()
+
+    def emit_if(
+        self, op: scf.IfOp, needed: set[Operation] | None, special: Callable[[Operation], bool]
+    ) -> None:
+        """`scf.if` without results: a branch around its then-block (and else-block)."""
+        k = self.k
+        if op.results:
+            raise ScheduleError(f"{self.where}: scf.if with results is not lowered")
+        taken = k.setp("ne", self.reg(op.cond), k.const(0))
+        other = k.fresh_label("else")
+        end = k.fresh_label("endif")
+        k.bra(other, taken, negated=True)
+        self.walk(op.true_region.block.ops, needed, special)
+        k.bra(end)
+        k.label(other)
+        if op.false_region.blocks:
+            self.walk(op.false_region.block.ops, needed, special)
+        k.label(end)
+
+    def end_of_tile(self) -> None:
+        """After a tile's work: the ping-pong skip target; count the tile."""
+        k = self.k
+        if self.skip_label is not None:
+            k.label(self.skip_label)
+            self.skip_label = None
+        k.assign(self.tiles_seen, k.add(self.tiles_seen, k.const(1)))
 
     def producer_op(self, op: Operation) -> bool:
         if isinstance(op, scf.ForOp) and op is self.mainloop:
@@ -648,13 +684,119 @@ class _Lowering:
             ):
                 self.emit_epilogue()
             return True
-        if isinstance(
-            op, sched.StorePartialOp | sched.ArriveOp | sched.ReducePartialsOp | scf.IfOp
-        ):
-            raise ScheduleError(
-                f"{self.where}: split-K (split_k > 1) is not built by the Hopper lowering yet"
-            )
+        if isinstance(op, sched.StorePartialOp):
+            self.store_partial(op)
+            return True
+        if isinstance(op, sched.ArriveOp):
+            self.arrive(op)
+            return True
+        if isinstance(op, sched.ReducePartialsOp):
+            self.reduce_partials(op)
+            return True
         return False
+
+    # --- split-K -------------------------------------------------------------------------
+
+    def partial_address(self, workspace: SSAValue, slab: SSAValue) -> SSAValue:
+        """This thread's first float in tile slab `slab` of the f32 workspace.
+
+        A slab holds one partial tile in the accumulator fragment order: warpgroup part,
+        then register, then thread (so every store and load is coalesced).
+        """
+        k = self.k
+        tile_elements = self.params.tile[0] * self.params.tile[1]
+        registers = self.m_blocks * self.n_chunks * self.params.instr[1] // 2
+        thread = k.binary(ptx.AndOp, self.tid, k.const(127))
+        first = k.mad(slab, k.const(tile_elements), thread)
+        if not self.pingpong:
+            first = k.mad(self.consumer, k.const(registers * 128), first)
+        return k.add(self.reg(workspace), k.mul_wide(first, k.const(4)))
+
+    def workspace_slab(self, indices: Sequence[SSAValue], workspace: SSAValue) -> SSAValue:
+        """The linear slab index of [slice, tile] (or [tile]) in the workspace's leading dims."""
+        k = self.k
+        memref_type = workspace.type
+        assert isinstance(memref_type, MemRefType)
+        shape = list(memref_type.get_shape())
+        slab: SSAValue | None = None
+        for dim, index in enumerate(indices):
+            term = self.reg(index)
+            slab = term if slab is None else k.mad(slab, k.const(shape[dim]), term)
+        assert slab is not None
+        return slab
+
+    def store_partial(self, op: sched.StorePartialOp) -> None:
+        k = self.k
+        acc = self.accumulators[op.value]
+        slab = self.workspace_slab(list(op.indices), op.workspace)
+        address = self.partial_address(op.workspace, slab)
+        flat = [reg for chunk in acc.chunks for reg in chunk]
+        for index, reg in enumerate(flat):
+            k.st("global", address, [reg], index * 128 * 4)
+
+    def sync_tile_threads(self) -> None:
+        """Barrier of the threads that share the current tile (one or both consumers)."""
+        if self.pingpong:
+            first = self.k.setp("eq", self.consumer, self.k.const(0))
+            self.put(hopper.NamedBarrierOp("sync", SPLIT_K_BARRIER, 128), first)
+            second = self.k.setp("ne", self.consumer, self.k.const(0))
+            self.put(hopper.NamedBarrierOp("sync", SPLIT_K_BARRIER + 1, 128), second)
+            return
+        self.k.append(hopper.NamedBarrierOp("sync", SPLIT_K_BARRIER, 256))
+
+    def arrive(self, op: sched.ArriveOp) -> None:
+        """Count this slice on the tile's counter; every thread gets the old count."""
+        k = self.k
+        memref_type = op.counters.type
+        assert isinstance(memref_type, MemRefType)
+        slices = self.params.split_k
+        k.append(ptx.FenceOp("acq_rel_gpu"))
+        self.sync_tile_threads()
+        counter = k.add(
+            self.reg(op.counters), k.mul_wide(self.reg(op.indices[0]), k.const(4))
+        )
+        thread = k.binary(ptx.AndOp, self.tid, k.const(127))
+        leader = k.setp("eq", thread, k.const(0))
+        if not self.pingpong:
+            leader = k.binary(ptx.AndOp, leader, k.setp("eq", self.consumer, k.const(0)))
+        slot = k.add(self.empty, k.const(8 * self.roles.stages))
+        slot = k.mad(self.consumer, k.const(4), slot) if self.pingpong else slot
+        old = self.put(
+            ptx.InstOp("atom.global.acq_rel.gpu.add.u32 {0}, [{1}], 1", [counter], [ptx.U32]),
+            leader,
+        ).results[0]
+        last = k.setp("eq", old, k.const(slices - 1))
+        self.put(ptx.StOp("global", counter, [k.const(0)]), k.binary(ptx.AndOp, leader, last))
+        self.put(ptx.StOp("shared", slot, [old]), leader)
+        self.sync_tile_threads()
+        (shared,) = k.ld("shared", slot, ptx.U32)
+        k.append(ptx.FenceOp("acq_rel_gpu"))
+        self.regs[op.old] = shared
+
+    def reduce_partials(self, op: sched.ReducePartialsOp) -> None:
+        """Sum the slices' partial tiles in slice order 0, 1, ..., S-1 into accumulators."""
+        k = self.k
+        memref_type = op.workspace.type
+        assert isinstance(memref_type, MemRefType)
+        shape = list(memref_type.get_shape())
+        slices = shape[0]
+        tiles = shape[1]
+        registers = self.m_blocks * self.n_chunks * self.params.instr[1] // 2
+        tile = self.reg(op.indices[0])
+        sums: list[SSAValue] = []
+        for piece in range(slices):
+            slab = k.add(tile, k.const(piece * tiles))
+            address = self.partial_address(op.workspace, slab)
+            for index in range(registers):
+                (value,) = k.ld("global", address, ptx.F32, 1, index * 128 * 4)
+                if piece == 0:
+                    sums.append(value)
+                else:
+                    sums[index] = k.add(sums[index], value)
+        n = self.params.instr[1] // 2
+        self.accumulators[op.result] = _Accumulator(
+            [sums[i : i + n] for i in range(0, registers, n)]
+        )
 
     @property
     def m_blocks(self) -> int:
@@ -844,10 +986,6 @@ class _Lowering:
                             self.scalar(value, (chunk, block8, row, e), cols[e]) for e in range(2)
                         ]
                         self.store_pair(store, scalars, row, cols[0])
-        if self.skip_label is not None:
-            k.label(self.skip_label)
-            self.skip_label = None
-        k.assign(self.tiles_seen, k.add(self.tiles_seen, k.const(1)))
 
     def scalar(self, value: SSAValue, slot: tuple[int, int, int, int], col: int) -> _Scalar:
         """The f32 register of epilogue `value` at accumulator element `slot`."""

@@ -35,8 +35,10 @@ from xdsl.dialects.builtin import (
     ArrayAttr,
     DictionaryAttr,
     IntAttr,
+    IntegerAttr,
     ModuleOp,
     StringAttr,
+    i64,
 )
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Operation
@@ -102,12 +104,12 @@ class WarpRoles:
         return DictionaryAttr(
             {
                 "specialization": StringAttr(self.specialization),
-                "producers": IntAttr(self.producers),
-                "consumers": IntAttr(self.consumers),
-                "threads": IntAttr(self.threads),
-                "registers": ArrayAttr([IntAttr(r) for r in self.registers]),
-                "stages": IntAttr(self.stages),
-                "slots": IntAttr(self.slots),
+                "producers": IntegerAttr(self.producers, i64),
+                "consumers": IntegerAttr(self.consumers, i64),
+                "threads": IntegerAttr(self.threads, i64),
+                "registers": ArrayAttr([IntegerAttr(r, i64) for r in self.registers]),
+                "stages": IntegerAttr(self.stages, i64),
+                "slots": IntegerAttr(self.slots, i64),
             }
         )
 
@@ -118,15 +120,15 @@ class WarpRoles:
 
         def number(key: str) -> int:
             value = data.get(key)
-            if not isinstance(value, IntAttr):
+            if not isinstance(value, IntegerAttr):
                 raise ScheduleError(f"{ROLES_ATTR}: missing integer entry '{key}'")
-            return value.data
+            return value.value.data
 
         registers = data.get("registers")
         specialization = data.get("specialization")
         if not isinstance(registers, ArrayAttr) or not isinstance(specialization, StringAttr):
             raise ScheduleError(f"{ROLES_ATTR}: missing 'registers' or 'specialization'")
-        counts = [r.data for r in registers.data if isinstance(r, IntAttr)]
+        counts = [r.value.data for r in registers.data if isinstance(r, IntegerAttr)]
         if len(counts) != 2:
             raise ScheduleError(f"{ROLES_ATTR}: 'registers' must hold two integers")
         return WarpRoles(
