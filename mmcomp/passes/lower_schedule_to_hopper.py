@@ -66,9 +66,9 @@ from mmcomp.errors import ScheduleError
 from mmcomp.passes.partition_warp_roles import (
     ROLE_ATTR,
     ROLES_ATTR,
-    SLOT_ATTR,
     WarpRoles,
     mainloop_of,
+    slot_of,
 )
 
 BOX_ELEMENTS = 64
@@ -615,11 +615,10 @@ class _Lowering:
         for op in loop.body.block.ops:
             if not isinstance(op, sched.LoadTileOp):
                 continue
-            slot = op.attributes[SLOT_ATTR]
-            assert isinstance(slot, IntAttr)
-            operand = self.operands[slot.data]
+            slot = slot_of(op)
+            operand = self.operands[slot]
             coords = [self.reg(index) for index in reversed(op.indices)]
-            dst = k.add(slot_base, k.const(self.slot_offsets[slot.data]))
+            dst = k.add(slot_base, k.const(self.slot_offsets[slot]))
             for box in range(operand.boxes):
                 inner = coords[0]
                 if box:
@@ -627,7 +626,7 @@ class _Lowering:
                 k.append(
                     hopper.TmaLoadOp(
                         k.add(dst, k.const(box * operand.box_bytes)) if box else dst,
-                        self.maps[slot.data],
+                        self.maps[slot],
                         full,
                         [inner, *coords[1:]],
                     )
@@ -876,18 +875,16 @@ class _Lowering:
                 a_load, b_load = op.a.owner, op.b.owner
                 assert isinstance(a_load, sched.LoadTileOp)
                 assert isinstance(b_load, sched.LoadTileOp)
-                a_slot = a_load.attributes[SLOT_ATTR]
-                b_slot = b_load.attributes[SLOT_ATTR]
-                assert isinstance(a_slot, IntAttr) and isinstance(b_slot, IntAttr)
-                a_op = self.operands[a_slot.data]
-                b_op = self.operands[b_slot.data]
+                a_slot, b_slot = slot_of(a_load), slot_of(b_load)
+                a_op = self.operands[a_slot]
+                b_op = self.operands[b_slot]
                 a_tile = hopper.TileAttr(a_op.major, SWIZZLE, tile_m, tile_k)
                 b_tile = hopper.TileAttr(b_op.major, SWIZZLE, tile_n, tile_k)
-                a_base = k.add(slot_base, k.const(self.slot_offsets[a_slot.data]))
+                a_base = k.add(slot_base, k.const(self.slot_offsets[a_slot]))
                 if not self.pingpong:
                     offset = a_tile.layout.start_offset(wg_m, 0)
                     a_base = k.mad(self.consumer, k.const(offset), a_base)
-                b_base = k.add(slot_base, k.const(self.slot_offsets[b_slot.data]))
+                b_base = k.add(slot_base, k.const(self.slot_offsets[b_slot]))
                 for kk in range(tile_k // 16):
                     for m_block in range(self.m_blocks):
                         a_desc = k.append(

@@ -208,6 +208,14 @@ def mainloop_loads(loop: scf.ForOp) -> list[sched.LoadTileOp]:
     return [op for op in loop.body.block.ops if isinstance(op, sched.LoadTileOp)]
 
 
+def slot_of(load: Operation) -> int:
+    """The ring slot of a mainloop load (its `hopper.slot`)."""
+    slot = load.attributes.get(SLOT_ATTR)
+    if not isinstance(slot, IntegerAttr):
+        raise ScheduleError(f"{load.name}: a mainloop load has no {SLOT_ATTR}; run partition-warp-roles")
+    return slot.value.data
+
+
 def _tile_ops(func: FuncOp) -> Iterator[Operation]:
     for op in func.walk():
         if isinstance(op, TILE_OPS):
@@ -225,7 +233,7 @@ def partition(func: FuncOp) -> WarpRoles:
         op.attributes[ROLE_ATTR] = StringAttr("consumer")
     for slot, load in enumerate(loads):
         load.attributes[ROLE_ATTR] = StringAttr("producer")
-        load.attributes[SLOT_ATTR] = IntAttr(slot)
+        load.attributes[SLOT_ATTR] = IntegerAttr(slot, i64)
     roles = WarpRoles(
         params.warp_specialization,
         1,

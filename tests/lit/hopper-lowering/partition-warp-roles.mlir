@@ -42,3 +42,15 @@ builtin.module {
   }
 }
 
+
+// CHECK:      func.func @lin(
+// CHECK-SAME: hopper.warp_roles = {specialization = "cooperative", producers = 1 : i64, consumers = 2 : i64, threads = 384 : i64, registers = [40 : i64, 232 : i64], stages = 4 : i64, slots = 2 : i64}
+// CHECK:      scf.for %unit = %cta to %c12 step %grid {
+// CHECK:        sched.zero_tile {hopper.role = "consumer"}
+// CHECK:        scf.for %kb =
+// CHECK:          sched.load_tile %a[%m0, %k0] {hopper.role = "producer", hopper.slot = 0 : i64}
+// CHECK:          sched.load_tile %w[%n0, %k0] {hopper.role = "producer", hopper.slot = 1 : i64}
+// CHECK:          sched.mma {{.*}} {hopper.role = "consumer"}
+// CHECK:        sched.load_tile %bias[%n0] {hopper.role = "consumer"}
+// CHECK:        sched.epilogue({{.*}} attributes {hopper.role = "consumer"}
+// CHECK:        sched.store_tile {{.*}} {hopper.role = "consumer"}
