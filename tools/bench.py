@@ -5,11 +5,13 @@
 The suite (bf16, random normal inputs, the same arrays for every contender):
 linear (A W^T) and matmul (A B) at 4096^3, 8192^3, 8192x14336x4096, 8192x4096x14336,
 2048^3 and 1024x16384x1024; linear+bias+gelu(tanh) and silu(A W1^T) * (A W2^T) at
-8192x14336x4096. Each contender is timed as the median of `repeat` launches after warm-up,
-with CUDA events; where the inputs fit in L2 (50 MiB), launches rotate over several input
-copies so that no launch reads inputs a previous one left in L2. TFLOP/s counts only the
-matmuls (2 M N K per matmul). The table, with device, versions, date and command, is
-printed and written to the output file.
+8192x14336x4096. Contenders: mmcomp (each schedule of CONFIGS, the best reported), torch
+eager (cuBLAS for the matmuls) and, for the fused cases, torch.compile where it works.
+Each is timed after warm-up with CUDA events around batches of back-to-back launches (the
+median of the per-launch means); where one input set fits in L2 (50 MiB), launches rotate
+over several copies so that no launch reads inputs a previous one left in L2. TFLOP/s
+counts only the matmuls (2 M N K each). The table, with device, versions, date and
+command, is printed and written to --out.
 """
 
 from __future__ import annotations
@@ -83,28 +85,38 @@ def fusion_of(problem: Problem) -> Any:
     return cases.horizontal(m, n, k)
 
 
+BATCH = 10
+"""Launches timed between one pair of CUDA events (the host queues them back to back)."""
+
+
 def median_ms(run: Callable[[], None], repeat: int) -> float:
-    """Median milliseconds of `repeat` launches after warm-up (CUDA events)."""
-    import torch
+    """Median over batches of the mean milliseconds per launch, after warm-up.
+
+    Each batch of BATCH launches is queued between two CUDA events without synchronizing
+    in between, so the host's launch overhead overlaps the kernels (one event pair per
+    launch, synchronized, would add the host overhead to every kernel).
+    """
+    import torch  # pyright: ignore[reportMissingImports]
 
     for _ in range(5):
         run()
     torch.cuda.synchronize()
     times: list[float] = []
-    for _ in range(repeat):
+    for _ in range(max(repeat // BATCH, 5)):
         start = torch.cuda.Event(enable_timing=True)
         end = torch.cuda.Event(enable_timing=True)
         start.record()
-        run()
+        for _ in range(BATCH):
+            run()
         end.record()
         end.synchronize()
-        times.append(start.elapsed_time(end))
+        times.append(start.elapsed_time(end) / BATCH)
     return statistics.median(times)
 
 
 def torch_inputs(problem: Problem, copies: int) -> list[dict[str, Any]]:
     """`copies` sets of random bf16 device inputs (torch tensors) for the problem."""
-    import torch
+    import torch  # pyright: ignore[reportMissingImports]
 
     m, n, k = problem.m, problem.n, problem.k
     sets: list[dict[str, Any]] = []
@@ -130,8 +142,8 @@ def torch_inputs(problem: Problem, copies: int) -> list[dict[str, Any]]:
 
 def torch_eager(problem: Problem) -> Callable[[dict[str, Any]], Any]:
     """The torch computation of a problem (cuBLAS for the matmuls)."""
-    import torch
-    import torch.nn.functional as F
+    import torch  # pyright: ignore[reportMissingImports]
+    import torch.nn.functional as F  # pyright: ignore[reportMissingImports]
 
     if problem.family == "linear":
         return lambda x: F.linear(x["a"], x["w"])
@@ -142,19 +154,42 @@ def torch_eager(problem: Problem) -> Callable[[dict[str, Any]], Any]:
     return lambda x: F.silu(F.linear(x["a"], x["w1"])) * F.linear(x["a"], x["w2"])
 
 
-def bench_problem(problem: Problem, repeat: int, params: dict[str, Any]) -> dict[str, float]:
-    """Median milliseconds of each contender on one problem."""
-    import torch
+CONFIGS: dict[str, list[dict[str, Any]]] = {
+    "linear": [
+        {"tile": (128, 256, 64), "warp_specialization": "cooperative"},
+        {"tile": (128, 128, 64), "warp_specialization": "pingpong"},
+    ],
+    "gelu_bias": [
+        {"tile": (128, 256, 64), "warp_specialization": "cooperative"},
+        {"tile": (128, 128, 64), "warp_specialization": "pingpong"},
+    ],
+    "horizontal": [
+        {"tile": (128, 128, 64), "warp_specialization": "cooperative"},
+        {"tile": (64, 128, 64), "warp_specialization": "pingpong"},
+    ],
+}
+"""The mmcomp schedules tried per family (the best is reported); matmul as linear."""
+COMMON = {"epilogue": "registers", "split_k": 1}
+"""Parameters shared by every configuration."""
+
+
+def short(params: dict[str, Any]) -> str:
+    """A configuration in a few words: 128x256x64 cooperative."""
+    tile = "x".join(str(t) for t in params["tile"])
+    return f"{tile} {params['warp_specialization']}"
+
+
+def time_mmcomp(
+    problem: Problem, sets: list[dict[str, Any]], params: dict[str, Any], repeat: int
+) -> float:
+    """Median milliseconds of mmcomp's kernel for one configuration."""
+    import torch  # pyright: ignore[reportMissingImports]
 
     from mmcomp.backend import build_cuda_kernel
     from mmcomp.compile import run_pipeline
 
     fusion = fusion_of(problem)
-    per_set = sum(v.numel() * v.element_size() for v in torch_inputs(problem, 1)[0].values())
-    copies = max(1, min(8, -(-2 * L2_BYTES // per_set))) if per_set < L2_BYTES else 1
-    sets = torch_inputs(problem, copies)
-    results: dict[str, float] = {}
-    module, chosen, _ = run_pipeline(fusion.module, params)
+    module, _, _ = run_pipeline(fusion.module, {**COMMON, **params})
     kernel = build_cuda_kernel(module)
     names = [value.name for value in fusion.inputs]
     bound = []
@@ -162,64 +197,104 @@ def bench_problem(problem: Problem, repeat: int, params: dict[str, Any]) -> dict
         outputs = kernel.allocate_outputs()
         bound.append(kernel.bind([*(inputs[name] for name in names), *outputs]))
     counter = [0]
+    stream = torch.cuda.current_stream().cuda_stream
 
-    def run_mmcomp() -> None:
-        bound[counter[0] % len(bound)].launch(torch.cuda.current_stream().cuda_stream)
+    def run() -> None:
+        bound[counter[0] % len(bound)].launch(stream)
         counter[0] += 1
 
-    results["mmcomp"] = median_ms(run_mmcomp, repeat)
+    return median_ms(run, repeat)
+
+
+def bench_problem(problem: Problem, repeat: int, compiled: bool) -> dict[str, Any]:
+    """Milliseconds of torch and of each mmcomp configuration on one problem."""
+    per_set = sum(v.numel() * v.element_size() for v in torch_inputs(problem, 1)[0].values())
+    copies = min(8, -(-2 * L2_BYTES // per_set)) if per_set < L2_BYTES else 1
+    sets = torch_inputs(problem, copies)
     eager = torch_eager(problem)
+    counter = [0]
 
     def run_torch() -> None:
         eager(sets[counter[0] % len(sets)])
         counter[0] += 1
 
-    results["torch"] = median_ms(run_torch, repeat)
-    results["params"] = chosen.format()  # pyright: ignore[reportArgumentType]
-    return results
+    result: dict[str, Any] = {"torch": median_ms(run_torch, repeat), "mmcomp": {}}
+    if compiled and problem.family in ("gelu_bias", "horizontal"):
+        import torch  # pyright: ignore[reportMissingImports]
+
+        try:
+            fused = torch.compile(eager)
+
+            def run_compiled() -> None:
+                fused(sets[counter[0] % len(sets)])
+                counter[0] += 1
+
+            result["torch.compile"] = median_ms(run_compiled, repeat)
+        except Exception as error:  # noqa: BLE001 - torch.compile may be unavailable
+            result["torch.compile"] = f"{type(error).__name__}"
+    family = "linear" if problem.family == "matmul" else problem.family
+    for params in CONFIGS[family]:
+        try:
+            result["mmcomp"][short(params)] = time_mmcomp(problem, sets, params, repeat)
+        except Exception as error:  # noqa: BLE001 - report the failure in the table
+            result["mmcomp"][short(params)] = f"{type(error).__name__}: {error}"[:160]
+    return result
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the suite, print the table and write it to --out."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="two shapes only")
     parser.add_argument("--repeat", type=int, default=50)
     parser.add_argument("--out", default="")
-    parser.add_argument("--tile", default="128x256x64")
+    parser.add_argument("--no-compile", action="store_true", help="skip torch.compile")
     args = parser.parse_args(argv)
-    import torch
+    import torch  # pyright: ignore[reportMissingImports]
 
-    tile = tuple(int(x) for x in args.tile.split("x"))
-    params = {"tile": tile, "epilogue": "registers", "split_k": 1}
-    rows: list[str] = []
-    header = "| problem | mmcomp TFLOP/s | torch TFLOP/s | ratio | params |"
-    rows += [header, "| --- | --- | --- | --- | --- |"]
+    rows = [
+        "| problem | mmcomp TFLOP/s | mmcomp schedule | torch TFLOP/s | ratio | others (TFLOP/s) |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
     for problem in suite(args.quick):
-        try:
-            timing = bench_problem(problem, args.repeat, params)
-        except Exception as error:  # noqa: BLE001 - one failing row must not hide the rest
-            rows.append(f"| {problem.name} | failed: {type(error).__name__}: {error} | | | |")
+        timing = bench_problem(problem, args.repeat, not args.no_compile)
+        theirs = problem.flops / timing["torch"] / 1e9
+        measured = {k: v for k, v in timing["mmcomp"].items() if isinstance(v, float)}
+        failed = {k: v for k, v in timing["mmcomp"].items() if not isinstance(v, float)}
+        others = [f"{k}: failed ({v})" for k, v in failed.items()]
+        inductor = timing.get("torch.compile")
+        if isinstance(inductor, float):
+            others.append(f"torch.compile: {problem.flops / inductor / 1e9:.0f}")
+        elif inductor is not None:
+            others.append(f"torch.compile: failed ({inductor})")
+        if not measured:
+            rows.append(f"| {problem.name} | - | - | {theirs:.0f} | - | {'; '.join(others)} |")
             print(rows[-1], flush=True)
             continue
-        mine = problem.flops / timing["mmcomp"] / 1e9
-        theirs = problem.flops / timing["torch"] / 1e9
+        best = min(measured, key=lambda k: measured[k])
+        mine = problem.flops / measured[best] / 1e9
+        others += [f"{k}: {problem.flops / v / 1e9:.0f}" for k, v in measured.items() if k != best]
         rows.append(
-            f"| {problem.name} | {mine:.0f} | {theirs:.0f} | {mine / theirs:.2f} | "
-            f"{timing['params']} |"
+            f"| {problem.name} | {mine:.0f} | {best} | {theirs:.0f} | {mine / theirs:.2f} | "
+            f"{'; '.join(others)} |"
         )
         print(rows[-1], flush=True)
     device = torch.cuda.get_device_name()
     stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    command = " ".join(sys.argv[1:] if argv is None else argv)
     text = "\n".join(
         [
             "# Performance",
             "",
             f"- date: {stamp}",
-            f"- device: {device}; torch {torch.__version__}; CUDA {torch.version.cuda}; "
+            f"- device: {device}; torch {torch.__version__} (CUDA {torch.version.cuda}); "
             f"python {platform.python_version()}",
-            f"- command: `python tools/bench.py {' '.join(argv or sys.argv[1:])}`",
-            "- method: median of CUDA-event-timed launches after 5 warm-up launches; inputs "
-            "rotated over copies when one set fits in L2; TFLOP/s counts matmul FLOPs only",
+            f"- command: `python tools/bench.py {command}`",
+            "- method: bf16, random normal inputs shared by all contenders; 5 warm-up "
+            f"launches, then {max(args.repeat // BATCH, 5)} batches of {BATCH} launches queued "
+            "between two CUDA events, the median of the per-launch means; inputs rotated "
+            "over copies when one set fits in L2; TFLOP/s counts matmul FLOPs only; torch is "
+            "eager (cuBLAS for the matmuls); mmcomp's schedules all use the register epilogue "
+            "and split_k = 1",
             "",
             *rows,
             "",

@@ -121,6 +121,7 @@ def inputs_for(fusion: Fusion, seed: int) -> list[np.ndarray]:
 
 REG = {"epilogue": "registers", "split_k": 1}
 PING = {**REG, "warp_specialization": "pingpong"}
+NONE = {**REG, "warp_specialization": "none", "tile": (128, 128, 64)}
 
 CASES: list[Case] = [
     Case("linear_256", lambda: linear(256, 256, 128), REG),
@@ -141,18 +142,43 @@ CASES: list[Case] = [
     Case("gelu_bias", lambda: gelu_bias(1000, 1000, 1000), REG),
     Case("silu_mul", lambda: silu_mul(1000, 1000, 1000), REG),
     Case("horizontal", lambda: horizontal(1000, 1000, 1000), REG),
+    Case("horizontal_small", lambda: horizontal(256, 256, 128), REG),
     Case("row_ops", lambda: row_ops(500, 512, 320), REG),
     Case("broadcast_inputs", lambda: broadcast_inputs(300, 256, 192), REG),
-    Case("split_k_linear", lambda: linear(300, 264, 2048), {**REG, "split_k": 3, "tile": (128, 128, 64)}),
-    Case("split_k_batch", lambda: matmul(200, 256, 1024, batch=2), {**REG, "split_k": 2, "tile": (128, 128, 64)}),
-    Case("split_k_silu_mul", lambda: silu_mul(256, 256, 1024), {**REG, "split_k": 4, "tile": (128, 128, 64)}),
-    Case("split_k_pingpong", lambda: gelu_bias(256, 384, 1024), {**PING, "split_k": 2, "tile": (128, 128, 64)}),
+    Case(
+        "split_k_linear",
+        lambda: linear(300, 264, 2048),
+        {**REG, "split_k": 3, "tile": (128, 128, 64)},
+    ),
+    Case(
+        "split_k_batch",
+        lambda: matmul(200, 256, 1024, batch=2),
+        {**REG, "split_k": 2, "tile": (128, 128, 64)},
+    ),
+    Case(
+        "split_k_silu_mul",
+        lambda: silu_mul(256, 256, 1024),
+        {**REG, "split_k": 4, "tile": (128, 128, 64)},
+    ),
+    Case(
+        "split_k_pingpong",
+        lambda: gelu_bias(256, 384, 1024),
+        {**PING, "split_k": 2, "tile": (128, 128, 64)},
+    ),
     Case("default_1000", lambda: linear(1000, 1000, 1000), {"epilogue": "registers"}),
+    Case("none_linear", lambda: linear(1000, 1000, 1000), {**NONE, "tile": (128, 128, 64)}),
+    Case("none_128x256", lambda: matmul(1000, 1024, 512), {**NONE, "tile": (128, 256, 64)}),
+    Case("none_one_tile", lambda: gelu_bias(300, 500, 200), {**NONE, "strategy": "one-tile-per-cta"}),
+    Case("none_split_k", lambda: linear(300, 264, 2048), {**NONE, "split_k": 3}),
     Case("pingpong_linear", lambda: linear(1000, 1000, 1000), {**PING, "tile": (128, 128, 64)}),
     Case("pingpong_64x256", lambda: linear(1000, 1000, 1000), {**PING, "tile": (64, 256, 64)}),
     Case("pingpong_matmul", lambda: matmul(1000, 1000, 1000), {**PING, "tile": (128, 128, 64)}),
     Case("pingpong_silu_mul", lambda: silu_mul(1000, 1000, 1000), {**PING, "tile": (64, 128, 64)}),
-    Case("pingpong_one_tile", lambda: gelu_bias(300, 500, 200), {**PING, "tile": (128, 128, 64), "strategy": "one-tile-per-cta"}),
+    Case(
+        "pingpong_one_tile",
+        lambda: gelu_bias(300, 500, 200),
+        {**PING, "tile": (128, 128, 64), "strategy": "one-tile-per-cta"},
+    ),
 ]
 """Every case, by name."""
 

@@ -48,6 +48,13 @@ from xdsl.printer import Printer
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
+from mmcomp.dialects.syntax import (
+    parse_attributes_and_conversion,
+    parse_attributes_and_type,
+    print_attributes_and_types,
+    with_attributes,
+)
+
 ELEMENT_TYPES: dict[str, Attribute] = {
     "bf16": BFloat16Type(),
     "f16": Float16Type(),
@@ -135,17 +142,9 @@ class AxisRolesAttr(ParametrizedAttribute):
         printer.print_string(">")
 
     def verify(self) -> None:
-        seen: set[str] = set()
-        for role in self.roles:
-            if not is_role(role):
-                raise VerifyException(
-                    f"#fusion.roles: expected b<i>, m, n, k or _ as an axis role, found {role!r}"
-                )
-            if role != "_" and role in seen:
-                raise VerifyException(
-                    f"#fusion.roles: role {role!r} appears twice in {list(self.roles)}"
-                )
-            seen.add(role)
+        problem = roles_problem(self.roles)
+        if problem is not None:
+            raise VerifyException(f"#fusion.roles: {problem}")
 
 
 @irdl_attr_definition
@@ -206,22 +205,11 @@ class IterationSpaceAttr(ParametrizedAttribute):
                 f"#fusion.space: expected one extent per axis, found {len(axes)} axes "
                 f"and {len(self.sizes.data)} extents"
             )
-        for axis, size in zip(axes, self.sizes.data, strict=True):
-            if not is_role(axis) or axis == "_":
-                raise VerifyException(
-                    f"#fusion.space: expected b<i>, m, n or k as an axis name, found {axis!r}"
-                )
-            if size.data < 1:
-                raise VerifyException(
-                    f"#fusion.space: axis {axis!r}: expected a positive extent, found {size.data}"
-                )
-        if len(set(axes)) != len(axes):
-            raise VerifyException(f"#fusion.space: an axis appears twice in {axes}")
-        canonical = sorted(axes, key=role_order)
-        if axes != canonical:
-            raise VerifyException(
-                f"#fusion.space: expected axes in the order {canonical}, found {axes}"
-            )
+        problem = space_problem(
+            [(axis, size.data) for axis, size in zip(axes, self.sizes.data, strict=True)]
+        )
+        if problem is not None:
+            raise VerifyException(f"#fusion.space: {problem}")
 
 
 def roles_problem(roles: Sequence[str]) -> str | None:
@@ -434,9 +422,7 @@ class MatmulOp(IRDLOperation):
     def parse(cls, parser: Parser) -> MatmulOp:
         operands = _parse_operand_list(parser, (2,), cls.name, "2 operands (a, b)")
         values, attributes, result_type = _resolve_functional(parser, operands, cls.name)
-        op = cls(values[0], values[1], result_type)
-        op.attributes |= attributes
-        return op
+        return with_attributes(cls(values[0], values[1], result_type), attributes)
 
     def print(self, printer: Printer) -> None:
         _print_operands(printer, self.operands)
@@ -500,9 +486,7 @@ class LinearOp(IRDLOperation):
         )
         values, attributes, result_type = _resolve_functional(parser, operands, cls.name)
         bias = values[2] if len(values) == 3 else None
-        op = cls(values[0], values[1], bias, result_type)
-        op.attributes |= attributes
-        return op
+        return with_attributes(cls(values[0], values[1], bias, result_type), attributes)
 
     def print(self, printer: Printer) -> None:
         _print_operands(printer, self.operands)
@@ -578,9 +562,7 @@ class FusedMultiplySumOp(IRDLOperation):
             parser.Delimiter.SQUARE, lambda: parser.parse_integer(allow_boolean=False)
         )
         values, attributes, result_type = _resolve_functional(parser, operands, cls.name)
-        op = cls(values[0], values[1], axes, result_type)
-        op.attributes |= attributes
-        return op
+        return with_attributes(cls(values[0], values[1], axes, result_type), attributes)
 
     def print(self, printer: Printer) -> None:
         _print_operands(printer, self.operands)
@@ -701,8 +683,7 @@ class MmaOp(IRDLOperation):
         out_roles = parse_role_list(parser)
         values, attributes, result_type = _resolve_functional(parser, [a, b], cls.name)
         op = cls(values[0], values[1], a_roles, b_roles, out_roles, result_type)
-        op.attributes |= attributes
-        return op
+        return with_attributes(op, attributes)
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
@@ -784,14 +765,9 @@ class BroadcastOp(IRDLOperation):
         new_dims = parser.parse_comma_separated_list(
             parser.Delimiter.SQUARE, lambda: parser.parse_boolean(" in new_dims")
         )
-        attributes = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        source_type = parser.parse_type()
-        parser.parse_keyword("to")
-        result_type = parser.parse_type()
+        attributes, source_type, result_type = parse_attributes_and_conversion(parser)
         op = cls(parser.resolve_operand(source, source_type), new_dims, result_type)
-        op.attributes |= attributes
-        return op
+        return with_attributes(op, attributes)
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
@@ -801,11 +777,7 @@ class BroadcastOp(IRDLOperation):
             self.inserted, lambda flag: printer.print_string("true" if flag else "false")
         )
         printer.print_string("]")
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(" : ")
-        printer.print_attribute(self.input.type)
-        printer.print_string(" to ")
-        printer.print_attribute(self.result.type)
+        print_attributes_and_types(printer, self, [self.input.type, self.result.type], " to ")
 
 
 @irdl_op_definition
@@ -846,17 +818,12 @@ class SplatOp(IRDLOperation):
     @classmethod
     def parse(cls, parser: Parser) -> SplatOp:
         value = parser.parse_number(context_msg=" as the splat value")
-        attributes = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        op = cls(float(value), parser.parse_type())
-        op.attributes |= attributes
-        return op
+        attributes, result_type = parse_attributes_and_type(parser)
+        return with_attributes(cls(float(value), result_type), attributes)
 
     def print(self, printer: Printer) -> None:
         printer.print_string(f" {float_literal(self.scalar)}")
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(" : ")
-        printer.print_attribute(self.result.type)
+        print_attributes_and_types(printer, self, [self.result.type])
 
 
 # Pointwise ops
@@ -927,22 +894,17 @@ class BinaryOp(PointwiseOp):
         lhs = parser.parse_unresolved_operand()
         parser.parse_punctuation(",")
         rhs = parser.parse_unresolved_operand()
-        attributes = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        value_type = parser.parse_type()
+        attributes, value_type = parse_attributes_and_type(parser)
         op = cls(
             parser.resolve_operand(lhs, value_type),
             parser.resolve_operand(rhs, value_type),
             value_type,
         )
-        op.attributes |= attributes
-        return op
+        return with_attributes(op, attributes)
 
     def print(self, printer: Printer) -> None:
         _print_operands(printer, self.operands)
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(" : ")
-        printer.print_attribute(self.result.type)
+        print_attributes_and_types(printer, self, [self.result.type])
 
 
 class UnaryOp(PointwiseOp):
@@ -963,19 +925,13 @@ class UnaryOp(PointwiseOp):
     @classmethod
     def parse(cls, parser: Parser):
         source = parser.parse_unresolved_operand()
-        attributes = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        value_type = parser.parse_type()
+        attributes, value_type = parse_attributes_and_type(parser)
         op = cls(parser.resolve_operand(source, value_type), value_type)
-        op.attributes |= attributes
-        return op
+        return with_attributes(op, attributes)
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_ssa_value(self.input)
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(" : ")
-        printer.print_attribute(self.result.type)
+        _print_operands(printer, self.operands)
+        print_attributes_and_types(printer, self, [self.result.type])
 
 
 @irdl_op_definition
@@ -1085,20 +1041,14 @@ class GeluOp(PointwiseOp):
         source = parser.parse_unresolved_operand()
         parser.parse_keyword("approximate")
         approximate = parser.parse_keyword_in(GELU_APPROXIMATIONS, " as gelu's approximation")
-        attributes = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        value_type = parser.parse_type()
+        attributes, value_type = parse_attributes_and_type(parser)
         op = cls(parser.resolve_operand(source, value_type), approximate, value_type)
-        op.attributes |= attributes
-        return op
+        return with_attributes(op, attributes)
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_ssa_value(self.input)
+        _print_operands(printer, self.operands)
         printer.print_string(f" approximate {self.approximate.data}")
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(" : ")
-        printer.print_attribute(self.result.type)
+        print_attributes_and_types(printer, self, [self.result.type])
 
 
 @irdl_op_definition
@@ -1129,23 +1079,13 @@ class CastOp(IRDLOperation):
     @classmethod
     def parse(cls, parser: Parser) -> CastOp:
         source = parser.parse_unresolved_operand()
-        attributes = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        source_type = parser.parse_type()
-        parser.parse_keyword("to")
-        result_type = parser.parse_type()
+        attributes, source_type, result_type = parse_attributes_and_conversion(parser)
         op = cls(parser.resolve_operand(source, source_type), result_type)
-        op.attributes |= attributes
-        return op
+        return with_attributes(op, attributes)
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_ssa_value(self.input)
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(" : ")
-        printer.print_attribute(self.input.type)
-        printer.print_string(" to ")
-        printer.print_attribute(self.result.type)
+        _print_operands(printer, self.operands)
+        print_attributes_and_types(printer, self, [self.input.type, self.result.type], " to ")
 
 
 BINARY_OPS: dict[str, type[BinaryOp]] = {

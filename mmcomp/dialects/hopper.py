@@ -48,10 +48,18 @@ from mmcomp.dialects.ptx import (
     B64,
     PRED,
     U32,
+    BulkWaitBase,
     EntryOp,
+    FixedInstruction,
     NameOf,
     PtxInstruction,
     RegType,
+    SetmaxnregBase,
+    WgmmaWaitBase,
+    check_below,
+    check_choice,
+    check_range,
+    check_thread_count,
     kind_of,
 )
 from mmcomp.hopper_layout import Major, OperandTile, SwizzleMode
@@ -304,38 +312,17 @@ class TmaStoreOp(HopperInstruction):
 
 
 @irdl_op_definition
-class BulkCommitGroupOp(HopperInstruction):
+class BulkCommitGroupOp(HopperInstruction, FixedInstruction):
     """Close the current bulk group of TMA stores: `cp.async.bulk.commit_group`."""
 
     name = "hopper.bulk_commit_group"
 
-    def __init__(self):
-        super().__init__(operands=[[]])
-
 
 @irdl_op_definition
-class BulkWaitGroupOp(HopperInstruction):
+class BulkWaitGroupOp(HopperInstruction, BulkWaitBase):
     """Wait until at most `pending` bulk groups are in flight (`read`: only their reads)."""
 
     name = "hopper.bulk_wait_group"
-    KEYWORDS: ClassVar[tuple[str, ...]] = ("pending",)
-
-    pending = prop_def(IntAttr)
-    """Bulk groups allowed to remain in flight."""
-    read = opt_prop_def(UnitAttr)
-    """Wait only until the groups have finished reading shared memory."""
-
-    def __init__(self, pending: int = 0, read: bool = True):
-        super().__init__(
-            properties={"pending": IntAttr(pending), "read": UnitAttr() if read else None},
-            operands=[[]],
-        )
-
-    def verify_kinds(self) -> None:
-        if not 0 <= self.pending.data <= 63:
-            raise VerifyException(
-                f"{self.name}: pending must be in [0, 63], found {self.pending.data}"
-            )
 
 
 # ----------------------------------------------------------------------------------------
@@ -360,10 +347,7 @@ class MbarrierInitOp(HopperInstruction):
 
     def verify_kinds(self) -> None:
         _shared_address(self, "the barrier", self.barrier)
-        if not 1 <= self.count.data < 1 << 20:
-            raise VerifyException(
-                f"{self.name}: the arrival count must be in [1, 2^20), found {self.count.data}"
-            )
+        check_below(self, "the arrival count", self.count.data, 1, 1 << 20, "2^20")
 
 
 @irdl_op_definition
@@ -385,10 +369,8 @@ class MbarrierArriveOp(HopperInstruction):
 
     def verify_kinds(self) -> None:
         _shared_address(self, "the barrier", self.barrier)
-        if self.scope is not None and self.scope.data not in ("cta", "cluster"):
-            raise VerifyException(
-                f"{self.name}: scope must be cta or cluster, found '{self.scope.data}'"
-            )
+        if self.scope is not None:
+            check_choice(self, "scope", self.scope.data, ("cta", "cluster"))
 
 
 @irdl_op_definition
@@ -408,10 +390,7 @@ class MbarrierArriveExpectTxOp(HopperInstruction):
 
     def verify_kinds(self) -> None:
         _shared_address(self, "the barrier", self.barrier)
-        if not 0 <= self.bytes.data < 1 << 20:
-            raise VerifyException(
-                f"{self.name}: transaction bytes must be in [0, 2^20), found {self.bytes.data}"
-            )
+        check_below(self, "transaction bytes", self.bytes.data, 0, 1 << 20, "2^20")
 
 
 @irdl_op_definition
@@ -434,23 +413,17 @@ class MbarrierWaitOp(HopperInstruction):
 
 
 @irdl_op_definition
-class FenceProxyAsyncOp(HopperInstruction):
+class FenceProxyAsyncOp(HopperInstruction, FixedInstruction):
     """Order this thread's generic-proxy shared writes before async-proxy (TMA) reads."""
 
     name = "hopper.fence_proxy_async"
 
-    def __init__(self):
-        super().__init__(operands=[[]])
-
 
 @irdl_op_definition
-class FenceMbarrierInitOp(HopperInstruction):
+class FenceMbarrierInitOp(HopperInstruction, FixedInstruction):
     """Make mbarrier initializations visible to the cluster and the async proxy."""
 
     name = "hopper.fence_mbarrier_init"
-
-    def __init__(self):
-        super().__init__(operands=[[]])
 
 
 # ----------------------------------------------------------------------------------------
@@ -462,43 +435,24 @@ WGMMA_TYPES = ("bf16", "f16")
 
 
 @irdl_op_definition
-class WgmmaFenceOp(HopperInstruction):
+class WgmmaFenceOp(HopperInstruction, FixedInstruction):
     """Order register accesses before the next wgmma: `wgmma.fence.sync.aligned`."""
 
     name = "hopper.wgmma_fence"
 
-    def __init__(self):
-        super().__init__(operands=[[]])
-
 
 @irdl_op_definition
-class WgmmaCommitGroupOp(HopperInstruction):
+class WgmmaCommitGroupOp(HopperInstruction, FixedInstruction):
     """Close the current wgmma group: `wgmma.commit_group.sync.aligned`."""
 
     name = "hopper.wgmma_commit_group"
 
-    def __init__(self):
-        super().__init__(operands=[[]])
-
 
 @irdl_op_definition
-class WgmmaWaitGroupOp(HopperInstruction):
+class WgmmaWaitGroupOp(HopperInstruction, WgmmaWaitBase):
     """Wait until at most `pending` wgmma groups are in flight."""
 
     name = "hopper.wgmma_wait_group"
-    KEYWORDS: ClassVar[tuple[str, ...]] = ("pending",)
-
-    pending = prop_def(IntAttr)
-    """wgmma groups allowed to remain in flight."""
-
-    def __init__(self, pending: int = 0):
-        super().__init__(properties={"pending": IntAttr(pending)}, operands=[[]])
-
-    def verify_kinds(self) -> None:
-        if not 0 <= self.pending.data <= 7:
-            raise VerifyException(
-                f"{self.name}: pending must be in [0, 7], found {self.pending.data}"
-            )
 
 
 @irdl_op_definition
@@ -606,13 +560,9 @@ class WgmmaMmaAsyncOp(HopperInstruction):
                 f"{self.name}: shape must be m64nNk16 with N a multiple of 8 in [8, 256], "
                 f"found '{self.shape.data}'"
             )
-        if self.dtype.data not in WGMMA_TYPES:
-            raise VerifyException(
-                f"{self.name}: dtype must be bf16 or f16, found '{self.dtype.data}'"
-            )
-        for what, major in (("a_major", self.a_major), ("b_major", self.b_major)):
-            if major.data not in ("k", "mn"):
-                raise VerifyException(f"{self.name}: {what} must be k or mn, found '{major.data}'")
+        check_choice(self, "dtype", self.dtype.data, WGMMA_TYPES)
+        check_choice(self, "a_major", self.a_major.data, ("k", "mn"))
+        check_choice(self, "b_major", self.b_major.data, ("k", "mn"))
         if self.scale_d.data not in (0, 1):
             raise VerifyException(f"{self.name}: scale_d must be 0 or 1, found {self.scale_d.data}")
         _int_register(self, "the A descriptor", self.a_desc, (64,))
@@ -635,32 +585,10 @@ class WgmmaMmaAsyncOp(HopperInstruction):
 
 
 @irdl_op_definition
-class SetmaxnregOp(HopperInstruction):
+class SetmaxnregOp(HopperInstruction, SetmaxnregBase):
     """Raise (`inc`) or lower (`dec`) this warpgroup's register budget."""
 
     name = "hopper.setmaxnreg"
-    KEYWORDS: ClassVar[tuple[str, ...]] = ("action", "count")
-
-    action = prop_def(StringAttr)
-    """`inc` or `dec`."""
-    count = prop_def(IntAttr)
-    """Registers per thread: a multiple of 8 in [24, 256]."""
-
-    def __init__(self, action: str, count: int):
-        super().__init__(
-            properties={"action": StringAttr(action), "count": IntAttr(count)}, operands=[[]]
-        )
-
-    def verify_kinds(self) -> None:
-        if self.action.data not in ("inc", "dec"):
-            raise VerifyException(
-                f"{self.name}: action must be inc or dec, found '{self.action.data}'"
-            )
-        count = self.count.data
-        if count % 8 or not 24 <= count <= 256:
-            raise VerifyException(
-                f"{self.name}: count must be a multiple of 8 in [24, 256], found {count}"
-            )
 
 
 @irdl_op_definition
@@ -706,19 +634,9 @@ class NamedBarrierOp(HopperInstruction):
         )
 
     def verify_kinds(self) -> None:
-        if self.mode.data not in ("sync", "arrive"):
-            raise VerifyException(
-                f"{self.name}: mode must be sync or arrive, found '{self.mode.data}'"
-            )
-        if not 1 <= self.barrier_id.data <= 15:
-            raise VerifyException(
-                f"{self.name}: barrier id must be in [1, 15], found {self.barrier_id.data}"
-            )
-        if self.count.data <= 0 or self.count.data % 32:
-            raise VerifyException(
-                f"{self.name}: thread count must be a positive multiple of 32, found "
-                f"{self.count.data}"
-            )
+        check_choice(self, "mode", self.mode.data, ("sync", "arrive"))
+        check_range(self, "barrier id", self.barrier_id.data, 1, 15)
+        check_thread_count(self, self.count.data)
 
 
 @irdl_op_definition

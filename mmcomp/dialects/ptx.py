@@ -916,6 +916,39 @@ def _same_kind(op: Operation, values: Sequence[tuple[str, SSAValue]]) -> RegKind
     return kind
 
 
+def check_choice(op: Operation, what: str, found: str, allowed: Sequence[str]) -> None:
+    """Raise unless `found` is one of `allowed`: `OP: WHAT must be a or b, found 'c'`."""
+    if found in allowed:
+        return
+    *rest, last = allowed
+    expected = f"{', '.join(rest)} or {last}" if rest else last
+    raise VerifyException(f"{op.name}: {what} must be {expected}, found '{found}'")
+
+
+def check_range(op: Operation, what: str, found: int, low: int, high: int, step: int = 1) -> None:
+    """Raise unless `found` is in [low, high] (and a multiple of `step`, if given)."""
+    if low <= found <= high and found % step == 0:
+        return
+    multiple = f"a multiple of {step} " if step > 1 else ""
+    raise VerifyException(f"{op.name}: {what} must be {multiple}in [{low}, {high}], found {found}")
+
+
+def check_below(
+    op: Operation, what: str, found: int, low: int, limit: int, limit_text: str
+) -> None:
+    """Raise unless low <= `found` < limit (`limit_text` spells the limit, e.g. `2^20`)."""
+    if not low <= found < limit:
+        raise VerifyException(f"{op.name}: {what} must be in [{low}, {limit_text}), found {found}")
+
+
+def check_thread_count(op: Operation, count: int) -> None:
+    """Raise unless a barrier's thread count is a positive multiple of 32 (whole warps)."""
+    if count <= 0 or count % 32:
+        raise VerifyException(
+            f"{op.name}: thread count must be a positive multiple of 32, found {count}"
+        )
+
+
 def _f32_literal(value: float) -> str:
     return "0f" + struct.pack(">f", value).hex().upper()
 
@@ -934,6 +967,19 @@ def _vector(name: NameOf, values: Sequence[SSAValue]) -> str:
     if len(values) == 1:
         return name(values[0])
     return "{" + ", ".join(name(v) for v in values) + "}"
+
+
+class FixedInstruction(PtxInstruction, ABC):
+    """Base of the instructions without operands, results or properties: fixed PTX text."""
+
+    TEXT: ClassVar[str] = ""
+    """The instruction's PTX text."""
+
+    def __init__(self):
+        super().__init__(operands=[[]])
+
+    def ptx_text(self, name: NameOf) -> str:
+        return self.TEXT
 
 
 # ----------------------------------------------------------------------------------------
@@ -1924,29 +1970,19 @@ class BraOp(PtxInstruction):
 
 
 @irdl_op_definition
-class RetOp(PtxInstruction):
+class RetOp(FixedInstruction):
     """`ret;`."""
 
     name = "ptx.ret"
-
-    def __init__(self):
-        super().__init__(operands=[[]])
-
-    def ptx_text(self, name: NameOf) -> str:
-        return "ret"
+    TEXT: ClassVar[str] = "ret"
 
 
 @irdl_op_definition
-class ExitOp(PtxInstruction):
+class ExitOp(FixedInstruction):
     """`exit;`: terminate this thread."""
 
     name = "ptx.exit"
-
-    def __init__(self):
-        super().__init__(operands=[[]])
-
-    def ptx_text(self, name: NameOf) -> str:
-        return "exit"
+    TEXT: ClassVar[str] = "exit"
 
 
 @irdl_op_definition
@@ -1974,18 +2010,12 @@ class BarOp(PtxInstruction):
         )
 
     def verify_kinds(self) -> None:
-        if self.mode.data not in ("sync", "arrive"):
-            raise VerifyException(f"ptx.bar: mode must be sync or arrive, found '{self.mode.data}'")
-        if not 0 <= self.barrier_id.data < 16:
-            raise VerifyException(
-                f"ptx.bar: barrier id must be in [0, 16), found {self.barrier_id.data}"
-            )
+        check_choice(self, "mode", self.mode.data, ("sync", "arrive"))
+        check_below(self, "barrier id", self.barrier_id.data, 0, 16, "16")
         if self.count is None and self.mode.data == "arrive":
             raise VerifyException("ptx.bar: bar.arrive needs a thread count")
-        if self.count is not None and (self.count.data <= 0 or self.count.data % 32):
-            raise VerifyException(
-                f"ptx.bar: thread count must be a positive multiple of 32, found {self.count.data}"
-            )
+        if self.count is not None:
+            check_thread_count(self, self.count.data)
 
     def ptx_text(self, name: NameOf) -> str:
         count = "" if self.count is None else f", {self.count.data}"
@@ -2070,10 +2100,8 @@ class MbarrierArriveOp(PtxInstruction):
             raise VerifyException(
                 "ptx.mbarrier_arrive: a cluster arrive cannot carry expect_tx bytes"
             )
-        if self.tx_bytes is not None and not 0 <= self.tx_bytes.data < 2**20:
-            raise VerifyException(
-                f"ptx.mbarrier_arrive: tx_bytes must be in [0, 2^20), found {self.tx_bytes.data}"
-            )
+        if self.tx_bytes is not None:
+            check_below(self, "tx_bytes", self.tx_bytes.data, 0, 1 << 20, "2^20")
 
     def ptx_text(self, name: NameOf) -> str:
         if self.scope is not None:
@@ -2221,10 +2249,7 @@ class ClusterBarrierOp(PtxInstruction):
         super().__init__(properties={"mode": StringAttr(mode)}, operands=[[]])
 
     def verify_kinds(self) -> None:
-        if self.mode.data not in ("arrive", "wait"):
-            raise VerifyException(
-                f"ptx.cluster_barrier: mode must be arrive or wait, found '{self.mode.data}'"
-            )
+        check_choice(self, "mode", self.mode.data, ("arrive", "wait"))
 
     def ptx_text(self, name: NameOf) -> str:
         if self.mode.data == "arrive":
@@ -2366,27 +2391,20 @@ class TmaStoreOp(PtxInstruction):
 
 
 @irdl_op_definition
-class BulkCommitOp(PtxInstruction):
+class BulkCommitOp(FixedInstruction):
     """`cp.async.bulk.commit_group;`: close the current bulk group of TMA stores."""
 
     name = "ptx.bulk_commit"
-
-    def __init__(self):
-        super().__init__(operands=[[]])
-
-    def ptx_text(self, name: NameOf) -> str:
-        return "cp.async.bulk.commit_group"
+    TEXT: ClassVar[str] = "cp.async.bulk.commit_group"
 
 
-@irdl_op_definition
-class BulkWaitOp(PtxInstruction):
-    """`cp.async.bulk.wait_group[.read] N;`: wait until at most N bulk groups are pending."""
+class BulkWaitBase(PtxInstruction, ABC):
+    """Fields, constructor and checks of a wait on bulk groups (`ptx` and `hopper` ops)."""
 
-    name = "ptx.bulk_wait"
     KEYWORDS: ClassVar[tuple[str, ...]] = ("pending",)
 
     pending = prop_def(IntAttr)
-    """Groups that may stay in flight."""
+    """Bulk groups that may stay in flight (0 to 63)."""
     read = opt_prop_def(UnitAttr)
     """Wait only until the sources have been read (the shared memory may be reused)."""
 
@@ -2397,10 +2415,14 @@ class BulkWaitOp(PtxInstruction):
         )
 
     def verify_kinds(self) -> None:
-        if not 0 <= self.pending.data <= 63:
-            raise VerifyException(
-                f"ptx.bulk_wait: pending must be in [0, 63], found {self.pending.data}"
-            )
+        check_range(self, "pending", self.pending.data, 0, 63)
+
+
+@irdl_op_definition
+class BulkWaitOp(BulkWaitBase):
+    """`cp.async.bulk.wait_group[.read] N;`: wait until at most N bulk groups are pending."""
+
+    name = "ptx.bulk_wait"
 
     def ptx_text(self, name: NameOf) -> str:
         read = ".read" if self.read is not None else ""
@@ -2408,49 +2430,41 @@ class BulkWaitOp(PtxInstruction):
 
 
 @irdl_op_definition
-class WgmmaFenceOp(PtxInstruction):
+class WgmmaFenceOp(FixedInstruction):
     """`wgmma.fence.sync.aligned;`: order register accesses before wgmma."""
 
     name = "ptx.wgmma_fence"
-
-    def __init__(self):
-        super().__init__(operands=[[]])
-
-    def ptx_text(self, name: NameOf) -> str:
-        return "wgmma.fence.sync.aligned"
+    TEXT: ClassVar[str] = "wgmma.fence.sync.aligned"
 
 
 @irdl_op_definition
-class WgmmaCommitOp(PtxInstruction):
+class WgmmaCommitOp(FixedInstruction):
     """`wgmma.commit_group.sync.aligned;`."""
 
     name = "ptx.wgmma_commit"
-
-    def __init__(self):
-        super().__init__(operands=[[]])
-
-    def ptx_text(self, name: NameOf) -> str:
-        return "wgmma.commit_group.sync.aligned"
+    TEXT: ClassVar[str] = "wgmma.commit_group.sync.aligned"
 
 
-@irdl_op_definition
-class WgmmaWaitOp(PtxInstruction):
-    """`wgmma.wait_group.sync.aligned N;`: at most N wgmma groups stay in flight."""
+class WgmmaWaitBase(PtxInstruction, ABC):
+    """Fields, constructor and checks of a wait on wgmma groups (`ptx` and `hopper` ops)."""
 
-    name = "ptx.wgmma_wait"
     KEYWORDS: ClassVar[tuple[str, ...]] = ("pending",)
 
     pending = prop_def(IntAttr)
-    """Groups that may stay in flight."""
+    """wgmma groups that may stay in flight (0 to 7)."""
 
     def __init__(self, pending: int = 0):
         super().__init__(properties={"pending": IntAttr(pending)}, operands=[[]])
 
     def verify_kinds(self) -> None:
-        if not 0 <= self.pending.data <= 7:
-            raise VerifyException(
-                f"ptx.wgmma_wait: pending must be in [0, 7], found {self.pending.data}"
-            )
+        check_range(self, "pending", self.pending.data, 0, 7)
+
+
+@irdl_op_definition
+class WgmmaWaitOp(WgmmaWaitBase):
+    """`wgmma.wait_group.sync.aligned N;`: at most N wgmma groups stay in flight."""
+
+    name = "ptx.wgmma_wait"
 
     def ptx_text(self, name: NameOf) -> str:
         return f"wgmma.wait_group.sync.aligned {self.pending.data}"
@@ -2508,12 +2522,8 @@ class WgmmaOp(PtxInstruction):
 
     def verify_kinds(self) -> None:
         n = self.n.data
-        if n % 8 or not 8 <= n <= 256:
-            raise VerifyException(f"ptx.wgmma: N must be a multiple of 8 in [8, 256], found {n}")
-        if self.ab_type.data not in ("bf16", "f16"):
-            raise VerifyException(
-                f"ptx.wgmma: ab_type must be bf16 or f16, found '{self.ab_type.data}'"
-            )
+        check_range(self, "N", n, 8, 256, step=8)
+        check_choice(self, "ab_type", self.ab_type.data, ("bf16", "f16"))
         for what, bit in (("trans_a", self.trans_a), ("trans_b", self.trans_b)):
             if bit.data not in (0, 1):
                 raise VerifyException(f"ptx.wgmma: {what} must be 0 or 1, found {bit.data}")
@@ -2537,17 +2547,15 @@ class WgmmaOp(PtxInstruction):
         )
 
 
-@irdl_op_definition
-class SetmaxnregOp(PtxInstruction):
-    """`setmaxnreg.{inc,dec}.sync.aligned.u32 N;` (by every thread of a warpgroup)."""
+class SetmaxnregBase(PtxInstruction, ABC):
+    """Fields, constructor and checks of `setmaxnreg` (`ptx` and `hopper` ops)."""
 
-    name = "ptx.setmaxnreg"
     KEYWORDS: ClassVar[tuple[str, ...]] = ("action", "count")
 
     action = prop_def(StringAttr)
     """`inc` or `dec`."""
     count = prop_def(IntAttr)
-    """The new register count: a multiple of 8 in [24, 256]."""
+    """The new register count per thread: a multiple of 8 in [24, 256]."""
 
     def __init__(self, action: str, count: int):
         super().__init__(
@@ -2555,15 +2563,15 @@ class SetmaxnregOp(PtxInstruction):
         )
 
     def verify_kinds(self) -> None:
-        if self.action.data not in ("inc", "dec"):
-            raise VerifyException(
-                f"ptx.setmaxnreg: action must be inc or dec, found '{self.action.data}'"
-            )
-        count = self.count.data
-        if count % 8 or not 24 <= count <= 256:
-            raise VerifyException(
-                f"ptx.setmaxnreg: count must be a multiple of 8 in [24, 256], found {count}"
-            )
+        check_choice(self, "action", self.action.data, ("inc", "dec"))
+        check_range(self, "count", self.count.data, 24, 256, step=8)
+
+
+@irdl_op_definition
+class SetmaxnregOp(SetmaxnregBase):
+    """`setmaxnreg.{inc,dec}.sync.aligned.u32 N;` (by every thread of a warpgroup)."""
+
+    name = "ptx.setmaxnreg"
 
     def ptx_text(self, name: NameOf) -> str:
         return f"setmaxnreg.{self.action.data}.sync.aligned.u32 {self.count.data}"

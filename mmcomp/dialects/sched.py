@@ -131,6 +131,11 @@ from mmcomp.dialects.fusion import (
     print_role_list,
 )
 from mmcomp.dialects.fusion import MmaOp as FusionMmaOp
+from mmcomp.dialects.syntax import (
+    parse_attributes_and_type,
+    print_attributes_and_types,
+    with_attributes,
+)
 from mmcomp.errors import ScheduleError
 
 PARAMS_ATTR = "sched.params"
@@ -659,14 +664,12 @@ def _extent(value: SSAValue) -> int:
 # --------------------------------------------------------------------------------------
 
 
-def _parse_attr_dict(parser: Parser, op: Operation) -> None:
-    """Parse an optional trailing `{...}` attribute dictionary into `op`'s attributes."""
-    op.attributes |= parser.parse_optional_attr_dict()
-
-
-def _print_attr_dict(printer: Printer, op: Operation) -> None:
-    if op.attributes:
-        printer.print_op_attributes(op.attributes)
+def _print_transform(printer: Printer, op: Operation, words: str = "") -> None:
+    """Print a transform: ` %a, %b WORDS {attrs} : !sched.axis<A>, !sched.axis<B>`."""
+    printer.print_string(" ")
+    printer.print_list(op.operands, printer.print_operand)
+    printer.print_string(words)
+    print_attributes_and_types(printer, op, op.operand_types)
 
 
 @irdl_op_definition
@@ -799,13 +802,11 @@ class SpaceOp(IRDLOperation):
             return name, parser.parse_integer(allow_negative=False, allow_boolean=False)
 
         entries = parser.parse_comma_separated_list(parser.Delimiter.NONE, entry)
-        op = cls(dict(entries))
-        _parse_attr_dict(parser, op)
-        return op
+        return with_attributes(cls(dict(entries)), parser.parse_optional_attr_dict())
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" " + ", ".join(f"{k} = {v}" for k, v in self.extents.items()))
-        _print_attr_dict(printer, self)
+        printer.print_op_attributes(self.attributes)
 
 
 @irdl_op_definition
@@ -856,23 +857,14 @@ class SplitOp(IRDLOperation):
         operand = parser.parse_unresolved_operand()
         parts = parser.parse_keyword_in(("by", "into")) == "into"
         factor = parser.parse_integer(allow_negative=False, allow_boolean=False)
-        attrs = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        typ = parser.parse_type()
+        attrs, typ = parse_attributes_and_type(parser)
         if factor < 1:
             parser.raise_error(f"sched.split factor must be positive, found {factor}")
-        op = cls(parser.resolve_operand(operand, typ), factor, parts)
-        op.attributes |= attrs
-        return op
+        return with_attributes(cls(parser.resolve_operand(operand, typ), factor, parts), attrs)
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.axis)
         how = "into" if self.parts is not None else "by"
-        printer.print_string(f" {how} {self.factor.data}")
-        _print_attr_dict(printer, self)
-        printer.print_string(" : ")
-        printer.print_attribute(self.axis.type)
+        _print_transform(printer, self, f" {how} {self.factor.data}")
 
 
 def _split_extents(extent: int, factor: int, parts: bool) -> tuple[int, int]:
@@ -914,20 +906,12 @@ class MergeOp(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser) -> MergeOp:
-        unresolved = parser.parse_comma_separated_list(
-            parser.Delimiter.NONE, parser.parse_unresolved_operand
-        )
+        unresolved = _parse_axis_operands(parser)
         attrs = parser.parse_optional_attr_dict()
-        op = cls(_resolve_axes(parser, unresolved))
-        op.attributes |= attrs
-        return op
+        return with_attributes(cls(_resolve_axes(parser, unresolved)), attrs)
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_list(self.axes, printer.print_operand)
-        _print_attr_dict(printer, self)
-        printer.print_string(" : ")
-        printer.print_list([v.type for v in self.axes], printer.print_attribute)
+        _print_transform(printer, self)
 
 
 @irdl_op_definition
@@ -965,26 +949,17 @@ class SwizzleOp(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser) -> SwizzleOp:
-        unresolved = parser.parse_comma_separated_list(
-            parser.Delimiter.NONE, parser.parse_unresolved_operand
-        )
+        unresolved = _parse_axis_operands(parser)
         if len(unresolved) != 2:
             parser.raise_error(f"sched.swizzle takes two axes, found {len(unresolved)}")
         parser.parse_keyword("group")
         group = parser.parse_integer(allow_negative=False, allow_boolean=False)
         attrs = parser.parse_optional_attr_dict()
         slow, fast = _resolve_axes(parser, unresolved)
-        op = cls(slow, fast, group)
-        op.attributes |= attrs
-        return op
+        return with_attributes(cls(slow, fast, group), attrs)
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_list(self.operands, printer.print_operand)
-        printer.print_string(f" group {self.group.data}")
-        _print_attr_dict(printer, self)
-        printer.print_string(" : ")
-        printer.print_list([v.type for v in self.operands], printer.print_attribute)
+        _print_transform(printer, self, f" group {self.group.data}")
 
 
 def swizzle_index(t: int, slow_extent: int, fast_extent: int, group: int) -> tuple[int, int]:
@@ -993,6 +968,11 @@ def swizzle_index(t: int, slow_extent: int, fast_extent: int, group: int) -> tup
     band, rest = divmod(t, band_size)
     width = min(group, slow_extent - band * group)
     return band * group + rest % width, rest // width
+
+
+def _parse_axis_operands(parser: Parser) -> list[UnresolvedOperand]:
+    """Parse the axis operands of a transform: `%a, %b, ...`."""
+    return parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_unresolved_operand)
 
 
 def _resolve_axes(parser: Parser, unresolved: Sequence[UnresolvedOperand]) -> list[SSAValue]:
@@ -1022,20 +1002,12 @@ class ReorderOp(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser) -> ReorderOp:
-        unresolved = parser.parse_comma_separated_list(
-            parser.Delimiter.NONE, parser.parse_unresolved_operand
-        )
+        unresolved = _parse_axis_operands(parser)
         attrs = parser.parse_optional_attr_dict()
-        op = cls(_resolve_axes(parser, unresolved))
-        op.attributes |= attrs
-        return op
+        return with_attributes(cls(_resolve_axes(parser, unresolved)), attrs)
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_list(self.axes, printer.print_operand)
-        _print_attr_dict(printer, self)
-        printer.print_string(" : ")
-        printer.print_list([v.type for v in self.axes], printer.print_attribute)
+        _print_transform(printer, self)
 
 
 @irdl_op_definition
@@ -1070,20 +1042,11 @@ class ParallelizeOp(IRDLOperation):
                 pos,
                 parser.pos,
             )
-        attrs = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        typ = parser.parse_type()
-        op = cls(parser.resolve_operand(operand, typ), to)
-        op.attributes |= attrs
-        return op
+        attrs, typ = parse_attributes_and_type(parser)
+        return with_attributes(cls(parser.resolve_operand(operand, typ), to), attrs)
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.axis)
-        printer.print_string(f" to {self.to.data}")
-        _print_attr_dict(printer, self)
-        printer.print_string(" : ")
-        printer.print_attribute(self.axis.type)
+        _print_transform(printer, self, f" to {self.to.data}")
 
 
 # --------------------------------------------------------------------------------------
@@ -1266,9 +1229,7 @@ class MmaOp(IRDLOperation):
         if len(types) != 3:
             parser.raise_error(f"sched.mma expects 3 types (a, b, acc), found {len(types)}")
         a, b, acc = parser.resolve_operands(operands, types, parser.pos)
-        op = cls(a, b, acc, *roles)
-        op.attributes |= attrs
-        return op
+        return with_attributes(cls(a, b, acc, *roles), attrs)
 
     def print(self, printer: Printer) -> None:
         for index, (value, roles) in enumerate(
@@ -1278,9 +1239,7 @@ class MmaOp(IRDLOperation):
             printer.print_operand(value)
             printer.print_string(" ")
             print_role_list(printer, roles.roles)
-        _print_attr_dict(printer, self)
-        printer.print_string(" : ")
-        printer.print_list([v.type for v in self.operands], printer.print_attribute)
+        print_attributes_and_types(printer, self, self.operand_types)
 
 
 @irdl_op_definition

@@ -47,7 +47,6 @@ from xdsl.dialects.builtin import (
     DictionaryAttr,
     Float16Type,
     Float32Type,
-    IntAttr,
     IntegerAttr,
     MemRefType,
     ModuleOp,
@@ -59,6 +58,7 @@ from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
+from mmcomp import hardware as hw
 from mmcomp.dialects import hopper, ptx, sched
 from mmcomp.dialects.fusion import AxisRolesAttr
 from mmcomp.dialects.sched import PARAMS_ATTR, ScheduleParams, ScheduleParamsAttr
@@ -237,6 +237,9 @@ class _Lowering:
     )
     rows: list[SSAValue] = field(default_factory=list[SSAValue])
     skip_label: str | None = None
+    load_stage: SSAValue | None = None
+    """Non-specialized kernels: the ring position thread 0 loads into next."""
+    load_phase: SSAValue | None = None
     loops: list[tuple[SSAValue, SSAValue, SSAValue]] = field(
         default_factory=list[tuple[SSAValue, SSAValue, SSAValue]]
     )
@@ -320,6 +323,13 @@ class _Lowering:
             reqntid=(self.roles.threads,),
         )
         self.emit_kernel()
+        if self.smem_bytes() > hw.MAX_DYNAMIC_SMEM_PER_BLOCK:
+            raise ScheduleError(
+                f"{self.where}: {self.roles.stages} stages of {self.stage_bytes} bytes, the "
+                f"barriers and {SMEM_ALIGN} bytes of alignment slack need {self.smem_bytes()} "
+                f"bytes of shared memory; the device allows {hw.MAX_DYNAMIC_SMEM_PER_BLOCK} "
+                "(use fewer stages)"
+            )
         grid_attr = self.func.attributes.get("sched.grid")
         if not isinstance(grid_attr, IntegerAttr):
             raise ScheduleError(f"{self.where}: missing sched.grid (run materialize-schedule)")
@@ -390,6 +400,14 @@ class _Lowering:
             self.put(hopper.TensorMapPrefetchOp(tmap), leader)
         k.bar()
         warpgroup = k.shr(tid, k.const(7))
+        self.tid = tid
+        self.leader = leader
+        if not self.roles.producers:
+            # Non-specialized: every warpgroup computes; thread 0 also issues the loads.
+            self.consumer = warpgroup
+            self.emit_consumer()
+            k.ret()
+            return
         is_producer = k.setp("eq", warpgroup, k.const(0))
         consumer_label = k.fresh_label("consumer")
         done_label = k.fresh_label("done")
@@ -402,7 +420,6 @@ class _Lowering:
         # Consumer warpgroups.
         k.label(consumer_label)
         k.append(hopper.SetmaxnregOp("inc", self.roles.registers[1]))
-        self.tid = tid
         self.consumer = k.sub(warpgroup, k.const(1))
         self.emit_consumer()
         k.label(done_label)
@@ -599,11 +616,16 @@ class _Lowering:
         return False
 
     def producer_k_block(self, loop: scf.ForOp) -> None:
+        """One K block of the producer: the loads of the current iteration."""
+        self.issue_loads(loop, self.stage, self.phase)
+
+    def issue_loads(self, loop: scf.ForOp, stage: SSAValue, phase: SSAValue) -> None:
+        """Wait for the ring position (stage, phase) to be empty, fill it with the K loop's
+        loads at the iteration its induction variable's register holds, and advance."""
         k = self.k
         for op in loop.body.block.ops:
             if not isinstance(op, sched.LoadTileOp):
                 self.emit_index_op(op)
-        stage, phase = self.stage, self.phase
         k.append(
             hopper.MbarrierWaitOp(
                 self.barrier(self.empty, stage), k.binary(ptx.XorOp, phase, k.const(1))
@@ -650,6 +672,27 @@ class _Lowering:
         self.col0 = k.mul(k.binary(ptx.AndOp, self.lane, k.const(3)), k.const(2))
         self.tiles_seen = k.const(0)
         self.walk(self.func.body.block.ops, None, self.consumer_op)
+
+    def load_ahead(self, loop: scf.ForOp, base: SSAValue, distances: Sequence[int]) -> None:
+        """Non-specialized pipeline: thread 0 loads the K blocks `distance` iterations after
+        iteration `base` (a register holding an induction-variable value), if they exist."""
+        k = self.k
+        iv_arg = loop.body.block.args[0]
+        saved = self.regs.get(iv_arg)
+        if self.load_stage is None or self.load_phase is None:
+            self.load_stage, self.load_phase = self.ring_state()
+        for distance in distances:
+            at = k.mad(k.const(distance), self.reg(loop.step), base)
+            skip = k.fresh_label("no_load")
+            inside = k.setp("lo", at, self.reg(loop.ub))
+            k.bra(skip, k.binary(ptx.AndOp, inside, self.leader), negated=True)
+            self.regs[iv_arg] = at
+            self.issue_loads(loop, self.load_stage, self.load_phase)
+            k.label(skip)
+        if saved is None:
+            self.regs.pop(iv_arg, None)
+        else:
+            self.regs[iv_arg] = saved
 
     def advance_by(self, count: SSAValue) -> None:
         """Move the ring position `count` K blocks ahead (the other consumer's tile)."""
@@ -751,9 +794,7 @@ class _Lowering:
         slices = self.params.split_k
         k.append(ptx.FenceOp("acq_rel_gpu"))
         self.sync_tile_threads()
-        counter = k.add(
-            self.reg(op.counters), k.mul_wide(self.reg(op.indices[0]), k.const(4))
-        )
+        counter = k.add(self.reg(op.counters), k.mul_wide(self.reg(op.indices[0]), k.const(4)))
         thread = k.binary(ptx.AndOp, self.tid, k.const(127))
         leader = k.setp("eq", thread, k.const(0))
         if not self.pingpong:
@@ -827,9 +868,7 @@ class _Lowering:
         skip_label = None
         if self.pingpong:
             # Tiles alternate between the consumers; the other's K blocks are skipped.
-            mine = k.setp(
-                "eq", k.binary(ptx.AndOp, self.tiles_seen, k.const(1)), self.consumer
-            )
+            mine = k.setp("eq", k.binary(ptx.AndOp, self.tiles_seen, k.const(1)), self.consumer)
             work = k.fresh_label("my_tile")
             skip_label = k.fresh_label("tile_done")
             k.bra(work, mine)
@@ -852,6 +891,8 @@ class _Lowering:
             self.put(hopper.NamedBarrierOp("sync", ORDER_BARRIER, 256), is_second)
             k.label(skip_sync)
             self.order = (is_second, wait_second)
+        if not self.roles.producers:
+            self.load_ahead(loop, self.reg(loop.lb), range(self.roles.stages - 1))
         has_prev = k.const(0)
         prev = k.const(0)
         stage, phase = self.stage, self.phase
@@ -913,6 +954,10 @@ class _Lowering:
             k.assign(prev, stage)
             k.assign(has_prev, k.const(1))
             self.advance(stage, phase)
+            if not self.roles.producers:
+                self.load_ahead(
+                    loop, self.reg(loop.body.block.args[0]), [self.roles.stages - 1]
+                )
 
         self.emit_loop(loop, k_block)
         if self.pingpong:
@@ -960,15 +1005,14 @@ class _Lowering:
                     "loaded tile"
                 )
         store_of: list[tuple[sched.StoreTileOp, SSAValue]] = []
+        outputs: list[SSAValue] = list(op.outputs)
         for store in stores:
-            index = list(op.outputs).index(store.value) if store.value in list(op.outputs) else -1
-            if index < 0:
+            if store.value not in outputs:
                 raise ScheduleError(f"{self.where}: a store_tile must store an epilogue output")
-            store_of.append((store, yielded.operands[index]))
+            store_of.append((store, yielded.operands[outputs.index(store.value)]))
         # Row slot r of this thread: m block r // 2, upper or lower 8 rows (r % 2).
         self.rows = [
-            k.add(self.row0, k.const(64 * (r // 2) + 8 * (r % 2)))
-            for r in range(2 * self.m_blocks)
+            k.add(self.row0, k.const(64 * (r // 2) + 8 * (r % 2))) for r in range(2 * self.m_blocks)
         ]
         self.accesses = {}
         self.col_ok = {}
@@ -995,7 +1039,6 @@ class _Lowering:
         return result
 
     def _scalar(self, value: SSAValue, slot: tuple[int, int, int, int], col: int) -> _Scalar:
-        k = self.k
         chunk, block8, half, e = slot
         bound = self.bound.get(value)
         if isinstance(bound, _Accumulator):

@@ -20,8 +20,8 @@ persistent tile sequence. The IR stays executable by the CPU executor: the annot
 discardable attributes.
 
 Combinations that the lowering cannot build are refused here with a ScheduleError that
-names the parameter: non-specialized kernels, clusters larger than one CTA and the
-shared-memory epilogue are not built yet.
+names the parameter: clusters larger than one CTA and the shared-memory epilogue are not
+built yet.
 """
 
 from __future__ import annotations
@@ -34,7 +34,6 @@ from xdsl.dialects import scf
 from xdsl.dialects.builtin import (
     ArrayAttr,
     DictionaryAttr,
-    IntAttr,
     IntegerAttr,
     ModuleOp,
     StringAttr,
@@ -78,7 +77,8 @@ class WarpRoles:
     """"cooperative" (two consumers split each tile along M) or "pingpong" (they take
     alternate tiles, one's epilogue overlapping the other's mainloop); one producer loads."""
     producers: int
-    """Producer warpgroups (1 when specialized)."""
+    """Producer warpgroups: 1 when specialized, 0 for "none" (thread 0 of the first
+    consumer issues the loads, a pipelined prologue `stages - 1` K blocks ahead)."""
     consumers: int
     """Consumer (math) warpgroups."""
     registers: tuple[int, int]
@@ -154,11 +154,6 @@ def kernel_params(func: FuncOp) -> ScheduleParams:
 
 def check_buildable(params: ScheduleParams, where: str) -> None:
     """Raise ScheduleError for a parameter combination the Hopper lowering cannot build."""
-    if params.warp_specialization not in ("cooperative", "pingpong"):
-        raise ScheduleError(
-            f'{where}: warp_specialization = "{params.warp_specialization}" is not built by '
-            'the Hopper lowering yet; use "cooperative" or "pingpong"'
-        )
     if params.consumer_warpgroups != 2:
         raise ScheduleError(
             f"{where}: the kernels have 2 consumer warpgroups; tile "
@@ -212,7 +207,9 @@ def slot_of(load: Operation) -> int:
     """The ring slot of a mainloop load (its `hopper.slot`)."""
     slot = load.attributes.get(SLOT_ATTR)
     if not isinstance(slot, IntegerAttr):
-        raise ScheduleError(f"{load.name}: a mainloop load has no {SLOT_ATTR}; run partition-warp-roles")
+        raise ScheduleError(
+            f"{load.name}: a mainloop load has no {SLOT_ATTR}; run partition-warp-roles"
+        )
     return slot.value.data
 
 
@@ -236,7 +233,7 @@ def partition(func: FuncOp) -> WarpRoles:
         load.attributes[SLOT_ATTR] = IntegerAttr(slot, i64)
     roles = WarpRoles(
         params.warp_specialization,
-        1,
+        0 if params.warp_specialization == "none" else 1,
         params.consumer_warpgroups,
         params.registers,
         params.stages,

@@ -1,0 +1,73 @@
+// RUN: mmcomp-opt %s -p partition-warp-roles,lower-schedule-to-hopper | filecheck %s
+
+// The same kernel in the hopper dialect, before convert-hopper-to-ptx: the func becomes a
+// ptx.module whose entry holds the producer and consumer code side by side.
+// each into its ring slot; everything else to the consumers.
+builtin.module {
+  func.func @lin(%a: memref<300x200xbf16> {fusion.roles = #fusion.roles<[m, k]>}, %w: memref<500x200xbf16> {fusion.roles = #fusion.roles<[n, k]>}, %bias: memref<500xbf16> {fusion.roles = #fusion.roles<[n]>}, %out0: memref<300x500xbf16> {fusion.roles = #fusion.roles<[m, n]>, sched.output}) attributes {sched.grid = 12 : i64, sched.cluster = 1 : i64, sched.num_inputs = 3 : i64, sched.num_outputs = 1 : i64, fusion.space = #fusion.space<m = 300, n = 500, k = 200>, sched.params = #sched.params<tile = 128x128x64, warpgroup = 64x128, instr = m64n128k16, stages = 4, cluster = 1x1, raster = m, swizzle = 1, strategy = persistent, split_k = 1, warp_specialization = cooperative, registers = 40/232, epilogue = registers>} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c3 = arith.constant 3 : index
+    %c4 = arith.constant 4 : index
+    %c12 = arith.constant 12 : index
+    %c64 = arith.constant 64 : index
+    %c128 = arith.constant 128 : index
+    %cta = "gpu.block_id"() <{dimension = #gpu<dim x>}> : () -> index
+    %grid = "gpu.grid_dim"() <{dimension = #gpu<dim x>}> : () -> index
+    scf.for %unit = %cta to %c12 step %grid {
+      %tile_n = arith.divui %unit, %c3 : index
+      %tile_m = arith.remui %unit, %c3 : index
+      %m0 = arith.muli %tile_m, %c128 : index
+      %n0 = arith.muli %tile_n, %c128 : index
+      %zero = sched.zero_tile : tensor<128x128xf32>
+      %acc = scf.for %kb = %c0 to %c4 step %c1 iter_args(%acc_1 = %zero) -> (tensor<128x128xf32>) {
+        %k0 = arith.muli %kb, %c64 : index
+        %a_tile = sched.load_tile %a[%m0, %k0] : memref<300x200xbf16> -> tensor<128x64xbf16>
+        %w_tile = sched.load_tile %w[%n0, %k0] : memref<500x200xbf16> -> tensor<128x64xbf16>
+        %acc_2 = sched.mma %a_tile [m, k], %w_tile [n, k], %acc_1 [m, n] : tensor<128x64xbf16>, tensor<128x64xbf16>, tensor<128x128xf32>
+        scf.yield %acc_2 : tensor<128x128xf32>
+      }
+      %bias_tile = sched.load_tile %bias[%n0] : memref<500xbf16> -> tensor<128xbf16>
+      %0 = sched.epilogue(%acc, %bias_tile) : (tensor<128x128xf32>, tensor<128xbf16>) -> tensor<128x128xbf16> {
+      ^bb0(%1: tensor<128x128xf32>, %bias_1: tensor<128xbf16>):
+        %bias_f32 = fusion.cast %bias_1 {fusion.roles = #fusion.roles<[n]>} : tensor<128xbf16> to tensor<128xf32>
+        %bias_row = fusion.broadcast %bias_f32 new_dims [true, false] {fusion.roles = #fusion.roles<[m, n]>} : tensor<128xf32> to tensor<128x128xf32>
+        %2 = fusion.add %1, %bias_row {fusion.roles = #fusion.roles<[m, n]>} : tensor<128x128xf32>
+        %3 = fusion.gelu %2 approximate tanh {fusion.roles = #fusion.roles<[m, n]>} : tensor<128x128xf32>
+        %4 = fusion.cast %3 {fusion.roles = #fusion.roles<[m, n]>} : tensor<128x128xf32> to tensor<128x128xbf16>
+        sched.yield %4 : tensor<128x128xbf16>
+      }
+      sched.store_tile %0, %out0[%m0, %n0] : tensor<128x128xbf16>, memref<300x500xbf16>
+    }
+    func.return
+  }
+}
+
+
+
+// CHECK:      ptx.module version 8.0 target sm_90a address_size 64 {
+// CHECK-NEXT:   ptx.shared @smem align 1024 dynamic
+// CHECK-NEXT:   ptx.entry @lin(arg0 : ptr, arg1 : ptr, arg2 : ptr, arg3 : ptr, tmap0 : tmap, tmap1 : tmap) maxnreg 168 reqntid [384] {
+// CHECK:          %[[TMAP0:.*]] = hopper.tensor_map_address tmap0 : !ptx.reg<b64>
+// CHECK:          %[[TMAP1:.*]] = hopper.tensor_map_address tmap1 : !ptx.reg<b64>
+// CHECK-COUNT-4:  hopper.mbarrier_init 1
+// CHECK:          hopper.fence_mbarrier_init
+// The producer's elected thread: wait for an empty stage, expect 2 x 16 KiB, load A and W at
+// (k0, m0) and (k0, n0), coordinates innermost first, both completing on the full barrier.
+// CHECK:          hopper.setmaxnreg dec 40
+// CHECK:          hopper.mbarrier_wait
+// CHECK:          hopper.mbarrier_arrive_expect_tx 32768 %[[FULL:.*]] : !ptx.reg<u32>
+// CHECK:          hopper.tma_load %{{.*}}, %[[TMAP0]], %[[FULL]], %[[K0:.*]], %{{.*}} :
+// CHECK:          hopper.tma_load %{{.*}}, %[[TMAP1]], %[[FULL]], %[[K0]], %{{.*}} :
+// The consumers: wait full, descriptors of 128B-swizzled K-major tiles, wgmma, release.
+// CHECK:          hopper.setmaxnreg inc 232
+// CHECK:          hopper.mbarrier_wait
+// CHECK:          hopper.wgmma_fence
+// CHECK:          hopper.matrix_descriptor %{{.*}} {tile = #hopper.tile<k_major, swizzle 128, mn 128, k 64>, mn = 0, k = 0}
+// CHECK:          hopper.wgmma_mma_async m64n128k16 bf16
+// CHECK:          hopper.matrix_descriptor %{{.*}} {tile = #hopper.tile<k_major, swizzle 128, mn 128, k 64>, mn = 0, k = 48}
+// CHECK:          hopper.wgmma_commit_group
+// CHECK-NEXT:     hopper.wgmma_wait_group 1
+// CHECK:          hopper.mbarrier_arrive
+// CHECK:          hopper.wgmma_wait_group 0
+// CHECK-NOT:      func.func

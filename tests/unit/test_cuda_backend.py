@@ -1,0 +1,100 @@
+"""The cuda back end on the CPU: every case lowers to PTX that ptxas assembles without spills.
+
+Where nvdisasm exists, the SASS is checked for HGMMA (wgmma) and for setmaxnreg taking
+effect. The launch plans are checked against the operands' roles and layouts. Nothing here
+needs a GPU; the GPU tests (test_cuda_gpu.py) run the same cases on the H200.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import pytest
+
+from mmcomp import ptxas
+from mmcomp.backend import CudaKernel, build_cuda_kernel, lower_to_ptx
+from mmcomp.backend.cases import CASES, case, linear, matmul
+from mmcomp.compile import run_pipeline
+from mmcomp.errors import LaunchError, ScheduleError
+from mmcomp.runtime import gpu_unavailable_reason
+
+HAS_PTXAS = ptxas.find_tool("ptxas") is not None
+HAS_NVDISASM = ptxas.find_tool("nvdisasm") is not None
+
+
+@functools.cache
+def built(name: str) -> CudaKernel:
+    """The kernel of a case, built once per test session."""
+    selected = case(name)
+    module, _, _ = run_pipeline(selected.fusion().module, selected.params)
+    return build_cuda_kernel(module)
+
+
+@pytest.mark.skipif(not HAS_PTXAS, reason="ptxas not found")
+@pytest.mark.parametrize("name", [c.name for c in CASES])
+def test_case_assembles_without_spills(name: str):
+    """ptxas -arch=sm_90a assembles the kernel; no spill bytes, no stack frame."""
+    kernel = built(name)
+    assert kernel.report is not None
+    assert kernel.report.spills == 0
+    assert kernel.report.stack_frame == 0
+    assert ".maxnreg 168" in kernel.ptx
+    assert kernel.plan.threads == 384
+
+
+@pytest.mark.skipif(not (HAS_PTXAS and HAS_NVDISASM), reason="ptxas or nvdisasm not found")
+@pytest.mark.parametrize(
+    "name", ["linear_128x256", "matmul_mn_major", "horizontal", "pingpong_linear"]
+)
+def test_sass_has_hgmma_and_setmaxnreg(name: str):
+    """The wgmmas survive as HGMMA and the register split as USETMAXREG."""
+    kernel = built(name)
+    assert kernel.cubin is not None
+    ptxas.check_sass(
+        kernel.cubin, present=[r"HGMMA\.64x\d+x16", "USETMAXREG"], absent=[ptxas.LOCAL_MEMORY]
+    )
+
+
+def test_tensor_maps_follow_roles_and_layout():
+    """K-major A/W boxes are [rows, 64]; an MN-major B[K, N] is boxes of 64 along N."""
+    module, _, _ = run_pipeline(
+        linear(300, 500, 200).module,
+        {"tile": (128, 256, 64), "epilogue": "registers", "split_k": 1},
+    )
+    _, plan = lower_to_ptx(module)
+    a, w = plan.tensor_maps
+    assert (a.box, a.boxes, a.major) == ((128, 64), 1, "k")
+    assert (w.box, w.boxes, w.major) == ((256, 64), 1, "k")
+    module, _, _ = run_pipeline(
+        matmul(300, 512, 200, batch=2).module,
+        {"tile": (128, 128, 64), "epilogue": "registers", "split_k": 1},
+    )
+    _, plan = lower_to_ptx(module)
+    a, b = plan.tensor_maps
+    assert (a.shape, a.box, a.major) == ((2, 300, 200), (1, 128, 64), "k")
+    assert (b.shape, b.box, b.boxes, b.major) == ((2, 200, 512), (1, 64, 64), 2, "mn")
+    assert "cp.async.bulk.tensor.3d" in lower_to_ptx(module)[0]
+
+
+def test_shared_memory_fits_the_device():
+    """The ring, its barriers and the alignment slack fit in 227 KiB."""
+    for name in ("linear_1000", "linear_128x256", "horizontal", "pingpong_64x256"):
+        assert built(name).plan.smem_bytes <= 232448
+
+
+def test_unbuildable_parameters_are_refused():
+    """The shared-memory epilogue is not built yet: a ScheduleError names it."""
+    module, _, _ = run_pipeline(linear(256, 256, 128).module, {"epilogue": "smem", "split_k": 1})
+    with pytest.raises(ScheduleError, match='epilogue = "smem" is not built'):
+        lower_to_ptx(module)
+
+
+@pytest.mark.skipif(gpu_unavailable_reason() is None, reason="a GPU is present")
+def test_calling_without_a_gpu_is_a_clear_error():
+    """Compiling needs no GPU; calling says why it cannot run."""
+    import numpy as np
+
+    kernel = built("linear_256")
+    inputs = [np.zeros(v.shape, v.numpy_dtype) for v in case("linear_256").fusion().inputs]
+    with pytest.raises(LaunchError, match="compiled to PTX, but cannot run here"):
+        kernel(*inputs)
