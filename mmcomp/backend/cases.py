@@ -121,6 +121,7 @@ def inputs_for(fusion: Fusion, seed: int) -> list[np.ndarray]:
 
 REG = {"epilogue": "registers", "split_k": 1}
 PING = {**REG, "warp_specialization": "pingpong"}
+SMEM = {"epilogue": "smem", "split_k": 1, "tile": (128, 128, 64)}
 NONE = {**REG, "warp_specialization": "none", "tile": (128, 128, 64)}
 
 CASES: list[Case] = [
@@ -168,8 +169,24 @@ CASES: list[Case] = [
     Case("default_1000", lambda: linear(1000, 1000, 1000), {"epilogue": "registers"}),
     Case("none_linear", lambda: linear(1000, 1000, 1000), {**NONE, "tile": (128, 128, 64)}),
     Case("none_128x256", lambda: matmul(1000, 1024, 512), {**NONE, "tile": (128, 256, 64)}),
-    Case("none_one_tile", lambda: gelu_bias(300, 500, 200), {**NONE, "strategy": "one-tile-per-cta"}),
+    Case(
+        "none_one_tile", lambda: gelu_bias(300, 500, 200), {**NONE, "strategy": "one-tile-per-cta"}
+    ),
     Case("none_split_k", lambda: linear(300, 264, 2048), {**NONE, "split_k": 3}),
+    Case("smem_linear", lambda: linear(1000, 1000, 1000), {**SMEM, "tile": (128, 256, 64)}),
+    Case("smem_ragged", lambda: gelu_bias(300, 504, 200), SMEM),
+    Case("smem_batch", lambda: matmul(300, 264, 200, batch=3), SMEM),
+    Case("smem_horizontal", lambda: horizontal(1000, 1000, 1000), SMEM),
+    Case("smem_silu_mul", lambda: silu_mul(1000, 1000, 1000), SMEM),
+    Case("smem_f16", lambda: matmul(256, 512, 256, "f16"), SMEM),
+    Case(
+        "smem_pingpong",
+        lambda: linear(1000, 1000, 1000),
+        {**SMEM, "warp_specialization": "pingpong"},
+    ),
+    Case("smem_none", lambda: linear(1000, 1000, 1000), {**SMEM, "warp_specialization": "none"}),
+    Case("smem_split_k", lambda: linear(300, 264, 2048), {**SMEM, "split_k": 3}),
+    Case("default_smem", lambda: gelu_bias(1000, 1000, 1000), {}),
     Case("pingpong_linear", lambda: linear(1000, 1000, 1000), {**PING, "tile": (128, 128, 64)}),
     Case("pingpong_64x256", lambda: linear(1000, 1000, 1000), {**PING, "tile": (64, 256, 64)}),
     Case("pingpong_matmul", lambda: matmul(1000, 1000, 1000), {**PING, "tile": (128, 128, 64)}),

@@ -355,11 +355,7 @@ class PtxModuleOp(IRDLOperation):
         op = cls(version=version, target=target)
         if parser.parse_optional_keyword("address_size"):
             op.address_size = IntAttr(parser.parse_integer())
-        region = parser.parse_region()
-        if not region.blocks:
-            region.add_block(Block())
-        op.body.detach_block(op.body.block).erase()
-        op.body.add_block(region.detach_block(region.block))
+        _adopt_body(op.body, parser.parse_region())
         return op
 
 
@@ -548,11 +544,16 @@ class EntryOp(IRDLOperation):
                 parser.Delimiter.SQUARE, parser.parse_integer
             )
         op = cls(name, params, maxnreg=maxnreg, reqntid=reqntid)
-        region = parser.parse_region()
-        if region.blocks:
-            op.body.detach_block(op.body.block).erase()
-            op.body.add_block(region.detach_block(region.block))
+        _adopt_body(op.body, parser.parse_region())
         return op
+
+
+def _adopt_body(body: Region, parsed: Region) -> None:
+    """Move the block of a parsed region into `body` (keeping its empty block if none)."""
+    if not parsed.blocks:
+        return
+    body.detach_block(body.block).erase()
+    body.add_block(parsed.detach_block(parsed.block))
 
 
 # ----------------------------------------------------------------------------------------

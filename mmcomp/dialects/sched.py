@@ -133,6 +133,8 @@ from mmcomp.dialects.fusion import (
 from mmcomp.dialects.fusion import MmaOp as FusionMmaOp
 from mmcomp.dialects.syntax import (
     parse_attributes_and_type,
+    parse_keyword_attributes,
+    print_attributes_and_region,
     print_attributes_and_types,
     with_attributes,
 )
@@ -730,22 +732,16 @@ class ScheduleOp(IRDLOperation):
         params = parser.parse_attribute()
         if not isinstance(params, ScheduleParamsAttr):
             parser.raise_error(f"expected #sched.params<...>, found {params}", pos)
-        attrs = parser.parse_optional_attr_dict_with_keyword()
+        attrs = parse_keyword_attributes(parser)
         body = parser.parse_region()
         if not body.blocks:
             body.add_block(Block())
-        op = cls(params, body)
-        if attrs is not None:
-            op.attributes |= attrs.data
-        return op
+        return with_attributes(cls(params, body), attrs)
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" params ")
         printer.print_attribute(self.params)
-        if self.attributes:
-            printer.print_op_attributes(self.attributes, print_keyword=True)
-        printer.print_string(" ")
-        printer.print_region(self.body, print_entry_block_args=False)
+        print_attributes_and_region(printer, self, self.body, print_entry_block_args=False)
 
 
 @irdl_op_definition
@@ -906,9 +902,8 @@ class MergeOp(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser) -> MergeOp:
-        unresolved = _parse_axis_operands(parser)
-        attrs = parser.parse_optional_attr_dict()
-        return with_attributes(cls(_resolve_axes(parser, unresolved)), attrs)
+        axes, attrs = _parse_axis_list(parser)
+        return with_attributes(cls(axes), attrs)
 
     def print(self, printer: Printer) -> None:
         _print_transform(printer, self)
@@ -975,6 +970,13 @@ def _parse_axis_operands(parser: Parser) -> list[UnresolvedOperand]:
     return parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_unresolved_operand)
 
 
+def _parse_axis_list(parser: Parser) -> tuple[list[SSAValue], dict[str, Attribute]]:
+    """Parse `%a, %b, ... {attrs} : !sched.axis<A>, ...` (merge and reorder)."""
+    unresolved = _parse_axis_operands(parser)
+    attrs = parser.parse_optional_attr_dict()
+    return _resolve_axes(parser, unresolved), attrs
+
+
 def _resolve_axes(parser: Parser, unresolved: Sequence[UnresolvedOperand]) -> list[SSAValue]:
     """Parse `: type, type, ...` and resolve the axis operands with them."""
     parser.parse_punctuation(":")
@@ -1002,9 +1004,8 @@ class ReorderOp(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser) -> ReorderOp:
-        unresolved = _parse_axis_operands(parser)
-        attrs = parser.parse_optional_attr_dict()
-        return with_attributes(cls(_resolve_axes(parser, unresolved)), attrs)
+        axes, attrs = _parse_axis_list(parser)
+        return with_attributes(cls(axes), attrs)
 
     def print(self, printer: Printer) -> None:
         _print_transform(printer, self)
@@ -1305,22 +1306,16 @@ class EpilogueOp(IRDLOperation):
         parser.parse_punctuation(":")
         function_type = parser.parse_function_type()
         inputs = parser.resolve_operands(operands, function_type.inputs.data, parser.pos)
-        attrs = parser.parse_optional_attr_dict_with_keyword()
+        attrs = parse_keyword_attributes(parser)
         body = parser.parse_region()
-        op = cls(inputs, function_type.outputs.data, body)
-        if attrs is not None:
-            op.attributes |= attrs.data
-        return op
+        return with_attributes(cls(inputs, function_type.outputs.data, body), attrs)
 
     def print(self, printer: Printer) -> None:
         printer.print_string("(")
         printer.print_list(self.inputs, printer.print_operand)
         printer.print_string(") : ")
         printer.print_function_type([v.type for v in self.inputs], [v.type for v in self.outputs])
-        if self.attributes:
-            printer.print_op_attributes(self.attributes, print_keyword=True)
-        printer.print_string(" ")
-        printer.print_region(self.body, print_entry_block_args=True)
+        print_attributes_and_region(printer, self, self.body, print_entry_block_args=True)
 
 
 # Split-K: partial tiles through an f32 workspace, reduced in a fixed order.

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TypeVar
 
-from xdsl.ir import Attribute, Operation
+from xdsl.ir import Attribute, Operation, Region
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 
@@ -21,6 +21,12 @@ def with_attributes(op: _OpT, attributes: Mapping[str, Attribute]) -> _OpT:
     """Add parsed `attributes` to `op`'s attribute dictionary and return `op`."""
     op.attributes |= attributes
     return op
+
+
+def parse_keyword_attributes(parser: Parser) -> dict[str, Attribute]:
+    """Parse an optional `attributes {...}` dictionary (before a region); {} when absent."""
+    attributes = parser.parse_optional_attr_dict_with_keyword()
+    return {} if attributes is None else dict(attributes.data)
 
 
 def parse_attributes_and_type(parser: Parser) -> tuple[dict[str, Attribute], Attribute]:
@@ -37,6 +43,15 @@ def parse_attributes_and_conversion(
     attributes, source_type = parse_attributes_and_type(parser)
     parser.parse_keyword("to")
     return attributes, source_type, parser.parse_type()
+
+
+def print_attributes_and_region(
+    printer: Printer, op: Operation, region: Region, print_entry_block_args: bool
+) -> None:
+    """Print ` attributes {...}` (when there are any), then the region."""
+    printer.print_op_attributes(op.attributes, print_keyword=True)
+    printer.print_string(" ")
+    printer.print_region(region, print_entry_block_args=print_entry_block_args)
 
 
 def print_attributes_and_types(

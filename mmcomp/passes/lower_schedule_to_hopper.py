@@ -82,6 +82,10 @@ LOG2E = 1.4426950408889634
 ORDER_BARRIER = 1
 """Named barrier: consumer 0 has finished a mainloop (ping-pong); ORDER_BARRIER + 1 for
 consumer 1."""
+EPILOGUE_COLUMNS = 32
+"""Columns of one epilogue box (epilogue "smem"): 64 rows x 32 columns per TMA store."""
+EPILOGUE_BARRIER = 5
+"""Named barrier of consumer warpgroup c's epilogue buffers: EPILOGUE_BARRIER + c."""
 SPLIT_K_BARRIER = 3
 """Named barrier of the threads sharing a tile around the split-K arrival (+1: consumer 1
 in ping-pong)."""
@@ -131,11 +135,18 @@ class TmaOperand:
     """Boxes per tile along the contiguous axis."""
     major: str
     """"k" when the contiguous axis is k, "mn" when it is m or n."""
+    swizzle: int = SWIZZLE
+    """Swizzle span of the box in shared memory (0 for the epilogue's output boxes)."""
+
+    @property
+    def element_bytes(self) -> int:
+        """Bytes per element."""
+        return 4 if self.dtype == "f32" else 2
 
     @property
     def box_bytes(self) -> int:
         """Bytes of one box in shared memory."""
-        return math.prod(self.box) * 2
+        return math.prod(self.box) * self.element_bytes
 
     @property
     def tile_bytes(self) -> int:
@@ -154,7 +165,8 @@ class LaunchPlan:
     argument_types: tuple[tuple[tuple[int, ...], str], ...]
     """(shape, dtype) of each argument."""
     tensor_maps: tuple[TmaOperand, ...]
-    """The tensor maps, passed after the pointers."""
+    """The tensor maps, passed after the pointers: the mainloop operands', then the
+    outputs' written through shared memory (epilogue "smem")."""
     grid: int
     """CTAs in the grid."""
     threads: int
@@ -237,6 +249,8 @@ class _Lowering:
     )
     rows: list[SSAValue] = field(default_factory=list[SSAValue])
     skip_label: str | None = None
+    store_maps: dict[int, TmaOperand] = field(default_factory=dict[int, TmaOperand])
+    """Epilogue "smem": the tensor map of each output stored by TMA, by argument index."""
     load_stage: SSAValue | None = None
     """Non-specialized kernels: the ring position thread 0 loads into next."""
     load_phase: SSAValue | None = None
@@ -302,9 +316,52 @@ class _Lowering:
         self.stage_bytes = offset
 
     def smem_bytes(self) -> int:
-        """Ring + barriers + alignment slack."""
+        """Ring + barriers + epilogue buffers + alignment slack."""
         ring = self.stage_bytes * self.roles.stages
-        return ring + 2 * 8 * self.roles.stages + 16 + SMEM_ALIGN
+        total = ring + 2 * 8 * self.roles.stages + 16 + SMEM_ALIGN
+        if self.store_maps:
+            total = self.epilogue_offset() + self.roles.consumers * self.buffer_bytes() * 2
+            total += SMEM_ALIGN
+        return total
+
+    def epilogue_offset(self) -> int:
+        """Offset of the epilogue buffers from the aligned base (after ring and barriers)."""
+        barriers = self.stage_bytes * self.roles.stages + 2 * 8 * self.roles.stages + 16
+        return -(-barriers // SMEM_ALIGN) * SMEM_ALIGN
+
+    def buffer_bytes(self) -> int:
+        """One epilogue buffer: 64 rows x EPILOGUE_COLUMNS of the widest output."""
+        widest = max(operand.element_bytes for operand in self.store_maps.values())
+        return -(-64 * EPILOGUE_COLUMNS * widest // SMEM_ALIGN) * SMEM_ALIGN
+
+    def plan_stores(self) -> None:
+        """With epilogue "smem": a tensor map per output that TMA can store.
+
+        An output qualifies when its innermost axis has role n and its rows are a multiple
+        of 16 bytes; the others are stored from registers.
+        """
+        if self.params.epilogue != "smem":
+            return
+        for arg in self.func.body.block.args:
+            attrs = self.func.arg_attrs
+            if attrs is None:
+                return
+            entry = attrs.data[arg.index]
+            assert isinstance(entry, DictionaryAttr)
+            if "sched.output" not in entry.data:
+                continue
+            memref = arg.type
+            assert isinstance(memref, MemRefType)
+            roles = _arg_roles(self.func, arg.index)
+            dtype = _dtype(memref.element_type)
+            shape = tuple(memref.get_shape())
+            size = 4 if dtype == "f32" else 2
+            if not roles or roles[-1] != "n" or "m" not in roles or (shape[-1] * size) % 16:
+                continue
+            box = tuple(
+                64 if role == "m" else EPILOGUE_COLUMNS if role == "n" else 1 for role in roles
+            )
+            self.store_maps[arg.index] = TmaOperand(arg.index, dtype, shape, box, 1, "n", 0)
 
     def build(self) -> LaunchPlan:
         """Lower the kernel; return its launch plan (the module is in `self.module`)."""
@@ -312,7 +369,9 @@ class _Lowering:
         name = self.func.sym_name.data
         args = self.func.body.block.args
         params: list[tuple[str, str]] = [(f"arg{i}", "ptr") for i in range(len(args))]
-        params += [(f"tmap{j}", "tmap") for j in range(len(self.operands))]
+        self.plan_stores()
+        maps = len(self.operands) + len(self.store_maps)
+        params += [(f"tmap{j}", "tmap") for j in range(maps)]
         self.module = ptx.PtxModuleOp()
         self.module.body.block.add_op(ptx.SharedOp("smem", SMEM_ALIGN))
         self.k = ptx.KernelBuilder.create(
@@ -347,7 +406,7 @@ class _Lowering:
             name,
             tuple(arg.name_hint or f"arg{arg.index}" for arg in args),
             tuple(types),
-            tuple(self.operands),
+            (*self.operands, *self.store_maps.values()),
             grid_attr.value.data,
             self.roles.threads,
             self.smem_bytes(),
@@ -382,7 +441,7 @@ class _Lowering:
         self.empty = k.add(self.full, k.const(8 * stages))
         self.maps = [
             k.append(hopper.TensorMapAddressOp(f"tmap{j}")).result
-            for j in range(len(self.operands))
+            for j in range(len(self.operands) + len(self.store_maps))
         ]
         for index, arg in enumerate(self.func.body.block.args):
             self.regs[arg] = k.ld_param(f"arg{index}")
@@ -672,6 +731,10 @@ class _Lowering:
         self.col0 = k.mul(k.binary(ptx.AndOp, self.lane, k.const(3)), k.const(2))
         self.tiles_seen = k.const(0)
         self.walk(self.func.body.block.ops, None, self.consumer_op)
+        if self.store_maps:
+            # Shared memory must outlive the TMA stores that read it.
+            thread = k.binary(ptx.AndOp, self.tid, k.const(127))
+            self.put(hopper.BulkWaitGroupOp(0, read=False), k.setp("eq", thread, k.const(0)))
 
     def load_ahead(self, loop: scf.ForOp, base: SSAValue, distances: Sequence[int]) -> None:
         """Non-specialized pipeline: thread 0 loads the K blocks `distance` iterations after
@@ -955,9 +1018,7 @@ class _Lowering:
             k.assign(has_prev, k.const(1))
             self.advance(stage, phase)
             if not self.roles.producers:
-                self.load_ahead(
-                    loop, self.reg(loop.body.block.args[0]), [self.roles.stages - 1]
-                )
+                self.load_ahead(loop, self.reg(loop.body.block.args[0]), [self.roles.stages - 1])
 
         self.emit_loop(loop, k_block)
         if self.pingpong:
@@ -1017,16 +1078,120 @@ class _Lowering:
         self.accesses = {}
         self.col_ok = {}
         self.load_memo = {}
+        through_smem = [
+            (store, value) for store, value in store_of if self.store_map(store) is not None
+        ]
+        direct = [(store, value) for store, value in store_of if self.store_map(store) is None]
         for chunk in range(chunks):
             for block8 in range(instr_n // 8):
                 for row in range(len(self.rows)):
                     self.memo = {}
                     cols = [chunk * instr_n + block8 * 8 + e for e in range(2)]
-                    for store, value in store_of:
+                    for store, value in direct:
                         scalars = [
                             self.scalar(value, (chunk, block8, row, e), cols[e]) for e in range(2)
                         ]
                         self.store_pair(store, scalars, row, cols[0])
+        if through_smem:
+            self.stores_through_smem(through_smem)
+
+    def store_map(self, store: sched.StoreTileOp) -> TmaOperand | None:
+        """The tensor map of a store's output when it goes through shared memory."""
+        dest = store.dest
+        if not isinstance(dest, BlockArgument):
+            return None
+        return self.store_maps.get(dest.index)
+
+    def stores_through_smem(self, stores: list[tuple[sched.StoreTileOp, SSAValue]]) -> None:
+        """Epilogue "smem": per 64 x 32 box, write the values to a shared buffer, then one
+        thread of the warpgroup stores the box with TMA (clipped at the output's bounds).
+
+        Two buffers per warpgroup alternate; before a buffer is rewritten, the TMA store
+        that read it two boxes ago must be done (`cp.async.bulk.wait_group.read 1`).
+        """
+        k = self.k
+        instr_n = self.params.instr[1]
+        thread = k.binary(ptx.AndOp, self.tid, k.const(127))
+        leader = k.setp("eq", thread, k.const(0))
+        first = k.setp("eq", self.consumer, k.const(0))
+        second = k.setp("ne", self.consumer, k.const(0))
+        buffers = k.mad(
+            self.consumer,
+            k.const(2 * self.buffer_bytes()),
+            k.add(self.ring, k.const(self.epilogue_offset())),
+        )
+        # This thread's row in a box (16 w + l / 4) and column pair (2 (l % 4)).
+        row_in_box = k.add(k.mul(self.warp, k.const(16)), k.shr(self.lane, k.const(2)))
+
+        def sync() -> None:
+            self.put(hopper.NamedBarrierOp("sync", EPILOGUE_BARRIER, 128), first)
+            self.put(hopper.NamedBarrierOp("sync", EPILOGUE_BARRIER + 1, 128), second)
+
+        self.put(hopper.BulkWaitGroupOp(0, read=True), leader)
+        count = 0
+        for m_block in range(self.m_blocks):
+            for box in range(self.params.warpgroup[1] // EPILOGUE_COLUMNS):
+                for store, value in stores:
+                    operand = self.store_map(store)
+                    assert operand is not None
+                    buffer = k.add(buffers, k.const((count % 2) * self.buffer_bytes()))
+                    if count:
+                        self.put(hopper.BulkWaitGroupOp(1, read=True), leader)
+                    sync()
+                    size = operand.element_bytes
+                    for block in range(EPILOGUE_COLUMNS // 8):
+                        column = box * EPILOGUE_COLUMNS + block * 8
+                        chunk, block8 = divmod(column, instr_n)
+                        block8 //= 8
+                        for half in range(2):
+                            row = 2 * m_block + half
+                            self.memo = {}
+                            scalars = [
+                                self.scalar(value, (chunk, block8, row, e), column + e)
+                                for e in range(2)
+                            ]
+                            offset = k.mad(
+                                k.add(row_in_box, k.const(8 * half)),
+                                k.const(EPILOGUE_COLUMNS * size),
+                                k.mad(self.col0, k.const(size), buffer),
+                            )
+                            if operand.dtype == "f32":
+                                data = [v.reg for v in scalars]
+                            else:
+                                data = [
+                                    k.cvt_pack(
+                                        scalars[1].reg,
+                                        scalars[0].reg,
+                                        ptx.reg(f"{operand.dtype}x2"),
+                                    )
+                                ]
+                            k.st("shared", offset, data, block * 8 * size)
+                    k.append(hopper.FenceProxyAsyncOp())
+                    sync()
+                    coords = self.store_coordinates(store, m_block, box)
+                    tmap = self.maps[len(self.operands) + list(self.store_maps).index(operand.arg)]
+                    self.put(hopper.TmaStoreOp(tmap, buffer, coords), leader)
+                    self.put(hopper.BulkCommitGroupOp(), leader)
+                    count += 1
+
+    def store_coordinates(
+        self, store: sched.StoreTileOp, m_block: int, box: int
+    ) -> list[SSAValue]:
+        """TMA coordinates (innermost first) of a 64 x 32 box of this warpgroup's tile."""
+        k = self.k
+        roles = self.memref_roles(store.dest)
+        rows = k.const(64 * m_block)
+        if not self.pingpong:
+            rows = k.mad(self.consumer, k.const(self.params.warpgroup[0]), rows)
+        coords: list[SSAValue] = []
+        for index, role in zip(store.indices, roles, strict=True):
+            position = self.reg(index)
+            if role == "m":
+                position = k.add(position, rows)
+            elif role == "n":
+                position = k.add(position, k.const(box * EPILOGUE_COLUMNS))
+            coords.append(position)
+        return list(reversed(coords))
 
     def scalar(self, value: SSAValue, slot: tuple[int, int, int, int], col: int) -> _Scalar:
         """The f32 register of epilogue `value` at accumulator element `slot`."""

@@ -20,8 +20,7 @@ persistent tile sequence. The IR stays executable by the CPU executor: the annot
 discardable attributes.
 
 Combinations that the lowering cannot build are refused here with a ScheduleError that
-names the parameter: clusters larger than one CTA and the shared-memory epilogue are not
-built yet.
+names the parameter: clusters larger than one CTA are not built yet.
 """
 
 from __future__ import annotations
@@ -164,11 +163,6 @@ def check_buildable(params: ScheduleParams, where: str) -> None:
         raise ScheduleError(
             f"{where}: the warpgroup tile m = {params.warpgroup[0]} must be a multiple of "
             f"{hw.WGMMA_M} (wgmma m)"
-        )
-    if params.epilogue != "registers":
-        raise ScheduleError(
-            f'{where}: epilogue = "{params.epilogue}" is not built by the Hopper lowering '
-            'yet; use epilogue="registers"'
         )
     if params.cluster != (1, 1):
         raise ScheduleError(

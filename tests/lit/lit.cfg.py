@@ -19,5 +19,13 @@ config.environment["PATH"] = os.pathsep.join(  # noqa: F821
 for name in ("HOME", "MMCOMP_CACHE_DIR", "CUDA_HOME"):
     if name in os.environ:
         config.environment[name] = os.environ[name]  # noqa: F821
-if shutil.which("ptxas", path=config.environment["PATH"]) or os.environ.get("CUDA_HOME"):  # noqa: F821
+# `ptxas` is available when mmcomp can find one: PATH, $CUDA_HOME/bin or the
+# nvidia-cuda-nvcc wheel of the dev extra (mmcomp.ptxas.find_tool).
+try:
+    from mmcomp.ptxas import find_tool
+
+    ptxas = find_tool("ptxas")
+except ImportError:
+    ptxas = shutil.which("ptxas", path=config.environment["PATH"])  # noqa: F821
+if ptxas:
     config.available_features.add("ptxas")  # noqa: F821

@@ -3,21 +3,12 @@
 // partition-warp-roles refuses, with a message naming the parameter, what the Hopper
 // lowering does not build.
 
-// A non-specialized kernel.
-func.func @none(%a: tensor<256x128xbf16>, %w: tensor<256x128xbf16>) -> tensor<256x256xf32> attributes {sched.params = #sched.params<tile = 128x128x64, warp_specialization = none, epilogue = registers>} {
+// A K tile narrower than one 128-byte swizzled row.
+func.func @narrow(%a: tensor<256x128xbf16>, %w: tensor<256x128xbf16>) -> tensor<256x256xf32> attributes {sched.params = #sched.params<tile = 128x128x32, epilogue = registers>} {
   %y = fusion.linear %a, %w : (tensor<256x128xbf16>, tensor<256x128xbf16>) -> tensor<256x256xf32>
   func.return %y : tensor<256x256xf32>
 }
-// CHECK: partition-warp-roles: @none: warp_specialization = "none" is not built by the Hopper lowering yet; use "cooperative" or "pingpong"
-
-// -----
-
-// The shared-memory epilogue.
-func.func @smem(%a: tensor<256x128xbf16>, %w: tensor<256x128xbf16>) -> tensor<256x256xf32> attributes {sched.params = #sched.params<tile = 128x128x64, epilogue = smem>} {
-  %y = fusion.linear %a, %w : (tensor<256x128xbf16>, tensor<256x128xbf16>) -> tensor<256x256xf32>
-  func.return %y : tensor<256x256xf32>
-}
-// CHECK: partition-warp-roles: @smem: epilogue = "smem" is not built by the Hopper lowering yet; use epilogue="registers"
+// CHECK: partition-warp-roles: @narrow: tile k = 32 must be a multiple of 64 (one 128-byte swizzled row of 16-bit elements)
 
 // -----
 

@@ -1,0 +1,58 @@
+// DEFINE: %{pipeline} = propagate-axis-mapping,tile-split,tile-merge,split-k,insert-persistent-loop,materialize-schedule,partition-warp-roles,lower-schedule-to-hopper,convert-hopper-to-ptx
+// RUN: mmcomp-opt %s --split-input-file -p %{pipeline} -t ptx | filecheck %s
+
+// Ping-pong: each consumer warpgroup takes alternate tiles (a 128x128 tile is two m64
+// blocks per warpgroup); named barriers 1 and 2 order their mainloops; each ring stage is
+// released by the 128 threads of one warpgroup.
+func.func @pingpong(%a: tensor<1000x512xbf16>, %w: tensor<1000x512xbf16>) -> tensor<1000x1000xbf16> attributes {sched.params = #sched.params<tile = 128x128x64, warp_specialization = pingpong, epilogue = registers, split_k = 1>} {
+  %y = fusion.linear %a, %w : (tensor<1000x512xbf16>, tensor<1000x512xbf16>) -> tensor<1000x1000xf32>
+  %o = fusion.cast %y : tensor<1000x1000xf32> to tensor<1000x1000xbf16>
+  func.return %o : tensor<1000x1000xbf16>
+}
+// CHECK-LABEL: .visible .entry pingpong(
+// CHECK:       .reqntid 384
+// CHECK:       mbarrier.init.shared::cta.b64 [{{.*}}], 128;
+// CHECK:       setmaxnreg.dec.sync.aligned.u32 40;
+// CHECK:       setmaxnreg.inc.sync.aligned.u32 232;
+// CHECK:       bar.sync 2, 256;
+// CHECK:       bar.sync 1, 256;
+// CHECK-COUNT-8: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
+// CHECK:       bar.arrive 1, 256;
+// CHECK:       bar.arrive 2, 256;
+
+// -----
+
+// Non-specialized: two warpgroups, both compute; thread 0 also loads, stages - 1 K blocks
+// ahead (a prologue, then one load per K block); no register split.
+func.func @none(%a: tensor<1000x512xbf16>, %w: tensor<1000x512xbf16>) -> tensor<1000x1000xbf16> attributes {sched.params = #sched.params<tile = 128x128x64, stages = 4, warp_specialization = none, epilogue = registers, split_k = 1>} {
+  %y = fusion.linear %a, %w : (tensor<1000x512xbf16>, tensor<1000x512xbf16>) -> tensor<1000x1000xf32>
+  %o = fusion.cast %y : tensor<1000x1000xf32> to tensor<1000x1000xbf16>
+  func.return %o : tensor<1000x1000xbf16>
+}
+// CHECK-LABEL: .visible .entry none(
+// CHECK:       .maxnreg 255
+// CHECK-NEXT:  .reqntid 256
+// CHECK:       mbarrier.init.shared::cta.b64 [{{.*}}], 256;
+// CHECK-NOT:   setmaxnreg
+// CHECK-COUNT-3: mbarrier.arrive.expect_tx.shared::cta.b64
+// CHECK:       wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
+// CHECK:       mbarrier.arrive.expect_tx.shared::cta.b64
+// CHECK-NOT:   setmaxnreg
+
+// -----
+
+// Split-K: partial tiles to the f32 workspace, a counted arrival, the last slice reduces.
+func.func @split(%a: tensor<300x2048xbf16>, %w: tensor<264x2048xbf16>) -> tensor<300x264xbf16> attributes {sched.params = #sched.params<tile = 128x128x64, split_k = 3, epilogue = registers>} {
+  %y = fusion.linear %a, %w : (tensor<300x2048xbf16>, tensor<264x2048xbf16>) -> tensor<300x264xf32>
+  %o = fusion.cast %y : tensor<300x264xf32> to tensor<300x264xbf16>
+  func.return %o : tensor<300x264xbf16>
+}
+// CHECK-LABEL: .visible .entry split(
+// CHECK:       wgmma.wait_group.sync.aligned 0;
+// CHECK:       st.global.f32
+// CHECK:       fence.acq_rel.gpu;
+// CHECK:       bar.sync 3, 256;
+// CHECK:       atom.global.acq_rel.gpu.add.u32
+// CHECK:       bar.sync 3, 256;
+// CHECK:       ld.global.f32
+// CHECK:       add.f32
