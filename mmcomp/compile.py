@@ -36,7 +36,7 @@ from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
 from mmcomp.dialects.sched import PARAMS_ATTR, ScheduleParams, ScheduleParamsAttr, problem_of
 from mmcomp.errors import FusionError, ScheduleError
-from mmcomp.heuristics import choose_params
+from mmcomp.heuristics import PARAMETERS, choose_params
 from mmcomp.registry import DIALECTS, PASSES
 
 if TYPE_CHECKING:
@@ -78,13 +78,37 @@ def _pass(name: str) -> Callable[[Context, ModuleOp, Compilation], None]:
     return run
 
 
+def _written_params(function: FuncOp) -> dict[str, object]:
+    """The parameters a `#sched.params` already on `function` sets (keys not at default)."""
+    attr = function.attributes.get(PARAMS_ATTR)
+    if attr is None:
+        return {}
+    if not isinstance(attr, ScheduleParamsAttr):
+        raise FusionError(
+            f"compile: @{function.sym_name.data}: '{PARAMS_ATTR}' must be #sched.params<...>, "
+            f"found {attr}"
+        )
+    written = attr.data
+    default = ScheduleParams()
+    return {
+        name: getattr(written, name)
+        for name in PARAMETERS
+        if getattr(written, name) != getattr(default, name)
+    }
+
+
 def _choose_schedule(ctx: Context, module: ModuleOp, compilation: Compilation) -> None:
-    """Choose the params (heuristic plus overrides) and put them on the fusion function."""
+    """Choose the params and put them on the fusion function.
+
+    The caller's overrides win over the keys a `#sched.params` already on the function
+    sets; the heuristic chooses the rest.
+    """
     del ctx
     functions = _functions(module)
     if len(functions) != 1:
         raise FusionError(f"compile: expected one func.func, found {len(functions)}")
-    params = choose_params(problem_of(functions[0]), **compilation.overrides)
+    overrides = {**_written_params(functions[0]), **compilation.overrides}
+    params = choose_params(problem_of(functions[0]), **overrides)
     functions[0].attributes[PARAMS_ATTR] = ScheduleParamsAttr(params)
     compilation.params = params
 
@@ -247,7 +271,10 @@ def run_pipeline(
             stage.run(ctx, module, compilation)
             module.verify()
         except (DiagnosticException, VerifyException) as error:
-            raise stage.errors(f"{stage.name}: {error}") from None
+            message = str(error)
+            if not message.startswith(f"{stage.name}:"):
+                message = f"{stage.name}: {message}"
+            raise stage.errors(message) from None
         stages[stage.name] = _text(module)
     assert compilation.params is not None
     return module, compilation.params, stages
@@ -269,6 +296,11 @@ def compile(f: Fusion | str | ModuleOp, backend: str = "cuda", **params: Any) ->
 
     normalize_overrides(params)
     fusion = _as_fusion(f)
+    if not fusion.outputs:
+        raise FusionError(
+            f"compile: @{fusion.name}: expected at least one output, found none (mark the "
+            f"results with Fusion.output)"
+        )
     module, chosen, stages = run_pipeline(fusion.module, params)
     factory = RUNNERS.get(backend)
     if factory is None:

@@ -26,7 +26,7 @@ import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import Builtin, FunctionType, ModuleOp, TensorType
 from xdsl.dialects.func import Func, FuncOp, ReturnOp
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import ParseError, VerifyException
@@ -237,12 +237,24 @@ class Fusion:
                     f"mmcomp.parse: @{func.sym_name.data}: argument {index}: expected a "
                     f"tensor of bf16, f16 or f32, found {arg_type}"
                 )
+            if not arg_type.get_shape():
+                raise FusionError(
+                    f"mmcomp.parse: @{func.sym_name.data}: argument {index}: expected rank "
+                    f">= 1, found the rank-0 {arg_type}; use a tensor of shape [1] for a scalar"
+                )
             arg_name = arg.name_hint
             if arg_name is None or arg_name in seen or not arg_name.isidentifier():
                 arg_name = f"arg{index}"
             seen.add(arg_name)
             inputs.append(Value(fusion, arg, arg_name))
         fusion._init(module, func, inputs, [])
+        for index, value in enumerate(block.last_op.operands):
+            if isinstance(value, BlockArgument) and value.block is block:
+                raise FusionError(
+                    f"mmcomp.parse: @{func.sym_name.data}: output {index}: expected a value "
+                    f"computed in the body, found argument {inputs[value.index].name!r} "
+                    f"returned directly"
+                )
         fusion._outputs = [fusion._wrap(value) for value in block.last_op.operands]
         return fusion
 
@@ -349,6 +361,11 @@ class Fusion:
                 f"{where}: argument 'shape': expected a sequence of positive ints, found {shape!r}"
             )
         extents = list(shape)
+        if not extents:
+            raise FusionError(
+                f"{where}: argument 'shape': expected rank >= 1, found [] (a rank-0 scalar); "
+                f"use shape [1] for a scalar, it broadcasts against any tensor"
+            )
         for extent in extents:
             if isinstance(extent, bool | np.bool_) or not isinstance(extent, numbers.Integral):
                 raise FusionError(
@@ -373,7 +390,14 @@ class Fusion:
 
     def output(self, value: Value) -> Value:
         """Make `value` the next output (function result); returns it."""
-        value = self._value(value, "Fusion.output", "value")
+        where = "Fusion.output"
+        value = self._value(value, where, "value")
+        if isinstance(value.ssa, BlockArgument):
+            raise FusionError(
+                f"{where}: argument 'value': expected a value computed by the fusion, found "
+                f"input {value.name!r} itself (an output must be computed in the body; "
+                f"the kernel does not copy inputs)"
+            )
         self._outputs.append(value)
         terminator = self._block.last_op
         assert terminator is not None
@@ -617,10 +641,14 @@ class Fusion:
 
 
 def _context() -> Context:
+    """Builtin, func and fusion loaded; sched registered lazily (for `#sched.params`)."""
+    from mmcomp.registry import DIALECTS
+
     ctx = Context()
     ctx.load_dialect(Builtin)
     ctx.load_dialect(Func)
     ctx.load_dialect(fd.Fusion)
+    ctx.register_dialect("sched", DIALECTS["sched"])
     return ctx
 
 

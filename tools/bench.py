@@ -157,14 +157,17 @@ def torch_eager(problem: Problem) -> Callable[[dict[str, Any]], Any]:
 CONFIGS: dict[str, list[dict[str, Any]]] = {
     "linear": [
         {"tile": (128, 256, 64), "warp_specialization": "cooperative"},
+        {"tile": (128, 256, 64), "warp_specialization": "cooperative", "epilogue": "smem"},
         {"tile": (128, 128, 64), "warp_specialization": "pingpong"},
     ],
     "gelu_bias": [
         {"tile": (128, 256, 64), "warp_specialization": "cooperative"},
+        {"tile": (128, 256, 64), "warp_specialization": "cooperative", "epilogue": "smem"},
         {"tile": (128, 128, 64), "warp_specialization": "pingpong"},
     ],
     "horizontal": [
         {"tile": (128, 128, 64), "warp_specialization": "cooperative"},
+        {"tile": (128, 128, 64), "warp_specialization": "cooperative", "epilogue": "smem"},
         {"tile": (64, 128, 64), "warp_specialization": "pingpong"},
     ],
 }
@@ -174,9 +177,10 @@ COMMON = {"epilogue": "registers", "split_k": 1}
 
 
 def short(params: dict[str, Any]) -> str:
-    """A configuration in a few words: 128x256x64 cooperative."""
+    """A configuration in a few words: 128x256x64 cooperative smem."""
     tile = "x".join(str(t) for t in params["tile"])
-    return f"{tile} {params['warp_specialization']}"
+    epilogue = params.get("epilogue", COMMON["epilogue"])
+    return f"{tile} {params['warp_specialization']} {epilogue}"
 
 
 def time_mmcomp(
@@ -203,7 +207,31 @@ def time_mmcomp(
         bound[counter[0] % len(bound)].launch(stream)
         counter[0] += 1
 
-    return median_ms(run, repeat)
+    milliseconds = median_ms(run, repeat)
+    check_against_torch(problem, sets[0], bound[0].arrays[len(names)])
+    return milliseconds
+
+
+def check_against_torch(problem: Problem, inputs: dict[str, Any], first_output: Any) -> None:
+    """Raise unless mmcomp's first output matches torch's (relative error < 2e-2).
+
+    The first output is the result for linear, matmul and gelu, the gate (A W1^T, f32)
+    for the horizontal fusion. A fast wrong kernel must not make it into the table.
+    """
+    import numpy as np
+    import torch  # pyright: ignore[reportMissingImports]
+    import torch.nn.functional as F  # pyright: ignore[reportMissingImports]
+
+    torch.cuda.synchronize()
+    got = first_output.to_host().astype(np.float32)
+    if problem.family == "horizontal":
+        want = F.linear(inputs["a"].float(), inputs["w1"].float())
+    else:
+        want = torch_eager(problem)(inputs).float()
+    want = want.cpu().numpy()
+    error = float(np.max(np.abs(got - want)) / np.max(np.abs(want)))
+    if not error < 2e-2:
+        raise ValueError(f"wrong result: relative error {error:.3g} against torch")
 
 
 def bench_problem(problem: Problem, repeat: int, compiled: bool) -> dict[str, Any]:
@@ -293,8 +321,9 @@ def main(argv: list[str] | None = None) -> int:
             f"launches, then {max(args.repeat // BATCH, 5)} batches of {BATCH} launches queued "
             "between two CUDA events, the median of the per-launch means; inputs rotated "
             "over copies when one set fits in L2; TFLOP/s counts matmul FLOPs only; torch is "
-            "eager (cuBLAS for the matmuls); mmcomp's schedules all use the register epilogue "
-            "and split_k = 1",
+            "eager (cuBLAS for the matmuls); mmcomp's schedules use split_k = 1 and the "
+            "epilogue named in the schedule; each schedule's first output is checked against "
+            "torch",
             "",
             *rows,
             "",

@@ -29,6 +29,7 @@ POISON_BYTE = 0xFF
 
 
 def _kernel_function(module: ModuleOp) -> FuncOp:
+    """The module's one materialized kernel."""
     functions = [op for op in module.ops if isinstance(op, FuncOp)]
     if len(functions) != 1:
         raise ScheduleError(
@@ -51,6 +52,7 @@ def lower_to_ptx(module: ModuleOp) -> tuple[str, LaunchPlan]:
 
 
 def _count(func: FuncOp, key: str) -> int:
+    """An integer attribute of the kernel (sched.num_inputs, sched.num_outputs)."""
     attr = func.attributes.get(key)
     if not isinstance(attr, IntegerAttr):
         raise ScheduleError(f"cuda back end: @{func.sym_name.data} has no {key}")
@@ -61,6 +63,7 @@ class BoundLaunch:
     """A kernel bound to device arrays: tensor maps encoded, ready to launch repeatedly."""
 
     def __init__(self, kernel: CudaKernel, arrays: Sequence[Any]):
+        """Encode the tensor maps over `arrays` (inputs, outputs, workspaces in order)."""
         from mmcomp.runtime import encode_tensor_map
 
         plan = kernel.plan
@@ -69,7 +72,7 @@ class BoundLaunch:
         self.arrays = list(arrays)
         """The device arrays, in kernel argument order."""
         self.maps = [
-            encode_tensor_map(self.arrays[operand.arg], box=operand.box, swizzle=128)
+            encode_tensor_map(self.arrays[operand.arg], box=operand.box, swizzle=operand.swizzle)
             for operand in plan.tensor_maps
         ]
         """One tensor map per mainloop operand."""
@@ -97,6 +100,7 @@ class BoundLaunch:
                 plan.grid,
                 plan.threads,
                 self.args,
+                cluster=plan.cluster,
                 smem_bytes=plan.smem_bytes,
                 stream=stream,
             )
@@ -108,7 +112,7 @@ class BoundLaunch:
             attribute = driver.CUlaunchAttribute()
             attribute.id = driver.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
             cluster = attribute.value.clusterDim
-            cluster.x, cluster.y, cluster.z = 1, 1, 1
+            cluster.x, cluster.y, cluster.z = plan.cluster, 1, 1
             config.attrs = [attribute]
             config.numAttrs = 1
             self._packed = KernelArguments(self.args)

@@ -298,14 +298,19 @@ def _expect_result(op: IRDLOperation, expected: TensorType, found: Attribute) ->
         raise VerifyException(f"{op.name}: result: expected type {expected}, found {found}")
 
 
-def _expect_same_element_type(
-    op: IRDLOperation, first: tuple[str, TensorType], second: tuple[str, TensorType]
-) -> None:
-    if first[1].element_type != second[1].element_type:
+def _checked_factors(
+    op: IRDLOperation, first: tuple[str, SSAValue], second: tuple[str, SSAValue]
+) -> tuple[TensorType, TensorType]:
+    """The (name, value) factors of a contraction as checked tensors of one element type."""
+    (first_name, first_value), (second_name, second_value) = first, second
+    first_type = _checked_tensor(op, f"operand '{first_name}'", first_value.type)
+    second_type = _checked_tensor(op, f"operand '{second_name}'", second_value.type)
+    if first_type.element_type != second_type.element_type:
         raise VerifyException(
-            f"{op.name}: operand '{second[0]}': expected element type "
-            f"{first[1].element_type} (that of '{first[0]}'), found {second[1].element_type}"
+            f"{op.name}: operand '{second_name}': expected element type "
+            f"{first_type.element_type} (that of '{first_name}'), found {second_type.element_type}"
         )
+    return first_type, second_type
 
 
 # Custom syntax helpers
@@ -394,9 +399,7 @@ class MatmulOp(IRDLOperation):
         return (*batch, a[-2], b[-1])
 
     def verify_(self) -> None:
-        a = _checked_tensor(self, "operand 'a'", self.a.type)
-        b = _checked_tensor(self, "operand 'b'", self.b.type)
-        _expect_same_element_type(self, ("a", a), ("b", b))
+        a, b = _checked_factors(self, ("a", self.a), ("b", self.b))
         a_shape, b_shape = _shape(a), _shape(b)
         for what, shape in (("a", a_shape), ("b", b_shape)):
             if len(shape) < 2:
@@ -450,9 +453,7 @@ class LinearOp(IRDLOperation):
         super().__init__(operands=[a, w, bias], result_types=[result_type])
 
     def verify_(self) -> None:
-        a = _checked_tensor(self, "operand 'a'", self.a.type)
-        w = _checked_tensor(self, "operand 'w'", self.w.type)
-        _expect_same_element_type(self, ("a", a), ("w", w))
+        a, w = _checked_factors(self, ("a", self.a), ("w", self.w))
         a_shape, w_shape = _shape(a), _shape(w)
         if len(a_shape) < 2:
             raise VerifyException(
@@ -523,9 +524,7 @@ class FusedMultiplySumOp(IRDLOperation):
         return tuple(int(axis) for axis in self.axes.get_values())
 
     def verify_(self) -> None:
-        a = _checked_tensor(self, "operand 'a'", self.a.type)
-        b = _checked_tensor(self, "operand 'b'", self.b.type)
-        _expect_same_element_type(self, ("a", a), ("b", b))
+        a, b = _checked_factors(self, ("a", self.a), ("b", self.b))
         a_shape, b_shape = _shape(a), _shape(b)
         if len(a_shape) != len(b_shape):
             raise VerifyException(
@@ -613,9 +612,7 @@ class MmaOp(IRDLOperation):
         )
 
     def verify_(self) -> None:
-        a = _checked_tensor(self, "operand 'a'", self.a.type)
-        b = _checked_tensor(self, "operand 'b'", self.b.type)
-        _expect_same_element_type(self, ("a", a), ("b", b))
+        a, b = _checked_factors(self, ("a", self.a), ("b", self.b))
         result = _checked_tensor(self, "result", self.result.type)
         if dtype_name(result.element_type) != "f32":
             raise VerifyException(

@@ -262,10 +262,7 @@ class ParamAttr(ParametrizedAttribute):
                 f"#ptx.param '{self.param_name.data}': unknown kind '{self.kind.data}', "
                 f"expected one of {', '.join(PARAM_KINDS)}"
             )
-        if not _IDENT.match(self.param_name.data):
-            raise VerifyException(
-                f"#ptx.param: '{self.param_name.data}' is not a valid PTX identifier"
-            )
+        _check_identifier("#ptx.param", self.param_name.data)
 
     def print_parameters(self, printer: Printer) -> None:
         printer.print_string(f"<{self.param_name.data} : {self.kind.data}>")
@@ -275,6 +272,12 @@ class ParamAttr(ParametrizedAttribute):
         with parser.in_angle_brackets():
             name, kind = _parse_param(parser)
         return (StringAttr(name), StringAttr(kind))
+
+
+def _check_identifier(where: str, name: str) -> None:
+    """Raise unless `name` is a valid PTX identifier (`where` names the op or attribute)."""
+    if not _IDENT.match(name):
+        raise VerifyException(f"{where}: '{name}' is not a valid PTX identifier")
 
 
 def _parse_param(parser: AttrParser) -> tuple[str, str]:
@@ -384,10 +387,7 @@ class SharedOp(IRDLOperation):
         )
 
     def verify_(self) -> None:
-        if not _IDENT.match(self.sym_name.data):
-            raise VerifyException(
-                f"ptx.shared: '{self.sym_name.data}' is not a valid PTX identifier"
-            )
+        _check_identifier("ptx.shared", self.sym_name.data)
         align = self.alignment.data
         if align <= 0 or align & (align - 1):
             raise VerifyException(
@@ -904,6 +904,11 @@ def _arith_type(kind: RegKind) -> str:
     return kind.name
 
 
+def _bits_type(kind: RegKind) -> str:
+    """Instruction type for moving or combining bits of a kind: `pred` or `bNN`."""
+    return "pred" if kind.name == "pred" else f"b{kind.width}"
+
+
 def _same_kind(op: Operation, values: Sequence[tuple[str, SSAValue]]) -> RegKind:
     first_name, first = values[0]
     kind = kind_of(first)
@@ -1051,7 +1056,7 @@ class MovOp(PtxInstruction):
 
     def ptx_text(self, name: NameOf) -> str:
         kind = kind_of(self.result)
-        suffix = "pred" if kind.name == "pred" else f"b{kind.width}"
+        suffix = _bits_type(kind)
         return f"mov.{suffix} {name(self.result)}, {name(self.src)}"
 
 
@@ -1074,7 +1079,7 @@ class AssignOp(PtxInstruction):
 
     def ptx_text(self, name: NameOf) -> str:
         kind = kind_of(self.dst)
-        suffix = "pred" if kind.name == "pred" else f"b{kind.width}"
+        suffix = _bits_type(kind)
         return f"mov.{suffix} {name(self.dst)}, {name(self.src)}"
 
 
@@ -1496,8 +1501,7 @@ class LogicOp(BinaryOp, ABC):
     CATEGORIES: ClassVar[str] = "b,u,s,pred"
 
     def mnemonic(self, kind: RegKind) -> str:
-        suffix = "pred" if kind.name == "pred" else f"b{kind.width}"
-        return f"{self.name.removeprefix('ptx.')}.{suffix}"
+        return f"{self.name.removeprefix('ptx.')}.{_bits_type(kind)}"
 
 
 @irdl_op_definition
@@ -1733,7 +1737,7 @@ class NotOp(UnaryOp):
     CATEGORIES: ClassVar[str] = "b,u,s,pred"
 
     def mnemonic(self, kind: RegKind) -> str:
-        return "not.pred" if kind.name == "pred" else f"not.b{kind.width}"
+        return f"not.{_bits_type(kind)}"
 
 
 INT_COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs")
@@ -1944,8 +1948,7 @@ class LabelOp(IRDLOperation):
         return cls(parser.parse_identifier_or_str_literal(" (a label name)"))
 
     def verify_(self) -> None:
-        if not _IDENT.match(self.label.data):
-            raise VerifyException(f"ptx.label: '{self.label.data}' is not a valid PTX identifier")
+        _check_identifier("ptx.label", self.label.data)
 
 
 @irdl_op_definition

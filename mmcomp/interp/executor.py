@@ -99,7 +99,7 @@ def _bind_input(kernel: func.FuncOp, index: int, array: np.ndarray) -> np.ndarra
             f"input {index} of kernel @{kernel.sym_name.data}: expected dtype {dtype}, "
             f"found {array.dtype}"
         )
-    return np.ascontiguousarray(array)
+    return np.require(array, requirements="C")  # keeps the rank, unlike ascontiguousarray
 
 
 def execute(module: builtin.ModuleOp, inputs: Sequence[np.ndarray]) -> Execution:

@@ -83,7 +83,7 @@ class InsertPersistentLoop(ModulePass):
     name = "insert-persistent-loop"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for _, schedule in scheduled_functions(op):
+        for _, schedule in scheduled_functions(op, self.name):
             view = ScheduleView(schedule, self.name)
             if view.bound("block_x"):
                 raise view.fail("the work index is already bound to block_x")

@@ -21,13 +21,19 @@ What each piece of the materialized IR becomes:
 - `sched.mma` becomes, per K block, a wait on the stage's full barrier, `wgmma.fence`,
   one `wgmma.mma_async` per k16 step and N chunk, `wgmma.commit_group`, then
   `wgmma.wait_group 1` and the release of the previous stage on its empty barrier (one
-  group stays in flight). The two consumer warpgroups each take 64 rows of the tile;
+  group stays in flight). Cooperative: the two consumer warpgroups each take 64 rows of
+  every tile. Ping-pong: they take alternate tiles (named barriers order their
+  mainloops; each skips the other's K blocks in the ring). Non-specialized: both compute
+  and thread 0 also loads, `stages - 1` K blocks ahead;
 - `sched.zero_tile` sets the accumulator registers to zero;
 - `sched.epilogue` is evaluated in registers on the wgmma accumulator layout, element
   by element (its fusion ops are pointwise; an operand tile is read at the element's
   coordinates through its roles, so a bias [n], a [1, n] row or an [m, n] operand all
-  work), and each `sched.store_tile` is a predicated, vectorized `st.global` clipped at
-  the output's bounds.
+  work); each `sched.store_tile` is a predicated, vectorized `st.global` clipped at the
+  output's bounds (epilogue "registers"), or 64 x 32 boxes staged in shared memory and
+  stored by TMA (epilogue "smem", for outputs with 16-byte rows);
+- split-K: `sched.store_partial` / `sched.arrive` / `sched.reduce_partials` become
+  coalesced f32 workspace traffic, an acq_rel atomic counter, and a sum in slice order.
 
 `lower_kernel(func)` returns the ptx module and the `LaunchPlan` (parameters, tensor maps,
 grid, threads, shared memory) that the cuda back end needs to launch it.
@@ -35,6 +41,7 @@ grid, threads, shared memory) that the cuda back end needs to launch it.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -75,6 +82,8 @@ BOX_ELEMENTS = 64
 """Elements of a 16-bit operand per 128-byte swizzled box row."""
 SWIZZLE = 128
 """The swizzle span of every operand tile in shared memory (bytes)."""
+SHARED_NAME = "mmcomp_shared"
+"""The kernel's dynamic shared memory array (a name no fusion is likely to take)."""
 SMEM_ALIGN = 1024
 """Alignment of the ring (128-byte swizzle atoms repeat every 1024 bytes)."""
 LOG2E = 1.4426950408889634
@@ -94,6 +103,7 @@ GELU_C = 0.7978845608028654
 
 
 def _dtype(element: Attribute) -> str:
+    """The dtype name of a builtin float element type."""
     if isinstance(element, BFloat16Type):
         return "bf16"
     if isinstance(element, Float16Type):
@@ -137,6 +147,11 @@ class TmaOperand:
     """"k" when the contiguous axis is k, "mn" when it is m or n."""
     swizzle: int = SWIZZLE
     """Swizzle span of the box in shared memory (0 for the epilogue's output boxes)."""
+    multicast: int = 1
+    """CTAs of the cluster that share this tile: each loads 1 / multicast of it and
+    multicasts its part to all (1: loaded by each CTA alone)."""
+    row_pieces: int = 1
+    """K-major multicast: the tile's rows are loaded as this many boxes (one per CTA)."""
 
     @property
     def element_bytes(self) -> int:
@@ -151,7 +166,7 @@ class TmaOperand:
     @property
     def tile_bytes(self) -> int:
         """Bytes of the whole tile (one ring slot)."""
-        return self.box_bytes * self.boxes
+        return self.box_bytes * self.boxes * self.row_pieces
 
 
 @dataclass(frozen=True)
@@ -177,6 +192,8 @@ class LaunchPlan:
     """The warp-role plan."""
     params: ScheduleParams
     """The schedule parameters."""
+    cluster: int = 1
+    """CTAs per cluster (the grid is a multiple)."""
 
 
 # ----------------------------------------------------------------------------------------
@@ -250,6 +267,10 @@ class _Lowering:
     rows: list[SSAValue] = field(default_factory=list[SSAValue])
     skip_label: str | None = None
     store_maps: dict[int, TmaOperand] = field(default_factory=dict[int, TmaOperand])
+    rank_is: list[SSAValue] | None = None
+    """Clusters: the predicates "this CTA has cluster rank q", once computed."""
+    cluster_mask: SSAValue | None = None
+    """Clusters: the 16-bit mask of every CTA of the cluster (multicast destinations)."""
     """Epilogue "smem": the tensor map of each output stored by TMA, by argument index."""
     load_stage: SSAValue | None = None
     """Non-specialized kernels: the ring position thread 0 loads into next."""
@@ -265,6 +286,7 @@ class _Lowering:
 
     @property
     def where(self) -> str:
+        """The prefix of every error message."""
         return f"lower-schedule-to-hopper: @{self.func.sym_name.data}"
 
     # --- setup -------------------------------------------------------------------------
@@ -310,10 +332,40 @@ class _Lowering:
                 tile_shape[-1] // BOX_ELEMENTS,
                 "k" if inner_role == "k" else "mn",
             )
+            operand = self.shared_in_cluster(operand, roles)
             self.operands.append(operand)
             self.slot_offsets.append(offset)
             offset += operand.tile_bytes
         self.stage_bytes = offset
+
+    @property
+    def cluster_size(self) -> int:
+        """CTAs per cluster."""
+        return self.params.cluster[0] * self.params.cluster[1]
+
+    def shared_in_cluster(self, operand: TmaOperand, roles: Sequence[str]) -> TmaOperand:
+        """The operand, multicast when the CTAs of a cluster all load the same tile.
+
+        The cluster extends along m (cluster m x 1) or n (1 x n); an operand without that
+        axis (B for clusters along m, A along n) is the same in every CTA of the cluster.
+        K-major tiles are split by rows, MN-major tiles by their 64-wide boxes; a tile that
+        does not split evenly is loaded by each CTA alone.
+        """
+        size = self.cluster_size
+        if size == 1:
+            return operand
+        axis = "m" if self.params.cluster[0] > 1 else "n"
+        if axis in roles:
+            return operand
+        if operand.major == "k":
+            rows = operand.box[-2]
+            if rows % size or (rows // size) % 8:
+                return operand
+            box = (*operand.box[:-2], rows // size, operand.box[-1])
+            return dataclasses.replace(operand, box=box, multicast=size, row_pieces=size)
+        if operand.boxes % size:
+            return operand
+        return dataclasses.replace(operand, multicast=size)
 
     def smem_bytes(self) -> int:
         """Ring + barriers + epilogue buffers + alignment slack."""
@@ -373,7 +425,7 @@ class _Lowering:
         maps = len(self.operands) + len(self.store_maps)
         params += [(f"tmap{j}", "tmap") for j in range(maps)]
         self.module = ptx.PtxModuleOp()
-        self.module.body.block.add_op(ptx.SharedOp("smem", SMEM_ALIGN))
+        self.module.body.block.add_op(ptx.SharedOp(SHARED_NAME, SMEM_ALIGN))
         self.k = ptx.KernelBuilder.create(
             self.module,
             name,
@@ -392,6 +444,11 @@ class _Lowering:
         grid_attr = self.func.attributes.get("sched.grid")
         if not isinstance(grid_attr, IntegerAttr):
             raise ScheduleError(f"{self.where}: missing sched.grid (run materialize-schedule)")
+        if grid_attr.value.data % self.cluster_size:
+            raise ScheduleError(
+                f"{self.where}: grid {grid_attr.value.data} is not a multiple of the cluster "
+                f"size {self.cluster_size}"
+            )
         types: list[tuple[tuple[int, ...], str]] = []
         for arg in args:
             assert isinstance(arg.type, MemRefType)
@@ -412,6 +469,7 @@ class _Lowering:
             self.smem_bytes(),
             self.roles,
             self.params,
+            self.cluster_size,
         )
 
     # --- kernel skeleton ---------------------------------------------------------------
@@ -427,10 +485,11 @@ class _Lowering:
         return 1 if self.pingpong else self.roles.consumers
 
     def emit_kernel(self) -> None:
+        """The whole entry: prologue, then the producer and consumer roles."""
         k = self.k
         stages = self.roles.stages
         tid = k.sreg("tid.x")
-        raw = k.addr_of("smem")
+        raw = k.addr_of(SHARED_NAME)
         base = k.binary(
             ptx.AndOp,
             k.add(raw, k.const(SMEM_ALIGN - 1)),
@@ -458,6 +517,7 @@ class _Lowering:
         for tmap in self.maps:
             self.put(hopper.TensorMapPrefetchOp(tmap), leader)
         k.bar()
+        self.cluster_sync()
         warpgroup = k.shr(tid, k.const(7))
         self.tid = tid
         self.leader = leader
@@ -465,6 +525,7 @@ class _Lowering:
             # Non-specialized: every warpgroup computes; thread 0 also issues the loads.
             self.consumer = warpgroup
             self.emit_consumer()
+            self.cluster_sync()
             k.ret()
             return
         is_producer = k.setp("eq", warpgroup, k.const(0))
@@ -482,6 +543,7 @@ class _Lowering:
         self.consumer = k.sub(warpgroup, k.const(1))
         self.emit_consumer()
         k.label(done_label)
+        self.cluster_sync()
         k.ret()
 
     def put(self, op: _OpT, pred: SSAValue | None, negated: bool = False) -> _OpT:
@@ -493,12 +555,14 @@ class _Lowering:
         return self.k.append(op)
 
     def ring_state(self) -> tuple[SSAValue, SSAValue]:
+        """Fresh (stage, phase) registers of a ring position, both 0."""
         k = self.k
         stage = k.const(0)
         phase = k.const(0)
         return stage, phase
 
     def advance(self, stage: SSAValue, phase: SSAValue) -> None:
+        """Move a ring position one stage on (the phase flips at the wrap)."""
         k = self.k
         k.assign(stage, k.add(stage, k.const(1)))
         wrap = k.setp("eq", stage, k.const(self.roles.stages))
@@ -506,11 +570,13 @@ class _Lowering:
         self.put(ptx.AssignOp(phase, k.binary(ptx.XorOp, phase, k.const(1))), wrap)
 
     def barrier(self, which: SSAValue, stage: SSAValue) -> SSAValue:
+        """The address of stage `stage`'s barrier in the array at `which`."""
         return self.k.mad(stage, self.k.const(8), which)
 
     # --- index arithmetic and loops ------------------------------------------------------
 
     def reg(self, value: SSAValue) -> SSAValue:
+        """The register holding an index value of the kernel."""
         found = self.regs.get(value)
         if found is None:
             raise ScheduleError(f"{self.where}: value {value} is used before a register holds it")
@@ -610,6 +676,7 @@ class _Lowering:
         return needed
 
     def emit_producer(self) -> None:
+        """The elected producer thread: the schedule's loops, only what its loads need."""
         needed = self.producer_slice()
         self.stage, self.phase = self.ring_state()
         self.walk(self.func.body.block.ops, needed, self.producer_op)
@@ -620,6 +687,7 @@ class _Lowering:
         needed: set[Operation] | None,
         special: Callable[[Operation], bool],
     ) -> None:
+        """Emit `ops` in order: index arithmetic, loops and ifs here, the rest by `special`."""
         holds_mainloop = False
         for op in ops:  # pyright: ignore[reportGeneralTypeIssues]
             assert isinstance(op, Operation)
@@ -669,6 +737,7 @@ class _Lowering:
         k.assign(self.tiles_seen, k.add(self.tiles_seen, k.const(1)))
 
     def producer_op(self, op: Operation) -> bool:
+        """The producer's own lowering of `op` (the K loop); False for the generic one."""
         if isinstance(op, scf.ForOp) and op is self.mainloop:
             self.emit_loop(op, lambda: self.producer_k_block(op))
             return True
@@ -700,6 +769,9 @@ class _Lowering:
             operand = self.operands[slot]
             coords = [self.reg(index) for index in reversed(op.indices)]
             dst = k.add(slot_base, k.const(self.slot_offsets[slot]))
+            if operand.multicast > 1:
+                self.multicast_loads(operand, slot, dst, coords, full)
+                continue
             for box in range(operand.boxes):
                 inner = coords[0]
                 if box:
@@ -714,9 +786,69 @@ class _Lowering:
                 )
         self.advance(stage, phase)
 
+    def multicast_loads(
+        self,
+        operand: TmaOperand,
+        slot: int,
+        dst: SSAValue,
+        coords: Sequence[SSAValue],
+        full: SSAValue,
+    ) -> None:
+        """This CTA's share of a tile common to the cluster, multicast to every CTA."""
+        k = self.k
+        size = operand.multicast
+        if self.rank_is is None:
+            rank = k.append(hopper.IdOp("cluster_cta_rank")).result
+            self.rank_is = [k.setp("eq", rank, k.const(q)) for q in range(size)]
+            self.cluster_mask = k.const((1 << size) - 1, ptx.U16)
+        assert self.cluster_mask is not None
+        rows = operand.box[-2]
+        unit = 0
+        for box in range(operand.boxes):
+            for piece in range(operand.row_pieces):
+                offset = (box * operand.row_pieces + piece) * operand.box_bytes
+                inner = coords[0]
+                if box:
+                    inner = k.add(inner, k.const(box * BOX_ELEMENTS))
+                outer = list(coords[1:])
+                if piece:
+                    outer[0] = k.add(outer[0], k.const(piece * rows))
+                self.put(
+                    hopper.TmaLoadMulticastOp(
+                        k.add(dst, k.const(offset)) if offset else dst,
+                        self.maps[slot],
+                        full,
+                        self.cluster_mask,
+                        [inner, *outer],
+                    ),
+                    self.rank_is[unit % size],
+                )
+                unit += 1
+
+    def release(self, stage: SSAValue, pred: SSAValue) -> None:
+        """Arrive on the empty barrier of `stage` (if `pred`): in a cluster, thread t of a
+        warpgroup arrives at CTA t % size, so each CTA's barrier hears from all."""
+        k = self.k
+        empty = self.barrier(self.empty, stage)
+        if self.cluster_size == 1:
+            self.put(hopper.MbarrierArriveOp(empty), pred)
+            return
+        thread = k.binary(ptx.AndOp, self.tid, k.const(127))
+        target = k.binary(ptx.RemOp, thread, k.const(self.cluster_size))
+        remote = k.append(hopper.MapaOp(empty, target)).result
+        self.put(hopper.MbarrierArriveOp(remote, "cluster"), pred)
+
+    def cluster_sync(self) -> None:
+        """All threads of the cluster meet (after barrier init, before exit)."""
+        if self.cluster_size == 1:
+            return
+        self.k.append(ptx.ClusterBarrierOp("arrive"))
+        self.k.append(ptx.ClusterBarrierOp("wait"))
+
     # --- consumers -----------------------------------------------------------------------
 
     def emit_consumer(self) -> None:
+        """The consumer warpgroups: the schedule's loops with mainloop and epilogue."""
         k = self.k
         self.stage, self.phase = self.ring_state()
         tid = self.tid
@@ -768,6 +900,7 @@ class _Lowering:
         k.assign(self.phase, k.binary(ptx.XorOp, self.phase, flip))
 
     def consumer_op(self, op: Operation) -> bool:
+        """The consumers' own lowering of a tile op; False for the generic one."""
         if isinstance(op, scf.ForOp) and op is self.mainloop:
             self.consumer_mainloop(op)
             return True
@@ -831,6 +964,7 @@ class _Lowering:
         return slab
 
     def store_partial(self, op: sched.StorePartialOp) -> None:
+        """Write this thread's partial accumulators to its slab of the workspace."""
         k = self.k
         acc = self.accumulators[op.value]
         slab = self.workspace_slab(list(op.indices), op.workspace)
@@ -923,6 +1057,7 @@ class _Lowering:
         )
 
     def consumer_mainloop(self, loop: scf.ForOp) -> None:
+        """The K loop of the consumers (wgmma on the ring), with the ping-pong skip."""
         k = self.k
         for arg, init in zip(loop.body.block.args[1:], loop.iter_args, strict=True):
             self.accumulators[arg] = self.accumulators[init]
@@ -965,6 +1100,7 @@ class _Lowering:
         wg_m = self.params.warpgroup[0]
 
         def k_block() -> None:
+            """One K block: wait full, wgmmas, keep one group in flight, release."""
             for op in loop.body.block.ops:
                 if not isinstance(op, sched.LoadTileOp | sched.MmaOp | scf.YieldOp):
                     self.emit_index_op(op)
@@ -1012,8 +1148,7 @@ class _Lowering:
                             )
             k.append(hopper.WgmmaCommitGroupOp())
             k.append(hopper.WgmmaWaitGroupOp(1))
-            release = k.setp("ne", has_prev, k.const(0))
-            self.put(hopper.MbarrierArriveOp(self.barrier(self.empty, prev)), release)
+            self.release(prev, k.setp("ne", has_prev, k.const(0)))
             k.assign(prev, stage)
             k.assign(has_prev, k.const(1))
             self.advance(stage, phase)
@@ -1033,8 +1168,7 @@ class _Lowering:
             self.put(hopper.NamedBarrierOp("arrive", ORDER_BARRIER, 256), signal_first)
             self.put(hopper.NamedBarrierOp("arrive", ORDER_BARRIER + 1, 256), signal_second)
         k.append(hopper.WgmmaWaitGroupOp(0))
-        release = k.setp("ne", has_prev, k.const(0))
-        self.put(hopper.MbarrierArriveOp(self.barrier(self.empty, prev)), release)
+        self.release(prev, k.setp("ne", has_prev, k.const(0)))
         for result, value in zip(loop.results, yielded.operands, strict=True):
             self.accumulators[result] = self.accumulators[value]
         self.skip_label = skip_label
@@ -1042,6 +1176,7 @@ class _Lowering:
     # --- epilogue ------------------------------------------------------------------------
 
     def emit_epilogue(self) -> None:
+        """The pending sched.epilogue and its stores, on this thread's elements."""
         op = self.pending_epilogue
         assert op is not None
         stores = self.stores
@@ -1124,6 +1259,7 @@ class _Lowering:
         row_in_box = k.add(k.mul(self.warp, k.const(16)), k.shr(self.lane, k.const(2)))
 
         def sync() -> None:
+            """Barrier of this warpgroup's 128 threads."""
             self.put(hopper.NamedBarrierOp("sync", EPILOGUE_BARRIER, 128), first)
             self.put(hopper.NamedBarrierOp("sync", EPILOGUE_BARRIER + 1, 128), second)
 
@@ -1174,9 +1310,7 @@ class _Lowering:
                     self.put(hopper.BulkCommitGroupOp(), leader)
                     count += 1
 
-    def store_coordinates(
-        self, store: sched.StoreTileOp, m_block: int, box: int
-    ) -> list[SSAValue]:
+    def store_coordinates(self, store: sched.StoreTileOp, m_block: int, box: int) -> list[SSAValue]:
         """TMA coordinates (innermost first) of a 64 x 32 box of this warpgroup's tile."""
         k = self.k
         roles = self.memref_roles(store.dest)
@@ -1204,6 +1338,7 @@ class _Lowering:
         return result
 
     def _scalar(self, value: SSAValue, slot: tuple[int, int, int, int], col: int) -> _Scalar:
+        """Compute the register of `value` at an element (see `scalar`)."""
         chunk, block8, half, e = slot
         bound = self.bound.get(value)
         if isinstance(bound, _Accumulator):
@@ -1234,9 +1369,11 @@ class _Lowering:
         return k.cvt(low, ptx.F32)
 
     def const_f32(self, value: float) -> SSAValue:
+        """An f32 immediate in a register."""
         return self.k.const(value, ptx.F32)
 
     def pointwise(self, name: str, op: Operation, regs: list[SSAValue]) -> SSAValue:
+        """One pointwise fusion op on f32 registers."""
         k = self.k
         if name == "fusion.add":
             return k.add(regs[0], regs[1])
@@ -1339,10 +1476,12 @@ class _Lowering:
         return access.bases[half], col * access.col_stride, pred
 
     def memref_roles(self, memref: SSAValue) -> tuple[str, ...]:
+        """The roles of a kernel argument's axes."""
         assert isinstance(memref, BlockArgument)
         return _arg_roles(self.func, memref.index)
 
     def load_scalar(self, load: sched.LoadTileOp, half: int, col: int) -> _Scalar:
+        """An epilogue operand's element (row slot `half`, column `col`), loaded once."""
         k = self.k
         roles = self.memref_roles(load.source)
         key = (load, half if "m" in roles else None, col if "n" in roles else None)
@@ -1360,6 +1499,7 @@ class _Lowering:
     def store_pair(
         self, store: sched.StoreTileOp, values: list[_Scalar], half: int, col: int
     ) -> None:
+        """Store two neighbouring elements of an output from registers (clipped)."""
         k = self.k
         roles = self.memref_roles(store.dest)
         memref_type = store.dest.type
@@ -1402,6 +1542,7 @@ class LowerScheduleToHopper(ModulePass):
     name = "lower-schedule-to-hopper"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        """Lower every partitioned kernel of the module."""
         del ctx
         for func in list(op.ops):
             if not isinstance(func, FuncOp) or ROLES_ATTR not in func.attributes:

@@ -51,7 +51,7 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
 from mmcomp.dialects import fusion, sched
-from mmcomp.passes.tile_split import ScheduleView, extent, scheduled_functions
+from mmcomp.passes.tile_split import GRID_ATTR, ScheduleView, extent, scheduled_functions
 
 ROLES_ATTR = "fusion.roles"
 """The attribute holding the axis roles of an op result or a function argument."""
@@ -489,7 +489,7 @@ class _KernelBuilder:
             Region(entry),
             arg_attrs=ArrayAttr(arg_attrs),
         )
-        kernel.attributes["sched.grid"] = IntegerAttr(plan.grid_ctas, i64)
+        kernel.attributes[GRID_ATTR] = IntegerAttr(plan.grid_ctas, i64)
         kernel.attributes["sched.cluster"] = IntegerAttr(plan.cluster_size, i64)
         kernel.attributes["sched.num_inputs"] = IntegerAttr(len(body.inputs), i64)
         kernel.attributes["sched.num_outputs"] = IntegerAttr(len(body.outputs), i64)
@@ -745,7 +745,7 @@ class MaterializeSchedule(ModulePass):
     name = "materialize-schedule"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for function, schedule in list(scheduled_functions(op)):
+        for function, schedule in list(scheduled_functions(op, self.name)):
             plan = plan_of(ScheduleView(schedule, self.name))
             kernel = _KernelBuilder(function, plan).build()
             kernel.attributes["sched.params"] = schedule.params

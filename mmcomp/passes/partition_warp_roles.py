@@ -20,7 +20,8 @@ persistent tile sequence. The IR stays executable by the CPU executor: the annot
 discardable attributes.
 
 Combinations that the lowering cannot build are refused here with a ScheduleError that
-names the parameter: clusters larger than one CTA are not built yet.
+names the parameter: clusters other than 1x1, 2 or 4 CTAs along one axis, tile k not a
+multiple of 64, warpgroup tiles whose m is not a multiple of 64.
 """
 
 from __future__ import annotations
@@ -118,6 +119,7 @@ class WarpRoles:
         data = attr.data
 
         def number(key: str) -> int:
+            """The integer entry `key`."""
             value = data.get(key)
             if not isinstance(value, IntegerAttr):
                 raise ScheduleError(f"{ROLES_ATTR}: missing integer entry '{key}'")
@@ -164,10 +166,11 @@ def check_buildable(params: ScheduleParams, where: str) -> None:
             f"{where}: the warpgroup tile m = {params.warpgroup[0]} must be a multiple of "
             f"{hw.WGMMA_M} (wgmma m)"
         )
-    if params.cluster != (1, 1):
+    cluster_m, cluster_n = params.cluster
+    if min(cluster_m, cluster_n) != 1 or max(cluster_m, cluster_n) not in (1, 2, 4):
         raise ScheduleError(
-            f"{where}: cluster {params.cluster[0]}x{params.cluster[1]} is not built by the "
-            "Hopper lowering yet; use cluster=(1, 1)"
+            f"{where}: cluster {cluster_m}x{cluster_n} is not built by the Hopper lowering; "
+            "use 1x1, or 2 or 4 CTAs along one axis (2x1, 4x1, 1x2, 1x4)"
         )
     if params.tile[2] % 64:
         raise ScheduleError(
@@ -208,6 +211,7 @@ def slot_of(load: Operation) -> int:
 
 
 def _tile_ops(func: FuncOp) -> Iterator[Operation]:
+    """Every tile-level op of the kernel."""
     for op in func.walk():
         if isinstance(op, TILE_OPS):
             yield op
@@ -243,6 +247,7 @@ class PartitionWarpRoles(ModulePass):
     name = "partition-warp-roles"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        """Partition every materialized kernel of the module."""
         del ctx
         for func in op.walk():
             if isinstance(func, FuncOp) and PARAMS_ATTR in func.attributes:

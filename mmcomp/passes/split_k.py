@@ -33,8 +33,9 @@ class SplitK(ModulePass):
     name = "split-k"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for _, schedule in scheduled_functions(op):
+        for _, schedule in scheduled_functions(op, self.name):
             view = ScheduleView(schedule, self.name)
+            _ = view.tile  # tile-merge must have run, even for split_k = 1
             if view.params.split_k > 1:
                 self._split(view)
 

@@ -32,7 +32,7 @@ class TileMerge(ModulePass):
     name = "tile-merge"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for _, schedule in scheduled_functions(op):
+        for _, schedule in scheduled_functions(op, self.name):
             self._merge(ScheduleView(schedule, self.name))
 
     def _merge(self, view: ScheduleView) -> None:

@@ -39,6 +39,9 @@ OperationT = TypeVar("OperationT", bound=Operation)
 SPACE_ATTR = "fusion.space"
 """The function attribute holding the iteration space (from propagate-axis-mapping)."""
 
+GRID_ATTR = "sched.grid"
+"""The function attribute of a kernel built by materialize-schedule (its CTA count)."""
+
 
 def schedule_error(pass_name: str, function: str, message: str) -> DiagnosticException:
     """A diagnostic naming the pass and the scheduled function."""
@@ -53,12 +56,43 @@ def schedule_of(function: func.FuncOp) -> sched.ScheduleOp | None:
     return None
 
 
-def scheduled_functions(module: ModuleOp) -> Iterator[tuple[func.FuncOp, sched.ScheduleOp]]:
-    """Each function of the module that holds a `sched.schedule`, with that schedule."""
+def is_materialized(function: func.FuncOp) -> bool:
+    """Whether `function` is a kernel built by materialize-schedule (it has a grid)."""
+    return GRID_ATTR in function.attributes
+
+
+def is_fusion_function(function: func.FuncOp) -> bool:
+    """Whether `function` is an unmaterialized fusion: an iteration space or fusion ops."""
+    if is_materialized(function):
+        return False
+    if SPACE_ATTR in function.attributes:
+        return True
+    return any(op.name.startswith("fusion.") for block in function.body.blocks for op in block.ops)
+
+
+def scheduled_functions(
+    module: ModuleOp, pass_name: str
+) -> Iterator[tuple[func.FuncOp, sched.ScheduleOp]]:
+    """Each function of the module that holds a `sched.schedule`, with that schedule.
+
+    A fusion function without one is an error naming `pass_name`: the passes after
+    tile-split need its schedule. Other functions (plain ones, kernels) are left alone.
+    """
     for function in [op for op in module.ops if isinstance(op, func.FuncOp)]:
         schedule = schedule_of(function)
         if schedule is not None:
             yield function, schedule
+            continue
+        if not is_fusion_function(function):
+            continue
+        if sched.PARAMS_ATTR in function.attributes:
+            missing = "no sched.schedule yet (it has 'sched.params': run tile-split first)"
+        else:
+            missing = (
+                "no sched.schedule (run propagate-axis-mapping, choose the params with "
+                "'sched.params' and run tile-split first)"
+            )
+        raise schedule_error(pass_name, function.sym_name.data, missing)
 
 
 def append(schedule: sched.ScheduleOp, op: OperationT, *names: str) -> OperationT:
@@ -240,9 +274,23 @@ class TileSplit(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for function in [f for f in op.ops if isinstance(f, func.FuncOp)]:
-            if sched.PARAMS_ATTR not in function.attributes:
+            if not is_fusion_function(function):
                 continue
-            self._split(function)
+            if sched.PARAMS_ATTR in function.attributes:
+                self._split(function)
+                continue
+            name = function.sym_name.data
+            if schedule_of(function) is not None:
+                raise schedule_error(
+                    self.name, name, "already has a sched.schedule (tile-split already ran)"
+                )
+            raise schedule_error(
+                self.name,
+                name,
+                f"no '{sched.PARAMS_ATTR}' attribute: choose the schedule first (mmcomp.compile's "
+                f"choose-schedule stage, or write {sched.PARAMS_ATTR} = #sched.params<...> on "
+                "the func)",
+            )
 
     def _split(self, function: func.FuncOp) -> None:
         name = function.sym_name.data

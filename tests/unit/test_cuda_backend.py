@@ -84,10 +84,26 @@ def test_shared_memory_fits_the_device():
 
 
 def test_unbuildable_parameters_are_refused():
-    """The shared-memory epilogue is not built yet: a ScheduleError names it."""
-    module, _, _ = run_pipeline(linear(256, 256, 128).module, {"epilogue": "smem", "split_k": 1})
-    with pytest.raises(ScheduleError, match='epilogue = "smem" is not built'):
+    """Clusters are not built yet: a ScheduleError names the parameter."""
+    params = {"cluster": (2, 1), "epilogue": "registers", "split_k": 1}
+    module, _, _ = run_pipeline(linear(256, 256, 128).module, params)
+    with pytest.raises(ScheduleError, match="cluster 2x1 is not built"):
         lower_to_ptx(module)
+
+
+def test_smem_epilogue_stores_eligible_outputs_with_tma():
+    """Epilogue "smem": outputs with 16-byte rows get a store tensor map of 64 x 32 boxes;
+    an output whose rows are not (N = 501 bf16) is stored from registers."""
+    params = {"epilogue": "smem", "split_k": 1, "tile": (128, 128, 64)}
+    module, _, _ = run_pipeline(linear(300, 504, 200).module, params)
+    text, plan = lower_to_ptx(module)
+    out = plan.tensor_maps[-1]
+    assert (out.box, out.swizzle, out.dtype) == ((64, 32), 0, "bf16")
+    assert "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group" in text
+    module, _, _ = run_pipeline(linear(300, 501, 200).module, params)
+    text, plan = lower_to_ptx(module)
+    assert len(plan.tensor_maps) == 2
+    assert "st.global" in text and "bulk_group" not in text
 
 
 @pytest.mark.skipif(gpu_unavailable_reason() is None, reason="a GPU is present")

@@ -229,6 +229,22 @@ def test_kernel_call_matches_reference():
         assert_close(found, expected, f"output {index}")
 
 
+def test_scalar_input_of_shape_one_scales_the_output():
+    """A scalar is a tensor of shape [1] (rank 0 is refused): it broadcasts over the tile."""
+    fusion = mmcomp.Fusion("scaled")
+    a = fusion.input("a", (100, 48), "bf16")
+    w = fusion.input("w", (72, 48), "bf16")
+    scale = fusion.input("scale", (1,), "f32")
+    fusion.output(fusion.linear(a, w) * scale)
+    execution = run(fusion, tile=(64, 64, 16), split_k=2)
+    assert execution.outputs[0].shape == (100, 72)
+    kernel = mmcomp.compile(fusion, backend="interp", tile=(64, 64, 16))
+    a_in, w_in, _ = random_inputs(fusion)
+    (doubled,) = kernel(a_in, w_in, np.array([2.0], np.float32))
+    (single,) = kernel(a_in, w_in, np.array([1.0], np.float32))
+    np.testing.assert_array_equal(doubled, 2 * single)
+
+
 @pytest.mark.parametrize("raster", ["m", "n"])
 @pytest.mark.parametrize("swizzle", [1, 2, 3, 8])
 def test_tile_order_is_the_swizzle(raster: str, swizzle: int):

@@ -156,7 +156,7 @@ def test_binary_ops_broadcast_numpy_style():
     row2 = f.input("row2", [1, N], "f32")
     col = f.input("col", [M, 1], "f32")
     out = x + row
-    broadcast = out.ssa.owner.operands[1].owner
+    broadcast = out.ssa.owner.operands[1].owner  # pyright: ignore[reportAttributeAccessIssue]
     assert isinstance(broadcast, fd.BroadcastOp)
     assert broadcast.inserted == (True, False)
     assert (x - row2).shape == (M, N)
@@ -183,7 +183,7 @@ def test_mixed_dtypes_promote_to_f32():
 def test_python_operators():
     f = mmcomp.Fusion()
     x = f.input("x", [4, 8], "f32")
-    results = [x + 1, 1 + x, x - 1, 1 - x, x * 2, 2 * x, x / 2, 2 / x, -x, np.float32(3) * x]
+    results = [x + 1, 1 + x, x - 1, 1 - x, x * 2, 2 * x, x / 2, 2 / x, -x, np.float32(3) * x]  # pyright: ignore[reportOperatorIssue]
     kinds = [type(v.ssa.owner) for v in results]
     assert kinds == [
         fd.AddOp,
@@ -209,7 +209,7 @@ def test_broadcast_inserts_size_one_axes():
     x = f.input("x", [8], "f16")
     y = f.broadcast(x, [True, False, True])
     assert (y.shape, y.dtype) == ((1, 8, 1), "f16")
-    assert y.ssa.owner.inserted == (True, False, True)
+    assert y.ssa.owner.inserted == (True, False, True)  # pyright: ignore[reportAttributeAccessIssue]
 
 
 def test_cast_and_dtypes():
@@ -232,9 +232,10 @@ def test_fusion_properties():
     assert (a.name, a.shape, a.dtype, a.ndim) == ("a", (2, 3), "f32", 2)
     assert isinstance(f.func, FuncOp)
     assert f.module.ops.first is f.func
-    f.output(a)
-    f.output(a)
-    assert f.outputs == [a, a]
+    y = f.relu(a)
+    f.output(y)
+    f.output(y)
+    assert f.outputs == [y, y]
     assert isinstance(f.func.body.block.last_op, ReturnOp)
     f.verify()
     assert "Value('a'" in repr(a) and "Fusion('props'" in repr(f)
@@ -355,9 +356,81 @@ def test_bad_shapes(f: mmcomp.Fusion):
     with pytest.raises(FusionError, match=r"argument 'shape': expected positive extents, found 0"):
         f.input("a", [4, 0], "f32")
     with pytest.raises(FusionError, match=r"argument 'shape': expected positive ints, found 2.5"):
-        f.input("a", [4, 2.5], "f32")
+        f.input("a", [4, 2.5], "f32")  # pyright: ignore[reportArgumentType]
     with pytest.raises(FusionError, match=r"argument 'shape': expected a sequence"):
-        f.input("a", 4, "f32")
+        f.input("a", 4, "f32")  # pyright: ignore[reportArgumentType]
+
+
+def test_rank_zero_input_is_refused_with_the_fix(f: mmcomp.Fusion):
+    """A scalar input is a tensor of shape [1]; rank 0 is refused at the call."""
+    with pytest.raises(
+        FusionError,
+        match=r"Fusion.input: argument 'shape': expected rank >= 1, found \[\].*use shape \[1\]",
+    ):
+        f.input("s", [], "f32")
+    assert f.inputs == []
+    text = "func.func @f(%s: tensor<f32>) {\n  func.return\n}"
+    with pytest.raises(
+        FusionError, match=r"@f: argument 0: expected rank >= 1, found the rank-0 tensor<f32>; use"
+    ):
+        mmcomp.parse(text)
+
+
+def test_an_input_is_not_an_output(f: mmcomp.Fusion):
+    a = f.input("a", [M, K], "bf16")
+    with pytest.raises(
+        FusionError,
+        match=r"Fusion.output: argument 'value': expected a value computed by the fusion, found "
+        r"input 'a' itself",
+    ):
+        f.output(a)
+    assert f.outputs == []
+    assert isinstance(f.func.body.block.last_op, ReturnOp)
+    assert not f.func.body.block.last_op.operands
+    text = """
+    func.func @f(%a: tensor<4xf32>, %b: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+      %0 = fusion.add %a, %b : tensor<4xf32>
+      func.return %0, %b : tensor<4xf32>, tensor<4xf32>
+    }
+    """
+    message = r"@f: output 1: expected a value computed in the body, found argument 'b' returned"
+    with pytest.raises(FusionError, match=message):
+        mmcomp.parse(text)
+    with pytest.raises(FusionError, match=message):
+        mmcomp.compile(text, backend="interp")
+
+
+def test_compile_needs_an_output(f: mmcomp.Fusion):
+    a = f.input("a", [M, K], "bf16")
+    w = f.input("w", [N, K], "bf16")
+    f.linear(a, w)
+    with pytest.raises(
+        FusionError, match=r"compile: @misuse: expected at least one output, found none"
+    ):
+        mmcomp.compile(f, backend="interp")
+
+
+def test_parse_and_compile_ir_carrying_schedule_params():
+    """Fusion IR may carry #sched.params; compile takes the keys it sets, keywords win."""
+    text = """
+    func.func @f(%a: tensor<128x64xbf16>, %w: tensor<96x64xbf16>) -> tensor<128x96xf32>
+        attributes {sched.params = #sched.params<tile = 64x64x32, stages = 3>} {
+      %y = fusion.linear %a, %w : (tensor<128x64xbf16>, tensor<96x64xbf16>) -> tensor<128x96xf32>
+      func.return %y : tensor<128x96xf32>
+    }
+    """
+    g = mmcomp.parse(text)
+    assert "sched.params = #sched.params<tile = 64x64x32" in str(g)
+    kernel = mmcomp.compile(text, backend="interp")
+    assert (kernel.params.tile, kernel.params.stages) == ((64, 64, 32), 3)
+    kernel = mmcomp.compile(text, backend="interp", stages=2)
+    assert (kernel.params.tile, kernel.params.stages) == ((64, 64, 32), 2)
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((128, 64)).astype(ml_dtypes.bfloat16)
+    w = rng.standard_normal((96, 64)).astype(ml_dtypes.bfloat16)
+    (y,) = kernel(a, w)
+    expected = a.astype(np.float32) @ w.astype(np.float32).T
+    np.testing.assert_allclose(y, expected, rtol=1e-5, atol=1e-4)
 
 
 def test_bad_input_names(f: mmcomp.Fusion):
@@ -402,7 +475,7 @@ def test_broadcast_misuse(f: mmcomp.Fusion):
     with pytest.raises(FusionError, match=r"expected 1 False entries .*found 2"):
         f.broadcast(x, [False, False])
     with pytest.raises(FusionError, match=r"argument 'new_dims': expected a list of bools"):
-        f.broadcast(x, [1, 0])
+        f.broadcast(x, [1, 0])  # pyright: ignore[reportArgumentType]
 
 
 def test_gelu_approximation(f: mmcomp.Fusion):

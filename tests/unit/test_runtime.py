@@ -15,7 +15,9 @@ from typing import Any
 
 import numpy as np
 import pytest
+from runtime_kernels import CLUSTER_PTX, SCALE_PTX, tma_copy_ptx
 
+from mmcomp import ptxas
 from mmcomp.errors import CudaError, LaunchError
 from mmcomp.runtime import arrays, device, driver
 from mmcomp.runtime.arrays import ArraySpec, as_device_array, bind_arrays, check_device_array
@@ -378,3 +380,25 @@ def test_check_returns_values(use_driver):
 
 def test_bfloat16_constant():
     assert arrays.BFLOAT16 == BF16
+
+
+@pytest.mark.parametrize(
+    ("entry", "ptx"),
+    [
+        ("scale_bf16", SCALE_PTX),
+        ("cluster_ids", CLUSTER_PTX),
+        ("tma_copy", tma_copy_ptx(2, 64 * 64 * 2)),
+        ("tma_copy", tma_copy_ptx(3, 32 * 64 * 2)),
+    ],
+    ids=["scale", "cluster", "tma-2d", "tma-3d"],
+)
+def test_gpu_test_kernels_assemble(entry: str, ptx: str):
+    """The PTX kernels of test_runtime_gpu.py assemble for sm_90a without spills, GPU or not."""
+    try:
+        ptxas.find_ptxas()
+    except ptxas.PtxasError as error:
+        pytest.skip(f"needs ptxas: {error}")
+    assembled = ptxas.assemble_checked(ptx)
+    assert list(assembled.resources) == [entry]
+    assert assembled.resources[entry].spills == 0
+    assert assembled.cubin.startswith(b"\x7fELF")

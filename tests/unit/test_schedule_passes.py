@@ -17,12 +17,15 @@ from typing import Any
 import pytest
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
+from xdsl.parser import Parser
 from xdsl.utils.exceptions import DiagnosticException
 
 import mmcomp
+import mmcomp.compile as compile_module
 from mmcomp import hardware as hw
-from mmcomp.compile import context
+from mmcomp.compile import Stage, context, run_pipeline
 from mmcomp.dialects import sched
+from mmcomp.errors import ScheduleError
 from mmcomp.passes.insert_persistent_loop import InsertPersistentLoop
 from mmcomp.passes.materialize_schedule import MaterializeSchedule, SchedulePlan, plan_of
 from mmcomp.passes.propagate_axis_mapping import PropagateAxisMapping
@@ -144,7 +147,9 @@ def test_split_k_before_or_after_the_persistent_loop_gives_one_kernel():
 
 
 def test_split_k_one_changes_nothing():
-    module = scheduled(linear_module(300, 500, 200, tile=(128, 128, 64)), "tile-split")
+    module = scheduled(
+        linear_module(300, 500, 200, tile=(128, 128, 64)), "tile-split", "tile-merge"
+    )
     before = str(module)
     assert str(scheduled(module, "split-k")) == before
 
@@ -211,6 +216,72 @@ def test_split_k_twice_is_an_error():
     )
     with pytest.raises(DiagnosticException, match="already split into slices"):
         scheduled(module, "split-k")
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("tile-split", r"no 'sched.params' attribute: choose the schedule first"),
+        ("tile-merge", r"no sched.schedule \(run propagate-axis-mapping, .* tile-split first\)"),
+        ("split-k", r"no sched.schedule \(run propagate-axis-mapping, .* tile-split first\)"),
+        ("insert-persistent-loop", r"no sched.schedule \(run propagate-axis-mapping"),
+        ("materialize-schedule", r"no sched.schedule \(run propagate-axis-mapping"),
+    ],
+)
+def test_passes_without_their_prerequisite_say_which(name: str, message: str):
+    """A fusion function missing what the previous pass makes is an error, not a no-op."""
+    module = linear_module(300, 500, 200)
+    function = next(op for op in module.ops if isinstance(op, FuncOp))
+    del function.attributes[sched.PARAMS_ATTR]
+    with pytest.raises(DiagnosticException, match=f"^{name}: @f: {message}"):
+        scheduled(module, name)
+
+
+@pytest.mark.parametrize(
+    ("passes", "message"),
+    [
+        (("tile-merge",), r"tile-merge: @f: no sched.schedule yet \(it has 'sched.params': run"),
+        (("tile-split", "split-k"), r"split-k: @f: the m and n tile indices are not merged"),
+        (("tile-split", "tile-merge", "materialize-schedule"), r"not bound to block_x"),
+        (("tile-split", "tile-split"), r"tile-split: @f: already has a sched.schedule"),
+    ],
+)
+def test_passes_out_of_order_are_errors(passes: tuple[str, ...], message: str):
+    module = linear_module(300, 500, 200, tile=(128, 128, 64))
+    with pytest.raises(DiagnosticException, match=message):
+        scheduled(module, *passes)
+
+
+@pytest.mark.parametrize("name", SCHEDULE_PASSES)
+def test_passes_leave_plain_functions_alone(name: str):
+    """A function with no fusion ops is not a fusion: every schedule pass skips it."""
+    text = """
+    func.func @plain(%x: tensor<4xf32>) -> tensor<4xf32> {
+      func.return %x : tensor<4xf32>
+    }
+    """
+    module = Parser(context(), text).parse_module()
+    before = str(module)
+    assert str(scheduled(module, name)) == before
+
+
+def test_stage_errors_name_the_stage_once(monkeypatch: pytest.MonkeyPatch):
+    """A pass's own "name:" prefix is kept; compile adds one only where it is missing."""
+    f = mmcomp.Fusion("prologue")
+    a = f.input("a", (128, 64), "bf16")
+    w = f.input("w", (128, 64), "bf16")
+    f.output(f.linear(f.relu(a), w))
+    with pytest.raises(ScheduleError) as caught:
+        mmcomp.compile(f, backend="interp")
+    assert str(caught.value).startswith("materialize-schedule: fusion.relu: roles ['m', 'k']")
+    assert "materialize-schedule: materialize-schedule" not in str(caught.value)
+
+    def refuse(ctx: Any, module: ModuleOp, compilation: Any) -> None:
+        raise DiagnosticException("no prefix here")
+
+    monkeypatch.setattr(compile_module, "PIPELINE", [Stage("my-stage", refuse)])
+    with pytest.raises(ScheduleError, match=r"^my-stage: no prefix here$"):
+        run_pipeline(f.module)
 
 
 def test_print_between_passes_shows_each_pass(tmp_path: Path):

@@ -46,7 +46,7 @@ builtin.module {
 
 
 // CHECK:      ptx.module version 8.0 target sm_90a address_size 64 {
-// CHECK-NEXT:   ptx.shared @smem align 1024 dynamic
+// CHECK-NEXT:   ptx.shared @mmcomp_shared align 1024 dynamic
 // CHECK-NEXT:   ptx.entry @lin(arg0 : ptr, arg1 : ptr, arg2 : ptr, arg3 : ptr, tmap0 : tmap, tmap1 : tmap) maxnreg 168 reqntid [384] {
 // CHECK:          %[[TMAP0:.*]] = hopper.tensor_map_address tmap0 : !ptx.reg<b64>
 // CHECK:          %[[TMAP1:.*]] = hopper.tensor_map_address tmap1 : !ptx.reg<b64>

@@ -13,7 +13,7 @@ func.func @gelu_bias(%a: tensor<300x200xbf16>, %w: tensor<512x200xbf16>, %bias: 
 
 // A persistent, warp-specialized cooperative kernel: 3 warpgroups, the register cap that
 // makes setmaxnreg take effect, tensor maps by parameter.
-// CHECK:      .extern .shared .align 1024 .b8 smem[];
+// CHECK:      .extern .shared .align 1024 .b8 mmcomp_shared[];
 // CHECK:      .visible .entry gelu_bias(
 // CHECK:      .param .align 128 .b8 tmap0[128],
 // CHECK-NEXT: .param .align 128 .b8 tmap1[128]

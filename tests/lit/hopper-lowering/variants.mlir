@@ -56,3 +56,25 @@ func.func @split(%a: tensor<300x2048xbf16>, %w: tensor<264x2048xbf16>) -> tensor
 // CHECK:       bar.sync 3, 256;
 // CHECK:       ld.global.f32
 // CHECK:       add.f32
+
+// -----
+
+// Epilogue "smem": each warpgroup writes 64 x 32 boxes of the output to one of its two
+// shared buffers, fences the async proxy, and one thread stores the box with TMA.
+func.func @stores(%a: tensor<1000x512xbf16>, %w: tensor<1000x512xbf16>) -> tensor<1000x1000xbf16> attributes {sched.params = #sched.params<tile = 128x128x64, epilogue = smem, split_k = 1>} {
+  %y = fusion.linear %a, %w : (tensor<1000x512xbf16>, tensor<1000x512xbf16>) -> tensor<1000x1000xf32>
+  %o = fusion.cast %y : tensor<1000x1000xf32> to tensor<1000x1000xbf16>
+  func.return %o : tensor<1000x1000xbf16>
+}
+// CHECK-LABEL: .visible .entry stores(
+// CHECK:       .param .align 128 .b8 tmap2[128]
+// CHECK:       wgmma.wait_group.sync.aligned 0;
+// CHECK:       cp.async.bulk.wait_group.read 0;
+// CHECK:       bar.sync 5, 128;
+// CHECK:       st.shared.b32
+// CHECK:       fence.proxy.async.shared::cta;
+// CHECK:       bar.sync 5, 128;
+// CHECK:       cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%rd{{[0-9]+}}, {%r{{[0-9]+}}, %r{{[0-9]+}}}], [%r{{[0-9]+}}];
+// CHECK-NEXT:  cp.async.bulk.commit_group;
+// CHECK:       cp.async.bulk.wait_group.read 1;
+// CHECK:       cp.async.bulk.wait_group 0;
