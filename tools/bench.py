@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import json
 import platform
 import statistics
+import subprocess
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -158,17 +160,18 @@ CONFIGS: dict[str, list[dict[str, Any]]] = {
     "linear": [
         {"tile": (128, 256, 64), "warp_specialization": "cooperative"},
         {"tile": (128, 256, 64), "warp_specialization": "cooperative", "epilogue": "smem"},
-        {"tile": (128, 128, 64), "warp_specialization": "pingpong"},
+        {"tile": (128, 256, 64), "warp_specialization": "cooperative", "cluster": (2, 1)},
+        {"tile": (128, 128, 64), "warp_specialization": "pingpong", "cluster": (2, 1)},
     ],
     "gelu_bias": [
         {"tile": (128, 256, 64), "warp_specialization": "cooperative"},
         {"tile": (128, 256, 64), "warp_specialization": "cooperative", "epilogue": "smem"},
-        {"tile": (128, 128, 64), "warp_specialization": "pingpong"},
+        {"tile": (128, 256, 64), "warp_specialization": "cooperative", "cluster": (2, 1)},
     ],
     "horizontal": [
         {"tile": (128, 128, 64), "warp_specialization": "cooperative"},
         {"tile": (128, 128, 64), "warp_specialization": "cooperative", "epilogue": "smem"},
-        {"tile": (64, 128, 64), "warp_specialization": "pingpong"},
+        {"tile": (128, 128, 64), "warp_specialization": "cooperative", "cluster": (2, 1)},
     ],
 }
 """The mmcomp schedules tried per family (the best is reported); matmul as linear."""
@@ -180,7 +183,8 @@ def short(params: dict[str, Any]) -> str:
     """A configuration in a few words: 128x256x64 cooperative smem."""
     tile = "x".join(str(t) for t in params["tile"])
     epilogue = params.get("epilogue", COMMON["epilogue"])
-    return f"{tile} {params['warp_specialization']} {epilogue}"
+    cluster = "x".join(str(c) for c in params.get("cluster", (1, 1)))
+    return f"{tile} {params['warp_specialization']} {epilogue} cluster {cluster}"
 
 
 def time_mmcomp(
@@ -262,11 +266,47 @@ def bench_problem(problem: Problem, repeat: int, compiled: bool) -> dict[str, An
             result["torch.compile"] = f"{type(error).__name__}"
     family = "linear" if problem.family == "matmul" else problem.family
     for params in CONFIGS[family]:
+        failure = probe(problem.family, params)
+        if failure is not None:
+            result["mmcomp"][short(params)] = failure
+            continue
         try:
             result["mmcomp"][short(params)] = time_mmcomp(problem, sets, params, repeat)
         except Exception as error:  # noqa: BLE001 - report the failure in the table
             result["mmcomp"][short(params)] = f"{type(error).__name__}: {error}"[:160]
     return result
+
+
+PROBE_TIMEOUT_S = 90
+"""Seconds a schedule's correctness probe may take (a hang must not stop the bench)."""
+
+
+def probe(family: str, params: dict[str, Any]) -> str | None:
+    """Run the family under `params` at 1000^3 in a child process; why not to time it."""
+    key = (family, json.dumps({**COMMON, **params}, sort_keys=True))
+    if key in _PROBED:
+        return _PROBED[key]
+    command = [
+        sys.executable,
+        "-c",
+        "import sys; from mmcomp.backend.cases import probe; probe(sys.argv[1], sys.argv[2])",
+        family,
+        key[1],
+    ]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=PROBE_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        _PROBED[key] = f"probe timed out after {PROBE_TIMEOUT_S} s"
+        return _PROBED[key]
+    if done.returncode != 0:
+        lines = (done.stdout + done.stderr).strip().splitlines() or ["no output"]
+        _PROBED[key] = f"probe failed: {lines[-1][:120]}"
+    else:
+        _PROBED[key] = None
+    return _PROBED[key]
+
+
+_PROBED: dict[tuple[str, str], str | None] = {}
 
 
 def main(argv: list[str] | None = None) -> int:

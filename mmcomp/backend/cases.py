@@ -122,6 +122,7 @@ def inputs_for(fusion: Fusion, seed: int) -> list[np.ndarray]:
 REG = {"epilogue": "registers", "split_k": 1}
 PING = {**REG, "warp_specialization": "pingpong"}
 SMEM = {"epilogue": "smem", "split_k": 1, "tile": (128, 128, 64)}
+CLUSTER = {**REG, "cluster": (2, 1), "tile": (128, 128, 64)}
 NONE = {**REG, "warp_specialization": "none", "tile": (128, 128, 64)}
 
 CASES: list[Case] = [
@@ -187,6 +188,16 @@ CASES: list[Case] = [
     Case("smem_none", lambda: linear(1000, 1000, 1000), {**SMEM, "warp_specialization": "none"}),
     Case("smem_split_k", lambda: linear(300, 264, 2048), {**SMEM, "split_k": 3}),
     Case("default_smem", lambda: gelu_bias(1000, 1000, 1000), {}),
+    Case("cluster_linear", lambda: linear(1000, 1000, 1000), {**CLUSTER, "tile": (128, 256, 64)}),
+    Case("cluster_1x2", lambda: linear(1000, 1000, 1000), {**CLUSTER, "cluster": (1, 2)}),
+    Case("cluster_matmul", lambda: matmul(1000, 1024, 512), {**CLUSTER, "tile": (128, 256, 64)}),
+    Case("cluster_horizontal", lambda: horizontal(1000, 1000, 1000), CLUSTER),
+    Case(
+        "cluster_pingpong",
+        lambda: linear(1000, 1000, 1000),
+        {**CLUSTER, "warp_specialization": "pingpong"},
+    ),
+    Case("cluster_smem", lambda: gelu_bias(1000, 1000, 1000), {**CLUSTER, "epilogue": "smem"}),
     Case("pingpong_linear", lambda: linear(1000, 1000, 1000), {**PING, "tile": (128, 128, 64)}),
     Case("pingpong_64x256", lambda: linear(1000, 1000, 1000), {**PING, "tile": (64, 256, 64)}),
     Case("pingpong_matmul", lambda: matmul(1000, 1000, 1000), {**PING, "tile": (128, 128, 64)}),
@@ -219,13 +230,48 @@ def relative_error(got: np.ndarray, want: np.ndarray) -> float:
 
 def run_case(name: str, seed: int = 0) -> dict[str, object]:
     """Compile and run one case on the GPU; each output's relative error against float64."""
+    selected = case(name)
+    return {"case": name, **run_fusion(selected.fusion(), selected.params, seed)}
+
+
+FAMILIES: dict[str, Callable[[int, int, int], Fusion]] = {
+    "linear": linear,
+    "matmul": matmul,
+    "gelu_bias": gelu_bias,
+    "silu_mul": silu_mul,
+    "horizontal": horizontal,
+}
+"""The families `probe` knows, by name."""
+
+
+def probe(family: str, params_json: str, shape: tuple[int, int, int] = (1000, 1000, 1000)) -> None:
+    """Run one family under a schedule at a small ragged shape; exit 1 unless correct.
+
+    tools/bench.py runs this in a child process with a timeout before timing a schedule,
+    so that a schedule that hangs or computes wrong numbers stays out of the table.
+    """
+    import json
+    import sys
+
+    params = json.loads(params_json)
+    if "tile" in params:
+        params["tile"] = tuple(params["tile"])
+    if "cluster" in params:
+        params["cluster"] = tuple(params["cluster"])
+    result = run_fusion(FAMILIES[family](*shape), params)
+    print(json.dumps(result), flush=True)
+    for entry in result["errors"]:  # pyright: ignore[reportGeneralTypeIssues]
+        if not entry["error"] < TOLERANCE[entry["dtype"]]:
+            sys.exit(1)
+
+
+def run_fusion(fusion: Fusion, overrides: dict[str, Any], seed: int = 0) -> dict[str, Any]:
+    """Compile `fusion` under `overrides`, run it on the GPU, compare with float64."""
     from mmcomp.backend import build_cuda_kernel
     from mmcomp.compile import run_pipeline
     from mmcomp.interp.reference import reference
 
-    selected = case(name)
-    fusion = selected.fusion()
-    module, params, _ = run_pipeline(fusion.module, selected.params)
+    module, params, _ = run_pipeline(fusion.module, overrides)
     kernel = build_cuda_kernel(module)
     inputs = inputs_for(fusion, seed)
     got = kernel(*inputs)
@@ -239,7 +285,7 @@ def run_case(name: str, seed: int = 0) -> dict[str, object]:
                 "error": relative_error(g, np.asarray(w)),
             }
         )
-    return {"case": name, "params": params.format(), "errors": errors}
+    return {"params": params.format(), "errors": errors}
 
 
 if __name__ == "__main__":

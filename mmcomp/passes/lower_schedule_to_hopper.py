@@ -244,6 +244,36 @@ class _Lowering:
     roles: WarpRoles
     module: ptx.PtxModuleOp = field(init=False)
     k: ptx.KernelBuilder = field(init=False)
+    ring: SSAValue = field(init=False)
+    """Shared address of the ring (the 1024-aligned base of dynamic shared memory)."""
+    full: SSAValue = field(init=False)
+    """Shared address of the full barriers, one per stage."""
+    empty: SSAValue = field(init=False)
+    """Shared address of the empty barriers, one per stage."""
+    maps: list[SSAValue] = field(init=False)
+    """Generic addresses of the tensor-map parameters."""
+    tid: SSAValue = field(init=False)
+    """%tid.x."""
+    leader: SSAValue = field(init=False)
+    """Thread 0 of the CTA (barrier set-up; the producer's elected thread)."""
+    consumer: SSAValue = field(init=False)
+    """The consumer warpgroup's index (0 or 1)."""
+    warp: SSAValue = field(init=False)
+    """Warp index in the warpgroup."""
+    lane: SSAValue = field(init=False)
+    """Lane index in the warp."""
+    row0: SSAValue = field(init=False)
+    """This thread's first accumulator row in the tile."""
+    col0: SSAValue = field(init=False)
+    """This thread's first accumulator column in an 8-column block."""
+    tiles_seen: SSAValue = field(init=False)
+    """Tiles the consumer has walked past (ping-pong parity)."""
+    stage: SSAValue = field(init=False)
+    """The role's ring stage."""
+    phase: SSAValue = field(init=False)
+    """The role's ring phase parity."""
+    order: tuple[SSAValue, SSAValue] = field(init=False)
+    """Ping-pong: (this is consumer 1, this is consumer 0) predicates."""
     regs: dict[SSAValue, SSAValue] = field(default_factory=dict[SSAValue, SSAValue])
     operands: list[TmaOperand] = field(default_factory=list[TmaOperand])
     slot_offsets: list[int] = field(default_factory=list[int])
@@ -518,6 +548,10 @@ class _Lowering:
             self.put(hopper.TensorMapPrefetchOp(tmap), leader)
         k.bar()
         self.cluster_sync()
+        if self.cluster_size > 1:
+            rank = k.append(hopper.IdOp("cluster_cta_rank")).result
+            self.rank_is = [k.setp("eq", rank, k.const(q)) for q in range(self.cluster_size)]
+            self.cluster_mask = k.const((1 << self.cluster_size) - 1, ptx.U16)
         warpgroup = k.shr(tid, k.const(7))
         self.tid = tid
         self.leader = leader
@@ -797,11 +831,7 @@ class _Lowering:
         """This CTA's share of a tile common to the cluster, multicast to every CTA."""
         k = self.k
         size = operand.multicast
-        if self.rank_is is None:
-            rank = k.append(hopper.IdOp("cluster_cta_rank")).result
-            self.rank_is = [k.setp("eq", rank, k.const(q)) for q in range(size)]
-            self.cluster_mask = k.const((1 << size) - 1, ptx.U16)
-        assert self.cluster_mask is not None
+        assert self.rank_is is not None and self.cluster_mask is not None
         rows = operand.box[-2]
         unit = 0
         for box in range(operand.boxes):

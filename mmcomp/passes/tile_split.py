@@ -1,9 +1,9 @@
 """`tile-split`: start the schedule of a fusion and split m, n and k into tiles.
 
 For each `func.func` that carries `sched.params` (and `fusion.space` from
-propagate-axis-mapping), the pass adds a `sched.schedule @f params #sched.params<...>` op
-next to it, moving the params there. Its body holds the iteration space and three levels
-of splits per axis:
+propagate-axis-mapping), the pass puts a `sched.schedule params #sched.params<...>` op
+first in its body, moving the params there. Its body holds the iteration space and three
+levels of splits per axis:
 
     %b0, %m, %n, %k = sched.space b0 = 2, m = 300, n = 500, k = 200
     %m_tile, %m_cta = sched.split %m by 128          // CTA tile
@@ -13,6 +13,11 @@ of splits per axis:
     sched.parallelize %m_wg to warpgroup
     sched.parallelize %m_lane to instruction
     sched.reorder %k_blk, %k_instr, %m_instr, %n_instr
+
+A fusion function (one with `fusion.space` or fusion ops) without `sched.params` is an
+error, as is one that already has a schedule; so is a fusion function without a schedule
+for the passes after this one (`scheduled_functions`). Plain functions and the kernels
+that materialize-schedule built are left alone.
 
 The module also holds `ScheduleView`, which the later schedule passes use to find the axes
 that tile-split, tile-merge, insert-persistent-loop and split-k created.
@@ -274,10 +279,12 @@ class TileSplit(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for function in [f for f in op.ops if isinstance(f, func.FuncOp)]:
-            if not is_fusion_function(function):
+            if is_materialized(function):
                 continue
             if sched.PARAMS_ATTR in function.attributes:
                 self._split(function)
+                continue
+            if not is_fusion_function(function):
                 continue
             name = function.sym_name.data
             if schedule_of(function) is not None:

@@ -84,11 +84,27 @@ def test_shared_memory_fits_the_device():
 
 
 def test_unbuildable_parameters_are_refused():
-    """Clusters are not built yet: a ScheduleError names the parameter."""
-    params = {"cluster": (2, 1), "epilogue": "registers", "split_k": 1}
+    """Two-dimensional clusters are not built: a ScheduleError names the parameter."""
+    params = {"cluster": (2, 2), "epilogue": "registers", "split_k": 1}
     module, _, _ = run_pipeline(linear(256, 256, 128).module, params)
-    with pytest.raises(ScheduleError, match="cluster 2x1 is not built"):
+    with pytest.raises(ScheduleError, match="cluster 2x2 is not built"):
         lower_to_ptx(module)
+
+
+def test_clusters_multicast_the_shared_operand():
+    """Cluster 2x1: B (no m axis) is split in two boxes, each multicast to both CTAs;
+    the stage still expects all its bytes; the launch has 2-CTA clusters."""
+    params = {"cluster": (2, 1), "tile": (128, 256, 64), "epilogue": "registers", "split_k": 1}
+    module, _, _ = run_pipeline(linear(1000, 1000, 512).module, params)
+    text, plan = lower_to_ptx(module)
+    a, w = plan.tensor_maps
+    assert (a.box, a.multicast) == ((128, 64), 1)
+    assert (w.box, w.multicast, w.tile_bytes) == ((128, 64), 2, 256 * 128)
+    assert plan.cluster == 2 and plan.grid % 2 == 0
+    assert text.count(".multicast::cluster") == 2
+    assert "mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r" in text and ", 49152;" in text
+    assert "mbarrier.arrive.release.cluster.shared::cluster.b64" in text
+    assert text.count("barrier.cluster.wait.acquire.aligned") == 2
 
 
 def test_smem_epilogue_stores_eligible_outputs_with_tma():

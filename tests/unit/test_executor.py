@@ -130,8 +130,8 @@ SCHEDULES: dict[str, dict[str, object]] = {
 """Every strategy, raster order, swizzle (1, 4, 8) and split-K (1, 2, 3) appears."""
 
 
-def random_inputs(fusion: mmcomp.Fusion, seed: int = 0) -> list[np.ndarray]:
-    rng = np.random.default_rng(seed)
+def random_inputs(fusion: mmcomp.Fusion) -> list[np.ndarray]:
+    rng = np.random.default_rng()
     return [
         rng.uniform(-1.0, 1.0, value.shape).astype(DTYPES[value.dtype]) for value in fusion.inputs
     ]
@@ -221,7 +221,7 @@ def test_kernel_call_matches_reference():
     """The public path: Kernel.__call__ returns the outputs in fusion output order."""
     fusion = silu_mul(130, 200, 70)
     kernel = mmcomp.compile(fusion, backend="interp", tile=(64, 64, 32), swizzle=4)
-    inputs = random_inputs(fusion, seed=1)
+    inputs = random_inputs(fusion)
     outputs = kernel(*inputs)
     for index, (found, expected) in enumerate(
         zip(outputs, mmcomp.reference(fusion, *inputs), strict=True)
@@ -333,7 +333,7 @@ def test_store_tile_clips_and_counts():
 
 
 def test_mma_tile_follows_roles():
-    rng = np.random.default_rng(2)
+    rng = np.random.default_rng()
     a = rng.standard_normal((4, 1, 3)).astype(np.float32)  # [m, _, k]
     b = rng.standard_normal((1, 5, 3)).astype(np.float32)  # [_, n, k]
     acc = np.ones((4, 5), dtype=np.float32)

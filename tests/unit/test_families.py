@@ -92,7 +92,7 @@ def linear_family(dtype: str, with_bias: bool) -> Family:
 
 
 def matmul_family() -> Family:
-    rng = np.random.default_rng(3)
+    rng = np.random.default_rng()
     m, n, k = 32, 24, 80
     f = Fusion("matmul")
     a = f.input("a", [m, k], "bf16")
@@ -105,7 +105,7 @@ def matmul_family() -> Family:
 
 
 def batched_matmul_family() -> Family:
-    rng = np.random.default_rng(4)
+    rng = np.random.default_rng()
     batch, m, n, k = 3, 16, 24, 32
     f = Fusion("batched_matmul")
     a = f.input("a", [batch, m, k], "f16")
@@ -118,7 +118,7 @@ def batched_matmul_family() -> Family:
 
 
 def fused_multiply_sum_family() -> Family:
-    rng = np.random.default_rng(5)
+    rng = np.random.default_rng()
     m, n, k = 24, 40, 48
     f = Fusion("broadcast_inputs")
     a = f.input("a", [m, 1, k], "bf16")
@@ -132,7 +132,7 @@ def fused_multiply_sum_family() -> Family:
 
 
 def silu_mul_family() -> Family:
-    rng = np.random.default_rng(6)
+    rng = np.random.default_rng()
     m, n, k = 40, 56, 64
     f = Fusion("epilogue_silu")
     a = f.input("a", [m, k], "bf16")
@@ -151,7 +151,7 @@ def silu_mul_family() -> Family:
 
 
 def gelu_bias_family() -> Family:
-    rng = np.random.default_rng(7)
+    rng = np.random.default_rng()
     m, n, k = 32, 48, 96
     f = Fusion("gelu_linear_bias")
     a = f.input("a", [m, k], "bf16")
@@ -170,7 +170,7 @@ def gelu_bias_family() -> Family:
 
 
 def relu_family() -> Family:
-    rng = np.random.default_rng(8)
+    rng = np.random.default_rng()
     m, n, k = 16, 32, 48
     f = Fusion("relu_linear")
     a = f.input("a", [m, k], "f16")
@@ -184,7 +184,7 @@ def relu_family() -> Family:
 
 
 def scale_family() -> Family:
-    rng = np.random.default_rng(9)
+    rng = np.random.default_rng()
     m, n, k = 24, 16, 32
     f = Fusion("scaled_matmul")
     a = f.input("a", [m, k], "bf16")
@@ -198,7 +198,7 @@ def scale_family() -> Family:
 
 
 def horizontal_family() -> Family:
-    rng = np.random.default_rng(10)
+    rng = np.random.default_rng()
     m, n, k = 32, 40, 64
     f = Fusion("horizontal_swiglu")
     a = f.input("a", [m, k], "bf16")

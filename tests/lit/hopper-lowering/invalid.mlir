@@ -12,9 +12,9 @@ func.func @narrow(%a: tensor<256x128xbf16>, %w: tensor<256x128xbf16>) -> tensor<
 
 // -----
 
-// A cluster of two CTAs.
-func.func @cluster(%a: tensor<256x128xbf16>, %w: tensor<256x128xbf16>) -> tensor<256x256xf32> attributes {sched.params = #sched.params<tile = 128x128x64, cluster = 2x1, epilogue = registers>} {
+// A two-dimensional cluster.
+func.func @cluster(%a: tensor<256x128xbf16>, %w: tensor<256x128xbf16>) -> tensor<256x256xf32> attributes {sched.params = #sched.params<tile = 128x128x64, cluster = 2x2, epilogue = registers>} {
   %y = fusion.linear %a, %w : (tensor<256x128xbf16>, tensor<256x128xbf16>) -> tensor<256x256xf32>
   func.return %y : tensor<256x256xf32>
 }
-// CHECK: partition-warp-roles: @cluster: cluster 2x1 is not built by the Hopper lowering yet; use cluster=(1, 1)
+// CHECK: partition-warp-roles: @cluster: cluster 2x2 is not built by the Hopper lowering; use 1x1, or 2 or 4 CTAs along one axis (2x1, 4x1, 1x2, 1x4)
