@@ -10,7 +10,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from mmcomp.compile import Kernel, compile
+    from mmcomp.compiler import Kernel, compile
     from mmcomp.errors import CudaError, FusionError, LaunchError, ScheduleError
     from mmcomp.frontend import Fusion, Value, parse
     from mmcomp.interp.reference import reference
@@ -22,8 +22,8 @@ _PUBLIC = {
     "parse": "mmcomp.frontend",
     "reference": "mmcomp.interp.reference",
     "roles_of": "mmcomp.roles",
-    "compile": "mmcomp.compile",
-    "Kernel": "mmcomp.compile",
+    "compile": "mmcomp.compiler",
+    "Kernel": "mmcomp.compiler",
     "FusionError": "mmcomp.errors",
     "ScheduleError": "mmcomp.errors",
     "LaunchError": "mmcomp.errors",

@@ -118,7 +118,9 @@ def choose_tile(problem: Problem, warp_specialization: str = "cooperative") -> t
         tile_m = hw.WGMMA_M
     else:
         tile_m = hw.WGMMA_M if problem.m <= hw.WGMMA_M else 2 * hw.WGMMA_M
-    widest = 256 if problem.b_operands == 1 else 128
+    # 128x256 leaves a consumer thread 128 accumulators: only a lone GEMM's epilogue fits
+    # beside them without spilling (measured with ptxas: docs/hopper-lowering.md).
+    widest = 256 if problem.b_operands == 1 and problem.epilogue_tiles == 0 else 128
     if problem.n < 64:
         step = 2 * hw.WGMMA_N_STEP
         return (tile_m, max(step, _ceil_div(problem.n, step) * step), tile_k)
@@ -153,6 +155,11 @@ def fit_stages(params: ScheduleParams, problem: Problem) -> int:
     return 0
 
 
+DEFAULT_EPILOGUE = "registers"
+"""The epilogue the heuristic picks: stores from the wgmma accumulators. The shared-memory
+epilogue (TMA store) assembles but has not yet been checked on the GPU (docs/hopper-lowering.md)."""
+
+
 def choose_swizzle(minor_tiles: int) -> int:
     """The largest power of two up to MAX_SWIZZLE not above the tiles along the band axis."""
     swizzle = 1
@@ -184,7 +191,7 @@ def choose_params(problem: Problem, **overrides: object) -> ScheduleParams:
         warp_specialization=ws,
         strategy=str(given.get("strategy", "persistent")),
         cluster=given.get("cluster", (1, 1)),  # pyright: ignore[reportArgumentType]
-        epilogue=str(given.get("epilogue", "smem")),
+        epilogue=str(given.get("epilogue", DEFAULT_EPILOGUE)),
     )
     registers = given.get("registers") or default_registers(ws, params.consumer_warpgroups)
     params = params.replace(registers=registers)

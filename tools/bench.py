@@ -194,7 +194,7 @@ def time_mmcomp(
     import torch  # pyright: ignore[reportMissingImports]
 
     from mmcomp.backend import build_cuda_kernel
-    from mmcomp.compile import run_pipeline
+    from mmcomp.compiler import run_pipeline
 
     fusion = fusion_of(problem)
     module, _, _ = run_pipeline(fusion.module, {**COMMON, **params})

@@ -1,7 +1,7 @@
 """The cuda back end: a materialized kernel to PTX, checked by ptxas, launched on the H200.
 
 `build_cuda_kernel(module)` takes the module after `materialize-schedule` (what
-`mmcomp.compile.run_pipeline` returns) and runs the Hopper lowering on a copy:
+`mmcomp.compiler.run_pipeline` returns) and runs the Hopper lowering on a copy:
 
     partition-warp-roles -> lower-schedule-to-hopper -> convert-hopper-to-ptx -> PTX text
 

@@ -268,7 +268,7 @@ def probe(family: str, params_json: str, shape: tuple[int, int, int] = (1000, 10
 def run_fusion(fusion: Fusion, overrides: dict[str, Any], seed: int = 0) -> dict[str, Any]:
     """Compile `fusion` under `overrides`, run it on the GPU, compare with float64."""
     from mmcomp.backend import build_cuda_kernel
-    from mmcomp.compile import run_pipeline
+    from mmcomp.compiler import run_pipeline
     from mmcomp.interp.reference import reference
 
     module, params, _ = run_pipeline(fusion.module, overrides)

@@ -40,7 +40,7 @@ def _kernel_function(module: ModuleOp) -> FuncOp:
 
 def lower_to_ptx(module: ModuleOp) -> tuple[str, LaunchPlan]:
     """PTX text and launch plan of a module after materialize-schedule (left unchanged)."""
-    from mmcomp.compile import context
+    from mmcomp.compiler import context
     from mmcomp.targets import emit_ptx
 
     func = _kernel_function(module).clone()

@@ -84,6 +84,7 @@ from typing import ClassVar, cast
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
+    DictionaryAttr,
     IndexType,
     IntAttr,
     MemRefType,
@@ -186,6 +187,9 @@ class Problem:
     """Distinct B tiles loaded per K block (2 for a horizontal fusion)."""
     output_bytes: tuple[int, ...] = (2,)
     """Bytes per element of each fusion output (sizes the shared-memory epilogue)."""
+    epilogue_tiles: int = 0
+    """Full [M, N] tiles the epilogue holds besides the accumulator: [M, N] operands it
+    reads, and outputs beyond the first (they raise its register pressure)."""
 
     @property
     def m(self) -> int:
@@ -1441,15 +1445,31 @@ def problem_of(func: Operation) -> Problem:
             b_values.append(op.b)
         element_bytes = max(element_bytes, _element_bytes(op.a.type), _element_bytes(op.b.type))
     output_bytes: tuple[int, ...] = (2,)
-    if isinstance(func, FuncOp) and func.function_type.outputs.data:
-        output_bytes = tuple(_element_bytes(t) for t in func.function_type.outputs.data)
+    epilogue_tiles = 0
+    if isinstance(func, FuncOp):
+        if func.function_type.outputs.data:
+            output_bytes = tuple(_element_bytes(t) for t in func.function_type.outputs.data)
+        epilogue_tiles = len(output_bytes) - 1 + _full_tile_operands(func, a_values + b_values)
     return Problem(
         extents=extents,
         element_bytes=element_bytes,
         a_operands=max(len(a_values), 1),
         b_operands=max(len(b_values), 1),
         output_bytes=output_bytes,
+        epilogue_tiles=epilogue_tiles,
     )
+
+
+def _full_tile_operands(func: FuncOp, mma_operands: Sequence[SSAValue]) -> int:
+    """Function arguments, other than mma operands, whose roles hold both m and n."""
+    arg_attrs = func.arg_attrs.data if func.arg_attrs is not None else ()
+    count = 0
+    for arg, attrs in zip(func.body.block.args, arg_attrs, strict=False):
+        roles = attrs.data.get("fusion.roles") if isinstance(attrs, DictionaryAttr) else None
+        if arg in mma_operands or not isinstance(roles, AxisRolesAttr):
+            continue
+        count += "m" in roles.roles and "n" in roles.roles
+    return count
 
 
 Sched = Dialect(

@@ -21,7 +21,7 @@ import pytest
 from xdsl.parser import Parser
 
 import mmcomp
-from mmcomp.compile import context
+from mmcomp.compiler import context
 from mmcomp.interp.executor import execute
 
 EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.mlir"))

@@ -14,7 +14,7 @@ import pytest
 from mmcomp import ptxas
 from mmcomp.backend import CudaKernel, build_cuda_kernel, lower_to_ptx
 from mmcomp.backend.cases import CASES, case, linear, matmul
-from mmcomp.compile import run_pipeline
+from mmcomp.compiler import run_pipeline
 from mmcomp.errors import LaunchError, ScheduleError
 from mmcomp.runtime import gpu_unavailable_reason
 

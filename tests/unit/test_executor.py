@@ -18,7 +18,7 @@ import pytest
 from xdsl.dialects.builtin import ModuleOp
 
 import mmcomp
-from mmcomp.compile import context
+from mmcomp.compiler import context
 from mmcomp.dialects.sched import swizzle_index
 from mmcomp.interp.executor import CoverageError, Execution, execute
 from mmcomp.interp.tile_functions import load_tile, mma_tile, reduce_partials, store_tile

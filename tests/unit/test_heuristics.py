@@ -8,7 +8,7 @@ import pytest
 
 import mmcomp
 from mmcomp import hardware as hw
-from mmcomp.compile import PIPELINE, Kernel
+from mmcomp.compiler import PIPELINE, Kernel
 from mmcomp.dialects.sched import Problem, ScheduleParams
 from mmcomp.errors import FusionError, ScheduleError
 from mmcomp.heuristics import PARAMETERS, choose_params, choose_split_k, choose_swizzle, fit_stages
@@ -23,9 +23,18 @@ def test_large_bf16_gemm_gets_cutlass_defaults():
     assert params.warp_specialization == "cooperative"
     assert params.registers == (40, 232)
     assert params.strategy == "persistent"
-    assert params.epilogue == "smem"
+    assert params.epilogue == "registers"
     assert params.split_k == 1
     assert params.swizzle == 8
+
+
+def test_epilogue_with_full_tiles_gets_128x128():
+    # An [M, N] epilogue operand or a second output beside 128 accumulators spills.
+    for problem in (
+        Problem({"m": 8192, "n": 14336, "k": 4096}, epilogue_tiles=1),
+        Problem({"m": 8192, "n": 14336, "k": 4096}, output_bytes=(4, 2), epilogue_tiles=1),
+    ):
+        assert choose_params(problem).tile == (128, 128, 64)
 
 
 def test_horizontal_fusion_fits_two_b_tiles():
@@ -97,7 +106,7 @@ def test_overrides_are_kept_and_the_rest_adapts():
     assert params.tile == (128, 128, 64)
     assert params.warpgroup == (64, 128)
     assert (params.raster, params.swizzle, params.split_k) == ("n", 1, 2)
-    assert params.stages == 6
+    assert params.stages == 7
     pingpong = choose_params(problem, warp_specialization="pingpong")
     assert pingpong.tile[0] == 64 and pingpong.warpgroup == pingpong.tile[:2]
 
@@ -169,9 +178,18 @@ def test_compile_rejects_invalid_parameters():
         mmcomp.compile(linear_fusion(), backend="interp", tile=(128, 128, 64), split_k=9)
 
 
-def test_compile_cuda_backend_is_not_there_yet():
-    with pytest.raises(NotImplementedError, match=r"backend 'cuda' is not implemented yet"):
-        mmcomp.compile(linear_fusion())
+def test_compile_defaults_to_cuda_and_compiles_without_a_gpu():
+    from mmcomp.runtime import gpu_unavailable_reason
+
+    kernel = mmcomp.compile(linear_fusion())
+    assert kernel.backend == "cuda"
+    assert ".target sm_90a" in kernel.ptx and "wgmma.mma_async" in kernel.ptx
+    assert kernel.report.spills == 0
+    if gpu_unavailable_reason() is not None:
+        with pytest.raises(mmcomp.LaunchError, match=r"cannot run here"):
+            kernel(*(np.ones(v.shape, v.numpy_dtype) for v in kernel.fusion.inputs))
+    with pytest.raises(AttributeError, match=r"the 'interp' back end has no PTX"):
+        _ = mmcomp.compile(linear_fusion(), backend="interp").ptx
     with pytest.raises(ValueError, match=r"unknown backend 'tpu'"):
         mmcomp.compile(linear_fusion(), backend="tpu")
 

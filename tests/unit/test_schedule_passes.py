@@ -21,9 +21,9 @@ from xdsl.parser import Parser
 from xdsl.utils.exceptions import DiagnosticException
 
 import mmcomp
-import mmcomp.compile as compile_module
+import mmcomp.compiler as compile_module
 from mmcomp import hardware as hw
-from mmcomp.compile import Stage, context, run_pipeline
+from mmcomp.compiler import Stage, context, run_pipeline
 from mmcomp.dialects import sched
 from mmcomp.errors import ScheduleError
 from mmcomp.passes.insert_persistent_loop import InsertPersistentLoop

@@ -1,4 +1,4 @@
-"""`mmcomp.compile`: a fusion through the pass pipeline to a callable, back-end-neutral Kernel.
+"""`mmcomp.compile(f, **params)`: a fusion through the pass pipeline to a callable Kernel.
 
 The pipeline is one list of named stages, run in order on a copy of the fusion's module;
 the IR after each stage is kept, so `kernel.ir("tile-merge")` shows what that pass did:
@@ -14,14 +14,14 @@ the IR after each stage is kept, so `kernel.ir("tile-merge")` shows what that pa
 
 Back ends: "interp" runs the materialized kernel on the CPU (mmcomp.interp.executor,
 simulating every CTA and checking that every output element is written exactly once).
-"cuda", the default, comes with the Hopper lowering (issue 5).
+"cuda", the default, lowers the materialized kernel further (mmcomp.backend:
+partition-warp-roles, lower-schedule-to-hopper, convert-hopper-to-ptx), checks the PTX with
+ptxas, and launches it on the GPU at the first call; compiling needs no GPU.
 """
 
 from __future__ import annotations
 
 import io
-import sys
-import types
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -40,9 +40,10 @@ from mmcomp.heuristics import PARAMETERS, choose_params
 from mmcomp.registry import DIALECTS, PASSES
 
 if TYPE_CHECKING:
+    from mmcomp.backend import CudaKernel
     from mmcomp.frontend import Fusion
 
-Runner = Callable[[list[np.ndarray]], tuple[np.ndarray, ...]]
+Runner = Callable[[list[Any]], tuple[np.ndarray, ...]]
 """Runs a compiled kernel: inputs in fusion input order -> outputs in fusion output order."""
 
 
@@ -135,11 +136,35 @@ def _interp_runner(module: ModuleOp) -> Runner:
     return run
 
 
-RUNNERS: dict[str, Callable[[ModuleOp], Runner]] = {"interp": _interp_runner}
+@dataclass(frozen=True)
+class CudaRunner:
+    """Runs a materialized module as a Hopper kernel (built at compile time, launched lazily)."""
+
+    kernel: CudaKernel
+    """The PTX, its ptxas report and launch plan (mmcomp.backend.CudaKernel)."""
+
+    def __call__(self, inputs: list[Any]) -> tuple[np.ndarray, ...]:
+        return self.kernel(*inputs)
+
+
+def _cuda_runner(module: ModuleOp) -> Runner:
+    """Lowers the materialized kernel to PTX, checked by ptxas with 0 spills."""
+    from mmcomp.backend import build_cuda_kernel
+
+    return CudaRunner(build_cuda_kernel(module))
+
+
+RUNNERS: dict[str, Callable[[ModuleOp], Runner]] = {
+    "cuda": _cuda_runner,
+    "interp": _interp_runner,
+}
 """Back end name -> factory of the runner of a materialized module."""
 
-BACKENDS = ("cuda", "interp")
-"""The back ends `compile` accepts; "cuda" has no runner until the Hopper lowering lands."""
+BACKENDS = tuple(RUNNERS)
+"""The back ends `compile` accepts."""
+
+DEVICE_ARRAY_BACKENDS = ("cuda",)
+"""Back ends that also take device arrays (torch, cupy: DLPack / __cuda_array_interface__)."""
 
 
 def context() -> Context:
@@ -162,6 +187,30 @@ def _text(module: ModuleOp) -> str:
     Printer(stream=stream).print_op(module)
     stream.write("\n")
     return stream.getvalue()
+
+
+def _is_device_array(array: Any) -> bool:
+    return hasattr(array, "__cuda_array_interface__") or hasattr(array, "__dlpack__")
+
+
+def _check_device_array(where: str, value: Any, array: Any) -> None:
+    """Shape and dtype of a device array against the input it binds to."""
+    from mmcomp.frontend import dtype_name
+
+    shape = tuple(int(d) for d in array.shape)
+    if shape != value.shape:
+        raise FusionError(
+            f"{where}: input {value.name!r}: expected shape {list(value.shape)}, found "
+            f"{list(shape)}"
+        )
+    try:
+        found = dtype_name(array.dtype)
+    except FusionError:
+        found = str(array.dtype)
+    if found != value.dtype:
+        raise FusionError(
+            f"{where}: input {value.name!r}: expected dtype {value.dtype}, found {found}"
+        )
 
 
 class Kernel:
@@ -188,13 +237,33 @@ class Kernel:
         """The module after the last stage."""
         self._runner = runner
 
+    @property
+    def device_kernel(self) -> CudaKernel:
+        """The cuda back end's kernel; an error for other back ends."""
+        if not isinstance(self._runner, CudaRunner):
+            raise AttributeError(
+                f"kernel @{self.fusion.name}: the {self.backend!r} back end has no PTX; "
+                "compile with backend='cuda'"
+            )
+        return self._runner.kernel
+
+    @property
+    def ptx(self) -> str:
+        """The PTX text (cuda back end)."""
+        return self.device_kernel.ptx
+
+    @property
+    def report(self) -> Any:
+        """The ptxas resource report: registers, spills, stack, shared memory (cuda)."""
+        return self.device_kernel.report
+
     def ir(self, stage: str = "materialize-schedule") -> str:
         """The IR text after `stage` (see `stages` for the names)."""
         if stage not in self.stages:
             raise KeyError(f"no stage {stage!r}; the stages are {', '.join(self.stages)}")
         return self.stages[stage]
 
-    def bind(self, arrays: Sequence[Any], named: Mapping[str, Any]) -> list[np.ndarray]:
+    def bind(self, arrays: Sequence[Any], named: Mapping[str, Any]) -> list[Any]:
         """The inputs in fusion input order, from positional and named arrays; checked."""
         inputs = self.fusion.inputs
         names = [value.name for value in inputs]
@@ -215,12 +284,17 @@ class Kernel:
         missing = [name for name, array in zip(names, bound, strict=True) if array is None]
         if missing:
             raise FusionError(f"{where}: missing inputs {missing}")
-        checked: list[np.ndarray] = []
+        checked: list[Any] = []
         for value, array in zip(inputs, bound, strict=True):
+            if self.backend in DEVICE_ARRAY_BACKENDS and _is_device_array(array):
+                _check_device_array(where, value, array)
+                checked.append(array)
+                continue
             if not isinstance(array, np.ndarray):
                 raise FusionError(
-                    f"{where}: input {value.name!r}: expected a numpy array, found "
-                    f"{type(array).__name__}"
+                    f"{where}: input {value.name!r}: expected a numpy array"
+                    + (" or a device array" if self.backend in DEVICE_ARRAY_BACKENDS else "")
+                    + f", found {type(array).__name__}"
                 )
             if array.shape != value.shape:
                 raise FusionError(
@@ -302,25 +376,4 @@ def compile(f: Fusion | str | ModuleOp, backend: str = "cuda", **params: Any) ->
             f"results with Fusion.output)"
         )
     module, chosen, stages = run_pipeline(fusion.module, params)
-    factory = RUNNERS.get(backend)
-    if factory is None:
-        raise NotImplementedError(
-            f"compile: backend {backend!r} is not implemented yet (it comes with the Hopper "
-            "lowering); use backend='interp' to run the schedule on the CPU"
-        )
-    return Kernel(fusion, backend, chosen, stages, module, factory(module))
-
-
-class _CallableModule(types.ModuleType):
-    """This module, callable as its `compile` function.
-
-    Importing the submodule `mmcomp.compile` binds the package attribute `mmcomp.compile`
-    to the module, over the lazily exported function; a callable module keeps
-    `mmcomp.compile(f, ...)` working however the package was first imported.
-    """
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Kernel:
-        return compile(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule
+    return Kernel(fusion, backend, chosen, stages, module, RUNNERS[backend](module))
