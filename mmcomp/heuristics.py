@@ -42,7 +42,7 @@ PARAMETERS = (
 
 MAX_STAGES = 8
 """Most pipeline stages the heuristic picks (more only add latency to fill)."""
-MAX_SWIZZLE = 8
+MAX_SWIZZLE = 16
 """Largest swizzle group the heuristic picks."""
 MAX_SPLIT_K = 4
 """Largest split-K factor the heuristic picks."""
@@ -155,9 +155,11 @@ def fit_stages(params: ScheduleParams, problem: Problem) -> int:
     return 0
 
 
-DEFAULT_EPILOGUE = "registers"
-"""The epilogue the heuristic picks: stores from the wgmma accumulators. The shared-memory
-epilogue (TMA store) assembles but has not yet been checked on the GPU (docs/hopper-lowering.md)."""
+def choose_epilogue(problem: Problem) -> str:
+    """Stage a lone GEMM's output through shared memory and TMA-store it (measured faster on
+    the H200: docs/performance.md); an epilogue that reads or writes more [M, N] tiles keeps
+    its registers for them and stores from the accumulators."""
+    return "smem" if problem.epilogue_tiles == 0 else "registers"
 
 
 def choose_swizzle(minor_tiles: int) -> int:
@@ -191,7 +193,7 @@ def choose_params(problem: Problem, **overrides: object) -> ScheduleParams:
         warp_specialization=ws,
         strategy=str(given.get("strategy", "persistent")),
         cluster=given.get("cluster", (1, 1)),  # pyright: ignore[reportArgumentType]
-        epilogue=str(given.get("epilogue", DEFAULT_EPILOGUE)),
+        epilogue=str(given.get("epilogue", choose_epilogue(problem))),
     )
     registers = given.get("registers") or default_registers(ws, params.consumer_warpgroups)
     params = params.replace(registers=registers)

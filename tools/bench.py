@@ -156,35 +156,44 @@ def torch_eager(problem: Problem) -> Callable[[dict[str, Any]], Any]:
     return lambda x: F.silu(F.linear(x["a"], x["w1"])) * F.linear(x["a"], x["w2"])
 
 
+COOP_256 = {"tile": (128, 256, 64), "warp_specialization": "cooperative"}
+COOP_128 = {"tile": (128, 128, 64), "warp_specialization": "cooperative"}
 CONFIGS: dict[str, list[dict[str, Any]]] = {
     "linear": [
-        {"tile": (128, 256, 64), "warp_specialization": "cooperative"},
-        {"tile": (128, 256, 64), "warp_specialization": "cooperative", "epilogue": "smem"},
-        {"tile": (128, 256, 64), "warp_specialization": "cooperative", "cluster": (2, 1)},
-        {"tile": (128, 128, 64), "warp_specialization": "pingpong", "cluster": (2, 1)},
+        {},
+        {**COOP_256, "epilogue": "registers"},
+        {**COOP_256, "epilogue": "smem", "raster": "m", "swizzle": 8, "stages": 3},
+        {**COOP_256, "epilogue": "registers", "cluster": (2, 1)},
     ],
     "gelu_bias": [
-        {"tile": (128, 256, 64), "warp_specialization": "cooperative"},
-        {"tile": (128, 256, 64), "warp_specialization": "cooperative", "epilogue": "smem"},
-        {"tile": (128, 256, 64), "warp_specialization": "cooperative", "cluster": (2, 1)},
+        {},
+        {**COOP_256, "epilogue": "registers"},
+        {**COOP_256, "epilogue": "smem", "raster": "m", "swizzle": 8, "stages": 3},
     ],
     "horizontal": [
-        {"tile": (128, 128, 64), "warp_specialization": "cooperative"},
-        {"tile": (128, 128, 64), "warp_specialization": "cooperative", "epilogue": "smem"},
-        {"tile": (128, 128, 64), "warp_specialization": "cooperative", "cluster": (2, 1)},
+        {},
+        {**COOP_128, "epilogue": "smem"},
+        {**COOP_128, "epilogue": "registers", "cluster": (2, 1)},
     ],
 }
-"""The mmcomp schedules tried per family (the best is reported); matmul as linear."""
-COMMON = {"epilogue": "registers", "split_k": 1}
+"""The mmcomp schedules tried per family (the best is reported); matmul as linear. `{}` is
+the heuristic's choice (`mmcomp.compile` with no schedule keywords)."""
+COMMON = {"split_k": 1}
 """Parameters shared by every configuration."""
 
 
 def short(params: dict[str, Any]) -> str:
-    """A configuration in a few words: 128x256x64 cooperative smem."""
-    tile = "x".join(str(t) for t in params["tile"])
-    epilogue = params.get("epilogue", COMMON["epilogue"])
-    cluster = "x".join(str(c) for c in params.get("cluster", (1, 1)))
-    return f"{tile} {params['warp_specialization']} {epilogue} cluster {cluster}"
+    """A configuration in a few words: 128x256x64 cooperative smem raster m swizzle 8."""
+    if not params:
+        return "heuristic's choice"
+    words = ["x".join(str(t) for t in params["tile"]), params["warp_specialization"]]
+    words.append(params.get("epilogue", ""))
+    for key in ("raster", "swizzle", "stages"):
+        if key in params:
+            words.append(f"{key} {params[key]}")
+    if "cluster" in params:
+        words.append("cluster " + "x".join(str(c) for c in params["cluster"]))
+    return " ".join(word for word in words if word)
 
 
 def time_mmcomp(
@@ -197,7 +206,8 @@ def time_mmcomp(
     from mmcomp.compiler import run_pipeline
 
     fusion = fusion_of(problem)
-    module, _, _ = run_pipeline(fusion.module, {**COMMON, **params})
+    module, chosen, _ = run_pipeline(fusion.module, {**COMMON, **params})
+    print(f"  {problem.name}, {short(params)}: {chosen.format()}", flush=True)
     kernel = build_cuda_kernel(module)
     names = [value.name for value in fusion.inputs]
     bound = []
