@@ -138,8 +138,9 @@ def torch_inputs(problem: Problem, copies: int) -> list[dict[str, Any]]:
 
     m, n, k = problem.m, problem.n, problem.k
     sets: list[dict[str, Any]] = []
-    for copy in range(copies):
-        generator = torch.Generator(device="cuda").manual_seed(copy)
+    for _ in range(copies):
+        generator = torch.Generator(device="cuda")
+        generator.seed()  # fresh inputs on every run
 
         def rand(*shape: int, generator: Any = generator) -> Any:
             return torch.randn(*shape, device="cuda", dtype=torch.bfloat16, generator=generator)

@@ -168,6 +168,17 @@ def test_family_schedule(family: str, schedule: str):
     run(FAMILIES[family](300, 500, 200), tile=(128, 128, 64), **SCHEDULES[schedule])
 
 
+@pytest.mark.parametrize("swizzle", [2, 8])
+def test_persistent_swizzle_broadcast_silu_mul(swizzle: int):
+    """The seed's other failing case: silu(fms(a[M,1,K], b[1,N,K])) * t[M,N], persistent."""
+    f = mmcomp.Fusion("broadcast_silu_mul")
+    a = f.input("a", [300, 1, 200], "bf16")
+    b = f.input("b", [1, 500, 200], "bf16")
+    t = f.input("t", [300, 500], "bf16")
+    f.output(f.cast(f.silu(f.fused_multiply_sum(a, b, [2])) * t, "bf16"))
+    run(f, tile=(128, 128, 64), strategy="persistent", swizzle=swizzle, raster="n")
+
+
 @pytest.mark.parametrize("family", ["linear", "matmul"])
 @pytest.mark.parametrize("swizzle", [2, 4, 8])
 def test_persistent_swizzle_linear_matmul(family: str, swizzle: int):
