@@ -26,18 +26,9 @@ from mmcomp.dialects.sched import (
 )
 from mmcomp.errors import ScheduleError
 
-PARAMETERS = (
-    "tile",
-    "stages",
-    "cluster",
-    "raster",
-    "swizzle",
-    "strategy",
-    "split_k",
-    "warp_specialization",
-    "registers",
-    "epilogue",
-)
+DERIVED = ("warpgroup", "instr")
+"""Parameters derived from the tile, not given by the caller."""
+PARAMETERS = tuple(key for key in ScheduleParams.KEYS if key not in DERIVED)
 """The parameter names `mmcomp.compile` accepts as keywords (the public API)."""
 
 MAX_STAGES = 8

@@ -259,8 +259,8 @@ def check_against_torch(problem: Problem, inputs: dict[str, Any], first_output: 
         raise ValueError(f"wrong result: relative error {error:.3g} against torch")
 
 
-def bench_problem(problem: Problem, repeat: int, compiled: bool) -> dict[str, Any]:
-    """Milliseconds of torch and of each mmcomp configuration on one problem."""
+def rotating_torch(problem: Problem) -> tuple[list[dict[str, Any]], Callable[[], None]]:
+    """The input sets (enough copies to rotate past L2) and a torch-eager launch over them."""
     per_set = sum(v.numel() * v.element_size() for v in torch_inputs(problem, 1)[0].values())
     copies = min(8, -(-2 * L2_BYTES // per_set)) if per_set < L2_BYTES else 1
     sets = torch_inputs(problem, copies)
@@ -271,6 +271,14 @@ def bench_problem(problem: Problem, repeat: int, compiled: bool) -> dict[str, An
         eager(sets[counter[0] % len(sets)])
         counter[0] += 1
 
+    return sets, run_torch
+
+
+def bench_problem(problem: Problem, repeat: int, compiled: bool) -> dict[str, Any]:
+    """Milliseconds of torch and of each mmcomp configuration on one problem."""
+    sets, run_torch = rotating_torch(problem)
+    eager = torch_eager(problem)
+    counter = [0]
     result: dict[str, Any] = {"torch": median_ms(run_torch, repeat), "mmcomp": {}}
     if compiled and problem.family in ("gelu_bias", "horizontal"):
         import torch  # pyright: ignore[reportMissingImports]

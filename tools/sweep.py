@@ -17,7 +17,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench import L2_BYTES, Problem, median_ms, time_mmcomp, torch_eager, torch_inputs  # noqa: E402
+from bench import Problem, median_ms, rotating_torch, time_mmcomp  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -39,15 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     problem = Problem(
         f"{args.family} {args.m}x{args.n}x{args.k}", args.m, args.n, args.k, args.family
     )
-    per_set = sum(v.numel() * v.element_size() for v in torch_inputs(problem, 1)[0].values())
-    copies = min(8, -(-2 * L2_BYTES // per_set)) if per_set < L2_BYTES else 1
-    sets = torch_inputs(problem, copies)
-    eager = torch_eager(problem)
-    counter = [0]
-
-    def run_torch() -> None:
-        eager(sets[counter[0] % len(sets)])
-        counter[0] += 1
+    sets, run_torch = rotating_torch(problem)
 
     def tflops(ms: float) -> float:
         return problem.flops / ms / 1e9
