@@ -34,9 +34,9 @@ from xdsl.dialects.func import FuncOp
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
-from mmcomp.dialects.sched import PARAMS_ATTR, ScheduleParams, ScheduleParamsAttr, problem_of
+from mmcomp.dialects.sched import ScheduleParams
 from mmcomp.errors import FusionError, ScheduleError
-from mmcomp.heuristics import PARAMETERS, choose_params
+from mmcomp.passes.choose_schedule import choose_schedule
 from mmcomp.registry import DIALECTS, PASSES
 
 if TYPE_CHECKING:
@@ -79,25 +79,6 @@ def _pass(name: str) -> Callable[[Context, ModuleOp, Compilation], None]:
     return run
 
 
-def _written_params(function: FuncOp) -> dict[str, object]:
-    """The parameters a `#sched.params` already on `function` sets (keys not at default)."""
-    attr = function.attributes.get(PARAMS_ATTR)
-    if attr is None:
-        return {}
-    if not isinstance(attr, ScheduleParamsAttr):
-        raise FusionError(
-            f"compile: @{function.sym_name.data}: '{PARAMS_ATTR}' must be #sched.params<...>, "
-            f"found {attr}"
-        )
-    written = attr.data
-    default = ScheduleParams()
-    return {
-        name: getattr(written, name)
-        for name in PARAMETERS
-        if getattr(written, name) != getattr(default, name)
-    }
-
-
 def _choose_schedule(ctx: Context, module: ModuleOp, compilation: Compilation) -> None:
     """Choose the params and put them on the fusion function.
 
@@ -108,10 +89,7 @@ def _choose_schedule(ctx: Context, module: ModuleOp, compilation: Compilation) -
     functions = _functions(module)
     if len(functions) != 1:
         raise FusionError(f"compile: expected one func.func, found {len(functions)}")
-    overrides = {**_written_params(functions[0]), **compilation.overrides}
-    params = choose_params(problem_of(functions[0]), **overrides)
-    functions[0].attributes[PARAMS_ATTR] = ScheduleParamsAttr(params)
-    compilation.params = params
+    compilation.params = choose_schedule(functions[0], compilation.overrides)
 
 
 PIPELINE: list[Stage] = [

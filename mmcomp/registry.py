@@ -28,6 +28,7 @@ DIALECTS: dict[str, Callable[[], Any]] = {
 
 PASSES: dict[str, Callable[[], Any]] = {
     "propagate-axis-mapping": _lazy("mmcomp.passes.propagate_axis_mapping", "PropagateAxisMapping"),
+    "choose-schedule": _lazy("mmcomp.passes.choose_schedule", "ChooseSchedule"),
     "tile-split": _lazy("mmcomp.passes.tile_split", "TileSplit"),
     "tile-merge": _lazy("mmcomp.passes.tile_merge", "TileMerge"),
     "insert-persistent-loop": _lazy("mmcomp.passes.insert_persistent_loop", "InsertPersistentLoop"),
@@ -40,6 +41,22 @@ PASSES: dict[str, Callable[[], Any]] = {
     "convert-hopper-to-ptx": _lazy("mmcomp.passes.convert_hopper_to_ptx", "ConvertHopperToPtx"),
 }
 """Pass name -> factory returning the `ModulePass` class. One module per pass."""
+
+DEFAULT_PIPELINE: tuple[str, ...] = (
+    "propagate-axis-mapping",
+    "choose-schedule",
+    "tile-split",
+    "tile-merge",
+    "split-k",
+    "insert-persistent-loop",
+    "materialize-schedule",
+    "partition-warp-roles",
+    "lower-schedule-to-hopper",
+    "convert-hopper-to-ptx",
+)
+"""The default pipeline from a fusion to a ptx module, in order: the pass `compile-to-ptx`."""
+
+PASSES["compile-to-ptx"] = _lazy("mmcomp.passes.compile_to_ptx", "CompileToPtx")
 
 TARGETS: dict[str, Callable[[], Any]] = {
     "ptx": _lazy("mmcomp.targets", "PtxTarget"),

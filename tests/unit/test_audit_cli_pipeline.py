@@ -24,7 +24,12 @@ import mmcomp
 from mmcomp.compiler import context
 from mmcomp.interp.executor import execute
 
-EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.mlir"))
+EXAMPLES = sorted(
+    path
+    for path in (Path(__file__).resolve().parents[2] / "examples").glob("*.mlir")
+    if "sched.params" not in path.read_text()
+)
+"""The example fusions that do not carry their own schedule parameters."""
 
 PIPELINE = ",".join(
     [
