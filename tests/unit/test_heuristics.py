@@ -232,3 +232,26 @@ def test_kernel_input_errors_name_the_input():
         kernel(a, w, b=w)
     with pytest.raises(FusionError, match=r"input 'a' given both by position and by name"):
         kernel(a, a=a, w=w)
+
+
+class FakeDeviceArray:
+    """Stands in for a cupy array: shape, a numpy dtype and `__cuda_array_interface__`."""
+
+    def __init__(self, shape: tuple[int, ...], dtype: np.dtype):
+        self.shape = shape
+        self.dtype = dtype
+        self.__cuda_array_interface__ = {"shape": shape, "typestr": dtype.str, "data": (0, False)}
+
+
+def test_cuda_kernel_checks_device_arrays_before_launch():
+    kernel = mmcomp.compile(linear_fusion())
+    bf16 = np.dtype(ml_dtypes.bfloat16)
+    good_a, good_w = FakeDeviceArray((300, 200), bf16), FakeDeviceArray((500, 200), bf16)
+    assert kernel.bind([good_a, good_w], {}) == [good_a, good_w]
+    with pytest.raises(FusionError, match=r"input 'w': expected shape \[500, 200\], found"):
+        kernel.bind([good_a, FakeDeviceArray((200, 500), bf16)], {})
+    with pytest.raises(FusionError, match=r"input 'a': expected dtype bf16, found f16"):
+        kernel.bind([FakeDeviceArray((300, 200), np.dtype(np.float16)), good_w], {})
+    interp = mmcomp.compile(linear_fusion(), backend="interp")
+    with pytest.raises(FusionError, match=r"input 'a': expected a numpy array, found"):
+        interp.bind([good_a, good_w], {})
