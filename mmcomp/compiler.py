@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import get_all_dialects
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.dialects.func import FuncOp
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
@@ -332,6 +332,41 @@ def run_pipeline(
     return module, compilation.params, stages
 
 
+CUDA_OPERAND_TYPES = ("bf16", "f16")
+"""Element types the cuda back end's wgmma takes for contraction operands."""
+
+
+def _check_cuda_operands(fusion: Fusion) -> None:
+    """What the cuda back end needs of every contraction operand, checked before lowering.
+
+    wgmma takes 16-bit operands here (tf32 and fp8 are not built), and TMA loads them: each
+    row (the innermost axis) must span a multiple of 16 bytes.
+    """
+    from mmcomp.dialects.fusion import CONTRACTION_OPS, dtype_name
+
+    where = f"compile: @{fusion.name}: cuda back end"
+    for op in fusion.func.walk():
+        if not isinstance(op, CONTRACTION_OPS):
+            continue
+        for index, operand in enumerate(op.operands[:2]):
+            tensor = operand.type
+            assert isinstance(tensor, TensorType)
+            dtype = dtype_name(tensor.element_type)
+            shape = tuple(tensor.get_shape())
+            what = f"{op.name} operand {index} ({list(shape)} {dtype})"
+            if dtype not in CUDA_OPERAND_TYPES:
+                raise FusionError(
+                    f"{where}: {what}: expected bf16 or f16 (wgmma; tf32 is not built), "
+                    f"found {dtype}; cast it, or use backend='interp'"
+                )
+            row_bytes = shape[-1] * 2
+            if len(shape) > 1 and row_bytes % 16:
+                raise FusionError(
+                    f"{where}: {what}: rows of {row_bytes} bytes; TMA needs row strides that "
+                    f"are multiples of 16 bytes (pad the last axis to a multiple of 8)"
+                )
+
+
 def compile(f: Fusion | str | ModuleOp, backend: str = "cuda", **params: Any) -> Kernel:  # noqa: A001
     """Compile a fusion; parameters left out are chosen by mmcomp.heuristics.
 
@@ -353,5 +388,7 @@ def compile(f: Fusion | str | ModuleOp, backend: str = "cuda", **params: Any) ->
             f"compile: @{fusion.name}: expected at least one output, found none (mark the "
             f"results with Fusion.output)"
         )
+    if backend == "cuda":
+        _check_cuda_operands(fusion)
     module, chosen, stages = run_pipeline(fusion.module, params)
     return Kernel(fusion, backend, chosen, stages, module, RUNNERS[backend](module))

@@ -102,19 +102,24 @@ def tile_count(problem: Problem, tile: tuple[int, int, int]) -> int:
     return problem.batch * _ceil_div(problem.m, tile[0]) * _ceil_div(problem.n, tile[1])
 
 
+MIN_TILE_N = hw.TMA_SWIZZLE_BYTES // 2
+"""The narrowest tile the heuristic picks: one 128-byte swizzle row of 16-bit elements."""
+
+
 def choose_tile(problem: Problem, warp_specialization: str = "cooperative") -> tuple[int, int, int]:
     """The CTA tile: 128x256 (CUTLASS) unless that leaves SMs idle or smem is short."""
     tile_k = hw.TMA_SWIZZLE_BYTES // problem.element_bytes
-    if warp_specialization == "pingpong":
-        tile_m = hw.WGMMA_M
-    else:
-        tile_m = hw.WGMMA_M if problem.m <= hw.WGMMA_M else 2 * hw.WGMMA_M
+    # Ping-pong gives each consumer warpgroup a whole tile of one wgmma's 64 rows; the
+    # cooperative (and non-specialized) kernels split the tile's rows between two
+    # warpgroups, so they need 128 rows even when M is smaller (the rows past M are TMA's
+    # zero fill, and the stores are clipped).
+    tile_m = hw.WGMMA_M if warp_specialization == "pingpong" else 2 * hw.WGMMA_M
     # 128x256 leaves a consumer thread 128 accumulators: only a lone GEMM's epilogue fits
     # beside them without spilling (measured with ptxas: docs/hopper-lowering.md).
     widest = 256 if problem.b_operands == 1 and problem.epilogue_tiles == 0 else 128
-    if problem.n < 64:
-        step = 2 * hw.WGMMA_N_STEP
-        return (tile_m, max(step, _ceil_div(problem.n, step) * step), tile_k)
+    if problem.n < MIN_TILE_N:
+        # A [K, N] operand's tile is loaded in boxes of one 128-byte swizzle row along N.
+        return (tile_m, MIN_TILE_N, tile_k)
     candidates = [n for n in (256, 128, 64) if n <= widest]
     for tile_n in candidates:
         if tile_count(problem, (tile_m, tile_n, tile_k)) >= hw.SM_COUNT:

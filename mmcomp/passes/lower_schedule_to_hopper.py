@@ -67,7 +67,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from mmcomp import hardware as hw
 from mmcomp.dialects import hopper, ptx, sched
-from mmcomp.dialects.fusion import AxisRolesAttr
+from mmcomp.dialects.fusion import AxisRolesAttr, SplatOp
 from mmcomp.dialects.sched import PARAMS_ATTR, ScheduleParams, ScheduleParamsAttr
 from mmcomp.errors import ScheduleError
 from mmcomp.passes.partition_warp_roles import (
@@ -1378,6 +1378,10 @@ class _Lowering:
             return self.load_scalar(bound, half, col)
         op = value.owner
         assert isinstance(op, Operation)
+        if isinstance(op, SplatOp):
+            result_type = op.result.type
+            assert isinstance(result_type, TensorType)
+            return _Scalar(self.const_f32(op.scalar), _dtype(result_type.element_type))
         name = op.name
         ins = [self.scalar(operand, slot, col) for operand in op.operands]
         if name == "fusion.broadcast":

@@ -51,8 +51,26 @@ def test_horizontal_fusion_fits_two_b_tiles():
 
 def test_small_problems_get_smaller_tiles():
     assert choose_params(Problem({"m": 1024, "n": 1024, "k": 1024})).tile == (128, 128, 64)
-    assert choose_params(Problem({"m": 1, "n": 500, "k": 40})).tile[0] == 64
-    assert choose_params(Problem({"m": 64, "n": 24, "k": 64})).tile == (64, 32, 64)
+    # Cooperative kernels split 128 rows between two consumer warpgroups, whatever M is;
+    # ping-pong gives one warpgroup a 64-row tile.
+    assert choose_params(Problem({"m": 1, "n": 500, "k": 40})).tile[0] == 128
+    pingpong = choose_params(Problem({"m": 1, "n": 500, "k": 40}), warp_specialization="pingpong")
+    assert pingpong.tile[0] == 64
+    # A narrow N still gets a 64-wide tile: one 128-byte swizzle row of a [K, N] operand.
+    assert choose_params(Problem({"m": 64, "n": 24, "k": 64})).tile == (128, 64, 64)
+
+
+def test_small_problems_compile_for_cuda():
+    for m, n, k in ((1, 500, 40), (64, 4096, 4096), (17, 17, 17), (256, 7, 64)):
+        f = mmcomp.Fusion("small")
+        a = f.input("a", [m, k], "bf16")
+        b = f.input("b", [k, n], "bf16")
+        f.output(f.cast(f.matmul(a, b), "bf16"))
+        if (n * 2) % 16 or (k * 2) % 16:
+            with pytest.raises(FusionError, match=r"16 bytes"):
+                mmcomp.compile(f)
+            continue
+        assert mmcomp.compile(f).report.spills == 0
 
 
 def test_stages_fill_shared_memory():
@@ -255,3 +273,23 @@ def test_cuda_kernel_checks_device_arrays_before_launch():
     interp = mmcomp.compile(linear_fusion(), backend="interp")
     with pytest.raises(FusionError, match=r"input 'a': expected a numpy array, found"):
         interp.bind([good_a, good_w], {})
+
+
+def test_cuda_refuses_f32_operands_at_compile_time():
+    f = mmcomp.Fusion("f32")
+    a = f.input("a", [256, 128], "f32")
+    w = f.input("w", [256, 128], "f32")
+    f.output(f.linear(a, w))
+    with pytest.raises(FusionError, match=r"fusion.linear operand 0 .* expected bf16 or f16"):
+        mmcomp.compile(f)
+    assert mmcomp.compile(f, backend="interp").backend == "interp"
+
+
+def test_cuda_epilogue_takes_scalar_constants():
+    f = mmcomp.Fusion("scaled")
+    a = f.input("a", [256, 128], "bf16")
+    w = f.input("w", [256, 128], "bf16")
+    f.output(f.cast(1.0 - f.relu(f.linear(a, w)) * 0.125, "bf16"))
+    kernel = mmcomp.compile(f)
+    assert kernel.report.spills == 0
+    assert "0f3E000000" in kernel.ptx  # 0.125 as an f32 immediate
