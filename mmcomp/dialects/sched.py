@@ -410,10 +410,10 @@ class ScheduleParams:
         consumers = self.consumer_warpgroups
         if self.warp_specialization == "none":
             total = consumers * consumer * hw.WARPGROUP_SIZE
-            what = f"{consumers} x {consumer}"
+            what = f"({consumers} x {consumer})"
         else:
             total = (producer + consumers * consumer) * hw.WARPGROUP_SIZE
-            what = f"{producer} + {consumers} x {consumer}"
+            what = f"({producer} + {consumers} x {consumer})"
         if total > hw.REGISTERS_PER_SM:
             raise ScheduleError(
                 f"registers {producer}/{consumer}: {what} registers x {hw.WARPGROUP_SIZE} "

@@ -71,7 +71,7 @@ func.func @registers_step() attributes {sched.params = #sched.params<registers =
 func.func @registers_budget() attributes {sched.params = #sched.params<registers = 64/256>} {
   func.return
 }
-// CHECK: registers 64/256: 64 + 2 x 256 registers x 128 threads = 73728, over the 65536 registers of an SM
+// CHECK: registers 64/256: (64 + 2 x 256) registers x 128 threads = 73728, over the 65536 registers of an SM
 
 // -----
 
