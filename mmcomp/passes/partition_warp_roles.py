@@ -159,7 +159,9 @@ def check_buildable(params: ScheduleParams, where: str) -> None:
         raise ScheduleError(
             f"{where}: the kernels have 2 consumer warpgroups; tile "
             f"{params.tile[0]}x{params.tile[1]} with warpgroup tile "
-            f"{params.warpgroup[0]}x{params.warpgroup[1]} gives {params.consumer_warpgroups}"
+            f"{params.warpgroup[0]}x{params.warpgroup[1]} gives {params.consumer_warpgroups}; "
+            f"use a tile of 128 rows (tile=(128, {params.tile[1]}, {params.tile[2]})) or "
+            "warp_specialization='pingpong'"
         )
     if params.warpgroup[0] % hw.WGMMA_M:
         raise ScheduleError(
