@@ -110,7 +110,10 @@ INVALID = [
     ({"registers": (40, 230)}, r"consumer count 230 must be a multiple of 8 from 24 to 256"),
     ({"registers": (16, 232)}, r"producer count 16 must be a multiple of 8 from 24 to 256"),
     ({"registers": (40, 264)}, r"consumer count 264 must be a multiple of 8"),
-    ({"registers": (64, 256)}, r"\(64 \+ 2 x 256\) registers x 128 threads = 73728, over the 65536"),
+    (
+        {"registers": (64, 256)},
+        r"\(64 \+ 2 x 256\) registers x 128 threads = 73728, over the 65536",
+    ),
     (
         {"tile": (128, 256, 64), "warp_specialization": "pingpong"},
         r"256 f32 accumulator registers per thread; 232 consumer registers leave 168 .*pingpong",
