@@ -167,28 +167,11 @@ def _text(module: ModuleOp) -> str:
     return stream.getvalue()
 
 
-def _is_device_array(array: Any) -> bool:
-    return hasattr(array, "__cuda_array_interface__") or hasattr(array, "__dlpack__")
+def _device_view(array: Any, name: str) -> Any:
+    """The runtime's zero-copy view of a device array (its shape and dtype); None for host."""
+    from mmcomp.runtime import as_device_array
 
-
-def _check_device_array(where: str, value: Any, array: Any) -> None:
-    """Shape and dtype of a device array against the input it binds to."""
-    from mmcomp.frontend import dtype_name
-
-    shape = tuple(int(d) for d in array.shape)
-    if shape != value.shape:
-        raise FusionError(
-            f"{where}: input {value.name!r}: expected shape {list(value.shape)}, found "
-            f"{list(shape)}"
-        )
-    try:
-        found = dtype_name(array.dtype)
-    except FusionError:
-        found = str(array.dtype)
-    if found != value.dtype:
-        raise FusionError(
-            f"{where}: input {value.name!r}: expected dtype {value.dtype}, found {found}"
-        )
+    return as_device_array(array, name)
 
 
 class Kernel:
@@ -263,26 +246,26 @@ class Kernel:
         if missing:
             raise FusionError(f"{where}: missing inputs {missing}")
         checked: list[Any] = []
+        takes_device = self.backend in DEVICE_ARRAY_BACKENDS
         for value, array in zip(inputs, bound, strict=True):
-            if self.backend in DEVICE_ARRAY_BACKENDS and _is_device_array(array):
-                _check_device_array(where, value, array)
-                checked.append(array)
-                continue
-            if not isinstance(array, np.ndarray):
-                raise FusionError(
-                    f"{where}: input {value.name!r}: expected a numpy array"
-                    + (" or a device array" if self.backend in DEVICE_ARRAY_BACKENDS else "")
-                    + f", found {type(array).__name__}"
-                )
-            if array.shape != value.shape:
+            found = _device_view(array, value.name or "input") if takes_device else None
+            if found is None:
+                if not isinstance(array, np.ndarray):
+                    raise FusionError(
+                        f"{where}: input {value.name!r}: expected a numpy array"
+                        + (" or a device array" if takes_device else "")
+                        + f", found {type(array).__name__}"
+                    )
+                found = array
+            if tuple(found.shape) != value.shape:
                 raise FusionError(
                     f"{where}: input {value.name!r}: expected shape {list(value.shape)}, "
-                    f"found {list(array.shape)}"
+                    f"found {list(found.shape)}"
                 )
-            if array.dtype != value.numpy_dtype:
+            if found.dtype != value.numpy_dtype:
                 raise FusionError(
                     f"{where}: input {value.name!r}: expected dtype {value.numpy_dtype}, "
-                    f"found {array.dtype}"
+                    f"found {found.dtype}"
                 )
             checked.append(array)
         return checked

@@ -268,7 +268,7 @@ def test_cuda_kernel_checks_device_arrays_before_launch():
     assert kernel.bind([good_a, good_w], {}) == [good_a, good_w]
     with pytest.raises(FusionError, match=r"input 'w': expected shape \[500, 200\], found"):
         kernel.bind([good_a, FakeDeviceArray((200, 500), bf16)], {})
-    with pytest.raises(FusionError, match=r"input 'a': expected dtype bf16, found f16"):
+    with pytest.raises(FusionError, match=r"input 'a': expected dtype bfloat16, found float16"):
         kernel.bind([FakeDeviceArray((300, 200), np.dtype(np.float16)), good_w], {})
     interp = mmcomp.compile(linear_fusion(), backend="interp")
     with pytest.raises(FusionError, match=r"input 'a': expected a numpy array, found"):
