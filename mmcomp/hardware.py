@@ -74,10 +74,10 @@ WGMMA_K_16BIT: Final = 16
 # Kernel structure (what mmcomp's Hopper kernels use).
 MAX_CONSUMER_WARPGROUPS: Final = 2
 """Consumer warpgroups per CTA in mmcomp's warp-specialized kernels."""
-EPILOGUE_SUBTILE_N: Final = 32
-"""Columns of one shared-memory epilogue sub-tile (stored by TMA, double-buffered)."""
+EPILOGUE_BOX_BYTES: Final = WGMMA_M * 128
+"""One shared-memory epilogue box: 64 rows of 128 bytes (stored by TMA)."""
 EPILOGUE_BUFFERS: Final = 2
-"""Shared-memory epilogue sub-tile buffers, shared by the outputs (stored one by one)."""
+"""Epilogue boxes per consumer warpgroup, alternating (the outputs take turns)."""
 
 ELEMENT_BYTES: Final = {"bf16": 2, "f16": 2, "f32": 4, "f64": 8}
 """Bytes per element of the element types the kernels handle."""

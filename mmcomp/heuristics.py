@@ -3,7 +3,8 @@
 `choose_params(problem, **overrides)` fills every parameter the caller left out and
 checks the result against the problem and the hardware limits of mmcomp.hardware. The
 choices follow CUTLASS's Hopper GEMMs: a 128x256x64 tile with two cooperative consumer
-warpgroups of 64x256, as many stages as shared memory holds (4 for bf16), a persistent
+warpgroups of 64x256, stages enough to keep about 2 us of tensor-core work in flight
+(3 at that tile, measured faster than the 4 that fit on the H200), a persistent
 grid, grouped rasterization and a 40/232 register split. Smaller tiles are taken where the
 big one would leave SMs idle, and where a horizontal fusion loads two B tiles per stage.
 docs/schedule.md explains each rule.
@@ -33,6 +34,11 @@ PARAMETERS = tuple(key for key in ScheduleParams.KEYS if key not in DERIVED)
 
 MAX_STAGES = 8
 """Most pipeline stages the heuristic picks (more only add latency to fill)."""
+IN_FLIGHT_MACS = 3 * 128 * 256 * 64
+"""Multiply-accumulates the ring holds ahead of the tensor cores: three K blocks of a
+128x256 tile, about 2 us of an SM's tensor-core work. On the H200 3 stages of 128x256x64
+beat the 4 that fit (linear 766 vs 746, gelu 736 vs 726 TFLOP/s; docs/performance.md);
+smaller tiles get proportionally more stages (6 at 128x128x64)."""
 MAX_SWIZZLE = 16
 """Largest swizzle group the heuristic picks."""
 MAX_SPLIT_K = 4
@@ -151,6 +157,12 @@ def fit_stages(params: ScheduleParams, problem: Problem) -> int:
     return 0
 
 
+def wanted_stages(tile: tuple[int, int, int], problem: Problem) -> int:
+    """Stages holding IN_FLIGHT_MACS of the tile's mmas (every B operand counts), >= 2."""
+    macs = tile[0] * tile[1] * tile[2] * max(problem.b_operands, 1)
+    return max(2, _ceil_div(IN_FLIGHT_MACS, macs))
+
+
 def choose_epilogue(problem: Problem) -> str:
     """Stage a lone GEMM's output through shared memory and TMA-store it (measured faster on
     the H200: docs/performance.md); an epilogue that reads or writes more [M, N] tiles keeps
@@ -200,6 +212,7 @@ def choose_params(problem: Problem, **overrides: object) -> ScheduleParams:
         if stages < 3 and "epilogue" not in given and params.epilogue == "smem":
             params = params.replace(epilogue="registers")
             stages = fit_stages(params, problem)
+        stages = min(stages, wanted_stages(tile, problem))
         params = params.replace(stages=max(stages, 2))
     tiles_m = _ceil_div(problem.m, tile[0])
     tiles_n = _ceil_div(problem.n, tile[1])

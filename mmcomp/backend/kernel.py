@@ -77,6 +77,9 @@ class BoundLaunch:
         ]
         """One tensor map per mainloop operand."""
         self.args: list[Any] = [*self.arrays, *self.maps]
+        self.grid = plan.grid
+        """CTAs launched: the plan's grid, or for a persistent kernel with clusters, as many
+        as run at once (set at the first launch)."""
         self._config: Any = None
         self._packed: Any = None
 
@@ -89,34 +92,36 @@ class BoundLaunch:
         """
         from mmcomp.runtime import launch
         from mmcomp.runtime.driver import check, driver_api
-        from mmcomp.runtime.launch import KernelArguments
+        from mmcomp.runtime.launch import (
+            KernelArguments,
+            cluster_launch_config,
+            max_active_clusters,
+        )
         from mmcomp.runtime.stream import stream_handle
 
         plan = self.kernel.plan
         function = self.kernel.function()
         if self._config is None:
+            grid = plan.grid
+            if plan.cluster > 1 and plan.params.strategy == "persistent":
+                # Clusters must fit in a GPC: a persistent grid of more CTAs than run at
+                # once would leave the rest waiting for a second wave.
+                fits = max_active_clusters(function, plan.threads, plan.cluster, plan.smem_bytes)
+                grid = min(grid, max(fits, 1) * plan.cluster)
+            self.grid = grid
             launch(
                 function,
-                plan.grid,
+                grid,
                 plan.threads,
                 self.args,
                 cluster=plan.cluster,
                 smem_bytes=plan.smem_bytes,
                 stream=stream,
             )
-            driver = driver_api()
-            config = driver.CUlaunchConfig()
-            config.gridDimX, config.gridDimY, config.gridDimZ = plan.grid, 1, 1
-            config.blockDimX, config.blockDimY, config.blockDimZ = plan.threads, 1, 1
-            config.sharedMemBytes = plan.smem_bytes
-            attribute = driver.CUlaunchAttribute()
-            attribute.id = driver.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
-            cluster = attribute.value.clusterDim
-            cluster.x, cluster.y, cluster.z = plan.cluster, 1, 1
-            config.attrs = [attribute]
-            config.numAttrs = 1
             self._packed = KernelArguments(self.args)
-            self._config = config
+            self._config = cluster_launch_config(
+                function, grid, plan.threads, plan.cluster, plan.smem_bytes
+            )
             return
         config = self._config
         config.hStream = stream_handle(stream)

@@ -439,9 +439,8 @@ class ScheduleParams:
         b_tile = _align(tile_n * tile_k * eb, hw.SMEM_ALIGNMENT)
         epilogue = 0
         if self.epilogue == "smem":
-            sub_n = min(hw.EPILOGUE_SUBTILE_N, tile_n)
-            widest = max(problem.output_bytes, default=4)
-            epilogue = _align(tile_m * sub_n * widest, hw.SMEM_ALIGNMENT) * hw.EPILOGUE_BUFFERS
+            boxes = hw.MAX_CONSUMER_WARPGROUPS * hw.EPILOGUE_BUFFERS
+            epilogue = boxes * _align(hw.EPILOGUE_BOX_BYTES, hw.SMEM_ALIGNMENT)
         return {
             "a": self.stages * problem.a_operands * a_tile,
             "b": self.stages * problem.b_operands * b_tile,

@@ -91,8 +91,11 @@ LOG2E = 1.4426950408889634
 ORDER_BARRIER = 1
 """Named barrier: consumer 0 has finished a mainloop (ping-pong); ORDER_BARRIER + 1 for
 consumer 1."""
-EPILOGUE_COLUMNS = 32
-"""Columns of one epilogue box (epilogue "smem"): 64 rows x 32 columns per TMA store."""
+EPILOGUE_ROWS = 64
+"""Rows of one epilogue box (epilogue "smem"): one warpgroup's m64 block."""
+EPILOGUE_ROW_BYTES = SWIZZLE
+"""Bytes of one epilogue box row: 64 columns of a 16-bit output, 32 of an f32 output,
+written with the 128-byte swizzle (stmatrix rows of 16 bytes then never share banks)."""
 EPILOGUE_BARRIER = 5
 """Named barrier of consumer warpgroup c's epilogue buffers: EPILOGUE_BARRIER + c."""
 SPLIT_K_BARRIER = 3
@@ -233,6 +236,8 @@ class _Scalar:
 
     reg: SSAValue
     dtype: str
+    exact: bool = False
+    """The register already holds a value of `dtype` (a loaded element): no rounding."""
 
 
 @dataclass
@@ -262,6 +267,10 @@ class _Lowering:
     """Warp index in the warpgroup."""
     lane: SSAValue = field(init=False)
     """Lane index in the warp."""
+    thread_in_warpgroup: SSAValue = field(init=False)
+    """%tid.x modulo 128."""
+    signaller: SSAValue = field(init=False)
+    """This thread releases ring stages (thread t of a warpgroup, for t < cluster size)."""
     row0: SSAValue = field(init=False)
     """This thread's first accumulator row in the tile."""
     col0: SSAValue = field(init=False)
@@ -295,13 +304,15 @@ class _Lowering:
         default_factory=dict[tuple[object, ...], SSAValue]
     )
     rows: list[SSAValue] = field(default_factory=list[SSAValue])
+    epilogue_begun: bool = False
+    """The current tile's epilogue state is set up (operands may be prefetched)."""
     skip_label: str | None = None
     store_maps: dict[int, TmaOperand] = field(default_factory=dict[int, TmaOperand])
+    """Epilogue "smem": the tensor map of each output stored by TMA, by argument index."""
     rank_is: list[SSAValue] | None = None
     """Clusters: the predicates "this CTA has cluster rank q", once computed."""
     cluster_mask: SSAValue | None = None
     """Clusters: the 16-bit mask of every CTA of the cluster (multicast destinations)."""
-    """Epilogue "smem": the tensor map of each output stored by TMA, by argument index."""
     load_stage: SSAValue | None = None
     """Non-specialized kernels: the ring position thread 0 loads into next."""
     load_phase: SSAValue | None = None
@@ -412,15 +423,15 @@ class _Lowering:
         return -(-barriers // SMEM_ALIGN) * SMEM_ALIGN
 
     def buffer_bytes(self) -> int:
-        """One epilogue buffer: 64 rows x EPILOGUE_COLUMNS of the widest output."""
-        widest = max(operand.element_bytes for operand in self.store_maps.values())
-        return -(-64 * EPILOGUE_COLUMNS * widest // SMEM_ALIGN) * SMEM_ALIGN
+        """One epilogue buffer: a box of 64 rows of 128 bytes (1024-aligned)."""
+        return EPILOGUE_ROWS * EPILOGUE_ROW_BYTES
 
     def plan_stores(self) -> None:
         """With epilogue "smem": a tensor map per output that TMA can store.
 
-        An output qualifies when its innermost axis has role n and its rows are a multiple
-        of 16 bytes; the others are stored from registers.
+        An output qualifies when its innermost axis has role n, its rows are a multiple of
+        16 bytes and the warpgroup tile is a whole number of boxes wide (a box row is 128
+        bytes); the others are stored from registers.
         """
         if self.params.epilogue != "smem":
             return
@@ -440,10 +451,13 @@ class _Lowering:
             size = 4 if dtype == "f32" else 2
             if not roles or roles[-1] != "n" or "m" not in roles or (shape[-1] * size) % 16:
                 continue
+            columns = EPILOGUE_ROW_BYTES // size
+            if self.params.warpgroup[1] % columns:
+                continue
             box = tuple(
-                64 if role == "m" else EPILOGUE_COLUMNS if role == "n" else 1 for role in roles
+                EPILOGUE_ROWS if role == "m" else columns if role == "n" else 1 for role in roles
             )
-            self.store_maps[arg.index] = TmaOperand(arg.index, dtype, shape, box, 1, "n", 0)
+            self.store_maps[arg.index] = TmaOperand(arg.index, dtype, shape, box, 1, "n")
 
     def build(self) -> LaunchPlan:
         """Lower the kernel; return its launch plan (the module is in `self.module`)."""
@@ -539,7 +553,8 @@ class _Lowering:
             self.put(hopper.MbarrierInitOp(k.add(self.full, k.const(8 * stage)), 1), leader)
             self.put(
                 hopper.MbarrierInitOp(
-                    k.add(self.empty, k.const(8 * stage)), 128 * self.stage_consumers
+                    k.add(self.empty, k.const(8 * stage)),
+                    self.stage_consumers * self.cluster_size,
                 ),
                 leader,
             )
@@ -856,17 +871,20 @@ class _Lowering:
                 unit += 1
 
     def release(self, stage: SSAValue, pred: SSAValue) -> None:
-        """Arrive on the empty barrier of `stage` (if `pred`): in a cluster, thread t of a
-        warpgroup arrives at CTA t % size, so each CTA's barrier hears from all."""
+        """Arrive on the empty barrier of `stage` (if `pred`): one thread of each consumer
+        warpgroup arrives once at every CTA of the cluster (thread t at CTA rank t).
+
+        One arrival per warpgroup suffices: `wgmma.wait_group` returns only when the
+        warpgroup's wgmma groups, which read the stage, are complete.
+        """
         k = self.k
         empty = self.barrier(self.empty, stage)
+        signal = k.binary(ptx.AndOp, pred, self.signaller)
         if self.cluster_size == 1:
-            self.put(hopper.MbarrierArriveOp(empty), pred)
+            self.put(hopper.MbarrierArriveOp(empty), signal)
             return
-        thread = k.binary(ptx.AndOp, self.tid, k.const(127))
-        target = k.binary(ptx.RemOp, thread, k.const(self.cluster_size))
-        remote = k.append(hopper.MapaOp(empty, target)).result
-        self.put(hopper.MbarrierArriveOp(remote, "cluster"), pred)
+        remote = k.append(hopper.MapaOp(empty, self.thread_in_warpgroup)).result
+        self.put(hopper.MbarrierArriveOp(remote, "cluster"), signal)
 
     def cluster_sync(self) -> None:
         """All threads of the cluster meet (after barrier init, before exit)."""
@@ -882,6 +900,8 @@ class _Lowering:
         k = self.k
         self.stage, self.phase = self.ring_state()
         tid = self.tid
+        self.thread_in_warpgroup = k.binary(ptx.AndOp, tid, k.const(127))
+        self.signaller = k.setp("lo", self.thread_in_warpgroup, k.const(self.cluster_size))
         self.warp = k.binary(ptx.AndOp, k.shr(tid, k.const(5)), k.const(3))
         self.lane = k.binary(ptx.AndOp, tid, k.const(31))
         wg_m = self.params.warpgroup[0]
@@ -895,7 +915,7 @@ class _Lowering:
         self.walk(self.func.body.block.ops, None, self.consumer_op)
         if self.store_maps:
             # Shared memory must outlive the TMA stores that read it.
-            thread = k.binary(ptx.AndOp, self.tid, k.const(127))
+            thread = self.thread_in_warpgroup
             self.put(hopper.BulkWaitGroupOp(0, read=False), k.setp("eq", thread, k.const(0)))
 
     def load_ahead(self, loop: scf.ForOp, base: SSAValue, distances: Sequence[int]) -> None:
@@ -974,7 +994,7 @@ class _Lowering:
         k = self.k
         tile_elements = self.params.tile[0] * self.params.tile[1]
         registers = self.m_blocks * self.n_chunks * self.params.instr[1] // 2
-        thread = k.binary(ptx.AndOp, self.tid, k.const(127))
+        thread = self.thread_in_warpgroup
         first = k.mad(slab, k.const(tile_elements), thread)
         if not self.pingpong:
             first = k.mad(self.consumer, k.const(registers * 128), first)
@@ -1022,7 +1042,7 @@ class _Lowering:
         k.append(ptx.FenceOp("acq_rel_gpu"))
         self.sync_tile_threads()
         counter = k.add(self.reg(op.counters), k.mul_wide(self.reg(op.indices[0]), k.const(4)))
-        thread = k.binary(ptx.AndOp, self.tid, k.const(127))
+        thread = self.thread_in_warpgroup
         leader = k.setp("eq", thread, k.const(0))
         if not self.pingpong:
             leader = k.binary(ptx.AndOp, leader, k.setp("eq", self.consumer, k.const(0)))
@@ -1197,6 +1217,7 @@ class _Lowering:
             signal_second = k.binary(ptx.AndOp, has_next, is_second)
             self.put(hopper.NamedBarrierOp("arrive", ORDER_BARRIER, 256), signal_first)
             self.put(hopper.NamedBarrierOp("arrive", ORDER_BARRIER + 1, 256), signal_second)
+        self.prefetch_epilogue_operands(loop)
         k.append(hopper.WgmmaWaitGroupOp(0))
         self.release(prev, k.setp("ne", has_prev, k.const(0)))
         for result, value in zip(loop.results, yielded.operands, strict=True):
@@ -1215,7 +1236,6 @@ class _Lowering:
         block = op.body.block
         yielded = block.last_op
         assert isinstance(yielded, sched.YieldOp)
-        k = self.k
         instr_n = self.params.instr[1]
         chunks = self.params.warpgroup[1] // instr_n
         # Bind block arguments to accumulators or operand tiles.
@@ -1236,13 +1256,8 @@ class _Lowering:
             if store.value not in outputs:
                 raise ScheduleError(f"{self.where}: a store_tile must store an epilogue output")
             store_of.append((store, yielded.operands[outputs.index(store.value)]))
-        # Row slot r of this thread: m block r // 2, upper or lower 8 rows (r % 2).
-        self.rows = [
-            k.add(self.row0, k.const(64 * (r // 2) + 8 * (r % 2))) for r in range(2 * self.m_blocks)
-        ]
-        self.accesses = {}
-        self.col_ok = {}
-        self.load_memo = {}
+        self.begin_epilogue()
+        self.epilogue_begun = False
         through_smem = [
             (store, value) for store, value in store_of if self.store_map(store) is not None
         ]
@@ -1260,6 +1275,20 @@ class _Lowering:
         if through_smem:
             self.stores_through_smem(through_smem)
 
+    def begin_epilogue(self) -> None:
+        """Fresh per-tile epilogue state: row registers, addressing, loaded elements."""
+        if self.epilogue_begun:
+            return
+        self.epilogue_begun = True
+        k = self.k
+        # Row slot r of this thread: m block r // 2, upper or lower 8 rows (r % 2).
+        self.rows = [
+            k.add(self.row0, k.const(64 * (r // 2) + 8 * (r % 2))) for r in range(2 * self.m_blocks)
+        ]
+        self.accesses = {}
+        self.col_ok = {}
+        self.load_memo = {}
+
     def store_map(self, store: sched.StoreTileOp) -> TmaOperand | None:
         """The tensor map of a store's output when it goes through shared memory."""
         dest = store.dest
@@ -1268,16 +1297,18 @@ class _Lowering:
         return self.store_maps.get(dest.index)
 
     def stores_through_smem(self, stores: list[tuple[sched.StoreTileOp, SSAValue]]) -> None:
-        """Epilogue "smem": per 64 x 32 box, write the values to a shared buffer, then one
-        thread of the warpgroup stores the box with TMA (clipped at the output's bounds).
+        """Epilogue "smem": each warpgroup writes its tile box by box (64 rows x 128 bytes,
+        128-byte swizzle) to a shared buffer, and one thread stores each box with TMA
+        (clipped at the output's bounds).
 
-        Two buffers per warpgroup alternate; before a buffer is rewritten, the TMA store
-        that read it two boxes ago must be done (`cp.async.bulk.wait_group.read 1`).
+        16-bit outputs are written with stmatrix, f32 outputs with st.shared.v2. A box's
+        values are computed before the warpgroup's barrier, which then only orders the
+        shared-memory writes. Two buffers per warpgroup alternate: before the barrier that
+        ends box i, the storing thread waits until the TMA store of box i - 1 has read its
+        buffer, which box i + 1 rewrites.
         """
         k = self.k
-        instr_n = self.params.instr[1]
-        thread = k.binary(ptx.AndOp, self.tid, k.const(127))
-        leader = k.setp("eq", thread, k.const(0))
+        leader = k.setp("eq", self.thread_in_warpgroup, k.const(0))
         first = k.setp("eq", self.consumer, k.const(0))
         second = k.setp("ne", self.consumer, k.const(0))
         buffers = k.mad(
@@ -1285,63 +1316,130 @@ class _Lowering:
             k.const(2 * self.buffer_bytes()),
             k.add(self.ring, k.const(self.epilogue_offset())),
         )
-        # This thread's row in a box (16 w + l / 4) and column pair (2 (l % 4)).
-        row_in_box = k.add(k.mul(self.warp, k.const(16)), k.shr(self.lane, k.const(2)))
+        swizzled = self.swizzled_rows()
 
         def sync() -> None:
             """Barrier of this warpgroup's 128 threads."""
             self.put(hopper.NamedBarrierOp("sync", EPILOGUE_BARRIER, 128), first)
             self.put(hopper.NamedBarrierOp("sync", EPILOGUE_BARRIER + 1, 128), second)
 
+        # The previous tile's last stores may still read the buffers.
         self.put(hopper.BulkWaitGroupOp(0, read=True), leader)
+        sync()
         count = 0
-        for m_block in range(self.m_blocks):
-            for box in range(self.params.warpgroup[1] // EPILOGUE_COLUMNS):
-                for store, value in stores:
-                    operand = self.store_map(store)
-                    assert operand is not None
+        for store, value in stores:
+            operand = self.store_map(store)
+            assert operand is not None
+            box_columns = operand.box[-1]
+            tmap = self.maps[len(self.operands) + list(self.store_maps).index(operand.arg)]
+            for m_block in range(self.m_blocks):
+                for box in range(self.params.warpgroup[1] // box_columns):
                     buffer = k.add(buffers, k.const((count % 2) * self.buffer_bytes()))
-                    if count:
-                        self.put(hopper.BulkWaitGroupOp(1, read=True), leader)
-                    sync()
-                    size = operand.element_bytes
-                    for block in range(EPILOGUE_COLUMNS // 8):
-                        column = box * EPILOGUE_COLUMNS + block * 8
-                        chunk, block8 = divmod(column, instr_n)
-                        block8 //= 8
-                        for half in range(2):
-                            row = 2 * m_block + half
-                            self.memo = {}
-                            scalars = [
-                                self.scalar(value, (chunk, block8, row, e), column + e)
-                                for e in range(2)
-                            ]
-                            offset = k.mad(
-                                k.add(row_in_box, k.const(8 * half)),
-                                k.const(EPILOGUE_COLUMNS * size),
-                                k.mad(self.col0, k.const(size), buffer),
-                            )
-                            if operand.dtype == "f32":
-                                data = [v.reg for v in scalars]
-                            else:
-                                data = [
-                                    k.cvt_pack(
-                                        scalars[1].reg,
-                                        scalars[0].reg,
-                                        ptx.reg(f"{operand.dtype}x2"),
-                                    )
-                                ]
-                            k.st("shared", offset, data, block * 8 * size)
+                    packed = self.box_values(value, operand.dtype, m_block, box * box_columns)
+                    if operand.dtype == "f32":
+                        self.write_f32_box(buffer, swizzled, packed)
+                    else:
+                        self.write_16bit_box(buffer, swizzled, packed)
                     k.append(hopper.FenceProxyAsyncOp())
+                    self.put(hopper.BulkWaitGroupOp(0, read=True), leader)
                     sync()
-                    coords = self.store_coordinates(store, m_block, box)
-                    tmap = self.maps[len(self.operands) + list(self.store_maps).index(operand.arg)]
+                    coords = self.store_coordinates(store, m_block, box * box_columns)
                     self.put(hopper.TmaStoreOp(tmap, buffer, coords), leader)
                     self.put(hopper.BulkCommitGroupOp(), leader)
                     count += 1
 
-    def store_coordinates(self, store: sched.StoreTileOp, m_block: int, box: int) -> list[SSAValue]:
-        """TMA coordinates (innermost first) of a 64 x 32 box of this warpgroup's tile."""
+    def swizzled_rows(self) -> dict[str, tuple[SSAValue, SSAValue]]:
+        """Per output kind, this thread's (row byte offset, 16-byte chunk xor) in a box.
+
+        "16": an stmatrix x4 row address, lane l giving row l % 8 of matrix l / 8
+        (matrices 0/1: rows 0-7/8-15 of an even 8-column block, 2/3: of the odd one).
+        "32": the thread's accumulator row (16 w + l / 4) and its column pair's chunk
+        (columns 2 (l % 4) are chunk (l % 4) / 2 of the block's two). The 128-byte swizzle
+        stores chunk c of row r at chunk c ^ (r % 8).
+        """
+        k = self.k
+        lane = self.lane
+        warp_rows = k.mul(self.warp, k.const(16))
+        matrix = k.shr(lane, k.const(3))
+        row8 = k.binary(ptx.AndOp, lane, k.const(7))
+        row16 = k.add(
+            k.add(warp_rows, k.mul(k.binary(ptx.AndOp, matrix, k.const(1)), k.const(8))), row8
+        )
+        chunk16 = k.binary(ptx.XorOp, k.shr(matrix, k.const(1)), row8)
+        quad = k.shr(lane, k.const(2))
+        row32 = k.add(warp_rows, quad)
+        pair = k.shr(k.binary(ptx.AndOp, lane, k.const(3)), k.const(1))
+        chunk32 = k.binary(ptx.XorOp, pair, quad)
+        return {
+            "16": (k.mul(row16, k.const(EPILOGUE_ROW_BYTES)), chunk16),
+            "32": (k.mul(row32, k.const(EPILOGUE_ROW_BYTES)), chunk32),
+        }
+
+    def box_values(
+        self, value: SSAValue, dtype: str, m_block: int, column0: int
+    ) -> list[list[SSAValue]]:
+        """This thread's values of one box, per 8-column block: f32 registers (e, then
+        row half) for an f32 output, packed pairs (one per row half) otherwise."""
+        instr_n = self.params.instr[1]
+        columns = EPILOGUE_ROW_BYTES // (4 if dtype == "f32" else 2)
+        blocks: list[list[SSAValue]] = []
+        for column in range(column0, column0 + columns, 8):
+            chunk, block8 = divmod(column, instr_n)
+            block8 //= 8
+            regs: list[SSAValue] = []
+            for half in range(2):
+                self.memo = {}
+                slot = (chunk, block8, 2 * m_block + half)
+                scalars = [self.scalar(value, (*slot, e), column + e) for e in range(2)]
+                if dtype == "f32":
+                    regs += [scalar.reg for scalar in scalars]
+                else:
+                    regs.append(
+                        self.k.cvt_pack(scalars[1].reg, scalars[0].reg, ptx.reg(f"{dtype}x2"))
+                    )
+            blocks.append(regs)
+        return blocks
+
+    def write_16bit_box(
+        self,
+        buffer: SSAValue,
+        swizzled: dict[str, tuple[SSAValue, SSAValue]],
+        blocks: list[list[SSAValue]],
+    ) -> None:
+        """stmatrix x4 per pair of 8-column blocks: this warp's 16 rows of the box."""
+        k = self.k
+        row, chunk = swizzled["16"]
+        base = k.add(buffer, row)
+        for pair in range(len(blocks) // 2):
+            at = k.binary(ptx.XorOp, chunk, k.const(2 * pair))
+            address = k.mad(at, k.const(16), base)
+            k.append(hopper.StmatrixOp(address, [*blocks[2 * pair], *blocks[2 * pair + 1]]))
+
+    def write_f32_box(
+        self,
+        buffer: SSAValue,
+        swizzled: dict[str, tuple[SSAValue, SSAValue]],
+        blocks: list[list[SSAValue]],
+    ) -> None:
+        """st.shared.v2.f32 of each column pair, in the swizzled rows of the box."""
+        k = self.k
+        row, chunk = swizzled["32"]
+        base = k.add(buffer, row)
+        within = k.mul(k.binary(ptx.AndOp, self.lane, k.const(1)), k.const(8))
+        base = k.add(base, within)
+        for block, regs in enumerate(blocks):
+            at = k.binary(ptx.XorOp, chunk, k.const(2 * block))
+            address = k.mad(at, k.const(16), base)
+            for half in range(2):
+                k.st(
+                    "shared", address, regs[2 * half : 2 * half + 2], 8 * EPILOGUE_ROW_BYTES * half
+                )
+
+    def store_coordinates(
+        self, store: sched.StoreTileOp, m_block: int, column0: int
+    ) -> list[SSAValue]:
+        """TMA coordinates (innermost first) of the box of this warpgroup's tile at m block
+        `m_block` and column `column0`."""
         k = self.k
         roles = self.memref_roles(store.dest)
         rows = k.const(64 * m_block)
@@ -1352,8 +1450,8 @@ class _Lowering:
             position = self.reg(index)
             if role == "m":
                 position = k.add(position, rows)
-            elif role == "n":
-                position = k.add(position, k.const(box * EPILOGUE_COLUMNS))
+            elif role == "n" and column0:
+                position = k.add(position, k.const(column0))
             coords.append(position)
         return list(reversed(coords))
 
@@ -1389,7 +1487,9 @@ class _Lowering:
         if name == "fusion.cast":
             result_type = op.results[0].type
             assert isinstance(result_type, TensorType)
-            return _Scalar(self.rounded(ins[0]), _dtype(result_type.element_type))
+            dtype = _dtype(result_type.element_type)
+            widening = ins[0].exact and dtype in ("f32", ins[0].dtype)
+            return _Scalar(self.rounded(ins[0]), dtype, widening)
         regs = [self.rounded(s) for s in ins]
         out = self.pointwise(name, op, regs)
         return _Scalar(out, "f32")
@@ -1397,7 +1497,7 @@ class _Lowering:
     def rounded(self, value: _Scalar) -> SSAValue:
         """The register rounded to the dtype it stands for."""
         k = self.k
-        if value.dtype == "f32":
+        if value.dtype == "f32" or value.exact:
             return value.reg
         low = k.cvt(value.reg, ptx.reg(value.dtype), "rn")
         return k.cvt(low, ptx.F32)
@@ -1515,20 +1615,72 @@ class _Lowering:
         return _arg_roles(self.func, memref.index)
 
     def load_scalar(self, load: sched.LoadTileOp, half: int, col: int) -> _Scalar:
-        """An epilogue operand's element (row slot `half`, column `col`), loaded once."""
+        """An epilogue operand's element (row slot `half`, column `col`), loaded once.
+
+        Where the operand's rows are contiguous along n and of even length, the element and
+        its neighbour (columns 2j and 2j + 1, which the same thread holds) are loaded
+        together by one vector load.
+        """
         k = self.k
         roles = self.memref_roles(load.source)
-        key = (load, half if "m" in roles else None, col if "n" in roles else None)
         access = self.access(load.source, list(load.indices))
-        found = self.load_memo.get(key)
-        if found is None:
-            base, offset, pred = self.element(access, half, col)
-            kind = ptx.F32 if access.dtype == "f32" else ptx.reg(access.dtype)
-            found = self.put(ptx.LdOp("global", base, kind, 1, offset), pred).values[0]
+
+        def key(column: int) -> tuple[object, ...]:
+            return (load, half if "m" in roles else None, column if "n" in roles else None)
+
+        found = self.load_memo.get(key(col))
+        if found is not None:
+            return _Scalar(found, access.dtype, exact=True)
+        kind = ptx.F32 if access.dtype == "f32" else ptx.reg(access.dtype)
+        memref_type = load.source.type
+        assert isinstance(memref_type, MemRefType)
+        extent = memref_type.get_shape()[-1]
+        paired = (
+            roles[-1] == "n"
+            and extent % 2 == 0
+            and access.col_stride == (4 if access.dtype == "f32" else 2)
+        )
+        first = col - col % 2 if paired else col
+        base, offset, pred = self.element(access, half, first)
+        loaded = self.put(ptx.LdOp("global", base, kind, 2 if paired else 1, offset), pred)
+        for column, value in zip((first, first + 1), loaded.values, strict=False):
             if access.dtype != "f32":
-                found = k.cvt(found, ptx.F32)
-            self.load_memo[key] = found
-        return _Scalar(found, access.dtype)
+                value = k.cvt(value, ptx.F32)
+            self.load_memo[key(column)] = value
+        return _Scalar(self.load_memo[key(col)], access.dtype, exact=True)
+
+    def prefetch_epilogue_operands(self, loop: scf.ForOp) -> None:
+        """Load the epilogue operands without an m axis (a bias, a [1, n] row) before the
+        last wgmma group completes, so that their latency hides behind it.
+
+        These are the `sched.load_tile`s after the mainloop in its block whose indices
+        are already in registers; [m, n] operands (too many registers) load where used.
+        """
+        block = loop.parent_block()
+        if block is None:
+            return
+        self.begin_epilogue()
+        after = False
+        for op in block.ops:
+            after |= op is loop
+            if not after or not isinstance(op, sched.LoadTileOp):
+                continue
+            if "m" in self.memref_roles(op.source):
+                continue
+            if any(index not in self.regs for index in op.indices):
+                continue
+            for col in self.thread_columns():
+                self.load_scalar(op, 0, col)
+
+    def thread_columns(self) -> list[int]:
+        """The columns of the warpgroup tile this thread holds (col0 added at run time)."""
+        instr_n = self.params.instr[1]
+        return [
+            chunk * instr_n + block8 * 8 + e
+            for chunk in range(self.params.warpgroup[1] // instr_n)
+            for block8 in range(instr_n // 8)
+            for e in range(2)
+        ]
 
     def store_pair(
         self, store: sched.StoreTileOp, values: list[_Scalar], half: int, col: int

@@ -129,6 +129,47 @@ def check_arguments(function: Function, packed: KernelArguments) -> None:
             )
 
 
+def cluster_launch_config(
+    function: Function, grid: int, threads: int, cluster: int, smem_bytes: int
+) -> Any:
+    """A one-dimensional CUlaunchConfig with a cluster dimension, on the default stream
+    (raises the function's dynamic shared memory limit first when needed)."""
+    if smem_bytes > STATIC_SHARED_LIMIT and smem_bytes > function.max_dynamic_shared_bytes:
+        function.set_max_dynamic_shared_bytes(smem_bytes)
+    driver = driver_api()
+    config = driver.CUlaunchConfig()
+    config.gridDimX, config.gridDimY, config.gridDimZ = grid, 1, 1
+    config.blockDimX, config.blockDimY, config.blockDimZ = threads, 1, 1
+    config.sharedMemBytes = smem_bytes
+    attribute = driver.CUlaunchAttribute()
+    attribute.id = driver.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+    attribute.value.clusterDim.x, attribute.value.clusterDim.y, attribute.value.clusterDim.z = (
+        cluster,
+        1,
+        1,
+    )
+    config.attrs = [attribute]
+    config.numAttrs = 1
+    return config
+
+
+def max_active_clusters(function: Function, threads: int, cluster: int, smem_bytes: int) -> int:
+    """How many clusters of `cluster` CTAs (each `threads` threads and `smem_bytes` of
+    dynamic shared memory) the device runs at once (cuOccupancyMaxActiveClusters).
+
+    A cluster's CTAs must share a GPC, so this can be fewer than SMs / cluster: on the
+    H200, 30 clusters of 4 CTAs of 227 KiB (120 SMs), but 66 of 2.
+    """
+    ensure_context()
+    config = cluster_launch_config(function, cluster, threads, cluster, smem_bytes)
+    count = check(
+        driver_api().cuOccupancyMaxActiveClusters(function.handle, config),
+        f"querying the active clusters of kernel {function.name} (cluster of {cluster}, "
+        f"{threads} threads, {smem_bytes} bytes of dynamic shared memory)",
+    )
+    return int(count)
+
+
 def launch(
     function: Function,
     grid: int | Sequence[int],

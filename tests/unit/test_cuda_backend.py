@@ -13,7 +13,7 @@ import pytest
 
 from mmcomp import ptxas
 from mmcomp.backend import CudaKernel, build_cuda_kernel, lower_to_ptx
-from mmcomp.backend.cases import CASES, case, linear, matmul
+from mmcomp.backend.cases import CASES, case, horizontal, linear, matmul
 from mmcomp.compiler import run_pipeline
 from mmcomp.errors import LaunchError, ScheduleError
 from mmcomp.runtime import gpu_unavailable_reason
@@ -108,14 +108,27 @@ def test_clusters_multicast_the_shared_operand():
 
 
 def test_smem_epilogue_stores_eligible_outputs_with_tma():
-    """Epilogue "smem": outputs with 16-byte rows get a store tensor map of 64 x 32 boxes;
-    an output whose rows are not (N = 501 bf16) is stored from registers."""
+    """Epilogue "smem": outputs with 16-byte rows get a store tensor map of 64-row boxes of
+    128 swizzled bytes, written with stmatrix (bf16) or st.shared.v2 (f32); an output whose
+    rows are not (N = 501 bf16), or a warpgroup tile not a whole number of boxes wide, is
+    stored from registers."""
     params = {"epilogue": "smem", "split_k": 1, "tile": (128, 128, 64)}
     module, _, _ = run_pipeline(linear(300, 504, 200).module, params)
     text, plan = lower_to_ptx(module)
     out = plan.tensor_maps[-1]
-    assert (out.box, out.swizzle, out.dtype) == ((64, 32), 0, "bf16")
+    assert (out.box, out.swizzle, out.dtype) == ((64, 64), 128, "bf16")
     assert "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group" in text
+    # Two boxes of 64 columns per m64 block; four stmatrix x4 per box.
+    assert text.count("stmatrix.sync.aligned.m8n8.x4.shared.b16") == 8
+    assert "st.global" not in text
+    module, _, _ = run_pipeline(horizontal(300, 512, 200).module, params)
+    text, plan = lower_to_ptx(module)
+    boxes = sorted((m.box, m.dtype) for m in plan.tensor_maps[-3:])
+    assert boxes == [((64, 32), "f32"), ((64, 32), "f32"), ((64, 64), "bf16")]
+    assert "st.shared.v2.f32" in text
+    module, _, _ = run_pipeline(linear(300, 504, 200).module, {**params, "tile": (128, 96, 64)})
+    text, plan = lower_to_ptx(module)
+    assert len(plan.tensor_maps) == 2 and "bulk_group" not in text
     module, _, _ = run_pipeline(linear(300, 501, 200).module, params)
     text, plan = lower_to_ptx(module)
     assert len(plan.tensor_maps) == 2

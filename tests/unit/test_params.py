@@ -170,14 +170,16 @@ def test_shared_memory_over_the_limit_names_bytes_and_limit():
 def test_shared_memory_counts_every_b_operand_and_the_epilogue():
     params = ScheduleParams()
     one = params.smem_bytes(BIG)
-    assert one == {"a": 4 * 16384, "b": 4 * 32768, "epilogue": 2 * 128 * 32 * 2, "barriers": 64}
+    # Epilogue: two 64 x 128-byte boxes for each of the two consumer warpgroups.
+    assert one == {"a": 4 * 16384, "b": 4 * 32768, "epilogue": 2 * 2 * 64 * 128, "barriers": 64}
     assert sum(one.values()) <= hw.MAX_DYNAMIC_SMEM_PER_BLOCK
     horizontal = Problem(BIG.extents, b_operands=2)
     assert params.smem_bytes(horizontal)["b"] == 2 * one["b"]
-    with pytest.raises(ScheduleError, match=r"for 1 A and 2 B operand tiles needs 344128 bytes"):
+    with pytest.raises(ScheduleError, match=r"for 1 A and 2 B operand tiles needs 360512 bytes"):
         params.check(horizontal)
+    # A box row is 128 bytes whatever the output type (64 bf16 or 32 f32 columns).
     f32_out = Problem(BIG.extents, output_bytes=(4, 2))
-    assert params.smem_bytes(f32_out)["epilogue"] == 2 * one["epilogue"]
+    assert params.smem_bytes(f32_out)["epilogue"] == one["epilogue"]
     assert params.replace(epilogue="registers").smem_bytes(BIG)["epilogue"] == 0
 
 

@@ -3,7 +3,7 @@
 
 // Ping-pong: each consumer warpgroup takes alternate tiles (a 128x128 tile is two m64
 // blocks per warpgroup); named barriers 1 and 2 order their mainloops; each ring stage is
-// released by the 128 threads of one warpgroup.
+// released by one thread of the warpgroup that read it.
 func.func @pingpong(%a: tensor<1000x512xbf16>, %w: tensor<1000x512xbf16>) -> tensor<1000x1000xbf16> attributes {sched.params = #sched.params<tile = 128x128x64, warp_specialization = pingpong, epilogue = registers, split_k = 1>} {
   %y = fusion.linear %a, %w : (tensor<1000x512xbf16>, tensor<1000x512xbf16>) -> tensor<1000x1000xf32>
   %o = fusion.cast %y : tensor<1000x1000xf32> to tensor<1000x1000xbf16>
@@ -11,7 +11,9 @@ func.func @pingpong(%a: tensor<1000x512xbf16>, %w: tensor<1000x512xbf16>) -> ten
 }
 // CHECK-LABEL: .visible .entry pingpong(
 // CHECK:       .reqntid 384
-// CHECK:       mbarrier.init.shared::cta.b64 [{{.*}}], 128;
+// CHECK:       mbarrier.init.shared::cta.b64 [{{.*}}], 1;
+// CHECK-NOT:   mbarrier.init.shared::cta.b64 [{{.*}}], {{[02-9]}};
+// CHECK:       fence.mbarrier_init
 // CHECK:       setmaxnreg.dec.sync.aligned.u32 40;
 // CHECK:       setmaxnreg.inc.sync.aligned.u32 232;
 // CHECK:       bar.sync 2, 256;
@@ -32,7 +34,7 @@ func.func @none(%a: tensor<1000x512xbf16>, %w: tensor<1000x512xbf16>) -> tensor<
 // CHECK-LABEL: .visible .entry none(
 // CHECK:       .maxnreg 255
 // CHECK-NEXT:  .reqntid 256
-// CHECK:       mbarrier.init.shared::cta.b64 [{{.*}}], 256;
+// CHECK:       mbarrier.init.shared::cta.b64 [{{.*}}], 2;
 // CHECK-NOT:   setmaxnreg
 // CHECK-COUNT-3: mbarrier.arrive.expect_tx.shared::cta.b64
 // CHECK:       wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
@@ -59,8 +61,9 @@ func.func @split(%a: tensor<300x2048xbf16>, %w: tensor<264x2048xbf16>) -> tensor
 
 // -----
 
-// Epilogue "smem": each warpgroup writes 64 x 32 boxes of the output to one of its two
-// shared buffers, fences the async proxy, and one thread stores the box with TMA.
+// Epilogue "smem": each warpgroup writes boxes of 64 rows x 64 bf16 (128 swizzled bytes)
+// to its two shared buffers with stmatrix, fences the async proxy, and one thread waits
+// until the store before last has read its buffer and stores the box with TMA.
 func.func @stores(%a: tensor<1000x512xbf16>, %w: tensor<1000x512xbf16>) -> tensor<1000x1000xbf16> attributes {sched.params = #sched.params<tile = 128x128x64, epilogue = smem, split_k = 1>} {
   %y = fusion.linear %a, %w : (tensor<1000x512xbf16>, tensor<1000x512xbf16>) -> tensor<1000x1000xf32>
   %o = fusion.cast %y : tensor<1000x1000xf32> to tensor<1000x1000xbf16>
@@ -71,10 +74,11 @@ func.func @stores(%a: tensor<1000x512xbf16>, %w: tensor<1000x512xbf16>) -> tenso
 // CHECK:       wgmma.wait_group.sync.aligned 0;
 // CHECK:       cp.async.bulk.wait_group.read 0;
 // CHECK:       bar.sync 5, 128;
-// CHECK:       st.shared.b32
+// CHECK-COUNT-4: stmatrix.sync.aligned.m8n8.x4.shared.b16
 // CHECK:       fence.proxy.async.shared::cta;
+// CHECK:       cp.async.bulk.wait_group.read 0;
 // CHECK:       bar.sync 5, 128;
 // CHECK:       cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%rd{{[0-9]+}}, {%r{{[0-9]+}}, %r{{[0-9]+}}}], [%r{{[0-9]+}}];
 // CHECK-NEXT:  cp.async.bulk.commit_group;
-// CHECK:       cp.async.bulk.wait_group.read 1;
+// CHECK-COUNT-4: stmatrix.sync.aligned.m8n8.x4.shared.b16
 // CHECK:       cp.async.bulk.wait_group 0;
