@@ -29,6 +29,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("k", type=int)
     parser.add_argument("--tile", type=int, nargs=3, default=(128, 256, 64))
     parser.add_argument("--warp-specialization", default="cooperative")
+    parser.add_argument("--cluster", type=int, nargs=2, default=(1, 1))
     parser.add_argument("--epilogue", nargs="+", default=["smem"])
     parser.add_argument("--raster", nargs="+", default=["n"])
     parser.add_argument("--swizzle", type=int, nargs="+", default=[8])
@@ -53,6 +54,7 @@ def main(argv: list[str] | None = None) -> int:
             "epilogue": epilogue,
             "raster": raster,
             "swizzle": swizzle,
+            "cluster": tuple(args.cluster),
         }
         if stages:
             params["stages"] = stages

@@ -59,6 +59,33 @@ def _count(func: FuncOp, key: str) -> int:
     return attr.value.data
 
 
+def _check_arrays(kernel: CudaKernel, arrays: Sequence[Any]) -> None:
+    """LaunchError naming the argument unless each array has the kernel's dtype and shape
+    and a layout it can address: the tensor maps' arrays as TMA needs them, the others
+    (read or written element by element) C-contiguous, their base aligned to two elements
+    (neighbouring columns move in pairs)."""
+    from mmcomp.runtime import ArraySpec, as_device_array, check_device_array
+
+    through_tma = {operand.arg for operand in kernel.plan.tensor_maps}
+    for index, (array, (name, shape, dtype)) in enumerate(
+        zip(arrays, kernel.argument_specs(), strict=True)
+    ):
+        view = as_device_array(array, name)
+        if view is None:
+            raise LaunchError(
+                f"kernel @{kernel.plan.entry}: argument {name!r}: expected a device array, "
+                f"found {type(array).__name__}"
+            )
+        layout = "tma" if index in through_tma else "contiguous"
+        check_device_array(ArraySpec(name, dtype, shape, layout=layout), view)
+        pair = 2 * dtype.itemsize
+        if layout == "contiguous" and shape and shape[-1] % 2 == 0 and view.ptr % pair:
+            raise LaunchError(
+                f"argument {name!r}: base address 0x{view.ptr:x} is not aligned to {pair} "
+                "bytes (the kernel reads and writes neighbouring columns in pairs)"
+            )
+
+
 class BoundLaunch:
     """A kernel bound to device arrays: tensor maps encoded, ready to launch repeatedly."""
 
@@ -71,6 +98,7 @@ class BoundLaunch:
         """The kernel."""
         self.arrays = list(arrays)
         """The device arrays, in kernel argument order."""
+        _check_arrays(kernel, self.arrays)
         self.maps = [
             encode_tensor_map(self.arrays[operand.arg], box=operand.box, swizzle=operand.swizzle)
             for operand in plan.tensor_maps

@@ -2072,7 +2072,8 @@ class MbarrierArriveOp(PtxInstruction):
 
     `mbarrier.arrive[.expect_tx].shared::cta.b64 _, [bar][, tx];`; with `cluster`, arrive
     on a barrier of another CTA of the cluster (address from `ptx.mapa`):
-    `mbarrier.arrive.release.cluster.shared::cluster.b64 _, [bar];`.
+    `mbarrier.arrive.shared::cluster.b64 _, [bar];` (release at CTA scope, the default:
+    a `.release.cluster` arrive costs two memory barriers, MEMBAR.ALL.CTA and .GPU, in SASS).
     """
 
     name = "ptx.mbarrier_arrive"
@@ -2109,7 +2110,7 @@ class MbarrierArriveOp(PtxInstruction):
 
     def ptx_text(self, name: NameOf) -> str:
         if self.scope is not None:
-            return f"mbarrier.arrive.release.cluster.shared::cluster.b64 _, [{name(self.bar)}]"
+            return f"mbarrier.arrive.shared::cluster.b64 _, [{name(self.bar)}]"
         if self.tx_bytes is None:
             return f"mbarrier.arrive.shared::cta.b64 _, [{name(self.bar)}]"
         return (

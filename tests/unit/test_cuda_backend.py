@@ -103,7 +103,7 @@ def test_clusters_multicast_the_shared_operand():
     assert plan.cluster == 2 and plan.grid % 2 == 0
     assert text.count(".multicast::cluster") == 2
     assert "mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r" in text and ", 49152;" in text
-    assert "mbarrier.arrive.release.cluster.shared::cluster.b64" in text
+    assert "mbarrier.arrive.shared::cluster.b64" in text and "MEMBAR" not in text
     assert text.count("barrier.cluster.wait.acquire.aligned") == 2
 
 
@@ -144,3 +144,34 @@ def test_calling_without_a_gpu_is_a_clear_error():
     inputs = [np.zeros(v.shape, v.numpy_dtype) for v in case("linear_256").fusion().inputs]
     with pytest.raises(LaunchError, match="compiled to PTX, but cannot run here"):
         kernel(*inputs)
+
+
+def test_bind_checks_each_array_before_encoding_tensor_maps():
+    """Binding names the argument whose dtype, shape or layout the kernel cannot address;
+    the bias (read element by element) must be contiguous and pair-aligned. No GPU is
+    needed: the checks run before any driver call."""
+    import ml_dtypes
+    import numpy as np
+
+    from mmcomp.runtime import DeviceArray
+
+    kernel = built("linear_bias")
+    specs = kernel.argument_specs()
+    base = 1 << 20
+
+    def arrays(**changed: DeviceArray) -> list[DeviceArray]:
+        made = []
+        for index, (name, shape, dtype) in enumerate(specs):
+            made.append(changed.get(name, DeviceArray(base * (index + 1), shape, dtype)))
+        return made
+
+    bias = next(spec for spec in specs if spec[0] == "bias")
+    _, (n,), dtype = bias
+    with pytest.raises(LaunchError, match=r"argument 'bias': base address 0x100002 is not "):
+        kernel.bind(arrays(bias=DeviceArray(base + 2, (n,), dtype)))
+    with pytest.raises(LaunchError, match=r"argument 'bias': expected a C-contiguous array"):
+        kernel.bind(arrays(bias=DeviceArray(base, (n,), dtype, strides=(4,))))
+    with pytest.raises(LaunchError, match=r"argument 'bias': expected dtype bfloat16, found float32"):
+        kernel.bind(arrays(bias=DeviceArray(base, (n,), np.float32)))
+    with pytest.raises(LaunchError, match=r"argument 'bias': expected shape"):
+        kernel.bind(arrays(bias=DeviceArray(base, (n + 1,), ml_dtypes.bfloat16)))

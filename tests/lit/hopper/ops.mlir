@@ -132,7 +132,7 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 // CHECK-NEXT: hopper_wait_skip_3:
 // CHECK-NEXT: mbarrier.arrive.shared::cta.b64 _, [%r2];
 // CHECK-NEXT: mapa.shared::cluster.u32 %r23, %r2, %r16;
-// CHECK-NEXT: mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%r23];
+// CHECK-NEXT: mbarrier.arrive.shared::cluster.b64 _, [%r23];
 // CHECK-NEXT: setmaxnreg.inc.sync.aligned.u32 232;
 // CHECK-NEXT: mov.u32 %r24, 8224;
 // CHECK-NEXT: add.u32 %r25, %r1, %r24;

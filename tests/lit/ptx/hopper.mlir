@@ -125,7 +125,7 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 // CHECK-NEXT: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%r5], [%rd2, {%r8, %r9}], [%r3], %rs1;
 // CHECK-NEXT: mov.u32 %r11, %cluster_ctarank;
 // CHECK-NEXT: mapa.shared::cluster.u32 %r12, %r3, %r11;
-// CHECK-NEXT: mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%r12];
+// CHECK-NEXT: mbarrier.arrive.shared::cluster.b64 _, [%r12];
 // CHECK-NEXT: mov.u32 %r13, 0;
 // CHECK-NEXT: wait:
 // CHECK-NEXT: mbarrier.try_wait.parity.shared::cta.b64 %p3, [%r3], %r13;
