@@ -41,13 +41,13 @@ def matmul(m: int, n: int, k: int, dtype: str = "bf16", batch: int = 0) -> Fusio
     return f
 
 
-def gelu_bias(m: int, n: int, k: int) -> Fusion:
-    """gelu_tanh(A W^T + bias) in bf16."""
+def gelu_bias(m: int, n: int, k: int, approximate: str = "tanh") -> Fusion:
+    """gelu(A W^T + bias) in bf16 (tanh approximation, or erf with "none")."""
     f = Fusion("gelu_bias")
     a = f.input("a", [m, k], "bf16")
     w = f.input("w", [n, k], "bf16")
     b = f.input("bias", [n], "bf16")
-    f.output(f.cast(f.gelu(f.linear(a, w, b)), "bf16"))
+    f.output(f.cast(f.gelu(f.linear(a, w, b), approximate), "bf16"))
     return f
 
 
@@ -153,6 +153,7 @@ CASES: list[Case] = [
     Case("matmul_batch", lambda: matmul(300, 264, 200, batch=3), REG),
     Case("matmul_f16", lambda: matmul(256, 512, 256, "f16"), REG),
     Case("gelu_bias", lambda: gelu_bias(1000, 1000, 1000), REG),
+    Case("gelu_erf", lambda: gelu_bias(1000, 1000, 1000, "none"), REG),
     Case("silu_mul", lambda: silu_mul(1000, 1000, 1000), REG),
     Case("horizontal", lambda: horizontal(1000, 1000, 1000), REG),
     Case("horizontal_small", lambda: horizontal(256, 256, 128), REG),

@@ -171,7 +171,7 @@ def test_bind_checks_each_array_before_encoding_tensor_maps():
         kernel.bind(arrays(bias=DeviceArray(base + 2, (n,), dtype)))
     with pytest.raises(LaunchError, match=r"argument 'bias': expected a C-contiguous array"):
         kernel.bind(arrays(bias=DeviceArray(base, (n,), dtype, strides=(4,))))
-    with pytest.raises(LaunchError, match=r"argument 'bias': expected dtype bfloat16, found float32"):
+    with pytest.raises(LaunchError, match=r"'bias': expected dtype bfloat16, found float32"):
         kernel.bind(arrays(bias=DeviceArray(base, (n,), np.float32)))
     with pytest.raises(LaunchError, match=r"argument 'bias': expected shape"):
         kernel.bind(arrays(bias=DeviceArray(base, (n + 1,), ml_dtypes.bfloat16)))
