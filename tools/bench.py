@@ -173,24 +173,28 @@ def torch_eager(problem: Problem) -> Callable[[dict[str, Any]], Any]:
     return lambda x: F.silu(F.linear(x["a"], x["w1"])) * F.linear(x["a"], x["w2"])
 
 
-COOP_256 = {"tile": (128, 256, 64), "warp_specialization": "cooperative"}
-COOP_128 = {"tile": (128, 128, 64), "warp_specialization": "cooperative"}
+COOP_256 = {"tile": (128, 256, 64), "warp_specialization": "cooperative", "epilogue": "smem"}
+COOP_128 = {"tile": (128, 128, 64), "warp_specialization": "cooperative", "epilogue": "smem"}
+PING_128 = {"tile": (128, 128, 64), "warp_specialization": "pingpong", "epilogue": "smem"}
+PING_64 = {"tile": (64, 128, 64), "warp_specialization": "pingpong", "epilogue": "smem"}
 CONFIGS: dict[str, list[dict[str, Any]]] = {
     "linear": [
         {},
-        {**COOP_256, "epilogue": "registers"},
-        {**COOP_256, "epilogue": "smem", "raster": "m", "swizzle": 8, "stages": 3},
-        {**COOP_256, "epilogue": "registers", "cluster": (2, 1)},
+        {**COOP_256, "raster": "m", "swizzle": 8},
+        {**COOP_256, "cluster": (2, 1)},
+        {**PING_128, "cluster": (2, 1)},
     ],
     "gelu_bias": [
         {},
-        {**COOP_256, "epilogue": "registers"},
-        {**COOP_256, "epilogue": "smem", "raster": "m", "swizzle": 8, "stages": 3},
+        {**COOP_256, "cluster": (2, 1)},
+        {**PING_128, "cluster": (2, 1)},
+        {**PING_128, "cluster": (1, 2)},
     ],
     "horizontal": [
         {},
-        {**COOP_128, "epilogue": "registers"},
-        {**COOP_128, "epilogue": "smem", "raster": "m", "swizzle": 8, "stages": 3},
+        {**COOP_128, "raster": "m", "swizzle": 8},
+        {**COOP_128, "cluster": (2, 1)},
+        {**PING_64, "cluster": (2, 1)},
     ],
 }
 """The mmcomp schedules tried per family (the best is reported); matmul as linear. `{}` is
@@ -217,6 +221,14 @@ def time_mmcomp(
     problem: Problem, sets: list[dict[str, Any]], params: dict[str, Any], repeat: int
 ) -> float:
     """Median milliseconds of mmcomp's kernel for one configuration."""
+    return time_mmcomp_chosen(problem, sets, params, repeat)[0]
+
+
+def time_mmcomp_chosen(
+    problem: Problem, sets: list[dict[str, Any]], params: dict[str, Any], repeat: int
+) -> tuple[float, str]:
+    """Median milliseconds of mmcomp's kernel for one configuration, and the whole
+    schedule it ran (the heuristic fills in what `params` leaves out)."""
     import torch  # pyright: ignore[reportMissingImports]
 
     from mmcomp.backend import build_cuda_kernel
@@ -240,7 +252,7 @@ def time_mmcomp(
 
     milliseconds = median_ms(run, repeat)
     check_against_torch(problem, sets[0], bound[0].arrays[len(names)])
-    return milliseconds
+    return milliseconds, chosen.format()
 
 
 def check_against_torch(problem: Problem, inputs: dict[str, Any], first_output: Any) -> None:
@@ -279,7 +291,7 @@ def bench_problem(problem: Problem, repeat: int, compiled: bool) -> dict[str, An
     sets, run_torch = rotating_torch(problem)
     eager = torch_eager(problem)
     counter = [0]
-    result: dict[str, Any] = {"torch": median_ms(run_torch, repeat), "mmcomp": {}}
+    result: dict[str, Any] = {"torch": median_ms(run_torch, repeat), "mmcomp": {}, "chosen": {}}
     if compiled and problem.family in ("gelu_bias", "horizontal"):
         import torch  # pyright: ignore[reportMissingImports]
 
@@ -300,7 +312,9 @@ def bench_problem(problem: Problem, repeat: int, compiled: bool) -> dict[str, An
             result["mmcomp"][short(params)] = failure
             continue
         try:
-            result["mmcomp"][short(params)] = time_mmcomp(problem, sets, params, repeat)
+            milliseconds, chosen = time_mmcomp_chosen(problem, sets, params, repeat)
+            result["mmcomp"][short(params)] = milliseconds
+            result["chosen"][short(params)] = chosen
         except Exception as error:  # noqa: BLE001 - report the failure in the table
             result["mmcomp"][short(params)] = f"{type(error).__name__}: {error}"[:160]
     return result
@@ -352,8 +366,12 @@ def main(argv: list[str] | None = None) -> int:
         "| problem | mmcomp TFLOP/s | mmcomp schedule | torch TFLOP/s | ratio | others (TFLOP/s) |",
         "| --- | --- | --- | --- | --- | --- |",
     ]
+    choices = ["| problem | the heuristic's schedule |", "| --- | --- |"]
     for problem in suite(args.quick):
         timing = bench_problem(problem, args.repeat, not args.no_compile)
+        heuristic = timing["chosen"].get(short({}))
+        if heuristic is not None:
+            choices.append(f"| {problem.name} | {heuristic} |")
         theirs = problem.flops / timing["torch"] / 1e9
         measured = {k: v for k, v in timing["mmcomp"].items() if isinstance(v, float)}
         failed = {k: v for k, v in timing["mmcomp"].items() if not isinstance(v, float)}
@@ -395,6 +413,10 @@ def main(argv: list[str] | None = None) -> int:
             "torch",
             "",
             *rows,
+            "",
+            "What the heuristic chose (`mmcomp.compile` with no schedule keywords):",
+            "",
+            *choices,
             "",
         ]
     )
