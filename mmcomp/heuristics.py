@@ -24,6 +24,7 @@ from mmcomp.dialects.sched import (
     ScheduleParams,
     derive_instr,
     derive_warpgroup,
+    tile_rows,
 )
 from mmcomp.errors import ScheduleError
 
@@ -118,8 +119,9 @@ def choose_tile(problem: Problem, warp_specialization: str = "cooperative") -> t
     # Ping-pong gives each consumer warpgroup a whole tile of one wgmma's 64 rows; the
     # cooperative (and non-specialized) kernels split the tile's rows between two
     # warpgroups, so they need 128 rows even when M is smaller (the rows past M are TMA's
-    # zero fill, and the stores are clipped).
-    tile_m = hw.WGMMA_M if warp_specialization == "pingpong" else 2 * hw.WGMMA_M
+    # zero fill, and the stores are clipped). A `#sched.params` fills an unwritten tile
+    # with the same rule.
+    tile_m = tile_rows(warp_specialization)
     # 128x256 leaves a consumer thread 128 accumulators: only a lone GEMM's epilogue fits
     # beside them without spilling (measured with ptxas: docs/hopper-lowering.md).
     widest = 256 if problem.b_operands == 1 and problem.epilogue_tiles == 0 else 128

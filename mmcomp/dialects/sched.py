@@ -5,9 +5,14 @@ D2's proposal in docs/schedule-passes.md):
 
 * The schedule parameters live in ONE attribute, `#sched.params<...>` (ScheduleParamsAttr;
   `.data` is a frozen `ScheduleParams`, always valid). Before `tile-split` they sit on the
-  `func.func` as the discardable attribute `sched.params` (PARAMS_ATTR). A key left out of
-  the text takes its default, and warpgroup / instr are derived from the tile when left
-  out, so `#sched.params<tile = 128x128x64>` is valid. Printed in full:
+  `func.func` as the discardable attribute `sched.params` (PARAMS_ATTR). The attribute
+  remembers which keys its text wrote (`ScheduleParams.written`): `choose-schedule` keeps
+  those and lets the heuristic choose the others for the problem, as `mmcomp.compile` does
+  with its keywords. Until then a key left out holds a problem-free fill (the defaults
+  below, a 64-row tile under ping-pong, warpgroup / instr derived from the tile), which
+  must be valid with the written keys, so `#sched.params<tile = 128x128x64>` and
+  `#sched.params<warp_specialization = pingpong>` are valid. A partial attribute prints
+  only its written keys; `sched.schedule` fixes every key. Printed in full:
 
       #sched.params<tile = 128x256x64, warpgroup = 64x256, instr = m64n256k16, stages = 4,
                     cluster = 1x1, raster = m, swizzle = 8, strategy = persistent,
@@ -154,6 +159,11 @@ EPILOGUES = ("registers", "smem")
 """Epilogue modes: store from registers, or stage in shared memory and store with TMA."""
 BINDINGS = ("block_x", "block_y", "block_z", "warpgroup", "instruction", "serial")
 """What `sched.parallelize` binds an axis to."""
+MAX_SWIZZLE = hw.SM_COUNT
+"""Largest swizzle group: a wave of W CTAs in groups of G loads about G + W / G operand
+tiles, at G = W (the SMs) as many as plain raster's 1 + W, so no wider group helps (below
+it any G is taken, as Triton's GROUP_SIZE_M; CUTLASS rounds max_swizzle_size down to 1, 2,
+4 or 8)."""
 
 
 def _ceil_div(a: int, b: int) -> int:
@@ -221,6 +231,12 @@ class Problem:
 # --------------------------------------------------------------------------------------
 
 
+def tile_rows(warp_specialization: str) -> int:
+    """Rows of the CTA tile chosen when none is given: one wgmma's 64 under ping-pong (each
+    consumer warpgroup takes a whole tile), else 128, split between two consumers."""
+    return hw.WGMMA_M if warp_specialization == "pingpong" else 2 * hw.WGMMA_M
+
+
 def derive_warpgroup(tile: tuple[int, int, int], warp_specialization: str) -> tuple[int, int]:
     """The warpgroup tile mmcomp uses for a CTA tile under a warp specialization."""
     tile_m, tile_n, _ = tile
@@ -256,7 +272,7 @@ class ScheduleParams:
     raster: str = "m"
     """Raster order: "m" (M tile index fastest), "n" or "auto"."""
     swizzle: int = 8
-    """Swizzle group size of the grouped tile order (1: plain raster)."""
+    """Swizzle group size of the grouped tile order (1: plain raster), 1 to MAX_SWIZZLE."""
     strategy: str = "persistent"
     """"one-tile-per-cta" or "persistent"."""
     split_k: int = 1
@@ -267,6 +283,10 @@ class ScheduleParams:
     """setmaxnreg counts (producer, consumer)."""
     epilogue: str = "smem"
     """"registers" or "smem" (staged in shared memory, stored with TMA)."""
+    written: frozenset[str] | None = None
+    """The keys fixed by `#sched.params<...>` text that left others out; None when every
+    key is fixed. The other keys hold the fill of `ScheduleParams.build` until
+    choose-schedule chooses them for the problem."""
 
     KEYS: ClassVar[tuple[str, ...]] = (
         "tile",
@@ -305,6 +325,21 @@ class ScheduleParams:
         """A copy with some fields changed (not validated)."""
         return dataclasses.replace(self, **changes)  # pyright: ignore[reportArgumentType]
 
+    @property
+    def written_keys(self) -> tuple[str, ...]:
+        """The fixed keys, in KEYS order (all of them unless `written` says otherwise)."""
+        if self.written is None:
+            return self.KEYS
+        return tuple(key for key in self.KEYS if key in self.written)
+
+    def written_values(self) -> dict[str, object]:
+        """The values of the fixed keys, by key."""
+        return {key: getattr(self, key) for key in self.written_keys}
+
+    def complete(self) -> ScheduleParams:
+        """These values with every key fixed (the filled-in ones included)."""
+        return self.replace(written=None)
+
     def raster_for(self, tiles_m: int, tiles_n: int) -> str:
         """The concrete raster order; "auto" walks along M when there are more N tiles."""
         if self.raster != "auto":
@@ -313,11 +348,29 @@ class ScheduleParams:
 
     def validate(self) -> None:
         """Raise ScheduleError unless every value is in range on its own and with the others."""
+        self._validate_written()
         self._validate_positive()
         self._validate_names()
         self._validate_counts()
         self._validate_shapes()
         self._validate_registers()
+
+    def _validate_written(self) -> None:
+        if self.written is None:
+            return
+        unknown = sorted(self.written - set(self.KEYS))
+        if unknown:
+            raise ScheduleError(
+                f"written keys {', '.join(unknown)} are not schedule parameters; expected "
+                f"among {', '.join(self.KEYS)}"
+            )
+        filled = ScheduleParams.partial(self.written_values())
+        for key in self.KEYS:
+            if getattr(self, key) != getattr(filled, key):
+                raise ScheduleError(
+                    f"{key} is not written, so it must hold its fill {getattr(filled, key)}, "
+                    f"found {getattr(self, key)}"
+                )
 
     def _validate_positive(self) -> None:
         for key in ("tile", "warpgroup", "instr", "cluster", "registers"):
@@ -345,6 +398,11 @@ class ScheduleParams:
             )
         if self.swizzle < 1:
             raise ScheduleError(f"swizzle = {self.swizzle}: the group size must be at least 1")
+        if self.swizzle > MAX_SWIZZLE:
+            raise ScheduleError(
+                f"swizzle = {self.swizzle}: the group size must be at most {MAX_SWIZZLE}, the "
+                f"SMs of one wave (a wider group loads as many tiles per wave as swizzle = 1)"
+            )
         if self.split_k < 1:
             raise ScheduleError(f"split_k = {self.split_k}: must be at least 1")
         cluster_size = self.cluster[0] * self.cluster[1]
@@ -489,28 +547,24 @@ class ScheduleParams:
                 )
 
     def format(self) -> str:
-        """The text inside `#sched.params<...>`."""
+        """The text inside `#sched.params<...>`: the fixed keys, in KEYS order."""
         i_m, i_n, i_k = self.instr
+        text = {
+            "tile": _shape(self.tile),
+            "warpgroup": _shape(self.warpgroup),
+            "instr": f"m{i_m}n{i_n}k{i_k}",
+            "cluster": _shape(self.cluster),
+            "registers": f"{self.registers[0]}/{self.registers[1]}",
+        }
         return ", ".join(
-            [
-                f"tile = {_shape(self.tile)}",
-                f"warpgroup = {_shape(self.warpgroup)}",
-                f"instr = m{i_m}n{i_n}k{i_k}",
-                f"stages = {self.stages}",
-                f"cluster = {_shape(self.cluster)}",
-                f"raster = {self.raster}",
-                f"swizzle = {self.swizzle}",
-                f"strategy = {self.strategy}",
-                f"split_k = {self.split_k}",
-                f"warp_specialization = {self.warp_specialization}",
-                f"registers = {self.registers[0]}/{self.registers[1]}",
-                f"epilogue = {self.epilogue}",
-            ]
+            f"{key} = {text.get(key, getattr(self, key))}" for key in self.written_keys
         )
 
     @staticmethod
     def build(values: Mapping[str, object], element_bytes: int = 2) -> ScheduleParams:
-        """Params from keyword values; warpgroup and instr are derived when left out."""
+        """Params with every key fixed: `values`, and for each key left out its default,
+        except that a tile left out has `tile_rows` rows and warpgroup and instr are
+        derived from the tile."""
         unknown = [key for key in values if key not in ScheduleParams.KEYS]
         if unknown:
             raise ScheduleError(
@@ -518,6 +572,9 @@ class ScheduleParams:
                 + ", ".join(ScheduleParams.KEYS)
             )
         params = ScheduleParams().replace(**values)
+        if "tile" not in values:
+            _, tile_n, tile_k = params.tile
+            params = params.replace(tile=(tile_rows(params.warp_specialization), tile_n, tile_k))
         if "warpgroup" not in values:
             params = params.replace(
                 warpgroup=derive_warpgroup(params.tile, params.warp_specialization)
@@ -525,6 +582,15 @@ class ScheduleParams:
         if "instr" not in values:
             params = params.replace(instr=derive_instr(params.warpgroup, element_bytes))
         return params
+
+    @staticmethod
+    def partial(values: Mapping[str, object]) -> ScheduleParams:
+        """Params that fix only the keys of `values`, as `#sched.params<...>` text does; the
+        others hold the fill of `build` (16-bit inputs) until choose-schedule chooses them."""
+        params = ScheduleParams.build(values)
+        if set(values) == set(ScheduleParams.KEYS):
+            return params
+        return params.replace(written=frozenset(values))
 
 
 # --------------------------------------------------------------------------------------
@@ -581,7 +647,12 @@ def _parse_value(parser: AttrParser, key: str) -> object:
 
 @irdl_attr_definition
 class ScheduleParamsAttr(Data[ScheduleParams]):
-    """The schedule parameters, `#sched.params<tile = 128x256x64, ...>`; always valid."""
+    """The schedule parameters, `#sched.params<tile = 128x256x64, ...>`; always valid.
+
+    Parsed from text that leaves keys out, the params remember the keys written
+    (`ScheduleParams.written`) and print only those; the keys left out hold the fill of
+    `ScheduleParams.build`, which must be valid with them.
+    """
 
     name = "sched.params"
 
@@ -607,7 +678,7 @@ class ScheduleParamsAttr(Data[ScheduleParams]):
             parser.parse_punctuation("=")
             values[key] = _parse_value(parser, key)
         try:
-            params = ScheduleParams.build(values)
+            params = ScheduleParams.partial(values)
             params.validate()
         except ScheduleError as error:
             parser.raise_error(str(error), start, parser.pos)
@@ -691,8 +762,11 @@ class ScheduleOp(IRDLOperation):
     traits = traits_def(NoTerminator())
 
     def __init__(self, params: ScheduleParams | ScheduleParamsAttr, body: Region | None = None):
-        if isinstance(params, ScheduleParams):
-            params = ScheduleParamsAttr(params)
+        """A schedule with these params, every key fixed (keys left out of a partial
+        `#sched.params` keep their fill)."""
+        if isinstance(params, ScheduleParamsAttr):
+            params = params.data
+        params = ScheduleParamsAttr(params.complete())
         super().__init__(
             properties={"params": params},
             regions=[body if body is not None else Region(Block())],

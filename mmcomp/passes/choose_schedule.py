@@ -1,9 +1,11 @@
 """`choose-schedule`: put the heuristic's `#sched.params` on each fusion function.
 
 It runs after `propagate-axis-mapping` (the heuristic reads the iteration space and the
-mma operands). Keys that a `sched.params` already on the function sets (those that differ
-from the defaults) are kept as overrides; the heuristic chooses the rest, and the result
-is checked against the problem, so `mmcomp-opt` can take a plain fusion file down to PTX:
+mma operands). The keys written in a `sched.params` already on the function (all of them
+when it is complete) are kept as overrides, like `mmcomp.compile`'s keywords; the heuristic
+chooses the rest around them (warpgroup and instr are derived from the tile again), and the
+result is checked against the problem, so `mmcomp-opt` can take a plain fusion file down to
+PTX:
 
     func.func @f(...) attributes {fusion.space = #fusion.space<m = 4096, n = 14336, k = 5120>}
 
@@ -32,19 +34,14 @@ from mmcomp.passes.tile_split import SPACE_ATTR, is_fusion_function, schedule_er
 
 
 def written_params(function: FuncOp) -> dict[str, object]:
-    """The parameters a `#sched.params` already on `function` sets (keys not at default)."""
+    """The parameters a `#sched.params` already on `function` fixes (its written keys),
+    except warpgroup and instr, which follow the tile."""
     attr = function.attributes.get(PARAMS_ATTR)
     if attr is None:
         return {}
     if not isinstance(attr, ScheduleParamsAttr):
         raise ScheduleError(f"'{PARAMS_ATTR}' must be #sched.params<...>, found {attr}")
-    written = attr.data
-    default = ScheduleParams()
-    return {
-        name: getattr(written, name)
-        for name in PARAMETERS
-        if getattr(written, name) != getattr(default, name)
-    }
+    return {name: value for name, value in attr.data.written_values().items() if name in PARAMETERS}
 
 
 def choose_schedule(function: FuncOp, overrides: Mapping[str, object]) -> ScheduleParams:

@@ -12,6 +12,10 @@ constant scale-d predicate, `hopper.named_barrier` -> `ptx.bar`, ...). A few exp
 
 A guarded hopper op stays guarded: each instruction it becomes is predicated, except the
 wait loop, which is branched around when the guard is false.
+
+A `func.func` that the pipeline has not yet lowered to a ptx.module (a partitioned or
+materialized kernel, a fusion) is an error naming the passes to run first; plain functions
+are left alone.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from typing import Any
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.func import FuncOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -32,6 +37,7 @@ from xdsl.pattern_rewriter import (
 
 from mmcomp.dialects import hopper, ptx
 from mmcomp.hopper_layout import Major, descriptor_base
+from mmcomp.passes.partition_warp_roles import level_error
 
 
 def _reg_type(value: SSAValue) -> ptx.RegType:
@@ -280,6 +286,13 @@ class ConvertHopperToPtx(ModulePass):
     name = "convert-hopper-to-ptx"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        """Lower every hopper op; a kernel or fusion still in a func.func is an error."""
+        for func in op.walk():
+            if not isinstance(func, FuncOp):
+                continue
+            too_early = level_error(self.name, func, "not lowered to a ptx.module")
+            if too_early is not None:
+                raise too_early
         labels = _Labels(
             {label.label.data for label in op.walk() if isinstance(label, ptx.LabelOp)}
         )

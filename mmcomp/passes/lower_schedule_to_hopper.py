@@ -1751,10 +1751,18 @@ class LowerScheduleToHopper(ModulePass):
     name = "lower-schedule-to-hopper"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        """Lower every partitioned kernel of the module."""
+        """Lower every partitioned kernel of the module; a kernel not yet partitioned, or a
+        fusion not yet materialized, is an error naming the passes to run first."""
+        from mmcomp.passes.partition_warp_roles import level_error
+
         del ctx
-        for func in list(op.ops):
-            if not isinstance(func, FuncOp) or ROLES_ATTR not in func.attributes:
+        functions = [func for func in op.ops if isinstance(func, FuncOp)]
+        for func in functions:
+            too_early = level_error(self.name, func, f"no '{ROLES_ATTR}'")
+            if too_early is not None:
+                raise too_early
+        for func in functions:
+            if ROLES_ATTR not in func.attributes:
                 continue
             try:
                 module, _ = lower_kernel(func)

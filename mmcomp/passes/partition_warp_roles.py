@@ -22,6 +22,11 @@ discardable attributes.
 Combinations that the lowering cannot build are refused here with a ScheduleError that
 names the parameter: clusters other than 1x1, 2 or 4 CTAs along one axis, tile k not a
 multiple of 64, warpgroup tiles whose m is not a multiple of 64.
+
+A function that the pipeline has not yet brought to a materialized kernel (a fusion, with
+or without its schedule) is an error naming the passes to run first (`level_error`, which
+lower-schedule-to-hopper and convert-hopper-to-ptx use too); plain functions are left
+alone.
 """
 
 from __future__ import annotations
@@ -48,6 +53,15 @@ from mmcomp import hardware as hw
 from mmcomp.dialects import sched
 from mmcomp.dialects.sched import PARAMS_ATTR, ScheduleParams, ScheduleParamsAttr
 from mmcomp.errors import ScheduleError
+from mmcomp.passes.tile_split import (
+    GRID_ATTR,
+    SPACE_ATTR,
+    is_fusion_function,
+    is_materialized,
+    schedule_error,
+    schedule_of,
+)
+from mmcomp.registry import DEFAULT_PIPELINE
 
 ROLES_ATTR = "hopper.warp_roles"
 """The function attribute holding the warp-role plan."""
@@ -140,6 +154,51 @@ class WarpRoles:
             number("stages"),
             number("slots"),
         )
+
+
+def pipeline_position(func: FuncOp) -> tuple[str, str] | None:
+    """Where the default pipeline has brought `func`: what it is, and the first pass it
+    still needs, judged by what each pass leaves behind. None for a function no pass
+    changes (no fusion ops, schedule or kernel attributes)."""
+    if ROLES_ATTR in func.attributes:
+        return "a partitioned kernel", "lower-schedule-to-hopper"
+    if is_materialized(func):
+        return "a materialized kernel", "partition-warp-roles"
+    if schedule_of(func) is not None:
+        return "a fusion whose sched.schedule is not materialized", "tile-merge"
+    if not is_fusion_function(func):
+        return None
+    if PARAMS_ATTR in func.attributes:
+        return f"a fusion with '{PARAMS_ATTR}' but no sched.schedule", "tile-split"
+    if SPACE_ATTR in func.attributes:
+        return f"a fusion with '{SPACE_ATTR}' but no '{PARAMS_ATTR}'", "choose-schedule"
+    return f"a fusion as written, without '{SPACE_ATTR}'", "propagate-axis-mapping"
+
+
+def level_error(pass_name: str, func: FuncOp, missing: str) -> DiagnosticException | None:
+    """The error of the pipeline pass `pass_name` on a `func` that has not reached its
+    input level: the pass, the function, what is `missing`, what `func` is and the passes
+    to run first. None when `func` is at that level or past it, or is a plain function."""
+    position = pipeline_position(func)
+    if position is None:
+        return None
+    found, first = position
+    order = list(DEFAULT_PIPELINE)
+    if pass_name not in order:
+        raise ValueError(f"level_error: {pass_name!r} is not a pass of the default pipeline")
+    if order.index(first) >= order.index(pass_name):
+        return None
+    last = order[order.index(pass_name) - 1]
+    if first == "tile-merge":
+        # Which of the passes between tile-split and materialize-schedule ran does not show
+        # reliably (split-k with one slice changes nothing), so all of them are named.
+        lacking = order[order.index(first) : order.index("materialize-schedule")]
+        steps = f"the passes it lacks of {', '.join(lacking)}, then materialize-schedule"
+        if last != "materialize-schedule":
+            steps += f" through {last}"
+    else:
+        steps = first if first == last else f"{first} through {last}"
+    return schedule_error(pass_name, func.sym_name.data, f"{missing} ({found}): run {steps} first")
 
 
 def kernel_params(func: FuncOp) -> ScheduleParams:
@@ -249,11 +308,20 @@ class PartitionWarpRoles(ModulePass):
     name = "partition-warp-roles"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        """Partition every materialized kernel of the module."""
+        """Partition every materialized kernel of the module; a fusion function not yet
+        materialized is an error naming the passes to run first."""
         del ctx
-        for func in op.walk():
-            if isinstance(func, FuncOp) and PARAMS_ATTR in func.attributes:
-                try:
-                    partition(func)
-                except ScheduleError as error:
-                    raise DiagnosticException(str(error)) from error
+        functions = [func for func in op.walk() if isinstance(func, FuncOp)]
+        for func in functions:
+            too_early = level_error(
+                self.name, func, f"not a materialized kernel (no '{GRID_ATTR}')"
+            )
+            if too_early is not None:
+                raise too_early
+        for func in functions:
+            if not is_materialized(func):
+                continue
+            try:
+                partition(func)
+            except ScheduleError as error:
+                raise DiagnosticException(str(error)) from error

@@ -5,13 +5,23 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 import pytest
+from xdsl.dialects.func import FuncOp
+from xdsl.parser import Parser
 
 import mmcomp
 from mmcomp import hardware as hw
-from mmcomp.compiler import PIPELINE, Kernel
-from mmcomp.dialects.sched import Problem, ScheduleParams
+from mmcomp.compiler import PIPELINE, Kernel, context
+from mmcomp.dialects.sched import (
+    PARAMS_ATTR,
+    Problem,
+    ScheduleParams,
+    ScheduleParamsAttr,
+    problem_of,
+)
 from mmcomp.errors import FusionError, ScheduleError
 from mmcomp.heuristics import PARAMETERS, choose_params, choose_split_k, choose_swizzle, fit_stages
+from mmcomp.passes.choose_schedule import choose_schedule
+from mmcomp.passes.propagate_axis_mapping import propagate
 
 
 def test_large_bf16_gemm_gets_cutlass_defaults():
@@ -143,6 +153,7 @@ INVALID_OVERRIDES = [
     ({"registers": (40, 300)}, r"consumer count 300 must be a multiple of 8 from 24 to 256"),
     ({"cluster": (16, 1)}, r"cluster 16x1 has 16 CTAs; the portable limit is 8"),
     ({"swizzle": -1}, r"swizzle = -1: the group size must be at least 1"),
+    ({"swizzle": 200}, r"swizzle = 200: the group size must be at most 132"),
     ({"stages": 1}, r"stages = 1: the TMA/wgmma pipeline needs at least 2 stages"),
     ({"raster": "zigzag"}, r"raster='zigzag': expected one of \"m\", \"n\", \"auto\""),
     ({"strategy": "stream-k"}, r"strategy='stream-k': expected one of"),
@@ -158,6 +169,33 @@ INVALID_OVERRIDES = [
 def test_invalid_overrides_are_rejected(overrides, message):
     with pytest.raises(ScheduleError, match=message):
         choose_params(Problem({"m": 4096, "n": 4096, "k": 4096}), **overrides)
+
+
+WRITTEN = [
+    {"warp_specialization": "pingpong"},
+    {"warp_specialization": "pingpong", "epilogue": "registers"},
+    {"tile": (128, 256, 64)},
+    {"raster": "n", "swizzle": 3, "stages": 4},
+]
+
+
+@pytest.mark.parametrize("written", WRITTEN)
+@pytest.mark.parametrize("shape", [(300, 500, 200), (1000, 1000, 512), (4096, 14336, 5120)])
+def test_written_params_are_chosen_around_like_compile_keywords(written, shape):
+    """A #sched.params that writes some keys gets the params `mmcomp.compile` would give for
+    the same keywords: the written keys kept, the others chosen for the problem."""
+    module = propagate(linear_fusion(*shape))
+    function = next(op for op in module.ops if isinstance(op, FuncOp))
+    text = f"#sched.params<{ScheduleParams.partial(written).format()}>"
+    attr = Parser(context(), text).parse_attribute()
+    assert isinstance(attr, ScheduleParamsAttr)
+    function.attributes[PARAMS_ATTR] = attr
+    chosen = choose_schedule(function, {})
+    assert chosen == choose_params(problem_of(function), **written)
+    assert chosen.written is None
+    assert function.attributes[PARAMS_ATTR] == ScheduleParamsAttr(chosen)
+    for key, value in written.items():
+        assert getattr(chosen, key) == value
 
 
 # mmcomp.compile

@@ -15,14 +15,17 @@ import mmcomp
 from mmcomp import hardware as hw
 from mmcomp.dialects.fusion import Fusion as FusionDialect
 from mmcomp.dialects.sched import (
+    MAX_SWIZZLE,
     Problem,
     Sched,
+    ScheduleOp,
     ScheduleParams,
     ScheduleParamsAttr,
     derive_instr,
     derive_warpgroup,
     problem_of,
     swizzle_index,
+    tile_rows,
 )
 from mmcomp.errors import ScheduleError
 from mmcomp.passes.propagate_axis_mapping import propagate
@@ -81,7 +84,72 @@ def test_keys_left_out_take_defaults_and_shapes_are_derived():
     assert params.instr == (64, 128, 16)
     assert params.stages == ScheduleParams().stages
     assert params.strategy == "one-tile-per-cta"
-    assert parse_attr("#sched.params<>").data == ScheduleParams()
+    assert parse_attr("#sched.params<>").data.complete() == ScheduleParams()
+
+
+def test_parsed_params_remember_the_written_keys_only():
+    attr = parse_attr("#sched.params<swizzle = 8, tile = 128x256x64, epilogue = smem>")
+    params = attr.data
+    # Written keys count even at their default value; the order is canonical.
+    assert params.written == frozenset({"tile", "swizzle", "epilogue"})
+    assert params.written_keys == ("tile", "swizzle", "epilogue")
+    assert params.written_values() == {"tile": (128, 256, 64), "swizzle": 8, "epilogue": "smem"}
+    assert str(attr) == "#sched.params<tile = 128x256x64, swizzle = 8, epilogue = smem>"
+    assert parse_attr(str(attr)) == attr
+    # Every key written: nothing is left to choose, and it prints in full.
+    full = parse_attr(f"#sched.params<{ScheduleParams().format()}>").data
+    assert full.written is None
+    assert full == ScheduleParams()
+    assert full.written_values() == {key: getattr(full, key) for key in ScheduleParams.KEYS}
+    # `<>` writes nothing.
+    empty = parse_attr("#sched.params<>")
+    assert empty.data.written == frozenset()
+    assert str(empty) == "#sched.params<>"
+
+
+def test_pingpong_alone_parses_with_a_64_row_fill():
+    params = parse_attr("#sched.params<warp_specialization = pingpong>").data
+    assert params.written == frozenset({"warp_specialization"})
+    assert (params.tile, params.warpgroup, params.instr) == (
+        (64, 256, 64),
+        (64, 256),
+        (64, 256, 16),
+    )
+    assert params.accumulator_registers == 128
+    both = parse_attr("#sched.params<warp_specialization = pingpong, epilogue = registers>").data
+    assert both.written_values() == {"warp_specialization": "pingpong", "epilogue": "registers"}
+    assert both.tile == (64, 256, 64)
+    assert tile_rows("pingpong") == 64
+    assert tile_rows("cooperative") == tile_rows("none") == 128
+    # A written tile is taken as written, and checked with the other keys.
+    with pytest.raises(ParseError, match=r"warpgroup tile 128x256 needs 256 f32 accumulator"):
+        parse_attr("#sched.params<tile = 128x256x64, warp_specialization = pingpong>")
+
+
+def test_schedule_op_fixes_every_key():
+    partial = ScheduleParams.partial({"tile": (128, 128, 64)})
+    for params in (partial, ScheduleParamsAttr(partial)):
+        op = ScheduleOp(params)
+        assert op.params.data.written is None
+        assert op.params.data == partial.complete()
+
+
+def test_unwritten_keys_must_hold_their_fill():
+    partial = ScheduleParams.partial({"tile": (128, 128, 64)})
+    with pytest.raises(VerifyException, match=r"stages is not written, so it must hold its fill 4"):
+        ScheduleParamsAttr(partial.replace(stages=3))
+    with pytest.raises(VerifyException, match=r"written keys tiles are not schedule parameters"):
+        ScheduleParamsAttr(partial.replace(written=frozenset({"tiles"})))
+    assert (
+        ScheduleParams.partial({key: getattr(ScheduleParams(), key) for key in ScheduleParams.KEYS})
+        == ScheduleParams()
+    )
+
+
+@pytest.mark.parametrize("swizzle", [1, 2, 3, 8, 16, 64, MAX_SWIZZLE])
+def test_swizzle_groups_up_to_one_per_sm_are_valid(swizzle):
+    ScheduleParams(swizzle=swizzle).validate()
+    assert parse_attr(f"#sched.params<swizzle = {swizzle}>").data.swizzle == swizzle
 
 
 def test_derived_shapes():
@@ -104,6 +172,11 @@ INVALID = [
     ({"tile": (128, 512, 64), "warpgroup": (64, 256)}, r"n = 512 exceeds the TMA box limit of 256"),
     ({"stages": 1}, r"stages = 1: the TMA/wgmma pipeline needs at least 2 stages"),
     ({"swizzle": 0}, r"swizzle = 0: the group size must be at least 1"),
+    (
+        {"swizzle": 133},
+        r"swizzle = 133: the group size must be at most 132, the SMs of one wave",
+    ),
+    ({"swizzle": 4096}, r"swizzle = 4096: the group size must be at most 132"),
     ({"split_k": 0}, r"split_k = 0: must be at least 1"),
     ({"cluster": (4, 4)}, r"cluster 4x4 has 16 CTAs; the portable limit is 8"),
     ({"cluster": (0, 1)}, r"cluster 0x1: every extent must be positive"),

@@ -51,6 +51,14 @@ func.func @swizzle() attributes {sched.params = #sched.params<swizzle = 0>} {
 
 // -----
 
+// A swizzle group wider than one wave of the SMs.
+func.func @swizzle_wide() attributes {sched.params = #sched.params<swizzle = 133>} {
+  func.return
+}
+// CHECK: swizzle = 133: the group size must be at most 132, the SMs of one wave (a wider group loads as many tiles per wave as swizzle = 1)
+
+// -----
+
 // A cluster over the portable limit.
 func.func @cluster() attributes {sched.params = #sched.params<cluster = 4x4>} {
   func.return
@@ -80,6 +88,15 @@ func.func @pingpong() attributes {sched.params = #sched.params<tile = 128x256x64
   func.return
 }
 // CHECK: warpgroup tile 128x256 needs 256 f32 accumulator registers per thread; 232 consumer registers leave 168 after 64 for addresses and the epilogue (pingpong: use cooperative or a smaller tile)
+
+// -----
+
+// The fill of the keys left out must be valid with the written ones: ping-pong's 64x256
+// tile (128 accumulators) does not fit 176 consumer registers.
+func.func @pingpong_fill() attributes {sched.params = #sched.params<warp_specialization = pingpong, registers = 40/176>} {
+  func.return
+}
+// CHECK: warpgroup tile 64x256 needs 128 f32 accumulator registers per thread; 176 consumer registers leave 112 after 64 for addresses and the epilogue (pingpong: use cooperative or a smaller tile)
 
 // -----
 
