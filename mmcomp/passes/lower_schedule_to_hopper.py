@@ -74,6 +74,7 @@ from mmcomp.passes.partition_warp_roles import (
     ROLE_ATTR,
     ROLES_ATTR,
     WarpRoles,
+    level_error,
     mainloop_of,
     slot_of,
 )
@@ -1753,7 +1754,6 @@ class LowerScheduleToHopper(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         """Lower every partitioned kernel of the module; a kernel not yet partitioned, or a
         fusion not yet materialized, is an error naming the passes to run first."""
-        from mmcomp.passes.partition_warp_roles import level_error
 
         del ctx
         functions = [func for func in op.ops if isinstance(func, FuncOp)]
