@@ -215,6 +215,11 @@ CASES: list[Case] = [
         {**CLUSTER, "warp_specialization": "pingpong"},
     ),
     Case("cluster_smem", lambda: gelu_bias(1000, 1000, 1000), {**CLUSTER, "epilogue": "smem"}),
+    Case(
+        "cluster_4x1_persistent",
+        lambda: linear(2048, 4096, 256),
+        {**CLUSTER, "cluster": (4, 1), "epilogue": "smem"},
+    ),
     Case("pingpong_linear", lambda: linear(1000, 1000, 1000), {**PING, "tile": (128, 128, 64)}),
     Case("pingpong_64x256", lambda: linear(1000, 1000, 1000), {**PING, "tile": (64, 256, 64)}),
     Case("pingpong_matmul", lambda: matmul(1000, 1000, 1000), {**PING, "tile": (128, 128, 64)}),

@@ -38,3 +38,38 @@ def test_case_matches_float64(name: str):
     report = json.loads(result.stdout.strip().splitlines()[-1])
     for entry in report["errors"]:
         assert entry["error"] < TOLERANCE[entry["dtype"]], report
+
+
+def test_persistent_cluster_grid_is_what_the_gpcs_hold():
+    """A persistent grid of 4-CTA clusters is cut to the clusters that run at once (on the
+    H200, 30 of 4 CTAs: 120, not 132); cluster_4x1_persistent checks its numbers."""
+    script = "\n".join(
+        [
+            "from mmcomp.backend import build_cuda_kernel",
+            "from mmcomp.backend.cases import case, inputs_for",
+            "from mmcomp.compiler import run_pipeline",
+            "from mmcomp.runtime import DeviceBuffer, synchronize",
+            "from mmcomp.runtime.launch import max_active_clusters",
+            "selected = case('cluster_4x1_persistent')",
+            "fusion = selected.fusion()",
+            "module, _, _ = run_pipeline(fusion.module, selected.params)",
+            "kernel = build_cuda_kernel(module)",
+            "plan = kernel.plan",
+            "inputs = [DeviceBuffer.from_host(x) for x in inputs_for(fusion)]",
+            "bound = kernel.bind([*inputs, *kernel.allocate_outputs()])",
+            "bound.launch()",
+            "synchronize()",
+            "fits = max_active_clusters(kernel.function(), plan.threads, 4, plan.smem_bytes)",
+            "print(plan.grid, bound.grid, fits)",
+        ]
+    )
+    try:
+        result = subprocess.run(
+            [sys.executable, "-c", script], capture_output=True, text=True, timeout=CASE_TIMEOUT_S
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"the grid probe did not finish in {CASE_TIMEOUT_S} s (a hang?)")
+    assert result.returncode == 0, result.stderr[-3000:]
+    planned, launched, fits = (int(v) for v in result.stdout.split())
+    assert launched == min(planned, 4 * fits)
+    assert launched % 4 == 0 and launched <= planned
