@@ -125,6 +125,13 @@ def choose_tile(problem: Problem, warp_specialization: str = "cooperative") -> t
     # 128x256 leaves a consumer thread 128 accumulators: only a lone GEMM's epilogue fits
     # beside them without spilling (measured with ptxas: docs/hopper-lowering.md).
     widest = 256 if problem.b_operands == 1 and problem.epilogue_tiles == 0 else 128
+    wide_pingpong = (2 * hw.WGMMA_M, 128, tile_k)
+    if warp_specialization == "pingpong" and tile_count(problem, wide_pingpong) >= hw.SM_COUNT:
+        # A ping-pong warpgroup's tile of two m64 blocks by 128 (128 accumulators) loads a
+        # fifth fewer bytes per multiply-accumulate than 64x256: on the H200 (linear
+        # 8192x14336x4096, 2x1 cluster) 748 against 709 TFLOP/s; alone 611 against 524.
+        # Where it would leave SMs idle, one m64 block per tile as below.
+        return wide_pingpong
     if problem.n < MIN_TILE_N:
         # A [K, N] operand's tile is loaded in boxes of one 128-byte swizzle row along N.
         return (tile_m, MIN_TILE_N, tile_k)
@@ -157,6 +164,25 @@ def fit_stages(params: ScheduleParams, problem: Problem) -> int:
         ):
             return stages
     return 0
+
+
+def choose_cluster(problem: Problem, params: ScheduleParams) -> tuple[int, int]:
+    """Ping-pong with 128-row tiles (a problem big enough to fill the SMs with them) gets a
+    2x1 cluster (B multicast to two CTAs) where it is persistent, unbatched, unsplit and
+    has two M tiles or more; everything else runs alone.
+
+    Ping-pong's tiles read more operand bytes per multiply-accumulate than cooperative
+    128x256 and were L2-bound alone on the H200 (linear 8192x14336x4096, 128x128x64: 611
+    TFLOP/s, with the cluster 748; 64x256x64: 524 and 709). Cooperative 128x256x64 ran level
+    with and without one (docs/performance.md), so it stays alone.
+    """
+    if params.warp_specialization != "pingpong" or params.strategy != "persistent":
+        return (1, 1)
+    if params.split_k != 1 or set(problem.extents) != {"m", "n", "k"}:
+        return (1, 1)
+    if params.tile[0] < 2 * hw.WGMMA_M or _ceil_div(problem.m, params.tile[0]) < 2:
+        return (1, 1)
+    return (2, 1)
 
 
 def wanted_stages(tile: tuple[int, int, int], problem: Problem) -> int:
@@ -225,5 +251,7 @@ def choose_params(problem: Problem, **overrides: object) -> ScheduleParams:
         swizzle=given.get("swizzle", choose_swizzle(minor_tiles)),
         split_k=given.get("split_k", choose_split_k(problem, tile)),
     )
+    if "cluster" not in given:
+        params = params.replace(cluster=choose_cluster(problem, params))
     params.check(problem)
     return params

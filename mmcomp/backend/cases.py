@@ -220,6 +220,11 @@ CASES: list[Case] = [
         lambda: linear(2048, 4096, 256),
         {**CLUSTER, "cluster": (4, 1), "epilogue": "smem"},
     ),
+    Case(
+        "pingpong_heuristic",
+        lambda: gelu_bias(2048, 2048, 256),
+        {"warp_specialization": "pingpong"},
+    ),
     Case("pingpong_linear", lambda: linear(1000, 1000, 1000), {**PING, "tile": (128, 128, 64)}),
     Case("pingpong_64x256", lambda: linear(1000, 1000, 1000), {**PING, "tile": (64, 256, 64)}),
     Case("pingpong_matmul", lambda: matmul(1000, 1000, 1000), {**PING, "tile": (128, 128, 64)}),

@@ -140,7 +140,24 @@ def test_overrides_are_kept_and_the_rest_adapts():
     assert (params.raster, params.swizzle, params.split_k) == ("n", 1, 2)
     assert params.stages == 6
     pingpong = choose_params(problem, warp_specialization="pingpong")
-    assert pingpong.tile[0] == 64 and pingpong.warpgroup == pingpong.tile[:2]
+    assert pingpong.tile[0] == 128 and pingpong.warpgroup == pingpong.tile[:2]
+
+
+def test_pingpong_gets_two_m64_blocks_and_a_cluster():
+    """Ping-pong: 128x128 warpgroup tiles and a 2x1 cluster where the problem allows (L2
+    traffic, measured on the H200); a single M tile, a batch, split-K or a given cluster
+    keep it alone, and M <= 64 keeps one m64 block."""
+    big = Problem({"m": 8192, "n": 14336, "k": 4096})
+    chosen = choose_params(big, warp_specialization="pingpong")
+    assert (chosen.tile, chosen.warpgroup, chosen.cluster) == ((128, 128, 64), (128, 128), (2, 1))
+    assert choose_params(big).cluster == (1, 1)
+    assert choose_params(big, warp_specialization="pingpong", cluster=(1, 2)).cluster == (1, 2)
+    one_row = choose_params(Problem({"m": 64, "n": 4096, "k": 512}), warp_specialization="pingpong")
+    assert (one_row.tile[0], one_row.cluster) == (64, (1, 1))
+    batched = Problem({"b0": 4, "m": 1024, "n": 1024, "k": 512})
+    assert choose_params(batched, warp_specialization="pingpong").cluster == (1, 1)
+    small = choose_params(Problem({"m": 256, "n": 256, "k": 8192}), warp_specialization="pingpong")
+    assert small.split_k > 1 and small.cluster == (1, 1)
 
 
 INVALID_OVERRIDES = [

@@ -46,9 +46,11 @@ func.func @pingpong(%a: tensor<1000x512xbf16>, %w: tensor<1000x512xbf16>) -> ten
 
 // -----
 
-// Ping-pong with the register epilogue written: both kept, the tile still chosen.
+// Ping-pong with the register epilogue written: both kept, the tile still chosen. This
+// problem fills the SMs with 128x128 tiles, so each consumer takes two m64 blocks and the
+// CTAs pair up in 2x1 clusters that multicast B (ping-pong is L2-bound alone).
 // CHECK-LABEL: func.func @pingpong_registers
-// CHECK-SAME: sched.params = #sched.params<tile = 64x256x64, warpgroup = 64x256, instr = m64n256k16, stages = 5, cluster = 1x1, raster = n, swizzle = 16, strategy = persistent, split_k = 1, warp_specialization = pingpong, registers = 40/232, epilogue = registers>
+// CHECK-SAME: sched.params = #sched.params<tile = 128x128x64, warpgroup = 128x128, instr = m64n128k16, stages = 6, cluster = 2x1, raster = m, swizzle = 16, strategy = persistent, split_k = 1, warp_specialization = pingpong, registers = 40/232, epilogue = registers>
 // ORDER: choose-schedule: @pingpong_registers: no 'fusion.space': run propagate-axis-mapping first
 func.func @pingpong_registers(%a: tensor<4096x5120xbf16>, %w: tensor<14336x5120xbf16>) -> tensor<4096x14336xbf16> attributes {sched.params = #sched.params<warp_specialization = pingpong, epilogue = registers>} {
   %0 = fusion.linear %a, %w : (tensor<4096x5120xbf16>, tensor<14336x5120xbf16>) -> tensor<4096x14336xf32>
