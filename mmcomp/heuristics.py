@@ -12,6 +12,7 @@ docs/schedule.md explains each rule.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 from mmcomp import hardware as hw
@@ -198,10 +199,23 @@ def choose_epilogue(problem: Problem) -> str:
     return "smem" if problem.epilogue_tiles == 0 else "registers"
 
 
-def choose_swizzle(minor_tiles: int) -> int:
-    """The largest power of two up to MAX_SWIZZLE not above the tiles along the band axis."""
+def choose_swizzle(minor_tiles: int, band_rows: int, other_rows: int) -> int:
+    """The swizzle group G: the power of two nearest (in ratio) to sqrt(W other / band),
+    at most MAX_SWIZZLE and the tiles along the band axis.
+
+    A wave of W = SM_COUNT CTAs in groups of G tiles along the band axis reads G tiles of
+    the operand(s) along that axis (`band_rows` rows of K each: tile_m for A, tile_n times
+    the B operands for B) and W / G of the other's (`other_rows`); the sum G band +
+    (W / G) other is least at G = sqrt(W other / band). 128x256 tiles banded along M give
+    16 (the best of the swizzles swept at raster n on the H200), banded along N 8; the
+    horizontal fusion's 128x128 tiles with two B operands, banded along N, 8 (measured
+    level with 16 there: 677 and 684 against 687 and 674 TFLOP/s, alternated in one
+    process).
+    """
+    best = math.sqrt(hw.SM_COUNT * other_rows / band_rows)
+    limit = min(MAX_SWIZZLE, max(minor_tiles, 1))
     swizzle = 1
-    while swizzle * 2 <= min(MAX_SWIZZLE, minor_tiles):
+    while swizzle * 2 <= limit and swizzle * 2 / best <= best / swizzle:
         swizzle *= 2
     return swizzle
 
@@ -245,10 +259,15 @@ def choose_params(problem: Problem, **overrides: object) -> ScheduleParams:
     tiles_m = _ceil_div(problem.m, tile[0])
     tiles_n = _ceil_div(problem.n, tile[1])
     raster = params.replace(raster=given.get("raster", "auto")).raster_for(tiles_m, tiles_n)
-    minor_tiles = tiles_n if raster == "m" else tiles_m
+    a_rows = tile[0] * problem.a_operands
+    b_rows = tile[1] * max(problem.b_operands, 1)
+    if raster == "m":
+        swizzle = choose_swizzle(tiles_n, band_rows=b_rows, other_rows=a_rows)
+    else:
+        swizzle = choose_swizzle(tiles_m, band_rows=a_rows, other_rows=b_rows)
     params = params.replace(
         raster=raster,
-        swizzle=given.get("swizzle", choose_swizzle(minor_tiles)),
+        swizzle=given.get("swizzle", swizzle),
         split_k=given.get("split_k", choose_split_k(problem, tile)),
     )
     if "cluster" not in given:

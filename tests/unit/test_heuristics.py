@@ -37,7 +37,7 @@ def test_large_bf16_gemm_gets_cutlass_defaults():
     assert params.strategy == "persistent"
     assert params.epilogue == "smem"
     assert params.split_k == 1
-    assert params.swizzle == 16
+    assert params.swizzle == 8  # banded along N: sqrt(132 * 128 / 256) -> 8
 
 
 def test_epilogue_with_full_tiles_gets_128x128():
@@ -100,9 +100,18 @@ def test_stages_fill_shared_memory():
 
 
 def test_swizzle_and_split_k_rules():
-    assert choose_swizzle(1) == 1
-    assert choose_swizzle(3) == 2
-    assert choose_swizzle(100) == 16
+    # Banded along M with 128x256 tiles: sqrt(132 * 256 / 128) = 16.2 -> 16, capped by the
+    # tiles along the band; banded along N: sqrt(132 * 128 / 256) = 8.1 -> 8; the
+    # horizontal fusion's two 128-row B tiles banded along N: 8 as well.
+    assert choose_swizzle(1, band_rows=128, other_rows=256) == 1
+    assert choose_swizzle(3, band_rows=128, other_rows=256) == 2
+    assert choose_swizzle(100, band_rows=128, other_rows=256) == 16
+    assert choose_swizzle(100, band_rows=256, other_rows=128) == 8
+    assert choose_swizzle(100, band_rows=2 * 128, other_rows=128) == 8
+    horizontal = choose_params(Problem({"m": 8192, "n": 14336, "k": 4096}, b_operands=2))
+    assert (horizontal.raster, horizontal.swizzle) == ("m", 8)
+    linear = choose_params(Problem({"m": 8192, "n": 14336, "k": 4096}))
+    assert (linear.raster, linear.swizzle) == ("n", 16)
     assert choose_split_k(Problem({"m": 4096, "n": 4096, "k": 4096}), (128, 256, 64)) == 1
     assert choose_split_k(Problem({"m": 256, "n": 256, "k": 8192}), (128, 128, 64)) == 4
     assert choose_split_k(Problem({"m": 256, "n": 256, "k": 128}), (128, 128, 64)) == 1

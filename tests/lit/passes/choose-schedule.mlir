@@ -8,7 +8,7 @@
 // tile, cooperative warp specialization, 3 stages (about 2 us of tensor-core work in
 // flight) and the shared-memory epilogue.
 // CHECK-LABEL: func.func @linear
-// CHECK-SAME: sched.params = #sched.params<tile = 128x256x64, warpgroup = 64x256, instr = m64n256k16, stages = 3, cluster = 1x1, raster = m, swizzle = 16, strategy = persistent, split_k = 1, warp_specialization = cooperative, registers = 40/232, epilogue = smem>
+// CHECK-SAME: sched.params = #sched.params<tile = 128x256x64, warpgroup = 64x256, instr = m64n256k16, stages = 3, cluster = 1x1, raster = m, swizzle = 8, strategy = persistent, split_k = 1, warp_specialization = cooperative, registers = 40/232, epilogue = smem>
 // ORDER: choose-schedule: @linear: no 'fusion.space': run propagate-axis-mapping first
 func.func @linear(%a: tensor<4096x5120xbf16>, %w: tensor<14336x5120xbf16>) -> tensor<4096x14336xbf16> {
   %0 = fusion.linear %a, %w : (tensor<4096x5120xbf16>, tensor<14336x5120xbf16>) -> tensor<4096x14336xf32>
