@@ -74,7 +74,7 @@ WGMMA_K_16BIT: Final = 16
 # Kernel structure (what mmcomp's Hopper kernels use).
 MAX_CONSUMER_WARPGROUPS: Final = 2
 """Consumer warpgroups per CTA in mmcomp's warp-specialized kernels."""
-EPILOGUE_BOX_BYTES: Final = WGMMA_M * 128
+EPILOGUE_BOX_BYTES: Final = WGMMA_M * TMA_SWIZZLE_BYTES
 """One shared-memory epilogue box: 64 rows of 128 bytes (stored by TMA)."""
 EPILOGUE_BUFFERS: Final = 2
 """Epilogue boxes per consumer warpgroup, alternating (the outputs take turns)."""

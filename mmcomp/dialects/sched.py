@@ -159,7 +159,7 @@ EPILOGUES = ("registers", "smem")
 """Epilogue modes: store from registers, or stage in shared memory and store with TMA."""
 BINDINGS = ("block_x", "block_y", "block_z", "warpgroup", "instruction", "serial")
 """What `sched.parallelize` binds an axis to."""
-MAX_SWIZZLE = hw.SM_COUNT
+SWIZZLE_LIMIT = hw.SM_COUNT
 """Largest swizzle group: a wave of W CTAs in groups of G loads about G + W / G operand
 tiles, at G = W (the SMs) as many as plain raster's 1 + W, so no wider group helps (below
 it any G is taken, as Triton's GROUP_SIZE_M; CUTLASS rounds max_swizzle_size down to 1, 2,
@@ -272,7 +272,7 @@ class ScheduleParams:
     raster: str = "m"
     """Raster order: "m" (M tile index fastest), "n" or "auto"."""
     swizzle: int = 8
-    """Swizzle group size of the grouped tile order (1: plain raster), 1 to MAX_SWIZZLE."""
+    """Swizzle group size of the grouped tile order (1: plain raster), 1 to SWIZZLE_LIMIT."""
     strategy: str = "persistent"
     """"one-tile-per-cta" or "persistent"."""
     split_k: int = 1
@@ -398,9 +398,9 @@ class ScheduleParams:
             )
         if self.swizzle < 1:
             raise ScheduleError(f"swizzle = {self.swizzle}: the group size must be at least 1")
-        if self.swizzle > MAX_SWIZZLE:
+        if self.swizzle > SWIZZLE_LIMIT:
             raise ScheduleError(
-                f"swizzle = {self.swizzle}: the group size must be at most {MAX_SWIZZLE}, the "
+                f"swizzle = {self.swizzle}: the group size must be at most {SWIZZLE_LIMIT}, the "
                 f"SMs of one wave (a wider group loads as many tiles per wave as swizzle = 1)"
             )
         if self.split_k < 1:

@@ -92,7 +92,7 @@ LOG2E = 1.4426950408889634
 ORDER_BARRIER = 1
 """Named barrier: consumer 0 has finished a mainloop (ping-pong); ORDER_BARRIER + 1 for
 consumer 1."""
-EPILOGUE_ROWS = 64
+EPILOGUE_ROWS = hw.WGMMA_M
 """Rows of one epilogue box (epilogue "smem"): one warpgroup's m64 block."""
 EPILOGUE_ROW_BYTES = SWIZZLE
 """Bytes of one epilogue box row: 64 columns of a 16-bit output, 32 of an f32 output,
@@ -420,7 +420,8 @@ class _Lowering:
         ring = self.stage_bytes * self.roles.stages
         total = ring + 2 * 8 * self.roles.stages + 16 + SMEM_ALIGN
         if self.store_maps:
-            total = self.epilogue_offset() + self.roles.consumers * self.buffer_bytes() * 2
+            buffers = self.roles.consumers * hw.EPILOGUE_BUFFERS
+            total = self.epilogue_offset() + buffers * self.buffer_bytes()
             total += SMEM_ALIGN
         return total
 
@@ -431,7 +432,7 @@ class _Lowering:
 
     def buffer_bytes(self) -> int:
         """One epilogue buffer: a box of 64 rows of 128 bytes (1024-aligned)."""
-        return EPILOGUE_ROWS * EPILOGUE_ROW_BYTES
+        return hw.EPILOGUE_BOX_BYTES
 
     def plan_stores(self) -> None:
         """With epilogue "smem": a tensor map per output that TMA can store.
@@ -1320,10 +1321,9 @@ class _Lowering:
         second = k.setp("ne", self.consumer, k.const(0))
         buffers = k.mad(
             self.consumer,
-            k.const(2 * self.buffer_bytes()),
+            k.const(hw.EPILOGUE_BUFFERS * self.buffer_bytes()),
             k.add(self.ring, k.const(self.epilogue_offset())),
         )
-        swizzled = self.swizzled_rows()
 
         def sync() -> None:
             """Barrier of this warpgroup's 128 threads."""
@@ -1334,19 +1334,26 @@ class _Lowering:
         self.put(hopper.BulkWaitGroupOp(0, read=True), leader)
         sync()
         count = 0
+        # This thread's place (box_lane) in an f32 box (True) and a 16-bit one (False).
+        lanes: dict[bool, tuple[SSAValue, SSAValue]] = {}
         for store, value in stores:
             operand = self.store_map(store)
             assert operand is not None
             box_columns = operand.box[-1]
             tmap = self.maps[len(self.operands) + list(self.store_maps).index(operand.arg)]
+            wide = operand.dtype == "f32"
+            if wide not in lanes:
+                lanes[wide] = self.box_lane(operand.dtype)
+            row, chunk = lanes[wide]
             for m_block in range(self.m_blocks):
                 for box in range(self.params.warpgroup[1] // box_columns):
-                    buffer = k.add(buffers, k.const((count % 2) * self.buffer_bytes()))
+                    slot = count % hw.EPILOGUE_BUFFERS
+                    buffer = k.add(buffers, k.const(slot * self.buffer_bytes()))
                     packed = self.box_values(value, operand.dtype, m_block, box * box_columns)
                     if operand.dtype == "f32":
-                        self.write_f32_box(buffer, swizzled, packed)
+                        self.write_f32_box(k.add(buffer, row), chunk, packed)
                     else:
-                        self.write_16bit_box(buffer, swizzled, packed)
+                        self.write_16bit_box(k.add(buffer, row), chunk, packed)
                     k.append(hopper.FenceProxyAsyncOp())
                     self.put(hopper.BulkWaitGroupOp(0, read=True), leader)
                     sync()
@@ -1355,38 +1362,35 @@ class _Lowering:
                     self.put(hopper.BulkCommitGroupOp(), leader)
                     count += 1
 
-    def swizzled_rows(self) -> dict[str, tuple[SSAValue, SSAValue]]:
-        """Per output kind, this thread's (row byte offset, 16-byte chunk xor) in a box.
+    def box_lane(self, dtype: str) -> tuple[SSAValue, SSAValue]:
+        """This thread's (row byte offset, 16-byte chunk xor) in a box of `dtype`.
 
-        "16": an stmatrix x4 row address, lane l giving row l % 8 of matrix l / 8
-        (matrices 0/1: rows 0-7/8-15 of an even 8-column block, 2/3: of the odd one).
-        "32": the thread's accumulator row (16 w + l / 4) and its column pair's chunk
-        (columns 2 (l % 4) are chunk (l % 4) / 2 of the block's two). The 128-byte swizzle
-        stores chunk c of row r at chunk c ^ (r % 8).
+        16-bit outputs: an stmatrix x4 row address, lane l giving row l % 8 of matrix l / 8
+        (matrices 0/1: rows 0-7/8-15 of an even 8-column block, 2/3: of the odd one). f32:
+        the thread's accumulator row (16 w + l / 4) and its column pair's chunk (columns
+        2 (l % 4) are chunk (l % 4) / 2 of the block's two). The 128-byte swizzle stores
+        chunk c of row r at chunk c ^ (r % 8).
         """
         k = self.k
         lane = self.lane
         warp_rows = k.mul(self.warp, k.const(16))
-        matrix = k.shr(lane, k.const(3))
-        row8 = k.binary(ptx.AndOp, lane, k.const(7))
-        row16 = k.add(
-            k.add(warp_rows, k.mul(k.binary(ptx.AndOp, matrix, k.const(1)), k.const(8))), row8
-        )
-        chunk16 = k.binary(ptx.XorOp, k.shr(matrix, k.const(1)), row8)
-        quad = k.shr(lane, k.const(2))
-        row32 = k.add(warp_rows, quad)
-        pair = k.shr(k.binary(ptx.AndOp, lane, k.const(3)), k.const(1))
-        chunk32 = k.binary(ptx.XorOp, pair, quad)
-        return {
-            "16": (k.mul(row16, k.const(EPILOGUE_ROW_BYTES)), chunk16),
-            "32": (k.mul(row32, k.const(EPILOGUE_ROW_BYTES)), chunk32),
-        }
+        if dtype == "f32":
+            quad = k.shr(lane, k.const(2))
+            pair = k.shr(k.binary(ptx.AndOp, lane, k.const(3)), k.const(1))
+            row, chunk = k.add(warp_rows, quad), k.binary(ptx.XorOp, pair, quad)
+        else:
+            matrix = k.shr(lane, k.const(3))
+            row8 = k.binary(ptx.AndOp, lane, k.const(7))
+            half8 = k.mul(k.binary(ptx.AndOp, matrix, k.const(1)), k.const(8))
+            row = k.add(k.add(warp_rows, half8), row8)
+            chunk = k.binary(ptx.XorOp, k.shr(matrix, k.const(1)), row8)
+        return k.mul(row, k.const(EPILOGUE_ROW_BYTES)), chunk
 
     def box_values(
         self, value: SSAValue, dtype: str, m_block: int, column0: int
     ) -> list[list[SSAValue]]:
-        """This thread's values of one box, per 8-column block: f32 registers (e, then
-        row half) for an f32 output, packed pairs (one per row half) otherwise."""
+        """This thread's values of one box, per 8-column block: f32 registers (row half,
+        then e) for an f32 output, packed pairs (one per row half) otherwise."""
         instr_n = self.params.instr[1]
         columns = EPILOGUE_ROW_BYTES // (4 if dtype == "f32" else 2)
         blocks: list[list[SSAValue]] = []
@@ -1408,32 +1412,21 @@ class _Lowering:
         return blocks
 
     def write_16bit_box(
-        self,
-        buffer: SSAValue,
-        swizzled: dict[str, tuple[SSAValue, SSAValue]],
-        blocks: list[list[SSAValue]],
+        self, base: SSAValue, chunk: SSAValue, blocks: list[list[SSAValue]]
     ) -> None:
-        """stmatrix x4 per pair of 8-column blocks: this warp's 16 rows of the box."""
+        """stmatrix x4 per pair of 8-column blocks: this warp's 16 rows of the box (`base`:
+        the buffer plus this lane's row, `chunk`: its chunk xor, from `box_lane`)."""
         k = self.k
-        row, chunk = swizzled["16"]
-        base = k.add(buffer, row)
         for pair in range(len(blocks) // 2):
             at = k.binary(ptx.XorOp, chunk, k.const(2 * pair))
             address = k.mad(at, k.const(16), base)
             k.append(hopper.StmatrixOp(address, [*blocks[2 * pair], *blocks[2 * pair + 1]]))
 
-    def write_f32_box(
-        self,
-        buffer: SSAValue,
-        swizzled: dict[str, tuple[SSAValue, SSAValue]],
-        blocks: list[list[SSAValue]],
-    ) -> None:
-        """st.shared.v2.f32 of each column pair, in the swizzled rows of the box."""
+    def write_f32_box(self, base: SSAValue, chunk: SSAValue, blocks: list[list[SSAValue]]) -> None:
+        """st.shared.v2.f32 of each column pair, in the swizzled rows of the box (`base`,
+        `chunk` as for write_16bit_box); row half 1 is 8 rows below."""
         k = self.k
-        row, chunk = swizzled["32"]
-        base = k.add(buffer, row)
-        within = k.mul(k.binary(ptx.AndOp, self.lane, k.const(1)), k.const(8))
-        base = k.add(base, within)
+        base = k.add(base, k.mul(k.binary(ptx.AndOp, self.lane, k.const(1)), k.const(8)))
         for block, regs in enumerate(blocks):
             at = k.binary(ptx.XorOp, chunk, k.const(2 * block))
             address = k.mad(at, k.const(16), base)

@@ -130,24 +130,26 @@ def check_arguments(function: Function, packed: KernelArguments) -> None:
 
 
 def cluster_launch_config(
-    function: Function, grid: int, threads: int, cluster: int, smem_bytes: int
+    function: Function,
+    grid: int | Sequence[int],
+    block: int | Sequence[int],
+    cluster: int | Sequence[int],
+    smem_bytes: int,
 ) -> Any:
-    """A one-dimensional CUlaunchConfig with a cluster dimension, on the default stream
-    (raises the function's dynamic shared memory limit first when needed)."""
+    """A CUlaunchConfig with a cluster dimension, on the default stream (raises the
+    function's dynamic shared memory limit first when needed); grid, block and cluster as
+    for `launch`."""
     if smem_bytes > STATIC_SHARED_LIMIT and smem_bytes > function.max_dynamic_shared_bytes:
         function.set_max_dynamic_shared_bytes(smem_bytes)
     driver = driver_api()
     config = driver.CUlaunchConfig()
-    config.gridDimX, config.gridDimY, config.gridDimZ = grid, 1, 1
-    config.blockDimX, config.blockDimY, config.blockDimZ = threads, 1, 1
+    config.gridDimX, config.gridDimY, config.gridDimZ = _dim3(grid, "grid")
+    config.blockDimX, config.blockDimY, config.blockDimZ = _dim3(block, "block")
     config.sharedMemBytes = smem_bytes
     attribute = driver.CUlaunchAttribute()
     attribute.id = driver.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
-    attribute.value.clusterDim.x, attribute.value.clusterDim.y, attribute.value.clusterDim.z = (
-        cluster,
-        1,
-        1,
-    )
+    dims = attribute.value.clusterDim
+    dims.x, dims.y, dims.z = _dim3(cluster, "cluster")
     config.attrs = [attribute]
     config.numAttrs = 1
     return config
@@ -207,26 +209,13 @@ def launch(
             )
     if smem_bytes < 0:
         raise LaunchError(f"launch: smem_bytes must be >= 0, found {smem_bytes}")
-    if smem_bytes > STATIC_SHARED_LIMIT and smem_bytes > function.max_dynamic_shared_bytes:
-        function.set_max_dynamic_shared_bytes(smem_bytes)
+    config = cluster_launch_config(function, grid3, block3, cluster3, smem_bytes)
+    config.hStream = stream_handle(stream)
     packed = KernelArguments(args)
     check_arguments(function, packed)
-    driver = driver_api()
-    config = driver.CUlaunchConfig()
-    config.gridDimX, config.gridDimY, config.gridDimZ = grid3
-    config.blockDimX, config.blockDimY, config.blockDimZ = block3
-    config.sharedMemBytes = smem_bytes
-    config.hStream = stream_handle(stream)
-    attribute = driver.CUlaunchAttribute()
-    attribute.id = driver.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
-    attribute.value.clusterDim.x, attribute.value.clusterDim.y, attribute.value.clusterDim.z = (
-        cluster3
-    )
-    config.attrs = [attribute]
-    config.numAttrs = 1
     params = packed.pointers.ctypes.data if len(packed.sizes) else 0
     check(
-        driver.cuLaunchKernelEx(config, function.handle, params, 0),
+        driver_api().cuLaunchKernelEx(config, function.handle, params, 0),
         f"launching kernel {function.name} (grid {list(grid3)}, block {list(block3)}, "
         f"cluster {list(cluster3)}, {smem_bytes} bytes of dynamic shared memory)",
     )

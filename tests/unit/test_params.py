@@ -15,7 +15,7 @@ import mmcomp
 from mmcomp import hardware as hw
 from mmcomp.dialects.fusion import Fusion as FusionDialect
 from mmcomp.dialects.sched import (
-    MAX_SWIZZLE,
+    SWIZZLE_LIMIT,
     Problem,
     Sched,
     ScheduleOp,
@@ -146,7 +146,7 @@ def test_unwritten_keys_must_hold_their_fill():
     )
 
 
-@pytest.mark.parametrize("swizzle", [1, 2, 3, 8, 16, 64, MAX_SWIZZLE])
+@pytest.mark.parametrize("swizzle", [1, 2, 3, 8, 16, 64, SWIZZLE_LIMIT])
 def test_swizzle_groups_up_to_one_per_sm_are_valid(swizzle):
     ScheduleParams(swizzle=swizzle).validate()
     assert parse_attr(f"#sched.params<swizzle = {swizzle}>").data.swizzle == swizzle
