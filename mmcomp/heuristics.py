@@ -229,6 +229,13 @@ def choose_split_k(problem: Problem, tile: tuple[int, int, int]) -> int:
     return max(1, min(MAX_SPLIT_K, hw.SM_COUNT // tiles, k_blocks // MIN_K_BLOCKS_PER_SLICE))
 
 
+def clamp_split_k(split_k: int, problem: Problem, tile: tuple[int, int, int]) -> int:
+    """`split_k`, at most the K blocks (a slice past the last K block would be empty)."""
+    if split_k < 1:
+        return split_k
+    return min(split_k, _ceil_div(problem.k, tile[2]))
+
+
 def choose_params(problem: Problem, **overrides: object) -> ScheduleParams:
     """Params for `problem`: the overrides as given, the rest chosen; ScheduleError if invalid."""
     given = normalize_overrides(overrides)
@@ -265,10 +272,12 @@ def choose_params(problem: Problem, **overrides: object) -> ScheduleParams:
         swizzle = choose_swizzle(tiles_n, band_rows=b_rows, other_rows=a_rows)
     else:
         swizzle = choose_swizzle(tiles_m, band_rows=a_rows, other_rows=b_rows)
+    split_k = given.get("split_k", choose_split_k(problem, tile))
+    assert isinstance(split_k, int)
     params = params.replace(
         raster=raster,
         swizzle=given.get("swizzle", swizzle),
-        split_k=given.get("split_k", choose_split_k(problem, tile)),
+        split_k=clamp_split_k(split_k, problem, tile),
     )
     if "cluster" not in given:
         params = params.replace(cluster=choose_cluster(problem, params))

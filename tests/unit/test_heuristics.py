@@ -175,7 +175,7 @@ INVALID_OVERRIDES = [
         r"tile 256x256x64 with 4 stages needs \d+ bytes of shared memory",
     ),
     ({"tile": (128, 128, 40)}, r"not divisible by the instruction shape m64n128k16"),
-    ({"split_k": 100}, r"split_k = 100 is larger than the 64 K blocks"),
+    ({"split_k": 0}, r"split_k = 0: must be at least 1"),
     ({"registers": (40, 300)}, r"consumer count 300 must be a multiple of 8 from 24 to 256"),
     ({"cluster": (16, 1)}, r"cluster 16x1 has 16 CTAs; the portable limit is 8"),
     ({"swizzle": -1}, r"swizzle = -1: the group size must be at least 1"),
@@ -260,8 +260,21 @@ def test_compile_rejects_an_unknown_keyword_by_name():
 
 
 def test_compile_rejects_invalid_parameters():
-    with pytest.raises(ScheduleError, match=r"split_k = 9 is larger than the 4 K blocks"):
-        mmcomp.compile(linear_fusion(), backend="interp", tile=(128, 128, 64), split_k=9)
+    with pytest.raises(ScheduleError, match=r"swizzle = 0: the group size must be at least 1"):
+        mmcomp.compile(linear_fusion(), backend="interp", tile=(128, 128, 64), swizzle=0)
+
+
+@pytest.mark.parametrize("backend", ["interp", "cuda"])
+def test_split_k_past_the_k_blocks_is_clamped_and_reported(backend: str):
+    """split_k = 9 with 4 K blocks of 64 (k = 200) runs 4 slices; kernel.params says so."""
+    kernel = mmcomp.compile(linear_fusion(), backend=backend, tile=(128, 128, 64), split_k=9)
+    assert kernel.params.split_k == 4
+    assert "split_k = 4" in kernel.ir("choose-schedule")
+
+
+def test_split_k_written_past_the_k_blocks_is_clamped():
+    assert choose_params(Problem({"m": 64, "n": 64, "k": 128}), split_k=3).split_k == 2
+    assert choose_params(Problem({"m": 64, "n": 64, "k": 128}), split_k=2).split_k == 2
 
 
 def test_compile_defaults_to_cuda_and_compiles_without_a_gpu():
