@@ -114,8 +114,29 @@ MIN_TILE_N = hw.TMA_SWIZZLE_BYTES // 2
 """The narrowest tile the heuristic picks: one 128-byte swizzle row of 16-bit elements."""
 
 
-def choose_tile(problem: Problem, warp_specialization: str = "cooperative") -> tuple[int, int, int]:
-    """The CTA tile: 128x256 (CUTLASS) unless that leaves SMs idle or smem is short."""
+def _fits(
+    problem: Problem, tile: tuple[int, int, int], warp_specialization: str, consumer: int
+) -> bool:
+    """Whether a consumer thread's registers hold the tile's accumulators and epilogue
+    (`ScheduleParams.consumer_registers`, the rule measured with ptxas)."""
+    params = ScheduleParams(
+        tile=tile,
+        warpgroup=derive_warpgroup(tile, warp_specialization),
+        warp_specialization=warp_specialization,
+        registers=(hw.SETMAXNREG_MIN, consumer),
+    )
+    if params.accumulator_registers > consumer - hw.ACCUMULATOR_HEADROOM:
+        return False
+    return params.fits_registers(problem)
+
+
+def choose_tile(
+    problem: Problem, warp_specialization: str = "cooperative", consumer: int | None = None
+) -> tuple[int, int, int]:
+    """The CTA tile: 128x256 (CUTLASS) unless that leaves SMs idle, or its accumulators
+    and epilogue would not fit the `consumer` registers (default_registers) of a thread."""
+    if consumer is None:
+        consumer = default_registers(warp_specialization, 2)[1]
     tile_k = hw.TMA_SWIZZLE_BYTES // problem.element_bytes
     # Ping-pong gives each consumer warpgroup a whole tile of one wgmma's 64 rows; the
     # cooperative (and non-specialized) kernels split the tile's rows between two
@@ -127,20 +148,31 @@ def choose_tile(problem: Problem, warp_specialization: str = "cooperative") -> t
     # beside them without spilling (measured with ptxas: docs/hopper-lowering.md).
     widest = 256 if problem.b_operands == 1 and problem.epilogue_tiles == 0 else 128
     wide_pingpong = (2 * hw.WGMMA_M, 128, tile_k)
-    if warp_specialization == "pingpong" and tile_count(problem, wide_pingpong) >= hw.SM_COUNT:
+    if (
+        warp_specialization == "pingpong"
+        and tile_count(problem, wide_pingpong) >= hw.SM_COUNT
+        and _fits(problem, wide_pingpong, warp_specialization, consumer)
+    ):
         # A ping-pong warpgroup's tile of two m64 blocks by 128 (128 accumulators) loads a
         # fifth fewer bytes per multiply-accumulate than 64x256: on the H200 (linear
         # 8192x14336x4096, 2x1 cluster) 748 against 709 TFLOP/s; alone 611 against 524.
-        # Where it would leave SMs idle, one m64 block per tile as below.
+        # Where it would leave SMs idle, or its epilogue would spill, one m64 block per
+        # tile as below.
         return wide_pingpong
     if problem.n < MIN_TILE_N:
         # A [K, N] operand's tile is loaded in boxes of one 128-byte swizzle row along N.
         return (tile_m, MIN_TILE_N, tile_k)
-    candidates = [n for n in (256, 128, 64) if n <= widest]
-    for tile_n in candidates:
+    fitting = [
+        n
+        for n in (256, 128, 64)
+        if n <= widest and _fits(problem, (tile_m, n, tile_k), warp_specialization, consumer)
+    ]
+    if not fitting:
+        return (tile_m, MIN_TILE_N, tile_k)
+    for tile_n in fitting:
         if tile_count(problem, (tile_m, tile_n, tile_k)) >= hw.SM_COUNT:
             return (tile_m, tile_n, tile_k)
-    return (tile_m, min(128, widest), tile_k)
+    return (tile_m, min(128, fitting[0]), tile_k)
 
 
 def default_registers(warp_specialization: str, consumers: int) -> tuple[int, int]:
@@ -240,7 +272,9 @@ def choose_params(problem: Problem, **overrides: object) -> ScheduleParams:
     """Params for `problem`: the overrides as given, the rest chosen; ScheduleError if invalid."""
     given = normalize_overrides(overrides)
     ws = str(given.get("warp_specialization", "cooperative"))
-    tile = given.get("tile") or choose_tile(problem, ws)
+    pinned_registers = given.get("registers")
+    consumer = pinned_registers[1] if isinstance(pinned_registers, tuple) else None
+    tile = given.get("tile") or choose_tile(problem, ws, consumer)
     assert isinstance(tile, tuple)
     warpgroup = derive_warpgroup(tile, ws)
     params = ScheduleParams(

@@ -170,6 +170,15 @@ def _ceil_div(a: int, b: int) -> int:
     return -(-a // b)
 
 
+_TILE_CANDIDATES = tuple(
+    sorted(
+        ((m, n) for m in (256, 128, 64) for n in (256, 192, 128, 64) if m * n <= 128 * 256),
+        key=lambda tile: (-tile[0] * tile[1], -tile[1]),
+    )
+)
+"""CTA tiles (m, n) that a register-bound error suggests, largest first."""
+
+
 def _align(size: int, alignment: int) -> int:
     return _ceil_div(size, alignment) * alignment
 
@@ -200,6 +209,14 @@ class Problem:
     epilogue_tiles: int = 0
     """Full [M, N] tiles the epilogue holds besides the accumulator: [M, N] operands it
     reads, and outputs beyond the first (they raise its register pressure)."""
+    contractions: int = 1
+    """fusion.mma ops: one f32 accumulator tile each in every consumer thread."""
+    tile_operands: int = 0
+    """Epilogue operands with both an m and an n axis ([M, N]): a tile's worth each."""
+    row_operands: int = 0
+    """Epilogue operands with an n axis and no m axis (bias [N], rows [1, N])."""
+    column_operands: int = 0
+    """Epilogue operands with an m axis and no n axis (columns [M, 1])."""
 
     @property
     def m(self) -> int:
@@ -229,6 +246,11 @@ class Problem:
 # --------------------------------------------------------------------------------------
 # The parameters
 # --------------------------------------------------------------------------------------
+
+
+REGISTER_BASE = 32
+"""Consumer registers a kernel needs besides its tiles (addresses, indices, loop and
+barrier state), measured with ptxas: see `ScheduleParams.consumer_registers`."""
 
 
 def tile_rows(warp_specialization: str) -> int:
@@ -320,6 +342,30 @@ class ScheduleParams:
     def accumulator_registers(self) -> int:
         """f32 accumulator registers per consumer thread."""
         return self.warpgroup[0] * self.warpgroup[1] // hw.WARPGROUP_SIZE
+
+    def consumer_registers(self, problem: Problem) -> dict[str, int]:
+        """Registers a consumer thread needs, by what holds them (an upper estimate).
+
+        Per thread of a warpgroup tile wm x wn: each accumulator and each [M, N] epilogue
+        operand tile wm * wn / 128 values, each row operand ([N], [1, N]) wn / 4, each
+        column operand ([M, 1]) wm / 32, and REGISTER_BASE besides. ptxas (13.0, sm_90a)
+        on silu*mul, the horizontal fusion, bias rows and [M, 1] columns at 64 to 256
+        wide tiles spilled exactly where this sum passes the setmaxnreg count, and
+        assembled without spills wherever it does not (docs/schedule.md).
+        """
+        tile = self.accumulator_registers
+        wg_m, wg_n = self.warpgroup
+        return {
+            "accumulators": tile * problem.contractions,
+            "[M, N] operands": tile * problem.tile_operands,
+            "rows": problem.row_operands * wg_n // 4,
+            "columns": problem.column_operands * wg_m // 32,
+            "addresses and indices": REGISTER_BASE,
+        }
+
+    def fits_registers(self, problem: Problem) -> bool:
+        """The consumer threads' registers hold what `consumer_registers` estimates."""
+        return sum(self.consumer_registers(problem).values()) <= self.registers[1]
 
     def replace(self, **changes: object) -> ScheduleParams:
         """A copy with some fields changed (not validated)."""
@@ -531,6 +577,7 @@ class ScheduleParams:
                 f"{hw.MAX_DYNAMIC_SMEM_PER_BLOCK}"
             )
         self._validate_registers()
+        self._check_consumer_registers(problem)
         k_blocks = _ceil_div(problem.k, self.tile[2])
         if self.split_k > k_blocks:
             raise ScheduleError(
@@ -545,6 +592,40 @@ class ScheduleParams:
                     f"cluster {_shape(self.cluster)}: {size} CTAs along {axis} but the problem "
                     f"has only {tiles} tiles along {axis}"
                 )
+
+    def _check_consumer_registers(self, problem: Problem) -> None:
+        if self.fits_registers(problem):
+            return
+        needed = self.consumer_registers(problem)
+        detail = ", ".join(f"{what} {count}" for what, count in needed.items() if count)
+        fitting = [
+            f"({tile[0]}, {tile[1]}, {self.tile[2]})"
+            for tile in _TILE_CANDIDATES
+            if self._tile_fits_registers(tile, problem)
+        ]
+        advice = (
+            f"tiles that fit: tile={' or '.join(fitting[:3])}"
+            if fitting
+            else "no tile fits; use fewer epilogue operands"
+        )
+        raise ScheduleError(
+            f"tile {_shape(self.tile)} under {self.warp_specialization}: a consumer thread "
+            f"needs about {sum(needed.values())} registers ({detail}), more than its "
+            f"{self.registers[1]} (registers {self.registers[0]}/{self.registers[1]}), so "
+            f"ptxas would spill; {advice}"
+        )
+
+    def _tile_fits_registers(self, tile: tuple[int, int], problem: Problem) -> bool:
+        """Whether the CTA tile (m, n), in place of this one, fits the consumer registers."""
+        if self.warp_specialization != "pingpong" and tile[0] < 2 * hw.WGMMA_M:
+            return False
+        full = (tile[0], tile[1], self.tile[2])
+        candidate = self.replace(
+            tile=full, warpgroup=derive_warpgroup(full, self.warp_specialization)
+        )
+        if candidate.accumulator_registers > self.registers[1] - hw.ACCUMULATOR_HEADROOM:
+            return False
+        return candidate.fits_registers(problem)
 
     def format(self) -> str:
         """The text inside `#sched.params<...>`: the fixed keys, in KEYS order."""
@@ -1519,10 +1600,12 @@ def problem_of(func: Operation) -> Problem:
         element_bytes = max(element_bytes, _element_bytes(op.a.type), _element_bytes(op.b.type))
     output_bytes: tuple[int, ...] = (2,)
     epilogue_tiles = 0
+    operands = {"tile": 0, "row": 0, "column": 0}
     if isinstance(func, FuncOp):
         if func.function_type.outputs.data:
             output_bytes = tuple(_element_bytes(t) for t in func.function_type.outputs.data)
-        epilogue_tiles = len(output_bytes) - 1 + _full_tile_operands(func, a_values + b_values)
+        operands = _epilogue_operands(func, a_values + b_values)
+        epilogue_tiles = len(output_bytes) - 1 + operands["tile"]
     return Problem(
         extents=extents,
         element_bytes=element_bytes,
@@ -1530,19 +1613,30 @@ def problem_of(func: Operation) -> Problem:
         b_operands=max(len(b_values), 1),
         output_bytes=output_bytes,
         epilogue_tiles=epilogue_tiles,
+        contractions=max(sum(isinstance(op, FusionMmaOp) for op in func.walk()), 1),
+        tile_operands=operands["tile"],
+        row_operands=operands["row"],
+        column_operands=operands["column"],
     )
 
 
-def _full_tile_operands(func: FuncOp, mma_operands: Sequence[SSAValue]) -> int:
-    """Function arguments, other than mma operands, whose roles hold both m and n."""
+def _epilogue_operands(func: FuncOp, mma_operands: Sequence[SSAValue]) -> dict[str, int]:
+    """Function arguments other than mma operands, counted by shape: "tile" (roles with m
+    and n), "row" (n, no m) and "column" (m, no n)."""
     arg_attrs = func.arg_attrs.data if func.arg_attrs is not None else ()
-    count = 0
+    counts = {"tile": 0, "row": 0, "column": 0}
     for arg, attrs in zip(func.body.block.args, arg_attrs, strict=False):
         roles = attrs.data.get("fusion.roles") if isinstance(attrs, DictionaryAttr) else None
         if arg in mma_operands or not isinstance(roles, AxisRolesAttr):
             continue
-        count += "m" in roles.roles and "n" in roles.roles
-    return count
+        has_m, has_n = "m" in roles.roles, "n" in roles.roles
+        if has_m and has_n:
+            counts["tile"] += 1
+        elif has_n:
+            counts["row"] += 1
+        elif has_m:
+            counts["column"] += 1
+    return counts
 
 
 Sched = Dialect(
