@@ -322,8 +322,9 @@ CUDA_OPERAND_TYPES = ("bf16", "f16")
 def _check_cuda_operands(fusion: Fusion) -> None:
     """What the cuda back end needs of every contraction operand, checked before lowering.
 
-    wgmma takes 16-bit operands here (tf32 and fp8 are not built), and TMA loads them: each
-    row (the innermost axis) must span a multiple of 16 bytes.
+    wgmma takes 16-bit operands here (tf32 and fp8 are not built). Rows of any length are
+    taken: those that are not a multiple of 16 bytes go through a padded staging copy
+    (mmcomp.runtime.staging).
     """
     from mmcomp.dialects.fusion import CONTRACTION_OPS, dtype_name
 
@@ -341,12 +342,6 @@ def _check_cuda_operands(fusion: Fusion) -> None:
                 raise FusionError(
                     f"{where}: {what}: expected bf16 or f16 (wgmma; tf32 is not built), "
                     f"found {dtype}; cast it, or use backend='interp'"
-                )
-            row_bytes = shape[-1] * 2
-            if len(shape) > 1 and row_bytes % 16:
-                raise FusionError(
-                    f"{where}: {what}: rows of {row_bytes} bytes; TMA needs row strides that "
-                    f"are multiples of 16 bytes (pad the last axis to a multiple of 8)"
                 )
 
 

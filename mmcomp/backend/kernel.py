@@ -66,7 +66,8 @@ def _check_arrays(kernel: CudaKernel, arrays: Sequence[Any]) -> None:
     (neighbouring columns move in pairs)."""
     from mmcomp.runtime import ArraySpec, as_device_array, check_device_array
 
-    through_tma = {operand.arg for operand in kernel.plan.tensor_maps}
+    # A staged operand is copied row by row into its padded copy: C-contiguous is enough.
+    through_tma = {operand.arg for operand in kernel.plan.tensor_maps if not operand.pitch}
     for index, (array, (name, shape, dtype)) in enumerate(
         zip(arrays, kernel.argument_specs(), strict=True)
     ):
@@ -91,7 +92,7 @@ class BoundLaunch:
 
     def __init__(self, kernel: CudaKernel, arrays: Sequence[Any]):
         """Encode the tensor maps over `arrays` (inputs, outputs, workspaces in order)."""
-        from mmcomp.runtime import encode_tensor_map
+        from mmcomp.runtime.staging import encode_operand_maps
 
         plan = kernel.plan
         self.kernel = kernel
@@ -99,11 +100,10 @@ class BoundLaunch:
         self.arrays = list(arrays)
         """The device arrays, in kernel argument order."""
         _check_arrays(kernel, self.arrays)
-        self.maps = [
-            encode_tensor_map(self.arrays[operand.arg], box=operand.box, swizzle=operand.swizzle)
-            for operand in plan.tensor_maps
-        ]
-        """One tensor map per mainloop operand."""
+        self.maps, self.staging = encode_operand_maps(plan.tensor_maps, self.arrays)
+        """One tensor map per mainloop operand and TMA-stored output; the padded staging
+        copies of operands whose rows TMA cannot address (mmcomp.runtime.staging), refilled
+        on the launch stream before every launch."""
         self.args: list[Any] = [*self.arrays, *self.maps]
         self.grid = plan.grid
         """CTAs launched: the plan's grid, or for a persistent kernel with clusters, as many
@@ -129,6 +129,7 @@ class BoundLaunch:
 
         plan = self.kernel.plan
         function = self.kernel.function()
+        self.staging.copy_in(stream)
         if self._config is None:
             grid = plan.grid
             if plan.cluster > 1 and plan.params.strategy == "persistent":

@@ -1595,6 +1595,39 @@ class MulWideOp(PtxInstruction):
         )
 
 
+@irdl_op_definition
+class MadWideOp(PtxInstruction):
+    """`mad.wide.{u,s}NN`: the full double-width product plus a double-width addend."""
+
+    name = "ptx.mad_wide"
+
+    a = _operand_def(RegType)
+    b = _operand_def(RegType)
+    c = _operand_def(RegType)
+    result = _result_def(RegType)
+
+    def __init__(self, a: SSAValue, b: SSAValue, c: SSAValue):
+        super().__init__(operands=[a, b, c, []], result_types=[c.type])
+
+    def verify_kinds(self) -> None:
+        kind = _same_kind(self, [("a", self.a), ("b", self.b)])
+        _require_category(self, "a", self.a, "b,u,s")
+        out = _same_kind(self, [("c", self.c), ("result", self.result)])
+        _require_category(self, "result", self.result, "b,u,s")
+        if kind.width not in (16, 32) or out.width != 2 * kind.width:
+            raise VerifyException(
+                f"ptx.mad_wide: c and the result must be twice as wide as a and b "
+                f"(!ptx.reg<{kind.name}>), found !ptx.reg<{out.name}>"
+            )
+
+    def ptx_text(self, name: NameOf) -> str:
+        kind = kind_of(self.a)
+        return (
+            f"mad.wide.{_arith_type(kind)} {name(self.result)}, {name(self.a)}, "
+            f"{name(self.b)}, {name(self.c)}"
+        )
+
+
 class TernaryOp(PtxInstruction, ABC):
     """Base of `a * b + c` ops whose operands and result share one kind."""
 
@@ -2850,6 +2883,10 @@ class KernelBuilder:
         """`mul.wide`."""
         return self.append(MulWideOp(lhs, rhs)).result
 
+    def mad_wide(self, a: SSAValue, b: SSAValue, c: SSAValue) -> SSAValue:
+        """`mad.wide`: a * b (full width) + c, c twice as wide as a and b."""
+        return self.append(MadWideOp(a, b, c)).result
+
     def mad(self, a: SSAValue, b: SSAValue, c: SSAValue) -> SSAValue:
         """`mad.lo` (integers) or `mad.rn` (floats)."""
         return self.append(MadOp(a, b, c)).result
@@ -2946,6 +2983,7 @@ PTX = Dialect(
         ShlOp,
         ShrOp,
         MulWideOp,
+        MadWideOp,
         MadOp,
         FmaOp,
         Ex2Op,

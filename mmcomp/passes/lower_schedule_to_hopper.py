@@ -78,7 +78,16 @@ from mmcomp.passes.partition_warp_roles import (
     mainloop_of,
     slot_of,
 )
+from mmcomp.roles import ABSENT, iteration_space
 
+MAX_TMA_RANK = 5
+"""Dimensions of a tensor map."""
+MAX_COORDINATE = (1 << 31) - 1
+"""Largest extent a TMA coordinate (signed 32-bit) or a 32-bit column limit reaches."""
+TMA_STRIDE_BYTES = 16
+"""TMA's global strides are multiples of this many bytes."""
+WIDE_OFFSETS = 1 << 32
+"""Arrays of more elements than this get 64-bit element offsets (32-bit ones would wrap)."""
 BOX_ELEMENTS = 64
 """Elements of a 16-bit operand per 128-byte swizzled box row."""
 SWIZZLE = 128
@@ -148,7 +157,7 @@ class TmaOperand:
     dtype: str
     """Element type: bf16 or f16."""
     shape: tuple[int, ...]
-    """The global extents, outermost first."""
+    """The global extents of the map's view of the argument, outermost first."""
     box: tuple[int, ...]
     """The TMA box, outermost first (the innermost is 64 elements)."""
     boxes: int
@@ -162,11 +171,34 @@ class TmaOperand:
     multicasts its part to all (1: loaded by each CTA alone)."""
     row_pieces: int = 1
     """K-major multicast: the tile's rows are loaded as this many boxes (one per CTA)."""
+    strides: tuple[int, ...] = ()
+    """Element strides of the view, outermost first, in the array the map reads (the
+    staging copy when `pitch` is set); () for the compact strides of `shape`."""
+    axes: tuple[int, ...] = ()
+    """The argument's axis behind each view axis (-1: an axis of extent 1 the argument
+    lacks, such as the rows of an operand without its m axis); () for every axis in order."""
+    pitch: int = 0
+    """Elements per row of the padded staging copy the map reads, when the argument's rows
+    are not a multiple of 16 bytes (0: the map reads the argument itself)."""
 
     @property
     def element_bytes(self) -> int:
         """Bytes per element."""
         return 4 if self.dtype == "f32" else 2
+
+    @property
+    def byte_strides(self) -> tuple[int, ...]:
+        """Byte strides of the view, outermost first (the innermost is one element)."""
+        strides = self.strides or tuple(
+            math.prod(self.shape[axis + 1 :]) for axis in range(len(self.shape))
+        )
+        return tuple(stride * self.element_bytes for stride in strides)
+
+    @property
+    def rows(self) -> int:
+        """Rows of the argument as the staging copy lays them out (all elements / the
+        innermost view extent)."""
+        return math.prod(self.shape[:-1])
 
     @property
     def box_bytes(self) -> int:
@@ -343,48 +375,129 @@ class _Lowering:
         """A TmaOperand per mainloop load, and the ring's slot offsets."""
         loop = mainloop_of(self.func)
         loads = [op for op in loop.body.block.ops if isinstance(op, sched.LoadTileOp)]
+        rows_of: dict[Operation, str] = {}
+        for op in loop.body.block.ops:
+            if isinstance(op, sched.MmaOp):
+                rows_of[op.a.owner] = "m"  # pyright: ignore[reportArgumentType]
+                rows_of[op.b.owner] = "n"  # pyright: ignore[reportArgumentType]
         offset = 0
         for load in loads:
             source = load.source
             if not isinstance(source, BlockArgument) or source.owner is not self.func.body.block:
                 raise ScheduleError(f"{self.where}: a mainloop load must read a kernel argument")
             memref = source.type
-            tile = load.result.type
-            assert isinstance(memref, MemRefType) and isinstance(tile, TensorType)
+            assert isinstance(memref, MemRefType)
             dtype = _dtype(memref.element_type)
             if dtype not in ("bf16", "f16"):
                 raise ScheduleError(
                     f"{self.where}: mainloop operand %{source.name_hint or source.index} is "
                     f"{dtype}; wgmma takes bf16 or f16 operands here"
                 )
-            roles = _arg_roles(self.func, source.index)
-            shape = tuple(memref.get_shape())
-            tile_shape = list(tile.get_shape())
-            inner_role = roles[-1] if roles else "?"
-            if inner_role not in ("k", "m", "n"):
-                raise ScheduleError(
-                    f"{self.where}: mainloop operand %{source.name_hint} has its contiguous "
-                    f"axis with role '{inner_role}'; expected k, m or n"
-                )
-            if tile_shape[-1] % BOX_ELEMENTS:
-                raise ScheduleError(
-                    f"{self.where}: the contiguous tile extent of %{source.name_hint} is "
-                    f"{tile_shape[-1]}, not a multiple of {BOX_ELEMENTS}"
-                )
-            box = (*tile_shape[:-1], BOX_ELEMENTS)
-            operand = TmaOperand(
-                source.index,
-                dtype,
-                shape,
-                box,
-                tile_shape[-1] // BOX_ELEMENTS,
-                "k" if inner_role == "k" else "mn",
-            )
-            operand = self.shared_in_cluster(operand, roles)
+            operand = self.tma_view(load, rows_of.get(load, "m"))
+            operand = self.shared_in_cluster(operand, _arg_roles(self.func, source.index))
             self.operands.append(operand)
             self.slot_offsets.append(offset)
             offset += operand.tile_bytes
         self.stage_bytes = offset
+
+    def tma_view(self, load: sched.LoadTileOp, row_role: str) -> TmaOperand:
+        """The tensor map of a mainloop operand: a view of its argument without its axes of
+        extent 1 (absent or not), each remaining axis with its tile extent as the box.
+
+        The wgmma reads a whole tile: `tile m` rows of A (`tile n` of B) by `tile k`. An
+        operand without its row axis (A without m: M is 1) gets a view axis of extent 1
+        there, whose box still spans the tile's rows: TMA zero-fills all but the first,
+        and the epilogue stores only the iteration space's rows. Without m while the
+        iteration space has M > 1, every row of the tile would be the same row, which a
+        TMA box cannot replicate: refused. Rows that are not a multiple of 16 bytes are
+        read from a padded staging copy (`pitch`), which the runtime fills before each
+        launch; the view's extents stay the true ones, so the padding is never read.
+        """
+        source = load.source
+        assert isinstance(source, BlockArgument)
+        memref = source.type
+        tile = load.result.type
+        assert isinstance(memref, MemRefType) and isinstance(tile, TensorType)
+        name = f"%{source.name_hint or f'arg{source.index}'}"
+        roles = _arg_roles(self.func, source.index)
+        shape = tuple(memref.get_shape())
+        tile_shape = tuple(tile.get_shape())
+        dtype = _dtype(memref.element_type)
+        if len(roles) != len(shape):
+            raise ScheduleError(f"{self.where}: mainloop operand {name} has no fusion.roles")
+        # Axes of extent 1 add nothing to an address: the view drops them (but keeps k, so
+        # that a K of 1 stays a K-major operand).
+        axes = [axis for axis, role in enumerate(roles) if shape[axis] > 1 or role == "k"]
+        view_roles = [roles[axis] for axis in axes]
+        inner_role = view_roles[-1] if view_roles else ABSENT
+        if inner_role not in ("k", row_role):
+            raise ScheduleError(
+                f"{self.where}: mainloop operand {name} (roles [{', '.join(roles)}]) has its "
+                f"contiguous axis with role '{inner_role}'; expected k or {row_role}"
+            )
+        major = "k" if inner_role == "k" else "mn"
+        space = iteration_space(self.func)
+        other = row_role if major == "k" else "k"
+        extents = [shape[axis] for axis in axes]
+        box = [tile_shape[axis] for axis in axes]
+        if other not in view_roles:
+            if space.get(other, 1) > 1:
+                what = "rows" if other == row_role else "K columns"
+                raise ScheduleError(
+                    f"{self.where}: mainloop operand {name} (roles [{', '.join(roles)}]) has "
+                    f"no {other} axis while the iteration space has {other} = "
+                    f"{space[other]}: every one of its {what} would be the same, and TMA "
+                    f"cannot replicate them; give {name} its {other} axis (broadcast it "
+                    "to the full extent before the contraction)"
+                )
+            position = len(axes) - 1
+            axes.insert(position, -1)
+            extents.insert(position, 1)
+            box.insert(position, self.params.tile["mnk".index(other)])
+        if box[-1] % BOX_ELEMENTS:
+            raise ScheduleError(
+                f"{self.where}: the contiguous tile extent of {name} is {box[-1]}, not a "
+                f"multiple of {BOX_ELEMENTS}"
+            )
+        if len(axes) > MAX_TMA_RANK:
+            raise ScheduleError(
+                f"{self.where}: mainloop operand {name} has {len(axes)} axes besides its "
+                f"absent ones; a tensor map has at most {MAX_TMA_RANK}"
+            )
+        for axis, extent in zip(axes, extents, strict=True):
+            if extent > MAX_COORDINATE:
+                raise ScheduleError(
+                    f"{self.where}: mainloop operand {name}: axis {axis} has extent {extent}; "
+                    f"TMA coordinates are signed 32-bit, so at most {MAX_COORDINATE}"
+                )
+        element = 4 if dtype == "f32" else 2
+        inner = extents[-1]
+        compact = [math.prod(shape[axis + 1 :]) if axis >= 0 else 0 for axis in axes]
+        aligned = all(
+            extent == 1 or (stride * element) % TMA_STRIDE_BYTES == 0
+            for extent, stride in zip(extents[:-1], compact[:-1], strict=True)
+        )
+        per_chunk = TMA_STRIDE_BYTES // element
+        pitch = 0 if aligned else -(-inner // per_chunk) * per_chunk
+        row = pitch or inner
+        # The staging copy keeps the argument's element order with rows of `pitch`.
+        strides = [stride // inner * row if pitch else stride for stride in compact[:-1]] + [1]
+        filler = -(-row // per_chunk) * per_chunk
+        strides = [
+            stride if extent > 1 or position == len(axes) - 1 else filler
+            for position, (extent, stride) in enumerate(zip(extents, strides, strict=True))
+        ]
+        return TmaOperand(
+            source.index,
+            dtype,
+            tuple(extents),
+            (*box[:-1], BOX_ELEMENTS),
+            box[-1] // BOX_ELEMENTS,
+            major,
+            strides=tuple(strides),
+            axes=tuple(axes),
+            pitch=pitch,
+        )
 
     @property
     def cluster_size(self) -> int:
@@ -501,6 +614,15 @@ class _Lowering:
                 f"{self.where}: grid {grid_attr.value.data} is not a multiple of the cluster "
                 f"size {self.cluster_size}"
             )
+        for arg in args:
+            assert isinstance(arg.type, MemRefType)
+            for axis, extent in enumerate(arg.type.get_shape()):
+                if extent > MAX_COORDINATE:
+                    raise ScheduleError(
+                        f"{self.where}: argument %{arg.name_hint or arg.index}: axis {axis} "
+                        f"has extent {extent}; the kernel indexes each axis with signed "
+                        f"32-bit coordinates, so at most {MAX_COORDINATE}"
+                    )
         types: list[tuple[tuple[int, ...], str]] = []
         for arg in args:
             assert isinstance(arg.type, MemRefType)
@@ -510,7 +632,10 @@ class _Lowering:
                 if not isinstance(element, BFloat16Type | Float16Type | Float32Type)
                 else _dtype(element)
             )
-            types.append((tuple(arg.type.get_shape()), dtype))
+            shape = tuple(arg.type.get_shape())
+            if self.is_partials(arg):
+                shape = self.workspace_shape(arg)
+            types.append((shape, dtype))
         return LaunchPlan(
             name,
             tuple(arg.name_hint or f"arg{arg.index}" for arg in args),
@@ -824,7 +949,10 @@ class _Lowering:
                 continue
             slot = slot_of(op)
             operand = self.operands[slot]
-            coords = [self.reg(index) for index in reversed(op.indices)]
+            coords = [
+                self.reg(op.indices[axis]) if axis >= 0 else k.const(0)
+                for axis in reversed(operand.axes)
+            ]
             dst = k.add(slot_base, k.const(self.slot_offsets[slot]))
             if operand.multicast > 1:
                 self.multicast_loads(operand, slot, dst, coords, full)
@@ -997,16 +1125,40 @@ class _Lowering:
         """This thread's first float in tile slab `slab` of the f32 workspace.
 
         A slab holds one partial tile in the accumulator fragment order: warpgroup part,
-        then register, then thread (so every store and load is coalesced).
+        then register, then thread (so every store and load is coalesced). A workspace of
+        more than 2^32 floats is addressed with a 64-bit slab offset.
         """
         k = self.k
         tile_elements = self.params.tile[0] * self.params.tile[1]
         registers = self.m_blocks * self.n_chunks * self.params.instr[1] // 2
         thread = self.thread_in_warpgroup
+        if math.prod(self.workspace_shape(workspace)) > WIDE_OFFSETS:
+            inner = thread
+            if not self.pingpong:
+                inner = k.mad(self.consumer, k.const(registers * 128), inner)
+            address = k.add(self.reg(workspace), k.mul_wide(inner, k.const(4)))
+            return k.mad_wide(slab, k.const(tile_elements * 4), address)
         first = k.mad(slab, k.const(tile_elements), thread)
         if not self.pingpong:
             first = k.mad(self.consumer, k.const(registers * 128), first)
         return k.add(self.reg(workspace), k.mul_wide(first, k.const(4)))
+
+    def is_partials(self, arg: BlockArgument) -> bool:
+        """The argument is a split-K workspace of partial tiles."""
+        attrs = self.func.arg_attrs
+        if attrs is None:
+            return False
+        entry = attrs.data[arg.index]
+        assert isinstance(entry, DictionaryAttr)
+        return entry.data.get("sched.workspace") == StringAttr("partials")
+
+    def workspace_shape(self, workspace: SSAValue) -> tuple[int, ...]:
+        """The f32 workspace as the kernel addresses it: [slices, tiles, tile m, tile n],
+        whole tiles even where the accumulator lacks an axis (M or N of 1)."""
+        memref_type = workspace.type
+        assert isinstance(memref_type, MemRefType)
+        shape = tuple(memref_type.get_shape())
+        return (*shape[:2], self.params.tile[0], self.params.tile[1])
 
     def workspace_slab(self, indices: Sequence[SSAValue], workspace: SSAValue) -> SSAValue:
         """The linear slab index of [slice, tile] (or [tile]) in the workspace's leading dims."""
@@ -1562,8 +1714,15 @@ class _Lowering:
         erf = k.fma(k.unary(ptx.NegOp, poly), decay, self.const_f32(1.0))
         return k.fma(half_abs, erf, k.mul(x, self.const_f32(0.5)))
 
-    def access(self, memref: SSAValue, indices: Sequence[SSAValue]) -> _Access:
-        """Per-tile addressing of a memref's elements at this thread's accumulator layout."""
+    def access(self, memref: SSAValue, indices: Sequence[SSAValue], store: bool = False) -> _Access:
+        """Per-tile addressing of a memref's elements at this thread's accumulator layout.
+
+        Element offsets are 32-bit where the memref has at most 2^32 elements (every
+        in-bounds offset then fits; the others are never dereferenced), else 64-bit: one
+        mad.wide per axis (a 64-bit multiply for strides of 2^32 bytes or more). An output
+        without an m (n) axis is written from the tile's first row (column) only: the
+        iteration space then has M = 1 (N = 1), or every row holds the same value.
+        """
         key = (memref, *indices)
         found = self.accesses.get(key)
         if found is not None:
@@ -1576,39 +1735,79 @@ class _Lowering:
         dtype = _dtype(memref_type.element_type)
         size = 4 if dtype == "f32" else 2
         strides = [math.prod(shape[d + 1 :]) for d in range(len(shape))]
-        halves = len(self.rows) if "m" in roles else 1
-        row_parts: list[SSAValue | None] = [None] * halves
+        wide = math.prod(shape) > WIDE_OFFSETS
+        halves = len(self.rows) if "m" in roles or store else 1
+        row_terms: list[list[tuple[SSAValue, int]]] = [[] for _ in range(halves)]
         row_ok: list[SSAValue | None] = [None] * halves
-        col_part: SSAValue | None = None
+        if store and "m" not in roles:
+            row_ok = [k.setp("eq", self.rows[half], k.const(0)) for half in range(halves)]
+        col_term: tuple[SSAValue, int] | None = None
         col_limit: SSAValue | None = None
         col_stride = 0
+        if store and "n" not in roles:
+            col_limit = k.mov(k.sub(k.const(1), self.col0), ptx.S32)
+        row_parts: list[SSAValue | None] = [None] * halves
+        col_part: SSAValue | None = None
         for dim, (index, role) in enumerate(zip(indices, roles, strict=True)):
             position = self.reg(index)
             if role == "n":
                 position = k.add(position, self.col0)
                 col_limit = k.mov(k.sub(k.const(shape[dim]), position), ptx.S32)
                 col_stride = strides[dim] * size
-                col_part = k.mul(position, k.const(strides[dim]))
+                col_term = (position, strides[dim])
+                if not wide:
+                    col_part = k.mul(position, k.const(strides[dim]))
                 continue
             for half in range(halves):
                 at = k.add(position, self.rows[half]) if role == "m" else position
                 if role == "m":
                     row_ok[half] = k.setp("lo", at, k.const(shape[dim]))
+                if wide:
+                    row_terms[half].append((at, strides[dim]))
+                    continue
                 term = k.mul(at, k.const(strides[dim])) if strides[dim] != 1 else at
                 previous = row_parts[half]
                 row_parts[half] = term if previous is None else k.add(previous, term)
+        base = self.reg(memref)
         bases: list[SSAValue] = []
-        for half in range(halves):
-            linear = row_parts[half]
+        if wide:
+            bases = self.wide_bases(base, row_terms, col_term, size)
+        for linear in [] if wide else row_parts:
             if col_part is not None:
                 linear = col_part if linear is None else k.add(linear, col_part)
             if linear is None:
-                bases.append(self.reg(memref))
+                bases.append(base)
                 continue
-            bases.append(k.add(self.reg(memref), k.mul_wide(linear, k.const(size))))
+            bases.append(k.add(base, k.mul_wide(linear, k.const(size))))
         found = _Access(bases, row_ok, col_limit, col_stride, dtype)
         self.accesses[key] = found
         return found
+
+    def wide_bases(
+        self,
+        base: SSAValue,
+        row_terms: list[list[tuple[SSAValue, int]]],
+        col_term: tuple[SSAValue, int] | None,
+        size: int,
+    ) -> list[SSAValue]:
+        """Per row slot: `base` plus the byte offset of its terms, summed in 64 bits."""
+        if col_term is not None:
+            base = self.add_wide(base, col_term[0], col_term[1] * size)
+        bases: list[SSAValue] = []
+        for terms in row_terms:
+            address = base
+            for at, stride in terms:
+                address = self.add_wide(address, at, stride * size)
+            bases.append(address)
+        return bases
+
+    def add_wide(self, address: SSAValue, index: SSAValue, stride_bytes: int) -> SSAValue:
+        """`address + index * stride_bytes` in 64 bits (`index` a 32-bit register)."""
+        k = self.k
+        if stride_bytes < 1 << 32:
+            return k.mad_wide(index, k.const(stride_bytes), address)
+        product = k.mul(k.cvt(index, ptx.U64), k.const(stride_bytes, ptx.U64))
+        return k.add(address, product)
 
     def element(
         self, access: _Access, half: int, col: int
@@ -1708,7 +1907,7 @@ class _Lowering:
         memref_type = store.dest.type
         assert isinstance(memref_type, MemRefType)
         shape = list(memref_type.get_shape())
-        access = self.access(store.dest, list(store.indices))
+        access = self.access(store.dest, list(store.indices), store=True)
         dtype = access.dtype
         if roles and roles[-1] == "n" and shape[-1] % 2 == 0:
             base, offset, pred = self.element(access, half, col)
