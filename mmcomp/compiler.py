@@ -89,7 +89,11 @@ def _choose_schedule(ctx: Context, module: ModuleOp, compilation: Compilation) -
     functions = _functions(module)
     if len(functions) != 1:
         raise FusionError(f"compile: expected one func.func, found {len(functions)}")
-    compilation.params = choose_schedule(functions[0], compilation.overrides)
+    try:
+        compilation.params = choose_schedule(functions[0], compilation.overrides)
+    except ScheduleError as error:
+        name = functions[0].sym_name.data
+        raise ScheduleError(f"choose-schedule: @{name}: {error}") from None
 
 
 PIPELINE: list[Stage] = [

@@ -56,6 +56,20 @@ TMA_SWIZZLE_BYTES: Final = 128
 """Width of the 128-byte swizzle pattern (bytes): the inner box extent at most."""
 TMA_GLOBAL_ALIGNMENT: Final = 16
 """Global strides and base addresses of TMA tensors are multiples of this (bytes)."""
+TMA_MAX_GLOBAL_DIM: Final = 1 << 32
+"""Largest extent of a TMA tensor dimension (elements; cuTensorMapEncodeTiled)."""
+TMA_STRIDE_LIMIT: Final = 1 << 40
+"""TMA global strides are below this (bytes; cuTensorMapEncodeTiled)."""
+
+# Kernel index arithmetic.
+INDEX_BITS: Final = 32
+"""Width of the kernels' index registers: tile indices, loop bounds and TMA coordinates
+(signed 32-bit in cp.async.bulk.tensor)."""
+MAX_EXTENT: Final = (1 << (INDEX_BITS - 1)) - TMA_MAX_BOX
+"""Largest extent of an iteration axis: every coordinate of a tile that starts inside it,
+up to one box past the end, stays a non-negative signed 32-bit integer."""
+MAX_WORK_UNITS: Final = (1 << (INDEX_BITS - 1)) - 1
+"""Most work units (output tiles times split-K slices) of one kernel's tile loop."""
 
 # wgmma.
 WGMMA_M: Final = 64

@@ -217,6 +217,8 @@ class Problem:
     """Epilogue operands with an n axis and no m axis (bias [N], rows [1, N])."""
     column_operands: int = 0
     """Epilogue operands with an m axis and no n axis (columns [M, 1])."""
+    operand_shapes: tuple[tuple[int, ...], ...] = ()
+    """Shapes of the mma operands (loaded by TMA), in the order they are first used."""
 
     @property
     def m(self) -> int:
@@ -554,6 +556,7 @@ class ScheduleParams:
 
     def check(self, problem: Problem) -> None:
         """Raise ScheduleError unless the params are valid and fit the problem."""
+        check_extents(problem)
         self._validate_positive()
         self._validate_names()
         self._validate_counts()
@@ -586,6 +589,14 @@ class ScheduleParams:
             )
         tiles_m = _ceil_div(problem.m, self.tile[0])
         tiles_n = _ceil_div(problem.n, self.tile[1])
+        work = problem.batch * tiles_m * tiles_n * self.split_k
+        if work > hw.MAX_WORK_UNITS:
+            raise ScheduleError(
+                f"tile {_shape(self.tile)} with split_k = {self.split_k} gives {work} work "
+                f"units (batch {problem.batch} x {tiles_m} M tiles x {tiles_n} N tiles x "
+                f"{self.split_k} slices); the kernel's {hw.INDEX_BITS}-bit tile loop counts "
+                f"at most {hw.MAX_WORK_UNITS}"
+            )
         for axis, size, tiles in (("m", self.cluster[0], tiles_m), ("n", self.cluster[1], tiles_n)):
             if size > tiles:
                 raise ScheduleError(
@@ -1583,6 +1594,42 @@ def _element_bytes(typ: Attribute) -> int:
     return hw.ELEMENT_BYTES.get(name or "f32", 4)
 
 
+def check_extents(problem: Problem) -> None:
+    """Raise ScheduleError for a problem past what a kernel can index.
+
+    Tile indices, loop bounds and TMA coordinates are 32-bit (signed in TMA), so every
+    iteration axis is at most MAX_EXTENT (so every TMA dimension is below
+    TMA_MAX_GLOBAL_DIM too); an mma operand is a TMA tensor, whose byte strides are below
+    TMA_STRIDE_LIMIT. (Its rank is checked where its tensor map is built.)
+    """
+    for axis, extent in problem.extents.items():
+        if extent > hw.MAX_EXTENT:
+            name = (
+                f"{_AXIS_NAMES[axis]} (iteration axis {axis})"
+                if axis in _AXIS_NAMES
+                else f"batch axis {axis}"
+            )
+            raise ScheduleError(
+                f"{name} = {extent}: past what the kernel can "
+                f"index; each extent must be at most {hw.MAX_EXTENT} (2^31 - "
+                f"{hw.TMA_MAX_BOX}: tile indices, loop bounds and TMA coordinates are "
+                f"{hw.INDEX_BITS}-bit integers)"
+            )
+    for index, shape in enumerate(problem.operand_shapes):
+        what = f"mma operand {index} ({_shape(shape)})"
+        stride = problem.element_bytes
+        for axis in range(len(shape) - 1, 0, -1):
+            stride *= shape[axis]
+            if stride >= hw.TMA_STRIDE_LIMIT:
+                raise ScheduleError(
+                    f"{what}: axis {axis - 1} has a stride of {stride} bytes; TMA strides "
+                    f"are below 2^40 = {hw.TMA_STRIDE_LIMIT} bytes"
+                )
+
+
+_AXIS_NAMES = {"m": "M", "n": "N", "k": "K"}
+
+
 def problem_of(func: Operation) -> Problem:
     """The Problem of a `func.func` after propagate-axis-mapping (its space and mma ops)."""
     space = func.attributes.get("fusion.space")
@@ -1614,10 +1661,17 @@ def problem_of(func: Operation) -> Problem:
         output_bytes=output_bytes,
         epilogue_tiles=epilogue_tiles,
         contractions=max(sum(isinstance(op, FusionMmaOp) for op in func.walk()), 1),
+        operand_shapes=tuple(_tensor_shape(value) for value in a_values + b_values),
         tile_operands=operands["tile"],
         row_operands=operands["row"],
         column_operands=operands["column"],
     )
+
+
+def _tensor_shape(value: SSAValue) -> tuple[int, ...]:
+    value_type = value.type
+    assert isinstance(value_type, TensorType | MemRefType)
+    return tuple(value_type.get_shape())
 
 
 def _epilogue_operands(func: FuncOp, mma_operands: Sequence[SSAValue]) -> dict[str, int]:
