@@ -1,0 +1,225 @@
+"""The differential fuzzer (tools/fuzz.py): its generator, its checks, and short CPU runs.
+
+The runs are how the fuzzer takes part in CI: fixed seeds of the CPU schedule executor
+against the float64 reference, and the cuda mode's processes with the CPU executor standing
+in for the GPU. docs/fuzzing.md describes the grammar and the tolerances.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
+
+import fuzz  # noqa: E402
+
+INTERP = fuzz.default_features("interp")
+CUDA = fuzz.default_features("cuda")
+
+
+def _cases(backend: str, features: frozenset[str], count: int, seed: int = 7):
+    return [fuzz.draw_case(seed, index, backend, features) for index in range(count)]
+
+
+def test_a_case_is_a_function_of_seed_and_index():
+    first = fuzz.draw_case(11, 5, "cuda", CUDA)
+    again = fuzz.draw_case(11, 5, "cuda", CUDA)
+    assert first == again
+    assert str(fuzz.build(first.spec, first.name).fusion) == str(
+        fuzz.build(again.spec, again.name).fusion
+    )
+    built = fuzz.build(first.spec, first.name)
+    for x, y in zip(fuzz.make_inputs(first, built), fuzz.make_inputs(again, built), strict=True):
+        assert x.dtype == y.dtype and np.array_equal(x, y)
+    others = {fuzz.draw_case(11, index, "cuda", CUDA).spec for index in range(6, 26)}
+    assert len(others) == 20
+    assert fuzz.draw_case(12, 5, "cuda", CUDA).spec != first.spec
+
+
+def test_the_grammar_reaches_every_family_and_form():
+    cases = _cases("cuda", frozenset(fuzz.FEATURES), 1500)
+    families = Counter(case.spec.family for case in cases)
+    assert set(families) == set(fuzz.FAMILIES)
+    steps = [step for case in cases for step in case.spec.steps]
+    assert {step.op for step in steps} == {*fuzz.UNARY, *fuzz.BINARY, "cast"}
+    operands = [operand for case in cases for operand in case.spec.operands]
+    assert {operand.kind for operand in operands} == set(fuzz.OPERAND_KINDS)
+    assert {operand.dtype for operand in operands} == {"bf16", "f16", "f32"}
+    assert any(isinstance(step.arg, float) for step in steps)
+    assert any(step.swap for step in steps)
+    assert {step.output for step in steps} >= {"f32", "bf16", "f16"}
+    assert {case.spec.final for case in cases} == {"f32", "bf16", "f16"}
+    assert {case.spec.dtype for case in cases} == {"bf16", "f16"}
+    assert {case.spec.layout for case in cases if case.spec.family == "fms"} == {"mnk", "mkn"}
+    assert {case.spec.contractions for case in cases if case.spec.family == "horizontal"} == {
+        2,
+        3,
+    }
+    assert {len(case.spec.steps) for case in cases} == set(range(7))
+    keys = Counter(key for case in cases for key in case.params)
+    assert set(keys) == set(fuzz.SCHEDULE_KEYS)
+    heuristic = sum(1 for case in cases if not case.params)
+    assert 0.2 * len(cases) < heuristic < 0.4 * len(cases)
+    extents = Counter(extent for case in cases for extent in (case.spec.m, case.spec.n))
+    for edge in (1, 2, 7, 63, 64, 65, 127, 128, 129):
+        assert extents[edge] > 0, edge
+    assert any(case.spec.k % 8 for case in cases)
+    assert any(case.spec.m * case.spec.n > fuzz.SAMPLE_ELEMENTS for case in cases)
+
+
+def test_the_default_grammar_holds_what_the_cuda_back_end_takes():
+    cases = _cases("cuda", CUDA, 600)
+    assert all(case.spec.family != "fms_broadcast" for case in cases)
+    assert all(case.spec.k % 8 == 0 for case in cases)
+    for case in cases:
+        if case.spec.family == "fms":
+            assert case.spec.m > 1 and case.spec.n > 1
+        if "matmul" in case.spec.layout or case.spec.family == "matmul":
+            assert case.spec.n % 8 == 0
+    assert all(
+        case.params.get("tile", (128,))[0] != 64
+        for case in cases
+        if "tile" in case.params
+        and case.params.get("warp_specialization", "cooperative") != "pingpong"
+    )
+
+
+def test_inputs_are_never_zero_and_outputs_are_bounded():
+    for case in _cases("interp", INTERP, 60, seed=3):
+        built = fuzz.build(case.spec, case.name)
+        inputs = fuzz.make_inputs(case, built)
+        assert all(np.all(array.astype(np.float64) != 0) for array in inputs)
+        for output in fuzz.reference_outputs(case, built, inputs, None):
+            values = output.astype(np.float64)
+            assert np.all(np.isfinite(values)), case.index
+            assert np.max(np.abs(values)) < 1e5, case.index
+
+
+def _passing_case(backend: str = "interp") -> tuple[fuzz.Case, fuzz.Built, list[np.ndarray]]:
+    for case in _cases(backend, fuzz.default_features(backend), 50, seed=5):
+        if case.spec.m > 4 and case.spec.n > 4 and not case.params:
+            built = fuzz.build(case.spec, case.name)
+            inputs = fuzz.make_inputs(case, built)
+            return case, built, fuzz.reference_outputs(case, built, inputs, None)
+    raise AssertionError("no case with the heuristic's schedule among the first 50")
+
+
+def test_the_check_finds_a_wrong_element_and_a_nan():
+    case, built, want = _passing_case()
+    assert fuzz.judge(case, built, want, want).status == "pass"
+    wrong = [array.copy() for array in want]
+    scale = np.max(np.abs(wrong[-1].astype(np.float64)))
+    wrong[-1].flat[3] = wrong[-1].flat[3] + wrong[-1].dtype.type(0.2 * scale)
+    outcome = fuzz.judge(case, built, wrong, want)
+    assert (outcome.status, outcome.kind) == ("fail", "wrong")
+    assert f"output {len(want) - 1}" in outcome.message
+    poisoned = [array.copy() for array in want]
+    poisoned[0].flat[0] = np.nan
+    outcome = fuzz.judge(case, built, poisoned, want)
+    assert (outcome.status, outcome.kind) == ("fail", "nan")
+
+
+def test_the_tolerance_grows_with_k_and_the_roundings():
+    assert fuzz.tolerance("bf16", [], set(), 64) < 0.02
+    assert fuzz.tolerance("f32", [], set(), 64) < 1e-4
+    assert fuzz.tolerance("f32", [], set(), 4096) > fuzz.tolerance("f32", [], set(), 64)
+    assert fuzz.tolerance("f32", ["bf16"], set(), 64) > fuzz.tolerance("f32", [], set(), 64)
+    assert fuzz.tolerance("f32", [], {"tanh"}, 64) > fuzz.tolerance("f32", [], {"exp"}, 64)
+
+
+def test_sampled_rows_and_columns_give_the_reference_of_the_whole():
+    spec = fuzz.Spec(
+        "linear",
+        300,
+        200,
+        64,
+        "bf16",
+        bias="f32",
+        operands=(fuzz.Operand("t0", "col", "bf16"), fuzz.Operand("t1", "full", "f16")),
+        steps=(fuzz.Step("mul", "t0"), fuzz.Step("silu"), fuzz.Step("add", "t1", swap=True)),
+        raw_output="f32",
+    )
+    case = fuzz.Case(1, 0, "interp", INTERP, spec, {})
+    built = fuzz.build(spec, case.name)
+    inputs = fuzz.make_inputs(case, built)
+    whole = fuzz.reference_outputs(case, built, inputs, None)
+    rows, cols = np.array([0, 5, 64, 299]), np.array([1, 2, 128, 199])
+    part = fuzz.reference_outputs(case, built, inputs, (rows, cols))
+    for full, sampled, value in zip(whole, part, built.fusion.outputs, strict=True):
+        roles = fuzz.output_roles(spec, value)
+        assert np.array_equal(fuzz.take(full, roles, rows, cols), sampled)
+
+
+def test_a_failure_prints_a_reproducer():
+    case, built, want = _passing_case()
+    wrong = [np.full_like(array, 3) for array in want]
+    outcome = fuzz.judge(case, built, wrong, want)
+    text = fuzz.reproducer(case, outcome)
+    assert f"--seed {case.seed} --case {case.index}" in text
+    assert "func.func @" + case.name in text
+    assert "relative error" in text
+
+
+def test_refusals_are_counted_and_heuristic_refusals_fail():
+    case = dataclasses.replace(_passing_case()[0], params={"tile": (128, 128, 64)})
+    refused = fuzz.classify_error(case, fuzz.ScheduleError("tile 128x128x64: too big (a 5)"))
+    assert (refused.status, refused.kind) == ("refused", "ScheduleError")
+    assert fuzz.normalize(refused.message) == "ScheduleError: tile #x#x#: too big"
+    heuristic = fuzz.classify_error(dataclasses.replace(case, params={}), fuzz.FusionError("x"))
+    assert (heuristic.status, heuristic.kind) == ("fail", "refused-heuristic")
+    crash = fuzz.classify_error(case, KeyError("index"))
+    assert (crash.status, crash.kind) == ("fail", "crash")
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_interp_run(seed: int):
+    lines: list[str] = []
+    options = fuzz.Options("interp", seed, INTERP, cases=300, jobs=0, out=lines.append)
+    summary = fuzz.run(options)
+    assert not summary.failures, "\n".join(lines)
+    statuses = Counter(outcome.status for outcome in summary.outcomes)
+    assert statuses["pass"] > 0.75 * len(summary.outcomes)
+    assert {outcome.family for outcome in summary.outcomes} == set(fuzz.FAMILIES) - {
+        "fms_broadcast"
+    }
+
+
+def test_the_cuda_mode_processes_with_the_executor_standing_in():
+    lines: list[str] = []
+    options = fuzz.Options("cuda", 4, CUDA, cases=8, jobs=2, stand_in=True, out=lines.append)
+    summary = fuzz.run(options)
+    assert len(summary.outcomes) == 8
+    assert not summary.failures, "\n".join(lines)
+    assert sum(1 for outcome in summary.outcomes if outcome.status == "pass") >= 4
+
+
+def test_a_hung_run_is_reported_and_the_run_goes_on():
+    """Case 196 of seed 4 is large (3000 x 5000 x 2048): the CPU executor standing in for
+    the GPU takes longer than the timeout, and the next case runs in a fresh process."""
+    large = fuzz.draw_case(4, 196, "cuda", CUDA)
+    assert large.spec.m * large.spec.n > fuzz.SAMPLE_ELEMENTS and not large.params
+    lines: list[str] = []
+    options = fuzz.Options(
+        "cuda",
+        4,
+        CUDA,
+        first=196,
+        cases=2,
+        jobs=1,
+        stand_in=True,
+        gpu_timeout=2.0,
+        out=lines.append,
+    )
+    summary = fuzz.run(options)
+    outcomes = {outcome.index: outcome for outcome in summary.outcomes}
+    assert sorted(outcomes) == [196, 197]
+    assert (outcomes[196].status, outcomes[196].kind) == ("fail", "hang")
+    assert "GPU run exceeded 2 s" in outcomes[196].message
+    assert "--seed 4 --case 196" in "\n".join(lines)
+    assert outcomes[197].status in ("pass", "refused")

@@ -1,0 +1,1463 @@
+"""The differential fuzzer: random fusions, shapes and schedules against the reference.
+
+    python tools/fuzz.py --backend interp --seed 1 --cases 200
+    python tools/fuzz.py --backend cuda --seed 1 --cases 2000 --jobs 15
+    python tools/fuzz.py --backend cuda --compile-only --seed 1 --budget 600
+    python tools/fuzz.py --backend cuda --seed 1 --case 17      # one case, in full
+
+Case `i` of seed `s` is drawn from its own random stream (`numpy.random.default_rng([s,
+i])`): a fusion from the grammar below, edge-biased extents, schedule keywords for
+`mmcomp.compile` (or none: the heuristic chooses), and fresh random inputs, never zero.
+Each case is compiled, run on the chosen back end and compared with `mmcomp.reference`
+(float64 accumulation) by the relative error of each whole output, max |got - want| /
+max |want|, against a bound from the dtypes and K (`tolerance`). `interp` runs the CPU
+schedule executor; `cuda` compiles in worker processes (the passes and ptxas are CPU
+work) and runs and checks on the GPU in one process of its own, each launch on outputs
+poisoned with NaN, under a timeout, so that a hung kernel is reported and the run goes on.
+
+Outcomes: `pass`; `refused`, when `mmcomp.compile` rejects pinned schedule keywords with
+mmcomp's own error (FusionError, ScheduleError), counted by message; and failures: a
+crash (any other exception), a wrong result, NaN where the reference has none, an
+element written other than once (the executor's CoverageError), spills, a hang, or a
+refusal of a fusion the grammar holds supported under the heuristic's own schedule.
+Every failure prints the command that reruns it, the schedule and the fusion's IR.
+
+The grammar, features and tolerances are documented in docs/fuzzing.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import dataclasses
+import math
+import multiprocessing
+import os
+import pickle
+import re
+import signal
+import sys
+import time
+import traceback
+from collections import Counter, deque
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection, wait
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import mmcomp  # noqa: E402
+from mmcomp.errors import FusionError, ScheduleError  # noqa: E402
+from mmcomp.frontend import Fusion, Value  # noqa: E402
+
+# ---------------------------------------------------------------------------------------
+# The grammar
+
+FAMILIES = ("linear", "matmul", "batched", "fms", "fms_broadcast", "horizontal")
+"""Contraction families: linear A W^T (+ bias), matmul A B with B[K, N], a batched
+matmul or linear, fused_multiply_sum of inputs declared with size-1 axes, the same with
+the size-1 axes made by `Fusion.broadcast` (nvFuser's form), and 2-3 contractions
+sharing A (a horizontal fusion)."""
+
+FEATURES = {
+    "unaligned-k": "K (and a matmul's N) not a multiple of 8: rows that are not 16-byte multiples",
+    "broadcast-form": "fused_multiply_sum of Fusion.broadcast inputs (nvFuser's classic form)",
+    "broadcast-m1": "fused_multiply_sum with M = 1 or N = 1 (an operand without its m/n axis)",
+    "split-k-over": "split_k larger than the K blocks (clamped to them)",
+    "pingpong-heavy": "ping-pong under the heuristic's tile with heavy epilogues",
+    "one-row-tile": "64-row cooperative tiles",
+}
+"""Features that widen the grammar, each enabled by `--feature NAME`. They hold what the
+cuda back end does not take yet (or is being fixed); the default grammar is what both back
+ends are documented to run."""
+
+DEFAULT_FEATURES: frozenset[str] = frozenset({"split-k-over"})
+"""Features in the default grammar (those that work on both back ends)."""
+
+INTERP_FEATURES: frozenset[str] = frozenset(
+    {"unaligned-k", "broadcast-m1", "split-k-over", "pingpong-heavy"}
+)
+"""Features the CPU executor is documented to run, in its default grammar too."""
+
+UNARY = ("relu", "neg", "silu", "sigmoid", "tanh", "gelu_tanh", "gelu_none", "exp")
+BINARY = ("add", "sub", "mul", "div")
+CONSTANTS = (0.5, 2.0, -1.5, 0.125, 3.0, -0.75, 1.25)
+OPERAND_KINDS = ("bias", "row", "col", "full")
+"""Epilogue operands: bias [N], row [1, N], col [M, 1], full [M, N] ([B, M, N] batched)."""
+
+MAX_MAGNITUDE = 1.0e4
+"""Bound on any value of a chain (estimated), so f16 never overflows."""
+EXP_LIMIT = 6.0
+"""exp is applied only to values bounded by this (estimated)."""
+
+
+@dataclass(frozen=True)
+class Operand:
+    """An epilogue input."""
+
+    name: str
+    kind: str
+    """One of OPERAND_KINDS."""
+    dtype: str
+    positive: bool = False
+    """Values in [0.5, 2] (a divisor), else of either sign with |x| in [0.25, 2]."""
+
+
+@dataclass(frozen=True)
+class Step:
+    """One pointwise op applied to the chain value `v`."""
+
+    op: str
+    """A UNARY or BINARY name, or "cast" (round `v` to `dtype`)."""
+    arg: float | str | None = None
+    """A binary op's other side: a constant, an Operand name, or "y1"/"y2" (another
+    contraction of a horizontal fusion)."""
+    swap: bool = False
+    """The other side on the left (`c - v`)."""
+    dtype: str | None = None
+    """The dtype of a cast."""
+    output: str | None = None
+    """Make `v` after this step an output, cast to this dtype."""
+
+
+@dataclass(frozen=True)
+class Spec:
+    """One fusion of the grammar, as plain data (printable, comparable, rebuildable)."""
+
+    family: str
+    m: int
+    n: int
+    k: int
+    dtype: str
+    """The contraction operands' dtype (bf16 or f16)."""
+    batch: int = 0
+    """Batch extent (batched family), 0 for none."""
+    layout: str = ""
+    """matmul in a horizontal fusion: "linear" / "matmul" per contraction, joined by ",";
+    batched: "matmul", "matmul-bcast" (B without batch) or "linear"; fms: "mnk" (a[M,1,K],
+    b[1,N,K], over axis 2) or "mkn" (a[M,K,1], b[1,K,N], over axis 1)."""
+    bias: str | None = None
+    """dtype of a linear's bias, None for no bias."""
+    operands: tuple[Operand, ...] = ()
+    steps: tuple[Step, ...] = ()
+    raw_output: str | None = None
+    """Make the contraction's f32 result an output, cast to this dtype."""
+    final: str = "bf16"
+    """dtype of the chain's last value, always an output."""
+    others_out: tuple[str | None, ...] = ()
+    """Horizontal: the other contractions' results as outputs (dtype), or not (None)."""
+
+    @property
+    def contractions(self) -> int:
+        """The contractions (2-3 for horizontal)."""
+        return len(self.layout.split(",")) if self.family == "horizontal" else 1
+
+
+@dataclass
+class Built:
+    """A Spec as a Fusion, with what the inputs and checks need to know of it."""
+
+    fusion: Fusion
+    roles: list[tuple[str, ...]]
+    """Per input, a role per axis: "b", "m", "n", "k" or "1" (a size-1 axis)."""
+    kinds: list[str]
+    """Per input: "a", "b" (contraction operands), "bias", "signed" or "positive"."""
+    rounding: list[list[str]] = field(default_factory=list)
+    """Per output, the low-precision dtypes its chain value was rounded to before its own
+    cast (epilogue ops in bf16/f16, casts inside the chain)."""
+    approx: list[set[str]] = field(default_factory=list)
+    """Per output, the transcendental ops in its chain."""
+
+
+def _contraction(f: Fusion, spec: Spec, index: int, inputs: dict[str, Value]) -> Value:
+    """The `index`-th contraction of the spec, its inputs created in `inputs`."""
+    m, n, k, dtype = spec.m, spec.n, spec.k, spec.dtype
+    if spec.family == "linear":
+        bias = inputs.get("bias")
+        return f.linear(inputs["a"], inputs["w"], bias)
+    if spec.family == "matmul":
+        return f.matmul(inputs["a"], inputs["b"])
+    if spec.family == "batched":
+        if spec.layout == "linear":
+            return f.linear(inputs["a"], inputs["w"], inputs.get("bias"))
+        return f.matmul(inputs["a"], inputs["b"])
+    if spec.family == "fms":
+        axis = 2 if spec.layout == "mnk" else 1
+        return f.fused_multiply_sum(inputs["a"], inputs["b"], [axis])
+    if spec.family == "fms_broadcast":
+        if spec.layout == "mnk":
+            a3 = f.broadcast(inputs["a"], [False, True, False])
+            b3 = f.broadcast(inputs["b"], [True, False, False])
+            return f.fused_multiply_sum(a3, b3, [2])
+        a3 = f.broadcast(inputs["a"], [False, False, True])
+        b3 = f.broadcast(inputs["b"], [True, False, False])
+        return f.fused_multiply_sum(a3, b3, [1])
+    assert spec.family == "horizontal"
+    kind = spec.layout.split(",")[index]
+    other = inputs[f"b{index}"]
+    del m, n, k, dtype
+    if kind == "linear":
+        return f.linear(inputs["a"], other)
+    return f.matmul(inputs["a"], other)
+
+
+def _contraction_inputs(spec: Spec) -> list[tuple[str, tuple[int, ...], tuple[str, ...], str]]:
+    """(name, shape, roles, kind) of each contraction operand and the bias."""
+    m, n, k, batch = spec.m, spec.n, spec.k, spec.batch
+    result: list[tuple[str, tuple[int, ...], tuple[str, ...], str]] = []
+    if spec.family in ("linear", "matmul"):
+        result.append(("a", (m, k), ("m", "k"), "a"))
+        if spec.family == "linear":
+            result.append(("w", (n, k), ("n", "k"), "b"))
+        else:
+            result.append(("b", (k, n), ("k", "n"), "b"))
+    elif spec.family == "batched":
+        result.append(("a", (batch, m, k), ("b", "m", "k"), "a"))
+        if spec.layout == "linear":
+            result.append(("w", (n, k), ("n", "k"), "b"))
+        elif spec.layout == "matmul-bcast":
+            result.append(("b", (k, n), ("k", "n"), "b"))
+        else:
+            result.append(("b", (batch, k, n), ("b", "k", "n"), "b"))
+    elif spec.family == "fms":
+        if spec.layout == "mnk":
+            result.append(("a", (m, 1, k), ("m", "1", "k"), "a"))
+            result.append(("b", (1, n, k), ("1", "n", "k"), "b"))
+        else:
+            result.append(("a", (m, k, 1), ("m", "k", "1"), "a"))
+            result.append(("b", (1, k, n), ("1", "k", "n"), "b"))
+    elif spec.family == "fms_broadcast":
+        result.append(("a", (m, k), ("m", "k"), "a"))
+        if spec.layout == "mnk":
+            result.append(("b", (n, k), ("n", "k"), "b"))
+        else:
+            result.append(("b", (k, n), ("k", "n"), "b"))
+    else:
+        result.append(("a", (m, k), ("m", "k"), "a"))
+        for index, kind in enumerate(spec.layout.split(",")):
+            if kind == "linear":
+                result.append((f"b{index}", (n, k), ("n", "k"), "b"))
+            else:
+                result.append((f"b{index}", (k, n), ("k", "n"), "b"))
+    if spec.bias is not None:
+        result.append(("bias", (n,), ("n",), "bias"))
+    return result
+
+
+def operand_shape(spec: Spec, operand: Operand) -> tuple[tuple[int, ...], tuple[str, ...]]:
+    """Shape and roles of an epilogue operand."""
+    if operand.kind == "bias":
+        return (spec.n,), ("n",)
+    if operand.kind == "row":
+        return (1, spec.n), ("1", "n")
+    if operand.kind == "col":
+        return (spec.m, 1), ("m", "1")
+    if spec.batch:
+        return (spec.batch, spec.m, spec.n), ("b", "m", "n")
+    return (spec.m, spec.n), ("m", "n")
+
+
+TRANSCENDENTAL = {"tanh", "gelu_tanh", "gelu_none", "exp", "sigmoid", "silu", "div"}
+
+
+def build(spec: Spec, name: str = "fuzz") -> Built:
+    """The Fusion of `spec`."""
+    f = Fusion(name)
+    inputs: dict[str, Value] = {}
+    roles: list[tuple[str, ...]] = []
+    kinds: list[str] = []
+    for input_name, shape, input_roles, kind in _contraction_inputs(spec):
+        dtype = spec.bias if kind == "bias" and spec.bias is not None else spec.dtype
+        inputs[input_name] = f.input(input_name, list(shape), dtype)
+        roles.append(input_roles)
+        kinds.append(kind)
+    for operand in spec.operands:
+        shape, operand_roles = operand_shape(spec, operand)
+        inputs[operand.name] = f.input(operand.name, list(shape), operand.dtype)
+        roles.append(operand_roles)
+        kinds.append("positive" if operand.positive else "signed")
+    ys = [_contraction(f, spec, index, inputs) for index in range(spec.contractions)]
+    built = Built(f, roles, kinds)
+    outputs: list[Value] = []
+
+    def emit(value: Value, dtype: str, rounding: list[str], approx: set[str]) -> None:
+        out = f.cast(value, dtype)
+        if any(out.ssa is previous.ssa for previous in outputs):
+            return
+        outputs.append(f.output(out))
+        built.rounding.append(list(rounding))
+        built.approx.append(set(approx))
+
+    if spec.raw_output is not None:
+        emit(ys[0], spec.raw_output, [], set())
+    for index, dtype in enumerate(spec.others_out):
+        if dtype is not None:
+            emit(ys[index + 1], dtype, [], set())
+    value = ys[0]
+    rounding: list[str] = []
+    approx: set[str] = set()
+    for step in spec.steps:
+        value = _apply(f, value, step, inputs, ys)
+        if step.op in TRANSCENDENTAL:
+            approx.add(step.op)
+        if value.dtype != "f32":
+            rounding.append(value.dtype)
+        if step.output is not None:
+            emit(value, step.output, rounding, approx)
+    emit(value, spec.final, rounding, approx)
+    return built
+
+
+def _apply(f: Fusion, value: Value, step: Step, inputs: dict[str, Value], ys: list[Value]):
+    """`value` after one step."""
+    if step.op == "cast":
+        assert step.dtype is not None
+        return f.cast(value, step.dtype)
+    if step.op in UNARY:
+        if step.op == "gelu_tanh":
+            return f.gelu(value, "tanh")
+        if step.op == "gelu_none":
+            return f.gelu(value, "none")
+        return getattr(f, step.op)(value)
+    other: Value | float
+    if isinstance(step.arg, str):
+        other = ys[int(step.arg[1:])] if re.fullmatch(r"y\d", step.arg) else inputs[step.arg]
+    else:
+        assert step.arg is not None
+        other = float(step.arg)
+    method = getattr(f, step.op)
+    return method(other, value) if step.swap else method(value, other)
+
+
+# ---------------------------------------------------------------------------------------
+# Drawing cases
+
+PRIMES = (3, 5, 11, 13, 17, 31, 37, 61, 67, 97, 101, 131, 137, 193, 251, 257, 509, 521)
+
+
+def _choice(rng: np.random.Generator, options: Sequence[Any], p: Sequence[float] | None = None):
+    """One of `options` (any objects), optionally weighted."""
+    if p is not None:
+        weights = np.asarray(p, dtype=np.float64)
+        return options[int(rng.choice(len(options), p=weights / weights.sum()))]
+    return options[int(rng.integers(len(options)))]
+
+
+def draw_extent(rng: np.random.Generator, limit: int) -> int:
+    """An M or N extent biased to the edges of tiles: 1, 2, 7, 63-65, 127-129, primes."""
+    pool = _choice(
+        rng,
+        ("tiny", "edge64", "edge128", "edge256", "prime", "round", "uniform"),
+        (3, 3, 3, 2, 2, 1, 2),
+    )
+    if pool == "tiny":
+        value = _choice(rng, (1, 2, 3, 7, 8, 9, 15, 16, 17))
+    elif pool == "edge64":
+        value = _choice(rng, (63, 64, 65))
+    elif pool == "edge128":
+        value = _choice(rng, (127, 128, 129))
+    elif pool == "edge256":
+        value = _choice(rng, (191, 192, 193, 255, 256, 257, 383, 384, 385))
+    elif pool == "prime":
+        value = _choice(rng, PRIMES)
+    elif pool == "round":
+        value = _choice(rng, (320, 448, 512, 576))
+    else:
+        value = int(rng.integers(1, limit + 1))
+    return max(1, min(int(value), limit))
+
+
+def draw_k(rng: np.random.Generator, aligned: bool, limit: int) -> int:
+    """A K extent: multiples of 8 near the K-block edges, or any (unaligned-k)."""
+    if not aligned and rng.random() < 0.5:
+        value = _choice(rng, (1, 2, 3, 7, 9, 13, 31, 63, 65, 100, 127, 129, 255, 700, 1001))
+        return min(int(value), limit)
+    value = _choice(
+        rng,
+        (8, 16, 24, 40, 56, 64, 72, 120, 128, 136, 192, 200, 256, 264, 320, 504, 512, 520, 1024),
+        (2, 2, 1, 1, 1, 3, 2, 1, 3, 2, 1, 1, 2, 1, 1, 1, 1, 1, 1),
+    )
+    return min(int(value), limit - limit % 8 if limit >= 8 else limit)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Extent limits of a back end."""
+
+    mn: int
+    """Largest ordinary M and N."""
+    k: int
+    """Largest ordinary K."""
+    large: float
+    """Probability of a large case (checked on sampled rows and columns)."""
+
+
+LIMITS = {
+    "interp": Limits(mn=400, k=520, large=0.0),
+    "cuda": Limits(mn=700, k=1024, large=0.02),
+}
+
+
+def _large_shape(rng: np.random.Generator) -> tuple[int, int, int]:
+    """A large problem, cheap to check on sampled rows and columns."""
+    shape = _choice(
+        rng,
+        (
+            (4096, 4096, 1024),
+            (2049, 3073, 520),
+            (8191, 1024, 264),
+            (65537, 128, 64),
+            (128, 65536, 128),
+            (3000, 5000, 2048),
+            (1, 16384, 4096),
+        ),
+    )
+    return tuple(int(x) for x in shape)  # pyright: ignore[reportReturnType]
+
+
+def draw_spec(rng: np.random.Generator, backend: str, features: frozenset[str]) -> Spec:
+    """A random fusion of the grammar."""
+    limits = LIMITS[backend]
+    aligned = "unaligned-k" not in features
+    families = [f for f in FAMILIES if f != "fms_broadcast" or "broadcast-form" in features]
+    family = _choice(rng, families, [3 if f == "linear" else 2 for f in families])
+    dtype = _choice(rng, ("bf16", "f16"), (3, 1))
+    large = rng.random() < limits.large
+    if large:
+        m, n, k = _large_shape(rng)
+    else:
+        m = draw_extent(rng, limits.mn)
+        n = draw_extent(rng, limits.mn)
+        k = draw_k(rng, aligned, limits.k)
+    batch = 0
+    layout = ""
+    if family == "batched":
+        batch = _choice(rng, (1, 2, 3, 5))
+        layout = _choice(rng, ("matmul", "matmul-bcast", "linear"))
+        if large:
+            m = max(1, m // 8)
+    elif family in ("fms", "fms_broadcast"):
+        layout = _choice(rng, ("mnk", "mkn"), (3, 1))
+    elif family == "horizontal":
+        count = _choice(rng, (2, 3), (3, 1))
+        layout = ",".join(_choice(rng, ("linear", "matmul"), (3, 1)) for _ in range(count))
+    if family in ("fms", "fms_broadcast") and "broadcast-m1" not in features:
+        m, n = max(m, 2), max(n, 2)
+    b_is_kn = family in ("matmul", "horizontal", "batched", "fms", "fms_broadcast") and (
+        "matmul" in layout or family == "matmul" or layout == "mkn"
+    )
+    if aligned and b_is_kn and n % 8:
+        n = n + (8 - n % 8)
+    bias = None
+    if family == "linear" or (family == "batched" and layout == "linear"):
+        bias = _choice(rng, (None, dtype, "f32"), (2, 2, 1))
+    spec = Spec(family, m, n, k, dtype, batch, layout, bias)
+    return _draw_epilogue(rng, spec, backend)
+
+
+def _draw_epilogue(rng: np.random.Generator, spec: Spec, backend: str) -> Spec:
+    """Epilogue steps, operands and outputs for a spec's contractions."""
+    del backend
+    out_dtypes = ("f32", "bf16", "f16")
+    steps: list[Step] = []
+    operands: list[Operand] = []
+    others = [f"y{index}" for index in range(1, spec.contractions)]
+    magnitude = 5.0 + (4.0 if spec.bias is not None else 0.0)
+    dtype = "f32"
+    length = int(_choice(rng, (0, 1, 2, 3, 4, 5, 6), (2, 2, 2, 2, 1, 1, 1)))
+    if others:
+        length = max(length, len(others))
+    pending = list(others)
+    for position in range(length):
+        step, magnitude, dtype, operand = _draw_step(
+            rng, spec, magnitude, dtype, len(operands), pending, length - position
+        )
+        if operand is not None:
+            operands.append(operand)
+        if isinstance(step.arg, str) and step.arg in pending:
+            pending.remove(step.arg)
+        if rng.random() < 0.2:
+            step = dataclasses.replace(step, output=_choice(rng, out_dtypes, (1, 2, 1)))
+        steps.append(step)
+    raw = _choice(rng, (None, "f32", "bf16"), (4, 2, 1)) if steps else None
+    others_out = tuple(_choice(rng, (None, "f32", "bf16"), (3, 1, 1)) for _ in others)
+    final = _choice(rng, out_dtypes, (1, 3, 1))
+    return dataclasses.replace(
+        spec,
+        operands=tuple(operands),
+        steps=tuple(steps),
+        raw_output=raw,
+        final=final,
+        others_out=others_out,
+    )
+
+
+def _draw_step(
+    rng: np.random.Generator,
+    spec: Spec,
+    magnitude: float,
+    dtype: str,
+    operand_count: int,
+    pending: list[str],
+    left: int,
+) -> tuple[Step, float, str, Operand | None]:
+    """One step: (step, magnitude after it, dtype after it, a new operand or None)."""
+    if pending and (left <= len(pending) or rng.random() < 0.5):
+        other = pending[0]
+        op = _choice(rng, ("mul", "add", "sub"))
+        return Step(op, other, swap=bool(rng.random() < 0.3)), magnitude * 5.0, "f32", None
+    kind = _choice(rng, ("unary", "operand", "constant", "cast"), (4, 4, 2, 1))
+    if kind == "cast" and dtype == "f32":
+        low = _choice(rng, ("bf16", "f16")) if magnitude < 6e4 else "bf16"
+        return Step("cast", dtype=low), magnitude, low, None
+    if kind == "unary" or kind == "cast":
+        choices = [u for u in UNARY if u != "exp" or magnitude <= EXP_LIMIT]
+        op = _choice(rng, choices)
+        if op == "exp":
+            return Step(op), math.exp(magnitude), dtype, None
+        bounded = op in ("sigmoid", "tanh")
+        return Step(op), 1.0 if bounded else magnitude, dtype, None
+    if kind == "constant":
+        op = _choice(rng, BINARY)
+        constant = _choice(rng, CONSTANTS)
+        if op == "div":
+            grown = magnitude / abs(constant)
+            swap = False
+        else:
+            swap = op != "mul" and bool(rng.random() < 0.3)
+            grown = magnitude * abs(constant) if op == "mul" else magnitude + abs(constant)
+        if grown > MAX_MAGNITUDE:
+            return Step("mul", 0.5), magnitude * 0.5, dtype, None
+        return Step(op, constant, swap=swap), grown, dtype, None
+    op = _choice(rng, BINARY)
+    positive = op == "div"
+    operand_dtype = _choice(rng, (spec.dtype, "f32", dtype), (2, 1, 1))
+    operand_kind = _choice(rng, OPERAND_KINDS)
+    operand = Operand(f"t{operand_count}", operand_kind, operand_dtype, positive)
+    grown = magnitude * 2.0 if op in ("div", "mul") else magnitude + 2.0
+    if grown > MAX_MAGNITUDE:
+        op, grown = "add", magnitude + 2.0
+        operand = dataclasses.replace(operand, positive=False)
+    swap = op in ("add", "sub", "mul") and bool(rng.random() < 0.3)
+    result_dtype = dtype if operand_dtype == dtype else "f32"
+    return Step(op, operand.name, swap=swap), grown, result_dtype, operand
+
+
+SCHEDULE_KEYS = (
+    "tile",
+    "stages",
+    "cluster",
+    "raster",
+    "swizzle",
+    "strategy",
+    "split_k",
+    "warp_specialization",
+    "registers",
+    "epilogue",
+)
+
+
+def draw_schedule(rng: np.random.Generator, spec: Spec, features: frozenset[str]) -> dict[str, Any]:
+    """Keywords of mmcomp.compile, each present or left to the heuristic; {} often."""
+    if rng.random() < 0.3:
+        return {}
+    present = {key for key in SCHEDULE_KEYS if rng.random() < 0.35}
+    if not present:
+        present = {_choice(rng, SCHEDULE_KEYS)}
+    params: dict[str, Any] = {}
+    ws = _choice(rng, ("cooperative", "pingpong", "none"), (5, 3, 2))
+    if "warp_specialization" in present:
+        params["warp_specialization"] = ws
+    else:
+        ws = "cooperative"
+    tile_k = 64
+    if "tile" in present:
+        if ws == "pingpong":
+            tile_m = _choice(rng, (64, 128), (3, 1))
+        elif "one-row-tile" in features:
+            tile_m = _choice(rng, (64, 128, 256), (1, 3, 1))
+        else:
+            tile_m = _choice(rng, (128, 256), (4, 1))
+        tile_n = _choice(rng, (64, 128, 256, 8 * int(rng.integers(1, 33))), (3, 3, 2, 2))
+        if ws == "pingpong" and tile_m * tile_n > 64 * 256:
+            tile_n = 128
+        tile_k = _choice(rng, (64, 32, 128, 16), (6, 1, 1, 1))
+        params["tile"] = (tile_m, tile_n, tile_k)
+    if "stages" in present:
+        params["stages"] = int(rng.integers(2, 9))
+    if "cluster" in present:
+        tile_m, tile_n = params.get("tile", (128, 128))[:2]
+        tiles_m, tiles_n = -(-spec.m // tile_m), -(-spec.n // tile_n)
+        clusters = [(1, 1), (2, 1), (1, 2), (4, 1), (2, 2)]
+        fitting = [(cm, cn) for cm, cn in clusters if cm <= tiles_m and cn <= tiles_n]
+        if rng.random() < 0.9:
+            clusters = fitting
+        params["cluster"] = _choice(rng, clusters)
+    if "raster" in present:
+        params["raster"] = _choice(rng, ("m", "n", "auto"))
+    if "swizzle" in present:
+        params["swizzle"] = _choice(rng, (1, 2, 3, 4, 8, 16, int(rng.integers(1, 133))))
+    if "strategy" in present:
+        params["strategy"] = _choice(rng, ("persistent", "one-tile-per-cta"), (2, 1))
+    if "split_k" in present:
+        k_blocks = -(-spec.k // tile_k)
+        split = int(rng.integers(1, 5))
+        if "split-k-over" in features and rng.random() < 0.2:
+            split = k_blocks + int(rng.integers(1, 3))
+        params["split_k"] = split if "split-k-over" in features else min(split, k_blocks)
+    if "registers" in present:
+        if ws == "none":
+            params["registers"] = _choice(rng, ((168, 168), (128, 128), (232, 232)))
+        else:
+            params["registers"] = _choice(rng, ((40, 232), (24, 240), (32, 232), (56, 224)))
+    if "epilogue" in present:
+        params["epilogue"] = _choice(rng, ("registers", "smem"))
+    return params
+
+
+@dataclass(frozen=True)
+class Case:
+    """One fuzz case: where it comes from, its fusion and its schedule keywords."""
+
+    seed: int
+    index: int
+    backend: str
+    features: frozenset[str]
+    spec: Spec
+    params: dict[str, Any]
+
+    @property
+    def name(self) -> str:
+        """The fusion's symbol name."""
+        return f"fuzz_{self.seed}_{self.index}"
+
+    def command(self) -> str:
+        """The command line that reruns this case alone."""
+        flags = "".join(
+            f" --feature {feature}"
+            for feature in sorted(self.features - default_features(self.backend))
+        )
+        return (
+            f"python tools/fuzz.py --backend {self.backend} --seed {self.seed} "
+            f"--case {self.index}{flags}"
+        )
+
+
+def default_features(backend: str) -> frozenset[str]:
+    """The features of the default grammar of a back end."""
+    return DEFAULT_FEATURES | (INTERP_FEATURES if backend == "interp" else frozenset())
+
+
+def draw_case(seed: int, index: int, backend: str, features: frozenset[str]) -> Case:
+    """Case `index` of `seed`: the same on every machine and in every process."""
+    rng = np.random.default_rng([seed, index])
+    spec = draw_spec(rng, backend, features)
+    params = draw_schedule(rng, spec, features)
+    return Case(seed, index, backend, features, spec, params)
+
+
+# ---------------------------------------------------------------------------------------
+# Inputs, reference, tolerances
+
+SAMPLE_ELEMENTS = 1 << 22
+"""Outputs larger than this are checked on sampled rows and columns."""
+SAMPLES = 48
+
+
+def make_inputs(case: Case, built: Built) -> list[np.ndarray]:
+    """Fresh random inputs, none of them zero, the same for every process."""
+    rng = np.random.default_rng([case.seed, case.index, 1])
+    arrays: list[np.ndarray] = []
+    scale_b = 1.0 / math.sqrt(case.spec.k)
+    for value, kind in zip(built.fusion.inputs, built.kinds, strict=True):
+        shape = value.shape
+        if kind in ("a", "b", "bias"):
+            data = rng.standard_normal(shape, dtype=np.float32)
+            data = np.where(np.abs(data) < 1e-2, np.float32(0.5), data)
+            if kind == "b":
+                data = data * np.float32(scale_b)
+        elif kind == "positive":
+            data = rng.uniform(0.5, 2.0, shape).astype(np.float32)
+        else:
+            data = rng.uniform(0.25, 2.0, shape).astype(np.float32)
+            data = data * np.where(rng.random(shape) < 0.5, -1.0, 1.0).astype(np.float32)
+        arrays.append(data.astype(value.numpy_dtype))
+    return arrays
+
+
+def sample(case: Case, built: Built) -> tuple[np.ndarray, np.ndarray] | None:
+    """(rows, cols) of M and N to check for a large case, None to check everything."""
+    outputs = built.fusion.outputs
+    if max(math.prod(value.shape) for value in outputs) <= SAMPLE_ELEMENTS:
+        return None
+    rng = np.random.default_rng([case.seed, case.index, 2])
+
+    def pick(extent: int) -> np.ndarray:
+        if extent <= SAMPLES:
+            return np.arange(extent)
+        edges = [0, 1, 63, 64, 127, 128, extent // 2, extent - 2, extent - 1]
+        chosen = set(e for e in edges if 0 <= e < extent)
+        chosen.update(int(x) for x in rng.integers(0, extent, SAMPLES - len(chosen)))
+        return np.array(sorted(chosen))
+
+    return pick(case.spec.m), pick(case.spec.n)
+
+
+def take(array: np.ndarray, roles: Sequence[str], rows: np.ndarray, cols: np.ndarray):
+    """`array` restricted to the sampled rows (its m axis) and columns (its n axis)."""
+    for axis, role in enumerate(roles):
+        if role == "m":
+            array = np.take(array, rows, axis=axis)
+        elif role == "n":
+            array = np.take(array, cols, axis=axis)
+    return array
+
+
+def output_roles(spec: Spec, value: Value) -> tuple[str, ...]:
+    """The m/n roles of an output's axes (outputs are [..., M, N])."""
+    return ("b",) * (value.ndim - 2) + ("m", "n")
+
+
+def reference_outputs(
+    case: Case, built: Built, inputs: list[np.ndarray], rows_cols: Any
+) -> list[np.ndarray]:
+    """The float64-accumulated reference, on the sampled rows and columns if any."""
+    if rows_cols is None:
+        return [np.asarray(out) for out in mmcomp.reference(built.fusion, *inputs)]
+    rows, cols = rows_cols
+    small_spec = dataclasses.replace(case.spec, m=len(rows), n=len(cols))
+    small = build(small_spec, case.name)
+    sliced = [
+        take(array, roles, rows, cols) for array, roles in zip(inputs, built.roles, strict=True)
+    ]
+    return [np.asarray(out) for out in mmcomp.reference(small.fusion, *sliced)]
+
+
+UNIT_ROUNDOFF = {"bf16": 2.0**-8, "f16": 2.0**-11, "f32": 2.0**-24}
+TANH_APPROX = 2.0**-9
+"""The kernels' tanh.approx.f32 (2^-11 relative) with room for what follows it."""
+OTHER_APPROX = 2.0**-16
+"""ex2.approx, rcp.approx, div and the polynomial erf (2^-22 relative or better)."""
+CHAIN_GROWTH = 8.0
+"""Ops after an intermediate rounding grow its 1-ulp difference by at most this much."""
+
+
+def tolerance(out_dtype: str, rounding: Sequence[str], approx: set[str], k: int) -> float:
+    """The bound on max |got - want| / max |want| of one output.
+
+    2 ulps of the output dtype (the reference rounds its float64 value once, the kernel
+    its f32 value, which may fall on the other side), 2 ulps times CHAIN_GROWTH for each
+    rounding to bf16/f16 inside the chain, the approximate transcendentals, and the f32
+    accumulation over K (2 K + 16 sqrt(K) units of f32 rounding: the tensor cores' adder
+    tree need not round to nearest).
+    """
+    bound = 4.0 * UNIT_ROUNDOFF[out_dtype]
+    bound += sum(4.0 * CHAIN_GROWTH * UNIT_ROUNDOFF[dtype] for dtype in rounding)
+    if approx & {"tanh", "gelu_tanh"}:
+        bound += TANH_APPROX
+    elif approx:
+        bound += OTHER_APPROX
+    bound += (2.0 * k + 16.0 * math.sqrt(k)) * UNIT_ROUNDOFF["f32"]
+    return bound
+
+
+@dataclass
+class Check:
+    """The comparison of one output."""
+
+    index: int
+    dtype: str
+    shape: tuple[int, ...]
+    error: float
+    bound: float
+    nans: int
+    """Elements that are NaN or infinite where the reference is finite."""
+
+    @property
+    def ok(self) -> bool:
+        """Within the bound and no NaN."""
+        return self.nans == 0 and self.error <= self.bound
+
+    def describe(self) -> str:
+        """One line."""
+        text = (
+            f"output {self.index} ({self.dtype} {list(self.shape)}): relative error "
+            f"{self.error:.3g} (bound {self.bound:.3g})"
+        )
+        if self.nans:
+            text += f", {self.nans} NaN/inf where the reference is finite"
+        return text
+
+
+def compare(
+    case: Case, built: Built, got: Sequence[np.ndarray], want: Sequence[np.ndarray]
+) -> list[Check]:
+    """Each output against the reference."""
+    checks: list[Check] = []
+    for index, (value, have, expected) in enumerate(
+        zip(built.fusion.outputs, got, want, strict=True)
+    ):
+        have64 = np.asarray(have).astype(np.float64)
+        want64 = np.asarray(expected).astype(np.float64)
+        bound = tolerance(value.dtype, built.rounding[index], built.approx[index], case.spec.k)
+        if have64.shape != want64.shape:
+            checks.append(Check(index, value.dtype, have64.shape, math.inf, bound, 0))
+            continue
+        finite = np.isfinite(want64)
+        nans = int(np.count_nonzero(finite & ~np.isfinite(have64)))
+        scale = float(np.max(np.abs(want64[finite]), initial=0.0))
+        difference = np.abs(have64 - want64)[finite & np.isfinite(have64)]
+        worst = float(np.max(difference, initial=0.0))
+        error = worst / scale if scale > 0 else worst
+        checks.append(Check(index, value.dtype, value.shape, error, bound, nans))
+    return checks
+
+
+# ---------------------------------------------------------------------------------------
+# Running one case
+
+MMCOMP_ERRORS = (FusionError, ScheduleError)
+"""mmcomp's own errors for what it does not take: a refusal, not a failure."""
+
+
+@dataclass
+class Outcome:
+    """What became of a case."""
+
+    seed: int
+    index: int
+    status: str
+    """"pass", "refused" or "fail"."""
+    kind: str = ""
+    """For a failure: crash, wrong, nan, coverage, spills, hang, refused-heuristic; for
+    a refusal: the error's class."""
+    message: str = ""
+    family: str = ""
+    params: dict[str, Any] = field(default_factory=dict[str, Any])
+    chosen: str = ""
+    """The params the kernel ran with (kernel.params), when it compiled."""
+    seconds: float = 0.0
+    ratio: float = 0.0
+    """The largest error / bound over the outputs of a case that ran."""
+
+
+def _outcome(case: Case, status: str, kind: str = "", message: str = "") -> Outcome:
+    return Outcome(case.seed, case.index, status, kind, message, case.spec.family, case.params)
+
+
+def classify_error(case: Case, error: BaseException) -> Outcome:
+    """A refusal (mmcomp's own error on pinned keywords) or a failure."""
+    message = f"{type(error).__name__}: {error}"
+    if isinstance(error, MMCOMP_ERRORS):
+        if not case.params and not (case.features - default_features(case.backend)):
+            return _outcome(case, "fail", "refused-heuristic", message)
+        return _outcome(case, "refused", type(error).__name__, message)
+    from mmcomp.ptxas import PtxasError
+
+    if isinstance(error, PtxasError) and "spill" in str(error).lower():
+        return _outcome(case, "fail", "spills", message)
+    detail = "".join(traceback.format_exception(error)[-12:])
+    name = type(error).__name__
+    kind = "coverage" if name == "CoverageError" else "crash"
+    return _outcome(case, "fail", kind, detail if kind == "crash" else message)
+
+
+def judge(case: Case, built: Built, got: Sequence[np.ndarray], want: Sequence[np.ndarray]):
+    """The outcome of a run whose outputs are `got`."""
+    checks = compare(case, built, got, want)
+    bad = [check for check in checks if not check.ok]
+    ratio = max((check.error / check.bound for check in checks), default=0.0)
+    if not bad:
+        outcome = _outcome(case, "pass")
+    else:
+        kind = "nan" if any(check.nans for check in bad) else "wrong"
+        outcome = _outcome(case, "fail", kind, "; ".join(check.describe() for check in bad))
+    outcome.ratio = ratio
+    return outcome
+
+
+def run_interp(case: Case) -> Outcome:
+    """Compile for the CPU executor, run, compare."""
+    built = build(case.spec, case.name)
+    try:
+        kernel = mmcomp.compile(built.fusion, backend="interp", **case.params)
+    except Exception as error:  # noqa: BLE001 - every exception is an outcome
+        return classify_error(case, error)
+    inputs = make_inputs(case, built)
+    want = reference_outputs(case, built, inputs, None)
+    try:
+        got = kernel(*inputs)
+    except Exception as error:  # noqa: BLE001
+        return classify_error(case, error)
+    outcome = judge(case, built, got, want)
+    outcome.chosen = kernel.params.format()
+    return outcome
+
+
+@dataclass
+class Compiled:
+    """A cuda case compiled in a worker: what the GPU process needs to run and check it."""
+
+    kernel: bytes
+    """The pickled mmcomp.backend.CudaKernel."""
+    want: list[np.ndarray]
+    rows_cols: Any
+    chosen: str
+
+
+def compile_cuda(case: Case, compile_only: bool) -> Outcome | Compiled:
+    """Compile (ptxas included, 0 spills checked); the reference too unless compile-only."""
+    built = build(case.spec, case.name)
+    try:
+        kernel = mmcomp.compile(built.fusion, backend="cuda", **case.params)
+    except Exception as error:  # noqa: BLE001
+        return classify_error(case, error)
+    report = kernel.report
+    if report is not None and (report.spill_stores or report.spill_loads):
+        return _outcome(case, "fail", "spills", f"ptxas: {report}")
+    if compile_only:
+        outcome = _outcome(case, "pass")
+        outcome.chosen = kernel.params.format()
+        return outcome
+    inputs = make_inputs(case, built)
+    rows_cols = sample(case, built)
+    want = reference_outputs(case, built, inputs, rows_cols)
+    return Compiled(pickle.dumps(kernel.device_kernel), want, rows_cols, kernel.params.format())
+
+
+def _load_cubin(device_kernel: Any) -> Any:
+    """Load the worker's cubin straight away (ptxas already ran); None where it fails."""
+    if device_kernel.cubin is None:
+        return None
+    from mmcomp.runtime import Module, ensure_context
+    from mmcomp.runtime.driver import driver_api
+    from mmcomp.runtime.module import CompiledKernel
+
+    context = ensure_context()
+    driver = driver_api()
+    result, handle = driver.cuModuleLoadData(device_kernel.cubin)
+    if result != driver.CUresult.CUDA_SUCCESS:
+        return None
+    compiled = CompiledKernel(device_kernel.cubin, "fuzz worker ptxas", False, "")
+    module = Module(handle, compiled, context.info)
+    device_kernel._function = module.function(device_kernel.plan.entry)
+    return module
+
+
+def run_on_gpu(
+    case: Case, compiled: Compiled, stand_in: bool = False
+) -> tuple[list[np.ndarray] | None, str]:
+    """Launch on the GPU: (outputs on the sampled rows and columns, "") or (None, error).
+
+    With `stand_in` the CPU executor runs the case in the GPU's place (the kernel is still
+    unpickled): this tests the cuda mode's processes and checks on a machine without a GPU.
+    """
+    built = build(case.spec, case.name)
+    inputs = make_inputs(case, built)
+    device_kernel = pickle.loads(compiled.kernel)
+    if stand_in:
+        kernel = mmcomp.compile(built.fusion, backend="interp", **case.params)
+        got = list(kernel(*inputs))
+    else:
+        module = _load_cubin(device_kernel)
+        try:
+            got = list(device_kernel(*inputs))
+        finally:
+            if module is not None:
+                module.unload()
+    if compiled.rows_cols is not None:
+        rows, cols = compiled.rows_cols
+        got = [
+            take(array, output_roles(case.spec, value), rows, cols)
+            for array, value in zip(got, built.fusion.outputs, strict=True)
+        ]
+    return got, ""
+
+
+def check_gpu(case: Case, compiled: Compiled, got: list[np.ndarray]) -> Outcome:
+    """The outcome of a GPU run."""
+    built = build(case.spec, case.name)
+    if compiled.rows_cols is not None:
+        rows, cols = compiled.rows_cols
+        built = build(dataclasses.replace(case.spec, m=len(rows), n=len(cols)), case.name)
+    outcome = judge(case, built, got, compiled.want)
+    outcome.chosen = compiled.chosen
+    return outcome
+
+
+# ---------------------------------------------------------------------------------------
+# Worker processes
+
+
+def _compile_worker(conn: Connection) -> None:
+    """Serve compile jobs: (case, compile_only) -> Outcome | Compiled."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    conn.send("ready")
+    while True:
+        job = conn.recv()
+        if job is None:
+            return
+        case, compile_only = job
+        start = time.monotonic()
+        try:
+            if case.backend == "interp":
+                result: Outcome | Compiled = run_interp(case)
+            else:
+                result = compile_cuda(case, compile_only)
+        except Exception as error:  # noqa: BLE001 - a crash in the fuzzer's own steps too
+            result = classify_error(case, error)
+        if isinstance(result, Outcome):
+            result.seconds = time.monotonic() - start
+        conn.send(result)
+
+
+def _gpu_worker(conn: Connection) -> None:
+    """Serve GPU jobs: (case, compiled, stand_in) -> (outputs, "") or (None, error text)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    conn.send("ready")
+    while True:
+        job = conn.recv()
+        if job is None:
+            return
+        case, compiled, stand_in = job
+        try:
+            conn.send(run_on_gpu(case, compiled, stand_in))
+        except Exception as error:  # noqa: BLE001
+            text = "".join(traceback.format_exception(error)[-12:])
+            conn.send((None, f"{type(error).__name__}: {error}\n{text}"))
+            from mmcomp.errors import CudaError
+
+            if isinstance(error, CudaError):
+                return  # the context may be lost: the parent starts a fresh process
+
+
+STARTUP_TIMEOUT = 120.0
+"""Seconds a worker process may take to import mmcomp."""
+
+
+class Worker:
+    """A child process serving one job at a time, killed and restarted on a timeout."""
+
+    def __init__(self, target: Callable[[Connection], None]):
+        self.target = target
+        self.process: Any = None
+        self.conn: Connection | None = None
+        self.job: Any = None
+        self.started = 0.0
+        self.start()
+
+    def start(self) -> None:
+        """A fresh process."""
+        context = multiprocessing.get_context("spawn")
+        parent, child = context.Pipe()
+        self.process = context.Process(target=self.target, args=(child,), daemon=True)
+        self.process.start()
+        child.close()
+        self.conn = parent
+        self.job = None
+        # Wait for the imports, so that a job's timeout counts the job alone.
+        if not parent.poll(STARTUP_TIMEOUT) or parent.recv() != "ready":
+            raise RuntimeError(f"fuzz: a worker process did not start in {STARTUP_TIMEOUT} s")
+
+    def submit(self, job: Any, tag: Any) -> None:
+        """Send a job; `tag` identifies it when the result comes back."""
+        assert self.conn is not None
+        self.conn.send(job)
+        self.job = tag
+        self.started = time.monotonic()
+
+    def kill(self) -> None:
+        """End this worker's process (it is ours) and start a fresh one."""
+        if self.process is not None and self.process.is_alive():
+            os.kill(self.process.pid, signal.SIGKILL)
+            self.process.join(5)
+        if self.conn is not None:
+            self.conn.close()
+        self.start()
+
+    def stop(self) -> None:
+        """Ask the process to end."""
+        if self.conn is None:
+            return
+        with contextlib.suppress(OSError):
+            self.conn.send(None)
+        if self.process is not None:
+            self.process.join(5)
+            if self.process.is_alive():
+                os.kill(self.process.pid, signal.SIGKILL)
+
+
+# ---------------------------------------------------------------------------------------
+# The run
+
+
+@dataclass
+class Summary:
+    """Counts of a run."""
+
+    outcomes: list[Outcome] = field(default_factory=list[Outcome])
+    started: float = field(default_factory=time.monotonic)
+
+    def add(self, outcome: Outcome) -> None:
+        """Record an outcome."""
+        self.outcomes.append(outcome)
+
+    @property
+    def failures(self) -> list[Outcome]:
+        """The failed cases."""
+        return [o for o in self.outcomes if o.status == "fail"]
+
+    def report(self) -> str:
+        """The run's summary."""
+        statuses = Counter(o.status for o in self.outcomes)
+        lines = [
+            f"{len(self.outcomes)} cases in {time.monotonic() - self.started:.0f} s: "
+            f"{statuses['pass']} passed, {statuses['refused']} refused, "
+            f"{statuses['fail']} failed"
+        ]
+        families = Counter((o.family, o.status) for o in self.outcomes)
+        names = sorted({family for family, _ in families})
+        lines.append(
+            "  by family: "
+            + ", ".join(
+                f"{name} {families[(name, 'pass')]}/{families[(name, 'refused')]}/"
+                f"{families[(name, 'fail')]}"
+                for name in names
+            )
+            + "  (passed/refused/failed)"
+        )
+        ran = [o for o in self.outcomes if o.status == "pass"]
+        if ran:
+            worst = max(ran, key=lambda o: o.ratio)
+            lines.append(
+                f"  largest error / bound of a passing case: {worst.ratio:.3f} "
+                f"(case {worst.index}, {worst.family})"
+            )
+        kinds = Counter(o.kind for o in self.failures)
+        if kinds:
+            lines.append("  failures: " + ", ".join(f"{k} {n}" for k, n in kinds.most_common()))
+        refusals = Counter(normalize(o.message) for o in self.outcomes if o.status == "refused")
+        if refusals:
+            lines.append("  refusals by message:")
+            for message, count in refusals.most_common():
+                lines.append(f"    {count:5d}  {message}")
+        return "\n".join(lines)
+
+
+def normalize(message: str) -> str:
+    """A refusal message with its numbers and names replaced, for counting."""
+    message = message.splitlines()[0] if message else message
+    message = message.split(";")[0]
+    message = re.sub(r" \([^()]*\)", "", message)
+    message = re.sub(r"@fuzz_\d+_\d+", "@fuzz", message)
+    message = re.sub(r"\d+", "#", message)
+    return message[:200]
+
+
+def reproducer(case: Case, outcome: Outcome) -> str:
+    """A failure in full: the command, the schedule and the fusion's IR."""
+    built = build(case.spec, case.name)
+    keywords = ", ".join(f"{key}={value!r}" for key, value in case.params.items())
+    lines = [
+        f"FAIL {outcome.kind}: seed {case.seed} case {case.index} ({case.spec.family}, "
+        f"{case.backend})",
+        f"  {outcome.message.strip()}",
+        f"  rerun: {case.command()}",
+        f"  schedule: mmcomp.compile(f, backend={case.backend!r}"
+        + (f", {keywords}" if keywords else "")
+        + ")",
+    ]
+    if outcome.chosen:
+        lines.append(f"  kernel.params: {outcome.chosen}")
+    lines.append(f"  spec: {case.spec}")
+    lines.append("  fusion:")
+    lines.extend("    " + line for line in str(built.fusion).rstrip().splitlines())
+    return "\n".join(lines)
+
+
+def case_indices(first: int, cases: int | None) -> Iterator[int]:
+    """first, first + 1, ... (cases of them, or without end)."""
+    index = first
+    while cases is None or index < first + cases:
+        yield index
+        index += 1
+
+
+@dataclass
+class Options:
+    """What to run."""
+
+    backend: str
+    seed: int
+    features: frozenset[str]
+    cases: int | None = 100
+    budget: float | None = None
+    first: int = 0
+    jobs: int = 0
+    """Worker processes; 0 runs everything in this process (interp only)."""
+    compile_only: bool = False
+    timeout: float = 300.0
+    """Seconds a compile (and interp run) may take."""
+    gpu_timeout: float = 60.0
+    """Seconds a GPU run may take before it counts as a hang."""
+    verbose: bool = False
+    stand_in: bool = False
+    """cuda: run the GPU stage on the CPU executor (see run_on_gpu)."""
+    out: Callable[[str], None] = print
+
+
+def run(options: Options) -> Summary:
+    """Run the cases; print each failure's reproducer and return the summary."""
+    if options.jobs == 0:
+        return _run_inline(options)
+    return _run_workers(options)
+
+
+def _emit_failure(options: Options, case: Case, outcome: Outcome) -> None:
+    if outcome.status == "fail":
+        options.out(reproducer(case, outcome))
+    elif options.verbose:
+        options.out(
+            f"case {case.index}: {outcome.status} {outcome.kind} {outcome.message[:160]}".rstrip()
+        )
+
+
+def _run_inline(options: Options) -> Summary:
+    """Every case in this process, one after another (the CPU executor only)."""
+    if options.backend != "interp" and not options.compile_only:
+        raise SystemExit("fuzz: --jobs 0 runs the interp back end or --compile-only only")
+    summary = Summary()
+    deadline = None if options.budget is None else time.monotonic() + options.budget
+    for index in case_indices(options.first, options.cases):
+        if deadline is not None and time.monotonic() > deadline:
+            break
+        case = draw_case(options.seed, index, options.backend, options.features)
+        start = time.monotonic()
+        try:
+            if options.backend == "interp":
+                outcome = run_interp(case)
+            else:
+                result = compile_cuda(case, True)
+                assert isinstance(result, Outcome)
+                outcome = result
+        except Exception as error:  # noqa: BLE001
+            outcome = classify_error(case, error)
+        outcome.seconds = time.monotonic() - start
+        summary.add(outcome)
+        _emit_failure(options, case, outcome)
+    return summary
+
+
+def _run_workers(options: Options) -> Summary:
+    """Compile (and for interp run) in worker processes; run cuda cases in a GPU process."""
+    summary = Summary()
+    deadline = None if options.budget is None else time.monotonic() + options.budget
+    indices = case_indices(options.first, options.cases)
+    compilers = [Worker(_compile_worker) for _ in range(options.jobs)]
+    needs_gpu = options.backend == "cuda" and not options.compile_only
+    gpu = Worker(_gpu_worker) if needs_gpu else None
+    ready: deque[tuple[Case, Compiled]] = deque()
+    exhausted = False
+    cases: dict[int, Case] = {}
+
+    def finish(case: Case, outcome: Outcome) -> None:
+        summary.add(outcome)
+        _emit_failure(options, case, outcome)
+
+    try:
+        while True:
+            if deadline is not None and time.monotonic() > deadline:
+                exhausted = True
+            for worker in compilers:
+                if worker.job is not None or exhausted or len(ready) > 4 * options.jobs:
+                    continue
+                index = next(indices, None)
+                if index is None:
+                    exhausted = True
+                    break
+                case = draw_case(options.seed, index, options.backend, options.features)
+                cases[index] = case
+                worker.submit((case, options.compile_only), index)
+            if gpu is not None and gpu.job is None and ready:
+                case, compiled = ready.popleft()
+                gpu.submit((case, compiled, options.stand_in), (case.index, compiled))
+            busy = [w for w in [*compilers, gpu] if w is not None and w.job is not None]
+            if not busy and not ready and exhausted:
+                break
+            connections = [w.conn for w in busy if w.conn is not None]
+            for conn in wait(connections, timeout=0.5):
+                worker = next(w for w in busy if w.conn is conn)
+                assert worker.conn is not None
+                try:
+                    result = worker.conn.recv()
+                except (EOFError, OSError):
+                    result = None
+                if worker is gpu:
+                    index, compiled = worker.job
+                    worker.job = None
+                    case = cases.pop(index)
+                    if result is None:
+                        finish(case, _outcome(case, "fail", "crash", "the GPU process died"))
+                        worker.kill()
+                        continue
+                    got, error = result
+                    if got is None:
+                        finish(case, _outcome(case, "fail", "crash", error))
+                        if not worker.process.is_alive() or "CudaError" in error:
+                            worker.kill()
+                        continue
+                    finish(case, check_gpu(case, compiled, got))
+                    continue
+                index = worker.job
+                worker.job = None
+                case = cases[index]
+                if result is None:
+                    cases.pop(index)
+                    finish(case, _outcome(case, "fail", "crash", "the worker process died"))
+                    worker.kill()
+                elif isinstance(result, Compiled):
+                    ready.append((case, result))
+                else:
+                    cases.pop(index)
+                    finish(case, result)
+            now = time.monotonic()
+            for worker in busy:
+                limit = options.gpu_timeout if worker is gpu else options.timeout
+                if worker.job is None or now - worker.started <= limit:
+                    continue
+                index = worker.job[0] if worker is gpu else worker.job
+                case = cases.pop(index)
+                what = "GPU run" if worker is gpu else "compile"
+                finish(case, _outcome(case, "fail", "hang", f"{what} exceeded {limit:g} s"))
+                worker.kill()
+    finally:
+        for worker in [*compilers, gpu]:
+            if worker is not None:
+                worker.stop()
+    return summary
+
+
+# ---------------------------------------------------------------------------------------
+# One case in full
+
+
+def show_case(options: Options, index: int) -> int:
+    """Run one case in this process and print everything about it."""
+    case = draw_case(options.seed, index, options.backend, options.features)
+    built = build(case.spec, case.name)
+    out = options.out
+    out(f"seed {case.seed} case {case.index}: {case.spec.family}, backend {case.backend}")
+    out(f"spec: {case.spec}")
+    out(f"schedule keywords: {case.params or '(the heuristic chooses)'}")
+    out(str(built.fusion).rstrip())
+    if options.backend == "interp":
+        outcome = run_interp(case)
+    else:
+        result = compile_cuda(case, options.compile_only)
+        if isinstance(result, Outcome):
+            outcome = result
+        else:
+            got, error = run_on_gpu(case, result, options.stand_in)
+            if got is None:
+                outcome = _outcome(case, "fail", "crash", error)
+            else:
+                outcome = check_gpu(case, result, got)
+    if outcome.chosen:
+        out(f"kernel.params: {outcome.chosen}")
+    for index_, (rounding, approx) in enumerate(zip(built.rounding, built.approx, strict=True)):
+        value = built.fusion.outputs[index_]
+        bound = tolerance(value.dtype, rounding, approx, case.spec.k)
+        out(f"output {index_}: {value.dtype} {list(value.shape)}, bound {bound:.3g}")
+    out(f"{outcome.status} {outcome.kind} {outcome.message}".rstrip())
+    return 0 if outcome.status != "fail" else 1
+
+
+def parse_features(names: Sequence[str], backend: str, everything: bool) -> frozenset[str]:
+    """The features of a run: the default grammar's plus those named."""
+    unknown = [name for name in names if name not in FEATURES]
+    if unknown:
+        raise SystemExit(
+            f"fuzz: unknown feature {unknown[0]!r}; the features are {', '.join(FEATURES)}"
+        )
+    chosen = set(names) | default_features(backend)
+    if everything:
+        chosen |= set(FEATURES)
+    return frozenset(chosen)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The command line."""
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--backend", choices=("interp", "cuda"), default="interp")
+    parser.add_argument("--seed", type=int, default=None, help="default: from the clock")
+    parser.add_argument("--cases", type=int, default=None, help="cases to run (default 100)")
+    parser.add_argument("--budget", type=float, default=None, help="seconds to run for")
+    parser.add_argument("--first", type=int, default=0, help="index of the first case")
+    parser.add_argument("--case", type=int, default=None, help="run this one case, verbosely")
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=None,
+        help="worker processes (default: the CPUs less one; 0: in this process)",
+    )
+    parser.add_argument("--compile-only", action="store_true", help="cuda: compile, no GPU")
+    parser.add_argument(
+        "--feature",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="widen the grammar: " + "; ".join(f"{k}: {v}" for k, v in FEATURES.items()),
+    )
+    parser.add_argument("--all-features", action="store_true")
+    parser.add_argument("--timeout", type=float, default=300.0, help="seconds per compile")
+    parser.add_argument("--gpu-timeout", type=float, default=60.0, help="seconds per GPU run")
+    parser.add_argument("--verbose", action="store_true", help="print every refusal too")
+    parser.add_argument(
+        "--stand-in",
+        action="store_true",
+        help="cuda: run the GPU stage on the CPU executor (tests the processes without a GPU)",
+    )
+    args = parser.parse_args(argv)
+    seed = args.seed if args.seed is not None else int(time.time()) % 100000
+    features = parse_features(args.feature, args.backend, args.all_features)
+    jobs = args.jobs if args.jobs is not None else max(1, (os.cpu_count() or 2) - 1)
+    cases = args.cases if args.cases is not None or args.budget is not None else 100
+    options = Options(
+        backend=args.backend,
+        seed=seed,
+        features=features,
+        cases=cases,
+        budget=args.budget,
+        first=args.first,
+        jobs=jobs,
+        compile_only=args.compile_only,
+        timeout=args.timeout,
+        gpu_timeout=args.gpu_timeout,
+        verbose=args.verbose,
+        stand_in=args.stand_in,
+    )
+    if args.case is not None:
+        return show_case(options, args.case)
+    extra = sorted(features - default_features(args.backend))
+    print(
+        f"fuzz: backend {args.backend}{' (compile only)' if args.compile_only else ''}, "
+        f"seed {seed}, "
+        + (f"{cases} cases" if cases is not None else "no case limit")
+        + (f", budget {args.budget:.0f} s" if args.budget else "")
+        + f", {jobs} jobs"
+        + (f", features {', '.join(extra)}" if extra else ""),
+        flush=True,
+    )
+    summary = run(options)
+    print(summary.report(), flush=True)
+    return 1 if summary.failures else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
