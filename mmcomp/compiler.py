@@ -187,7 +187,7 @@ class Kernel:
         backend: str,
         params: ScheduleParams,
         stages: dict[str, str],
-        module: ModuleOp,
+        module: ModuleOp | None,
         runner: Runner,
     ):
         self.fusion = fusion
@@ -198,9 +198,18 @@ class Kernel:
         """The schedule parameters (the heuristic's choice with the caller's overrides)."""
         self.stages = stages
         """Stage name -> IR text after that stage, in pipeline order."""
-        self.module = module
-        """The module after the last stage."""
+        self._module = module
         self._runner = runner
+
+    @property
+    def module(self) -> ModuleOp:
+        """The module after the last stage (a kernel from the disk cache parses the last
+        stage's text when first asked)."""
+        if self._module is None:
+            from xdsl.parser import Parser
+
+            self._module = Parser(context(), self.stages[PIPELINE[-1].name]).parse_module()
+        return self._module
 
     @property
     def device_kernel(self) -> CudaKernel:
@@ -274,9 +283,29 @@ class Kernel:
             checked.append(array)
         return checked
 
-    def __call__(self, *arrays: Any, **named: Any) -> tuple[np.ndarray, ...]:
-        """Run the kernel on the inputs (by position in input order, or by name)."""
-        return self._runner(self.bind(arrays, named))
+    def __call__(
+        self,
+        *arrays: Any,
+        out: Any = None,
+        stream: Any = None,
+        check: bool | None = None,
+        **named: Any,
+    ) -> tuple[Any, ...]:
+        """Run the kernel on the inputs (by position in input order, or by name).
+
+        Device arrays (torch, cupy, ...) give outputs of their framework, launched on its
+        current stream (or `stream=`) without synchronizing; host arrays (numpy, CPU torch)
+        give host outputs. `out=` (tuple, list or dict by output name) is written in place;
+        `check=True` (or MMCOMP_CHECK=1) poisons the outputs and synchronizes. An input
+        named out, stream or check is passed by position. See mmcomp.backend.call.
+        """
+        from mmcomp.backend.call import call_kernel
+
+        return call_kernel(self, arrays, named, out, stream, check)
+
+    def run(self, inputs: list[Any]) -> tuple[np.ndarray, ...]:
+        """Run the back end on inputs already bound (`bind`), in fusion input order."""
+        return self._runner(inputs)
 
     def __repr__(self) -> str:
         return f"<mmcomp.Kernel @{self.fusion.name} backend={self.backend} {self.params.format()}>"
@@ -372,5 +401,10 @@ def compile(f: Fusion | str | ModuleOp, backend: str = "cuda", **params: Any) ->
         )
     if backend == "cuda":
         _check_cuda_operands(fusion)
-    module, chosen, stages = run_pipeline(fusion.module, params)
-    return Kernel(fusion, backend, chosen, stages, module, RUNNERS[backend](module))
+    from mmcomp.cache import compile_cached
+
+    def build() -> Kernel:
+        module, chosen, stages = run_pipeline(fusion.module, params)
+        return Kernel(fusion, backend, chosen, stages, module, RUNNERS[backend](module))
+
+    return compile_cached(fusion, backend, params, build)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import ml_dtypes
 import numpy as np
@@ -15,6 +15,9 @@ from mmcomp.errors import LaunchError, ScheduleError
 from mmcomp.passes.convert_hopper_to_ptx import ConvertHopperToPtx
 from mmcomp.passes.lower_schedule_to_hopper import LaunchPlan, lower_kernel
 from mmcomp.passes.partition_warp_roles import partition
+
+if TYPE_CHECKING:
+    from mmcomp.backend.call import CallState
 
 NUMPY_DTYPES: dict[str, np.dtype] = {
     "bf16": np.dtype(ml_dtypes.bfloat16),
@@ -179,6 +182,7 @@ class CudaKernel:
     cubin: bytes | None = None
     """The cubin ptxas assembled (for SASS checks), None without ptxas."""
     _function: Any = None
+    _calls: Any = None
 
     def function(self) -> Any:
         """The loaded kernel (mmcomp.runtime.Function); loads the module on first use."""
@@ -226,37 +230,22 @@ class CudaKernel:
             )
         return BoundLaunch(self, arrays)
 
-    def __call__(self, *inputs: Any) -> tuple[np.ndarray, ...]:
-        """Run on host (numpy) or device inputs; return the outputs as numpy arrays."""
-        from mmcomp.runtime import DeviceBuffer, as_device_array, synchronize
+    def call_state(self) -> CallState:
+        """What the public call keeps between calls (mmcomp.backend.call.CallState)."""
+        if self._calls is None:
+            from mmcomp.backend.call import CallState
 
-        specs = self.argument_specs()
-        if len(inputs) != self.num_inputs:
-            raise LaunchError(
-                f"kernel @{self.plan.entry}: expected {self.num_inputs} inputs, found {len(inputs)}"
-            )
-        self.function()
-        device: list[Any] = []
-        for value, (name, shape, dtype) in zip(inputs, specs, strict=False):
-            view = as_device_array(value, name)
-            if view is None:
-                if not isinstance(value, np.ndarray):
-                    raise LaunchError(
-                        f"kernel @{self.plan.entry}: input {name!r}: expected a numpy or device "
-                        f"array, found {type(value).__name__}"
-                    )
-                if value.shape != shape or value.dtype != dtype:
-                    raise LaunchError(
-                        f"kernel @{self.plan.entry}: input {name!r}: expected {dtype}{list(shape)}"
-                        f", found {value.dtype}{list(value.shape)}"
-                    )
-                view = DeviceBuffer.from_host(value)
-            device.append(view)
-        outputs = self.allocate_outputs()
-        bound = self.bind([*device, *outputs])
-        bound.launch()
-        synchronize()
-        return tuple(buffer.to_host() for buffer in outputs[: self.num_outputs])
+            self._calls = CallState(self)
+        return self._calls
+
+    def __call__(
+        self, *inputs: Any, out: Any = None, stream: Any = None, check: bool | None = None
+    ) -> tuple[Any, ...]:
+        """Run on the inputs (in order): host arrays give host outputs, device arrays their
+        framework's, on its current stream (see mmcomp.backend.call)."""
+        from mmcomp.backend.call import call
+
+        return call(self, inputs, out, stream, check)
 
 
 def build_cuda_kernel(module: ModuleOp, check_spills: bool = True) -> CudaKernel:

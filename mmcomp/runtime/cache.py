@@ -49,9 +49,12 @@ def cache_key(ptx: str, options: str, arch: str, driver_version: int) -> str:
 class KernelCache:
     """A directory of compiled kernels, one checksummed file per key."""
 
-    def __init__(self, directory: str | os.PathLike[str] | None = None):
-        """A cache in `directory`, or in `default_cache_dir()` (read at each use) when None."""
+    def __init__(self, directory: str | os.PathLike[str] | None = None, suffix: str = ".cubin"):
+        """A cache in `directory`, or in `default_cache_dir()` (read at each use) when None;
+        its entries are `<key><suffix>` files."""
         self._directory = None if directory is None else Path(directory)
+        self.suffix = suffix
+        """The file suffix of the entries."""
 
     @property
     def directory(self) -> Path:
@@ -62,7 +65,7 @@ class KernelCache:
         """The file of the entry `key`."""
         if not key or not all(c in "0123456789abcdef" for c in key):
             raise ValueError(f"kernel cache key must be a lowercase hex digest, found {key!r}")
-        return self.directory / f"{key}.cubin"
+        return self.directory / f"{key}{self.suffix}"
 
     def load(self, key: str) -> bytes | None:
         """The stored payload of `key`, or None on a miss; a corrupt entry is removed."""
@@ -118,7 +121,7 @@ class KernelCache:
     def clear(self) -> int:
         """Remove every entry; returns how many were removed."""
         removed = 0
-        for entry in self.directory.glob("*.cubin"):
+        for entry in self.directory.glob(f"*{self.suffix}"):
             entry.unlink(missing_ok=True)
             removed += 1
         return removed

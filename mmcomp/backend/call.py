@@ -1,0 +1,831 @@
+"""The public call of a compiled kernel: arrays of a framework in, the same framework out.
+
+`mmcomp.Kernel.__call__` and `CudaKernel.__call__` come here. The contract:
+
+- Device inputs (torch CUDA tensors, cupy arrays, mmcomp DeviceArrays, anything with
+  `__cuda_array_interface__` or a CUDA `__dlpack__`) are used in place. The outputs are
+  allocated by the framework of the first input (torch outputs through torch's caching
+  allocator; cupy through cupy; others as mmcomp DeviceBuffers) and the launch goes on that
+  framework's current stream (torch: `torch.cuda.current_stream()`), or on `stream=`. There
+  is no host synchronization and no poison fill.
+- Host inputs (numpy arrays, CPU torch tensors) are copied to the GPU, the kernel runs, and
+  the outputs come back as host arrays of the first input's kind (numpy, or CPU torch).
+  Host calls are synchronous, so they always poison their outputs and check the launch.
+- Host and device inputs mixed are an error, naming one of each.
+- `out=`: a tuple or list in output order (None entries are allocated), or a dict by output
+  name (`kernel.output_names`) or index. Each entry is checked (dtype, shape, device and a
+  layout the kernel can write), written in place and returned; an entry that shares memory
+  with an input or with another output is an error.
+- Debug mode (`check=True`, or `MMCOMP_CHECK=1` in the environment when this module is
+  first imported): outputs are poisoned (0xFF bytes: NaN) on the stream before the launch,
+  and the stream is synchronized after it, so a fault of this launch is raised here.
+- Repeated calls are cheap: a launch keyed by the stream and every array's pointer, shape,
+  strides and dtype is kept (tensor maps encoded, parameters packed, launch configured), so a
+  call with the same key costs the reads, the output allocation and one cuLaunchKernelEx.
+  The keys hold no reference to the arrays. Split-K workspaces are one cached buffer per
+  kernel and stream, their tile counters zeroed on the stream before each launch.
+
+The torch-specific pieces (reading a tensor without DLPack, allocating, the current stream,
+host conversions) live in `mmcomp.torch`, which is imported only when a torch tensor is
+passed in (torch is then already imported by the caller).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import os
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from mmcomp.errors import FusionError, LaunchError
+from mmcomp.runtime.arrays import (
+    ArraySpec,
+    DeviceArray,
+    DeviceBuffer,
+    as_device_array,
+    check_dtype_and_shape,
+    check_layout,
+)
+from mmcomp.runtime.device import ensure_context
+from mmcomp.runtime.driver import check as check_result
+from mmcomp.runtime.driver import driver_api
+
+if TYPE_CHECKING:
+    from mmcomp.backend.kernel import BoundLaunch, CudaKernel
+    from mmcomp.compiler import Kernel
+
+RESERVED_KEYWORDS = ("out", "stream", "check")
+"""Keywords of the call itself: an input with one of these names is passed by position."""
+
+CHECK_VARIABLE = "MMCOMP_CHECK"
+"""The environment variable that turns debug mode on for every call ('1')."""
+
+CHECK_DEFAULT = os.environ.get(CHECK_VARIABLE, "").strip() not in ("", "0")
+"""Debug mode for calls without `check=` (MMCOMP_CHECK, read once, at import)."""
+
+LAUNCH_CACHE_SIZE = 64
+"""Prepared launches kept per kernel (the oldest is dropped first)."""
+
+POISON_BYTE = 0xFF
+"""Debug mode fills outputs with this byte before a launch (NaN in bf16, f16 and f32)."""
+
+HOST = -1
+"""The device field of a host array's key."""
+
+
+# ----------------------------------------------------------------------------------------
+# Frameworks
+# ----------------------------------------------------------------------------------------
+
+
+class Frame:
+    """How the call reads, allocates and finds the stream of one framework's arrays.
+
+    `key(value)` is what the launch cache is keyed by: (pointer, shape, strides, dtype,
+    device), in the framework's own terms (device HOST for a host array).
+    """
+
+    name = "array"
+    """The framework's name, for messages."""
+
+    def key(self, value: Any) -> tuple[Any, ...]:
+        """(pointer, shape, strides, dtype, device) of `value`."""
+        raise NotImplementedError
+
+    def view(self, value: Any, name: str) -> DeviceArray:
+        """A DeviceArray over a device array's memory that keeps nothing alive."""
+        raise NotImplementedError
+
+    def to_numpy(self, value: Any) -> np.ndarray:
+        """A numpy array sharing a host array's memory."""
+        raise NotImplementedError
+
+    def from_numpy(self, array: np.ndarray, like: Any) -> Any:
+        """A host output of this framework holding `array`."""
+        return array
+
+    def empty(self, like: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
+        """A new device array of this framework on the device of `like`."""
+        return DeviceBuffer(shape, dtype)
+
+    def stream(self, like: Any) -> int:
+        """The handle of the framework's current stream for `like`'s device."""
+        return 0
+
+    def describe(self, value: Any) -> str:
+        """What `value` is, in a few words."""
+        return type(value).__name__
+
+
+class NumpyFrame(Frame):
+    """numpy arrays: host arrays, copied in and out."""
+
+    name = "numpy"
+
+    def key(self, value: Any) -> tuple[Any, ...]:
+        return (0, value.shape, value.strides, value.dtype, HOST)
+
+    def to_numpy(self, value: Any) -> np.ndarray:
+        return value
+
+    def describe(self, value: Any) -> str:
+        return "a host numpy array"
+
+
+class MmcompFrame(Frame):
+    """mmcomp's own DeviceArray / DeviceBuffer; outputs are DeviceBuffers."""
+
+    name = "mmcomp"
+
+    def key(self, value: Any) -> tuple[Any, ...]:
+        return (value.ptr, value.shape, value.strides, value.dtype, ensure_context().info.ordinal)
+
+    def view(self, value: Any, name: str) -> DeviceArray:
+        return DeviceArray(value.ptr, value.shape, value.dtype, value.strides)
+
+    def describe(self, value: Any) -> str:
+        return f"an mmcomp {type(value).__name__}"
+
+
+class GenericFrame(Frame):
+    """Anything with `__cuda_array_interface__` or `__dlpack__`; outputs are DeviceBuffers."""
+
+    name = "device array"
+
+    def key(self, value: Any) -> tuple[Any, ...]:
+        view = as_device_array(value, "array")
+        if view is not None:
+            return (view.ptr, view.shape, view.strides, view.dtype, ensure_context().info.ordinal)
+        if hasattr(value, "__dlpack__"):
+            host = np.from_dlpack(value)
+            return (0, host.shape, host.strides, host.dtype, HOST)
+        raise TypeError(type(value).__name__)
+
+    def view(self, value: Any, name: str) -> DeviceArray:
+        view = as_device_array(value, name)
+        assert view is not None
+        return DeviceArray(view.ptr, view.shape, view.dtype, view.strides)
+
+    def to_numpy(self, value: Any) -> np.ndarray:
+        return np.from_dlpack(value)
+
+    def describe(self, value: Any) -> str:
+        return f"a {type(value).__name__}"
+
+
+class CupyFrame(Frame):
+    """cupy arrays; outputs allocated by cupy on its current stream's device."""
+
+    name = "cupy"
+
+    def key(self, value: Any) -> tuple[Any, ...]:
+        return (value.data.ptr, value.shape, value.strides, value.dtype, value.device.id)
+
+    def view(self, value: Any, name: str) -> DeviceArray:
+        return DeviceArray(value.data.ptr, value.shape, value.dtype, value.strides)
+
+    def empty(self, like: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
+        cupy = importlib.import_module("cupy")
+        try:
+            return cupy.empty(shape, dtype)
+        except (TypeError, ValueError):  # a dtype cupy lacks (bfloat16): an mmcomp buffer
+            return DeviceBuffer(shape, dtype)
+
+    def stream(self, like: Any) -> int:
+        return int(importlib.import_module("cupy").cuda.get_current_stream().ptr)
+
+    def describe(self, value: Any) -> str:
+        return "a cupy array"
+
+
+NUMPY = NumpyFrame()
+MMCOMP = MmcompFrame()
+GENERIC = GenericFrame()
+CUPY = CupyFrame()
+
+_FRAMES: dict[type, Frame] = {np.ndarray: NUMPY}
+"""The frame of each array type seen so far."""
+
+
+def frame_of(value: Any) -> Frame:
+    """The frame that handles `value`'s type."""
+    cls = type(value)
+    frame = _FRAMES.get(cls)
+    if frame is not None:
+        return frame
+    top = cls.__module__.split(".", 1)[0]
+    if issubclass(cls, np.ndarray):
+        frame = NUMPY
+    elif issubclass(cls, DeviceArray):
+        frame = MMCOMP
+    elif top == "torch" and hasattr(cls, "data_ptr"):
+        frame = importlib.import_module("mmcomp.torch").ARRAYS
+    elif top == "cupy" and hasattr(cls, "data") and hasattr(cls, "device"):
+        frame = CUPY
+    else:
+        frame = GENERIC
+    _FRAMES[cls] = frame
+    return frame
+
+
+def _key(frame: Frame, value: Any, what: str) -> tuple[Any, ...]:
+    """`frame.key(value)`, with a LaunchError naming `what` when it is not an array."""
+    try:
+        return frame.key(value)
+    except (TypeError, AttributeError):
+        raise LaunchError(
+            f"{what}: expected an array (numpy, torch, cupy, or an object with "
+            f"__cuda_array_interface__ or __dlpack__), found {type(value).__name__}"
+        ) from None
+
+
+# ----------------------------------------------------------------------------------------
+# Streams
+# ----------------------------------------------------------------------------------------
+
+
+def stream_value(stream: Any, where: str) -> int:
+    """The raw handle of a `stream=` argument; LaunchError for anything else.
+
+    Accepted: a torch.cuda.Stream (its device must be mmcomp's), a cupy Stream, an mmcomp
+    Stream, a CUstream, or an int handle (0 is the legacy default stream).
+    """
+    from mmcomp.runtime.stream import Stream
+
+    if isinstance(stream, bool):
+        raise LaunchError(
+            f"{where}: argument 'stream': expected a stream (torch.cuda.Stream, cupy Stream, "
+            "mmcomp Stream, CUstream or int handle), found bool"
+        )
+    if isinstance(stream, int | np.integer):
+        if stream < 0:
+            raise LaunchError(f"{where}: argument 'stream': a negative handle {stream}")
+        return int(stream)
+    if isinstance(stream, Stream):
+        if stream.handle is None:
+            raise LaunchError(f"{where}: argument 'stream': the Stream was destroyed")
+        return int(stream.handle)
+    if isinstance(stream, driver_api().CUstream):
+        return int(stream)
+    raw = getattr(stream, "cuda_stream", None)
+    if isinstance(raw, int):  # torch.cuda.Stream
+        device = getattr(stream, "device", None)
+        index = getattr(device, "index", None)
+        ordinal = ensure_context().info.ordinal
+        if getattr(device, "type", "cuda") != "cuda" or (index is not None and index != ordinal):
+            raise LaunchError(
+                f"{where}: argument 'stream': expected a stream of CUDA device {ordinal}, "
+                f"found one of {device}"
+            )
+        return raw
+    raw = getattr(stream, "ptr", None)
+    if isinstance(raw, int) and type(stream).__module__.split(".", 1)[0] == "cupy":
+        return raw
+    raise LaunchError(
+        f"{where}: argument 'stream': expected a torch.cuda.Stream, a cupy Stream, an mmcomp "
+        f"Stream, a CUstream or an int handle, found {type(stream).__name__}"
+    )
+
+
+def is_capturing(handle: Any) -> bool:
+    """True while `handle` (a CUstream) is being captured into a CUDA graph."""
+    driver = driver_api()
+    status = check_result(driver.cuStreamIsCapturing(handle), "asking whether a stream captures")
+    return status != driver.CUstreamCaptureStatus.CU_STREAM_CAPTURE_STATUS_NONE
+
+
+@contextlib.contextmanager
+def relaxed_capture() -> Iterator[None]:
+    """Let this thread allocate and load modules while a stream captures a CUDA graph.
+
+    Under the default (global) capture mode, cuMemAlloc and cuModuleLoadData are refused
+    while any stream captures; neither touches the captured stream, so relaxed mode is safe.
+    """
+    driver = driver_api()
+    relaxed = driver.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_RELAXED
+    previous = check_result(
+        driver.cuThreadExchangeStreamCaptureMode(relaxed), "setting the stream capture mode"
+    )
+    try:
+        yield
+    finally:
+        driver.cuThreadExchangeStreamCaptureMode(previous)
+
+
+# ----------------------------------------------------------------------------------------
+# Arguments
+# ----------------------------------------------------------------------------------------
+
+
+def order_inputs(
+    where: str, names: Sequence[str], arrays: Sequence[Any], named: Mapping[str, Any]
+) -> list[Any]:
+    """The inputs in fusion input order, from positional arrays and arrays by name."""
+    if not named and len(arrays) == len(names):
+        return list(arrays)
+    if len(arrays) > len(names):
+        raise FusionError(
+            f"{where}: expected at most {len(names)} inputs {list(names)}, found "
+            f"{len(arrays)} positional arrays"
+        )
+    bound: list[Any] = list(arrays) + [None] * (len(names) - len(arrays))
+    for name, array in named.items():
+        if name not in names:
+            raise FusionError(f"{where}: no input named {name!r}; the inputs are {list(names)}")
+        index = names.index(name)
+        if bound[index] is not None:
+            raise FusionError(f"{where}: input {name!r} given both by position and by name")
+        bound[index] = array
+    missing = [name for name, array in zip(names, bound, strict=True) if array is None]
+    if missing:
+        reserved = [name for name in missing if name in RESERVED_KEYWORDS]
+        hint = (
+            f" (an input named {reserved[0]!r} is passed by position: the keyword "
+            f"{reserved[0]}= is the call's own)"
+            if reserved
+            else ""
+        )
+        raise FusionError(f"{where}: missing inputs {missing}{hint}")
+    return bound
+
+
+def out_entries(where: str, out: Any, names: Sequence[str]) -> list[Any]:
+    """`out=` as one entry (or None) per output, in output order."""
+    count = len(names)
+    if isinstance(out, Mapping):
+        entries: list[Any] = [None] * count
+        for key, value in out.items():
+            if isinstance(key, int) and not isinstance(key, bool) and 0 <= key < count:
+                index = key
+            elif isinstance(key, str) and key in names:
+                index = list(names).index(key)
+            else:
+                raise LaunchError(
+                    f"{where}: out: no output {key!r}; the outputs are {list(names)} "
+                    f"(or indices 0 to {count - 1})"
+                )
+            entries[index] = value
+        return entries
+    if isinstance(out, tuple | list):
+        if len(out) != count:
+            raise LaunchError(
+                f"{where}: out: expected {count} entries (one per output {list(names)}, None "
+                f"to allocate), found {len(out)}"
+            )
+        return list(out)
+    raise LaunchError(
+        f"{where}: out: expected a tuple or list in output order, or a dict by output name, "
+        f"found {type(out).__name__}"
+    )
+
+
+def _span(ptr: int, shape: Sequence[int], strides: Sequence[int], itemsize: int) -> range:
+    """The byte addresses an array's elements occupy, first to last."""
+    if any(int(extent) == 0 for extent in shape):
+        return range(ptr, ptr)
+    low = ptr + sum(min(0, (int(e) - 1) * int(s)) for e, s in zip(shape, strides, strict=True))
+    high = ptr + sum(max(0, (int(e) - 1) * int(s)) for e, s in zip(shape, strides, strict=True))
+    return range(low, high + itemsize)
+
+
+def check_aliasing(
+    where: str, inputs: Sequence[tuple[str, DeviceArray]], outputs: Sequence[tuple[str, Any]]
+) -> None:
+    """LaunchError when an output shares memory with an input or another output."""
+    spans = [(name, _span(a.ptr, a.shape, a.strides, a.dtype.itemsize)) for name, a in inputs]
+    for name, array in outputs:
+        span = _span(array.ptr, array.shape, array.strides, array.dtype.itemsize)
+        for other, taken in spans:
+            if span.start < taken.stop and taken.start < span.stop:
+                raise LaunchError(
+                    f"{where}: {name} shares memory with {other}; an output must not alias an "
+                    "input or another output (pass a separate array)"
+                )
+        spans.append((name, span))
+
+
+# ----------------------------------------------------------------------------------------
+# The per-kernel call state
+# ----------------------------------------------------------------------------------------
+
+
+class PreparedLaunch:
+    """One cached launch: the bound kernel, its stream, what to zero and what to poison."""
+
+    def __init__(
+        self,
+        bound: BoundLaunch,
+        stream: Any,
+        counters: tuple[int, int] | None,
+        outputs: list[tuple[int, int, int, int]],
+    ):
+        self.bound = bound
+        """The kernel bound to views of the arrays (tensor maps encoded)."""
+        self.stream = stream
+        """The CUstream it launches on."""
+        self.counters = counters
+        """(address, count) of the split-K tile counters, zeroed before each launch."""
+        self.outputs = outputs
+        """(address, pitch, row bytes, rows) of each output, for the debug mode's poison."""
+
+    def launch(self) -> None:
+        """Queue the launch (and the counter reset) on the stream."""
+        if self.counters is not None:
+            address, count = self.counters
+            check_result(
+                driver_api().cuMemsetD32Async(address, 0, count, self.stream),
+                "zeroing the split-K tile counters",
+            )
+        self.bound.launch(self.stream)
+
+    def poison(self) -> None:
+        """Fill the outputs with POISON_BYTE on the stream."""
+        driver = driver_api()
+        for address, pitch, width, rows in self.outputs:
+            check_result(
+                driver.cuMemsetD2D8Async(address, pitch, POISON_BYTE, width, rows, self.stream),
+                "poisoning an output",
+            )
+
+
+def poison_region(view: DeviceArray) -> tuple[int, int, int, int] | None:
+    """(address, pitch, row bytes, rows) covering exactly the elements of an array made of
+    contiguous rows at one pitch; None for other layouts (the gaps of a strided view may
+    belong to other arrays, so nothing is poisoned)."""
+    if view.nbytes == 0:
+        return None
+    if view.is_c_contiguous:
+        return (view.ptr, view.nbytes, view.nbytes, 1)
+    shape, strides, itemsize = view.shape, view.strides, view.dtype.itemsize
+    if len(shape) < 2 or strides[-1] != itemsize or strides[-2] < shape[-1] * itemsize:
+        return None
+    for axis in range(len(shape) - 2):
+        if shape[axis] != 1 and strides[axis] != strides[axis + 1] * shape[axis + 1]:
+            return None
+    rows = int(np.prod(shape[:-1], dtype=np.int64))
+    return (view.ptr, strides[-2], shape[-1] * itemsize, rows)
+
+
+class CallState:
+    """What the public call of one CudaKernel keeps between calls."""
+
+    def __init__(self, kernel: CudaKernel):
+        self.kernel = kernel
+        """The kernel."""
+        self.where = f"kernel @{kernel.plan.entry}"
+        """The prefix of every message."""
+        specs = kernel.argument_specs()
+        first_output = kernel.num_inputs
+        first_workspace = kernel.num_inputs + kernel.num_outputs
+        self.inputs = specs[:first_output]
+        """(name, shape, dtype) of each input."""
+        self.outputs = specs[first_output:first_workspace]
+        """(name, shape, dtype) of each output."""
+        self.workspace_specs = specs[first_workspace:]
+        """(name, shape, dtype) of each split-K workspace (partials..., arrivals)."""
+        self.output_names = tuple(name for name, _, _ in self.outputs)
+        """The outputs' names, as `out=` dicts take them."""
+        self.through_tma = {operand.arg for operand in kernel.plan.tensor_maps}
+        """Argument indices read or written through a tensor map."""
+        self.launches: dict[tuple[Any, ...], PreparedLaunch] = {}
+        """Prepared launches by key (stream, then each input's and output's key)."""
+        self.workspaces: dict[int, list[DeviceBuffer]] = {}
+        """Split-K workspaces by stream handle."""
+        self.streams: dict[int, Any] = {}
+        """CUstream objects by handle."""
+        self.lock = threading.Lock()
+
+    def cu_stream(self, handle: int) -> Any:
+        """The CUstream of a raw handle (kept)."""
+        stream = self.streams.get(handle)
+        if stream is None:
+            stream = self.streams[handle] = driver_api().CUstream(handle)
+        return stream
+
+    def workspace(self, handle: int) -> list[DeviceBuffer]:
+        """The split-K workspaces of the stream `handle`, allocated (zeroed) on first use."""
+        buffers = self.workspaces.get(handle)
+        if buffers is not None:
+            return buffers
+        buffers = []
+        with relaxed_capture():
+            for _, shape, dtype in self.workspace_specs:
+                buffer = DeviceBuffer(shape, dtype)
+                buffer.fill_bytes(0)
+                buffers.append(buffer)
+        self.workspaces[handle] = buffers
+        return buffers
+
+    def output_spec(self, index: int, label: str) -> ArraySpec:
+        """The spec of output `index` as `label`, with the layout the kernel writes."""
+        _, shape, dtype = self.outputs[index]
+        tma = self.kernel.num_inputs + index in self.through_tma
+        return ArraySpec(label, dtype, shape, role="output", layout="tma" if tma else "contiguous")
+
+    def prepare(
+        self,
+        key: tuple[Any, ...],
+        handle: int,
+        inputs: Sequence[Any],
+        frames: Sequence[Frame],
+        outputs: Sequence[Any],
+        out_frames: Sequence[Frame],
+        given: Sequence[bool],
+    ) -> PreparedLaunch:
+        """Check the arrays of a new key, bind them, and keep the launch."""
+        where = self.where
+        ordinal = ensure_context().info.ordinal
+        views: list[tuple[str, DeviceArray]] = []
+        for (name, _, _), value, frame, entry in zip(
+            self.inputs, inputs, frames, key[1:], strict=False
+        ):
+            device = entry[4]
+            if device != ordinal:
+                raise LaunchError(
+                    f"{where}: input {name!r} is on CUDA device {device}; mmcomp runs on "
+                    f"device {ordinal}"
+                )
+            views.append((f"input {name!r}", frame.view(value, name)))
+        out_views: list[tuple[str, DeviceArray]] = []
+        offset = 1 + len(self.inputs)
+        for index, (value, frame, passed) in enumerate(
+            zip(outputs, out_frames, given, strict=True)
+        ):
+            label = f"out[{index}]" if passed else f"output {index}"
+            device = key[offset + index][4]
+            if device != ordinal:
+                raise LaunchError(
+                    f"{where}: {label}: expected an array on CUDA device {ordinal} (where the "
+                    f"inputs are), found {frame.describe(value)} on "
+                    + ("the host" if device == HOST else f"device {device}")
+                )
+            view = frame.view(value, label)
+            spec = self.output_spec(index, label)
+            try:
+                check_dtype_and_shape(spec, view.dtype, view.shape)
+                check_layout(spec, view.ptr, view.strides, "the array's")
+            except LaunchError as error:
+                raise LaunchError(f"{where}: {error}") from None
+            out_views.append((label, view))
+        check_aliasing(where, views, out_views)
+        workspaces = self.workspace(handle) if self.workspace_specs else []
+        arrays = [view for _, view in views] + [view for _, view in out_views] + workspaces
+        try:
+            with relaxed_capture():  # loading the module, staging buffers: not captured
+                self.kernel.function()
+                bound = self.kernel.bind(arrays)
+        except LaunchError as error:
+            message = str(error)
+            raise LaunchError(
+                message if message.startswith(where) else f"{where}: {message}"
+            ) from None
+        counters = None
+        if workspaces:
+            arrivals = workspaces[-1]
+            counters = (arrivals.ptr, arrivals.size)
+        poison = [region for _, view in out_views if (region := poison_region(view))]
+        prepared = PreparedLaunch(bound, self.cu_stream(handle), counters, poison)
+        with self.lock:
+            if len(self.launches) >= LAUNCH_CACHE_SIZE:
+                self.launches.pop(next(iter(self.launches)))
+            self.launches[key] = prepared
+        return prepared
+
+
+# ----------------------------------------------------------------------------------------
+# The call
+# ----------------------------------------------------------------------------------------
+
+
+def call(
+    kernel: CudaKernel,
+    inputs: Sequence[Any],
+    out: Any = None,
+    stream: Any = None,
+    check: bool | None = None,
+) -> tuple[Any, ...]:
+    """Run `kernel` on its inputs (in kernel input order); see the module docstring."""
+    state = kernel.call_state()
+    if len(inputs) != len(state.inputs):
+        raise LaunchError(
+            f"{state.where}: expected {len(state.inputs)} inputs "
+            f"{[name for name, _, _ in state.inputs]}, found {len(inputs)}"
+        )
+    frames: list[Frame] = []
+    keys: list[tuple[Any, ...]] = []
+    for (name, _, _), value in zip(state.inputs, inputs, strict=True):
+        frame = _FRAMES.get(type(value)) or frame_of(value)
+        frames.append(frame)
+        keys.append(_key(frame, value, f"{state.where}: input {name!r}"))
+    host = [entry[4] == HOST for entry in keys]
+    if all(host):
+        return _host_call(state, inputs, frames, out, stream)
+    if any(host):
+        first_host = host.index(True)
+        first_device = host.index(False)
+        raise LaunchError(
+            f"{state.where}: inputs mix host and device arrays: input "
+            f"{state.inputs[first_host][0]!r} is {frames[first_host].describe(inputs[first_host])}"
+            f", input {state.inputs[first_device][0]!r} "
+            f"{frames[first_device].describe(inputs[first_device])}; put them all on the GPU "
+            "(or all on the host)"
+        )
+    frame, like = frames[0], inputs[0]
+    handle = frame.stream(like) if stream is None else stream_value(stream, state.where)
+    shapes = state.outputs
+    if out is None:
+        outputs = [frame.empty(like, shape, dtype) for _, shape, dtype in shapes]
+        out_frames = [frame] * len(outputs)
+        given = [False] * len(outputs)
+    else:
+        entries = out_entries(state.where, out, state.output_names)
+        given = [entry is not None for entry in entries]
+        outputs = [
+            frame.empty(like, shape, dtype) if entry is None else entry
+            for entry, (_, shape, dtype) in zip(entries, shapes, strict=True)
+        ]
+        out_frames = [frame_of(value) for value in outputs]
+    out_keys = [
+        _key(f, value, f"{state.where}: out[{index}]")
+        for index, (f, value) in enumerate(zip(out_frames, outputs, strict=True))
+    ]
+    key = (handle, *keys, *out_keys)
+    prepared = state.launches.get(key)
+    if prepared is None:
+        prepared = state.prepare(key, handle, inputs, frames, outputs, out_frames, given)
+    ensure_context()
+    debug = CHECK_DEFAULT if check is None else bool(check)
+    if debug:
+        prepared.poison()
+    prepared.launch()
+    if debug and not is_capturing(prepared.stream):
+        _synchronize(state, prepared.stream)
+    return tuple(outputs)
+
+
+def _synchronize(state: CallState, stream: Any) -> None:
+    """Wait for the stream; a fault of the launch becomes a CudaError naming the kernel."""
+    check_result(
+        driver_api().cuStreamSynchronize(stream),
+        f"{state.where}: waiting for the launch (debug mode)",
+    )
+
+
+def _host_call(
+    state: CallState, inputs: Sequence[Any], frames: Sequence[Frame], out: Any, stream: Any
+) -> tuple[Any, ...]:
+    """Copy host inputs in, launch, synchronize, copy the outputs back (poisoned first)."""
+    where = state.where
+    handle = 0 if stream is None else stream_value(stream, where)
+    kernel = state.kernel
+    kernel.function()
+    host: list[np.ndarray] = []
+    for (name, shape, dtype), value, frame in zip(state.inputs, inputs, frames, strict=True):
+        array = frame.to_numpy(value)
+        spec = ArraySpec(f"input {name!r}", dtype, shape)
+        try:
+            check_dtype_and_shape(spec, array.dtype, array.shape)
+        except LaunchError as error:
+            raise LaunchError(f"{where}: {error}") from None
+        host.append(array)
+    entries = (
+        [None] * len(state.outputs) if out is None else out_entries(where, out, state.output_names)
+    )
+    targets: list[np.ndarray | None] = []
+    for index, entry in enumerate(entries):
+        if entry is None:
+            targets.append(None)
+            continue
+        frame = frame_of(entry)
+        key = _key(frame, entry, f"{where}: out[{index}]")
+        if key[4] != HOST:
+            raise LaunchError(
+                f"{where}: out[{index}]: expected a host array (the inputs are on the host), "
+                f"found {frame.describe(entry)} on CUDA device {key[4]}"
+            )
+        target = frame.to_numpy(entry)
+        _, shape, dtype = state.outputs[index]
+        spec = ArraySpec(f"out[{index}]", dtype, shape, role="output")
+        try:
+            check_dtype_and_shape(spec, target.dtype, target.shape)
+        except LaunchError as error:
+            raise LaunchError(f"{where}: {error}") from None
+        if not target.flags.writeable:
+            raise LaunchError(f"{where}: out[{index}]: the array is read-only")
+        for (name, _, _), array in zip(state.inputs, host, strict=True):
+            if np.shares_memory(target, array):
+                raise LaunchError(
+                    f"{where}: out[{index}] shares memory with input {name!r}; an output must "
+                    "not alias an input (pass a separate array)"
+                )
+        targets.append(target)
+    device_inputs = [DeviceBuffer.from_host(array) for array in host]
+    device_outputs = [DeviceBuffer(shape, dtype) for _, shape, dtype in state.outputs]
+    for buffer in device_outputs:
+        buffer.fill_bytes(POISON_BYTE)
+    workspaces = state.workspace(handle) if state.workspace_specs else []
+    bound = kernel.bind([*device_inputs, *device_outputs, *workspaces])
+    cu_stream = state.cu_stream(handle)
+    counters = None
+    if workspaces:
+        counters = (workspaces[-1].ptr, workspaces[-1].size)
+    PreparedLaunch(bound, cu_stream, counters, []).launch()
+    _synchronize(state, cu_stream)
+    results: list[Any] = []
+    like = inputs[0]
+    first = frames[0]
+    for index, (buffer, target) in enumerate(zip(device_outputs, targets, strict=True)):
+        if target is not None:
+            buffer.copy_to_host(target)
+            results.append(entries[index])
+            continue
+        results.append(first.from_numpy(buffer.to_host(), like))
+    for buffer in (*device_inputs, *device_outputs):
+        buffer.free()
+    return tuple(results)
+
+
+def host_outputs(
+    where: str,
+    first: Frame,
+    like: Any,
+    results: Sequence[np.ndarray],
+    out: Any,
+    names: Sequence[str],
+) -> tuple[Any, ...]:
+    """The outputs of a host-only back end (interp) as the first input's kind (`first`,
+    `like`), or written to out=."""
+    entries = [None] * len(results) if out is None else out_entries(where, out, names)
+    returned: list[Any] = []
+    for index, (entry, result) in enumerate(zip(entries, results, strict=True)):
+        if entry is None:
+            returned.append(first.from_numpy(np.asarray(result), like))
+            continue
+        frame = frame_of(entry)
+        key = _key(frame, entry, f"{where}: out[{index}]")
+        if key[4] != HOST:
+            raise LaunchError(f"{where}: out[{index}]: expected a host array, found a device one")
+        target = frame.to_numpy(entry)
+        spec = ArraySpec(f"out[{index}]", np.asarray(result).dtype, np.shape(result))
+        try:
+            check_dtype_and_shape(spec, target.dtype, target.shape)
+        except LaunchError as error:
+            raise LaunchError(f"{where}: {error}") from None
+        np.copyto(target, result)
+        returned.append(entry)
+    return tuple(returned)
+
+
+def host_inputs(
+    where: str, names: Sequence[str], inputs: Sequence[Any]
+) -> tuple[list[Frame], list[np.ndarray]]:
+    """The frames of host inputs and numpy views of them; LaunchError for device arrays."""
+    frames: list[Frame] = []
+    arrays: list[np.ndarray] = []
+    for name, value in zip(names, inputs, strict=True):
+        frame = frame_of(value)
+        key = _key(frame, value, f"{where}: input {name!r}")
+        if key[4] != HOST:
+            raise LaunchError(
+                f"{where}: input {name!r}: expected a host array (numpy or CPU torch), found "
+                f"{frame.describe(value)}; the interp back end runs on the CPU"
+            )
+        frames.append(frame)
+        arrays.append(frame.to_numpy(value))
+    return frames, arrays
+
+
+def call_kernel(
+    kernel: Kernel,
+    arrays: Sequence[Any],
+    named: Mapping[str, Any],
+    out: Any = None,
+    stream: Any = None,
+    check: bool | None = None,
+) -> tuple[Any, ...]:
+    """`Kernel.__call__`: order the inputs, then run the back end (see the module docstring)."""
+    if kernel.backend == "cuda":
+        device = kernel.device_kernel
+        state = device.call_state()
+        if named or len(arrays) != len(state.inputs):
+            names = [
+                value.name or f"input{index}" for index, value in enumerate(kernel.fusion.inputs)
+            ]
+            arrays = order_inputs(state.where, names, arrays, named)
+        return call(device, arrays, out, stream, check)
+    where = f"kernel @{kernel.fusion.name}"
+    if stream is not None:
+        raise LaunchError(
+            f"{where}: argument 'stream': the {kernel.backend} back end runs on the CPU and "
+            "takes no stream"
+        )
+    names = [value.name or f"input{index}" for index, value in enumerate(kernel.fusion.inputs)]
+    ordered = order_inputs(where, names, arrays, named)
+    frames, host = host_inputs(where, names, ordered)
+    results = kernel.run(kernel.bind(host, {}))
+    output_names = [f"out{index}" for index in range(len(results))]
+    return host_outputs(where, frames[0], ordered[0], results, out, output_names)

@@ -1,0 +1,338 @@
+"""The compile caches: a fusion compiled before is not compiled again.
+
+`mmcomp.compile` asks `compile_cached` before it runs the pipeline:
+
+- In memory: a compile whose fusion IR text, schedule keywords and back end equal an earlier
+  one's returns a new `Kernel` for the caller's fusion that shares the earlier kernel's
+  artifact (PTX, launch plan, stages, loaded module and launch caches). The key is the
+  printed fusion, every keyword after `normalize_overrides` (so `tile=[128, 128, 64]` and
+  `tile=(128, 128, 64)` are one entry, and two schedules never share one) and the back end.
+- On disk (cuda back end): the whole artifact, one file per key in the kernel cache
+  directory (`$MMCOMP_CACHE_DIR`, else `$XDG_CACHE_HOME/mmcomp`, else `~/.cache/mmcomp`),
+  beside load_module's cubins. The key adds a hash of mmcomp's own source, the ptxas that
+  assembled the kernel (path, size and modification time: any other ptxas is another key),
+  the target device (`sm_90a`, and mmcomp.hardware's model of the H200 through the source
+  hash: all that compile reads of a device; the cubin the driver loads is cached by
+  load_module under the device's architecture and driver version), and the xDSL and Python
+  versions. A hit in a new process runs no pass and no ptxas; `kernel.stages` is read from
+  the entry, and `kernel.module` is parsed from the last stage's text when first asked for.
+- Entries are checksummed and written atomically (a temporary file, then a rename), so two
+  processes filling one entry at once leave one whole entry; a truncated or damaged entry
+  (or one that does not unpickle) is removed and rebuilt, never used.
+
+`python -m mmcomp.cache info` shows the directory and what it holds; `... clear` empties it.
+The entries are pickles: the cache directory must be writable by its user only, as for
+any cache of compiled code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import functools
+import hashlib
+import pickle
+import sys
+import threading
+import warnings
+import zlib
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from mmcomp.runtime.cache import KernelCache, default_cache_dir
+
+if TYPE_CHECKING:
+    from mmcomp.compiler import Kernel
+    from mmcomp.frontend import Fusion
+
+FORMAT = "mmcomp-compiled-kernel-1"
+"""The entry format; part of every key."""
+
+ARTIFACT_SUFFIX = ".kernel"
+"""File suffix of a compiled-kernel entry (load_module's cubins are `.cubin`)."""
+
+TARGET = "sm_90a"
+"""The architecture every cuda kernel is compiled for."""
+
+MEMORY_ENTRIES = 512
+"""Kernels kept in memory (the oldest dropped first)."""
+
+DISK_BACKENDS = ("cuda",)
+"""Back ends whose artifacts go to disk (the interp back end's is its materialized IR,
+which is no cheaper to parse than to build)."""
+
+_memory: dict[tuple[str, str, str], Kernel] = {}
+_lock = threading.Lock()
+_stats = {"memory_hits": 0, "disk_hits": 0, "builds": 0}
+
+
+def stats() -> dict[str, int]:
+    """How compiles were served in this process: memory_hits, disk_hits, builds."""
+    return dict(_stats)
+
+
+def clear_memory() -> None:
+    """Forget the kernels cached in memory (the disk entries stay)."""
+    with _lock:
+        _memory.clear()
+
+
+def artifact_store() -> KernelCache:
+    """The on-disk store of compiled kernels (in the kernel cache directory, read at each use)."""
+    return KernelCache(suffix=ARTIFACT_SUFFIX)
+
+
+@functools.cache
+def source_digest() -> str:
+    """SHA-256 over the path and bytes of every Python file of the mmcomp package."""
+    root = Path(__file__).resolve().parent
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        relative = path.relative_to(root).as_posix().encode()
+        data = path.read_bytes()
+        digest.update(len(relative).to_bytes(8, "little") + relative)
+        digest.update(len(data).to_bytes(8, "little") + data)
+    return digest.hexdigest()
+
+
+def ptxas_identity() -> str:
+    """The ptxas that `mmcomp.ptxas` would use: path, size, modification time; or 'none'."""
+    from mmcomp import ptxas
+
+    path = ptxas.find_tool("ptxas")
+    if path is None:
+        return "none"
+    try:
+        info = path.stat()
+    except OSError:
+        return f"{path}:unreadable"
+    return f"{path}:{info.st_size}:{info.st_mtime_ns}"
+
+
+def _toolchain() -> str:
+    """xDSL's and Python's versions and the target (mmcomp.hardware, the target's model, is
+    in the source digest)."""
+    import xdsl
+
+    python = ".".join(str(part) for part in sys.version_info[:2])
+    return f"xdsl {getattr(xdsl, '__version__', '?')}; python {python}; {TARGET}"
+
+
+def parameters_key(params: Mapping[str, object]) -> str:
+    """Every compile keyword, normalized, in a canonical text."""
+    from mmcomp.heuristics import normalize_overrides
+
+    normalized = normalize_overrides(params)
+    return repr(sorted(normalized.items()))
+
+
+def disk_key(text: str, backend: str, params: str) -> str:
+    """The hex SHA-256 naming a compiled kernel on disk (see the module docstring)."""
+    digest = hashlib.sha256()
+    for part in (FORMAT, backend, text, params, source_digest(), ptxas_identity(), _toolchain()):
+        encoded = part.encode()
+        digest.update(len(encoded).to_bytes(8, "little"))
+        digest.update(encoded)
+    return digest.hexdigest()
+
+
+def _share(kernel: Kernel, fusion: Fusion) -> Kernel:
+    """A Kernel for `fusion` sharing `kernel`'s artifact."""
+    shared = copy.copy(kernel)
+    shared.fusion = fusion
+    return shared
+
+
+def _remember(key: tuple[str, str, str], kernel: Kernel) -> None:
+    with _lock:
+        if len(_memory) >= MEMORY_ENTRIES:
+            _memory.pop(next(iter(_memory)))
+        _memory[key] = kernel
+
+
+def compile_cached(
+    fusion: Fusion, backend: str, params: Mapping[str, object], build: Callable[[], Kernel]
+) -> Kernel:
+    """The kernel of `fusion` under `params` on `backend`: from memory, from disk, or built."""
+    text = str(fusion)
+    params_text = parameters_key(params)
+    key = (backend, params_text, text)
+    cached = _memory.get(key)
+    if cached is not None:
+        _stats["memory_hits"] += 1
+        return _share(cached, fusion)
+    on_disk = backend in DISK_BACKENDS
+    name = disk_key(text, backend, params_text) if on_disk else ""
+    if on_disk:
+        loaded = load_artifact(name, fusion)
+        if loaded is not None:
+            _stats["disk_hits"] += 1
+            _remember(key, loaded)
+            return loaded
+    kernel = build()
+    _stats["builds"] += 1
+    _remember(key, kernel)
+    if on_disk:
+        store_artifact(name, kernel)
+    return kernel
+
+
+def store_artifact(name: str, kernel: Kernel) -> bool:
+    """Write the artifact of a cuda kernel under `name` (atomically); False if it cannot."""
+    device = kernel.device_kernel
+    artifact = {
+        "format": FORMAT,
+        "fusion": kernel.stages.get("fusion", ""),
+        "name": kernel.fusion.name,
+        "backend": kernel.backend,
+        "params": kernel.params,
+        "stages": kernel.stages,
+        "ptx": device.ptx,
+        "plan": device.plan,
+        "report": device.report,
+        "cubin": device.cubin,
+        "num_inputs": device.num_inputs,
+        "num_outputs": device.num_outputs,
+    }
+    payload = zlib.compress(pickle.dumps(artifact, protocol=pickle.HIGHEST_PROTOCOL), 1)
+    return artifact_store().store(name, payload)
+
+
+def read_artifact(path: Path) -> dict[str, Any] | None:
+    """The artifact in an entry file, or None when it is missing or not a whole entry."""
+    store = artifact_store()
+    payload = store.load(path.name.removesuffix(ARTIFACT_SUFFIX))
+    if payload is None:
+        return None
+    return _decode(payload)
+
+
+def _decode(payload: bytes) -> dict[str, Any] | None:
+    try:
+        artifact = pickle.loads(zlib.decompress(payload))
+    except Exception:  # damaged past the checksum, or classes that moved: a miss
+        return None
+    if not isinstance(artifact, dict) or artifact.get("format") != FORMAT:
+        return None
+    return artifact
+
+
+def load_artifact(name: str, fusion: Fusion) -> Kernel | None:
+    """The Kernel stored under `name` for `fusion`, or None (a damaged entry is removed)."""
+    store = artifact_store()
+    payload = store.load(name)  # a wrong header or checksum: removed, with a warning
+    if payload is None:
+        return None
+    artifact = _decode(payload)
+    if artifact is None:
+        path = store.path(name)
+        warnings.warn(
+            f"mmcomp compile cache: entry {path} does not decode; it is discarded and rebuilt",
+            stacklevel=3,
+        )
+        path.unlink(missing_ok=True)
+        return None
+    from mmcomp.backend.kernel import CudaKernel
+    from mmcomp.compiler import CudaRunner, Kernel
+
+    device = CudaKernel(
+        artifact["ptx"],
+        artifact["plan"],
+        artifact["report"],
+        artifact["num_inputs"],
+        artifact["num_outputs"],
+        artifact["cubin"],
+    )
+    return Kernel(
+        fusion,
+        artifact["backend"],
+        artifact["params"],
+        artifact["stages"],
+        None,
+        CudaRunner(device),
+    )
+
+
+# ----------------------------------------------------------------------------------------
+# python -m mmcomp.cache info | clear
+# ----------------------------------------------------------------------------------------
+
+
+def _entries(directory: Path) -> dict[str, list[Path]]:
+    """The files of the cache directory by kind."""
+    kinds: dict[str, list[Path]] = {"kernels": [], "cubins": [], "temporaries": []}
+    if not directory.is_dir():
+        return kinds
+    for path in sorted(directory.iterdir()):
+        if path.name.startswith(".") and path.suffix == ".tmp":
+            kinds["temporaries"].append(path)
+        elif path.suffix == ARTIFACT_SUFFIX:
+            kinds["kernels"].append(path)
+        elif path.suffix == ".cubin":
+            kinds["cubins"].append(path)
+    return kinds
+
+
+def _size(paths: list[Path]) -> str:
+    total = 0
+    for path in paths:
+        try:
+            total += path.stat().st_size
+        except OSError:
+            continue
+    return f"{total / 2**20:.1f} MiB"
+
+
+def info(verbose: bool = False) -> str:
+    """What the cache directory holds."""
+    directory = default_cache_dir()
+    kinds = _entries(directory)
+    lines = [
+        f"mmcomp cache: {directory}" + ("" if directory.is_dir() else " (not created yet)"),
+        f"  compiled kernels: {len(kinds['kernels'])} ({_size(kinds['kernels'])})",
+        f"  cubins:           {len(kinds['cubins'])} ({_size(kinds['cubins'])})",
+    ]
+    if kinds["temporaries"]:
+        lines.append(f"  temporaries:      {len(kinds['temporaries'])} (writes in progress)")
+    if verbose:
+        for path in kinds["kernels"]:
+            artifact = read_artifact(path)
+            if artifact is None:
+                lines.append(f"    {path.name}: damaged (rebuilt at its next compile)")
+                continue
+            lines.append(f"    {path.name}: @{artifact['name']} {artifact['params'].format()}")
+    return "\n".join(lines)
+
+
+def clear() -> int:
+    """Remove every compiled kernel, cubin and stale temporary; how many files went."""
+    removed = 0
+    for paths in _entries(default_cache_dir()).values():
+        for path in paths:
+            path.unlink(missing_ok=True)
+            removed += 1
+    clear_memory()
+    return removed
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m mmcomp.cache info [-v] | clear`."""
+    parser = argparse.ArgumentParser(
+        prog="python -m mmcomp.cache", description="Show or empty mmcomp's kernel cache."
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    shown = commands.add_parser("info", help="the directory, its kernels and cubins")
+    shown.add_argument("-v", "--verbose", action="store_true", help="list every kernel")
+    commands.add_parser("clear", help="remove every entry")
+    args = parser.parse_args(argv)
+    if args.command == "info":
+        print(info(args.verbose))
+        return 0
+    directory = default_cache_dir()
+    print(f"mmcomp cache: removed {clear()} files from {directory}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,532 @@
+"""mmcomp inside PyTorch programs: compiled fusions as torch custom ops, and modules.
+
+Nothing else in mmcomp imports torch; this module does, at import. It holds:
+
+- `ARRAYS`, how the public call (mmcomp.backend.call) reads torch tensors (data_ptr, shape,
+  stride and dtype, with no DLPack: a tensor that requires grad is read as a detached
+  view), allocates outputs (`Tensor.new_empty`, so torch's caching allocator, and CUDA-graph
+  memory pools, serve them), finds the current stream, and moves CPU tensors to and from
+  numpy (bfloat16 through an int16 view);
+- `op(fusion, **schedule)`: the fusion compiled and registered as the custom op
+  `mmcomp::<name>`, with a fake implementation (output shapes and dtypes), so that it runs
+  under `torch.compile(fullgraph=True)` and inside CUDA-graph capture;
+- `FusedLinear` (linear + bias + activation) and `GatedMLP` (the Llama/Mistral/Qwen MLP),
+  built from torch / transformers modules by sharing their parameters.
+
+Autograd is not built: a custom op's outputs require grad when an input does, and a
+backward through one raises NotImplementedError naming mmcomp (it never yields silent zero
+gradients). Run the ops under `torch.no_grad()` or `torch.inference_mode()`.
+
+Shapes are static: the modules compile one kernel per distinct leading extent (tokens) and
+keep it; the first call with a new extent pays for its compile (or a compile-cache hit).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import re
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from mmcomp.backend.call import HOST, Frame
+from mmcomp.errors import FusionError, LaunchError
+from mmcomp.runtime.arrays import BFLOAT16, DeviceArray
+
+torch: Any = importlib.import_module("torch")
+"""torch (imported by name: this module is itself called torch)."""
+nn: Any = torch.nn
+
+TORCH_DTYPES: dict[Any, np.dtype] = {
+    torch.bfloat16: BFLOAT16,
+    torch.float16: np.dtype(np.float16),
+    torch.float32: np.dtype(np.float32),
+    torch.float64: np.dtype(np.float64),
+    torch.int8: np.dtype(np.int8),
+    torch.int16: np.dtype(np.int16),
+    torch.int32: np.dtype(np.int32),
+    torch.int64: np.dtype(np.int64),
+    torch.uint8: np.dtype(np.uint8),
+    torch.bool: np.dtype(np.bool_),
+}
+"""The numpy dtype of each torch dtype mmcomp reads."""
+
+NUMPY_DTYPES: dict[np.dtype, Any] = {value: key for key, value in TORCH_DTYPES.items()}
+"""The torch dtype of each numpy dtype."""
+
+FUSION_DTYPES: dict[Any, str] = {
+    torch.bfloat16: "bf16",
+    torch.float16: "f16",
+    torch.float32: "f32",
+}
+"""The fusion dtype of each torch dtype a module may hold."""
+
+
+def _raw_stream() -> Callable[[int], int]:
+    """The fastest reader of torch's current stream handle on a device."""
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if raw is not None:
+        return raw
+    return lambda device: torch.cuda.current_stream(device).cuda_stream
+
+
+class TorchArrays(Frame):
+    """How the public call treats torch tensors (CPU ones as host arrays)."""
+
+    name = "torch"
+
+    def __init__(self):
+        self._stream = _raw_stream()
+
+    def key(self, value: Any) -> tuple[Any, ...]:
+        return (value.data_ptr(), value.shape, value.stride(), value.dtype, value.get_device())
+
+    def numpy_dtype(self, value: Any, name: str) -> np.dtype:
+        """The numpy dtype of a tensor; LaunchError for one mmcomp does not read."""
+        dtype = TORCH_DTYPES.get(value.dtype)
+        if dtype is None:
+            raise LaunchError(f"{name}: unsupported torch dtype {value.dtype}")
+        return dtype
+
+    def view(self, value: Any, name: str) -> DeviceArray:
+        dtype = self.numpy_dtype(value, name)
+        strides = tuple(stride * dtype.itemsize for stride in value.stride())
+        return DeviceArray(value.data_ptr(), tuple(value.shape), dtype, strides)
+
+    def to_numpy(self, value: Any) -> np.ndarray:
+        tensor = value.detach()
+        if tensor.dtype == torch.bfloat16:
+            return tensor.view(torch.int16).numpy().view(BFLOAT16)
+        self.numpy_dtype(tensor, "tensor")
+        return tensor.numpy()
+
+    def from_numpy(self, array: np.ndarray, like: Any) -> Any:
+        if array.dtype == BFLOAT16:
+            return torch.from_numpy(array.view(np.int16)).view(torch.bfloat16)
+        return torch.from_numpy(array)
+
+    def empty(self, like: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
+        return like.new_empty(shape, dtype=NUMPY_DTYPES[dtype])
+
+    def stream(self, like: Any) -> int:
+        return self._stream(like.get_device())
+
+    def describe(self, value: Any) -> str:
+        device = value.get_device()
+        return "a CPU torch tensor" if device == HOST else f"a CUDA torch tensor (cuda:{device})"
+
+
+ARRAYS = TorchArrays()
+"""The torch frame of mmcomp.backend.call."""
+
+
+# ----------------------------------------------------------------------------------------
+# Custom ops
+# ----------------------------------------------------------------------------------------
+
+_lock = threading.Lock()
+_ops: dict[str, Any] = {}
+"""Registered ops by qualified name (registering one name twice is an error in torch)."""
+
+_NAME = re.compile(r"[^A-Za-z0-9_]")
+_SCHEMA_RESERVED = {"out", "self", "input", "dtype", "device", "layout"}
+
+
+def _op_name(base: str, digest_of: str) -> str:
+    """`<base>_<12 hex>`: a valid op name unique to what `digest_of` says."""
+    digest = hashlib.sha256(digest_of.encode()).hexdigest()[:12]
+    return f"{_NAME.sub('_', base) or 'fusion'}_{digest}"
+
+
+def _argument(name: str, index: int) -> str:
+    """A schema argument name for an input."""
+    name = _NAME.sub("_", name) or f"x{index}"
+    return f"{name}_" if name in _SCHEMA_RESERVED else name
+
+
+def _schema(inputs: Sequence[str], optional: Sequence[str], outputs: int) -> str:
+    """`(Tensor a, Tensor w, Tensor? bias=None) -> (Tensor, Tensor)`."""
+    arguments = [f"Tensor {name}" for name in inputs]
+    arguments += [f"Tensor? {name}=None" for name in optional]
+    results = "Tensor" if outputs == 1 else "(" + ", ".join(["Tensor"] * outputs) + ")"
+    return f"({', '.join(arguments)}) -> {results}"
+
+
+def _no_backward_impl(grads: list[Any], like: list[Any], where: str) -> list[Any]:
+    raise NotImplementedError(where)
+
+
+def _no_backward_fake(grads: list[Any], like: list[Any], where: str) -> list[Any]:
+    return [tensor.new_empty(tensor.shape) for tensor in like]
+
+
+_no_backward = torch.library.custom_op(
+    "mmcomp::no_backward",
+    _no_backward_impl,
+    mutates_args=(),
+    schema="(Tensor[] grads, Tensor[] like, str where) -> Tensor[]",
+)
+"""Stands in for the gradients of an mmcomp op: its fake gives their shapes (so tracing a
+joint forward-backward graph works), running it raises. It takes the incoming gradients,
+so it runs in the backward pass, not where the partitioner could move it."""
+_no_backward.register_fake(_no_backward_fake)
+
+
+def _register(
+    name: str,
+    schema: str,
+    impl: Callable[..., Any],
+    fake: Callable[..., Any],
+    where: str,
+) -> Any:
+    """Register (once per name) the op `mmcomp::<name>` with its fake and no backward."""
+    qualified = f"mmcomp::{name}"
+    with _lock:
+        found = _ops.get(qualified)
+        if found is not None:
+            return found
+        op = torch.library.custom_op(qualified, impl, mutates_args=(), schema=schema)
+        op.register_fake(fake)
+        message = (
+            f"mmcomp: {where} has no backward (autograd through mmcomp kernels is not built); "
+            "run it under torch.no_grad() or torch.inference_mode(), or detach its inputs"
+        )
+
+        def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
+            ctx.positions = [i for i, t in enumerate(inputs) if isinstance(t, torch.Tensor)]
+            ctx.count = len(inputs)
+            ctx.save_for_backward(*[inputs[i] for i in ctx.positions])
+
+        def backward(ctx: Any, *grads: Any) -> tuple[Any, ...]:
+            given = [grad for grad in grads if grad is not None]
+            gradients = _no_backward(given, list(ctx.saved_tensors), message)
+            result: list[Any] = [None] * ctx.count
+            for position, gradient in zip(ctx.positions, gradients, strict=True):
+                result[position] = gradient
+            return tuple(result)
+
+        op.register_autograd(backward, setup_context=setup_context)
+        _ops[qualified] = op
+        return op
+
+
+def _single(outputs: tuple[Any, ...]) -> Any:
+    return outputs[0] if len(outputs) == 1 else outputs
+
+
+def op(fusion: Any, *, backend: str = "cuda", **schedule: Any) -> Any:
+    """Compile `fusion` (a Fusion or IR text) and register it as the op `mmcomp::<name>`.
+
+    The op takes the fusion's inputs as tensors, in order, and returns its output (or a
+    tuple of outputs); its fake implementation gives the outputs' shapes and dtypes on the
+    inputs' device. Registering the same fusion and schedule again returns the same op.
+    """
+    import mmcomp
+
+    kernel = mmcomp.compile(fusion, backend=backend, **schedule)
+    compiled = kernel.fusion
+    names = [_argument(value.name or "", index) for index, value in enumerate(compiled.inputs)]
+    shapes = [
+        (tuple(value.shape), NUMPY_DTYPES[np.dtype(value.numpy_dtype)])
+        for value in compiled.outputs
+    ]
+    where = f"mmcomp op for @{compiled.name}"
+    name = _op_name(compiled.name, f"{backend}\n{kernel.params.format()}\n{compiled}")
+
+    def impl(*tensors: Any) -> Any:
+        return _single(kernel(*tensors))
+
+    def fake(*tensors: Any) -> Any:
+        like = tensors[0]
+        return _single(tuple(like.new_empty(shape, dtype=dtype) for shape, dtype in shapes))
+
+    return _register(name, _schema(names, (), len(shapes)), impl, fake, where)
+
+
+# ----------------------------------------------------------------------------------------
+# Modules
+# ----------------------------------------------------------------------------------------
+
+ACTIVATIONS = ("none", "gelu_tanh", "gelu", "silu", "relu")
+"""Activations FusedLinear and GatedMLP apply: gelu_tanh is gelu(approximate="tanh"),
+gelu the exact (erf) one."""
+
+_ACTIVATION_CLASSES = {
+    "Identity": "none",
+    "SiLU": "silu",
+    "SiLUActivation": "silu",
+    "ReLU": "relu",
+    "GELUTanh": "gelu_tanh",
+    "PytorchGELUTanh": "gelu_tanh",
+    "NewGELUActivation": "gelu_tanh",
+    "GELUActivation": "gelu",
+}
+"""torch and transformers activation modules by class name."""
+
+
+def activation_name(activation: Any, where: str) -> str:
+    """One of ACTIVATIONS from a name, None, or an activation module."""
+    if activation is None:
+        return "none"
+    if isinstance(activation, str):
+        name = {"gelu_pytorch_tanh": "gelu_tanh", "identity": "none", "swish": "silu"}.get(
+            activation, activation
+        )
+        if name in ACTIVATIONS:
+            return name
+        raise FusionError(
+            f"{where}: argument 'activation': expected one of {', '.join(ACTIVATIONS)}, "
+            f"found {activation!r}"
+        )
+    if isinstance(activation, nn.GELU):
+        return "gelu_tanh" if activation.approximate == "tanh" else "gelu"
+    found = _ACTIVATION_CLASSES.get(type(activation).__name__)
+    if found is None:
+        raise FusionError(
+            f"{where}: argument 'activation': expected one of {', '.join(ACTIVATIONS)} or a "
+            f"SiLU / GELU / ReLU module, found {type(activation).__name__}"
+        )
+    return found
+
+
+def _activate(f: Any, value: Any, activation: str) -> Any:
+    """`activation` applied to a fusion value."""
+    if activation == "none":
+        return value
+    if activation == "gelu_tanh":
+        return f.gelu(value, "tanh")
+    if activation == "gelu":
+        return f.gelu(value, "none")
+    if activation == "silu":
+        return f.silu(value)
+    return f.relu(value)
+
+
+def _fusion_dtype(tensor: Any, where: str, what: str) -> str:
+    dtype = FUSION_DTYPES.get(tensor.dtype)
+    if dtype is None or dtype == "f32":
+        raise FusionError(
+            f"{where}: {what}: expected bfloat16 or float16 weights (wgmma), found {tensor.dtype}"
+        )
+    return dtype
+
+
+class _PerExtent:
+    """Kernels of one module family, compiled per leading extent on first use."""
+
+    def __init__(self, build: Callable[[int], Any], schedule: dict[str, Any]):
+        self.build = build
+        """Leading extent -> the fusion."""
+        self.schedule = schedule
+        """The schedule keywords of every compile."""
+        self.kernels: dict[int, Any] = {}
+        self.lock = threading.Lock()
+
+    def kernel(self, extent: int) -> Any:
+        """The kernel for `extent` rows (compiled now if new)."""
+        kernel = self.kernels.get(extent)
+        if kernel is not None:
+            return kernel
+        import mmcomp
+
+        with self.lock:
+            kernel = self.kernels.get(extent)
+            if kernel is None:
+                kernel = mmcomp.compile(self.build(extent), **self.schedule)
+                self.kernels[extent] = kernel
+        return kernel
+
+
+def _family_op(
+    name: str,
+    inputs: Sequence[str],
+    optional: Sequence[str],
+    family: _PerExtent,
+    out_features: int,
+    where: str,
+) -> Any:
+    """An op whose impl runs `family`'s kernel for the first input's row count."""
+
+    def impl(x: Any, *rest: Any) -> Any:
+        arrays = [x, *(tensor for tensor in rest if tensor is not None)]
+        return family.kernel(int(x.shape[0]))(*arrays)[0]
+
+    def fake(x: Any, *rest: Any) -> Any:
+        return x.new_empty((x.shape[0], out_features))
+
+    return _register(name, _schema(inputs, optional, 1), impl, fake, where)
+
+
+def _check_input(x: Any, features: int, dtype: Any, where: str) -> None:
+    if x.dim() < 1 or x.shape[-1] != features:
+        raise FusionError(f"{where}: input: expected [..., {features}], found {list(x.shape)}")
+    if x.dtype != dtype:
+        raise FusionError(f"{where}: input: expected dtype {dtype}, found {x.dtype}")
+
+
+class FusedLinear(nn.Module):
+    """`activation(x W^T + b)` as one mmcomp kernel, sharing an nn.Linear's parameters.
+
+    The output has x's dtype (the weight's: bf16 or f16); the accumulator and the
+    activation are f32. One kernel per distinct token count (x's leading extents).
+    """
+
+    def __init__(self, linear: Any, activation: Any = None, **schedule: Any):
+        """Share `linear`'s weight and bias (no copy); `schedule`: mmcomp.compile keywords."""
+        super().__init__()
+        where = "mmcomp.torch.FusedLinear"
+        if not isinstance(linear, nn.Linear):
+            raise FusionError(
+                f"{where}: argument 'linear': expected an nn.Linear, found {type(linear).__name__}"
+            )
+        self.weight = linear.weight
+        self.bias = linear.bias
+        self.in_features = linear.in_features
+        self.out_features = linear.out_features
+        self.activation = activation_name(activation, where)
+        dtype = _fusion_dtype(linear.weight, where, "linear.weight")
+        n, k, act, bias = self.out_features, self.in_features, self.activation, self.bias
+        has_bias = bias is not None
+        if has_bias and bias.dtype != linear.weight.dtype:
+            raise FusionError(
+                f"{where}: linear.bias: expected dtype {linear.weight.dtype}, found {bias.dtype}"
+            )
+
+        def build(m: int) -> Any:
+            from mmcomp.frontend import Fusion
+
+            f = Fusion(f"linear_{act}")
+            a = f.input("x", [m, k], dtype)
+            w = f.input("w", [n, k], dtype)
+            b = f.input("bias", [n], dtype) if has_bias else None
+            f.output(f.cast(_activate(f, f.linear(a, w, b), act), dtype))
+            return f
+
+        self._family = _PerExtent(build, dict(schedule))
+        description = f"linear {n}x{k} {dtype} bias={has_bias} {act} {sorted(schedule.items())}"
+        self._op = _family_op(
+            _op_name(f"linear_{act}", description),
+            ["x", "w"],
+            ["bias"],
+            self._family,
+            n,
+            f"FusedLinear({k} -> {n}, {act})",
+        )
+
+    def forward(self, x: Any) -> Any:
+        """activation(x W^T + b) over x's last axis."""
+        _check_input(x, self.in_features, self.weight.dtype, "mmcomp.torch.FusedLinear")
+        lead = x.shape[:-1]
+        rows = x.reshape(-1, self.in_features)
+        if not rows.is_contiguous():
+            rows = rows.contiguous()
+        y = self._op(rows, self.weight, self.bias)
+        return y.reshape(*lead, self.out_features)
+
+    def extra_repr(self) -> str:
+        return (
+            f"in_features={self.in_features}, out_features={self.out_features}, "
+            f"bias={self.bias is not None}, activation={self.activation}"
+        )
+
+
+class GatedMLP(nn.Module):
+    """The gated MLP of Llama, Mistral and Qwen: `down(act(x Wg^T) * (x Wu^T))`.
+
+    gate and up are one horizontal mmcomp kernel (x read once, both products in f32
+    registers, one bf16 output); down is a FusedLinear. Built from any module with
+    `gate_proj`, `up_proj` and `down_proj` linears (transformers' LlamaMLP, MistralMLP,
+    Qwen2MLP, ...) by sharing their weights; the activation is the module's `act_fn`
+    unless given.
+    """
+
+    def __init__(
+        self,
+        mlp: Any,
+        activation: Any = None,
+        gate_up_schedule: dict[str, Any] | None = None,
+        down_schedule: dict[str, Any] | None = None,
+    ):
+        """Share `mlp`'s weights; the schedules are mmcomp.compile keywords of each kernel."""
+        super().__init__()
+        where = "mmcomp.torch.GatedMLP"
+        projections = {}
+        for part in ("gate_proj", "up_proj", "down_proj"):
+            found = getattr(mlp, part, None)
+            if not isinstance(found, nn.Linear):
+                raise FusionError(
+                    f"{where}: argument 'mlp': expected a module with nn.Linear {part}, found "
+                    f"{type(found).__name__}"
+                )
+            projections[part] = found
+        gate, up, down = projections["gate_proj"], projections["up_proj"], projections["down_proj"]
+        if gate.weight.shape != up.weight.shape or down.in_features != gate.out_features:
+            raise FusionError(
+                f"{where}: expected gate_proj and up_proj of one shape and down_proj taking "
+                f"their output, found {list(gate.weight.shape)}, {list(up.weight.shape)}, "
+                f"{list(down.weight.shape)}"
+            )
+        self.activation = activation_name(
+            activation if activation is not None else getattr(mlp, "act_fn", None), where
+        )
+        self.gate_weight = gate.weight
+        self.up_weight = up.weight
+        self.gate_bias = gate.bias
+        self.up_bias = up.bias
+        self.hidden = gate.in_features
+        self.intermediate = gate.out_features
+        dtype = _fusion_dtype(gate.weight, where, "gate_proj.weight")
+        for name, tensor in (("up_proj.weight", up.weight), ("down_proj.weight", down.weight)):
+            if tensor.dtype != gate.weight.dtype:
+                raise FusionError(
+                    f"{where}: {name}: expected dtype {gate.weight.dtype}, found {tensor.dtype}"
+                )
+        h, i, act = self.hidden, self.intermediate, self.activation
+        biased = (gate.bias is not None, up.bias is not None)
+        schedule = dict(gate_up_schedule or {})
+
+        def build(m: int) -> Any:
+            from mmcomp.frontend import Fusion
+
+            f = Fusion(f"gated_{act}")
+            x = f.input("x", [m, h], dtype)
+            wg = f.input("wg", [i, h], dtype)
+            wu = f.input("wu", [i, h], dtype)
+            bg = f.input("bg", [i], dtype) if biased[0] else None
+            bu = f.input("bu", [i], dtype) if biased[1] else None
+            gated = _activate(f, f.linear(x, wg, bg), act) * f.linear(x, wu, bu)
+            f.output(f.cast(gated, dtype))
+            return f
+
+        self._family = _PerExtent(build, schedule)
+        description = f"gated {h}->{i} {dtype} bias={biased} {act} {sorted(schedule.items())}"
+        self._op = _family_op(
+            _op_name(f"gated_{act}", description),
+            ["x", "wg", "wu"],
+            ["bg", "bu"],
+            self._family,
+            i,
+            f"GatedMLP gate/up ({h} -> {i}, {act})",
+        )
+        self.down = FusedLinear(down, None, **(down_schedule or {}))
+
+    def forward(self, x: Any) -> Any:
+        """down(act(gate(x)) * up(x)) over x's last axis."""
+        _check_input(x, self.hidden, self.gate_weight.dtype, "mmcomp.torch.GatedMLP")
+        lead = x.shape[:-1]
+        rows = x.reshape(-1, self.hidden)
+        if not rows.is_contiguous():
+            rows = rows.contiguous()
+        gated = self._op(rows, self.gate_weight, self.up_weight, self.gate_bias, self.up_bias)
+        return self.down(gated).reshape(*lead, self.down.out_features)
+
+    def extra_repr(self) -> str:
+        return (
+            f"hidden={self.hidden}, intermediate={self.intermediate}, activation={self.activation}"
+        )
+
+
+__all__ = ["ACTIVATIONS", "ARRAYS", "FusedLinear", "GatedMLP", "activation_name", "op"]
