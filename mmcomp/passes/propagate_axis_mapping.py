@@ -3,9 +3,14 @@
 Every `fusion.matmul`, `fusion.linear` and `fusion.fused_multiply_sum` becomes a
 `fusion.mma` whose axis map names the role of each axis of A, B and the result (a linear's
 bias becomes a cast to f32, a broadcast and an add: the epilogue a kernel runs on its f32
-accumulator). The function then carries its iteration space (`fusion.space`), and every
-tensor value its roles (`fusion.roles` on op results and function arguments); see
-`mmcomp.roles` and docs/axis-roles.md. Inconsistent roles are verifier errors at the op.
+accumulator). A `fusion.broadcast` of a factor folds into the mma's axis map: the mma
+reads the broadcast's input, whose inserted axes are simply absent, exactly as if the
+input had been declared with size-1 axes there (nvFuser's `broadcast(a, [False, True,
+False])`, `broadcast(b, [True, False, False])`, `fused_multiply_sum(..., [2])` becomes the
+mma of a[M, K] and b[N, K]). The function then carries its iteration space
+(`fusion.space`), and every tensor value its roles (`fusion.roles` on op results and
+function arguments); see `mmcomp.roles` and docs/axis-roles.md. Inconsistent roles are
+verifier errors at the op.
 """
 
 from __future__ import annotations
@@ -16,34 +21,82 @@ from typing import TYPE_CHECKING
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.dialects.func import FuncOp
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import VerifyException
 
 from mmcomp.dialects.fusion import AddOp, BroadcastOp, CastOp, LinearOp, MmaOp, tensor_type
 from mmcomp.errors import FusionError
-from mmcomp.roles import ContractionRoles, annotate, infer_axis_mapping
+from mmcomp.roles import ABSENT, ContractionRoles, annotate, infer_axis_mapping
 
 if TYPE_CHECKING:
     from mmcomp.frontend import Fusion
 
 
+def _unbroadcast(value: SSAValue, roles: tuple[str, ...]) -> tuple[SSAValue, tuple[str, ...]]:
+    """The input of a `fusion.broadcast` chain ending in `value`, with its axes' roles.
+
+    An inserted axis is absent from the input; a kept axis keeps its role, or becomes
+    absent (_) where the broadcast expands it from extent 1.
+    """
+    while isinstance(value, OpResult) and isinstance(value.op, BroadcastOp):
+        broadcast = value.op
+        in_shape = broadcast.input.type
+        assert isinstance(in_shape, TensorType)
+        kept = [axis for axis, inserted in enumerate(broadcast.inserted) if not inserted]
+        out_shape = tuple(_shape_of(value))
+        roles = tuple(
+            roles[out_axis] if extent == out_shape[out_axis] else ABSENT
+            for extent, out_axis in zip(in_shape.get_shape(), kept, strict=True)
+        )
+        value = broadcast.input
+    return value, roles
+
+
+def _shape_of(value: SSAValue) -> tuple[int, ...]:
+    value_type = value.type
+    assert isinstance(value_type, TensorType)
+    return tuple(value_type.get_shape())
+
+
+def _folded_factors(
+    contraction: ContractionRoles,
+) -> tuple[SSAValue, tuple[str, ...], SSAValue, tuple[str, ...]]:
+    """The contraction's factors with their broadcasts folded into the axis map.
+
+    A broadcast of a factor only says which iteration axes it lacks: the mma reads the
+    broadcast's input, its roles without the inserted axes (as if the input had been
+    declared with size-1 axes there). A fold that would leave an output axis in neither
+    factor (a broadcast that expands m or n) is not made.
+    """
+    a, b = contraction.op.operands[0], contraction.op.operands[1]
+    a_roles, b_roles = contraction.a_roles, contraction.b_roles
+    folded_a, folded_a_roles = _unbroadcast(a, a_roles)
+    folded_b, folded_b_roles = _unbroadcast(b, b_roles)
+    present = set(folded_a_roles) | set(folded_b_roles)
+    if any(role not in present for role in contraction.out_roles if role != ABSENT):
+        return a, a_roles, b, b_roles
+    if "k" not in folded_a_roles or "k" not in folded_b_roles:
+        return a, a_roles, b, b_roles
+    return folded_a, folded_a_roles, folded_b, folded_b_roles
+
+
 def _lower(contraction: ContractionRoles) -> None:
-    """Replace one contraction by `fusion.mma` (plus the bias epilogue of a linear)."""
+    """Replace one contraction by `fusion.mma` (plus the bias epilogue of a linear), its
+    factors' broadcasts folded into the mma's axis map."""
     op = contraction.op
-    if isinstance(op, MmaOp):
+    a, a_roles, b, b_roles = _folded_factors(contraction)
+    if isinstance(op, MmaOp) and a is op.a and b is op.b:
         return
     result_type = op.results[0].type
     assert isinstance(result_type, TensorType)
-    mma = MmaOp(
-        op.operands[0],
-        op.operands[1],
-        contraction.a_roles,
-        contraction.b_roles,
-        contraction.out_roles,
-        result_type,
-    )
+    mma = MmaOp(a, b, a_roles, b_roles, contraction.out_roles, result_type)
+    mma.location = op.location
+    if isinstance(op, MmaOp):
+        mma.result.name_hint = op.result.name_hint
+        Rewriter.replace_op(op, [mma])
+        return
     new_ops: list[Operation] = [mma]
     result: SSAValue = mma.result
     if isinstance(op, LinearOp) and op.bias is not None:
@@ -69,11 +122,20 @@ def _lower(contraction: ContractionRoles) -> None:
     Rewriter.replace_op(op, new_ops, [result])
 
 
+def _erase_dead_broadcasts(func: FuncOp) -> None:
+    """Erase the broadcasts that folding left without uses (last first, so chains go)."""
+    for op in reversed(list(func.body.walk())):
+        if isinstance(op, BroadcastOp) and not op.result.uses:
+            op.detach()
+            op.erase()
+
+
 def propagate_function(func: FuncOp) -> None:
     """Lower `func`'s contractions to fusion.mma and store its axis mapping in the IR."""
     mapping = infer_axis_mapping(func)
     for contraction in mapping.contractions:
         _lower(contraction)
+    _erase_dead_broadcasts(func)
     annotate(func, infer_axis_mapping(func))
 
 
