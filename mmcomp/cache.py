@@ -201,7 +201,7 @@ def store_artifact(name: str, kernel: Kernel) -> bool:
 
 def read_artifact(path: Path) -> dict[str, Any] | None:
     """The artifact in an entry file, or None when it is missing or not a whole entry."""
-    store = artifact_store()
+    store = KernelCache(path.parent, suffix=ARTIFACT_SUFFIX)
     payload = store.load(path.name.removesuffix(ARTIFACT_SUFFIX))
     if payload is None:
         return None

@@ -96,6 +96,22 @@ class TorchArrays(Frame):
         strides = tuple(stride * dtype.itemsize for stride in value.stride())
         return DeviceArray(value.data_ptr(), tuple(value.shape), dtype, strides)
 
+    def device_view(self, value: Any, name: str) -> DeviceArray | None:
+        """A DeviceArray over a CUDA tensor that keeps it alive; None for a CPU tensor."""
+        device = value.get_device()
+        if device == HOST:
+            return None
+        from mmcomp.runtime.device import ensure_context
+
+        ordinal = ensure_context().info.ordinal
+        if device != ordinal:
+            raise LaunchError(
+                f"argument {name!r}: expected a tensor on cuda:{ordinal}, found cuda:{device}"
+            )
+        view = self.view(value, name)
+        view.owner = value
+        return view
+
     def to_numpy(self, value: Any) -> np.ndarray:
         tensor = value.detach()
         if tensor.dtype == torch.bfloat16:

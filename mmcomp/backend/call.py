@@ -76,6 +76,10 @@ POISON_BYTE = 0xFF
 HOST = -1
 """The device field of a host array's key."""
 
+DEVICE = 0
+"""The CUDA device mmcomp runs on: the runtime retains device 0's primary context (the one
+torch and cupy use, so their pointers are valid in mmcomp's launches)."""
+
 
 # ----------------------------------------------------------------------------------------
 # Frameworks
@@ -142,7 +146,7 @@ class MmcompFrame(Frame):
     name = "mmcomp"
 
     def key(self, value: Any) -> tuple[Any, ...]:
-        return (value.ptr, value.shape, value.strides, value.dtype, ensure_context().info.ordinal)
+        return (value.ptr, value.shape, value.strides, value.dtype, DEVICE)
 
     def view(self, value: Any, name: str) -> DeviceArray:
         return DeviceArray(value.ptr, value.shape, value.dtype, value.strides)
@@ -159,7 +163,7 @@ class GenericFrame(Frame):
     def key(self, value: Any) -> tuple[Any, ...]:
         view = as_device_array(value, "array")
         if view is not None:
-            return (view.ptr, view.shape, view.strides, view.dtype, ensure_context().info.ordinal)
+            return (view.ptr, view.shape, view.strides, view.dtype, DEVICE)
         if hasattr(value, "__dlpack__"):
             host = np.from_dlpack(value)
             return (0, host.shape, host.strides, host.dtype, HOST)
@@ -275,7 +279,7 @@ def stream_value(stream: Any, where: str) -> int:
     if isinstance(raw, int):  # torch.cuda.Stream
         device = getattr(stream, "device", None)
         index = getattr(device, "index", None)
-        ordinal = ensure_context().info.ordinal
+        ordinal = DEVICE
         if getattr(device, "type", "cuda") != "cuda" or (index is not None and index != ordinal):
             raise LaunchError(
                 f"{where}: argument 'stream': expected a stream of CUDA device {ordinal}, "
@@ -538,7 +542,7 @@ class CallState:
     ) -> PreparedLaunch:
         """Check the arrays of a new key, bind them, and keep the launch."""
         where = self.where
-        ordinal = ensure_context().info.ordinal
+        ordinal = DEVICE
         views: list[tuple[str, DeviceArray]] = []
         for (name, _, _), value, frame, entry in zip(
             self.inputs, inputs, frames, key[1:], strict=False
@@ -756,14 +760,19 @@ def host_outputs(
     results: Sequence[np.ndarray],
     out: Any,
     names: Sequence[str],
+    inputs: Sequence[tuple[str, np.ndarray]] = (),
 ) -> tuple[Any, ...]:
     """The outputs of a host-only back end (interp) as the first input's kind (`first`,
-    `like`), or written to out=."""
+    `like`), or written to out= (checked against `inputs`, (name, array) pairs)."""
+    input_names = [name for name, _ in inputs]
+    host = [array for _, array in inputs]
     entries = [None] * len(results) if out is None else out_entries(where, out, names)
     returned: list[Any] = []
+    targets: list[np.ndarray | None] = []
     for index, (entry, result) in enumerate(zip(entries, results, strict=True)):
         if entry is None:
             returned.append(first.from_numpy(np.asarray(result), like))
+            targets.append(None)
             continue
         frame = frame_of(entry)
         key = _key(frame, entry, f"{where}: out[{index}]")
@@ -775,8 +784,17 @@ def host_outputs(
             check_dtype_and_shape(spec, target.dtype, target.shape)
         except LaunchError as error:
             raise LaunchError(f"{where}: {error}") from None
-        np.copyto(target, result)
+        for name, array in zip(input_names, host, strict=True):
+            if np.shares_memory(target, array):
+                raise LaunchError(
+                    f"{where}: out[{index}] shares memory with input {name!r}; an output must "
+                    "not alias an input (pass a separate array)"
+                )
+        targets.append(target)
         returned.append(entry)
+    for target, result in zip(targets, results, strict=True):
+        if target is not None:
+            np.copyto(target, result)
     return tuple(returned)
 
 
@@ -828,4 +846,5 @@ def call_kernel(
     frames, host = host_inputs(where, names, ordered)
     results = kernel.run(kernel.bind(host, {}))
     output_names = [f"out{index}" for index in range(len(results))]
-    return host_outputs(where, frames[0], ordered[0], results, out, output_names)
+    pairs = list(zip(names, host, strict=True))
+    return host_outputs(where, frames[0], ordered[0], results, out, output_names, pairs)

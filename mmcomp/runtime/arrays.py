@@ -366,6 +366,9 @@ def as_device_array(value: Any, name: str = "array") -> DeviceArray | None:
         return value
     if isinstance(value, np.ndarray):
         return None
+    if type(value).__module__.split(".", 1)[0] == "torch" and hasattr(value, "data_ptr"):
+        # Read directly: DLPack refuses tensors that require grad, CAI has no bfloat16.
+        return importlib.import_module("mmcomp.torch").ARRAYS.device_view(value, name)
     try:
         interface = value.__cuda_array_interface__
     except AttributeError:

@@ -1,0 +1,215 @@
+"""The public call's contract on a machine without a GPU: argument order, out=, stream=,
+and every misuse refused with an error naming the argument before any driver call.
+
+Device arrays are stood in for by objects with `__cuda_array_interface__` (as cupy's);
+checks run before the launch, so no GPU is needed. The launches themselves are in
+test_call_gpu.py.
+"""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import mmcomp
+from mmcomp.backend import cases
+from mmcomp.backend.call import RESERVED_KEYWORDS, stream_value
+from mmcomp.errors import FusionError, LaunchError
+
+BF16 = np.dtype(ml_dtypes.bfloat16)
+INTERP = {"backend": "interp", "tile": (128, 128, 64)}
+
+
+class FakeDeviceArray:
+    """A device array by the CUDA array interface only (nothing is read or written)."""
+
+    def __init__(self, shape, dtype, ptr=1 << 32, strides=None):
+        self.shape = tuple(shape)
+        self.dtype = np.dtype(dtype)
+        self.__cuda_array_interface__ = {
+            "shape": self.shape,
+            "typestr": self.dtype.str,
+            "data": (ptr, False),
+            "strides": strides,
+            "version": 3,
+        }
+
+
+def random(shape, dtype=BF16):
+    return np.random.default_rng().standard_normal(shape).astype(np.float32).astype(dtype)
+
+
+@pytest.fixture(scope="module")
+def linear():
+    """A cuda kernel of a linear (300x500x200, registers epilogue) and its interp twin."""
+    fusion = cases.linear(300, 500, 200)
+    return (
+        mmcomp.compile(fusion, epilogue="registers", split_k=1),
+        mmcomp.compile(fusion, **INTERP),
+    )
+
+
+def device_inputs(base=1 << 32):
+    return [
+        FakeDeviceArray((300, 200), BF16, base),
+        FakeDeviceArray((500, 200), BF16, base + (1 << 24)),
+    ]
+
+
+def test_interp_out_is_written_in_place_and_returned(linear):
+    _, kernel = linear
+    a, w = random((300, 200)), random((500, 200))
+    (want,) = kernel(a, w)
+    for out in ([np.empty((300, 500), BF16)], (np.empty((300, 500), BF16),)):
+        (got,) = kernel(a, w, out=out)
+        assert got is out[0]
+        np.testing.assert_array_equal(got, want)
+    target = np.empty((300, 500), BF16)
+    (got,) = kernel(a, w, out={"out0": target})
+    assert got is target
+    (got,) = kernel(w=w, a=a, out={0: target})
+    np.testing.assert_array_equal(target, want)
+
+
+def test_interp_out_misuse_names_the_argument(linear):
+    _, kernel = linear
+    a, w = random((300, 200)), random((500, 200))
+    with pytest.raises(
+        LaunchError, match=r"'out\[0\]': expected shape \[300, 500\], found \[300, 501\]"
+    ):
+        kernel(a, w, out=[np.empty((300, 501), BF16)])
+    with pytest.raises(LaunchError, match=r"'out\[0\]': expected dtype bfloat16, found float32"):
+        kernel(a, w, out=[np.empty((300, 500), np.float32)])
+    with pytest.raises(LaunchError, match=r"out: expected 1 entries .* found 2"):
+        kernel(a, w, out=[None, None])
+    with pytest.raises(LaunchError, match=r"out: no output 'y'; the outputs are \['out0'\]"):
+        kernel(a, w, out={"y": np.empty((300, 500), BF16)})
+    with pytest.raises(LaunchError, match=r"out: expected a tuple or list .* found ndarray"):
+        kernel(a, w, out=np.empty((300, 500), BF16))
+    with pytest.raises(
+        LaunchError, match=r"argument 'stream': the interp back end runs on the CPU"
+    ):
+        kernel(a, w, stream=0)
+    with pytest.raises(LaunchError, match=r"input 'a': expected a host array .* interp back end"):
+        kernel(device_inputs()[0], w)
+
+
+def test_interp_out_aliasing_an_input_is_refused():
+    f = mmcomp.Fusion("square")
+    a = f.input("a", [128, 128], "bf16")
+    w = f.input("w", [128, 128], "bf16")
+    f.output(f.cast(f.linear(a, w), "bf16"))
+    kernel = mmcomp.compile(f, **INTERP)
+    x, y = random((128, 128)), random((128, 128))
+    with pytest.raises(LaunchError, match=r"out\[0\] shares memory with input 'w'"):
+        kernel(x, y, out=[y[:, :]])
+
+
+def test_inputs_named_like_call_keywords_are_passed_by_position():
+    f = mmcomp.Fusion("reserved")
+    out = f.input("out", [128, 64], "bf16")
+    w = f.input("stream", [64, 64], "bf16")
+    f.output(f.cast(f.linear(out, w), "bf16"))
+    kernel = mmcomp.compile(f, **INTERP)
+    x, y = random((128, 64)), random((64, 64))
+    (got,) = kernel(x, y)
+    (want,) = mmcomp.reference(f, x, y)
+    np.testing.assert_allclose(
+        got.astype(np.float32), want.astype(np.float32), rtol=2e-2, atol=2e-2
+    )
+    with pytest.raises(
+        FusionError,
+        match=r"missing inputs \['out', 'stream'\] \(an input named 'out' is passed by position",
+    ):
+        kernel(check=True)
+    assert RESERVED_KEYWORDS == ("out", "stream", "check")
+
+
+def test_host_and_device_inputs_mixed_are_refused(linear):
+    kernel, _ = linear
+    a, _ = device_inputs()
+    with pytest.raises(
+        LaunchError,
+        match=r"inputs mix host and device arrays: input 'w' is a host numpy array, input "
+        r"'a' a FakeDeviceArray",
+    ):
+        kernel(a, random((500, 200)))
+
+
+def test_device_out_misuse_is_refused_before_the_launch(linear):
+    kernel, _ = linear
+    a, w = device_inputs()
+    base = 1 << 36
+    cases_ = [
+        (
+            FakeDeviceArray((300, 501), BF16, base),
+            r"'out\[0\]': expected shape \[300, 500\], found \[300, 501\]",
+        ),
+        (
+            FakeDeviceArray((300, 500), np.float32, base),
+            r"'out\[0\]': expected dtype bfloat16, found float32",
+        ),
+        (
+            FakeDeviceArray((300, 500), BF16, base, strides=(2048, 2)),
+            r"'out\[0\]': expected a C-contiguous array, found the array's byte stride 2048 "
+            r"on axis 0",
+        ),
+        (
+            np.empty((300, 500), BF16),
+            r"out\[0\]: expected an array on CUDA device 0 \(where the inputs are\), found a "
+            r"host numpy array on the host",
+        ),
+        (
+            FakeDeviceArray((300, 500), BF16, a.__cuda_array_interface__["data"][0] + 64),
+            r"out\[0\] shares memory with input 'a'",
+        ),
+        ("buffer", r"out\[0\]: expected an array .* found str"),
+    ]
+    for out, message in cases_:
+        with pytest.raises(LaunchError, match=message):
+            kernel(a, w, out=(out,), stream=0)
+
+
+def test_wrong_input_kinds_name_the_input(linear):
+    kernel, _ = linear
+    _, w = device_inputs()
+    with pytest.raises(LaunchError, match=r"input 'a': expected an array .* found list"):
+        kernel([[1.0]], w)
+    with pytest.raises(FusionError, match=r"no input named 'b'; the inputs are \['a', 'w'\]"):
+        kernel(a=w, b=w)
+
+
+@pytest.mark.parametrize(
+    ("stream", "message"),
+    [
+        ("default", r"argument 'stream': expected a torch.cuda.Stream, .* found str"),
+        (True, r"argument 'stream': expected a stream .* found bool"),
+        (1.5, r"argument 'stream': expected a torch.cuda.Stream, .* found float"),
+        (-1, r"argument 'stream': a negative handle -1"),
+    ],
+)
+def test_a_stream_of_the_wrong_kind_is_refused(linear, stream, message):
+    kernel, _ = linear
+    with pytest.raises(LaunchError, match=message):
+        stream_value(stream, "kernel @linear")
+    with pytest.raises(LaunchError, match=message):
+        kernel(*device_inputs(), stream=stream)
+
+
+def test_stream_handles_are_taken_as_given():
+    from cuda.bindings import driver
+
+    class TorchLikeStream:
+        cuda_stream = 0x1234
+        device = None
+
+    class CupyLikeStream:
+        ptr = 0x5678
+
+    CupyLikeStream.__module__ = "cupy.cuda.stream"
+    assert stream_value(0, "k") == 0
+    assert stream_value(np.uint64(7), "k") == 7
+    assert stream_value(driver.CUstream(0x99), "k") == 0x99
+    assert stream_value(TorchLikeStream(), "k") == 0x1234
+    assert stream_value(CupyLikeStream(), "k") == 0x5678
