@@ -435,6 +435,14 @@ class _Lowering:
                 f"{self.where}: mainloop operand {name} (roles [{', '.join(roles)}]) has its "
                 f"contiguous axis with role '{inner_role}'; expected k or {row_role}"
             )
+        opposite = "n" if row_role == "m" else "m"
+        if opposite in view_roles:
+            which = "A" if row_role == "m" else "B"
+            raise ScheduleError(
+                f"{self.where}: mainloop operand {name} (roles [{', '.join(roles)}]) is the "
+                f"{which} of a contraction but has an {opposite} axis; a wgmma {which} "
+                f"operand spans {row_role} and k only"
+            )
         major = "k" if inner_role == "k" else "mn"
         space = iteration_space(self.func)
         other = row_role if major == "k" else "k"

@@ -98,6 +98,18 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 
 // -----
 
+// mad.wide whose addend is as narrow as the factors.
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.shared @smem align 1024 dynamic
+  ptx.entry @k(x : u32) {
+    %x = ptx.ld_param x : !ptx.reg<u32>
+    %y = ptx.mad_wide %x, %x, %x : (!ptx.reg<u32>, !ptx.reg<u32>, !ptx.reg<u32>) -> !ptx.reg<u32>
+  }
+}
+// CHECK: ptx.mad_wide: c and the result must be twice as wide as a and b (!ptx.reg<u32>), found !ptx.reg<u32>
+
+// -----
+
 // A 32-bit global address.
 ptx.module version 8.0 target sm_90a address_size 64 {
   ptx.shared @smem align 1024 dynamic

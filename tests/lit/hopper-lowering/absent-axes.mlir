@@ -1,0 +1,27 @@
+// RUN: mmcomp-opt %s -p propagate-axis-mapping,choose-schedule,tile-split,tile-merge,split-k,insert-persistent-loop,materialize-schedule,partition-warp-roles,lower-schedule-to-hopper | filecheck %s
+
+// fused_multiply_sum of a[M, 1, K] and b[1, N, K] at M = 1: propagate-axis-mapping gives a
+// the roles [_, _, k] (no m axis). Its tensor map views it as [1, K] with a box of the
+// tile's 128 rows (TMA zero-fills all but the first), so each ring slot holds whole 16 KiB
+// tiles of both operands and the stage expects 2 x 16 KiB; the row coordinate is 0.
+func.func @broadcast_m1(%a: tensor<1x1x256xbf16>, %b: tensor<1x512x256xbf16>) -> tensor<1x512xbf16> attributes {sched.params = #sched.params<tile = 128x128x64, stages = 4, split_k = 1, epilogue = registers>} {
+  %y = fusion.fused_multiply_sum %a, %b axes [2] : (tensor<1x1x256xbf16>, tensor<1x512x256xbf16>) -> tensor<1x512xf32>
+  %o = fusion.cast %y : tensor<1x512xf32> to tensor<1x512xbf16>
+  func.return %o : tensor<1x512xbf16>
+}
+
+// CHECK:      hopper.setmaxnreg dec 40
+// CHECK:      hopper.mbarrier_arrive_expect_tx 32768 %[[FULL:.*]] : !ptx.reg<u32>
+// CHECK:      %[[ZERO:.*]] = ptx.const 0 : !ptx.reg<u32>
+// CHECK:      hopper.tma_load %{{.*}}, %{{.*}}, %[[FULL]], %[[K0:.*]], %[[ZERO]] :
+// CHECK:      hopper.tma_load %{{.*}}, %{{.*}}, %[[FULL]], %[[K0]], %{{.*}} :
+// The output [1, 512] has no m axis: only the tile's first row stores, its predicate
+// "row == 0" guarding each packed store.
+// CHECK:      hopper.setmaxnreg inc 232
+// CHECK:      hopper.wgmma_wait_group 0
+// CHECK:      hopper.mbarrier_arrive
+// CHECK-NEXT: %[[C0:.*]] = ptx.const 0 : !ptx.reg<u32>
+// CHECK-NEXT: %[[ROW0:.*]] = ptx.setp eq %{{.*}}, %[[C0]] : (!ptx.reg<u32>, !ptx.reg<u32>) -> !ptx.reg<pred>
+// CHECK:      %[[OK:.*]] = ptx.and %[[ROW0]], %{{.*}} : !ptx.reg<pred>
+// CHECK-NEXT: %[[PAIR:.*]] = ptx.cvt_pack
+// CHECK-NEXT: ptx.st global %{{.*}}, %[[PAIR]] if %[[OK]] : (!ptx.reg<u64>, !ptx.reg<bf16x2>) -> ()
