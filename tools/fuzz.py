@@ -37,6 +37,7 @@ import pickle
 import re
 import signal
 import sys
+import tempfile
 import time
 import traceback
 from collections import Counter, deque
@@ -949,31 +950,40 @@ def _load_cubin(device_kernel: Any) -> Any:
     return module
 
 
+RELOADED = "the worker's cubin did not load (ptxas newer than the driver?): PTX compiled again"
+
+
 def run_on_gpu(
     case: Case, compiled: Compiled, stand_in: bool = False
 ) -> tuple[list[np.ndarray] | None, str]:
-    """Launch on the GPU: (outputs on the sampled rows and columns, "") or (None, error).
+    """Launch on the GPU: (outputs on the sampled rows and columns, note) or (None, error).
+
+    The note is empty, or RELOADED where the worker's cubin did not load (its ptxas is newer
+    than the driver): the kernel is then compiled again here, through load_module.
 
     With `stand_in` the CPU executor runs the case in the GPU's place (the kernel is still
     unpickled): this tests the cuda mode's processes and checks on a machine without a GPU.
     """
     inputs = compiled.inputs
     device_kernel = pickle.loads(compiled.kernel)
+    note = ""
     if stand_in:
         fusion = build(case.spec, case.name).fusion
         kernel = mmcomp.compile(fusion, backend="interp", **case.params)
         got = list(kernel(*inputs))
     else:
         module = _load_cubin(device_kernel)
+        if module is None:
+            note = RELOADED
         try:
-            got = list(device_kernel(*inputs))
+            got = list(device_kernel(*inputs, check=True))
         finally:
             if module is not None:
                 module.unload()
     if compiled.rows_cols is not None:
         rows, cols = compiled.rows_cols
         got = [take(array, output_roles(array.ndim), rows, cols) for array in got]
-    return got, ""
+    return got, note
 
 
 def check_gpu(case: Case, compiled: Compiled, got: list[np.ndarray]) -> Outcome:
@@ -1099,6 +1109,8 @@ class Summary:
 
     outcomes: list[Outcome] = field(default_factory=list[Outcome])
     started: float = field(default_factory=time.monotonic)
+    notes: Counter[str] = field(default_factory=Counter[str])
+    """What the GPU process remarked, with how many cases."""
 
     def add(self, outcome: Outcome) -> None:
         """Record an outcome."""
@@ -1138,6 +1150,8 @@ class Summary:
         kinds = Counter(o.kind for o in self.failures)
         if kinds:
             lines.append("  failures: " + ", ".join(f"{k} {n}" for k, n in kinds.most_common()))
+        for note, count in self.notes.items():
+            lines.append(f"  {count} cases: {note}")
         refusals = Counter(normalize(o.message) for o in self.outcomes if o.status == "refused")
         if refusals:
             lines.append("  refusals by message:")
@@ -1208,11 +1222,31 @@ class Options:
     out: Callable[[str], None] = print
 
 
+@contextlib.contextmanager
+def fresh_cache() -> Iterator[None]:
+    """Compile caches in a new, empty directory (for this process and its workers), so
+    every case is compiled now: no kernel of an earlier run or another checkout is used,
+    and the user's cache is not filled with thousands of fuzz kernels."""
+    from mmcomp.runtime.cache import CACHE_DIR_VARIABLE
+
+    previous = os.environ.get(CACHE_DIR_VARIABLE)
+    with tempfile.TemporaryDirectory(prefix="mmcomp-fuzz-") as directory:
+        os.environ[CACHE_DIR_VARIABLE] = directory
+        try:
+            yield
+        finally:
+            if previous is None:
+                del os.environ[CACHE_DIR_VARIABLE]
+            else:
+                os.environ[CACHE_DIR_VARIABLE] = previous
+
+
 def run(options: Options) -> Summary:
     """Run the cases; print each failure's reproducer and return the summary."""
-    if options.jobs == 0:
-        return _run_inline(options)
-    return _run_workers(options)
+    with fresh_cache():
+        if options.jobs == 0:
+            return _run_inline(options)
+        return _run_workers(options)
 
 
 def _emit_failure(options: Options, case: Case, outcome: Outcome) -> None:
@@ -1290,12 +1324,14 @@ def _run_workers(options: Options) -> Summary:
                         finish(case, _outcome(case, "fail", "crash", "the GPU process died"))
                         worker.kill()
                         continue
-                    got, error = result
+                    got, note = result
                     if got is None:
-                        finish(case, _outcome(case, "fail", "crash", error))
-                        if not worker.process.is_alive() or "CudaError" in error:
+                        finish(case, _outcome(case, "fail", "crash", note))
+                        if not worker.process.is_alive() or "CudaError" in note:
                             worker.kill()
                         continue
+                    if note:
+                        summary.notes[note] += 1
                     finish(case, check_gpu(case, compiled, got))
                     continue
                 index = worker.job
@@ -1520,7 +1556,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         stand_in=args.stand_in,
     )
     if args.case is not None:
-        return show_case(options, args.case, args.minimize)
+        with fresh_cache():
+            return show_case(options, args.case, args.minimize)
     extra = sorted(features - default_features(args.backend))
     print(
         f"fuzz: backend {args.backend}{' (compile only)' if args.compile_only else ''}, "
