@@ -4,14 +4,39 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from typing import IO
 
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.utils.exceptions import VerifyException
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from mmcomp.registry import DIALECTS, PASSES, TARGETS
 
 
 class MmcompOptMain(xDSLOptMain):
-    """The opt driver: xDSL's dialects and passes plus mmcomp's, all loaded lazily."""
+    """The opt driver: xDSL's dialects and passes plus mmcomp's, all loaded lazily.
+
+    MLIR text is parsed with source locations (mmcomp.diagnostics), so a verifier error
+    reads `file:line:col: error: message`, at the op that failed.
+    """
+
+    def parse_chunk(
+        self, chunk: IO[bytes], file_extension: str, start_offset: int = 0
+    ) -> ModuleOp | None:
+        if (self.args.frontend or file_extension) != "mlir":
+            return super().parse_chunk(chunk, file_extension, start_offset)
+        from mmcomp.diagnostics import LocatingParser
+
+        parser = LocatingParser(self.ctx, chunk.read(), self.get_input_name(), start_offset)
+        return parser.parse_module(not self.args.no_implicit_module)
+
+    def apply_passes(self, prog: ModuleOp):
+        try:
+            super().apply_passes(prog)
+        except VerifyException as error:
+            from mmcomp.diagnostics import located
+
+            raise located(prog, error) from None
 
     def register_all_dialects(self):
         super().register_all_dialects()

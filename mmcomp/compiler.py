@@ -34,6 +34,7 @@ from xdsl.dialects.func import FuncOp
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
+from mmcomp.diagnostics import is_located
 from mmcomp.dialects.sched import ScheduleParams
 from mmcomp.errors import FusionError, ScheduleError
 from mmcomp.passes.choose_schedule import choose_schedule
@@ -340,7 +341,7 @@ def run_pipeline(
             module.verify()
         except (DiagnosticException, VerifyException) as error:
             message = str(error)
-            if not message.startswith(f"{stage.name}:"):
+            if not message.startswith(f"{stage.name}:") and not is_located(message):
                 message = f"{stage.name}: {message}"
             raise stage.errors(message) from None
         stages[stage.name] = _text(module)

@@ -27,7 +27,6 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import Builtin, FunctionType, ModuleOp, TensorType
 from xdsl.dialects.func import Func, FuncOp, ReturnOp
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
-from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import ParseError, VerifyException
 
@@ -653,17 +652,22 @@ def _context() -> Context:
 
 
 def parse(text: str, name: str | None = None) -> Fusion:
-    """The Fusion of fusion-dialect IR text (its one func.func, or the one named `name`)."""
+    """The Fusion of fusion-dialect IR text (its one func.func, or the one named `name`).
+
+    A verifier error names the op's place in the text, `<fusion>:line:col: error: ...`.
+    """
     if not isinstance(text, str):
         raise FusionError(
             f"mmcomp.parse: argument 'text': expected str, found {type(text).__name__}"
         )
+    from mmcomp.diagnostics import LocatingParser, verify
+
     try:
-        module = Parser(_context(), text, "<fusion>").parse_module()
+        module = LocatingParser(_context(), text, "<fusion>").parse_module()
     except ParseError as error:
         raise FusionError(f"mmcomp.parse: {error}") from error
     try:
-        module.verify()
+        verify(module)
     except VerifyException as error:
         raise FusionError(f"mmcomp.parse: {error}") from error
     return Fusion.from_module(module, name)

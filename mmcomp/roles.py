@@ -26,6 +26,7 @@ from xdsl.dialects.func import FuncOp
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
+from mmcomp.diagnostics import at
 from mmcomp.dialects.fusion import (
     AxisRolesAttr,
     BroadcastOp,
@@ -81,7 +82,9 @@ def _shape(value: SSAValue) -> tuple[int, ...]:
 
 
 def _fail(op: Operation, message: str) -> NoReturn:
-    """Raise a verifier error at `op`, as a verifier would, so that diagnostics point at it."""
+    """Raise a verifier error at `op`, as a verifier would, so that diagnostics point at it
+    (`file:line:col: error: ...` for an op parsed from text)."""
+    message = at(op, message)
     op.emit_error(message, VerifyException(message))
 
 

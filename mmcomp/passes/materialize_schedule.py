@@ -50,6 +50,7 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
+from mmcomp.diagnostics import at
 from mmcomp.dialects import fusion, sched
 from mmcomp.passes.tile_split import GRID_ATTR, ScheduleView, extent, scheduled_functions
 
@@ -317,7 +318,7 @@ def roles_of_value(value: SSAValue) -> tuple[str, ...] | None:
 
 
 def _fail(op: Operation, message: str) -> DiagnosticException:
-    return DiagnosticException(f"materialize-schedule: {op.name}: {message}")
+    return DiagnosticException(at(op, f"materialize-schedule: {op.name}: {message}"))
 
 
 def analyze_body(function: func.FuncOp) -> _Body:
