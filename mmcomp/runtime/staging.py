@@ -4,10 +4,19 @@ TMA's global strides are multiples of 16 bytes. A mainloop operand whose rows ar
 (bf16 A[M, K] with K = 100 or 1001, B[K, N] with N odd) is read through a staging copy
 whose rows are padded to the next multiple of 16 bytes: the lowering records the padded
 row pitch (`TmaOperand.pitch`, in elements) and the view's strides in the copy. A bound
-launch allocates each copy once, and every launch first refills it from the operand with
-one `cuMemcpy2DAsync` on the launch stream (stream-ordered, so a CUDA graph captures it
-with the kernel). The tensor map's extents are the operand's true ones, so TMA zero-fills
-everything past them and never reads the padding, which is left as allocated.
+launch first refills the copy from the operand with one launch of `STAGE_ROWS` on the
+launch stream (stream-ordered, so a CUDA graph captures it with the kernel). Copies are
+pooled per stream and shape: launches on one stream run in order, so every binding of
+every kernel shares them there, and a binding launched on another stream points its maps
+at that stream's copy (cuTensorMapReplaceAddress, on the host). The tensor map's extents
+are the operand's true ones, so TMA zero-fills everything past them; the padding of each
+row is written as zeros.
+
+`STAGE_ROWS` rather than cuMemcpy2DAsync: the driver documents that an intra-device 2-D
+copy may fail for pitches that cuMemAllocPitch did not compute, and an operand's rows of
+an odd number of 16-bit elements are 2-byte aligned. The kernel reads the source rows
+with 16-bit loads (consecutive threads read consecutive element pairs) and writes the
+copy in aligned 32-bit words; tools/staging_cost.py times it against cuMemcpy2DAsync.
 
     maps, staging = encode_operand_maps(plan.tensor_maps, arrays)
     staging.copy_in(stream)  # before each launch (nothing to do when nothing is staged)
@@ -15,12 +24,16 @@ everything past them and never reads the padding, which is left as allocated.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+import contextlib
+import functools
+import threading
+from collections.abc import Iterator, Sequence
 from typing import Any, Protocol
 
+import numpy as np
+
 from mmcomp.errors import LaunchError
-from mmcomp.runtime.arrays import DeviceArray, DeviceBuffer, as_device_array
+from mmcomp.runtime.arrays import DeviceArray, DeviceBuffer, as_device_array, as_dtype
 from mmcomp.runtime.driver import check, driver_api
 from mmcomp.runtime.tensormap import TensorMap, encode_tensor_map
 
@@ -64,43 +77,189 @@ class OperandMap(Protocol):
         ...
 
 
-@dataclass
-class StagedCopy:
-    """One operand and its padded copy."""
+STAGE_ROWS_ENTRY = "mmcomp_stage_rows"
+"""The staging kernel's name."""
 
-    arg: int
-    """The kernel argument."""
-    source: DeviceArray
-    """The operand as the caller passed it (C-contiguous)."""
-    buffer: DeviceBuffer
-    """The padded copy the tensor map reads: `rows` rows of `pitch_bytes`."""
-    row_bytes: int
-    """Bytes of one row of the operand."""
-    pitch_bytes: int
-    """Bytes of one row of the copy (a multiple of 16)."""
-    rows: int
-    """Rows copied."""
+STAGE_THREADS = 256
+"""Threads per CTA of the staging kernel: each writes one 32-bit word of a padded row."""
+
+MAX_GRID_Y = 65535
+"""Rows of the copy walked at once (gridDim.y); the kernel strides over the rest."""
+
+STAGE_ROWS = f"""//
+// Copy rows of 16-bit elements into rows of a larger even pitch, zero-padded.
+// Thread (x, y) writes word w = ctaid.x * ntid.x + tid.x (elements 2w, 2w + 1) of the
+// rows y, y + nctaid.y, ...; elements at or past `width` are written as zero.
+.version 8.0
+.target sm_90a
+.address_size 64
+
+.visible .entry {STAGE_ROWS_ENTRY}(
+    .param .u64 src, .param .u64 dst, .param .u32 rows, .param .u32 width, .param .u32 pitch)
+.maxntid {STAGE_THREADS}, 1, 1
+{{
+    .reg .pred %p<5>;
+    .reg .b32 %r<16>;
+    .reg .b64 %rd<12>;
+    ld.param.u64 %rd1, [src];
+    ld.param.u64 %rd2, [dst];
+    ld.param.u32 %r1, [rows];
+    ld.param.u32 %r2, [width];
+    ld.param.u32 %r3, [pitch];
+    mov.u32 %r4, %ctaid.x;
+    mov.u32 %r5, %ntid.x;
+    mov.u32 %r6, %tid.x;
+    mad.lo.u32 %r7, %r4, %r5, %r6;
+    shl.b32 %r8, %r7, 1;
+    setp.ge.u32 %p1, %r8, %r3;
+    @%p1 bra DONE;
+    add.u32 %r9, %r8, 1;
+    setp.lt.u32 %p2, %r8, %r2;
+    setp.lt.u32 %p3, %r9, %r2;
+    cvt.u64.u32 %rd3, %r8;
+    mov.u32 %r10, %ctaid.y;
+    mov.u32 %r11, %nctaid.y;
+ROW:
+    setp.ge.u32 %p4, %r10, %r1;
+    @%p4 bra DONE;
+    mul.wide.u32 %rd4, %r10, %r2;
+    add.u64 %rd5, %rd4, %rd3;
+    shl.b64 %rd5, %rd5, 1;
+    add.u64 %rd6, %rd1, %rd5;
+    mov.u32 %r12, 0;
+    mov.u32 %r13, 0;
+    @%p2 ld.global.nc.u16 %r12, [%rd6];
+    @%p3 ld.global.nc.u16 %r13, [%rd6+2];
+    shl.b32 %r13, %r13, 16;
+    or.b32 %r14, %r12, %r13;
+    mul.wide.u32 %rd7, %r10, %r3;
+    add.u64 %rd8, %rd7, %rd3;
+    shl.b64 %rd8, %rd8, 1;
+    add.u64 %rd9, %rd2, %rd8;
+    st.global.b32 [%rd9], %r14;
+    add.u32 %r10, %r10, %r11;
+    bra ROW;
+DONE:
+    ret;
+}}
+"""
+"""The staging kernel (PTX): rows of `width` 16-bit elements into rows of `pitch`."""
+
+
+@functools.cache
+def stage_rows_function() -> Any:
+    """The loaded staging kernel (mmcomp.runtime.Function), loaded once."""
+    from mmcomp.runtime.module import load_module
+
+    return load_module(STAGE_ROWS).function(STAGE_ROWS_ENTRY)
+
+
+class StagedCopy:
+    """One staged operand: its source, the tensor maps that read its copy, and the copy
+    and staging launch of each stream it has been launched on."""
+
+    def __init__(self, arg: int, slot: int, source: DeviceArray, width: int, pitch: int, rows: int):
+        self.arg = arg
+        """The kernel argument."""
+        self.slot = slot
+        """Its place among the staged operands of its launch (copies of one shape on one
+        stream are shared between launches, never between the operands of one launch)."""
+        self.source = source
+        """The operand as the caller passed it (C-contiguous)."""
+        self.rows = rows
+        """Rows copied."""
+        self.row_bytes = width * 2
+        """Bytes of one row of the operand."""
+        self.pitch_bytes = pitch * 2
+        """Bytes of one row of the copy (a multiple of 16)."""
+        self.maps: list[TensorMap] = []
+        """The tensor maps reading the copy (pointed at the current stream's copy)."""
+        self._width = width
+        self._pitch = pitch
+        self._function = stage_rows_function()
+        self._launches: dict[int, tuple[DeviceBuffer, Any, Any]] = {}
+        self.buffer = self.prepare(0)[0]
+        """The copy the maps read now."""
+
+    def prepare(self, stream: int) -> tuple[DeviceBuffer, Any, Any]:
+        """(copy, packed arguments, launch configuration) of the staging launch on the
+        stream of handle `stream`, made on first use."""
+        from mmcomp.runtime.launch import KernelArguments, cluster_launch_config
+
+        found = self._launches.get(stream)
+        if found is not None:
+            return found
+        buffer = pooled_copy((stream, self.slot, self.rows, self._pitch, str(self.source.dtype)))
+        arguments = KernelArguments(
+            [self.source, buffer, np.uint32(self.rows), np.uint32(self._width)]
+            + [np.uint32(self._pitch)]
+        )
+        words = self._pitch // 2
+        grid = (-(-words // STAGE_THREADS), min(max(self.rows, 1), MAX_GRID_Y))
+        config = cluster_launch_config(self._function, grid, STAGE_THREADS, 1, 0)
+        found = (buffer, arguments, config)
+        self._launches[stream] = found
+        return found
 
     def copy(self, stream: Any = None) -> None:
-        """Refill the copy from the operand, on `stream` (asynchronous)."""
+        """Refill the copy of `stream` from the operand, on `stream` (asynchronous), and
+        point the maps at it."""
         from mmcomp.runtime.stream import stream_handle
 
+        handle = stream_handle(stream)
+        buffer, arguments, config = self.prepare(int(handle))
         driver = driver_api()
-        device = driver.CUmemorytype.CU_MEMORYTYPE_DEVICE
-        request = driver.CUDA_MEMCPY2D()
-        request.srcMemoryType = device
-        request.srcDevice = self.source.ptr
-        request.srcPitch = self.row_bytes
-        request.dstMemoryType = device
-        request.dstDevice = self.buffer.ptr
-        request.dstPitch = self.pitch_bytes
-        request.WidthInBytes = self.row_bytes
-        request.Height = self.rows
+        if buffer is not self.buffer:
+            for tensor_map in self.maps:
+                check(
+                    driver.cuTensorMapReplaceAddress(tensor_map.handle, buffer.ptr),
+                    f"pointing a tensor map of argument #{self.arg} at its staging copy",
+                )
+                tensor_map.address = buffer.ptr
+            self.buffer = buffer
+        config.hStream = handle
         check(
-            driver.cuMemcpy2DAsync(request, stream_handle(stream)),
+            driver.cuLaunchKernelEx(
+                config, self._function.handle, arguments.pointers.ctypes.data, 0
+            ),
             f"staging argument #{self.arg} ({self.rows} rows of {self.row_bytes} bytes into "
-            f"rows of {self.pitch_bytes}) (cuMemcpy2DAsync)",
+            f"rows of {self.pitch_bytes})",
         )
+
+
+_POOL: dict[tuple[int, int, int, int, str], DeviceBuffer] = {}
+"""Staging copies by (stream handle, slot, rows, pitch, dtype): launches on one stream run
+in order, so the bindings of every kernel on that stream can share the copy of a slot."""
+
+_POOL_LOCK = threading.Lock()
+
+
+def pooled_copy(key: tuple[int, int, int, int, str]) -> DeviceBuffer:
+    """The staging copy of key (stream handle, slot, rows, pitch, dtype): `rows` x `pitch`
+    elements, allocated on first use (outside any stream capture)."""
+    with _POOL_LOCK:
+        found = _POOL.get(key)
+        if found is None:
+            _, _, rows, pitch, dtype = key
+            with _relaxed_capture():
+                found = DeviceBuffer((rows, pitch), as_dtype(dtype))
+            _POOL[key] = found
+    return found
+
+
+@contextlib.contextmanager
+def _relaxed_capture() -> Iterator[None]:
+    """Let this thread allocate while a stream captures a CUDA graph (the allocation
+    touches no stream)."""
+    driver = driver_api()
+    relaxed = driver.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_RELAXED
+    previous = check(
+        driver.cuThreadExchangeStreamCaptureMode(relaxed), "setting the stream capture mode"
+    )
+    try:
+        yield
+    finally:
+        driver.cuThreadExchangeStreamCaptureMode(previous)
 
 
 class Staging:
@@ -116,8 +275,9 @@ class Staging:
             staged.copy(stream)
 
 
-def stage(operand: OperandMap, array: Any) -> StagedCopy:
-    """A fresh padded copy for `operand`, read from `array` (checked C-contiguous)."""
+def stage(operand: OperandMap, array: Any, slot: int) -> StagedCopy:
+    """The staged copy for `operand`, read from `array` (checked C-contiguous, 16-bit), the
+    `slot`-th of its launch."""
     view = as_device_array(array, f"argument #{operand.arg}")
     if view is None:
         raise LaunchError(
@@ -131,11 +291,16 @@ def stage(operand: OperandMap, array: Any) -> StagedCopy:
             f"array; found byte strides {list(view.strides)}"
         )
     itemsize = view.dtype.itemsize
-    inner = operand.shape[-1]
-    buffer = DeviceBuffer((operand.rows, operand.pitch), view.dtype)
-    return StagedCopy(
-        operand.arg, view, buffer, inner * itemsize, operand.pitch * itemsize, operand.rows
-    )
+    if itemsize != 2:
+        raise LaunchError(
+            f"argument #{operand.arg}: staging copies 16-bit elements, found {itemsize}-byte ones"
+        )
+    if operand.rows >= 1 << 32 or operand.pitch >= 1 << 32:
+        raise LaunchError(
+            f"argument #{operand.arg}: {operand.rows} rows of {operand.pitch} elements are "
+            "past what the staging kernel indexes (2^32 each)"
+        )
+    return StagedCopy(operand.arg, slot, view, operand.shape[-1], operand.pitch, operand.rows)
 
 
 def encode_operand_maps(
@@ -147,17 +312,20 @@ def encode_operand_maps(
     copies: dict[int, StagedCopy] = {}
     for operand in operands:
         target = arrays[operand.arg]
+        staged = None
         if operand.pitch:
             if operand.arg not in copies:
-                copies[operand.arg] = stage(operand, target)
-            target = copies[operand.arg].buffer
-        maps.append(
-            encode_tensor_map(
-                target,
-                shape=operand.shape,
-                strides=operand.byte_strides,
-                box=operand.box,
-                swizzle=operand.swizzle,
-            )
+                copies[operand.arg] = stage(operand, target, len(copies))
+            staged = copies[operand.arg]
+            target = staged.buffer
+        tensor_map = encode_tensor_map(
+            target,
+            shape=operand.shape,
+            strides=operand.byte_strides,
+            box=operand.box,
+            swizzle=operand.swizzle,
         )
+        if staged is not None:
+            staged.maps.append(tensor_map)
+        maps.append(tensor_map)
     return maps, Staging(list(copies.values()))

@@ -206,3 +206,14 @@ def test_compile_and_mmcomp_opt_agree_on_unaligned_rows(tmp_path):
     assert result.returncode == 0, result.stderr[-2000:]
     assert ".entry linear" in result.stdout
     assert ".entry linear" in mmcomp.compile(fusion).ptx
+
+
+@needs_ptxas
+def test_staging_kernel_assembles():
+    """The staging kernel: 0 spills, 16-bit loads and 32-bit stores in its SASS."""
+    from mmcomp.runtime.staging import STAGE_ROWS, STAGE_ROWS_ENTRY
+
+    assembled = ptxas.assemble(STAGE_ROWS)
+    assert assembled.resources[STAGE_ROWS_ENTRY].spills == 0
+    sass = ptxas.disassemble(assembled.cubin)
+    assert "LDG.E.U16" in sass and "STG.E " in sass

@@ -5,8 +5,8 @@ outputs without an m or n axis (M = 1, N = 1), rows that are not a multiple of 1
 Each case runs in a child process with a timeout (a wrong mbarrier parity hangs rather than
 fails). The child compiles the fusion, draws fresh random inputs, poisons the outputs
 (0xFF bytes: NaN) and zeroes the workspaces, launches, and prints one JSON line with each
-output's relative error; a second launch of the same binding on new inputs checks that the
-staging copies are refilled at every launch.
+output's relative error; a second launch of the same binding, on new inputs and on another
+stream, checks that the staging copies are refilled at every launch and follow the stream.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from mmcomp.backend import build_cuda_kernel
 from mmcomp.backend.cases import inputs_for, relative_error
 from mmcomp.compiler import run_pipeline
 from mmcomp.interp.reference import reference
-from mmcomp.runtime import DeviceBuffer, synchronize
+from mmcomp.runtime import DeviceBuffer, Stream, synchronize
 
 spec = json.loads(sys.argv[1])
 params = spec["params"]
@@ -52,13 +52,14 @@ rounds = []
 inputs = [DeviceBuffer.from_host(x) for x in inputs_for(fusion)]
 outputs = [DeviceBuffer(shape, dtype) for _, shape, dtype in specs[first_output:]]
 bound = kernel.bind([*inputs, *outputs])
-for round in range(2):
+for stream in (None, Stream()):
     host = inputs_for(fusion)
     for buffer, value in zip(inputs, host):
         buffer.copy_from_host(value)
     for index, buffer in enumerate(outputs):
         buffer.fill_bytes(0xFF if first_output + index < first_workspace else 0)
-    bound.launch()
+    synchronize()
+    bound.launch(stream)
     synchronize()
     want = reference(fusion, *host, accumulate=np.float64)
     errors = []
@@ -196,6 +197,47 @@ print(json.dumps({"errors": errors}), flush=True)
 def test_unaligned_rows_through_the_public_call():
     """mmcomp.compile(f)(numpy arrays) with K = 100: the call path stages too."""
     report = run_child(PUBLIC, str(cases.linear(257, 300, 100)))
+    assert max(report["errors"]) < TOLERANCE["bf16"], report
+
+
+SHARED = r"""
+import json, sys
+import numpy as np
+import mmcomp
+from mmcomp.backend import build_cuda_kernel
+from mmcomp.backend.cases import inputs_for, relative_error
+from mmcomp.compiler import run_pipeline
+from mmcomp.interp.reference import reference
+from mmcomp.runtime import DeviceBuffer, synchronize
+
+fusion = mmcomp.parse(sys.argv[1])
+module, _, _ = run_pipeline(fusion.module, {})
+kernel = build_cuda_kernel(module)
+_, shape, dtype = kernel.argument_specs()[kernel.num_inputs]
+bindings = []
+for _ in range(3):
+    host = inputs_for(fusion)
+    out = DeviceBuffer(shape, dtype)
+    out.fill_bytes(0xFF)
+    bound = kernel.bind([*(DeviceBuffer.from_host(x) for x in host), out])
+    bindings.append((host, out, bound))
+synchronize()
+for _, _, bound in bindings:
+    bound.launch()
+synchronize()
+errors = [
+    relative_error(out.to_host(), np.asarray(reference(fusion, *host, accumulate=np.float64)[0]))
+    for host, out, _ in bindings
+]
+print(json.dumps({"errors": errors}), flush=True)
+"""
+
+
+def test_staged_bindings_share_copies_in_stream_order():
+    """Three bindings of one kernel (A and W both staged, same shape: two slots) launched
+    back to back on one stream share the pooled copies and still each get their own
+    product."""
+    report = run_child(SHARED, str(cases.linear(300, 300, 100)))
     assert max(report["errors"]) < TOLERANCE["bf16"], report
 
 
