@@ -110,7 +110,9 @@ def _matrix_view(tile: np.ndarray, roles: Sequence[str], rows: str, cols: str) -
         return matrix[:, None]
     if kept == [cols]:
         return matrix[None, :]
-    return matrix.reshape(1, 1)
+    # Neither axis: indexing every axis by an integer gives a scalar copy, so view the
+    # one-element tile itself (its extents are all 1) to let `+=` reach it.
+    return tile.reshape(1, 1)
 
 
 def mma_tile(
