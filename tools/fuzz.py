@@ -419,8 +419,15 @@ def _large_shape(rng: np.random.Generator) -> tuple[int, int, int]:
     return tuple(int(x) for x in shape)  # pyright: ignore[reportReturnType]
 
 
-def draw_spec(rng: np.random.Generator, backend: str, features: frozenset[str]) -> Spec:
-    """A random fusion of the grammar."""
+def draw_spec(
+    rng: np.random.Generator,
+    backend: str,
+    features: frozenset[str],
+    extra: np.random.Generator | None = None,
+) -> Spec:
+    """A random fusion of the grammar; `extra` draws what later versions of the grammar
+    added, leaving the draws from `rng` as they were."""
+    extra = extra if extra is not None else np.random.default_rng(rng.integers(1 << 32))
     limits = LIMITS[backend]
     aligned = "unaligned-k" not in features
     families = [f for f in FAMILIES if f != "fms_broadcast" or "broadcast-form" in features]
@@ -447,6 +454,10 @@ def draw_spec(rng: np.random.Generator, backend: str, features: frozenset[str]) 
         layout = ",".join(_choice(rng, ("linear", "matmul"), (3, 1)) for _ in range(count))
     if family in ("fms", "fms_broadcast") and "broadcast-m1" not in features:
         m, n = max(m, 2), max(n, 2)
+    elif family in ("fms", "fms_broadcast") and not large and extra.random() < 0.2:
+        # An operand with no m (n) axis at all: M = 1, N = 1 or both (a dot product), from
+        # a stream of its own so that the other draws stay those of earlier versions.
+        m, n = _choice(extra, ((1, n), (m, 1), (1, 1)))
     b_is_kn = family in ("matmul", "horizontal", "batched", "fms", "fms_broadcast") and (
         "matmul" in layout or family == "matmul" or layout == "mkn"
     )
@@ -655,7 +666,7 @@ def default_features(backend: str) -> frozenset[str]:
 def draw_case(seed: int, index: int, backend: str, features: frozenset[str]) -> Case:
     """Case `index` of `seed`: the same on every machine and in every process."""
     rng = np.random.default_rng([seed, index])
-    spec = draw_spec(rng, backend, features)
+    spec = draw_spec(rng, backend, features, np.random.default_rng([seed, index, 3]))
     params = draw_schedule(rng, spec, features)
     return Case(seed, index, backend, features, spec, params)
 
