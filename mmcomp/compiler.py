@@ -179,6 +179,10 @@ def _device_view(array: Any, name: str) -> Any:
     return as_device_array(array, name)
 
 
+_call_kernel: Callable[..., tuple[Any, ...]] | None = None
+"""mmcomp.backend.call.call_kernel, imported at the first call."""
+
+
 class Kernel:
     """A compiled fusion: call it on arrays; it returns the outputs in fusion output order."""
 
@@ -300,9 +304,12 @@ class Kernel:
         `check=True` (or MMCOMP_CHECK=1) poisons the outputs and synchronizes. An input
         named out, stream or check is passed by position. See mmcomp.backend.call.
         """
-        from mmcomp.backend.call import call_kernel
+        global _call_kernel
+        if _call_kernel is None:
+            from mmcomp.backend.call import call_kernel
 
-        return call_kernel(self, arrays, named, out, stream, check)
+            _call_kernel = call_kernel
+        return _call_kernel(self, arrays, named, out, stream, check)
 
     def run(self, inputs: list[Any]) -> tuple[np.ndarray, ...]:
         """Run the back end on inputs already bound (`bind`), in fusion input order."""

@@ -1,6 +1,7 @@
 """Benchmark mmcomp's kernels side by side with torch (cuBLAS) in one process.
 
     python tools/bench.py [--quick] [--out docs/performance.md] [--repeat 50]
+    python tools/bench.py --call [--quick] [--tokens 8192] [--out FILE]
 
 The suite (bf16, random normal inputs, the same arrays for every contender):
 linear (A W^T) and matmul (A B) at 4096^3, 8192^3, 8192x14336x4096, 8192x4096x14336,
@@ -359,6 +360,142 @@ def probe(family: str, params: dict[str, Any]) -> str | None:
 _PROBED: dict[tuple[str, str], str | None] = {}
 
 
+CALL_SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 14336, 4096), (8192, 4096, 14336)]
+"""The suite's large linear shapes, where the public call is timed beside the bound launch."""
+HOST_SHAPE = (512, 768, 256)
+"""The linear whose host time per public call is measured."""
+HOST_CALLS = 10_000
+"""Calls timed one by one for the host time (the median is reported)."""
+
+
+def public_call_row(m: int, n: int, k: int, repeat: int) -> str:
+    """TFLOP/s of `kernel(a, w)` on torch tensors (a new output per call, on torch's
+    current stream) beside the same kernel bound by hand and relaunched."""
+    import torch  # pyright: ignore[reportMissingImports]
+
+    import mmcomp
+
+    problem = Problem(f"linear {m}x{n}x{k}", m, n, k, "linear")
+    sets, _ = rotating_torch(problem)
+    kernel = mmcomp.compile(fusion_of(problem))
+    device = kernel.device_kernel
+    bound = [device.bind([inputs["a"], inputs["w"], *device.allocate_outputs()]) for inputs in sets]
+    stream = torch.cuda.current_stream().cuda_stream
+    counter = [0]
+
+    def launch_bound() -> None:
+        bound[counter[0] % len(bound)].launch(stream)
+        counter[0] += 1
+
+    def call_public() -> None:
+        inputs = sets[counter[0] % len(sets)]
+        kernel(inputs["a"], inputs["w"])
+        counter[0] += 1
+
+    (first,) = kernel(sets[0]["a"], sets[0]["w"], check=True)
+    want = torch.nn.functional.linear(sets[0]["a"], sets[0]["w"]).float()
+    error = float((first.float() - want).abs().max() / want.abs().max())
+    if not error < 2e-2:
+        raise ValueError(f"wrong result: relative error {error:.3g} against torch")
+    timings = {"bound": [], "public": []}
+    for _ in range(2):  # interleaved, each kept at its best
+        timings["bound"].append(median_ms(launch_bound, repeat))
+        timings["public"].append(median_ms(call_public, repeat))
+    flops = problem.flops / 1e9
+    mine, theirs = flops / min(timings["public"]), flops / min(timings["bound"])
+    return f"| {problem.name} | {mine:.0f} | {theirs:.0f} | {mine / theirs:.3f} |"
+
+
+def host_time_rows() -> list[str]:
+    """Median host microseconds per call (HOST_CALLS calls on the same arrays) of the public
+    call, with and without out=, beside torch.nn.functional.linear."""
+    import time
+
+    import torch  # pyright: ignore[reportMissingImports]
+
+    import mmcomp
+    from mmcomp.backend import cases
+
+    m, n, k = HOST_SHAPE
+    kernel = mmcomp.compile(cases.linear(m, n, k))
+    a = torch.randn(m, k, dtype=torch.bfloat16, device="cuda")
+    w = torch.randn(n, k, dtype=torch.bfloat16, device="cuda")
+    (y,) = kernel(a, w, check=True)
+    calls: dict[str, Callable[[], Any]] = {
+        "mmcomp kernel(a, w)": lambda: kernel(a, w),
+        "mmcomp kernel(a, w, out=(y,))": lambda: kernel(a, w, out=(y,)),
+        "torch.nn.functional.linear(a, w)": lambda: torch.nn.functional.linear(a, w),
+    }
+    rows = []
+    for name, call in calls.items():
+        for _ in range(1000):
+            call()
+        torch.cuda.synchronize()
+        samples = []
+        for _ in range(HOST_CALLS):
+            start = time.perf_counter_ns()
+            call()
+            samples.append(time.perf_counter_ns() - start)
+        torch.cuda.synchronize()
+        samples.sort()
+        median = samples[len(samples) // 2] / 1e3
+        p90 = samples[int(len(samples) * 0.9)] / 1e3
+        rows.append(f"| {name} | {median:.1f} | {p90:.1f} |")
+    return rows
+
+
+def call_report(args: argparse.Namespace) -> str:
+    """The public-call rows: TFLOP/s beside the bound launch, host time, the LlamaMLP example."""
+    import importlib.util
+
+    import torch  # pyright: ignore[reportMissingImports]
+
+    shapes = CALL_SHAPES[1:3] if args.quick else CALL_SHAPES
+    lines = [
+        "Public call (`kernel(a, w)` on torch tensors: a new output per call, launched on "
+        "torch's current stream) beside the same kernel bound by hand (`bind(...).launch()`), "
+        "the heuristic's schedule, the better of two interleaved timings each:",
+        "",
+        "| problem | public call TFLOP/s | bound launch TFLOP/s | ratio |",
+        "| --- | --- | --- | --- |",
+    ]
+    for m, n, k in shapes:
+        lines.append(public_call_row(m, n, k, args.repeat))
+        print(lines[-1], flush=True)
+    m, n, k = HOST_SHAPE
+    lines += [
+        "",
+        f"Host time per call, linear {m}x{n}x{k} bf16 ({HOST_CALLS} calls on the same arrays, "
+        "each timed alone on the host; the GPU keeps up, so no call waits for the queue):",
+        "",
+        "| call | median us | 90th percentile us |",
+        "| --- | --- | --- |",
+        *host_time_rows(),
+    ]
+    print("\n".join(lines[-5:]), flush=True)
+    path = Path(__file__).resolve().parents[1] / "examples" / "llama_mlp.py"
+    spec = importlib.util.spec_from_file_location("llama_mlp", path)
+    assert spec is not None and spec.loader is not None
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    result = example.run(tokens=args.tokens, repeat=args.repeat, compiled=not args.no_compile)
+    lines += ["", example.table(result)]
+    print(lines[-1], flush=True)
+    device = torch.cuda.get_device_name()
+    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    command = " ".join(sys.argv[1:])
+    header = [
+        "# The public call",
+        "",
+        f"- date: {stamp}",
+        f"- device: {device}; torch {torch.__version__} (CUDA {torch.version.cuda}); "
+        f"python {platform.python_version()}",
+        f"- command: `python tools/bench.py {command}`",
+        "",
+    ]
+    return "\n".join(header + lines) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the suite, print the table and write it to --out."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
@@ -366,8 +503,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=50)
     parser.add_argument("--out", default="")
     parser.add_argument("--no-compile", action="store_true", help="skip torch.compile")
+    parser.add_argument(
+        "--call",
+        action="store_true",
+        help="the public call's rows instead: beside the bound launch, host time, LlamaMLP",
+    )
+    parser.add_argument("--tokens", type=int, default=8192, help="LlamaMLP tokens (--call)")
     args = parser.parse_args(argv)
     import torch  # pyright: ignore[reportMissingImports]
+
+    if args.call:
+        text = call_report(args)
+        print(text)
+        if args.out:
+            Path(args.out).write_text(text)
+        return 0
 
     rows = [
         "| problem | mmcomp TFLOP/s | mmcomp schedule | torch TFLOP/s | ratio | others (TFLOP/s) |",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -163,6 +163,33 @@ class BoundLaunch:
             ),
             f"launching kernel {plan.entry}",
         )
+
+    def relauncher(self, stream: Any) -> Callable[[], None]:
+        """After the first launch: a function relaunching on `stream` (a CUstream) alone,
+        with the packed parameters and the launch configuration (the staging copies first),
+        and none of `launch`'s checks; the public call's cached launches use it."""
+        from mmcomp.runtime.driver import check, driver_api
+
+        if self._config is None:
+            raise LaunchError(f"kernel @{self.kernel.plan.entry}: relauncher before a launch")
+        driver = driver_api()
+        launch_ex = driver.cuLaunchKernelEx
+        success = driver.CUresult.CUDA_SUCCESS
+        config = self._config
+        config.hStream = stream
+        handle = self.kernel.function().handle
+        params = self._packed.pointers.ctypes.data
+        staging = self.staging
+        entry = self.kernel.plan.entry
+
+        def relaunch() -> None:
+            if staging.copies:
+                staging.copy_in(stream)
+            result = launch_ex(config, handle, params, 0)
+            if result[0] != success:
+                check(result, f"launching kernel {entry}")
+
+        return relaunch
 
 
 @dataclass

@@ -303,6 +303,24 @@ def stage(operand: OperandMap, array: Any, slot: int) -> StagedCopy:
     return StagedCopy(operand.arg, slot, view, operand.shape[-1], operand.pitch, operand.rows)
 
 
+def _strides_in(operand: OperandMap, array: Any) -> tuple[int, ...]:
+    """The view's byte strides in the caller's array, which may be a strided view (rows at
+    any 16-byte multiple): its own strides where the view is the whole array in order; the
+    plan's (compact) ones otherwise, which need a C-contiguous array."""
+    compact = operand.byte_strides
+    view = as_device_array(array, f"argument #{operand.arg}")
+    if view is None or view.is_c_contiguous:
+        return compact
+    axes = tuple(getattr(operand, "axes", ()) or range(len(operand.shape)))
+    if tuple(view.shape) == tuple(operand.shape) and axes == tuple(range(len(view.shape))):
+        return tuple(view.strides)
+    raise LaunchError(
+        f"argument #{operand.arg}: a view of shape {list(view.shape)} read as "
+        f"{list(operand.shape)} needs a C-contiguous array; found byte strides "
+        f"{list(view.strides)}"
+    )
+
+
 def encode_operand_maps(
     operands: Sequence[OperandMap], arrays: Sequence[Any]
 ) -> tuple[list[TensorMap], Staging]:
@@ -321,7 +339,7 @@ def encode_operand_maps(
         tensor_map = encode_tensor_map(
             target,
             shape=operand.shape,
-            strides=operand.byte_strides,
+            strides=operand.byte_strides if staged is not None else _strides_in(operand, target),
             box=operand.box,
             swizzle=operand.swizzle,
         )
