@@ -77,7 +77,9 @@ FEATURES = {
 cuda back end does not take yet (or is being fixed); the default grammar is what both back
 ends are documented to run."""
 
-DEFAULT_FEATURES: frozenset[str] = frozenset({"split-k-over", "unaligned-k", "broadcast-m1"})
+DEFAULT_FEATURES: frozenset[str] = frozenset(
+    {"split-k-over", "unaligned-k", "broadcast-m1", "broadcast-form"}
+)
 """Features in the default grammar (those that both back ends run)."""
 
 INTERP_FEATURES: frozenset[str] = frozenset({"one-row-tile"})
