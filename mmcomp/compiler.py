@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import get_all_dialects
-from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
@@ -56,6 +56,8 @@ class Compilation:
     """The schedule parameters the caller gave."""
     params: ScheduleParams | None = None
     """The params, set by choose-schedule."""
+    backend: str = "cuda"
+    """The back end the schedule is chosen for (choose-schedule's option `backend`)."""
 
 
 @dataclass(frozen=True)
@@ -91,10 +93,14 @@ def _choose_schedule(ctx: Context, module: ModuleOp, compilation: Compilation) -
     if len(functions) != 1:
         raise FusionError(f"compile: expected one func.func, found {len(functions)}")
     try:
-        compilation.params = choose_schedule(functions[0], compilation.overrides)
-    except ScheduleError as error:
-        name = functions[0].sym_name.data
-        raise ScheduleError(f"choose-schedule: @{name}: {error}") from None
+        compilation.params = choose_schedule(
+            functions[0], compilation.overrides, compilation.backend
+        )
+    except (FusionError, ScheduleError) as error:
+        message = str(error)
+        if not is_located(message):
+            message = f"choose-schedule: @{functions[0].sym_name.data}: {message}"
+        raise type(error)(message) from None
 
 
 PIPELINE: list[Stage] = [
@@ -335,13 +341,14 @@ def _as_fusion(f: object) -> Fusion:
 
 
 def run_pipeline(
-    module: ModuleOp, params: Mapping[str, object] | None = None
+    module: ModuleOp, params: Mapping[str, object] | None = None, backend: str = "cuda"
 ) -> tuple[ModuleOp, ScheduleParams, dict[str, str]]:
-    """Run PIPELINE on a copy of `module`: (final module, params, IR text after each stage)."""
+    """Run PIPELINE on a copy of `module`, scheduling for `backend`: (final module, params,
+    IR text after each stage)."""
     ctx = context()
     module = module.clone()
     stages = {"fusion": _text(module)}
-    compilation = Compilation(params or {})
+    compilation = Compilation(params or {}, backend=backend)
     for stage in PIPELINE:
         try:
             stage.run(ctx, module, compilation)
@@ -354,36 +361,6 @@ def run_pipeline(
         stages[stage.name] = _text(module)
     assert compilation.params is not None
     return module, compilation.params, stages
-
-
-CUDA_OPERAND_TYPES = ("bf16", "f16")
-"""Element types the cuda back end's wgmma takes for contraction operands."""
-
-
-def _check_cuda_operands(fusion: Fusion) -> None:
-    """What the cuda back end needs of every contraction operand, checked before lowering.
-
-    wgmma takes 16-bit operands here (tf32 and fp8 are not built). Rows of any length are
-    taken: those that are not a multiple of 16 bytes go through a padded staging copy
-    (mmcomp.runtime.staging).
-    """
-    from mmcomp.dialects.fusion import CONTRACTION_OPS, dtype_name
-
-    where = f"compile: @{fusion.name}: cuda back end"
-    for op in fusion.func.walk():
-        if not isinstance(op, CONTRACTION_OPS):
-            continue
-        for index, operand in enumerate(op.operands[:2]):
-            tensor = operand.type
-            assert isinstance(tensor, TensorType)
-            dtype = dtype_name(tensor.element_type)
-            shape = tuple(tensor.get_shape())
-            what = f"{op.name} operand {index} ({list(shape)} {dtype})"
-            if dtype not in CUDA_OPERAND_TYPES:
-                raise FusionError(
-                    f"{where}: {what}: expected bf16 or f16 (wgmma; tf32 is not built), "
-                    f"found {dtype}; cast it, or use backend='interp'"
-                )
 
 
 def compile(f: Fusion | str | ModuleOp, backend: str = "cuda", **params: Any) -> Kernel:  # noqa: A001
@@ -402,17 +379,10 @@ def compile(f: Fusion | str | ModuleOp, backend: str = "cuda", **params: Any) ->
 
     normalize_overrides(params)
     fusion = _as_fusion(f)
-    if not fusion.outputs:
-        raise FusionError(
-            f"compile: @{fusion.name}: expected at least one output, found none (mark the "
-            f"results with Fusion.output)"
-        )
-    if backend == "cuda":
-        _check_cuda_operands(fusion)
     from mmcomp.cache import compile_cached
 
     def build() -> Kernel:
-        module, chosen, stages = run_pipeline(fusion.module, params)
+        module, chosen, stages = run_pipeline(fusion.module, params, backend)
         return Kernel(fusion, backend, chosen, stages, module, RUNNERS[backend](module))
 
     return compile_cached(fusion, backend, params, build)

@@ -20,12 +20,14 @@ from typing import TYPE_CHECKING
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.dialects.func import FuncOp
+from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import VerifyException
 
+from mmcomp.attributes import check_attributes
+from mmcomp.diagnostics import at
 from mmcomp.dialects.fusion import AddOp, BroadcastOp, CastOp, LinearOp, MmaOp, tensor_type
 from mmcomp.errors import FusionError
 from mmcomp.roles import ABSENT, ContractionRoles, annotate, infer_axis_mapping
@@ -130,8 +132,21 @@ def _erase_dead_broadcasts(func: FuncOp) -> None:
             op.erase()
 
 
+def _check_outputs(func: FuncOp) -> None:
+    """A kernel computes its outputs: a fusion function without any is refused."""
+    terminator = func.body.block.last_op
+    if isinstance(terminator, ReturnOp) and not terminator.operands:
+        message = at(
+            func,
+            f"func.func @{func.sym_name.data}: expected at least one output (a func.return "
+            "operand; Fusion.output in Python), found none",
+        )
+        func.emit_error(message, VerifyException(message))
+
+
 def propagate_function(func: FuncOp) -> None:
     """Lower `func`'s contractions to fusion.mma and store its axis mapping in the IR."""
+    _check_outputs(func)
     mapping = infer_axis_mapping(func)
     for contraction in mapping.contractions:
         _lower(contraction)
@@ -150,6 +165,7 @@ class PropagateAxisMapping(ModulePass):
     name = "propagate-axis-mapping"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        check_attributes(op, self.name)
         for func in [child for child in op.walk() if isinstance(child, FuncOp)]:
             if _is_fusion_function(func):
                 propagate_function(func)

@@ -36,6 +36,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
+from mmcomp.attributes import check_attributes
 from mmcomp.dialects import fusion, sched
 from mmcomp.errors import ScheduleError
 
@@ -82,7 +83,9 @@ def scheduled_functions(
 
     A fusion function without one is an error naming `pass_name`: the passes after
     tile-split need its schedule. Other functions (plain ones, kernels) are left alone.
+    An attribute in mmcomp's namespaces that no pass reads is an error first.
     """
+    check_attributes(module, pass_name)
     for function in [op for op in module.ops if isinstance(op, func.FuncOp)]:
         schedule = schedule_of(function)
         if schedule is not None:
@@ -278,6 +281,7 @@ class TileSplit(ModulePass):
     name = "tile-split"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        check_attributes(op, self.name)
         for function in [f for f in op.ops if isinstance(f, func.FuncOp)]:
             if is_materialized(function):
                 continue

@@ -357,7 +357,11 @@ def test_cuda_refuses_f32_operands_at_compile_time():
     a = f.input("a", [256, 128], "f32")
     w = f.input("w", [256, 128], "f32")
     f.output(f.linear(a, w))
-    with pytest.raises(FusionError, match=r"fusion.linear operand 0 .* expected bf16 or f16"):
+    message = (
+        r"choose-schedule: @f32: fusion.mma operand 'a' \(%a: tensor<256x128xf32>\): the cuda "
+        r"back end's wgmma takes bf16 or f16 \(tf32 is not built\), found f32"
+    )
+    with pytest.raises(FusionError, match=message):
         mmcomp.compile(f)
     assert mmcomp.compile(f, backend="interp").backend == "interp"
 

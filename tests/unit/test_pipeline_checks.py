@@ -1,0 +1,120 @@
+"""mmcomp-opt and mmcomp.compile check the same things, in the pipeline's passes, and
+report them with the same message."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+import mmcomp
+from mmcomp.attributes import KNOWN, check_attributes, unknown_attribute
+from mmcomp.errors import FusionError, ScheduleError
+
+F32 = """\
+func.func @f32_operands(%a: tensor<64x64xf32>, %w: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  %0 = fusion.linear %a, %w : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
+  func.return %0 : tensor<64x64xf32>
+}
+"""
+
+MISSPELT = """\
+func.func @misspelt(%a: tensor<64x64xbf16>, %w: tensor<64x64xbf16>) -> tensor<64x64xf32>
+    attributes {sched.param = #sched.params<tile = 128x64x64>} {
+  %0 = fusion.linear %a, %w : (tensor<64x64xbf16>, tensor<64x64xbf16>) -> tensor<64x64xf32>
+  func.return %0 : tensor<64x64xf32>
+}
+"""
+
+NO_OUTPUTS = """\
+func.func @no_outputs(%a: tensor<64x64xbf16>, %w: tensor<64x64xbf16>) {
+  %0 = fusion.linear %a, %w : (tensor<64x64xbf16>, tensor<64x64xbf16>) -> tensor<64x64xf32>
+  func.return
+}
+"""
+
+HUGE = """\
+func.func @huge(%a: tensor<1099511627776x64xbf16>, %w: tensor<64x64xbf16>)
+    -> tensor<1099511627776x64xf32> {
+  %0 = fusion.linear %a, %w
+      : (tensor<1099511627776x64xbf16>, tensor<64x64xbf16>) -> tensor<1099511627776x64xf32>
+  func.return %0 : tensor<1099511627776x64xf32>
+}
+"""
+
+CASES = [
+    (
+        F32,
+        FusionError,
+        "<fusion>:2:8: error: fusion.mma operand 'a' (%a: tensor<64x64xf32>): the cuda back "
+        "end's wgmma takes bf16 or f16 (tf32 is not built), found f32",
+    ),
+    (
+        MISSPELT,
+        FusionError,
+        "<fusion>:1:1: error: propagate-axis-mapping: func.func @misspelt: attribute "
+        "'sched.param' is read by no mmcomp pass; did you mean 'sched.params'?",
+    ),
+    (
+        NO_OUTPUTS,
+        FusionError,
+        "<fusion>:1:1: error: func.func @no_outputs: expected at least one output",
+    ),
+    (HUGE, ScheduleError, "choose-schedule: @huge: M (iteration axis m) = 1099511627776: past"),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "message"), CASES, ids=["f32", "misspelt", "none", "huge"]
+)
+def test_compile_and_mmcomp_opt_report_the_same(tmp_path, text: str, kind: type, message: str):
+    with pytest.raises(kind) as raised:
+        mmcomp.compile(text)
+    assert str(raised.value).startswith(message)
+    path = tmp_path / "fusion.mlir"
+    path.write_text(text)
+    result = subprocess.run(
+        [sys.executable, "-m", "mmcomp.cli", str(path), "-p", "compile-to-ptx", "-t", "ptx"],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 1
+    assert result.stderr.strip() == str(raised.value).replace("<fusion>", str(path))
+
+
+def test_f32_operands_are_scheduled_for_the_cpu_executor():
+    kernel = mmcomp.compile(F32, backend="interp")
+    assert kernel.params.tile[2] == 32 and kernel.params.instr[2] == 8
+    built = mmcomp.Fusion("f32")
+    a = built.input("a", [64, 64], "f32")
+    w = built.input("w", [64, 64], "f32")
+    built.output(built.linear(a, w))
+    with pytest.raises(FusionError, match=r"^choose-schedule: @f32: fusion.mma operand 'a'"):
+        mmcomp.compile(built)
+
+
+def test_every_attribute_the_passes_use_is_known():
+    from mmcomp.dialects.sched import PARAMS_ATTR
+    from mmcomp.passes import partition_warp_roles, tile_split
+    from mmcomp.roles import ROLES_KEY, SPACE_KEY
+
+    used = {
+        PARAMS_ATTR,
+        ROLES_KEY,
+        SPACE_KEY,
+        tile_split.GRID_ATTR,
+        partition_warp_roles.ROLES_ATTR,
+        partition_warp_roles.ROLE_ATTR,
+        partition_warp_roles.SLOT_ATTR,
+    }
+    assert used <= set(KNOWN)
+    kernel = mmcomp.compile(MISSPELT.replace("sched.param ", "sched.params "), backend="interp")
+    check_attributes(kernel.module, "test")  # a materialized kernel uses only known ones
+
+
+def test_names_outside_mmcomps_namespaces_are_left_alone():
+    assert unknown_attribute("llvm.linkage") is None
+    assert unknown_attribute("sched.params") is None
+    problem = unknown_attribute("hopper.slots")
+    assert problem is not None and "did you mean 'hopper.slot'?" in problem
