@@ -34,7 +34,7 @@ from xdsl.dialects.func import FuncOp
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
-from mmcomp.diagnostics import is_located
+from mmcomp.diagnostics import is_located, verify
 from mmcomp.dialects.sched import ScheduleParams
 from mmcomp.errors import FusionError, ScheduleError
 from mmcomp.passes.choose_schedule import choose_schedule
@@ -352,7 +352,7 @@ def run_pipeline(
     for stage in PIPELINE:
         try:
             stage.run(ctx, module, compilation)
-            module.verify()
+            verify(module)
         except (DiagnosticException, VerifyException) as error:
             message = str(error)
             if not message.startswith(f"{stage.name}:") and not is_located(message):
