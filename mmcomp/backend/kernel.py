@@ -68,9 +68,15 @@ def _check_arrays(kernel: CudaKernel, arrays: Sequence[Any]) -> None:
     (read or written element by element) C-contiguous, their base aligned to two elements
     (neighbouring columns move in pairs)."""
     from mmcomp.runtime import ArraySpec, as_device_array, check_device_array
+    from mmcomp.runtime.staging import reads_in_place
 
-    # A staged operand is copied row by row into its padded copy: C-contiguous is enough.
-    through_tma = {operand.arg for operand in kernel.plan.tensor_maps if not operand.pitch}
+    # A staged operand is copied row by row into its padded copy (C-contiguous is enough),
+    # unless its own rows suit TMA (padded by its owner and sliced).
+    through_tma = {
+        operand.arg
+        for operand in kernel.plan.tensor_maps
+        if not operand.pitch or reads_in_place(operand, arrays[operand.arg])
+    }
     for index, (array, (name, shape, dtype)) in enumerate(
         zip(arrays, kernel.argument_specs(), strict=True)
     ):

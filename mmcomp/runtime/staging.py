@@ -4,19 +4,19 @@ TMA's global strides are multiples of 16 bytes. A mainloop operand whose rows ar
 (bf16 A[M, K] with K = 100 or 1001, B[K, N] with N odd) is read through a staging copy
 whose rows are padded to the next multiple of 16 bytes: the lowering records the padded
 row pitch (`TmaOperand.pitch`, in elements) and the view's strides in the copy. A bound
-launch first refills the copy from the operand with one launch of `STAGE_ROWS` on the
-launch stream (stream-ordered, so a CUDA graph captures it with the kernel). Copies are
-pooled per stream and shape: launches on one stream run in order, so every binding of
-every kernel shares them there, and a binding launched on another stream points its maps
-at that stream's copy (cuTensorMapReplaceAddress, on the host). The tensor map's extents
-are the operand's true ones, so TMA zero-fills everything past them; the padding of each
-row is written as zeros.
+launch first refills the copy from the operand on the launch stream (stream-ordered, so a
+CUDA graph captures it with the kernel): by `cuMemcpy2DAsync`, or, where the driver refuses
+the pitches, by the staging kernel `STAGE_ROWS`. Copies are pooled per stream and shape:
+launches on one stream run in order, so every binding of every kernel shares them there,
+and a binding launched on another stream points its maps at that stream's copy
+(cuTensorMapReplaceAddress, on the host). The tensor map's extents are the operand's true
+ones, so TMA zero-fills everything past them and never reads the padding.
 
-`STAGE_ROWS` rather than cuMemcpy2DAsync: the driver documents that an intra-device 2-D
-copy may fail for pitches that cuMemAllocPitch did not compute, and an operand's rows of
-an odd number of 16-bit elements are 2-byte aligned. The kernel reads the source rows
-with 16-bit loads (consecutive threads read consecutive element pairs) and writes the
-copy in aligned 32-bit words; tools/staging_cost.py times it against cuMemcpy2DAsync.
+Why both: the driver documents that an intra-device 2-D copy may fail for pitches that
+cuMemAllocPitch did not compute, and an operand's rows of an odd number of 16-bit elements
+are 2-byte aligned; on the H200 (driver 580) it took rows of 8190 bytes into rows of 8192
+and ran at 1.4 TB/s, the staging kernel (16-bit loads of the source rows, 32-bit stores of
+the zero-padded copy) at 0.8 TB/s (tools/staging_cost.py, docs/performance.md).
 
     maps, staging = encode_operand_maps(plan.tensor_maps, arrays)
     staging.copy_in(stream)  # before each launch (nothing to do when nothing is staged)
@@ -36,6 +36,9 @@ from mmcomp.errors import LaunchError
 from mmcomp.runtime.arrays import DeviceArray, DeviceBuffer, as_device_array, as_dtype
 from mmcomp.runtime.driver import check, driver_api
 from mmcomp.runtime.tensormap import TensorMap, encode_tensor_map
+
+TMA_STRIDE_BYTES = 16
+"""TMA's global strides and base address are multiples of this many bytes."""
 
 
 class OperandMap(Protocol):
@@ -69,6 +72,11 @@ class OperandMap(Protocol):
     @property
     def pitch(self) -> int:
         """Elements per row of the staging copy; 0 when the map reads the argument."""
+        ...
+
+    @property
+    def axes(self) -> tuple[int, ...]:
+        """The argument's axis behind each view axis (-1: one it lacks); () for all."""
         ...
 
     @property
@@ -176,20 +184,36 @@ class StagedCopy:
         """The tensor maps reading the copy (pointed at the current stream's copy)."""
         self._width = width
         self._pitch = pitch
-        self._function = stage_rows_function()
-        self._launches: dict[int, tuple[DeviceBuffer, Any, Any]] = {}
+        self._function: Any = None
+        self._launches: dict[int, tuple[DeviceBuffer, Any, Any, Any]] = {}
+        self.by_copy_engine = True
+        """Refill by cuMemcpy2DAsync until the driver refuses these pitches, then by the
+        staging kernel."""
         self.buffer = self.prepare(0)[0]
         """The copy the maps read now."""
 
-    def prepare(self, stream: int) -> tuple[DeviceBuffer, Any, Any]:
-        """(copy, packed arguments, launch configuration) of the staging launch on the
-        stream of handle `stream`, made on first use."""
+    def prepare(self, stream: int) -> tuple[DeviceBuffer, Any, Any, Any]:
+        """(copy, 2-D copy request, packed kernel arguments, kernel launch configuration)
+        of the refill on the stream of handle `stream`, made on first use."""
         from mmcomp.runtime.launch import KernelArguments, cluster_launch_config
 
         found = self._launches.get(stream)
         if found is not None:
             return found
         buffer = pooled_copy((stream, self.slot, self.rows, self._pitch, str(self.source.dtype)))
+        driver = driver_api()
+        device = driver.CUmemorytype.CU_MEMORYTYPE_DEVICE
+        request = driver.CUDA_MEMCPY2D()
+        request.srcMemoryType = device
+        request.srcDevice = self.source.ptr
+        request.srcPitch = self.row_bytes
+        request.dstMemoryType = device
+        request.dstDevice = buffer.ptr
+        request.dstPitch = self.pitch_bytes
+        request.WidthInBytes = self.row_bytes
+        request.Height = self.rows
+        if self._function is None:
+            self._function = stage_rows_function()
         arguments = KernelArguments(
             [self.source, buffer, np.uint32(self.rows), np.uint32(self._width)]
             + [np.uint32(self._pitch)]
@@ -197,7 +221,7 @@ class StagedCopy:
         words = self._pitch // 2
         grid = (-(-words // STAGE_THREADS), min(max(self.rows, 1), MAX_GRID_Y))
         config = cluster_launch_config(self._function, grid, STAGE_THREADS, 1, 0)
-        found = (buffer, arguments, config)
+        found = (buffer, request, arguments, config)
         self._launches[stream] = found
         return found
 
@@ -207,7 +231,7 @@ class StagedCopy:
         from mmcomp.runtime.stream import stream_handle
 
         handle = stream_handle(stream)
-        buffer, arguments, config = self.prepare(int(handle))
+        buffer, request, arguments, config = self.prepare(int(handle))
         driver = driver_api()
         if buffer is not self.buffer:
             for tensor_map in self.maps:
@@ -217,6 +241,12 @@ class StagedCopy:
                 )
                 tensor_map.address = buffer.ptr
             self.buffer = buffer
+        if self.by_copy_engine:
+            (result,) = driver.cuMemcpy2DAsync(request, handle)
+            if result == driver.CUresult.CUDA_SUCCESS:
+                return
+            # Refused at once (these pitches): the staging kernel from now on.
+            self.by_copy_engine = False
         config.hStream = handle
         check(
             driver.cuLaunchKernelEx(
@@ -303,21 +333,40 @@ def stage(operand: OperandMap, array: Any, slot: int) -> StagedCopy:
     return StagedCopy(operand.arg, slot, view, operand.shape[-1], operand.pitch, operand.rows)
 
 
-def _strides_in(operand: OperandMap, array: Any) -> tuple[int, ...]:
-    """The view's byte strides in the caller's array, which may be a strided view (rows at
-    any 16-byte multiple): its own strides where the view is the whole array in order; the
-    plan's (compact) ones otherwise, which need a C-contiguous array."""
-    compact = operand.byte_strides
+def array_strides(operand: OperandMap, array: Any) -> tuple[int, ...]:
+    """The byte strides of the map's view in the caller's array, which may be a strided
+    view (its own stride on each axis the view keeps); an axis of extent 1 keeps the
+    plan's stride, which no in-bounds coordinate multiplies."""
     view = as_device_array(array, f"argument #{operand.arg}")
-    if view is None or view.is_c_contiguous:
-        return compact
-    axes = tuple(getattr(operand, "axes", ()) or range(len(operand.shape)))
-    if tuple(view.shape) == tuple(operand.shape) and axes == tuple(range(len(view.shape))):
-        return tuple(view.strides)
-    raise LaunchError(
-        f"argument #{operand.arg}: a view of shape {list(view.shape)} read as "
-        f"{list(operand.shape)} needs a C-contiguous array; found byte strides "
-        f"{list(view.strides)}"
+    if view is None:
+        raise LaunchError(
+            f"argument #{operand.arg}: expected a device array, found {type(array).__name__}"
+        )
+    axes = operand.axes or tuple(range(len(view.strides)))
+    return tuple(
+        planned if extent == 1 or axis < 0 else int(view.strides[axis])
+        for axis, extent, planned in zip(axes, operand.shape, operand.byte_strides, strict=True)
+    )
+
+
+def reads_in_place(operand: OperandMap, array: Any) -> bool:
+    """The map can read `array` itself although the plan stages it: a view whose own rows
+    are 16-byte multiples (an operand padded once by its owner and sliced to its extent)."""
+    view = as_device_array(array, f"argument #{operand.arg}")
+    if view is None or view.ptr % TMA_STRIDE_BYTES:
+        return False
+    axes = operand.axes or tuple(range(len(view.shape)))
+    if len(axes) != len(operand.shape) or any(
+        axis >= len(view.shape) or (axis >= 0 and view.shape[axis] != extent)
+        for axis, extent in zip(axes, operand.shape, strict=True)
+    ):
+        return False  # not the kernel's shape: the bind checks say so
+    strides = array_strides(operand, view)
+    if operand.shape[-1] > 1 and strides[-1] != view.dtype.itemsize:
+        return False
+    return all(
+        extent == 1 or stride % TMA_STRIDE_BYTES == 0
+        for extent, stride in zip(operand.shape[:-1], strides[:-1], strict=True)
     )
 
 
@@ -331,7 +380,7 @@ def encode_operand_maps(
     for operand in operands:
         target = arrays[operand.arg]
         staged = None
-        if operand.pitch:
+        if operand.pitch and not reads_in_place(operand, target):
             if operand.arg not in copies:
                 copies[operand.arg] = stage(operand, target, len(copies))
             staged = copies[operand.arg]
@@ -339,7 +388,7 @@ def encode_operand_maps(
         tensor_map = encode_tensor_map(
             target,
             shape=operand.shape,
-            strides=operand.byte_strides if staged is not None else _strides_in(operand, target),
+            strides=operand.byte_strides if staged is not None else array_strides(operand, target),
             box=operand.box,
             swizzle=operand.swizzle,
         )

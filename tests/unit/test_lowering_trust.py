@@ -217,3 +217,25 @@ def test_staging_kernel_assembles():
     assert assembled.resources[STAGE_ROWS_ENTRY].spills == 0
     sass = ptxas.disassemble(assembled.cubin)
     assert "LDG.E.U16" in sass and "STG.E " in sass
+
+
+def test_maps_read_strided_views_with_their_own_strides():
+    """A map over an argument that is a strided view takes the view's strides; a view
+    whose rows are 16-byte multiples is read in place although the plan stages it."""
+    from mmcomp.runtime import DeviceArray
+    from mmcomp.runtime.staging import array_strides, reads_in_place
+
+    plan, _ = plan_of(cases.linear(300, 264, 100), split_k=1)
+    a = plan.tensor_maps[0]
+    assert a.pitch == 104
+    compact = DeviceArray(1 << 20, (300, 100), "bfloat16")
+    padded = DeviceArray(1 << 20, (300, 100), "bfloat16", (208, 2))
+    assert not reads_in_place(a, compact)
+    assert reads_in_place(a, padded)
+    assert array_strides(a, padded) == (208, 2)
+    assert not reads_in_place(a, DeviceArray((1 << 20) + 2, (300, 100), "bfloat16", (208, 2)))
+    assert not reads_in_place(a, DeviceArray(1 << 20, (299, 100), "bfloat16", (208, 2)))
+    plan, _ = plan_of(cases.broadcast_inputs(1, 512, 256), tile=(128, 128, 64), split_k=1)
+    m_less = plan.tensor_maps[0]
+    # The view [1, K] of a[1, 1, K]: the virtual row axis keeps the plan's stride.
+    assert array_strides(m_less, DeviceArray(1 << 20, (1, 1, 256), "bfloat16")) == (512, 2)

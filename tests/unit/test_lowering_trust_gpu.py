@@ -52,6 +52,8 @@ rounds = []
 inputs = [DeviceBuffer.from_host(x) for x in inputs_for(fusion)]
 outputs = [DeviceBuffer(shape, dtype) for _, shape, dtype in specs[first_output:]]
 bound = kernel.bind([*inputs, *outputs])
+for staged in bound.staging.copies:
+    staged.by_copy_engine = not spec.get("staging_kernel", False)
 for stream in (None, Stream()):
     host = inputs_for(fusion)
     for buffer, value in zip(inputs, host):
@@ -89,9 +91,13 @@ def run_child(script: str, argument: str) -> dict[str, Any]:
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
-def check_fusion(fusion: Fusion, params: dict[str, Any], staged: bool = False) -> None:
-    """Both launches of the fusion match float64 within the output dtype's tolerance."""
-    report = run_child(CHILD, json.dumps({"ir": str(fusion), "params": params}))
+def check_fusion(
+    fusion: Fusion, params: dict[str, Any], staged: bool = False, staging_kernel: bool = False
+) -> None:
+    """Both launches of the fusion match float64 within the output dtype's tolerance
+    (`staging_kernel`: the staging copies made by the staging kernel, not cuMemcpy2DAsync)."""
+    spec = {"ir": str(fusion), "params": params, "staging_kernel": staging_kernel}
+    report = run_child(CHILD, json.dumps(spec))
     assert bool(report["staged"]) == staged, report
     for errors in report["rounds"]:
         for entry in errors:
@@ -174,6 +180,19 @@ def test_unaligned_rows_match_float64(fusion: Fusion, params: dict[str, Any]):
     check_fusion(fusion, params, staged=True)
 
 
+@pytest.mark.parametrize(
+    ("fusion", "params"),
+    [
+        pytest.param(cases.linear(300, 264, 1001), {}, id="k1001"),
+        pytest.param(cases.matmul(200, 263, 100, batch=2), {}, id="batch_odd"),
+        pytest.param(cases.linear(300, 300, 100), {"warp_specialization": "pingpong"}, id="same"),
+    ],
+)
+def test_unaligned_rows_staged_by_the_staging_kernel(fusion: Fusion, params: dict[str, Any]):
+    """The staging kernel (where the driver refuses a 2-D copy's pitches) stages right."""
+    check_fusion(fusion, params, staged=True, staging_kernel=True)
+
+
 PUBLIC = r"""
 import json, sys
 import numpy as np
@@ -239,6 +258,47 @@ def test_staged_bindings_share_copies_in_stream_order():
     product."""
     report = run_child(SHARED, str(cases.linear(300, 300, 100)))
     assert max(report["errors"]) < TOLERANCE["bf16"], report
+
+
+PADDED = r"""
+import json, sys
+import numpy as np
+import mmcomp
+from mmcomp.backend import build_cuda_kernel
+from mmcomp.backend.cases import inputs_for, relative_error
+from mmcomp.compiler import run_pipeline
+from mmcomp.interp.reference import reference
+from mmcomp.runtime import DeviceArray, DeviceBuffer, synchronize
+
+fusion = mmcomp.parse(sys.argv[1])
+module, _, _ = run_pipeline(fusion.module, {})
+kernel = build_cuda_kernel(module)
+host = inputs_for(fusion)
+a = host[0]
+rows, k = a.shape
+pitch = -(-k // 8) * 8
+padded = np.zeros((rows, pitch), a.dtype)
+padded[:, :k] = a
+storage = DeviceBuffer.from_host(padded)
+view = DeviceArray(storage.ptr, a.shape, a.dtype, (pitch * a.dtype.itemsize, a.dtype.itemsize))
+_, shape, dtype = kernel.argument_specs()[kernel.num_inputs]
+out = DeviceBuffer(shape, dtype)
+out.fill_bytes(0xFF)
+bound = kernel.bind([view, *(DeviceBuffer.from_host(x) for x in host[1:]), out])
+staged = [copy.arg for copy in bound.staging.copies]
+bound.launch()
+synchronize()
+want = np.asarray(reference(fusion, *host, accumulate=np.float64)[0])
+print(json.dumps({"error": relative_error(out.to_host(), want), "staged": staged}), flush=True)
+"""
+
+
+def test_a_padded_view_is_read_in_place():
+    """A[300, 100] handed over as a view of rows of 104 elements: TMA reads it in place
+    (only W, C-contiguous with rows of 200 bytes, is staged)."""
+    report = run_child(PADDED, str(cases.linear(300, 264, 100)))
+    assert report["staged"] == [1], report
+    assert report["error"] < TOLERANCE["bf16"], report
 
 
 LARGE = r"""
