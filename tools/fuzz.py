@@ -923,16 +923,28 @@ class Compiled:
     chosen: str
 
 
-def compile_cuda(case: Case, compile_only: bool) -> Outcome | Compiled:
-    """Compile (ptxas included, 0 spills checked); the reference too unless compile-only."""
+def compile_cuda(case: Case, compile_only: bool, cli: bool = False) -> Outcome | Compiled:
+    """Compile (ptxas included, 0 spills checked); the reference too unless compile-only.
+
+    With `cli`, mmcomp-opt's pipeline also compiles the fusion's IR with the keywords
+    written as its `#sched.params`: it must refuse what `mmcomp.compile` refuses and
+    print the same PTX for the rest.
+    """
     built = build(case.spec, case.name)
     try:
         kernel = mmcomp.compile(built.fusion, backend="cuda", **case.params)
     except Exception as error:  # noqa: BLE001
-        return classify_error(case, error)
+        outcome = classify_error(case, error)
+        if cli and outcome.status == "refused":
+            return compare_cli(case, built, None, outcome) or outcome
+        return outcome
     report = kernel.report
     if report is not None and (report.spill_stores or report.spill_loads):
         return _outcome(case, "fail", "spills", f"ptxas: {report}")
+    if cli:
+        mismatch = compare_cli(case, built, kernel.ptx, None)
+        if mismatch is not None:
+            return mismatch
     if compile_only:
         outcome = _outcome(case, "pass")
         outcome.chosen = kernel.params.format()
@@ -942,6 +954,75 @@ def compile_cuda(case: Case, compile_only: bool) -> Outcome | Compiled:
     want = reference_outputs(case, built, inputs, rows_cols)
     device_kernel = pickle.dumps(kernel.device_kernel)
     return Compiled(device_kernel, inputs, want, rows_cols, kernel.params.format())
+
+
+def params_attribute(params: dict[str, Any]) -> str:
+    """The schedule keywords as the `#sched.params<...>` that mmcomp-opt reads."""
+    keys: list[str] = []
+    for key, value in params.items():
+        if key in ("tile", "cluster"):
+            text = "x".join(str(v) for v in value)
+        elif key == "registers":
+            text = "/".join(str(v) for v in value)
+        else:
+            text = str(value)
+        keys.append(f"{key} = {text}")
+    return "#sched.params<" + ", ".join(keys) + ">"
+
+
+def with_params(text: str, params: dict[str, Any]) -> str:
+    """Fusion IR text with the schedule keywords written on its function."""
+    if not params:
+        return text
+    return re.sub(
+        r"(func\.func @\S+\(.*\) -> .*?) \{\n",
+        lambda match: (
+            f"{match.group(1)} attributes {{sched.params = {params_attribute(params)}}} {{\n"
+        ),
+        text,
+        count=1,
+    )
+
+
+def run_cli(text: str) -> tuple[str | None, str]:
+    """mmcomp-opt -p compile-to-ptx -t ptx on IR text, in this process: (PTX, "") or
+    (None, its error). An exception mmcomp-opt does not report as an error propagates."""
+    from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
+
+    from mmcomp.cli import MmcompOptMain
+
+    with tempfile.TemporaryDirectory(prefix="mmcomp-fuzz-cli-") as directory:
+        source = Path(directory) / "fusion.mlir"
+        target = Path(directory) / "kernel.ptx"
+        source.write_text(text)
+        args = [str(source), "-p", "compile-to-ptx", "-t", "ptx", "-o", str(target)]
+        try:
+            MmcompOptMain(description="mmcomp-opt", args=args).run()
+        except (ParseError, VerifyException, DiagnosticException, ValueError) as error:
+            return None, f"{type(error).__name__}: {error}"
+        return target.read_text(), ""
+
+
+def compare_cli(
+    case: Case, built: Built, ptx: str | None, refusal: Outcome | None
+) -> Outcome | None:
+    """A `cli` failure where mmcomp-opt and mmcomp.compile disagree, else None."""
+    cli_ptx, error = run_cli(with_params(str(built.fusion), case.params))
+    if ptx is None and cli_ptx is not None:
+        assert refusal is not None
+        return _outcome(
+            case,
+            "fail",
+            "cli",
+            f"mmcomp-opt compiles what mmcomp.compile refuses: {refusal.message}",
+        )
+    if ptx is not None and cli_ptx is None:
+        return _outcome(
+            case, "fail", "cli", f"mmcomp-opt refuses what mmcomp.compile takes: {error}"
+        )
+    if ptx is not None and cli_ptx is not None and cli_ptx.strip() != ptx.strip():
+        return _outcome(case, "fail", "cli", "mmcomp-opt prints other PTX than mmcomp.compile")
+    return None
 
 
 def _load_cubin(device_kernel: Any) -> Any:
@@ -1015,20 +1096,20 @@ def check_gpu(case: Case, compiled: Compiled, got: list[np.ndarray]) -> Outcome:
 
 
 def _compile_worker(conn: Connection) -> None:
-    """Serve compile jobs: (case, compile_only) -> Outcome | Compiled."""
+    """Serve compile jobs: (case, compile_only, cli) -> Outcome | Compiled."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     conn.send("ready")
     while True:
         job = conn.recv()
         if job is None:
             return
-        case, compile_only = job
+        case, compile_only, cli = job
         start = time.monotonic()
         try:
             if case.backend == "interp":
                 result: Outcome | Compiled = run_interp(case)
             else:
-                result = compile_cuda(case, compile_only)
+                result = compile_cuda(case, compile_only, cli)
         except Exception as error:  # noqa: BLE001 - a crash in the fuzzer's own steps too
             result = classify_error(case, error)
         if isinstance(result, Outcome):
@@ -1183,7 +1264,14 @@ def normalize(message: str) -> str:
     return message[:200]
 
 
-def reproducer(case: Case, outcome: Outcome) -> str:
+def mode_flags(options: Options) -> str:
+    """The command-line flags of a run's mode (compile-only, cli, stand-in)."""
+    flags = [("--compile-only", options.compile_only), ("--cli", options.cli)]
+    flags.append(("--stand-in", options.stand_in))
+    return "".join(f" {flag}" for flag, on in flags if on)
+
+
+def reproducer(case: Case, outcome: Outcome, flags: str = "") -> str:
     """A failure in full: the command, the schedule and the fusion's IR."""
     built = build(case.spec, case.name)
     keywords = ", ".join(f"{key}={value!r}" for key, value in case.params.items())
@@ -1191,7 +1279,7 @@ def reproducer(case: Case, outcome: Outcome) -> str:
         f"FAIL {outcome.kind}: seed {case.seed} case {case.index} ({case.spec.family}, "
         f"{case.backend})",
         f"  {outcome.message.strip()}",
-        f"  rerun: {case.command()}",
+        f"  rerun: {case.command()}{flags}",
         f"  schedule: mmcomp.compile(f, backend={case.backend!r}"
         + (f", {keywords}" if keywords else "")
         + ")",
@@ -1225,6 +1313,8 @@ class Options:
     jobs: int = 0
     """Worker processes; 0 runs everything in this process (interp only)."""
     compile_only: bool = False
+    cli: bool = False
+    """cuda: compare mmcomp-opt's pipeline with mmcomp.compile (see compile_cuda)."""
     timeout: float = 300.0
     """Seconds a compile (and interp run) may take."""
     gpu_timeout: float = 60.0
@@ -1264,7 +1354,7 @@ def run(options: Options) -> Summary:
 
 def _emit_failure(options: Options, case: Case, outcome: Outcome) -> None:
     if outcome.status == "fail":
-        options.out(reproducer(case, outcome))
+        options.out(reproducer(case, outcome, mode_flags(options)))
     elif options.verbose:
         options.out(
             f"case {case.index}: {outcome.status} {outcome.kind} {outcome.message[:160]}".rstrip()
@@ -1279,7 +1369,7 @@ def _run_inline(options: Options) -> Summary:
         if deadline is not None and time.monotonic() > deadline:
             break
         case = draw_case(options.seed, index, options.backend, options.features)
-        outcome = run_case(case, options.compile_only, options.stand_in)
+        outcome = run_case(case, options.compile_only, options.stand_in, options.cli)
         summary.add(outcome)
         _emit_failure(options, case, outcome)
     return summary
@@ -1314,7 +1404,7 @@ def _run_workers(options: Options) -> Summary:
                     break
                 case = draw_case(options.seed, index, options.backend, options.features)
                 cases[index] = case
-                worker.submit((case, options.compile_only), index)
+                worker.submit((case, options.compile_only, options.cli), index)
             if gpu is not None and gpu.job is None and ready:
                 case, compiled = ready.popleft()
                 gpu.submit((case, compiled, options.stand_in), (case.index, compiled))
@@ -1380,14 +1470,16 @@ def _run_workers(options: Options) -> Summary:
 # One case in full
 
 
-def run_case(case: Case, compile_only: bool = False, stand_in: bool = False) -> Outcome:
+def run_case(
+    case: Case, compile_only: bool = False, stand_in: bool = False, cli: bool = False
+) -> Outcome:
     """One case in this process, from compile to check."""
     start = time.monotonic()
     try:
         if case.backend == "interp":
             outcome = run_interp(case)
         else:
-            result = compile_cuda(case, compile_only)
+            result = compile_cuda(case, compile_only, cli)
             if isinstance(result, Outcome):
                 outcome = result
             else:
@@ -1446,7 +1538,11 @@ def shrink_candidates(case: Case) -> Iterator[Case]:
 
 
 def minimize(
-    case: Case, outcome: Outcome, compile_only: bool = False, stand_in: bool = False
+    case: Case,
+    outcome: Outcome,
+    compile_only: bool = False,
+    stand_in: bool = False,
+    cli: bool = False,
 ) -> tuple[Case, Outcome]:
     """The simplest variant of a failing case found greedily that fails the same way."""
     tries = 0
@@ -1455,14 +1551,14 @@ def minimize(
         improved = False
         for candidate in shrink_candidates(case):
             tries += 1
-            result = run_case(candidate, compile_only, stand_in)
+            result = run_case(candidate, compile_only, stand_in, cli)
             if result.status == "fail" and result.kind == outcome.kind:
                 case, outcome, improved = candidate, result, True
                 break
     return case, outcome
 
 
-def python_reproducer(case: Case, compile_only: bool = False) -> str:
+def python_reproducer(case: Case, compile_only: bool = False, cli: bool = False) -> str:
     """A snippet that reruns `case` (a drawn or a minimized one) from the repository root."""
     return "\n".join(
         [
@@ -1470,7 +1566,7 @@ def python_reproducer(case: Case, compile_only: bool = False) -> str:
             "from fuzz import Case, Operand, Spec, Step",
             f"case = Case({case.seed}, {case.index}, {case.backend!r}, "
             f"frozenset({sorted(case.features)!r}), {case.spec!r}, {case.params!r})",
-            f"print(fuzz.run_case(case, compile_only={compile_only}))",
+            f"print(fuzz.run_case(case, compile_only={compile_only}, cli={cli}))",
         ]
     )
 
@@ -1478,12 +1574,12 @@ def python_reproducer(case: Case, compile_only: bool = False) -> str:
 def show_case(options: Options, index: int, shrink: bool = False) -> int:
     """Run one case in this process and print everything about it (minimized if asked)."""
     case = draw_case(options.seed, index, options.backend, options.features)
-    outcome = run_case(case, options.compile_only, options.stand_in)
+    outcome = run_case(case, options.compile_only, options.stand_in, options.cli)
     out = options.out
     if shrink and outcome.status == "fail":
         out(f"{outcome.status} {outcome.kind} {outcome.message}".rstrip())
         out("minimizing ...")
-        case, outcome = minimize(case, outcome, options.compile_only, options.stand_in)
+        case, outcome = minimize(case, outcome, options.compile_only, options.stand_in, options.cli)
     built = build(case.spec, case.name)
     out(f"seed {case.seed} case {case.index}: {case.spec.family}, backend {case.backend}")
     out(f"spec: {case.spec}")
@@ -1497,7 +1593,7 @@ def show_case(options: Options, index: int, shrink: bool = False) -> int:
         out(f"output {index_}: {value.dtype} {list(value.shape)}, bound {bound:.3g}")
     out(f"{outcome.status} {outcome.kind} {outcome.message}".rstrip())
     if shrink:
-        out("reproducer:\n" + python_reproducer(case, options.compile_only))
+        out("reproducer:\n" + python_reproducer(case, options.compile_only, options.cli))
     return 0 if outcome.status != "fail" else 1
 
 
@@ -1531,6 +1627,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--compile-only", action="store_true", help="cuda: compile, no GPU")
     parser.add_argument(
+        "--cli",
+        action="store_true",
+        help="cuda: also compile with mmcomp-opt's pipeline; it must agree with mmcomp.compile",
+    )
+    parser.add_argument(
         "--feature",
         action="append",
         default=[],
@@ -1563,6 +1664,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         first=args.first,
         jobs=jobs,
         compile_only=args.compile_only,
+        cli=args.cli,
         timeout=args.timeout,
         gpu_timeout=args.gpu_timeout,
         verbose=args.verbose,

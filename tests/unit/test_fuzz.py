@@ -223,3 +223,36 @@ def test_a_hung_run_is_reported_and_the_run_goes_on():
     assert "GPU run exceeded 2 s" in outcomes[196].message
     assert "--seed 4 --case 196" in "\n".join(lines)
     assert outcomes[197].status in ("pass", "refused")
+
+
+def test_schedule_keywords_as_sched_params_mean_the_same():
+    params = {
+        "tile": (128, 64, 64),
+        "stages": 3,
+        "cluster": (2, 1),
+        "raster": "m",
+        "swizzle": 3,
+        "strategy": "one-tile-per-cta",
+        "split_k": 2,
+        "warp_specialization": "cooperative",
+        "registers": (40, 232),
+        "epilogue": "registers",
+    }
+    spec = fuzz.Spec("linear", 300, 200, 256, "bf16")
+    built = fuzz.build(spec, "keywords")
+    text = fuzz.with_params(str(built.fusion), params)
+    assert "sched.params = #sched.params<tile = 128x64x64, stages = 3, cluster = 2x1" in text
+    from_text = fuzz.mmcomp.compile(fuzz.mmcomp.parse(text), backend="interp").params
+    from_keywords = fuzz.mmcomp.compile(built.fusion, backend="interp", **params).params
+    assert from_text.format() == from_keywords.format()
+
+
+def test_the_cli_comparison_agrees_and_finds_a_difference():
+    case = fuzz.Case(0, 0, "cuda", CUDA, fuzz.Spec("linear", 65, 72, 64, "bf16"), {"swizzle": 2})
+    assert fuzz.run_case(case, compile_only=True, cli=True).status == "pass"
+    built = fuzz.build(case.spec, case.name)
+    other = fuzz.compare_cli(case, built, "// not the kernel", None)
+    assert other is not None and other.kind == "cli" and "other PTX" in other.message
+    refused = fuzz.Outcome(0, 0, "refused", "ScheduleError", "ScheduleError: no")
+    taken = fuzz.compare_cli(case, built, None, refused)
+    assert taken is not None and "compiles what mmcomp.compile refuses" in taken.message
