@@ -1235,7 +1235,7 @@ class Summary:
             + "  (passed/refused/failed)"
         )
         ran = [o for o in self.outcomes if o.status == "pass"]
-        if ran:
+        if ran and max(o.ratio for o in ran) > 0:
             worst = max(ran, key=lambda o: o.ratio)
             lines.append(
                 f"  largest error / bound of a passing case: {worst.ratio:.3f} "
@@ -1244,6 +1244,11 @@ class Summary:
         kinds = Counter(o.kind for o in self.failures)
         if kinds:
             lines.append("  failures: " + ", ".join(f"{k} {n}" for k, n in kinds.most_common()))
+            for kind, _ in kinds.most_common():
+                indices = sorted(o.index for o in self.failures if o.kind == kind)
+                shown = " ".join(str(i) for i in indices[:60])
+                more = f" ... ({len(indices) - 60} more)" if len(indices) > 60 else ""
+                lines.append(f"    {kind}: cases {shown}{more}")
         for note, count in self.notes.items():
             lines.append(f"  {count} cases: {note}")
         refusals = Counter(normalize(o.message) for o in self.outcomes if o.status == "refused")
