@@ -52,8 +52,14 @@ CHILD = textwrap.dedent(
 )
 
 
+def environment(cache_dir: Path) -> dict[str, str]:
+    """This process's environment with the cache in `cache_dir` and the checkout first."""
+    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    return dict(os.environ, MMCOMP_CACHE_DIR=str(cache_dir), PYTHONPATH=path)
+
+
 def child(cache_dir: Path, mode: str = "any") -> subprocess.Popen[str]:
-    env = dict(os.environ, MMCOMP_CACHE_DIR=str(cache_dir), PYTHONPATH=str(ROOT))
+    env = environment(cache_dir)
     return subprocess.Popen(
         [sys.executable, "-c", CHILD, mode],
         stdout=subprocess.PIPE,
@@ -154,7 +160,7 @@ def test_concurrent_compiles_of_one_fusion_leave_one_whole_entry(tmp_path: Path)
 
 def test_cache_command_shows_and_clears(tmp_path: Path):
     result(child(tmp_path))
-    env = dict(os.environ, MMCOMP_CACHE_DIR=str(tmp_path), PYTHONPATH=str(ROOT))
+    env = environment(tmp_path)
 
     def run(*args: str) -> str:
         done = subprocess.run(
