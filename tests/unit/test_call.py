@@ -213,3 +213,32 @@ def test_stream_handles_are_taken_as_given():
     assert stream_value(driver.CUstream(0x99), "k") == 0x99
     assert stream_value(TorchLikeStream(), "k") == 0x1234
     assert stream_value(CupyLikeStream(), "k") == 0x5678
+
+
+def test_debug_poison_covers_exactly_the_elements():
+    from mmcomp.backend.call import poison_region
+    from mmcomp.runtime import DeviceArray
+
+    base = 1 << 32
+    assert poison_region(DeviceArray(base, (300, 500), BF16)) == (base, 300_000, 300_000, 1)
+    strided = DeviceArray(base, (3, 300, 500), BF16, strides=(300 * 1024, 1024, 2))
+    assert poison_region(strided) == (base, 1024, 1000, 900)  # rows at their pitch only
+    gapped = DeviceArray(base, (3, 300, 500), BF16, strides=(400 * 1024, 1024, 2))
+    assert poison_region(gapped) is None  # the gaps between slabs may be another array's
+    assert poison_region(DeviceArray(base, (500, 300), BF16, strides=(2, 1000))) is None
+
+
+def test_tensor_maps_over_strided_views_use_the_views_strides():
+    """An out= or input that is a strided view (wide[:, :n]) is read and written at its own
+    strides, not the compact ones of its shape."""
+    from types import SimpleNamespace
+
+    from mmcomp.runtime import DeviceArray
+    from mmcomp.runtime.staging import array_strides
+
+    operand = SimpleNamespace(arg=0, shape=(300, 200), byte_strides=(400, 2), axes=())
+    assert array_strides(operand, DeviceArray(1 << 32, (300, 200), BF16)) == (400, 2)
+    view = DeviceArray(1 << 32, (300, 200), BF16, strides=(1024, 2))
+    assert array_strides(operand, view) == (1024, 2)
+    lacking = SimpleNamespace(arg=0, shape=(1, 300, 200), byte_strides=(0, 400, 2), axes=(-1, 0, 1))
+    assert array_strides(lacking, view) == (0, 1024, 2)
