@@ -728,11 +728,10 @@ def _host_call(
     where = state.where
     handle = 0 if stream is None else stream_value(stream, where)
     kernel = state.kernel
-    kernel.function()
     host: list[np.ndarray] = []
     for (name, shape, dtype), value, frame in zip(state.inputs, inputs, frames, strict=True):
         array = frame.to_numpy(value)
-        spec = ArraySpec(f"input {name!r}", dtype, shape)
+        spec = ArraySpec(name, dtype, shape)
         try:
             check_dtype_and_shape(spec, array.dtype, array.shape)
         except LaunchError as error:
@@ -769,6 +768,7 @@ def _host_call(
                     "not alias an input (pass a separate array)"
                 )
         targets.append(target)
+    kernel.function()  # after the checks: a machine without a GPU says so here
     device_inputs = [DeviceBuffer.from_host(array) for array in host]
     device_outputs = [DeviceBuffer(shape, dtype) for _, shape, dtype in state.outputs]
     for buffer in device_outputs:

@@ -242,3 +242,18 @@ def test_tensor_maps_over_strided_views_use_the_views_strides():
     assert array_strides(operand, view) == (1024, 2)
     lacking = SimpleNamespace(arg=0, shape=(1, 300, 200), byte_strides=(0, 400, 2), axes=(-1, 0, 1))
     assert array_strides(lacking, view) == (0, 1024, 2)
+
+
+def test_host_inputs_are_checked_before_the_gpu_is_needed(linear):
+    kernel, _ = linear
+    a, w = random((300, 200)), random((500, 200))
+    with pytest.raises(
+        LaunchError, match=r"kernel @linear: argument 'w': expected shape \[500, 200\]"
+    ):
+        kernel(a, w.T.copy())
+    with pytest.raises(LaunchError, match=r"argument 'out\[0\]': expected dtype bfloat16"):
+        kernel(a, w, out=[np.empty((300, 500), np.float32)])
+    with pytest.raises(
+        LaunchError, match=r"out\[0\]: expected a host array .* found a FakeDeviceArray"
+    ):
+        kernel(a, w, out=[FakeDeviceArray((300, 500), BF16)])
