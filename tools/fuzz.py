@@ -1069,11 +1069,11 @@ def run_on_gpu(
         module = _load_cubin(device_kernel)
         if module is None:
             note = RELOADED
-        try:
-            got = list(device_kernel(*inputs, check=True))
-        finally:
-            if module is not None:
-                module.unload()
+        got = list(device_kernel(*inputs, check=True))
+        if module is not None:
+            # Only after a good run: after a fault the context is lost, and the process
+            # ends (the parent starts another), so the fault is what gets reported.
+            module.unload()
     if compiled.rows_cols is not None:
         rows, cols = compiled.rows_cols
         got = [take(array, output_roles(array.ndim), rows, cols) for array in got]
