@@ -68,14 +68,16 @@ def _check_arrays(kernel: CudaKernel, arrays: Sequence[Any]) -> None:
     (read or written element by element) C-contiguous, their base aligned to two elements
     (neighbouring columns move in pairs)."""
     from mmcomp.runtime import ArraySpec, as_device_array, check_device_array
+    from mmcomp.runtime.arrays import check_dtype_and_shape
     from mmcomp.runtime.staging import reads_in_place
 
-    # A staged operand is copied row by row into its padded copy (C-contiguous is enough),
-    # unless its own rows suit TMA (padded by its owner and sliced).
-    through_tma = {
-        operand.arg
-        for operand in kernel.plan.tensor_maps
-        if not operand.pitch or reads_in_place(operand, arrays[operand.arg])
+    # An array every map of which reads it in place (the view's own strides suit TMA) needs
+    # only its dtype and shape; a staged operand is copied row by row into its padded copy
+    # (C-contiguous is enough); the other maps' arrays get the TMA checks and their message.
+    maps = kernel.plan.tensor_maps
+    through_tma = {operand.arg for operand in maps if not operand.pitch}
+    in_place = {operand.arg for operand in maps} - {
+        operand.arg for operand in maps if not reads_in_place(operand, arrays[operand.arg])
     }
     for index, (array, (name, shape, dtype)) in enumerate(
         zip(arrays, kernel.argument_specs(), strict=True)
@@ -86,6 +88,9 @@ def _check_arrays(kernel: CudaKernel, arrays: Sequence[Any]) -> None:
                 f"kernel @{kernel.plan.entry}: argument {name!r}: expected a device array, "
                 f"found {type(array).__name__}"
             )
+        if index in in_place:
+            check_dtype_and_shape(ArraySpec(name, dtype, shape), view.dtype, view.shape)
+            continue
         layout = "tma" if index in through_tma else "contiguous"
         check_device_array(ArraySpec(name, dtype, shape, layout=layout), view)
         pair = 2 * dtype.itemsize

@@ -239,3 +239,27 @@ def test_maps_read_strided_views_with_their_own_strides():
     m_less = plan.tensor_maps[0]
     # The view [1, K] of a[1, 1, K]: the virtual row axis keeps the plan's stride.
     assert array_strides(m_less, DeviceArray(1 << 20, (1, 1, 256), "bfloat16")) == (512, 2)
+
+
+@needs_ptxas
+def test_bind_checks_the_view_each_map_reads():
+    """a[M, K, 1] (C-contiguous: K has byte stride 2, its last axis extent 1) is read as the
+    view [M, K] and bound; a strided view whose rows TMA cannot address is refused, naming
+    the argument and the stride."""
+    from mmcomp.backend.kernel import _check_arrays
+    from mmcomp.errors import LaunchError
+    from mmcomp.runtime import DeviceArray
+
+    f = Fusion("trailing")
+    a = f.input("a", [300, 256, 1], "bf16")
+    b = f.input("b", [1, 256, 264], "bf16")
+    f.output(f.cast(f.fused_multiply_sum(a, b, [1]), "bf16"))
+    kernel = mmcomp.compile(f).device_kernel
+    assert kernel.plan.tensor_maps[0].axes == (0, 1)
+    arrays = [DeviceArray(1 << 20, shape, dtype) for _, shape, dtype in kernel.argument_specs()]
+    _check_arrays(kernel, arrays)
+    linear = mmcomp.compile(cases.linear(300, 264, 256)).device_kernel
+    arrays = [DeviceArray(1 << 20, shape, dtype) for _, shape, dtype in linear.argument_specs()]
+    arrays[0] = DeviceArray(1 << 20, (300, 256), "bfloat16", (520, 2))
+    with pytest.raises(LaunchError, match=r"'a'.*byte stride 520 on axis 0"):
+        _check_arrays(linear, arrays)
