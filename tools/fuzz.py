@@ -1047,10 +1047,30 @@ def _load_cubin(device_kernel: Any) -> Any:
 RELOADED = "the worker's cubin did not load (ptxas newer than the driver?): PTX compiled again"
 
 
+LAUNCHES = ("host arrays", "device arrays")
+"""How each launch of a case gets its arrays: numpy in and out (copied, outputs poisoned),
+then the same inputs as device buffers (outputs allocated on the device, poisoned by the
+debug mode; a split-K kernel reuses its cached workspace, its counters zeroed again)."""
+
+
+def _launch(device_kernel: Any, inputs: list[np.ndarray]) -> list[list[np.ndarray]]:
+    """The outputs of each of the LAUNCHES of a kernel."""
+    from mmcomp.runtime import DeviceBuffer
+
+    first = [np.asarray(out) for out in device_kernel(*inputs, check=True)]
+    device_inputs = [DeviceBuffer.from_host(array) for array in inputs]
+    outputs = device_kernel(*device_inputs, check=True)
+    second = [out.to_host() for out in outputs]
+    for buffer in (*device_inputs, *outputs):
+        buffer.free()
+    return [first, second]
+
+
 def run_on_gpu(
     case: Case, compiled: Compiled, stand_in: bool = False
-) -> tuple[list[np.ndarray] | None, str]:
-    """Launch on the GPU: (outputs on the sampled rows and columns, note) or (None, error).
+) -> tuple[list[list[np.ndarray]] | None, str]:
+    """Launch on the GPU (see LAUNCHES): (the outputs of each launch on the sampled rows and
+    columns, note), or (None, the error).
 
     The note is empty, or RELOADED where the worker's cubin did not load (its ptxas is newer
     than the driver): the kernel is then compiled again here, through load_module.
@@ -1064,29 +1084,34 @@ def run_on_gpu(
     if stand_in:
         fusion = build(case.spec, case.name).fusion
         kernel = mmcomp.compile(fusion, backend="interp", **case.params)
-        got = list(kernel(*inputs))
+        runs = [list(kernel(*inputs))]
     else:
         module = _load_cubin(device_kernel)
         if module is None:
             note = RELOADED
-        got = list(device_kernel(*inputs, check=True))
+        runs = _launch(device_kernel, inputs)
         if module is not None:
             # Only after a good run: after a fault the context is lost, and the process
             # ends (the parent starts another), so the fault is what gets reported.
             module.unload()
     if compiled.rows_cols is not None:
         rows, cols = compiled.rows_cols
-        got = [take(array, output_roles(array.ndim), rows, cols) for array in got]
-    return got, note
+        runs = [[take(out, output_roles(out.ndim), rows, cols) for out in run] for run in runs]
+    return runs, note
 
 
-def check_gpu(case: Case, compiled: Compiled, got: list[np.ndarray]) -> Outcome:
-    """The outcome of a GPU run."""
+def check_gpu(case: Case, compiled: Compiled, runs: list[list[np.ndarray]]) -> Outcome:
+    """The outcome of a case's GPU launches: the first that fails, else a pass."""
     built = build(case.spec, case.name)
     if compiled.rows_cols is not None:
         rows, cols = compiled.rows_cols
         built = build(dataclasses.replace(case.spec, m=len(rows), n=len(cols)), case.name)
-    outcome = judge(case, built, got, compiled.want)
+    outcomes = [judge(case, built, got, compiled.want) for got in runs]
+    failed = [index for index, outcome in enumerate(outcomes) if outcome.status == "fail"]
+    outcome = outcomes[failed[0]] if failed else outcomes[0]
+    if failed and len(runs) > 1:
+        outcome.message = f"launch {failed[0] + 1} ({LAUNCHES[failed[0]]}): {outcome.message}"
+    outcome.ratio = max(o.ratio for o in outcomes)
     outcome.chosen = compiled.chosen
     return outcome
 
@@ -1432,15 +1457,15 @@ def _run_workers(options: Options) -> Summary:
                         finish(case, _outcome(case, "fail", "crash", "the GPU process died"))
                         worker.kill()
                         continue
-                    got, note = result
-                    if got is None:
+                    runs, note = result
+                    if runs is None:
                         finish(case, _outcome(case, "fail", "crash", note))
                         if not worker.process.is_alive() or "CudaError" in note:
                             worker.kill()
                         continue
                     if note:
                         summary.notes[note] += 1
-                    finish(case, check_gpu(case, compiled, got))
+                    finish(case, check_gpu(case, compiled, runs))
                     continue
                 index = worker.job
                 worker.job = None
@@ -1488,11 +1513,11 @@ def run_case(
             if isinstance(result, Outcome):
                 outcome = result
             else:
-                got, error = run_on_gpu(case, result, stand_in)
-                if got is None:
+                runs, error = run_on_gpu(case, result, stand_in)
+                if runs is None:
                     outcome = _outcome(case, "fail", "crash", error)
                 else:
-                    outcome = check_gpu(case, result, got)
+                    outcome = check_gpu(case, result, runs)
     except Exception as error:  # noqa: BLE001 - a crash in the fuzzer's own steps too
         outcome = classify_error(case, error)
     outcome.seconds = time.monotonic() - start
