@@ -935,6 +935,8 @@ def compile_cuda(case: Case, compile_only: bool, cli: bool = False) -> Outcome |
         kernel = mmcomp.compile(built.fusion, backend="cuda", **case.params)
     except Exception as error:  # noqa: BLE001
         outcome = classify_error(case, error)
+        if outcome.kind == "spills":
+            outcome.chosen = scheduled_params(built, case.params)
         if cli and outcome.status == "refused":
             return compare_cli(case, built, None, outcome) or outcome
         return outcome
@@ -954,6 +956,16 @@ def compile_cuda(case: Case, compile_only: bool, cli: bool = False) -> Outcome |
     want = reference_outputs(case, built, inputs, rows_cols)
     device_kernel = pickle.dumps(kernel.device_kernel)
     return Compiled(device_kernel, inputs, want, rows_cols, kernel.params.format())
+
+
+def scheduled_params(built: Built, params: dict[str, Any]) -> str:
+    """The params choose-schedule gives the fusion (for a kernel that failed later), or ""."""
+    from mmcomp.compiler import run_pipeline
+
+    try:
+        return run_pipeline(built.fusion.module, params, "cuda")[1].format()
+    except Exception:  # noqa: BLE001 - only a detail of a failure's report
+        return ""
 
 
 def params_attribute(params: dict[str, Any]) -> str:
