@@ -190,6 +190,24 @@ def test_interp_run(seed: int):
     assert {outcome.family for outcome in summary.outcomes} == set(fuzz.FAMILIES)
 
 
+def test_cuda_compile_run():
+    """The lowering and ptxas (0 spills) on the first cases of seed 1, without a GPU."""
+    lines: list[str] = []
+    options = fuzz.Options("cuda", 1, CUDA, cases=40, jobs=0, compile_only=True, out=lines.append)
+    summary = fuzz.run(options)
+    assert not summary.failures, "\n".join(lines)
+    assert sum(1 for outcome in summary.outcomes if outcome.status == "pass") >= 30
+
+
+@pytest.mark.gpu
+def test_cuda_run_on_the_gpu():
+    lines: list[str] = []
+    options = fuzz.Options("cuda", 1, CUDA, cases=40, jobs=4, out=lines.append)
+    summary = fuzz.run(options)
+    assert len(summary.outcomes) == 40
+    assert not summary.failures, "\n".join(lines)
+
+
 def test_the_cuda_mode_processes_with_the_executor_standing_in():
     lines: list[str] = []
     options = fuzz.Options("cuda", 4, CUDA, cases=8, jobs=2, stand_in=True, out=lines.append)
