@@ -176,11 +176,9 @@ class Built:
 
 
 def _contraction(f: Fusion, spec: Spec, index: int, inputs: dict[str, Value]) -> Value:
-    """The `index`-th contraction of the spec, its inputs created in `inputs`."""
-    m, n, k, dtype = spec.m, spec.n, spec.k, spec.dtype
+    """The `index`-th contraction of the spec, on the inputs created in `inputs`."""
     if spec.family == "linear":
-        bias = inputs.get("bias")
-        return f.linear(inputs["a"], inputs["w"], bias)
+        return f.linear(inputs["a"], inputs["w"], inputs.get("bias"))
     if spec.family == "matmul":
         return f.matmul(inputs["a"], inputs["b"])
     if spec.family == "batched":
@@ -201,7 +199,6 @@ def _contraction(f: Fusion, spec: Spec, index: int, inputs: dict[str, Value]) ->
     assert spec.family == "horizontal"
     kind = spec.layout.split(",")[index]
     other = inputs[f"b{index}"]
-    del m, n, k, dtype
     if kind == "linear":
         return f.linear(inputs["a"], other)
     return f.matmul(inputs["a"], other)
@@ -469,12 +466,11 @@ def draw_spec(
     if family == "linear" or (family == "batched" and layout == "linear"):
         bias = _choice(rng, (None, dtype, "f32"), (2, 2, 1))
     spec = Spec(family, m, n, k, dtype, batch, layout, bias)
-    return _draw_epilogue(rng, spec, backend)
+    return _draw_epilogue(rng, spec)
 
 
-def _draw_epilogue(rng: np.random.Generator, spec: Spec, backend: str) -> Spec:
+def _draw_epilogue(rng: np.random.Generator, spec: Spec) -> Spec:
     """Epilogue steps, operands and outputs for a spec's contractions."""
-    del backend
     out_dtypes = ("f32", "bf16", "f16")
     steps: list[Step] = []
     operands: list[Operand] = []
@@ -854,6 +850,9 @@ class Outcome:
     chosen: str = ""
     """The params the kernel ran with (kernel.params), when it compiled."""
     seconds: float = 0.0
+    """Seconds in a worker: compiling (with the reference), or for interp the whole case."""
+    gpu_seconds: float = 0.0
+    """Seconds of the case's GPU runs (from the GPU process's start on it)."""
     ratio: float = 0.0
     """The largest error / bound over the outputs of a case that ran."""
 
@@ -921,6 +920,8 @@ class Compiled:
     want: list[np.ndarray]
     rows_cols: Any
     chosen: str
+    seconds: float = 0.0
+    """Compile and reference time in the worker."""
 
 
 def compile_cuda(case: Case, compile_only: bool, cli: bool = False) -> Outcome | Compiled:
@@ -1149,8 +1150,7 @@ def _compile_worker(conn: Connection) -> None:
                 result = compile_cuda(case, compile_only, cli)
         except Exception as error:  # noqa: BLE001 - a crash in the fuzzer's own steps too
             result = classify_error(case, error)
-        if isinstance(result, Outcome):
-            result.seconds = time.monotonic() - start
+        result.seconds = time.monotonic() - start
         conn.send(result)
 
 
@@ -1286,6 +1286,21 @@ class Summary:
                 shown = " ".join(str(i) for i in indices[:60])
                 more = f" ... ({len(indices) - 60} more)" if len(indices) > 60 else ""
                 lines.append(f"    {kind}: cases {shown}{more}")
+        timed = [o for o in self.outcomes if o.seconds > 0]
+        if timed:
+            slowest = max(timed, key=lambda o: o.seconds)
+            lines.append(
+                f"  worker seconds a case: mean {sum(o.seconds for o in timed) / len(timed):.2f},"
+                f" max {slowest.seconds:.1f} (case {slowest.index})"
+            )
+        on_gpu = [o for o in self.outcomes if o.gpu_seconds > 0]
+        if on_gpu:
+            slowest = max(on_gpu, key=lambda o: o.gpu_seconds)
+            mean = sum(o.gpu_seconds for o in on_gpu) / len(on_gpu)
+            lines.append(
+                f"  GPU seconds a case: mean {mean:.3f}, max {slowest.gpu_seconds:.2f} "
+                f"(case {slowest.index})"
+            )
         for note, count in self.notes.items():
             lines.append(f"  {count} cases: {note}")
         refusals = Counter(normalize(o.message) for o in self.outcomes if o.status == "refused")
@@ -1477,7 +1492,10 @@ def _run_workers(options: Options) -> Summary:
                         continue
                     if note:
                         summary.notes[note] += 1
-                    finish(case, check_gpu(case, compiled, runs))
+                    outcome = check_gpu(case, compiled, runs)
+                    outcome.seconds = compiled.seconds
+                    outcome.gpu_seconds = time.monotonic() - worker.started
+                    finish(case, outcome)
                     continue
                 index = worker.job
                 worker.job = None
