@@ -269,8 +269,38 @@ def clamp_split_k(split_k: int, problem: Problem, tile: tuple[int, int, int]) ->
 
 
 def choose_params(problem: Problem, **overrides: object) -> ScheduleParams:
-    """Params for `problem`: the overrides as given, the rest chosen; ScheduleError if invalid."""
+    """Params for `problem`: the overrides as given, the rest chosen; ScheduleError if invalid.
+
+    Where split-K's partial sums would not fit the consumer registers beside the tile
+    (`ScheduleParams.consumer_registers`), a narrower tile is taken if the tile is not
+    given, else no split if split_k is not given.
+    """
     given = normalize_overrides(overrides)
+    params = _choose(problem, given)
+    if params.split_k > 1 and not params.fits_registers(problem):
+        params = _refit_split(problem, given, params)
+    params.check(problem)
+    return params
+
+
+def _refit_split(
+    problem: Problem, given: dict[str, object], params: ScheduleParams
+) -> ScheduleParams:
+    """Params whose split-K fits the registers: a narrower tile, or else one K slice."""
+    if "tile" not in given:
+        tile_m, tile_n, tile_k = params.tile
+        while tile_n > MIN_TILE_N:
+            tile_n //= 2
+            narrower = _choose(problem, {**given, "tile": (tile_m, tile_n, tile_k)})
+            if narrower.fits_registers(problem):
+                return narrower
+    if "split_k" not in given:
+        return _choose(problem, {**given, "tile": params.tile, "split_k": 1})
+    return params
+
+
+def _choose(problem: Problem, given: dict[str, object]) -> ScheduleParams:
+    """The params for `given` (normalized overrides), not yet checked."""
     ws = str(given.get("warp_specialization", "cooperative"))
     pinned_registers = given.get("registers")
     consumer = pinned_registers[1] if isinstance(pinned_registers, tuple) else None
@@ -315,5 +345,4 @@ def choose_params(problem: Problem, **overrides: object) -> ScheduleParams:
     )
     if "cluster" not in given:
         params = params.replace(cluster=choose_cluster(problem, params))
-    params.check(problem)
     return params

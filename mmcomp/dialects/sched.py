@@ -250,7 +250,7 @@ class Problem:
 # --------------------------------------------------------------------------------------
 
 
-REGISTER_BASE = 32
+REGISTER_BASE = 40
 """Consumer registers a kernel needs besides its tiles (addresses, indices, loop and
 barrier state), measured with ptxas: see `ScheduleParams.consumer_registers`."""
 
@@ -350,18 +350,25 @@ class ScheduleParams:
 
         Per thread of a warpgroup tile wm x wn: each accumulator and each [M, N] epilogue
         operand tile wm * wn / 128 values, each row operand ([N], [1, N]) wn / 4, each
-        column operand ([M, 1]) wm / 32, and REGISTER_BASE besides. ptxas (13.0, sm_90a)
-        on silu*mul, the horizontal fusion, bias rows and [M, 1] columns at 64 to 256
-        wide tiles spilled exactly where this sum passes the setmaxnreg count, and
-        assembled without spills wherever it does not (docs/schedule.md).
+        column operand ([M, 1]) wm / 32, with split-K and several contractions under the
+        shared-memory epilogue or without specialization each accumulator once more
+        (their partials are reduced together), and REGISTER_BASE besides. ptxas (13.0,
+        sm_90a) on silu*mul, the horizontal fusion, bias rows and [M, 1] columns at 64 to
+        256 wide tiles spilled where this sum passes the setmaxnreg count, and assembled
+        without spills wherever it does not (docs/schedule.md).
         """
         tile = self.accumulator_registers
         wg_m, wg_n = self.warpgroup
+        split_partials = 0
+        staged = self.epilogue == "smem" or self.warp_specialization == "none"
+        if self.split_k > 1 and problem.contractions > 1 and staged:
+            split_partials = tile * problem.contractions
         return {
             "accumulators": tile * problem.contractions,
             "[M, N] operands": tile * problem.tile_operands,
             "rows": problem.row_operands * wg_n // 4,
             "columns": problem.column_operands * wg_m // 32,
+            "split-K partials": split_partials,
             "addresses and indices": REGISTER_BASE,
         }
 

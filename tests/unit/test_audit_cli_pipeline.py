@@ -42,7 +42,9 @@ PIPELINE = ",".join(
     ]
 )
 
-PARAMS = "#sched.params<tile = 128x128x64, swizzle = 4, split_k = 2>"
+PARAMS = "#sched.params<tile = 128x128x64, swizzle = 4, split_k = 2, epilogue = registers>"
+"""Split-K with the register epilogue: two accumulators of 128x128 tiles fit beside their
+partials there (with the shared-memory epilogue the horizontal fusion's would not)."""
 
 
 def mmcomp_opt(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
