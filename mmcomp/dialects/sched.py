@@ -627,7 +627,9 @@ class ScheduleParams:
             else "no tile fits; use fewer epilogue operands"
         )
         if needed["split-K partials"] and self.replace(split_k=1).fits_registers(problem):
-            advice += ", or split_k = 1 with this tile (or epilogue = registers)"
+            advice += ", or split_k = 1 with this tile"
+            if self.warp_specialization != "none":
+                advice += " (or epilogue = registers)"
         raise ScheduleError(
             f"tile {_shape(self.tile)} under {self.warp_specialization}: a consumer thread "
             f"needs about {sum(needed.values())} registers ({detail}), more than its "
