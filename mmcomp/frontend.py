@@ -30,6 +30,7 @@ from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import ParseError, VerifyException
 
+from mmcomp.diagnostics import at
 from mmcomp.dialects import fusion as fd
 from mmcomp.errors import FusionError
 
@@ -170,6 +171,61 @@ class Value:
         return self.fusion.matmul(self, other)
 
 
+def _input_name(arg: BlockArgument, seen: set[str]) -> str:
+    """The input name of a function argument: its name hint, else arg<index>."""
+    name = arg.name_hint
+    if name is None or name in seen or not name.isidentifier():
+        return f"arg{arg.index}"
+    return name
+
+
+def function_problem(func: FuncOp) -> str | None:
+    """Why `func` is not a fusion function mmcomp can compile (the message, at the op where
+    the text has one), or None: one block of fusion ops ending in func.return, arguments
+    that are tensors of rank >= 1 of bf16, f16 or f32, outputs computed in the body.
+
+    `mmcomp.parse` and propagate-axis-mapping both check it, so mmcomp.compile and
+    mmcomp-opt refuse the same functions with the same words."""
+    where = f"@{func.sym_name.data}"
+    if len(func.body.blocks) != 1:
+        return at(
+            func, f"{where}: expected a body of one block, found {len(func.body.blocks)} blocks"
+        )
+    for op in func.body.walk():
+        if op is func or isinstance(op, ReturnOp) or op.name.startswith("fusion."):
+            continue
+        return at(op, f"{where}: expected only fusion ops and func.return, found {op.name}")
+    block = func.body.block
+    if not isinstance(block.last_op, ReturnOp):
+        return at(func, f"{where}: expected a func.return")
+    seen: set[str] = set()
+    names: list[str] = []
+    for index, arg in enumerate(block.args):
+        arg_type = arg.type
+        if not isinstance(arg_type, TensorType) or fd.dtype_name(arg_type.element_type) is None:
+            return at(
+                func,
+                f"{where}: argument {index}: expected a tensor of bf16, f16 or f32, found "
+                f"{arg_type}",
+            )
+        if not arg_type.get_shape():
+            return at(
+                func,
+                f"{where}: argument {index}: expected rank >= 1, found the rank-0 {arg_type}; "
+                "use a tensor of shape [1] for a scalar",
+            )
+        names.append(_input_name(arg, seen))
+        seen.add(names[-1])
+    for index, value in enumerate(block.last_op.operands):
+        if isinstance(value, BlockArgument) and value.block is block:
+            return at(
+                block.last_op,
+                f"{where}: output {index}: expected a value computed in the body, found "
+                f"argument {names[value.index]!r} returned directly",
+            )
+    return None
+
+
 class Fusion:
     """A matmul fusion under construction: one `func.func` in a `builtin.module`."""
 
@@ -208,52 +264,22 @@ class Fusion:
             wanted = "one func.func" if name is None else f"one func.func named @{name}"
             raise FusionError(f"mmcomp.parse: expected {wanted}, found {len(funcs)} ({names})")
         func = funcs[0]
-        if len(func.body.blocks) != 1:
-            raise FusionError(
-                f"mmcomp.parse: @{func.sym_name.data}: expected a body of one block, "
-                f"found {len(func.body.blocks)} blocks"
-            )
+        problem = function_problem(func)
+        if problem is not None:
+            raise FusionError(f"mmcomp.parse: {problem}")
         if len(module.ops) != 1:
             func.detach()
             module = ModuleOp([func])
-        for op in func.body.walk():
-            if op is func or isinstance(op, ReturnOp) or op.name.startswith("fusion."):
-                continue
-            raise FusionError(
-                f"mmcomp.parse: @{func.sym_name.data}: expected only fusion ops and "
-                f"func.return, found {op.name}"
-            )
         block = func.body.block
-        if not isinstance(block.last_op, ReturnOp):
-            raise FusionError(f"mmcomp.parse: @{func.sym_name.data}: expected a func.return")
+        assert isinstance(block.last_op, ReturnOp)
         fusion = cls.__new__(cls)
         inputs: list[Value] = []
         seen: set[str] = set()
-        for index, arg in enumerate(block.args):
-            arg_type = arg.type
-            if not isinstance(arg_type, TensorType) or fd.dtype_name(arg_type.element_type) is None:
-                raise FusionError(
-                    f"mmcomp.parse: @{func.sym_name.data}: argument {index}: expected a "
-                    f"tensor of bf16, f16 or f32, found {arg_type}"
-                )
-            if not arg_type.get_shape():
-                raise FusionError(
-                    f"mmcomp.parse: @{func.sym_name.data}: argument {index}: expected rank "
-                    f">= 1, found the rank-0 {arg_type}; use a tensor of shape [1] for a scalar"
-                )
-            arg_name = arg.name_hint
-            if arg_name is None or arg_name in seen or not arg_name.isidentifier():
-                arg_name = f"arg{index}"
+        for arg in block.args:
+            arg_name = _input_name(arg, seen)
             seen.add(arg_name)
             inputs.append(Value(fusion, arg, arg_name))
         fusion._init(module, func, inputs, [])
-        for index, value in enumerate(block.last_op.operands):
-            if isinstance(value, BlockArgument) and value.block is block:
-                raise FusionError(
-                    f"mmcomp.parse: @{func.sym_name.data}: output {index}: expected a value "
-                    f"computed in the body, found argument {inputs[value.index].name!r} "
-                    f"returned directly"
-                )
         fusion._outputs = [fusion._wrap(value) for value in block.last_op.operands]
         return fusion
 

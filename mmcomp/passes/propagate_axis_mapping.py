@@ -24,12 +24,14 @@ from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
-from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
 from mmcomp.attributes import check_attributes
-from mmcomp.diagnostics import at
+from mmcomp.diagnostics import at, is_located
 from mmcomp.dialects.fusion import AddOp, BroadcastOp, CastOp, LinearOp, MmaOp, tensor_type
+from mmcomp.dialects.sched import ScheduleOp
 from mmcomp.errors import FusionError
+from mmcomp.frontend import function_problem
 from mmcomp.roles import ABSENT, ContractionRoles, annotate, infer_axis_mapping
 
 if TYPE_CHECKING:
@@ -167,8 +169,15 @@ class PropagateAxisMapping(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         check_attributes(op, self.name)
         for func in [child for child in op.walk() if isinstance(child, FuncOp)]:
-            if _is_fusion_function(func):
-                propagate_function(func)
+            if not _is_fusion_function(func):
+                continue
+            if not any(isinstance(inner, ScheduleOp) for inner in func.body.walk()):
+                problem = function_problem(func)
+                if problem is not None:
+                    raise DiagnosticException(
+                        problem if is_located(problem) else f"{self.name}: {problem}"
+                    )
+            propagate_function(func)
 
 
 def propagate(fusion: Fusion | ModuleOp) -> ModuleOp:

@@ -43,6 +43,22 @@ func.func @huge(%a: tensor<1099511627776x64xbf16>, %w: tensor<64x64xbf16>)
 }
 """
 
+RANK_ZERO = """\
+func.func @rank_zero(%a: tensor<64x64xbf16>, %w: tensor<64x64xbf16>, %s: tensor<f32>)
+    -> tensor<64x64xf32> {
+  %0 = fusion.linear %a, %w : (tensor<64x64xbf16>, tensor<64x64xbf16>) -> tensor<64x64xf32>
+  func.return %0 : tensor<64x64xf32>
+}
+"""
+
+RETURNS_INPUT = """\
+func.func @returns_input(%a: tensor<64x64xbf16>, %w: tensor<64x64xbf16>)
+    -> (tensor<64x64xf32>, tensor<64x64xbf16>) {
+  %0 = fusion.linear %a, %w : (tensor<64x64xbf16>, tensor<64x64xbf16>) -> tensor<64x64xf32>
+  func.return %0, %a : tensor<64x64xf32>, tensor<64x64xbf16>
+}
+"""
+
 CASES = [
     (
         F32,
@@ -62,11 +78,24 @@ CASES = [
         "<fusion>:1:1: error: func.func @no_outputs: expected at least one output",
     ),
     (HUGE, ScheduleError, "choose-schedule: @huge: M (iteration axis m) = 1099511627776: past"),
+    (
+        RANK_ZERO,
+        FusionError,
+        "mmcomp.parse: <fusion>:1:1: error: @rank_zero: argument 2: expected rank >= 1",
+    ),
+    (
+        RETURNS_INPUT,
+        FusionError,
+        "mmcomp.parse: <fusion>:4:3: error: @returns_input: output 1: expected a value "
+        "computed in the body, found argument 'a' returned directly",
+    ),
 ]
 
 
 @pytest.mark.parametrize(
-    ("text", "kind", "message"), CASES, ids=["f32", "misspelt", "none", "huge"]
+    ("text", "kind", "message"),
+    CASES,
+    ids=["f32", "misspelt", "none", "huge", "rank_zero", "returns_input"],
 )
 def test_compile_and_mmcomp_opt_report_the_same(tmp_path, text: str, kind: type, message: str):
     with pytest.raises(kind) as raised:
@@ -80,7 +109,8 @@ def test_compile_and_mmcomp_opt_report_the_same(tmp_path, text: str, kind: type,
         text=True,
     )
     assert result.returncode == 1
-    assert result.stderr.strip() == str(raised.value).replace("<fusion>", str(path))
+    reported = str(raised.value).removeprefix("mmcomp.parse: ")
+    assert result.stderr.strip() == reported.replace("<fusion>", str(path))
 
 
 def test_f32_operands_are_scheduled_for_the_cpu_executor():

@@ -39,3 +39,30 @@ func.func @no_outputs(%a: tensor<64x64xbf16>, %w: tensor<64x64xbf16>) {
   %0 = fusion.linear %a, %w : (tensor<64x64xbf16>, tensor<64x64xbf16>) -> tensor<64x64xf32>
   func.return
 }
+
+// -----
+
+// An argument mmcomp cannot take, even unused: compile refuses it when it parses the
+// fusion, the pipeline in its first pass.
+// CHECK: error: @rank_zero: argument 2: expected rank >= 1, found the rank-0 tensor<f32>; use a tensor of shape [1] for a scalar
+func.func @rank_zero(%a: tensor<64x64xbf16>, %w: tensor<64x64xbf16>, %s: tensor<f32>) -> tensor<64x64xf32> {
+  %0 = fusion.linear %a, %w : (tensor<64x64xbf16>, tensor<64x64xbf16>) -> tensor<64x64xf32>
+  func.return %0 : tensor<64x64xf32>
+}
+
+// -----
+
+// CHECK: error: @returns_input: output 1: expected a value computed in the body, found argument 'a' returned directly
+func.func @returns_input(%a: tensor<64x64xbf16>, %w: tensor<64x64xbf16>) -> (tensor<64x64xf32>, tensor<64x64xbf16>) {
+  %0 = fusion.linear %a, %w : (tensor<64x64xbf16>, tensor<64x64xbf16>) -> tensor<64x64xf32>
+  func.return %0, %a : tensor<64x64xf32>, tensor<64x64xbf16>
+}
+
+// -----
+
+// CHECK: pipeline-checks.mlir:65:8: error: @foreign: expected only fusion ops and func.return, found arith.constant
+func.func @foreign(%a: tensor<64x64xbf16>, %w: tensor<64x64xbf16>) -> tensor<64x64xf32> {
+  %c = arith.constant 1 : i32
+  %0 = fusion.linear %a, %w : (tensor<64x64xbf16>, tensor<64x64xbf16>) -> tensor<64x64xf32>
+  func.return %0 : tensor<64x64xf32>
+}
