@@ -96,19 +96,30 @@ class KernelArguments:
 
 
 def kernel_parameter_sizes(function: Function) -> list[int] | None:
-    """The byte size of each kernel parameter (cuFuncGetParamInfo), or None if unavailable."""
+    """The byte size of each kernel parameter, or None where the driver cannot say.
+
+    The count comes from cuFuncGetParamCount and each size from cuFuncGetParamInfo, so no
+    query goes past the last parameter (a failed driver call would show up as an error
+    under compute-sanitizer's memcheck).
+    """
     driver = driver_api()
-    query = getattr(driver, "cuFuncGetParamInfo", None)
-    if query is None:
+    count_query = getattr(driver, "cuFuncGetParamCount", None)
+    info_query = getattr(driver, "cuFuncGetParamInfo", None)
+    if count_query is None or info_query is None:
+        return None
+    try:
+        returned = count_query(function.handle)
+    except RuntimeError:  # the bindings know the call, the installed driver does not
+        return None
+    if returned[0] != driver.CUresult.CUDA_SUCCESS:
         return None
     sizes: list[int] = []
-    while True:
-        returned = query(function.handle, len(sizes))
-        if returned[0] == driver.CUresult.CUDA_ERROR_INVALID_VALUE:
-            return sizes
-        if returned[0] != driver.CUresult.CUDA_SUCCESS:
+    for index in range(int(returned[1])):
+        info = info_query(function.handle, index)
+        if info[0] != driver.CUresult.CUDA_SUCCESS:
             return None
-        sizes.append(int(returned[2]))
+        sizes.append(int(info[2]))
+    return sizes
 
 
 def check_arguments(function: Function, packed: KernelArguments) -> None:
