@@ -402,13 +402,50 @@ class ScheduleParams:
         return "m" if tiles_n > tiles_m else "n"
 
     def validate(self) -> None:
-        """Raise ScheduleError unless every value is in range on its own and with the others."""
+        """Raise ScheduleError unless every value is in range on its own and with the others.
+
+        Params that leave keys out (`written`) are valid when some tile completes them:
+        choose-schedule chooses the tile for the problem, so the written registers need not
+        fit the accumulators of the fill's 128x256 tile (`#sched.params<warp_specialization
+        = none, registers = 168/168>` is valid: 128x128 fits)."""
         self._validate_written()
         self._validate_positive()
         self._validate_names()
         self._validate_counts()
-        self._validate_shapes()
-        self._validate_registers()
+        first: ScheduleError | None = None
+        for candidate in self._completions():
+            try:
+                candidate._validate_shapes()
+                candidate._validate_registers()
+                return
+            except ScheduleError as error:
+                first = first or error
+        assert first is not None
+        raise first
+
+    def _completions(self) -> list[ScheduleParams]:
+        """These params, then (when the tile is not written) the same with each tile
+        `mmcomp.heuristics.choose_tile` may choose in place of the fill (its rows for the
+        warp specialization, 256, 128 or 64 wide; ping-pong's 128x128), warpgroup and
+        instr derived again."""
+        completions = [self]
+        if self.written is None or "tile" in self.written:
+            return completions
+        rows = tile_rows(self.warp_specialization)
+        tiles = [(rows, n) for n in (256, 128, 64)]
+        if self.warp_specialization == "pingpong":
+            tiles.append((2 * hw.WGMMA_M, 128))
+        for tile_m, tile_n in tiles:
+            tile = (tile_m, tile_n, self.tile[2])
+            warpgroup = self.warpgroup
+            if "warpgroup" not in self.written:
+                warpgroup = derive_warpgroup(tile, self.warp_specialization)
+            instr = self.instr
+            if "instr" not in self.written:
+                i_m, i_n, _ = derive_instr(warpgroup)
+                instr = (i_m, i_n, self.instr[2])
+            completions.append(self.replace(tile=tile, warpgroup=warpgroup, instr=instr))
+        return completions
 
     def _validate_written(self) -> None:
         if self.written is None:
@@ -754,7 +791,8 @@ class ScheduleParamsAttr(Data[ScheduleParams]):
 
     Parsed from text that leaves keys out, the params remember the keys written
     (`ScheduleParams.written`) and print only those; the keys left out hold the fill of
-    `ScheduleParams.build`, which must be valid with them.
+    `ScheduleParams.build`. The written keys must be valid with the fill, or (with the
+    tile left out) with a tile that choose-schedule may choose instead.
     """
 
     name = "sched.params"

@@ -148,3 +148,41 @@ def test_names_outside_mmcomps_namespaces_are_left_alone():
     assert unknown_attribute("sched.params") is None
     problem = unknown_attribute("hopper.slots")
     assert problem is not None and "did you mean 'hopper.slot'?" in problem
+
+
+WRITTEN = "#sched.params<warp_specialization = none, registers = 168/168>"
+
+PARTIAL = f"""\
+func.func @lin(%a: tensor<65x64xbf16>, %w: tensor<64x64xbf16>) -> tensor<65x64xbf16>
+    attributes {{sched.params = {WRITTEN}}} {{
+  %0 = fusion.linear %a, %w : (tensor<65x64xbf16>, tensor<64x64xbf16>) -> tensor<65x64xf32>
+  %1 = fusion.cast %0 : tensor<65x64xf32> to tensor<65x64xbf16>
+  func.return %1 : tensor<65x64xbf16>
+}}
+"""
+"""Registers that the fill's 128x256 tile would not leave room for, but a tile does."""
+
+
+def test_a_partial_params_is_valid_when_some_tile_completes_it(tmp_path):
+    """mmcomp-opt, mmcomp.parse and the keywords all take it; choose-schedule picks the tile."""
+    from_text = mmcomp.compile(PARTIAL)
+    fusion = mmcomp.parse(PARTIAL.replace(f"\n    attributes {{sched.params = {WRITTEN}}}", ""))
+    by_keywords = mmcomp.compile(fusion, warp_specialization="none", registers=(168, 168))
+    assert from_text.params.format() == by_keywords.params.format()
+    assert from_text.params.tile == (128, 128, 64)
+    path = tmp_path / "partial.mlir"
+    path.write_text(PARTIAL)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mmcomp.cli",
+            str(path),
+            "-p",
+            "propagate-axis-mapping,choose-schedule",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "tile = 128x128x64" in result.stdout
