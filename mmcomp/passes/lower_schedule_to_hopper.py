@@ -353,7 +353,8 @@ class _Lowering:
     cluster_mask: SSAValue | None = None
     """Clusters: the 16-bit mask of every CTA of the cluster (multicast destinations)."""
     load_stage: SSAValue | None = None
-    """Non-specialized kernels: the ring position thread 0 loads into next."""
+    """Non-specialized kernels: the ring position thread 0 loads into next (set up once at
+    the kernel's top level, carried across tiles and split-K units)."""
     load_phase: SSAValue | None = None
     loops: list[tuple[SSAValue, SSAValue, SSAValue]] = field(
         default_factory=list[tuple[SSAValue, SSAValue, SSAValue]]
@@ -1043,6 +1044,11 @@ class _Lowering:
         """The consumer warpgroups: the schedule's loops with mainloop and epilogue."""
         k = self.k
         self.stage, self.phase = self.ring_state()
+        if not self.roles.producers:
+            # Thread 0's load position, like the consumers' ring position, lives for the
+            # whole kernel: it is carried across the persistent loop's tiles and split-K
+            # units, never reset per tile (the ring's phases go on from tile to tile).
+            self.load_stage, self.load_phase = self.ring_state()
         tid = self.tid
         self.thread_in_warpgroup = k.binary(ptx.AndOp, tid, k.const(127))
         self.signaller = k.setp("lo", self.thread_in_warpgroup, k.const(self.cluster_size))
@@ -1069,7 +1075,10 @@ class _Lowering:
         iv_arg = loop.body.block.args[0]
         saved = self.regs.get(iv_arg)
         if self.load_stage is None or self.load_phase is None:
-            self.load_stage, self.load_phase = self.ring_state()
+            # Made at the kernel's top level by emit_consumer: made here, inside the
+            # persistent loop, they would restart at stage 0 on every tile while the
+            # consumers' position goes on, and the first wait of the second tile would hang.
+            raise ScheduleError(f"{self.where}: the load position of the ring is not set up")
         for distance in distances:
             at = k.mad(k.const(distance), self.reg(loop.step), base)
             skip = k.fresh_label("no_load")
