@@ -102,6 +102,7 @@ from xdsl.dialects.func import FuncOp
 from xdsl.ir import (
     Attribute,
     Block,
+    BlockArgument,
     Data,
     Dialect,
     Operation,
@@ -219,6 +220,8 @@ class Problem:
     """Epilogue operands with an m axis and no n axis (columns [M, 1])."""
     operand_shapes: tuple[tuple[int, ...], ...] = ()
     """Shapes of the mma operands (loaded by TMA), in the order they are first used."""
+    row_divisions: int = 0
+    """Epilogue divisions by a row value (n but no m axis, e.g. `y / bias`)."""
 
     @property
     def m(self) -> int:
@@ -350,31 +353,33 @@ class ScheduleParams:
 
         Per thread of a warpgroup tile wm x wn: each accumulator and each [M, N] epilogue
         operand tile wm * wn / 128 values, each row operand ([N], [1, N]) wn / 4, each
-        column operand ([M, 1]) wm / 32, with split-K and several contractions under the
-        shared-memory epilogue or without specialization each accumulator once more
-        (their partials are reduced together), and REGISTER_BASE besides. ptxas (13.0,
+        column operand ([M, 1]) wm / 32, each division by a row value wn / 4 more (its
+        reciprocals), with split-K and several contractions under the shared-memory
+        epilogue or without specialization each accumulator once more (their partials are
+        reduced together), and REGISTER_BASE besides. ptxas (13.0,
         sm_90a) on silu*mul, the horizontal fusion, bias rows and [M, 1] columns at 64 to
         256 wide tiles spilled where this sum passes the setmaxnreg count, and assembled
         without spills wherever it does not (docs/schedule.md).
         """
         tile = self.accumulator_registers
         wg_m, wg_n = self.warpgroup
-        split_partials = 0
+        split = 0
         staged = self.epilogue == "smem" or self.warp_specialization == "none"
         if self.split_k > 1 and problem.contractions > 1 and staged:
-            split_partials = tile * problem.contractions
+            split = tile * problem.contractions
         return {
             "accumulators": tile * problem.contractions,
             "[M, N] operands": tile * problem.tile_operands,
-            "rows": problem.row_operands * wg_n // 4,
+            "rows": (problem.row_operands + problem.row_divisions) * wg_n // 4,
             "columns": problem.column_operands * wg_m // 32,
-            "split-K partials": split_partials,
+            "split-K reduction": split,
             "addresses and indices": REGISTER_BASE,
         }
 
-    def fits_registers(self, problem: Problem) -> bool:
-        """The consumer threads' registers hold what `consumer_registers` estimates."""
-        return sum(self.consumer_registers(problem).values()) <= self.registers[1]
+    def fits_registers(self, problem: Problem, margin: int = 0) -> bool:
+        """The consumer threads' registers hold what `consumer_registers` estimates, with
+        `margin` registers to spare."""
+        return sum(self.consumer_registers(problem).values()) + margin <= self.registers[1]
 
     def replace(self, **changes: object) -> ScheduleParams:
         """A copy with some fields changed (not validated)."""
@@ -428,7 +433,7 @@ class ScheduleParams:
         `mmcomp.heuristics.choose_tile` may choose in place of the fill (its rows for the
         warp specialization, 256, 128 or 64 wide; ping-pong's 128x128), warpgroup and
         instr derived again."""
-        completions = [self]
+        completions: list[ScheduleParams] = [self]
         if self.written is None or "tile" in self.written:
             return completions
         rows = tile_rows(self.warp_specialization)
@@ -663,7 +668,7 @@ class ScheduleParams:
             if fitting
             else "no tile fits; use fewer epilogue operands"
         )
-        if needed["split-K partials"] and self.replace(split_k=1).fits_registers(problem):
+        if needed["split-K reduction"] and self.replace(split_k=1).fits_registers(problem):
             advice += ", or split_k = 1 with this tile"
             if self.warp_specialization != "none":
                 advice += " (or epilogue = registers)"
@@ -1710,11 +1715,37 @@ def problem_of(func: Operation) -> Problem:
         output_bytes=output_bytes,
         epilogue_tiles=epilogue_tiles,
         contractions=max(sum(isinstance(op, FusionMmaOp) for op in func.walk()), 1),
+        row_divisions=sum(_divides_by_a_row(op) for op in func.walk()),
         operand_shapes=tuple(_tensor_shape(value) for value in a_values + b_values),
         tile_operands=operands["tile"],
         row_operands=operands["row"],
         column_operands=operands["column"],
     )
+
+
+def _divides_by_a_row(op: Operation) -> bool:
+    """Whether `op` is a fusion.div whose divisor is a row value broadcast along m (roles
+    with n and without m, before its casts and broadcasts)."""
+    if op.name != "fusion.div":
+        return False
+    value = op.operands[1]
+    while isinstance(value.owner, Operation) and value.owner.name in (
+        "fusion.broadcast",
+        "fusion.cast",
+    ):
+        value = value.owner.operands[0]
+    owner = value.owner
+    if isinstance(owner, Operation):
+        roles = owner.attributes.get("fusion.roles")
+    else:
+        parent = owner.parent_op()
+        index = value.index if isinstance(value, BlockArgument) else 0
+        arg_attrs = parent.arg_attrs if isinstance(parent, FuncOp) else None
+        entry = arg_attrs.data[index] if arg_attrs is not None else None
+        roles = entry.data.get("fusion.roles") if isinstance(entry, DictionaryAttr) else None
+    if not isinstance(roles, AxisRolesAttr):
+        return False
+    return "n" in roles.roles and "m" not in roles.roles
 
 
 def _tensor_shape(value: SSAValue) -> tuple[int, ...]:
