@@ -451,3 +451,17 @@ def test_split_k_of_a_horizontal_fusion_gets_a_tile_that_assembles(
         )
         assert kernel.params.split_k > 1
         assert kernel.report.spills == 0
+
+
+def test_a_division_by_a_row_gets_a_tile_that_assembles():
+    """`A B / bias` (fuzzer case seed 1 #243): at 128x256 the reciprocals of the row spill
+    beside 128 accumulators; the model counts them and takes 128x128."""
+    f = mmcomp.Fusion("row_division")
+    a = f.input("a", [8191, 264], "bf16")
+    b = f.input("b", [264, 1024], "bf16")
+    bias = f.input("bias", [1024], "bf16")
+    f.output(f.cast(f.matmul(a, b) / f.cast(bias, "f32"), "bf16"))
+    kernel = mmcomp.compile(f)
+    assert kernel.params.tile == (128, 128, 64)
+    assert kernel.report.spills == 0
+    assert problem_of(fusion_function(kernel)).row_divisions == 1
