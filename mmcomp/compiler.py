@@ -250,25 +250,12 @@ class Kernel:
 
     def bind(self, arrays: Sequence[Any], named: Mapping[str, Any]) -> list[Any]:
         """The inputs in fusion input order, from positional and named arrays; checked."""
+        from mmcomp.backend.call import order_inputs
+
         inputs = self.fusion.inputs
-        names = [value.name for value in inputs]
+        names = [value.name or f"input {index}" for index, value in enumerate(inputs)]
         where = f"kernel @{self.fusion.name}"
-        if len(arrays) > len(inputs):
-            raise FusionError(
-                f"{where}: expected at most {len(inputs)} inputs {names}, found "
-                f"{len(arrays)} positional arrays"
-            )
-        bound: list[Any] = list(arrays) + [None] * (len(inputs) - len(arrays))
-        for name, array in named.items():
-            if name not in names:
-                raise FusionError(f"{where}: no input named {name!r}; the inputs are {names}")
-            index = names.index(name)
-            if bound[index] is not None:
-                raise FusionError(f"{where}: input {name!r} given both by position and by name")
-            bound[index] = array
-        missing = [name for name, array in zip(names, bound, strict=True) if array is None]
-        if missing:
-            raise FusionError(f"{where}: missing inputs {missing}")
+        bound = order_inputs(where, names, arrays, named)
         checked: list[Any] = []
         takes_device = self.backend in DEVICE_ARRAY_BACKENDS
         for value, array in zip(inputs, bound, strict=True):
@@ -382,7 +369,97 @@ def compile(f: Fusion | str | ModuleOp, backend: str = "cuda", **params: Any) ->
     from mmcomp.cache import compile_cached
 
     def build() -> Kernel:
-        module, chosen, stages = run_pipeline(fusion.module, params, backend)
-        return Kernel(fusion, backend, chosen, stages, module, RUNNERS[backend](module))
+        return _build_without_spills(fusion, backend, params)
 
     return compile_cached(fusion, backend, params, build)
+
+
+def _spills(error: Exception) -> bool:
+    """Whether a ptxas error is its report of spills (not a failure to assemble)."""
+    from mmcomp.ptxas import PtxasError
+
+    return isinstance(error, PtxasError) and " spills: " in str(error)
+
+
+def _build(fusion: Fusion, backend: str, params: Mapping[str, object]) -> Kernel:
+    module, chosen, stages = run_pipeline(fusion.module, params, backend)
+    return Kernel(fusion, backend, chosen, stages, module, RUNNERS[backend](module))
+
+
+def _refits(chosen: ScheduleParams, params: Mapping[str, object]) -> list[dict[str, object]]:
+    """Keywords to try, in order, where `chosen` spilled in ptxas: the caller's keywords
+    kept, what they left to the heuristic made lighter (one K slice, then narrower tiles
+    down to MIN_TILE_N, one K slice with each, then no warp specialization)."""
+    refits: list[dict[str, object]] = []
+    free_split = "split_k" not in params and chosen.split_k > 1
+    if free_split:
+        refits.append({**params, "split_k": 1})
+    if "tile" not in params:
+        refits += _narrower(chosen, params, free_split)
+    if not {"warp_specialization", "registers"} & set(params):
+        # The specialized kernels' consumers spilled at the entry's register cap in
+        # fuzzer cases with heavy epilogues (4 or 5 outputs) whatever their tile; a
+        # non-specialized kernel's threads have 248.
+        refits.append({**params, "warp_specialization": "none"})
+    return refits
+
+
+def _narrower(
+    chosen: ScheduleParams, params: Mapping[str, object], free_split: bool
+) -> list[dict[str, object]]:
+    """Narrower tiles than `chosen`'s (one K slice with each where split_k is free)."""
+    from mmcomp.dialects.sched import tile_rows
+    from mmcomp.heuristics import MIN_TILE_N
+
+    refits: list[dict[str, object]] = []
+    tile_m, tile_n, tile_k = chosen.tile
+    rows = sorted({tile_m, tile_rows(chosen.warp_specialization)}, reverse=True)
+    for m in rows:
+        n = tile_n if m != tile_m else tile_n // 2
+        while n >= MIN_TILE_N:
+            refits.append({**params, "tile": (m, n, tile_k)})
+            if free_split:
+                refits.append({**params, "tile": (m, n, tile_k), "split_k": 1})
+            n //= 2
+    return refits
+
+
+def _build_without_spills(fusion: Fusion, backend: str, params: Mapping[str, object]) -> Kernel:
+    """The kernel for `params`; where ptxas spills the schedule chosen, the first of
+    `_refits` that assembles without spills. Where none does (the tile pinned, or nothing
+    lighter fits), a ScheduleError naming the schedule, the spills and what would fit."""
+    module, chosen, stages = run_pipeline(fusion.module, params, backend)
+    try:
+        return Kernel(fusion, backend, chosen, stages, module, RUNNERS[backend](module))
+    except Exception as error:
+        if not _spills(error):
+            raise
+        spilled = str(error)
+    for refit in _refits(chosen, params):
+        try:
+            return _build(fusion, backend, refit)
+        except (FusionError, ScheduleError):
+            continue
+        except Exception as error:
+            if not _spills(error):
+                raise
+    unpinned = {key: value for key, value in params.items() if key not in ("tile", "split_k")}
+    fitting: list[str] = []
+    for refit in _refits(chosen, unpinned):
+        try:
+            kernel = _build(fusion, backend, refit)
+        except Exception as error:
+            if isinstance(error, (FusionError, ScheduleError)) or _spills(error):
+                continue
+            raise
+        fitting.append(f"tile = {_dims(kernel.params.tile)}, split_k = {kernel.params.split_k}")
+        if len(fitting) == 2:
+            break
+    advice = "; would fit: " + " or ".join(fitting) if fitting else "; no lighter tile fits"
+    raise ScheduleError(
+        f"schedule {chosen.format()}: ptxas spills the consumer registers ({spilled}){advice}"
+    )
+
+
+def _dims(dims: tuple[int, ...]) -> str:
+    return "x".join(str(d) for d in dims)

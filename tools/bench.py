@@ -230,7 +230,6 @@ def time_mmcomp_chosen(
 ) -> tuple[float, str]:
     """Median milliseconds of mmcomp's kernel for one configuration, and the whole
     schedule it ran (the heuristic fills in what `params` leaves out)."""
-    import torch  # pyright: ignore[reportMissingImports]
 
     from mmcomp.backend import build_cuda_kernel
     from mmcomp.compiler import run_pipeline
@@ -239,7 +238,20 @@ def time_mmcomp_chosen(
     module, chosen, _ = run_pipeline(fusion.module, {**COMMON, **params})
     print(f"  {problem.name}, {short(params)}: {chosen.format()}", flush=True)
     kernel = build_cuda_kernel(module)
-    names = [value.name for value in fusion.inputs]
+    run, first_output = rotating_launch(kernel, [value.name for value in fusion.inputs], sets)
+    milliseconds = median_ms(run, repeat)
+    check_against_torch(problem, sets[0], first_output)
+    return milliseconds, chosen.format()
+
+
+def rotating_launch(
+    kernel: Any, names: list[str], sets: list[dict[str, Any]]
+) -> tuple[Callable[[], None], Any]:
+    """A launch of a built kernel (a CudaKernel) on torch's current stream, rotating over
+    the input sets (inputs by name, outputs allocated per set), and the first set's first
+    output."""
+    import torch  # pyright: ignore[reportMissingImports]
+
     bound = []
     for inputs in sets:
         outputs = kernel.allocate_outputs()
@@ -251,9 +263,7 @@ def time_mmcomp_chosen(
         bound[counter[0] % len(bound)].launch(stream)
         counter[0] += 1
 
-    milliseconds = median_ms(run, repeat)
-    check_against_torch(problem, sets[0], bound[0].arrays[len(names)])
-    return milliseconds, chosen.format()
+    return run, bound[0].arrays[len(names)]
 
 
 def check_against_torch(problem: Problem, inputs: dict[str, Any], first_output: Any) -> None:

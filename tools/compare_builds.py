@@ -67,21 +67,10 @@ def bound_runner(package: str, problem: bench.Problem, sets: list[dict[str, Any]
     fusion = build_fusion(package, problem)
     module, chosen, _ = compiler.run_pipeline(fusion.module, {})
     kernel = backend.build_cuda_kernel(module)
-    names = [value.name for value in fusion.inputs]
-    bound = []
-    for inputs in sets:
-        outputs = kernel.allocate_outputs()
-        bound.append(kernel.bind([*(inputs[name] for name in names), *outputs]))
-    counter = [0]
-    stream = torch.cuda.current_stream().cuda_stream
-
-    def run() -> None:
-        bound[counter[0] % len(bound)].launch(stream)
-        counter[0] += 1
-
+    run, first_output = bench.rotating_launch(kernel, [value.name for value in fusion.inputs], sets)
     run()
     torch.cuda.synchronize()
-    return run, chosen.format(), bound[0].arrays[len(names)]
+    return run, chosen.format(), first_output
 
 
 def compare(problem: bench.Problem, rounds: int, repeat: int) -> dict[str, Any]:
