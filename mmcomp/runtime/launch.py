@@ -98,14 +98,31 @@ class KernelArguments:
 def kernel_parameter_sizes(function: Function) -> list[int] | None:
     """The byte size of each kernel parameter, or None where the driver cannot say.
 
-    The count comes from cuFuncGetParamCount and each size from cuFuncGetParamInfo, so no
-    query goes past the last parameter (a failed driver call would show up as an error
-    under compute-sanitizer's memcheck).
+    The count comes from cuFuncGetParamCount where the driver answers it, so that no query
+    goes past the last parameter (a failed driver call shows up as an error under
+    compute-sanitizer's memcheck); elsewhere cuFuncGetParamInfo is asked for one index after
+    another until it refuses one.
     """
     driver = driver_api()
-    count_query = getattr(driver, "cuFuncGetParamCount", None)
     info_query = getattr(driver, "cuFuncGetParamInfo", None)
-    if count_query is None or info_query is None:
+    if info_query is None:
+        return None
+    count = _parameter_count(driver, function)
+    sizes: list[int] = []
+    while count is None or len(sizes) < count:
+        info = info_query(function.handle, len(sizes))
+        if count is None and info[0] == driver.CUresult.CUDA_ERROR_INVALID_VALUE:
+            return sizes
+        if info[0] != driver.CUresult.CUDA_SUCCESS:
+            return None
+        sizes.append(int(info[2]))
+    return sizes
+
+
+def _parameter_count(driver: Any, function: Function) -> int | None:
+    """cuFuncGetParamCount's answer, or None where the bindings or the driver lack it."""
+    count_query = getattr(driver, "cuFuncGetParamCount", None)
+    if count_query is None:
         return None
     try:
         returned = count_query(function.handle)
@@ -113,13 +130,7 @@ def kernel_parameter_sizes(function: Function) -> list[int] | None:
         return None
     if returned[0] != driver.CUresult.CUDA_SUCCESS:
         return None
-    sizes: list[int] = []
-    for index in range(int(returned[1])):
-        info = info_query(function.handle, index)
-        if info[0] != driver.CUresult.CUDA_SUCCESS:
-            return None
-        sizes.append(int(info[2]))
-    return sizes
+    return int(returned[1])
 
 
 def check_arguments(function: Function, packed: KernelArguments) -> None:
