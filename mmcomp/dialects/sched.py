@@ -1,7 +1,7 @@
 """The `sched` dialect: which CTA computes which tile, in what order, over which K range.
 
-Design (D1 owns this file; agreed with D2, who writes the passes and the executor, from
-D2's proposal in docs/schedule-passes.md):
+Design (the passes and the executor that read it are described in
+docs/schedule-passes.md):
 
 * The schedule parameters live in ONE attribute, `#sched.params<...>` (ScheduleParamsAttr;
   `.data` is a frozen `ScheduleParams`, always valid). Before `tile-split` they sit on the

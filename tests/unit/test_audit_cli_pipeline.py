@@ -1,6 +1,6 @@
 """mmcomp-opt runs the whole schedule pipeline on every example, and its output is exact.
 
-Issue 3 asks that `mmcomp-opt` show each schedule pass on an example; these tests run the
+`mmcomp-opt` shows each schedule pass on an example; these tests run the
 full pipeline (propagate-axis-mapping through materialize-schedule) from the command line on
 every file in examples/, with a `sched.params` attribute on the function, and check that the
 materialized IR round-trips. A small fusion sent through the same command line, parsed back

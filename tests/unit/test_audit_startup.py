@@ -1,4 +1,4 @@
-"""`mmcomp-opt`'s fixed start-up stays under the 0.5 s that issue 2 asks for.
+"""`mmcomp-opt`'s fixed start-up stays under 0.5 s.
 
 The wall time of `mmcomp-opt --help` is measured as a whole process, the best of five runs
 (the best run is the start-up cost; the others include whatever else the machine is doing).
@@ -13,7 +13,7 @@ import sys
 import time
 
 START_UP_LIMIT_S = 0.5
-"""Issue 2: start-up under 0.5 s on the development machine."""
+"""Start-up under 0.5 s on the development machine."""
 
 
 def test_help_starts_up_in_under_half_a_second():

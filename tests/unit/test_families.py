@@ -1,4 +1,4 @@
-"""Every fusion family of issue 2: API, IR text, reference interpreter and axis roles.
+"""Every fusion family: API, IR text, reference interpreter and axis roles.
 
 For each family: (1) the reference interpreter matches a float64 numpy computation written
 here, independently of mmcomp; (2) it gives the same numbers before and after

@@ -35,7 +35,7 @@ def round_trips(f: mmcomp.Fusion) -> mmcomp.Fusion:
     return g
 
 
-# The fusion families of issue 2
+# The fusion families
 
 
 @pytest.mark.parametrize("dtype", ["bf16", "f16"])

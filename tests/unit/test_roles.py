@@ -1,4 +1,4 @@
-"""Axis roles: roles_of and iteration_space on every case of issue 2 item 4, and the errors."""
+"""Axis roles: roles_of and iteration_space on every fusion family, and the errors."""
 
 from __future__ import annotations
 
