@@ -56,6 +56,7 @@ if str(ROOT) not in sys.path:
 import mmcomp  # noqa: E402
 from mmcomp.errors import FusionError, ScheduleError  # noqa: E402
 from mmcomp.frontend import Fusion, Value  # noqa: E402
+from mmcomp.heuristics import PARAMETERS  # noqa: E402
 
 # ---------------------------------------------------------------------------------------
 # The grammar
@@ -556,18 +557,8 @@ def _draw_step(
     return Step(op, operand.name, swap=swap), grown, result_dtype, operand
 
 
-SCHEDULE_KEYS = (
-    "tile",
-    "stages",
-    "cluster",
-    "raster",
-    "swizzle",
-    "strategy",
-    "split_k",
-    "warp_specialization",
-    "registers",
-    "epilogue",
-)
+SCHEDULE_KEYS = PARAMETERS
+"""The keywords of mmcomp.compile that a case may pin (the heuristic's parameter names)."""
 
 
 def draw_schedule(rng: np.random.Generator, spec: Spec, features: frozenset[str]) -> dict[str, Any]:
