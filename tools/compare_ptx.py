@@ -1,0 +1,113 @@
+"""Compare the PTX of this checkout with an earlier build's, over a corpus of fusions.
+
+    python tools/compare_ptx.py --base DIR [--cases 300] [--seed 1] [--jobs 8] [--show N]
+
+DIR holds the earlier mmcomp as the package `mmcomp_base` (see tools/compare_builds.py for
+how to make it). The corpus is the fuzzer's cuda cases (`tools/fuzz.py`: random fusions,
+shapes and schedule keywords) plus every problem of tools/bench.py's suite under the
+heuristic's schedule. Each fusion is written as IR text by this checkout, parsed by both
+builds, and compiled by both with the same keywords; the row compares the PTX text.
+
+A refactor of the lowering proves it changed nothing by "identical" on every case: equal
+PTX assembles to equal SASS. Cases where both builds refuse the keywords count as
+"refused (both)"; a refusal by one build only, or different PTX, is a difference, printed
+with its fuzz command (the first `--show` lines of a PTX diff too). Exit status 1 when any
+case differs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import importlib
+import multiprocessing
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tools"))
+
+
+def _compile(package: str, text: str, params: dict[str, Any]) -> tuple[str, str]:
+    """("ptx", text) or ("refused", message) or ("error", message) from `package`."""
+    mmcomp = importlib.import_module(package)
+    errors = importlib.import_module(f"{package}.errors")
+    try:
+        kernel = mmcomp.compile(mmcomp.parse(text), backend="cuda", **params)
+    except (errors.FusionError, errors.ScheduleError) as error:
+        return "refused", str(error).splitlines()[0]
+    except Exception as error:  # noqa: BLE001  (any other failure is reported as such)
+        return "error", f"{type(error).__name__}: {error}"
+    return "ptx", kernel.ptx
+
+
+def _fusion_text(item: tuple[str, int]) -> tuple[str, dict[str, Any], str]:
+    """(IR text, keywords, label) of one corpus item."""
+    import fuzz
+
+    kind, index = item
+    if kind == "bench":
+        import bench
+
+        problem = bench.suite(False)[index]
+        module = importlib.import_module("compare_builds")
+        fusion = module.build_fusion("mmcomp", problem)
+        return str(fusion), {}, f"bench {problem.name}"
+    case = fuzz.draw_case(SEED, index, "cuda", fuzz.default_features("cuda"))
+    built = fuzz.build(case.spec, case.name)
+    return str(built.fusion), case.params, case.command()
+
+
+SEED = 1
+
+
+def compare(item: tuple[str, int]) -> tuple[str, str, str]:
+    """(status, label, detail) of one item: identical, refused (both), or a difference."""
+    text, params, label = _fusion_text(item)
+    new = _compile("mmcomp", text, params)
+    old = _compile("mmcomp_base", text, params)
+    if new == old:
+        return ("identical" if new[0] == "ptx" else f"{new[0]} (both)"), label, ""
+    if new[0] != "ptx" or old[0] != "ptx":
+        return "differs", label, f"base {old[0]}: {old[1][:300]}\n  new {new[0]}: {new[1][:300]}"
+    diff = difflib.unified_diff(old[1].splitlines(), new[1].splitlines(), "base", "new", n=1)
+    return "differs", label, "\n".join(diff)
+
+
+def _init(base: str, seed: int) -> None:
+    global SEED
+    SEED = seed
+    sys.path.insert(0, base)
+    os.environ["MMCOMP_CACHE_DIR"] = tempfile.mkdtemp(prefix="mmcomp-compare-ptx-")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--base", required=True, help="directory holding mmcomp_base")
+    parser.add_argument("--cases", type=int, default=300, help="fuzz cases")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--show", type=int, default=40, help="diff lines shown per case")
+    args = parser.parse_args()
+    import bench
+
+    items = [("bench", i) for i in range(len(bench.suite(False)))]
+    items += [("fuzz", i) for i in range(args.cases)]
+    context = multiprocessing.get_context("spawn")
+    counts: dict[str, int] = {}
+    with context.Pool(args.jobs, _init, (str(Path(args.base).resolve()), args.seed)) as pool:
+        for status, label, detail in pool.imap(compare, items):
+            counts[status] = counts.get(status, 0) + 1
+            if status == "differs":
+                print(f"DIFFERS {label}")
+                print("\n".join(detail.splitlines()[: args.show]))
+    print(", ".join(f"{count} {status}" for status, count in sorted(counts.items())))
+    return 1 if counts.get("differs") else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
