@@ -1,0 +1,217 @@
+"""The attributes of the `fusion` dialect: axis roles and the iteration space.
+
+Also the element types that fusions accept (bf16, f16, f32, by short name) and the helpers
+that name, order and check axis roles (b0, b1, ..., m, n, k, _).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    BFloat16Type,
+    Float16Type,
+    Float32Type,
+    IntAttr,
+    StringAttr,
+    TensorType,
+)
+from xdsl.ir import Attribute, ParametrizedAttribute
+from xdsl.irdl import (
+    irdl_attr_definition,
+)
+from xdsl.parser import AttrParser
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import VerifyException
+
+ELEMENT_TYPES: dict[str, Attribute] = {
+    "bf16": BFloat16Type(),
+    "f16": Float16Type(),
+    "f32": Float32Type(),
+}
+"""The supported element types by their short names."""
+
+_ROLE = re.compile(r"b(0|[1-9][0-9]*)|m|n|k|_")
+
+
+def dtype_name(element_type: Attribute) -> str | None:
+    """The short name (bf16, f16, f32) of a supported element type, or None."""
+    for name, candidate in ELEMENT_TYPES.items():
+        if candidate == element_type:
+            return name
+    return None
+
+
+def tensor_type(shape: Sequence[int], dtype: str) -> TensorType:
+    """The builtin tensor type of `shape` with element type `dtype` (bf16, f16 or f32)."""
+    return TensorType(ELEMENT_TYPES[dtype], shape)
+
+
+def is_role(name: str) -> bool:
+    """Whether `name` is an axis role: b0, b1, ... (batch), m, n, k or _ (absent)."""
+    return _ROLE.fullmatch(name) is not None
+
+
+def role_order(role: str) -> tuple[int, int]:
+    """Sort key placing batch roles first (b0, b1, ...), then m, n, k, then _."""
+    if role.startswith("b"):
+        return (0, int(role[1:]))
+    return (1, "mnk_".index(role))
+
+
+def float_literal(value: float) -> str:
+    """`value` as a float literal that round-trips: the shortest repr, always with a '.'."""
+    text = repr(float(value))
+    if "e" in text and "." not in text:
+        mantissa, exponent = text.split("e")
+        text = f"{mantissa}.0e{exponent}"
+    return text
+
+
+@irdl_attr_definition
+class AxisRolesAttr(ParametrizedAttribute):
+    """The role of each axis of one tensor: b0, b1, ... (batch), m, n, k or _ (absent)."""
+
+    name = "fusion.roles"
+
+    entries: ArrayAttr[StringAttr]
+    """One role per axis, outermost first."""
+
+    def __init__(self, roles: Sequence[str]):
+        super().__init__(ArrayAttr(StringAttr(role) for role in roles))
+
+    @property
+    def roles(self) -> tuple[str, ...]:
+        """The roles as strings, one per axis."""
+        return tuple(entry.data for entry in self.entries.data)
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            pos = parser.pos
+            roles = parse_role_list(parser)
+            problem = roles_problem(roles)
+            if problem is not None:
+                parser.raise_error(f"#fusion.roles: {problem}", pos, parser.pos)
+        return (ArrayAttr(StringAttr(role) for role in roles),)
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string("<")
+        print_role_list(printer, self.roles)
+        printer.print_string(">")
+
+    def verify(self) -> None:
+        problem = roles_problem(self.roles)
+        if problem is not None:
+            raise VerifyException(f"#fusion.roles: {problem}")
+
+
+@irdl_attr_definition
+class IterationSpaceAttr(ParametrizedAttribute):
+    """The kernel's iteration space: the extent of each axis, batch axes first, then m, n, k."""
+
+    name = "fusion.space"
+
+    axes: ArrayAttr[StringAttr]
+    """The axis names, in canonical order (b0, b1, ..., m, n, k)."""
+
+    sizes: ArrayAttr[IntAttr]
+    """The extent of each axis."""
+
+    def __init__(self, extents: Mapping[str, int]):
+        ordered = sorted(extents.items(), key=lambda item: role_order(item[0]))
+        super().__init__(
+            ArrayAttr(StringAttr(axis) for axis, _ in ordered),
+            ArrayAttr(IntAttr(size) for _, size in ordered),
+        )
+
+    @property
+    def extents(self) -> dict[str, int]:
+        """Axis name -> extent, in canonical order."""
+        return {
+            axis.data: size.data for axis, size in zip(self.axes.data, self.sizes.data, strict=True)
+        }
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        def parse_entry() -> tuple[str, int]:
+            axis = parser.parse_identifier(context_msg=" as an iteration axis name")
+            parser.parse_punctuation("=")
+            return axis, parser.parse_integer(allow_boolean=False, allow_negative=False)
+
+        pos = parser.pos
+        entries = parser.parse_comma_separated_list(parser.Delimiter.ANGLE, parse_entry)
+        problem = space_problem(entries)
+        if problem is not None:
+            parser.raise_error(f"#fusion.space: {problem}", pos, parser.pos)
+        return (
+            ArrayAttr(StringAttr(axis) for axis, _ in entries),
+            ArrayAttr(IntAttr(size) for _, size in entries),
+        )
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string("<")
+        printer.print_list(
+            self.extents.items(),
+            lambda item: printer.print_string(f"{item[0]} = {item[1]}"),
+        )
+        printer.print_string(">")
+
+    def verify(self) -> None:
+        axes = [axis.data for axis in self.axes.data]
+        if len(axes) != len(self.sizes.data):
+            raise VerifyException(
+                f"#fusion.space: expected one extent per axis, found {len(axes)} axes "
+                f"and {len(self.sizes.data)} extents"
+            )
+        problem = space_problem(
+            [(axis, size.data) for axis, size in zip(axes, self.sizes.data, strict=True)]
+        )
+        if problem is not None:
+            raise VerifyException(f"#fusion.space: {problem}")
+
+
+def roles_problem(roles: Sequence[str]) -> str | None:
+    """What is wrong with a list of axis roles, or None when it is well formed."""
+    seen: set[str] = set()
+    for role in roles:
+        if not is_role(role):
+            return f"expected b<i>, m, n, k or _ as an axis role, found {role!r}"
+        if role != "_" and role in seen:
+            return f"role {role!r} appears twice in {list(roles)}"
+        seen.add(role)
+    return None
+
+
+def space_problem(entries: Sequence[tuple[str, int]]) -> str | None:
+    """What is wrong with (axis, extent) pairs of an iteration space, or None."""
+    axes = [axis for axis, _ in entries]
+    for axis, size in entries:
+        if not is_role(axis) or axis == "_":
+            return f"expected b<i>, m, n or k as an axis name, found {axis!r}"
+        if size < 1:
+            return f"axis {axis!r}: expected a positive extent, found {size}"
+    if len(set(axes)) != len(axes):
+        return f"an axis appears twice in {axes}"
+    canonical = sorted(axes, key=role_order)
+    if axes != canonical:
+        return f"expected axes in the order {canonical}, found {axes}"
+    return None
+
+
+def parse_role_list(parser: AttrParser) -> list[str]:
+    """Parse `[r0, r1, ...]`, each role an identifier (b0, m, n, k, _)."""
+    return parser.parse_comma_separated_list(
+        parser.Delimiter.SQUARE,
+        lambda: parser.parse_identifier(context_msg=" as an axis role (b<i>, m, n, k or _)"),
+    )
+
+
+def print_role_list(printer: Printer, roles: Sequence[str]) -> None:
+    """Print `[r0, r1, ...]`."""
+    printer.print_string("[" + ", ".join(roles) + "]")
+
+
+# Verification helpers
