@@ -1,0 +1,663 @@
+"""The schedule parameters: `ScheduleParams` and their attribute, `#sched.params<...>`.
+
+The keys, their defaults and how a partial attribute is filled are described in the
+docstring of the `sched` package.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import ClassVar
+
+from xdsl.ir import (
+    Data,
+)
+from xdsl.irdl import (
+    irdl_attr_definition,
+)
+from xdsl.parser import AttrParser
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import VerifyException
+
+from mmcomp import hardware as hw
+from mmcomp.dialects.sched.problem import (
+    Problem,
+    ceil_div,
+    check_extents,
+    format_dims,
+)
+from mmcomp.errors import ScheduleError
+
+PARAMS_ATTR = "sched.params"
+"""Name of the discardable attribute that carries the params on a `func.func`."""
+
+RASTERS = ("m", "n", "auto")
+"""Raster orders: the tile index along M or N varies fastest, or the heuristic picks."""
+STRATEGIES = ("one-tile-per-cta", "persistent")
+"""Tiling strategies (stream-K is reserved for later)."""
+WARP_SPECIALIZATIONS = ("none", "cooperative", "pingpong")
+"""Warp specializations: none, two consumers sharing a tile, or two alternating tiles."""
+EPILOGUES = ("registers", "smem")
+"""Epilogue modes: store from registers, or stage in shared memory and store with TMA."""
+BINDINGS = ("block_x", "block_y", "block_z", "warpgroup", "instruction", "serial")
+"""What `sched.parallelize` binds an axis to."""
+SWIZZLE_LIMIT = hw.SM_COUNT
+"""Largest swizzle group: a wave of W CTAs in groups of G loads about G + W / G operand
+tiles, at G = W (the SMs) as many as plain raster's 1 + W, so no wider group helps (below
+it any G is taken, as Triton's GROUP_SIZE_M; CUTLASS rounds max_swizzle_size down to 1, 2,
+4 or 8)."""
+
+
+_TILE_CANDIDATES = tuple(
+    sorted(
+        ((m, n) for m in (256, 128, 64) for n in (256, 192, 128, 64) if m * n <= 128 * 256),
+        key=lambda tile: (-tile[0] * tile[1], -tile[1]),
+    )
+)
+"""CTA tiles (m, n) that a register-bound error suggests, largest first."""
+
+
+def _align(size: int, alignment: int) -> int:
+    return ceil_div(size, alignment) * alignment
+
+
+# The parameters
+
+
+REGISTER_BASE = 40
+"""Consumer registers a kernel needs besides its tiles (addresses, indices, loop and
+barrier state), measured with ptxas: see `ScheduleParams.consumer_registers`."""
+
+
+def tile_rows(warp_specialization: str) -> int:
+    """Rows of the CTA tile chosen when none is given: one wgmma's 64 under ping-pong (each
+    consumer warpgroup takes a whole tile), else 128, split between two consumers."""
+    return hw.WGMMA_M if warp_specialization == "pingpong" else 2 * hw.WGMMA_M
+
+
+def derive_warpgroup(tile: tuple[int, int, int], warp_specialization: str) -> tuple[int, int]:
+    """The warpgroup tile mmcomp uses for a CTA tile under a warp specialization."""
+    tile_m, tile_n, _ = tile
+    if warp_specialization == "pingpong":
+        return (tile_m, tile_n)
+    if tile_m >= 2 * hw.WGMMA_M and tile_m % (2 * hw.WGMMA_M) == 0:
+        return (tile_m // 2, tile_n)
+    return (tile_m, tile_n)
+
+
+def derive_instr(warpgroup: tuple[int, int], element_bytes: int = 2) -> tuple[int, int, int]:
+    """The wgmma shape (m, n, k) covering a warpgroup tile in as few instructions as fit."""
+    n = min(warpgroup[1], hw.WGMMA_N_MAX)
+    while n > hw.WGMMA_N_MIN and warpgroup[1] % n:
+        n -= hw.WGMMA_N_STEP
+    return (hw.WGMMA_M, max(n, hw.WGMMA_N_MIN), hw.wgmma_k(element_bytes))
+
+
+@dataclass(frozen=True)
+class ScheduleParams:
+    """Every schedule parameter; the defaults are CUTLASS's for large bf16 GEMMs on Hopper."""
+
+    tile: tuple[int, int, int] = (128, 256, 64)
+    """CTA tile (m, n, k)."""
+    warpgroup: tuple[int, int] = (64, 256)
+    """Tile of one consumer warpgroup (m, n)."""
+    instr: tuple[int, int, int] = (64, 256, 16)
+    """wgmma instruction shape (m, n, k)."""
+    stages: int = 4
+    """Shared-memory pipeline stages."""
+    cluster: tuple[int, int] = (1, 1)
+    """Thread-block cluster shape (along m, along n)."""
+    raster: str = "m"
+    """Raster order: "m" (M tile index fastest), "n" or "auto"."""
+    swizzle: int = 8
+    """Swizzle group size of the grouped tile order (1: plain raster), 1 to SWIZZLE_LIMIT."""
+    strategy: str = "persistent"
+    """"one-tile-per-cta" or "persistent"."""
+    split_k: int = 1
+    """Number of K slices computed by different CTAs and reduced through an f32 workspace."""
+    warp_specialization: str = "cooperative"
+    """"none", "cooperative" (consumers share a tile) or "pingpong" (they alternate)."""
+    registers: tuple[int, int] = (40, 232)
+    """setmaxnreg counts (producer, consumer)."""
+    epilogue: str = "smem"
+    """"registers" or "smem" (staged in shared memory, stored with TMA)."""
+    written: frozenset[str] | None = None
+    """The keys fixed by `#sched.params<...>` text that left others out; None when every
+    key is fixed. The other keys hold the fill of `ScheduleParams.build` until
+    choose-schedule chooses them for the problem."""
+
+    KEYS: ClassVar[tuple[str, ...]] = (
+        "tile",
+        "warpgroup",
+        "instr",
+        "stages",
+        "cluster",
+        "raster",
+        "swizzle",
+        "strategy",
+        "split_k",
+        "warp_specialization",
+        "registers",
+        "epilogue",
+    )
+
+    @property
+    def consumer_warpgroups(self) -> int:
+        """Consumer warpgroups per CTA (math warpgroups for "none")."""
+        if self.warp_specialization == "pingpong":
+            return 2
+        return (self.tile[0] // self.warpgroup[0]) * (self.tile[1] // self.warpgroup[1])
+
+    @property
+    def threads(self) -> int:
+        """Threads per CTA: the consumers plus one producer warpgroup when specialized."""
+        producers = 0 if self.warp_specialization == "none" else 1
+        return (self.consumer_warpgroups + producers) * hw.WARPGROUP_SIZE
+
+    @property
+    def accumulator_registers(self) -> int:
+        """f32 accumulator registers per consumer thread."""
+        return self.warpgroup[0] * self.warpgroup[1] // hw.WARPGROUP_SIZE
+
+    def consumer_registers(self, problem: Problem) -> dict[str, int]:
+        """Registers a consumer thread needs, by what holds them (an upper estimate).
+
+        Per thread of a warpgroup tile wm x wn: each accumulator and each [M, N] epilogue
+        operand tile wm * wn / 128 values, each row operand ([N], [1, N]) wn / 4, each
+        column operand ([M, 1]) wm / 32, each division by a row value wn / 4 more (its
+        reciprocals), with split-K and several contractions under the shared-memory
+        epilogue or without specialization each accumulator once more (their partials are
+        reduced together), and REGISTER_BASE besides. ptxas (13.0,
+        sm_90a) on silu*mul, the horizontal fusion, bias rows and [M, 1] columns at 64 to
+        256 wide tiles spilled where this sum passes the setmaxnreg count, and assembled
+        without spills wherever it does not (docs/schedule.md).
+        """
+        tile = self.accumulator_registers
+        wg_m, wg_n = self.warpgroup
+        split = 0
+        staged = self.epilogue == "smem" or self.warp_specialization == "none"
+        if self.split_k > 1 and problem.contractions > 1 and staged:
+            split = tile * problem.contractions
+        return {
+            "accumulators": tile * problem.contractions,
+            "[M, N] operands": tile * problem.tile_operands,
+            "rows": (problem.row_operands + problem.row_divisions) * wg_n // 4,
+            "columns": problem.column_operands * wg_m // 32,
+            "split-K reduction": split,
+            "addresses and indices": REGISTER_BASE,
+        }
+
+    def fits_registers(self, problem: Problem, margin: int = 0) -> bool:
+        """The consumer threads' registers hold what `consumer_registers` estimates, with
+        `margin` registers to spare."""
+        return sum(self.consumer_registers(problem).values()) + margin <= self.registers[1]
+
+    def replace(self, **changes: object) -> ScheduleParams:
+        """A copy with some fields changed (not validated)."""
+        return dataclasses.replace(self, **changes)  # pyright: ignore[reportArgumentType]
+
+    @property
+    def written_keys(self) -> tuple[str, ...]:
+        """The fixed keys, in KEYS order (all of them unless `written` says otherwise)."""
+        if self.written is None:
+            return self.KEYS
+        return tuple(key for key in self.KEYS if key in self.written)
+
+    def written_values(self) -> dict[str, object]:
+        """The values of the fixed keys, by key."""
+        return {key: getattr(self, key) for key in self.written_keys}
+
+    def complete(self) -> ScheduleParams:
+        """These values with every key fixed (the filled-in ones included)."""
+        return self.replace(written=None)
+
+    def raster_for(self, tiles_m: int, tiles_n: int) -> str:
+        """The concrete raster order; "auto" walks along M when there are more N tiles."""
+        if self.raster != "auto":
+            return self.raster
+        return "m" if tiles_n > tiles_m else "n"
+
+    def validate(self) -> None:
+        """Raise ScheduleError unless every value is in range on its own and with the others.
+
+        Params that leave keys out (`written`) are valid when some tile completes them:
+        choose-schedule chooses the tile for the problem, so the written registers need not
+        fit the accumulators of the fill's 128x256 tile (`#sched.params<warp_specialization
+        = none, registers = 168/168>` is valid: 128x128 fits)."""
+        self._validate_written()
+        self._validate_positive()
+        self._validate_names()
+        self._validate_counts()
+        first: ScheduleError | None = None
+        for candidate in self._completions():
+            try:
+                candidate._validate_shapes()
+                candidate._validate_registers()
+                return
+            except ScheduleError as error:
+                first = first or error
+        assert first is not None
+        raise first
+
+    def _completions(self) -> list[ScheduleParams]:
+        """These params, then (when the tile is not written) the same with each tile
+        `mmcomp.heuristics.choose_tile` may choose in place of the fill (its rows for the
+        warp specialization, 256, 128 or 64 wide; ping-pong's 128x128), warpgroup and
+        instr derived again."""
+        completions: list[ScheduleParams] = [self]
+        if self.written is None or "tile" in self.written:
+            return completions
+        rows = tile_rows(self.warp_specialization)
+        tiles = [(rows, n) for n in (256, 128, 64)]
+        if self.warp_specialization == "pingpong":
+            tiles.append((2 * hw.WGMMA_M, 128))
+        for tile_m, tile_n in tiles:
+            tile = (tile_m, tile_n, self.tile[2])
+            warpgroup = self.warpgroup
+            if "warpgroup" not in self.written:
+                warpgroup = derive_warpgroup(tile, self.warp_specialization)
+            instr = self.instr
+            if "instr" not in self.written:
+                i_m, i_n, _ = derive_instr(warpgroup)
+                instr = (i_m, i_n, self.instr[2])
+            completions.append(self.replace(tile=tile, warpgroup=warpgroup, instr=instr))
+        return completions
+
+    def _validate_written(self) -> None:
+        if self.written is None:
+            return
+        unknown = sorted(self.written - set(self.KEYS))
+        if unknown:
+            raise ScheduleError(
+                f"written keys {', '.join(unknown)} are not schedule parameters; expected "
+                f"among {', '.join(self.KEYS)}"
+            )
+        filled = ScheduleParams.partial(self.written_values())
+        for key in self.KEYS:
+            if getattr(self, key) != getattr(filled, key):
+                raise ScheduleError(
+                    f"{key} is not written, so it must hold its fill {getattr(filled, key)}, "
+                    f"found {getattr(self, key)}"
+                )
+
+    def _validate_positive(self) -> None:
+        for key in ("tile", "warpgroup", "instr", "cluster", "registers"):
+            value = getattr(self, key)
+            if not all(isinstance(v, int) and v > 0 for v in value):
+                raise ScheduleError(f"{key} {format_dims(value)}: every extent must be positive")
+
+    def _validate_names(self) -> None:
+        choices = {
+            "raster": RASTERS,
+            "strategy": STRATEGIES,
+            "warp_specialization": WARP_SPECIALIZATIONS,
+            "epilogue": EPILOGUES,
+        }
+        for key, allowed in choices.items():
+            value = getattr(self, key)
+            if value not in allowed:
+                expected = ", ".join(f'"{a}"' for a in allowed)
+                raise ScheduleError(f'unknown {key} "{value}"; expected one of {expected}')
+
+    def _validate_counts(self) -> None:
+        if self.stages < 2:
+            raise ScheduleError(
+                f"stages = {self.stages}: the TMA/wgmma pipeline needs at least 2 stages"
+            )
+        if self.swizzle < 1:
+            raise ScheduleError(f"swizzle = {self.swizzle}: the group size must be at least 1")
+        if self.swizzle > SWIZZLE_LIMIT:
+            raise ScheduleError(
+                f"swizzle = {self.swizzle}: the group size must be at most {SWIZZLE_LIMIT}, the "
+                f"SMs of one wave (a wider group loads as many tiles per wave as swizzle = 1)"
+            )
+        if self.split_k < 1:
+            raise ScheduleError(f"split_k = {self.split_k}: must be at least 1")
+        cluster_size = self.cluster[0] * self.cluster[1]
+        if cluster_size > hw.MAX_CLUSTER_SIZE:
+            raise ScheduleError(
+                f"cluster {format_dims(self.cluster)} has {cluster_size} CTAs; the portable "
+                f"limit is {hw.MAX_CLUSTER_SIZE}"
+            )
+
+    def _validate_shapes(self) -> None:
+        tile_m, tile_n, tile_k = self.tile
+        wg_m, wg_n = self.warpgroup
+        i_m, i_n, i_k = self.instr
+        if i_m != hw.WGMMA_M:
+            raise ScheduleError(f"instr m{i_m}n{i_n}k{i_k}: wgmma has m = {hw.WGMMA_M}")
+        if not (hw.WGMMA_N_MIN <= i_n <= hw.WGMMA_N_MAX and i_n % hw.WGMMA_N_STEP == 0):
+            raise ScheduleError(
+                f"instr m{i_m}n{i_n}k{i_k}: wgmma n must be a multiple of {hw.WGMMA_N_STEP} "
+                f"from {hw.WGMMA_N_MIN} to {hw.WGMMA_N_MAX}"
+            )
+        if i_k not in (8, 16, 32):
+            raise ScheduleError(
+                f"instr m{i_m}n{i_n}k{i_k}: wgmma k is 16 for 16-bit inputs (8 tf32, 32 fp8)"
+            )
+        for axis, extent in (("m", tile_m), ("n", tile_n), ("k", tile_k)):
+            if extent > hw.TMA_MAX_BOX:
+                raise ScheduleError(
+                    f"tile {format_dims(self.tile)}: {axis} = {extent} exceeds the TMA box "
+                    f"limit of {hw.TMA_MAX_BOX}"
+                )
+        if wg_m % i_m or wg_n % i_n or tile_k % i_k:
+            raise ScheduleError(
+                f"tile {format_dims(self.tile)} with warpgroup tile "
+                f"{format_dims(self.warpgroup)} is "
+                f"not divisible by the instruction shape m{i_m}n{i_n}k{i_k}"
+            )
+        if tile_m % wg_m or tile_n % wg_n:
+            raise ScheduleError(
+                f"tile {format_dims(self.tile)} is not divisible by the warpgroup tile "
+                f"{format_dims(self.warpgroup)}"
+            )
+        if self.warp_specialization == "pingpong" and (wg_m, wg_n) != (tile_m, tile_n):
+            raise ScheduleError(
+                f"pingpong gives each consumer warpgroup a whole tile, so the warpgroup "
+                f"tile {format_dims(self.warpgroup)} must equal the CTA tile {tile_m}x{tile_n}"
+            )
+        consumers = self.consumer_warpgroups
+        if consumers > hw.MAX_CONSUMER_WARPGROUPS:
+            raise ScheduleError(
+                f"tile {format_dims(self.tile)} with warpgroup tile "
+                f"{format_dims(self.warpgroup)} needs "
+                f"{consumers} consumer warpgroups; the kernels have at most "
+                f"{hw.MAX_CONSUMER_WARPGROUPS}"
+            )
+
+    def _validate_registers(self) -> None:
+        for role, count in zip(("producer", "consumer"), self.registers, strict=True):
+            if count % hw.SETMAXNREG_STEP or not (hw.SETMAXNREG_MIN <= count <= hw.SETMAXNREG_MAX):
+                raise ScheduleError(
+                    f"registers {self.registers[0]}/{self.registers[1]}: the {role} count "
+                    f"{count} must be a multiple of {hw.SETMAXNREG_STEP} from "
+                    f"{hw.SETMAXNREG_MIN} to {hw.SETMAXNREG_MAX} (setmaxnreg)"
+                )
+        producer, consumer = self.registers
+        consumers = self.consumer_warpgroups
+        if self.warp_specialization == "none":
+            total = consumers * consumer * hw.WARPGROUP_SIZE
+            what = f"({consumers} x {consumer})"
+        else:
+            total = (producer + consumers * consumer) * hw.WARPGROUP_SIZE
+            what = f"({producer} + {consumers} x {consumer})"
+        if total > hw.REGISTERS_PER_SM:
+            raise ScheduleError(
+                f"registers {producer}/{consumer}: {what} registers x {hw.WARPGROUP_SIZE} "
+                f"threads = {total}, over the {hw.REGISTERS_PER_SM} registers of an SM"
+            )
+        available = consumer - hw.ACCUMULATOR_HEADROOM
+        if self.accumulator_registers > available:
+            hint = " (pingpong: use cooperative or a smaller tile)" * (
+                self.warp_specialization == "pingpong"
+            )
+            raise ScheduleError(
+                f"warpgroup tile {format_dims(self.warpgroup)} needs {self.accumulator_registers} "
+                f"f32 accumulator registers per thread; {consumer} consumer registers leave "
+                f"{available} after {hw.ACCUMULATOR_HEADROOM} for addresses and the "
+                f"epilogue{hint}"
+            )
+
+    def smem_bytes(self, problem: Problem) -> dict[str, int]:
+        """Shared memory each part of the kernel needs (bytes): a, b, epilogue, barriers."""
+        tile_m, tile_n, tile_k = self.tile
+        eb = problem.element_bytes
+        a_tile = _align(tile_m * tile_k * eb, hw.SMEM_ALIGNMENT)
+        b_tile = _align(tile_n * tile_k * eb, hw.SMEM_ALIGNMENT)
+        epilogue = 0
+        if self.epilogue == "smem":
+            boxes = hw.MAX_CONSUMER_WARPGROUPS * hw.EPILOGUE_BUFFERS
+            epilogue = boxes * _align(hw.EPILOGUE_BOX_BYTES, hw.SMEM_ALIGNMENT)
+        return {
+            "a": self.stages * problem.a_operands * a_tile,
+            "b": self.stages * problem.b_operands * b_tile,
+            "epilogue": epilogue,
+            "barriers": 2 * self.stages * hw.MBARRIER_BYTES,
+        }
+
+    def check(self, problem: Problem) -> None:
+        """Raise ScheduleError unless the params are valid and fit the problem."""
+        check_extents(problem)
+        self._validate_positive()
+        self._validate_names()
+        self._validate_counts()
+        self._validate_shapes()
+        expected_k = hw.wgmma_k(problem.element_bytes)
+        if self.instr[2] != expected_k:
+            raise ScheduleError(
+                f"instr m{self.instr[0]}n{self.instr[1]}k{self.instr[2]}: inputs of "
+                f"{problem.element_bytes} bytes need wgmma k = {expected_k}"
+            )
+        parts = self.smem_bytes(problem)
+        total = sum(parts.values())
+        if total > hw.MAX_DYNAMIC_SMEM_PER_BLOCK:
+            detail = ", ".join(f"{name} {size}" for name, size in parts.items() if size)
+            operands = ""
+            if problem.a_operands + problem.b_operands > 2:
+                operands = f" for {problem.a_operands} A and {problem.b_operands} B operand tiles"
+            raise ScheduleError(
+                f"tile {format_dims(self.tile)} with {self.stages} stages{operands} needs {total} "
+                f"bytes of shared memory ({detail}); the device allows "
+                f"{hw.MAX_DYNAMIC_SMEM_PER_BLOCK}"
+            )
+        self._validate_registers()
+        self._check_consumer_registers(problem)
+        k_blocks = ceil_div(problem.k, self.tile[2])
+        if self.split_k > k_blocks:
+            raise ScheduleError(
+                f"split_k = {self.split_k} is larger than the {k_blocks} K blocks of "
+                f"k = {problem.k} with tile k = {self.tile[2]}"
+            )
+        tiles_m = ceil_div(problem.m, self.tile[0])
+        tiles_n = ceil_div(problem.n, self.tile[1])
+        work = problem.batch * tiles_m * tiles_n * self.split_k
+        if work > hw.MAX_WORK_UNITS:
+            raise ScheduleError(
+                f"tile {format_dims(self.tile)} with split_k = {self.split_k} gives {work} work "
+                f"units (batch {problem.batch} x {tiles_m} M tiles x {tiles_n} N tiles x "
+                f"{self.split_k} slices); the kernel's {hw.INDEX_BITS}-bit tile loop counts "
+                f"at most {hw.MAX_WORK_UNITS}"
+            )
+        for axis, size, tiles in (("m", self.cluster[0], tiles_m), ("n", self.cluster[1], tiles_n)):
+            if size > tiles:
+                raise ScheduleError(
+                    f"cluster {format_dims(self.cluster)}: {size} CTAs along {axis} but the "
+                    f"problem has only {tiles} tiles along {axis}"
+                )
+
+    def _check_consumer_registers(self, problem: Problem) -> None:
+        if self.fits_registers(problem):
+            return
+        needed = self.consumer_registers(problem)
+        detail = ", ".join(f"{what} {count}" for what, count in needed.items() if count)
+        fitting = [
+            f"({tile[0]}, {tile[1]}, {self.tile[2]})"
+            for tile in _TILE_CANDIDATES
+            if self._tile_fits_registers(tile, problem)
+        ]
+        advice = (
+            f"tiles that fit: tile={' or '.join(fitting[:3])}"
+            if fitting
+            else "no tile fits; use fewer epilogue operands"
+        )
+        if needed["split-K reduction"] and self.replace(split_k=1).fits_registers(problem):
+            advice += ", or split_k = 1 with this tile"
+            if self.warp_specialization != "none":
+                advice += " (or epilogue = registers)"
+        raise ScheduleError(
+            f"tile {format_dims(self.tile)} under {self.warp_specialization}: a consumer thread "
+            f"needs about {sum(needed.values())} registers ({detail}), more than its "
+            f"{self.registers[1]} (registers {self.registers[0]}/{self.registers[1]}), so "
+            f"ptxas would spill; {advice}"
+        )
+
+    def _tile_fits_registers(self, tile: tuple[int, int], problem: Problem) -> bool:
+        """Whether the CTA tile (m, n), in place of this one, fits the consumer registers."""
+        if self.warp_specialization != "pingpong" and tile[0] < 2 * hw.WGMMA_M:
+            return False
+        full = (tile[0], tile[1], self.tile[2])
+        candidate = self.replace(
+            tile=full, warpgroup=derive_warpgroup(full, self.warp_specialization)
+        )
+        if candidate.accumulator_registers > self.registers[1] - hw.ACCUMULATOR_HEADROOM:
+            return False
+        return candidate.fits_registers(problem)
+
+    def format(self) -> str:
+        """The text inside `#sched.params<...>`: the fixed keys, in KEYS order."""
+        i_m, i_n, i_k = self.instr
+        text = {
+            "tile": format_dims(self.tile),
+            "warpgroup": format_dims(self.warpgroup),
+            "instr": f"m{i_m}n{i_n}k{i_k}",
+            "cluster": format_dims(self.cluster),
+            "registers": f"{self.registers[0]}/{self.registers[1]}",
+        }
+        return ", ".join(
+            f"{key} = {text.get(key, getattr(self, key))}" for key in self.written_keys
+        )
+
+    @staticmethod
+    def build(values: Mapping[str, object], element_bytes: int = 2) -> ScheduleParams:
+        """Params with every key fixed: `values`, and for each key left out its default,
+        except that a tile left out has `tile_rows` rows and warpgroup and instr are
+        derived from the tile."""
+        unknown = [key for key in values if key not in ScheduleParams.KEYS]
+        if unknown:
+            raise ScheduleError(
+                f"unknown schedule parameter {unknown[0]!r}; expected one of "
+                + ", ".join(ScheduleParams.KEYS)
+            )
+        params = ScheduleParams().replace(**values)
+        if "tile" not in values:
+            _, tile_n, tile_k = params.tile
+            params = params.replace(tile=(tile_rows(params.warp_specialization), tile_n, tile_k))
+        if "warpgroup" not in values:
+            params = params.replace(
+                warpgroup=derive_warpgroup(params.tile, params.warp_specialization)
+            )
+        if "instr" not in values:
+            params = params.replace(instr=derive_instr(params.warpgroup, element_bytes))
+        return params
+
+    @staticmethod
+    def partial(values: Mapping[str, object]) -> ScheduleParams:
+        """Params that fix only the keys of `values`, as `#sched.params<...>` text does; the
+        others hold the fill of `build` (16-bit inputs) until choose-schedule chooses them."""
+        params = ScheduleParams.build(values)
+        if set(values) == set(ScheduleParams.KEYS):
+            return params
+        return params.replace(written=frozenset(values))
+
+
+# Attributes and types
+
+_INSTR = re.compile(r"m(\d+)n(\d+)k(\d+)")
+
+
+def _parse_dims(parser: AttrParser, key: str, count: int) -> tuple[int, ...]:
+    pos = parser.pos
+    dims = parser.parse_dimension_list()
+    if len(dims) != count or any(d < 0 for d in dims):
+        parser.raise_error(
+            f"{key}: expected {count} extents separated by 'x', "
+            f"found {format_dims(dims) or 'none'}",
+            pos,
+            parser.pos,
+        )
+    return tuple(dims)
+
+
+def _parse_name(parser: AttrParser) -> str:
+    """A bare identifier, possibly with '-' inside (`one-tile-per-cta`)."""
+    words = [parser.parse_identifier()]
+    while parser.parse_optional_punctuation("-") is not None:
+        words.append(parser.parse_identifier())
+    return "-".join(words)
+
+
+def _parse_value(parser: AttrParser, key: str) -> object:
+    if key in ("tile",):
+        return _parse_dims(parser, key, 3)
+    if key in ("warpgroup", "cluster"):
+        return _parse_dims(parser, key, 2)
+    if key == "instr":
+        pos = parser.pos
+        text = parser.parse_identifier()
+        match = _INSTR.fullmatch(text)
+        if match is None:
+            parser.raise_error(
+                f"instr: expected a wgmma shape such as m64n256k16, found {text}", pos
+            )
+        assert match is not None
+        return tuple(int(g) for g in match.groups())
+    if key == "registers":
+        producer = parser.parse_integer(allow_negative=False, allow_boolean=False)
+        parser.parse_punctuation("/")
+        consumer = parser.parse_integer(allow_negative=False, allow_boolean=False)
+        return (producer, consumer)
+    if key in ("stages", "swizzle", "split_k"):
+        return parser.parse_integer(allow_boolean=False)
+    return _parse_name(parser)
+
+
+@irdl_attr_definition
+class ScheduleParamsAttr(Data[ScheduleParams]):
+    """The schedule parameters, `#sched.params<tile = 128x256x64, ...>`; always valid.
+
+    Parsed from text that leaves keys out, the params remember the keys written
+    (`ScheduleParams.written`) and print only those; the keys left out hold the fill of
+    `ScheduleParams.build`. The written keys must be valid with the fill, or (with the
+    tile left out) with a tile that choose-schedule may choose instead.
+    """
+
+    name = "sched.params"
+
+    @classmethod
+    def parse_parameter(cls, parser: AttrParser) -> ScheduleParams:
+        values: dict[str, object] = {}
+        start = parser.pos
+        parser.parse_punctuation("<")
+        while parser.parse_optional_punctuation(">") is None:
+            if values:
+                parser.parse_punctuation(",")
+            pos = parser.pos
+            key = parser.parse_identifier()
+            if key not in ScheduleParams.KEYS:
+                parser.raise_error(
+                    f"unknown schedule parameter '{key}'; expected one of "
+                    + ", ".join(ScheduleParams.KEYS),
+                    pos,
+                    parser.pos,
+                )
+            if key in values:
+                parser.raise_error(f"schedule parameter '{key}' given twice", pos)
+            parser.parse_punctuation("=")
+            values[key] = _parse_value(parser, key)
+        try:
+            params = ScheduleParams.partial(values)
+            params.validate()
+        except ScheduleError as error:
+            parser.raise_error(str(error), start, parser.pos)
+        return params
+
+    def print_parameter(self, printer: Printer) -> None:
+        printer.print_string(f"<{self.data.format()}>")
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.data, ScheduleParams):
+            raise VerifyException(f"#sched.params holds ScheduleParams, not {self.data!r}")
+        try:
+            self.data.validate()
+        except ScheduleError as error:
+            raise VerifyException(f"#sched.params: {error}") from error
+        super().__post_init__()
+
+    @property
+    def params(self) -> ScheduleParams:
+        """The parameters."""
+        return self.data

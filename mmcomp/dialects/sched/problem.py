@@ -1,0 +1,228 @@
+"""The problem a schedule is checked against: extents, operand counts, element sizes.
+
+`problem_of` reads it from a `func.func` after propagate-axis-mapping; `check_extents`
+rejects problems past what a kernel can index.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from xdsl.dialects.builtin import (
+    DictionaryAttr,
+    MemRefType,
+    TensorType,
+)
+from xdsl.dialects.func import FuncOp
+from xdsl.ir import (
+    Attribute,
+    BlockArgument,
+    Operation,
+    SSAValue,
+)
+
+from mmcomp import hardware as hw
+from mmcomp.dialects.fusion import (
+    AxisRolesAttr,
+    IterationSpaceAttr,
+    dtype_name,
+)
+from mmcomp.dialects.fusion import MmaOp as FusionMmaOp
+from mmcomp.errors import ScheduleError
+
+
+def ceil_div(a: int, b: int) -> int:
+    """a / b rounded up, for positive b."""
+    return -(-a // b)
+
+
+def format_dims(dims: Sequence[int]) -> str:
+    """Extents as written in schedule text: `128x256x64`."""
+    return "x".join(str(d) for d in dims)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """What the parameters are checked against: extents, operand counts, element sizes."""
+
+    extents: Mapping[str, int]
+    """The iteration space, e.g. {"b0": 4, "m": 300, "n": 500, "k": 200}."""
+    element_bytes: int = 2
+    """Bytes per element of the A and B operands (2 for bf16 and f16)."""
+    a_operands: int = 1
+    """Distinct A tiles loaded per K block (1: a horizontal fusion shares A)."""
+    b_operands: int = 1
+    """Distinct B tiles loaded per K block (2 for a horizontal fusion)."""
+    output_bytes: tuple[int, ...] = (2,)
+    """Bytes per element of each fusion output (sizes the shared-memory epilogue)."""
+    epilogue_tiles: int = 0
+    """Full [M, N] tiles the epilogue holds besides the accumulator: [M, N] operands it
+    reads, and outputs beyond the first (they raise its register pressure)."""
+    contractions: int = 1
+    """fusion.mma ops: one f32 accumulator tile each in every consumer thread."""
+    tile_operands: int = 0
+    """Epilogue operands with both an m and an n axis ([M, N]): a tile's worth each."""
+    row_operands: int = 0
+    """Epilogue operands with an n axis and no m axis (bias [N], rows [1, N])."""
+    column_operands: int = 0
+    """Epilogue operands with an m axis and no n axis (columns [M, 1])."""
+    operand_shapes: tuple[tuple[int, ...], ...] = ()
+    """Shapes of the mma operands (loaded by TMA), in the order they are first used."""
+    row_divisions: int = 0
+    """Epilogue divisions by a row value (n but no m axis, e.g. `y / bias`)."""
+
+    @property
+    def m(self) -> int:
+        """Extent of the M axis (1 when absent)."""
+        return self.extents.get("m", 1)
+
+    @property
+    def n(self) -> int:
+        """Extent of the N axis (1 when absent)."""
+        return self.extents.get("n", 1)
+
+    @property
+    def k(self) -> int:
+        """Extent of the K axis (1 when absent)."""
+        return self.extents.get("k", 1)
+
+    @property
+    def batch(self) -> int:
+        """Product of the batch extents (1 when there are none)."""
+        count = 1
+        for name, extent in self.extents.items():
+            if name.startswith("b"):
+                count *= extent
+        return count
+
+
+def _element_bytes(typ: Attribute) -> int:
+    element = typ.element_type if isinstance(typ, TensorType | MemRefType) else typ
+    name = dtype_name(element)
+    return hw.ELEMENT_BYTES.get(name or "f32", 4)
+
+
+def check_extents(problem: Problem) -> None:
+    """Raise ScheduleError for a problem past what a kernel can index.
+
+    Tile indices, loop bounds and TMA coordinates are 32-bit (signed in TMA), so every
+    iteration axis is at most MAX_EXTENT (so every TMA dimension is below
+    TMA_MAX_GLOBAL_DIM too); an mma operand is a TMA tensor, whose byte strides are below
+    TMA_STRIDE_LIMIT. (Its rank is checked where its tensor map is built.)
+    """
+    for axis, extent in problem.extents.items():
+        if extent > hw.MAX_EXTENT:
+            name = (
+                f"{_AXIS_NAMES[axis]} (iteration axis {axis})"
+                if axis in _AXIS_NAMES
+                else f"batch axis {axis}"
+            )
+            raise ScheduleError(
+                f"{name} = {extent}: past what the kernel can "
+                f"index; each extent must be at most {hw.MAX_EXTENT} (2^31 - "
+                f"{hw.TMA_MAX_BOX}: tile indices, loop bounds and TMA coordinates are "
+                f"{hw.INDEX_BITS}-bit integers)"
+            )
+    for index, shape in enumerate(problem.operand_shapes):
+        what = f"mma operand {index} ({format_dims(shape)})"
+        stride = problem.element_bytes
+        for axis in range(len(shape) - 1, 0, -1):
+            stride *= shape[axis]
+            if stride >= hw.TMA_STRIDE_LIMIT:
+                raise ScheduleError(
+                    f"{what}: axis {axis - 1} has a stride of {stride} bytes; TMA strides "
+                    f"are below 2^40 = {hw.TMA_STRIDE_LIMIT} bytes"
+                )
+
+
+_AXIS_NAMES = {"m": "M", "n": "N", "k": "K"}
+
+
+def problem_of(func: Operation) -> Problem:
+    """The Problem of a `func.func` after propagate-axis-mapping (its space and mma ops)."""
+    space = func.attributes.get("fusion.space")
+    extents = dict(space.extents) if isinstance(space, IterationSpaceAttr) else {}
+    a_values: list[SSAValue] = []
+    b_values: list[SSAValue] = []
+    element_bytes = 2
+    for op in func.walk():
+        if not isinstance(op, FusionMmaOp):
+            continue
+        if op.a not in a_values:
+            a_values.append(op.a)
+        if op.b not in b_values:
+            b_values.append(op.b)
+        element_bytes = max(element_bytes, _element_bytes(op.a.type), _element_bytes(op.b.type))
+    output_bytes: tuple[int, ...] = (2,)
+    epilogue_tiles = 0
+    operands = {"tile": 0, "row": 0, "column": 0}
+    if isinstance(func, FuncOp):
+        if func.function_type.outputs.data:
+            output_bytes = tuple(_element_bytes(t) for t in func.function_type.outputs.data)
+        operands = _epilogue_operands(func, a_values + b_values)
+        epilogue_tiles = len(output_bytes) - 1 + operands["tile"]
+    return Problem(
+        extents=extents,
+        element_bytes=element_bytes,
+        a_operands=max(len(a_values), 1),
+        b_operands=max(len(b_values), 1),
+        output_bytes=output_bytes,
+        epilogue_tiles=epilogue_tiles,
+        contractions=max(sum(isinstance(op, FusionMmaOp) for op in func.walk()), 1),
+        row_divisions=sum(_divides_by_a_row(op) for op in func.walk()),
+        operand_shapes=tuple(_tensor_shape(value) for value in a_values + b_values),
+        tile_operands=operands["tile"],
+        row_operands=operands["row"],
+        column_operands=operands["column"],
+    )
+
+
+def _divides_by_a_row(op: Operation) -> bool:
+    """Whether `op` is a fusion.div whose divisor is a row value broadcast along m (roles
+    with n and without m, before its casts and broadcasts)."""
+    if op.name != "fusion.div":
+        return False
+    value = op.operands[1]
+    while isinstance(value.owner, Operation) and value.owner.name in (
+        "fusion.broadcast",
+        "fusion.cast",
+    ):
+        value = value.owner.operands[0]
+    owner = value.owner
+    if isinstance(owner, Operation):
+        roles = owner.attributes.get("fusion.roles")
+    else:
+        parent = owner.parent_op()
+        index = value.index if isinstance(value, BlockArgument) else 0
+        arg_attrs = parent.arg_attrs if isinstance(parent, FuncOp) else None
+        entry = arg_attrs.data[index] if arg_attrs is not None else None
+        roles = entry.data.get("fusion.roles") if isinstance(entry, DictionaryAttr) else None
+    if not isinstance(roles, AxisRolesAttr):
+        return False
+    return "n" in roles.roles and "m" not in roles.roles
+
+
+def _tensor_shape(value: SSAValue) -> tuple[int, ...]:
+    value_type = value.type
+    assert isinstance(value_type, TensorType | MemRefType)
+    return tuple(value_type.get_shape())
+
+
+def _epilogue_operands(func: FuncOp, mma_operands: Sequence[SSAValue]) -> dict[str, int]:
+    """Function arguments other than mma operands, counted by shape: "tile" (roles with m
+    and n), "row" (n, no m) and "column" (m, no n)."""
+    arg_attrs = func.arg_attrs.data if func.arg_attrs is not None else ()
+    counts = {"tile": 0, "row": 0, "column": 0}
+    for arg, attrs in zip(func.body.block.args, arg_attrs, strict=False):
+        roles = attrs.data.get("fusion.roles") if isinstance(attrs, DictionaryAttr) else None
+        if arg in mma_operands or not isinstance(roles, AxisRolesAttr):
+            continue
+        has_m, has_n = "m" in roles.roles, "n" in roles.roles
+        if has_m and has_n:
+            counts["tile"] += 1
+        elif has_n:
+            counts["row"] += 1
+        elif has_m:
+            counts["column"] += 1
+    return counts

@@ -1,0 +1,412 @@
+"""The tile-level ops of the `sched` dialect, which materialize-schedule creates.
+
+The CPU executor runs them with numpy and the Hopper lowering maps them to TMA and wgmma.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import cast
+
+from xdsl.dialects.builtin import (
+    IndexType,
+    MemRefType,
+    TensorType,
+    f32,
+)
+from xdsl.ir import (
+    Attribute,
+    Region,
+    SSAValue,
+)
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_op_definition,
+    operand_def,
+    prop_def,
+    region_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+    var_result_def,
+)
+from xdsl.parser import Parser, UnresolvedOperand
+from xdsl.printer import Printer
+from xdsl.traits import IsTerminator, Pure
+from xdsl.utils.exceptions import VerifyException
+
+from mmcomp.dialects.fusion import (
+    AxisRolesAttr,
+    parse_role_list,
+    print_role_list,
+)
+from mmcomp.dialects.sched.problem import (
+    format_dims,
+)
+from mmcomp.dialects.syntax import (
+    parse_keyword_attributes,
+    print_attributes_and_region,
+    print_attributes_and_types,
+    with_attributes,
+)
+
+# Tile-level ops (after materialize-schedule)
+
+
+def _check_box(op: str, memref: Attribute, tile: Attribute, indices: int) -> None:
+    """Ranks and element types of a tile and the memref box it moves from or to agree."""
+    assert isinstance(memref, MemRefType) and isinstance(tile, TensorType)
+    memref_rank, tile_rank = memref.get_num_dims(), tile.get_num_dims()
+    if memref_rank != tile_rank or indices != memref_rank:
+        raise VerifyException(
+            f"{op}: memref {memref} has rank {memref_rank}, tile {tile} rank {tile_rank}, "
+            f"with {indices} indices; all three must agree"
+        )
+    if memref.element_type != tile.element_type:
+        raise VerifyException(
+            f"{op}: tile element type {tile.element_type} differs from the memref's "
+            f"{memref.element_type}"
+        )
+
+
+@irdl_op_definition
+class LoadTileOp(IRDLOperation):
+    """Load the box at `indices` of a memref as a tile; out-of-bounds elements read zero."""
+
+    name = "sched.load_tile"
+
+    source = operand_def(MemRefType)
+    """The operand in global memory."""
+    indices = var_operand_def(IndexType)
+    """The box's first element, one index per dimension."""
+    result = result_def(TensorType)
+    """The tile."""
+
+    assembly_format = "$source `[` $indices `]` attr-dict `:` type($source) `->` type($result)"
+
+    def __init__(self, source: SSAValue, indices: Sequence[SSAValue], tile_type: TensorType):
+        super().__init__(operands=[source, indices], result_types=[tile_type])
+
+    def verify_(self) -> None:
+        _check_box("sched.load_tile", self.source.type, self.result.type, len(self.indices))
+
+
+@irdl_op_definition
+class StoreTileOp(IRDLOperation):
+    """Store a tile to the box at `indices` of a memref, clipped to the memref's bounds."""
+
+    name = "sched.store_tile"
+
+    value = operand_def(TensorType)
+    """The tile."""
+    dest = operand_def(MemRefType)
+    """The output in global memory."""
+    indices = var_operand_def(IndexType)
+    """The box's first element, one index per dimension."""
+
+    assembly_format = "$value `,` $dest `[` $indices `]` attr-dict `:` type($value) `,` type($dest)"
+
+    def __init__(self, value: SSAValue, dest: SSAValue, indices: Sequence[SSAValue]):
+        super().__init__(operands=[value, dest, indices])
+
+    def verify_(self) -> None:
+        _check_box("sched.store_tile", self.dest.type, self.value.type, len(self.indices))
+
+
+@irdl_op_definition
+class ZeroTileOp(IRDLOperation):
+    """A tile of zeros (the initial accumulator)."""
+
+    name = "sched.zero_tile"
+
+    result = result_def(TensorType)
+    """The tile."""
+
+    assembly_format = "attr-dict `:` type($result)"
+    traits = traits_def(Pure())
+
+    def __init__(self, tile_type: TensorType):
+        super().__init__(result_types=[tile_type])
+
+
+@irdl_op_definition
+class MmaOp(IRDLOperation):
+    """acc + the contraction of tiles a and b over k, axes named by roles, in f32."""
+
+    name = "sched.mma"
+
+    a = operand_def(TensorType)
+    """The A tile."""
+    b = operand_def(TensorType)
+    """The B tile."""
+    acc = operand_def(TensorType)
+    """The f32 accumulator tile."""
+    a_roles = prop_def(AxisRolesAttr)
+    """Role of each axis of a (as in `fusion.mma`); absent and batch axes have extent 1."""
+    b_roles = prop_def(AxisRolesAttr)
+    """Role of each axis of b."""
+    acc_roles = prop_def(AxisRolesAttr)
+    """Role of each axis of the accumulator."""
+    result = result_def(TensorType)
+    """The new accumulator."""
+
+    traits = traits_def(Pure())
+
+    def __init__(
+        self,
+        a: SSAValue,
+        b: SSAValue,
+        acc: SSAValue,
+        a_roles: Sequence[str] | AxisRolesAttr,
+        b_roles: Sequence[str] | AxisRolesAttr,
+        acc_roles: Sequence[str] | AxisRolesAttr,
+    ):
+        def roles(value: Sequence[str] | AxisRolesAttr) -> AxisRolesAttr:
+            return value if isinstance(value, AxisRolesAttr) else AxisRolesAttr(value)
+
+        super().__init__(
+            operands=[a, b, acc],
+            properties={
+                "a_roles": roles(a_roles),
+                "b_roles": roles(b_roles),
+                "acc_roles": roles(acc_roles),
+            },
+            result_types=[acc.type],
+        )
+
+    def verify_(self) -> None:
+        extents: dict[str, int] = {}
+        for what, value, roles in (
+            ("a", self.a, self.a_roles.roles),
+            ("b", self.b, self.b_roles.roles),
+            ("acc", self.acc, self.acc_roles.roles),
+        ):
+            typ = cast(TensorType, value.type)
+            shape = typ.get_shape()
+            if len(shape) != len(roles):
+                raise VerifyException(
+                    f"sched.mma operand '{what}': {len(roles)} roles {list(roles)} for a tile "
+                    f"of rank {len(shape)}"
+                )
+            for role, extent in zip(roles, shape, strict=True):
+                if role == "_" or role.startswith("b"):
+                    if extent != 1:
+                        raise VerifyException(
+                            f"sched.mma operand '{what}': axis with role {role} has extent "
+                            f"{extent}; a tile has extent 1 along absent and batch axes"
+                        )
+                    continue
+                if extents.setdefault(role, extent) != extent:
+                    raise VerifyException(
+                        f"sched.mma operand '{what}': axis {role} has extent {extent}, "
+                        f"expected {extents[role]}"
+                    )
+        if "k" in self.acc_roles.roles:
+            raise VerifyException("sched.mma operand 'acc': the accumulator has no k axis")
+        acc_type = cast(TensorType, self.acc.type)
+        if acc_type.element_type != f32:
+            raise VerifyException(
+                f"sched.mma operand 'acc': expected element type f32, found {acc_type.element_type}"
+            )
+        if self.result.type != self.acc.type:
+            raise VerifyException(
+                f"sched.mma result {self.result.type} differs from the accumulator {self.acc.type}"
+            )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> MmaOp:
+        operands: list[UnresolvedOperand] = []
+        roles: list[list[str]] = []
+        for index in range(3):
+            if index:
+                parser.parse_punctuation(",")
+            operands.append(parser.parse_unresolved_operand())
+            roles.append(parse_role_list(parser))
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
+        if len(types) != 3:
+            parser.raise_error(f"sched.mma expects 3 types (a, b, acc), found {len(types)}")
+        a, b, acc = parser.resolve_operands(operands, types, parser.pos)
+        return with_attributes(cls(a, b, acc, *roles), attrs)
+
+    def print(self, printer: Printer) -> None:
+        for index, (value, roles) in enumerate(
+            ((self.a, self.a_roles), (self.b, self.b_roles), (self.acc, self.acc_roles))
+        ):
+            printer.print_string(", " if index else " ")
+            printer.print_operand(value)
+            printer.print_string(" ")
+            print_role_list(printer, roles.roles)
+        print_attributes_and_types(printer, self, self.operand_types)
+
+
+@irdl_op_definition
+class YieldOp(IRDLOperation):
+    """Terminates a `sched.epilogue` region with the output tiles."""
+
+    name = "sched.yield"
+
+    values = var_operand_def()
+    """The output tiles."""
+
+    assembly_format = "($values^ `:` type($values))? attr-dict"
+    traits = traits_def(IsTerminator())
+
+    def __init__(self, values: Sequence[SSAValue]):
+        super().__init__(operands=[values])
+
+
+@irdl_op_definition
+class EpilogueOp(IRDLOperation):
+    """The fusion's pointwise epilogue on tiles: block arguments are the input tiles."""
+
+    name = "sched.epilogue"
+
+    inputs = var_operand_def(TensorType)
+    """The accumulator tiles and the epilogue operand tiles."""
+    outputs = var_result_def(TensorType)
+    """The output tiles, in the order of the region's `sched.yield`."""
+    body = region_def("single_block")
+    """fusion-dialect pointwise ops on the tiles."""
+
+    traits = traits_def(Pure())
+
+    def __init__(self, inputs: Sequence[SSAValue], output_types: Sequence[Attribute], body: Region):
+        super().__init__(operands=[inputs], result_types=[output_types], regions=[body])
+
+    def verify_(self) -> None:
+        block = self.body.block
+        arg_types = [arg.type for arg in block.args]
+        input_types = [value.type for value in self.inputs]
+        if arg_types != input_types:
+            raise VerifyException(
+                "sched.epilogue: block argument types "
+                f"({', '.join(map(str, arg_types))}) differ from the input tile types "
+                f"({', '.join(map(str, input_types))})"
+            )
+        last = block.last_op
+        if not isinstance(last, YieldOp):
+            raise VerifyException("sched.epilogue: the region must end with sched.yield")
+        yielded = [value.type for value in last.values]
+        output_types = [value.type for value in self.outputs]
+        if yielded != output_types:
+            raise VerifyException(
+                f"sched.epilogue yields ({', '.join(map(str, yielded))}) but its results are "
+                f"({', '.join(map(str, output_types))})"
+            )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> EpilogueOp:
+        operands = parser.parse_comma_separated_list(
+            parser.Delimiter.PAREN, parser.parse_unresolved_operand
+        )
+        parser.parse_punctuation(":")
+        function_type = parser.parse_function_type()
+        inputs = parser.resolve_operands(operands, function_type.inputs.data, parser.pos)
+        attrs = parse_keyword_attributes(parser)
+        body = parser.parse_region()
+        return with_attributes(cls(inputs, function_type.outputs.data, body), attrs)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string("(")
+        printer.print_list(self.inputs, printer.print_operand)
+        printer.print_string(") : ")
+        printer.print_function_type([v.type for v in self.inputs], [v.type for v in self.outputs])
+        print_attributes_and_region(printer, self, self.body, print_entry_block_args=True)
+
+
+# Split-K: partial tiles through an f32 workspace, reduced in a fixed order.
+
+
+def _check_workspace(op: str, workspace: Attribute, tile: Attribute, indices: int) -> None:
+    """The workspace is [leading..., tile...] f32 with one index per leading dimension."""
+    assert isinstance(workspace, MemRefType) and isinstance(tile, TensorType)
+    ws_shape, tile_shape = tuple(workspace.get_shape()), tuple(tile.get_shape())
+    lead = len(ws_shape) - len(tile_shape)
+    if lead != indices or ws_shape[lead:] != tile_shape:
+        raise VerifyException(
+            f"{op}: workspace {workspace} must be [{indices} leading dims] x the tile shape "
+            f"{format_dims(tile_shape)}, with one index per leading dim ({indices} given)"
+        )
+    if workspace.element_type != f32 or tile.element_type != f32:
+        raise VerifyException(f"{op}: the workspace and the tile must be f32")
+
+
+@irdl_op_definition
+class StorePartialOp(IRDLOperation):
+    """Store a whole f32 partial tile into the workspace at [slice, tile, ...] (no clipping)."""
+
+    name = "sched.store_partial"
+
+    value = operand_def(TensorType)
+    """The partial accumulator tile."""
+    workspace = operand_def(MemRefType)
+    """The f32 workspace: [slices, tiles, tile...]."""
+    indices = var_operand_def(IndexType)
+    """One index per leading workspace dimension (slice, tile)."""
+
+    assembly_format = (
+        "$value `,` $workspace `[` $indices `]` attr-dict `:` type($value) `,` type($workspace)"
+    )
+
+    def __init__(self, value: SSAValue, workspace: SSAValue, indices: Sequence[SSAValue]):
+        super().__init__(operands=[value, workspace, indices])
+
+    def verify_(self) -> None:
+        _check_workspace(
+            "sched.store_partial", self.workspace.type, self.value.type, len(self.indices)
+        )
+
+
+@irdl_op_definition
+class ArriveOp(IRDLOperation):
+    """Atomically add 1 to a counter and return its old value (split-K arrival)."""
+
+    name = "sched.arrive"
+
+    counters = operand_def(MemRefType)
+    """The i32 arrival counters, one per tile."""
+    indices = var_operand_def(IndexType)
+    """The counter's index."""
+    old = result_def(IndexType)
+    """The value before the increment."""
+
+    assembly_format = "$counters `[` $indices `]` attr-dict `:` type($counters) `->` type($old)"
+
+    def __init__(self, counters: SSAValue, indices: Sequence[SSAValue]):
+        super().__init__(operands=[counters, indices], result_types=[IndexType()])
+
+    def verify_(self) -> None:
+        typ = cast(MemRefType, self.counters.type)
+        if typ.get_num_dims() != len(self.indices):
+            raise VerifyException(
+                f"sched.arrive: counters {typ} need {typ.get_num_dims()} indices, "
+                f"found {len(self.indices)}"
+            )
+
+
+@irdl_op_definition
+class ReducePartialsOp(IRDLOperation):
+    """The sum of the workspace's partial tiles over its first axis, in order 0, 1, ..."""
+
+    name = "sched.reduce_partials"
+
+    workspace = operand_def(MemRefType)
+    """The f32 workspace: [slices, tiles, tile...]."""
+    indices = var_operand_def(IndexType)
+    """One index per workspace dimension between the slice axis and the tile (the tile)."""
+    result = result_def(TensorType)
+    """The reduced f32 tile."""
+
+    assembly_format = (
+        "$workspace `[` $indices `]` attr-dict `:` type($workspace) `->` type($result)"
+    )
+
+    def __init__(self, workspace: SSAValue, indices: Sequence[SSAValue], tile_type: TensorType):
+        super().__init__(operands=[workspace, indices], result_types=[tile_type])
+
+    def verify_(self) -> None:
+        _check_workspace(
+            "sched.reduce_partials", self.workspace.type, self.result.type, len(self.indices) + 1
+        )
