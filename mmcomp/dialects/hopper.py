@@ -136,6 +136,49 @@ class TileAttr(ParametrizedAttribute):
         return (StringAttr(major.removesuffix("_major")), IntAttr(swizzle), IntAttr(mn), IntAttr(k))
 
 
+@irdl_attr_definition
+class WarpRolesAttr(ParametrizedAttribute):
+    """The warp-role plan of a partitioned kernel: `#hopper.warp_roles<slots = 2>`.
+
+    It holds only what the kernel's `sched.params` does not: the slots of one ring stage
+    (the mainloop loads, each marked with its `hopper.slot`). The stages, the register
+    split and the warp specialization (hence producer and consumer warpgroups and threads)
+    are read from `sched.params` alone (`mmcomp.passes.partition_warp_roles.warp_roles`).
+    """
+
+    name = "hopper.warp_roles"
+
+    slots: IntAttr
+    """Tiles loaded per K block (slots of one ring stage)."""
+
+    def __init__(self, slots: int):
+        super().__init__(IntAttr(slots))
+
+    def verify(self) -> None:
+        if self.slots.data < 1:
+            raise VerifyException(
+                f"#hopper.warp_roles: slots must be at least 1, found {self.slots.data}"
+            )
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(f"<slots = {self.slots.data}>")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> tuple[IntAttr]:
+        with parser.in_angle_brackets():
+            pos = parser.pos
+            key = parser.parse_identifier(context_msg=" (slots)")
+            if key != "slots":
+                parser.raise_error(
+                    f"#hopper.warp_roles holds only 'slots', found '{key}' (stages, registers "
+                    "and warp_specialization are read from sched.params)",
+                    pos,
+                )
+            parser.parse_punctuation("=")
+            slots = parser.parse_integer()
+        return (IntAttr(slots),)
+
+
 # ----------------------------------------------------------------------------------------
 # Shared base and checks
 # ----------------------------------------------------------------------------------------
@@ -770,7 +813,7 @@ def all_ops() -> list[type[Operation]]:
     ]
 
 
-_ATTRIBUTES: list[type[Attribute]] = [TileAttr]
+_ATTRIBUTES: list[type[Attribute]] = [TileAttr, WarpRolesAttr]
 
 Hopper = Dialect("hopper", all_ops(), _ATTRIBUTES)
 """The hopper dialect."""

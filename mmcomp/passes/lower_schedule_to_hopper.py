@@ -77,6 +77,7 @@ from mmcomp.passes.partition_warp_roles import (
     level_error,
     mainloop_of,
     slot_of,
+    warp_roles,
 )
 from mmcomp.roles import ABSENT, iteration_space
 
@@ -1944,12 +1945,9 @@ def lower_kernel(func: FuncOp) -> tuple[ptx.PtxModuleOp, LaunchPlan]:
     """Lower one partitioned kernel: (the ptx module with hopper ops, its launch plan)."""
     where = f"lower-schedule-to-hopper: @{func.sym_name.data}"
     params_attr = func.attributes.get(PARAMS_ATTR)
-    roles_attr = func.attributes.get(ROLES_ATTR)
-    if not isinstance(params_attr, ScheduleParamsAttr) or not isinstance(
-        roles_attr, DictionaryAttr
-    ):
+    if not isinstance(params_attr, ScheduleParamsAttr) or ROLES_ATTR not in func.attributes:
         raise ScheduleError(f"{where}: run materialize-schedule and partition-warp-roles first")
-    lowering = _Lowering(func, params_attr.data, WarpRoles.from_attribute(roles_attr))
+    lowering = _Lowering(func, params_attr.data, warp_roles(func))
     lowering.mainloop = mainloop_of(func)
     plan = lowering.build()
     return lowering.module, plan

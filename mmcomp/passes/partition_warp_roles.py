@@ -4,10 +4,12 @@ The input is a kernel after `materialize-schedule` (a `func.func` on memrefs car
 `sched.params`). The pass decides how the CTA's warpgroups share the work and records the
 decision as data that `lower-schedule-to-hopper` reads:
 
-- on the function, `hopper.warp_roles`, a dictionary: the specialization (`cooperative`),
-  the producer and consumer warpgroup counts, the threads per CTA, the register split
-  (`setmaxnreg` counts), the pipeline stages and the number of mainloop operands (tiles
-  loaded per K block, each one slot of the shared-memory ring);
+- on the function, `hopper.warp_roles = #hopper.warp_roles<slots = N>`: the number of
+  mainloop operands (tiles loaded per K block, each one slot of the shared-memory ring),
+  the one thing `sched.params` does not say. The specialization, the producer and
+  consumer warpgroups, the threads, the register split and the stages are read from
+  `sched.params` by `warp_roles(func)`, the one function every later pass calls, which
+  also rejects an attribute that disagrees with the IR;
 - on each tile-level op, `hopper.role`: `producer` for the tile loads of the mainloop
   (the TMA loads into the ring, issued by one elected thread of the producer warpgroup
   that runs ahead across tiles), `consumer` for everything the consumer warpgroups do
@@ -36,14 +38,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import scf
-from xdsl.dialects.builtin import (
-    ArrayAttr,
-    DictionaryAttr,
-    IntegerAttr,
-    ModuleOp,
-    StringAttr,
-    i64,
-)
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, i64
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
@@ -51,6 +46,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from mmcomp import hardware as hw
 from mmcomp.dialects import sched
+from mmcomp.dialects.hopper import WarpRolesAttr
 from mmcomp.dialects.sched import PARAMS_ATTR, ScheduleParams, ScheduleParamsAttr
 from mmcomp.errors import ScheduleError
 from mmcomp.passes.tile_split import (
@@ -85,11 +81,12 @@ TILE_OPS = (
 
 @dataclass(frozen=True)
 class WarpRoles:
-    """How the warpgroups of a CTA share a kernel's work."""
+    """How the warpgroups of a CTA share a kernel's work (made only by `warp_roles`)."""
 
     specialization: str
-    """"cooperative" (two consumers split each tile along M) or "pingpong" (they take
-    alternate tiles, one's epilogue overlapping the other's mainloop); one producer loads."""
+    """"cooperative" (two consumers split each tile along M), "pingpong" (they take
+    alternate tiles, one's epilogue overlapping the other's mainloop), both with one
+    producer, or "none" (no producer)."""
     producers: int
     """Producer warpgroups: 1 when specialized, 0 for "none" (thread 0 of the first
     consumer issues the loads, a pipelined prologue `stages - 1` K blocks ahead)."""
@@ -102,10 +99,27 @@ class WarpRoles:
     slots: int
     """Tiles loaded per K block (slots of one ring stage)."""
 
+    @staticmethod
+    def of(params: ScheduleParams, slots: int) -> WarpRoles:
+        """The roles that `params` and a ring stage of `slots` tiles imply."""
+        return WarpRoles(
+            params.warp_specialization,
+            0 if params.warp_specialization == "none" else 1,
+            params.consumer_warpgroups,
+            params.registers,
+            params.stages,
+            slots,
+        )
+
     @property
     def threads(self) -> int:
         """Threads per CTA."""
         return (self.producers + self.consumers) * hw.WARPGROUP_SIZE
+
+    @property
+    def consumer_threads(self) -> int:
+        """Threads of the consumer warpgroups."""
+        return self.consumers * hw.WARPGROUP_SIZE
 
     @property
     def entry_registers(self) -> int:
@@ -113,47 +127,36 @@ class WarpRoles:
         per_thread = hw.REGISTERS_PER_SM // self.threads
         return min(per_thread - per_thread % hw.SETMAXNREG_STEP, hw.MAX_REGISTERS_PER_THREAD)
 
-    def attribute(self) -> DictionaryAttr:
-        """The plan as the `hopper.warp_roles` dictionary."""
-        return DictionaryAttr(
-            {
-                "specialization": StringAttr(self.specialization),
-                "producers": IntegerAttr(self.producers, i64),
-                "consumers": IntegerAttr(self.consumers, i64),
-                "threads": IntegerAttr(self.threads, i64),
-                "registers": ArrayAttr([IntegerAttr(r, i64) for r in self.registers]),
-                "stages": IntegerAttr(self.stages, i64),
-                "slots": IntegerAttr(self.slots, i64),
-            }
+
+def warp_roles(func: FuncOp, pass_name: str = "lower-schedule-to-hopper") -> WarpRoles:
+    """The warp roles of a partitioned kernel, from its `sched.params` and the ring slots of
+    its `hopper.warp_roles`; a ScheduleError naming what disagrees.
+
+    `sched.params` is the one source of the stages, the register split and the warp
+    specialization; `#hopper.warp_roles<slots = N>` must match the mainloop loads and their
+    `hopper.slot` marks (0 to N - 1, each once). `pass_name` prefixes the errors.
+    """
+    where = f"{pass_name}: @{func.sym_name.data}: {ROLES_ATTR}"
+    attr = func.attributes.get(ROLES_ATTR)
+    if not isinstance(attr, WarpRolesAttr):
+        raise ScheduleError(
+            f"{where} must be a #hopper.warp_roles<slots = N>, found {attr}; the stages, "
+            f"registers and warp specialization are read from {PARAMS_ATTR} (run "
+            "partition-warp-roles on the materialized kernel)"
         )
-
-    @staticmethod
-    def from_attribute(attr: DictionaryAttr) -> WarpRoles:
-        """Read the plan back from a `hopper.warp_roles` dictionary."""
-        data = attr.data
-
-        def number(key: str) -> int:
-            """The integer entry `key`."""
-            value = data.get(key)
-            if not isinstance(value, IntegerAttr):
-                raise ScheduleError(f"{ROLES_ATTR}: missing integer entry '{key}'")
-            return value.value.data
-
-        registers = data.get("registers")
-        specialization = data.get("specialization")
-        if not isinstance(registers, ArrayAttr) or not isinstance(specialization, StringAttr):
-            raise ScheduleError(f"{ROLES_ATTR}: missing 'registers' or 'specialization'")
-        counts = [r.value.data for r in registers.data if isinstance(r, IntegerAttr)]
-        if len(counts) != 2:
-            raise ScheduleError(f"{ROLES_ATTR}: 'registers' must hold two integers")
-        return WarpRoles(
-            specialization.data,
-            number("producers"),
-            number("consumers"),
-            (counts[0], counts[1]),
-            number("stages"),
-            number("slots"),
+    params = kernel_params(func)
+    check_buildable(params, f"{pass_name}: @{func.sym_name.data}")
+    slots = [slot_of(load) for load in mainloop_loads(mainloop_of(func))]
+    if len(slots) != attr.slots.data:
+        raise ScheduleError(
+            f"{where} has slots = {attr.slots.data}, but the K loop loads {len(slots)} tiles"
         )
+    if sorted(slots) != list(range(len(slots))):
+        raise ScheduleError(
+            f"{where}: the K loop's loads have {SLOT_ATTR} {slots}; each of 0 to "
+            f"{len(slots) - 1} must appear once"
+        )
+    return WarpRoles.of(params, len(slots))
 
 
 def pipeline_position(func: FuncOp) -> tuple[str, str] | None:
@@ -290,16 +293,8 @@ def partition(func: FuncOp) -> WarpRoles:
     for slot, load in enumerate(loads):
         load.attributes[ROLE_ATTR] = StringAttr("producer")
         load.attributes[SLOT_ATTR] = IntegerAttr(slot, i64)
-    roles = WarpRoles(
-        params.warp_specialization,
-        0 if params.warp_specialization == "none" else 1,
-        params.consumer_warpgroups,
-        params.registers,
-        params.stages,
-        len(loads),
-    )
-    func.attributes[ROLES_ATTR] = roles.attribute()
-    return roles
+    func.attributes[ROLES_ATTR] = WarpRolesAttr(len(loads))
+    return warp_roles(func, "partition-warp-roles")
 
 
 class PartitionWarpRoles(ModulePass):

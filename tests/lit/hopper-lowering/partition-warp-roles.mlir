@@ -44,7 +44,7 @@ builtin.module {
 
 
 // CHECK:      func.func @lin(
-// CHECK-SAME: hopper.warp_roles = {specialization = "cooperative", producers = 1 : i64, consumers = 2 : i64, threads = 384 : i64, registers = [40 : i64, 232 : i64], stages = 4 : i64, slots = 2 : i64}
+// CHECK-SAME: hopper.warp_roles = #hopper.warp_roles<slots = 2>
 // CHECK:      scf.for %unit = %cta to %c12 step %grid {
 // CHECK:        sched.zero_tile {hopper.role = "consumer"}
 // CHECK:        scf.for %kb =

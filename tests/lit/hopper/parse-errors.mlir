@@ -40,3 +40,12 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 // CHECK-NEXT: hopper.named_barrier sync 1 128
 // CHECK-NEXT: %p = hopper.elect_sync : !ptx.reg<pred>
 
+
+// -----
+
+// #hopper.warp_roles holds only the ring slots; the stages belong to sched.params.
+func.func @k() attributes {hopper.warp_roles = #hopper.warp_roles<stages = 4>} {
+  func.return
+}
+// CHECK: #hopper.warp_roles holds only 'slots', found 'stages' (stages, registers and warp_specialization are read from sched.params)
+

@@ -1,0 +1,108 @@
+"""The warp roles have one source: `sched.params`, plus the ring slots in `#hopper.warp_roles`.
+
+Editing the stages, the register split or the warp specialization in the partitioned
+kernel's `sched.params` changes the kernel exactly as compiling with them from the start
+does; a `hopper.warp_roles` that disagrees with the IR is refused, naming what disagrees.
+"""
+
+from __future__ import annotations
+
+import pytest
+from cases import case
+from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp, i64
+from xdsl.dialects.func import FuncOp
+
+from mmcomp.compiler import context, run_pipeline
+from mmcomp.dialects.hopper import WarpRolesAttr
+from mmcomp.dialects.sched import PARAMS_ATTR, ScheduleParamsAttr
+from mmcomp.errors import ScheduleError
+from mmcomp.passes.convert_hopper_to_ptx import ConvertHopperToPtx
+from mmcomp.passes.lower_schedule_to_hopper import lower_kernel
+from mmcomp.passes.partition_warp_roles import ROLES_ATTR, partition, warp_roles
+from mmcomp.targets import emit_ptx
+
+
+def partitioned(name: str, **changes: object) -> FuncOp:
+    """The partitioned kernel of a case, compiled with `changes` to its params."""
+    selected = case(name)
+    module, _, _ = run_pipeline(selected.fusion().module, {**selected.params, **changes})
+    func = next(op for op in module.ops if isinstance(op, FuncOp)).clone()
+    partition(func)
+    return func
+
+
+def edit_params(func: FuncOp, **changes: object) -> None:
+    """Change the kernel's sched.params in place."""
+    attr = func.attributes[PARAMS_ATTR]
+    assert isinstance(attr, ScheduleParamsAttr)
+    func.attributes[PARAMS_ATTR] = ScheduleParamsAttr(attr.data.replace(**changes))
+
+
+def ptx_of(func: FuncOp) -> str:
+    """The PTX text of a partitioned kernel."""
+    module, _ = lower_kernel(func)
+    outer = ModuleOp([module])
+    ConvertHopperToPtx().apply(context(), outer)
+    return emit_ptx(outer)
+
+
+def test_the_attribute_holds_only_the_slots():
+    func = partitioned("linear_256")
+    assert func.attributes[ROLES_ATTR] == WarpRolesAttr(2)
+    params = func.attributes[PARAMS_ATTR]
+    assert isinstance(params, ScheduleParamsAttr)
+    roles = warp_roles(func)
+    assert (roles.stages, roles.registers, roles.specialization) == (
+        params.data.stages,
+        params.data.registers,
+        params.data.warp_specialization,
+    )
+
+
+@pytest.mark.parametrize(
+    "name, changes",
+    [
+        ("linear_256", {"stages": 2}),
+        ("linear_256", {"registers": (24, 240)}),
+        ("pingpong_linear", {"stages": 3}),
+        ("none_linear", {"stages": 5}),
+    ],
+)
+def test_an_edit_of_the_partitioned_params_is_the_kernel_compiled_with_it(
+    name: str, changes: dict[str, object]
+):
+    edited = partitioned(name)
+    edit_params(edited, **changes)
+    assert ptx_of(edited) == ptx_of(partitioned(name, **changes))
+    _, plan = lower_kernel(partitioned(name))
+    _, edited_plan = lower_kernel(edited)
+    for key, value in changes.items():
+        assert getattr(edited_plan.roles, key) == value != getattr(plan.roles, key)
+
+
+def test_the_stages_set_the_barriers():
+    func = partitioned("linear_256")
+    edit_params(func, stages=2)
+    text = ptx_of(func)
+    assert text.count("mbarrier.init") == 4
+
+
+def test_the_specialization_comes_from_the_params():
+    func = partitioned("linear_256")
+    edit_params(func, warp_specialization="none", registers=(168, 168))
+    _, plan = lower_kernel(func)
+    assert (plan.roles.producers, plan.threads) == (0, 256)
+
+
+def test_a_dictionary_of_roles_is_refused():
+    func = partitioned("linear_256")
+    func.attributes[ROLES_ATTR] = DictionaryAttr({"stages": IntegerAttr(2, i64)})
+    with pytest.raises(ScheduleError, match=r"must be a #hopper.warp_roles<slots = N>"):
+        lower_kernel(func)
+
+
+def test_slots_that_disagree_with_the_loads_are_refused():
+    func = partitioned("linear_256")
+    func.attributes[ROLES_ATTR] = WarpRolesAttr(3)
+    with pytest.raises(ScheduleError, match=r"slots = 3, but the K loop loads 2 tiles"):
+        lower_kernel(func)
