@@ -30,14 +30,16 @@ from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import ParseError, VerifyException
 
+from mmcomp import dtypes
 from mmcomp.diagnostics import at
 from mmcomp.dialects import fusion as fd
 from mmcomp.errors import FusionError
 
-DTYPES = ("bf16", "f16", "f32")
+DTYPES = tuple(dtype.name for dtype in dtypes.FUSION_DTYPES)
 """The supported dtypes by short name."""
 
-_TORCH_DTYPES = {"torch.bfloat16": "bf16", "torch.float16": "f16", "torch.float32": "f32"}
+_BY_NAME = {dtype.name: dtype for dtype in dtypes.FUSION_DTYPES}
+_TORCH_DTYPES = {f"torch.{dtype.long_name}": dtype.name for dtype in dtypes.FUSION_DTYPES}
 
 _SYMBOL = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*")
 _RENAMED_SUFFIX = re.compile(r"_[0-9]+$")
@@ -56,13 +58,9 @@ def dtype_name(dtype: Any, where: str = "dtype") -> str:
         resolved = np.dtype(dtype)
     except TypeError:
         resolved = None
-    if resolved is not None:
-        if resolved == np.float32:
-            return "f32"
-        if resolved == np.float16:
-            return "f16"
-        if resolved.name == "bfloat16":
-            return "bf16"
+    found = dtypes.of_numpy(resolved) if resolved is not None else None
+    if found is not None and found.fusion:
+        return found.name
     raise FusionError(
         f"{where}: expected bf16, f16 or f32 (or the numpy/ml_dtypes dtype), found {dtype!r}"
     )
@@ -70,11 +68,7 @@ def dtype_name(dtype: Any, where: str = "dtype") -> str:
 
 def numpy_dtype(dtype: str) -> np.dtype:
     """The numpy dtype of a short dtype name (bf16 -> ml_dtypes.bfloat16)."""
-    if dtype == "bf16":
-        import ml_dtypes
-
-        return np.dtype(ml_dtypes.bfloat16)
-    return np.dtype({"f16": np.float16, "f32": np.float32}[dtype])
+    return _BY_NAME[dtype].numpy_dtype
 
 
 def _promote(lhs: str, rhs: str) -> str:

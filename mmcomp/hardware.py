@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Final
 
+from mmcomp.dtypes import DTYPES
+
 # The device.
 SM_COUNT: Final = 132
 """Streaming multiprocessors on the H200."""
@@ -93,8 +95,8 @@ EPILOGUE_BOX_BYTES: Final = WGMMA_M * TMA_SWIZZLE_BYTES
 EPILOGUE_BUFFERS: Final = 2
 """Epilogue boxes per consumer warpgroup, alternating (the outputs take turns)."""
 
-ELEMENT_BYTES: Final = {"bf16": 2, "f16": 2, "f32": 4, "f64": 8}
-"""Bytes per element of the element types the kernels handle."""
+ELEMENT_BYTES: Final = {dtype.name: dtype.bytes for dtype in DTYPES}
+"""Bytes per element of the element types the kernels handle (from mmcomp.dtypes)."""
 
 
 def wgmma_k(element_bytes: int) -> int:

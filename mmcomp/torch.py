@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from mmcomp import dtypes
 from mmcomp.backend.call import HOST, Frame
 from mmcomp.errors import FusionError, LaunchError
 from mmcomp.runtime.arrays import BFLOAT16, DeviceArray
@@ -41,14 +42,9 @@ torch: Any = importlib.import_module("torch")
 nn: Any = torch.nn
 
 TORCH_DTYPES: dict[Any, np.dtype] = {
-    torch.bfloat16: BFLOAT16,
-    torch.float16: np.dtype(np.float16),
-    torch.float32: np.dtype(np.float32),
-    torch.float64: np.dtype(np.float64),
+    **{getattr(torch, dtype.long_name): dtype.numpy_dtype for dtype in dtypes.DTYPES},
     torch.int8: np.dtype(np.int8),
     torch.int16: np.dtype(np.int16),
-    torch.int32: np.dtype(np.int32),
-    torch.int64: np.dtype(np.int64),
     torch.uint8: np.dtype(np.uint8),
     torch.bool: np.dtype(np.bool_),
 }
@@ -58,9 +54,7 @@ NUMPY_DTYPES: dict[np.dtype, Any] = {value: key for key, value in TORCH_DTYPES.i
 """The torch dtype of each numpy dtype."""
 
 FUSION_DTYPES: dict[Any, str] = {
-    torch.bfloat16: "bf16",
-    torch.float16: "f16",
-    torch.float32: "f32",
+    getattr(torch, dtype.long_name): dtype.name for dtype in dtypes.FUSION_DTYPES
 }
 """The fusion dtype of each torch dtype a module may hold."""
 

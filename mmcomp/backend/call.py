@@ -732,10 +732,7 @@ def _host_call(
     for (name, shape, dtype), value, frame in zip(state.inputs, inputs, frames, strict=True):
         array = frame.to_numpy(value)
         spec = ArraySpec(name, dtype, shape)
-        try:
-            check_dtype_and_shape(spec, array.dtype, array.shape)
-        except LaunchError as error:
-            raise LaunchError(f"{where}: {error}") from None
+        check_dtype_and_shape(spec, array.dtype, array.shape, where)
         host.append(array)
     entries = (
         [None] * len(state.outputs) if out is None else out_entries(where, out, state.output_names)
@@ -755,10 +752,7 @@ def _host_call(
         target = frame.to_numpy(entry)
         _, shape, dtype = state.outputs[index]
         spec = ArraySpec(f"out[{index}]", dtype, shape, role="output")
-        try:
-            check_dtype_and_shape(spec, target.dtype, target.shape)
-        except LaunchError as error:
-            raise LaunchError(f"{where}: {error}") from None
+        check_dtype_and_shape(spec, target.dtype, target.shape, where)
         if not target.flags.writeable:
             raise LaunchError(f"{where}: out[{index}]: the array is read-only")
         for (name, _, _), array in zip(state.inputs, host, strict=True):
@@ -822,10 +816,7 @@ def host_outputs(
             raise LaunchError(f"{where}: out[{index}]: expected a host array, found a device one")
         target = frame.to_numpy(entry)
         spec = ArraySpec(f"out[{index}]", np.asarray(result).dtype, np.shape(result))
-        try:
-            check_dtype_and_shape(spec, target.dtype, target.shape)
-        except LaunchError as error:
-            raise LaunchError(f"{where}: {error}") from None
+        check_dtype_and_shape(spec, target.dtype, target.shape, where)
         for name, array in zip(input_names, host, strict=True):
             if np.shares_memory(target, array):
                 raise LaunchError(

@@ -6,11 +6,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import ml_dtypes
 import numpy as np
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.dialects.func import FuncOp
 
+from mmcomp import dtypes
 from mmcomp.errors import LaunchError, ScheduleError
 from mmcomp.passes.convert_hopper_to_ptx import ConvertHopperToPtx
 from mmcomp.passes.lower_schedule_to_hopper import LaunchPlan, lower_kernel
@@ -19,16 +19,16 @@ from mmcomp.passes.partition_warp_roles import partition
 if TYPE_CHECKING:
     from mmcomp.backend.call import CallState
 
-NUMPY_DTYPES: dict[str, np.dtype] = {
-    "bf16": np.dtype(ml_dtypes.bfloat16),
-    "f16": np.dtype(np.float16),
-    "f32": np.dtype(np.float32),
-    "i32": np.dtype(np.int32),
-}
-"""The numpy dtype of each kernel argument dtype."""
-
 POISON_BYTE = 0xFF
 """Outputs are filled with this byte before a launch (NaN in bf16, f16 and f32)."""
+
+
+def _numpy_dtype(name: str) -> np.dtype:
+    """The numpy dtype of a kernel argument's dtype (bf16, f16, f32, i32)."""
+    dtype = dtypes.by_name(name)
+    if dtype is None:
+        raise KeyError(name)
+    return dtype.numpy_dtype
 
 
 def _kernel_function(module: ModuleOp) -> FuncOp:
@@ -238,7 +238,7 @@ class CudaKernel:
     def argument_specs(self) -> list[tuple[str, tuple[int, ...], np.dtype]]:
         """(name, shape, numpy dtype) of each kernel argument."""
         return [
-            (name, shape, NUMPY_DTYPES[dtype])
+            (name, shape, _numpy_dtype(dtype))
             for name, (shape, dtype) in zip(
                 self.plan.arguments, self.plan.argument_types, strict=True
             )

@@ -25,6 +25,7 @@ from xdsl.interpreters.arith import ArithFunctions
 from xdsl.interpreters.func import FuncFunctions
 from xdsl.interpreters.scf import ScfFunctions
 
+from mmcomp.argcheck import check_shape_and_dtype
 from mmcomp.errors import ScheduleError
 from mmcomp.interp.tile_functions import numpy_dtype
 
@@ -89,16 +90,15 @@ def _bind_input(kernel: func.FuncOp, index: int, array: np.ndarray) -> np.ndarra
     shape = tuple(memref_type.get_shape())
     dtype = numpy_dtype(memref_type.element_type)
     array = np.asarray(array)
-    if array.shape != shape:
-        raise ScheduleError(
-            f"input {index} of kernel @{kernel.sym_name.data}: expected shape {shape}, "
-            f"found {array.shape}"
-        )
-    if array.dtype != dtype:
-        raise ScheduleError(
-            f"input {index} of kernel @{kernel.sym_name.data}: expected dtype {dtype}, "
-            f"found {array.dtype}"
-        )
+    check_shape_and_dtype(
+        f"input {index} of kernel @{kernel.sym_name.data}",
+        array.shape,
+        array.dtype,
+        shape,
+        dtype,
+        ScheduleError,
+        show_shape=tuple,
+    )
     return np.require(array, requirements="C")  # keeps the rank, unlike ascontiguousarray
 
 

@@ -15,7 +15,6 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-import ml_dtypes
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.dialects.func import FuncOp
@@ -23,6 +22,7 @@ from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_i
 from xdsl.interpreters.func import FuncFunctions
 from xdsl.ir import Attribute, Operation
 
+from mmcomp.argcheck import check_shape_and_dtype
 from mmcomp.dialects.fusion import (
     AddOp,
     BinaryOp,
@@ -44,19 +44,12 @@ from mmcomp.dialects.fusion import (
     SubOp,
     TanhOp,
     UnaryOp,
-    dtype_name,
 )
+from mmcomp.dtypes import of_element_type
 from mmcomp.errors import FusionError
 
 if TYPE_CHECKING:
     from mmcomp.frontend import Fusion
-
-NUMPY_DTYPES: dict[str, np.dtype] = {
-    "bf16": np.dtype(ml_dtypes.bfloat16),
-    "f16": np.dtype(np.float16),
-    "f32": np.dtype(np.float32),
-}
-"""The numpy dtype of each supported element type."""
 
 ACCUMULATE_DTYPES = (np.dtype(np.float64), np.dtype(np.float32))
 """The accumulation types the interpreter supports."""
@@ -67,10 +60,10 @@ _erf = np.frompyfunc(math.erf, 1, 1)
 
 def numpy_dtype(element_type: Attribute) -> np.dtype:
     """The numpy dtype of a bf16, f16 or f32 element type."""
-    name = dtype_name(element_type)
-    if name is None:
+    dtype = of_element_type(element_type)
+    if dtype is None or not dtype.fusion:
         raise FusionError(f"reference: expected bf16, f16 or f32, found {element_type}")
-    return NUMPY_DTYPES[name]
+    return dtype.numpy_dtype
 
 
 def _tensor_type(attr: Attribute, what: str) -> TensorType:
@@ -281,15 +274,14 @@ def _check_input(func: FuncOp, index: int, array: Any) -> np.ndarray:
             f"reference: input {name!r}: expected a numpy array of shape "
             f"{list(expected_shape)} and dtype {expected_dtype}, found {type(array).__name__}"
         )
-    if array.shape != expected_shape:
-        raise FusionError(
-            f"reference: input {name!r}: expected shape {list(expected_shape)}, "
-            f"found {list(array.shape)}"
-        )
-    if array.dtype != expected_dtype:
-        raise FusionError(
-            f"reference: input {name!r}: expected dtype {expected_dtype}, found {array.dtype}"
-        )
+    check_shape_and_dtype(
+        f"reference: input {name!r}",
+        array.shape,
+        array.dtype,
+        expected_shape,
+        expected_dtype,
+        FusionError,
+    )
     return array
 
 

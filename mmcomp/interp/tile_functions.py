@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import ml_dtypes
 import numpy as np
 from xdsl.dialects import arith, gpu
 from xdsl.dialects.builtin import IntegerAttr, TensorType
@@ -33,6 +32,7 @@ from xdsl.interpreters.builtin import scalar_attr
 from xdsl.ir import Attribute
 
 from mmcomp.dialects import sched
+from mmcomp.dtypes import DTYPES, by_name
 from mmcomp.errors import ScheduleError
 
 
@@ -141,24 +141,15 @@ def reduce_partials(partials: np.ndarray) -> np.ndarray:
     return total
 
 
-_NUMPY_DTYPES: dict[str, np.dtype] = {
-    "bf16": np.dtype(ml_dtypes.bfloat16),
-    "f16": np.dtype(np.float16),
-    "f32": np.dtype(np.float32),
-    "f64": np.dtype(np.float64),
-    "i32": np.dtype(np.int32),
-    "i64": np.dtype(np.int64),
-}
-
-
 def numpy_dtype(element_type: Attribute) -> np.dtype:
     """The numpy dtype of a memref or tile element type."""
-    name = str(element_type)
-    if name not in _NUMPY_DTYPES:
+    dtype = by_name(str(element_type))
+    if dtype is None:
+        names = ", ".join(known.name for known in DTYPES)
         raise ScheduleError(
-            f"no numpy type for element type {name}; expected one of {', '.join(_NUMPY_DTYPES)}"
+            f"no numpy type for element type {element_type}; expected one of {names}"
         )
-    return _NUMPY_DTYPES[name]
+    return dtype.numpy_dtype
 
 
 def _index(value: IntegerAttr) -> int:

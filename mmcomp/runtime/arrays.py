@@ -25,12 +25,14 @@ from typing import Any, Literal
 
 import numpy as np
 
+from mmcomp import dtypes
+from mmcomp.argcheck import check_shape_and_dtype
 from mmcomp.errors import LaunchError
 from mmcomp.hardware import TMA_GLOBAL_ALIGNMENT
 from mmcomp.runtime.device import ensure_context
 from mmcomp.runtime.driver import check, driver_api
 
-BFLOAT16 = np.dtype(importlib.import_module("ml_dtypes").bfloat16)
+BFLOAT16 = dtypes.BF16.numpy_dtype
 """The host dtype of bf16 (ml_dtypes)."""
 
 TMA_ALIGNMENT = TMA_GLOBAL_ALIGNMENT
@@ -51,9 +53,9 @@ def dtype_name(dtype: np.dtype) -> str:
 
 def as_dtype(dtype: Any) -> np.dtype:
     """A numpy dtype from a dtype, a type, or a name ('bf16', 'bfloat16', 'f16', 'float32')."""
-    aliases = {"bf16": BFLOAT16, "bfloat16": BFLOAT16, "f16": "float16", "f32": "float32"}
-    if isinstance(dtype, str):
-        dtype = aliases.get(dtype, dtype)
+    known = dtypes.by_name(dtype) if isinstance(dtype, str) else None
+    if known is not None:
+        return known.numpy_dtype
     try:
         return np.dtype(dtype)
     except TypeError as error:
@@ -407,17 +409,15 @@ class ArraySpec:
         return f"{dtype_name(self.np_dtype)}{list(self.shape)}"
 
 
-def check_dtype_and_shape(spec: ArraySpec, dtype: np.dtype, shape: tuple[int, ...]) -> None:
-    """LaunchError naming the argument when dtype or shape differ from the spec."""
-    if dtype != spec.np_dtype:
-        raise LaunchError(
-            f"argument {spec.name!r}: expected dtype {dtype_name(spec.np_dtype)}, "
-            f"found {dtype_name(dtype)}"
-        )
-    if tuple(shape) != tuple(spec.shape):
-        raise LaunchError(
-            f"argument {spec.name!r}: expected shape {list(spec.shape)}, found {list(shape)}"
-        )
+def check_dtype_and_shape(
+    spec: ArraySpec, dtype: np.dtype, shape: tuple[int, ...], where: str | None = None
+) -> None:
+    """LaunchError naming the argument (after `where`, if given) when dtype or shape differ
+    from the spec (mmcomp.argcheck)."""
+    label = f"argument {spec.name!r}" if where is None else f"{where}: argument {spec.name!r}"
+    check_shape_and_dtype(
+        label, shape, dtype, spec.shape, spec.np_dtype, dtype_first=True, show_dtype=dtype_name
+    )
 
 
 def check_layout(spec: ArraySpec, ptr: int, strides: tuple[int, ...], source: str) -> None:

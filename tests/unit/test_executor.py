@@ -20,11 +20,12 @@ from xdsl.dialects.builtin import ModuleOp
 import mmcomp
 from mmcomp.compiler import context
 from mmcomp.dialects.sched import swizzle_index
+from mmcomp.dtypes import FUSION_DTYPES
 from mmcomp.interp.executor import CoverageError, Execution, execute
 from mmcomp.interp.tile_functions import load_tile, mma_tile, reduce_partials, store_tile
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
-DTYPES = {"bf16": BF16, "f16": np.dtype(np.float16), "f32": np.dtype(np.float32)}
+DTYPES = {dtype.name: dtype.numpy_dtype for dtype in FUSION_DTYPES}
 
 
 def linear(m: int, n: int, k: int) -> mmcomp.Fusion:

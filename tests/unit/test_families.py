@@ -14,7 +14,6 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-import ml_dtypes
 import numpy as np
 import pytest
 from xdsl.dialects.builtin import TensorType
@@ -22,12 +21,13 @@ from xdsl.dialects.func import FuncOp
 
 import mmcomp
 from mmcomp.dialects.fusion import AxisRolesAttr, IterationSpaceAttr, MmaOp
+from mmcomp.dtypes import FUSION_DTYPES
 from mmcomp.frontend import Fusion, Value
 from mmcomp.interp.reference import reference, run_function
 from mmcomp.passes.propagate_axis_mapping import propagate
 from mmcomp.roles import iteration_space
 
-NUMPY = {"bf16": np.dtype(ml_dtypes.bfloat16), "f16": np.dtype(np.float16), "f32": np.float32}
+NUMPY = {dtype.name: dtype.numpy_dtype for dtype in FUSION_DTYPES}
 TOLERANCE = {"bf16": 1e-2, "f16": 2e-3, "f32": 1e-5}
 
 

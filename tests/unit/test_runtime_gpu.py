@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from runtime_kernels import CLUSTER_PTX, SCALE_PTX, tma_copy_ptx
 
+from mmcomp.dtypes import FUSION_DTYPES
 from mmcomp.errors import CudaError, LaunchError
 from mmcomp.runtime import (
     BFLOAT16,
@@ -163,7 +164,7 @@ def test_bad_ptx_is_a_cuda_error(cache):
         load_module(SCALE_PTX.replace("mul.f32", "mul.bogus"), cache=cache)
 
 
-_TYPES = {"bf16": BF16, "f16": np.dtype(np.float16), "f32": np.dtype(np.float32)}
+_TYPES = {dtype.name: dtype.numpy_dtype for dtype in FUSION_DTYPES}
 
 
 def _random(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:

@@ -11,9 +11,6 @@ from collections.abc import Mapping, Sequence
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
-    BFloat16Type,
-    Float16Type,
-    Float32Type,
     IntAttr,
     StringAttr,
     TensorType,
@@ -26,12 +23,10 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
-ELEMENT_TYPES: dict[str, Attribute] = {
-    "bf16": BFloat16Type(),
-    "f16": Float16Type(),
-    "f32": Float32Type(),
-}
-"""The supported element types by their short names."""
+from mmcomp.dtypes import FUSION_DTYPES
+
+ELEMENT_TYPES: dict[str, Attribute] = {dtype.name: dtype.element_type for dtype in FUSION_DTYPES}
+"""The supported element types by their short names (from mmcomp.dtypes)."""
 
 _ROLE = re.compile(r"b(0|[1-9][0-9]*)|m|n|k|_")
 

@@ -1,0 +1,52 @@
+"""The one check of an array argument's shape and dtype against what its callee expects.
+
+Every entry point that takes arrays checks them with `check_shape_and_dtype`: the compiled
+kernel's call (`Kernel.bind`), the cuda back end and the runtime (through
+`mmcomp.runtime.arrays.check_dtype_and_shape`, by `ArraySpec`), the reference interpreter
+and the schedule executor. Each names the argument its own way (`label`) and raises its own
+error class; the messages read
+
+    {label}: expected shape [128, 64], found [64, 128]
+    {label}: expected dtype bfloat16, found float32
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from mmcomp.errors import LaunchError
+
+
+def check_shape_and_dtype(
+    label: str,
+    shape: Sequence[int],
+    dtype: Any,
+    expected_shape: Sequence[int],
+    expected_dtype: Any,
+    error: type[Exception] = LaunchError,
+    *,
+    dtype_first: bool = False,
+    show_shape: Callable[[Sequence[int]], object] = list,
+    show_dtype: Callable[[Any], object] = str,
+) -> None:
+    """Raise `error` naming `label` when `shape` or `dtype` differ from the expected ones.
+
+    The shape is checked first unless `dtype_first`; `show_shape` and `show_dtype` spell
+    shapes and dtypes in the message (a list, or `tuple` for the schedule executor's
+    "(64, 32)"; str, or the runtime's `dtype_name`).
+    """
+    shape_problem = (
+        None
+        if tuple(shape) == tuple(expected_shape)
+        else f"expected shape {show_shape(expected_shape)}, found {show_shape(shape)}"
+    )
+    dtype_problem = (
+        None
+        if dtype == expected_dtype
+        else f"expected dtype {show_dtype(expected_dtype)}, found {show_dtype(dtype)}"
+    )
+    problems = (dtype_problem, shape_problem) if dtype_first else (shape_problem, dtype_problem)
+    for problem in problems:
+        if problem is not None:
+            raise error(f"{label}: {problem}")
