@@ -29,7 +29,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+ROOT = Path(__file__).resolve().parents[1]
+TESTS = ROOT / "tests" / "unit"
+"""tests/unit, home of the fusion families (`cases`)."""
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(TESTS))
 
 L2_BYTES = 50 * 1024 * 1024
 """The H200's L2 cache."""
@@ -76,7 +80,7 @@ def suite(quick: bool) -> list[Problem]:
 
 def fusion_of(problem: Problem) -> Any:
     """The mmcomp fusion of a problem."""
-    from mmcomp.backend import cases
+    import cases
 
     m, n, k = problem.m, problem.n, problem.k
     if problem.family == "linear":
@@ -350,7 +354,8 @@ def probe(family: str, params: dict[str, Any]) -> str | None:
     command = [
         sys.executable,
         "-c",
-        "import sys; from mmcomp.backend.cases import probe; probe(sys.argv[1], sys.argv[2])",
+        f"import sys; sys.path[:0] = [{str(ROOT)!r}, {str(TESTS)!r}]; "
+        "from cases import probe; probe(sys.argv[1], sys.argv[2])",
         family,
         key[1],
     ]
@@ -419,10 +424,10 @@ def host_time_rows() -> list[str]:
     call, with and without out=, beside torch.nn.functional.linear."""
     import time
 
+    import cases
     import torch  # pyright: ignore[reportMissingImports]
 
     import mmcomp
-    from mmcomp.backend import cases
 
     m, n, k = HOST_SHAPE
     kernel = mmcomp.compile(cases.linear(m, n, k))

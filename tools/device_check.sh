@@ -13,7 +13,7 @@ OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
   ptxas --version | tail -1
 } 2>&1 | tee "$OUT/env.txt"
 sanitize() {  # tool case
-  timeout 240 compute-sanitizer --tool "$1" python3 -m mmcomp.backend.cases "$2" \
+  timeout 240 compute-sanitizer --tool "$1" python3 tests/unit/cases.py "$2" \
     > "$OUT/sanitizer-$1-$2.txt" 2>&1
   echo "$1 $2 (rc $?): $(grep -E 'SUMMARY' "$OUT/sanitizer-$1-$2.txt" | tail -1)"
 }

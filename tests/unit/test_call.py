@@ -8,12 +8,12 @@ test_call_gpu.py.
 
 from __future__ import annotations
 
+import cases
 import ml_dtypes
 import numpy as np
 import pytest
 
 import mmcomp
-from mmcomp.backend import cases
 from mmcomp.backend.call import RESERVED_KEYWORDS, stream_value
 from mmcomp.errors import FusionError, LaunchError
 

@@ -15,9 +15,10 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+import cases  # noqa: E402
+
 import mmcomp  # noqa: E402
 import mmcomp.torch as mt  # noqa: E402
-from mmcomp.backend import cases  # noqa: E402
 from mmcomp.errors import LaunchError  # noqa: E402
 from mmcomp.interp.reference import reference  # noqa: E402
 
@@ -39,7 +40,7 @@ FAMILIES = [
     "pingpong_linear",
     "default_smem",
 ]
-"""Cases of mmcomp.backend.cases run through the public call with torch tensors."""
+"""Cases of tests/unit/cases.py run through the public call with torch tensors."""
 
 
 def on_gpu(arrays: list[np.ndarray]) -> list:

@@ -11,11 +11,11 @@ from typing import Any
 
 import numpy as np
 import pytest
+from cases import inputs_for, relative_error
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
 
 import mmcomp
-from mmcomp.backend.cases import inputs_for, relative_error
 from mmcomp.dialects.fusion import BroadcastOp, MmaOp
 from mmcomp.errors import FusionError, ScheduleError
 from mmcomp.passes.propagate_axis_mapping import propagate

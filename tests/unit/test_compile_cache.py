@@ -14,11 +14,11 @@ import textwrap
 import time
 from pathlib import Path
 
+import cases
 import pytest
 
 import mmcomp
 from mmcomp import cache as compile_cache
-from mmcomp.backend import cases
 from mmcomp.runtime.cache import KernelCache
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -26,9 +26,9 @@ ROOT = Path(__file__).resolve().parents[2]
 CHILD = textwrap.dedent(
     """
     import json, sys, time
-    import mmcomp, mmcomp.compiler, mmcomp.ptxas
+    import mmcomp, mmcomp.backend, mmcomp.compiler, mmcomp.ptxas
     from mmcomp import cache
-    from mmcomp.backend import cases
+    import cases
     fusion = cases.gelu_bias(300, 504, 200)
     if sys.argv[1] == "hit-only":
         def refuse(*args, **kwargs):
@@ -53,8 +53,11 @@ CHILD = textwrap.dedent(
 
 
 def environment(cache_dir: Path) -> dict[str, str]:
-    """This process's environment with the cache in `cache_dir` and the checkout first."""
-    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    """This process's environment with the cache in `cache_dir` and the checkout (and its
+    tests/unit, for `cases`) first."""
+    path = os.pathsep.join(
+        filter(None, [str(ROOT), str(ROOT / "tests" / "unit"), os.environ.get("PYTHONPATH", "")])
+    )
     return dict(os.environ, MMCOMP_CACHE_DIR=str(cache_dir), PYTHONPATH=path)
 
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 import functools
 
 import pytest
+from cases import CASES, case, horizontal, linear, matmul
 
 from mmcomp import ptxas
 from mmcomp.backend import CudaKernel, build_cuda_kernel, lower_to_ptx
-from mmcomp.backend.cases import CASES, case, horizontal, linear, matmul
 from mmcomp.compiler import run_pipeline
 from mmcomp.errors import LaunchError, ScheduleError
 from mmcomp.runtime import gpu_unavailable_reason

@@ -1,7 +1,7 @@
-"""GPU tests of the cuda back end: every case of mmcomp.backend.cases against float64.
+"""GPU tests of the cuda back end: every case of tests/unit/cases.py against float64.
 
 Each case runs in a child process with a timeout (a wrong mbarrier parity hangs rather
-than fails): `python -m mmcomp.backend.cases CASE` compiles the case, runs it on fresh
+than fails): `python tests/unit/cases.py CASE` compiles the case, runs it on fresh
 random inputs with poisoned outputs, and prints one JSON line with each output's relative
 error against the float64 reference. Elsewhere the tests are skipped with the reason.
 """
@@ -13,8 +13,7 @@ import subprocess
 import sys
 
 import pytest
-
-from mmcomp.backend.cases import CASES, TOLERANCE
+from cases import CASES, TOLERANCE, child_environment
 
 pytestmark = pytest.mark.gpu
 
@@ -27,10 +26,11 @@ def test_case_matches_float64(name: str):
     """The kernel's outputs match the reference within the dtype's tolerance."""
     try:
         result = subprocess.run(
-            [sys.executable, "-m", "mmcomp.backend.cases", name],
+            [sys.executable, "-m", "cases", name],
             capture_output=True,
             text=True,
             timeout=CASE_TIMEOUT_S,
+            env=child_environment(),
         )
     except subprocess.TimeoutExpired:
         pytest.fail(f"case {name} did not finish in {CASE_TIMEOUT_S} s (a hang?)")
@@ -46,7 +46,7 @@ def test_persistent_cluster_grid_is_what_the_gpcs_hold():
     script = "\n".join(
         [
             "from mmcomp.backend import build_cuda_kernel",
-            "from mmcomp.backend.cases import case, inputs_for",
+            "from cases import case, inputs_for",
             "from mmcomp.compiler import run_pipeline",
             "from mmcomp.runtime import DeviceBuffer, synchronize",
             "from mmcomp.runtime.launch import max_active_clusters",
@@ -65,7 +65,11 @@ def test_persistent_cluster_grid_is_what_the_gpcs_hold():
     )
     try:
         result = subprocess.run(
-            [sys.executable, "-c", script], capture_output=True, text=True, timeout=CASE_TIMEOUT_S
+            [sys.executable, "-c", script],
+            capture_output=True,
+            text=True,
+            timeout=CASE_TIMEOUT_S,
+            env=child_environment(),
         )
     except subprocess.TimeoutExpired:
         pytest.fail(f"the grid probe did not finish in {CASE_TIMEOUT_S} s (a hang?)")

@@ -385,7 +385,7 @@ def test_heavy_epilogues_get_a_tile_that_assembles_without_spills(
     family: str, warp_specialization: str
 ):
     """With the tile left to the heuristic, ptxas assembles every epilogue with 0 spills."""
-    from mmcomp.backend import cases
+    import cases
 
     fusion = getattr(cases, family)(4096, 14336, 5120)
     kernel = mmcomp.compile(fusion, strategy="persistent", warp_specialization=warp_specialization)
@@ -400,7 +400,7 @@ def fusion_function(kernel: Kernel) -> FuncOp:
 
 
 def test_a_pinned_tile_whose_epilogue_would_spill_is_refused_with_tiles_that_fit():
-    from mmcomp.backend import cases
+    import cases
 
     fusion = cases.silu_mul(4096, 14336, 5120)
     message = (
@@ -426,7 +426,7 @@ def test_the_register_rule_admits_the_widest_tiles_that_ptxas_assembles(
     family: str, tile: tuple[int, int, int], warp_specialization: str
 ):
     """At the rule's edge (one N step narrower than what it refuses), 0 spills."""
-    from mmcomp.backend import cases
+    import cases
 
     fusion = getattr(cases, family)(4096, 14336, 5120)
     kernel = mmcomp.compile(fusion, warp_specialization=warp_specialization, tile=tile)
@@ -440,7 +440,7 @@ def test_split_k_of_a_horizontal_fusion_gets_a_tile_that_assembles(
 ):
     """Small horizontal fusions split K; beside the shared-memory epilogue (or without
     specialization) the partials of two accumulators need a narrower tile: 0 spills."""
-    from mmcomp.backend import cases
+    import cases
 
     for shape in ((64, 4096, 512), (256, 256, 8192)):
         kernel = mmcomp.compile(

@@ -10,11 +10,11 @@ import subprocess
 import sys
 from typing import Any
 
+import cases
 import pytest
 
 import mmcomp
 from mmcomp import ptxas
-from mmcomp.backend import cases
 from mmcomp.backend.kernel import lower_to_ptx
 from mmcomp.compiler import run_pipeline
 from mmcomp.errors import ScheduleError

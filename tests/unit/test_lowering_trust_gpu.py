@@ -16,10 +16,10 @@ import subprocess
 import sys
 from typing import Any
 
+import cases
 import pytest
+from cases import TOLERANCE, child_environment
 
-from mmcomp.backend import cases
-from mmcomp.backend.cases import TOLERANCE
 from mmcomp.frontend import Fusion
 
 pytestmark = pytest.mark.gpu
@@ -32,7 +32,7 @@ import json, sys
 import numpy as np
 import mmcomp
 from mmcomp.backend import build_cuda_kernel
-from mmcomp.backend.cases import inputs_for, relative_error
+from cases import inputs_for, relative_error
 from mmcomp.compiler import run_pipeline
 from mmcomp.interp.reference import reference
 from mmcomp.runtime import DeviceBuffer, Stream, synchronize
@@ -84,6 +84,7 @@ def run_child(script: str, argument: str) -> dict[str, Any]:
             capture_output=True,
             text=True,
             timeout=CASE_TIMEOUT_S,
+            env=child_environment(),
         )
     except subprocess.TimeoutExpired:
         pytest.fail(f"the case did not finish in {CASE_TIMEOUT_S} s (a hang?)")
@@ -197,8 +198,8 @@ PUBLIC = r"""
 import json, sys
 import numpy as np
 import mmcomp
-from mmcomp.backend import cases
-from mmcomp.backend.cases import inputs_for, relative_error
+import cases
+from cases import inputs_for, relative_error
 from mmcomp.interp.reference import reference
 
 fusion = mmcomp.parse(sys.argv[1])
@@ -224,7 +225,7 @@ import json, sys
 import numpy as np
 import mmcomp
 from mmcomp.backend import build_cuda_kernel
-from mmcomp.backend.cases import inputs_for, relative_error
+from cases import inputs_for, relative_error
 from mmcomp.compiler import run_pipeline
 from mmcomp.interp.reference import reference
 from mmcomp.runtime import DeviceBuffer, synchronize
@@ -265,7 +266,7 @@ import json, sys
 import numpy as np
 import mmcomp
 from mmcomp.backend import build_cuda_kernel
-from mmcomp.backend.cases import inputs_for, relative_error
+from cases import inputs_for, relative_error
 from mmcomp.compiler import run_pipeline
 from mmcomp.interp.reference import reference
 from mmcomp.runtime import DeviceArray, DeviceBuffer, synchronize
@@ -306,7 +307,8 @@ import json, sys
 import numpy as np
 import ml_dtypes
 import mmcomp
-from mmcomp.backend import build_cuda_kernel, cases
+import cases
+from mmcomp.backend import build_cuda_kernel
 from mmcomp.compiler import run_pipeline
 from mmcomp.runtime import DeviceBuffer, synchronize
 from mmcomp.runtime.driver import check, driver_api

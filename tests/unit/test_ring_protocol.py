@@ -15,12 +15,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import cases
 import pytest
 from ptx_ring_model import RingDeadlock, RingError, parse, run_grid
 
 import mmcomp
 from mmcomp import ptxas
-from mmcomp.backend import cases
 from mmcomp.backend.kernel import lower_to_ptx
 from mmcomp.compiler import run_pipeline
 from mmcomp.errors import ScheduleError
@@ -202,7 +202,7 @@ def test_ring_runs_to_the_end(fusion: Fusion, params: dict[str, Any], ctas: int 
 
 @pytest.mark.parametrize("name", [c.name for c in cases.CASES])
 def test_registered_cases_run_to_the_end(name: str):
-    """Every case of mmcomp.backend.cases without clusters (the model runs CTAs one after
+    """Every case of tests/unit/cases.py without clusters (the model runs CTAs one after
     another, which cluster CTAs waiting on each other cannot): its first two CTAs."""
     case = cases.case(name)
     try:

@@ -16,12 +16,12 @@ import subprocess
 import sys
 from typing import Any
 
+import cases
 import pytest
+from cases import TOLERANCE, child_environment
 from test_lowering_trust_gpu import CHILD
 from test_ring_protocol import NONE, NONE_713, NONE_1894, horizontal_1894, linear_713
 
-from mmcomp.backend import cases
-from mmcomp.backend.cases import TOLERANCE
 from mmcomp.frontend import Fusion
 
 pytestmark = pytest.mark.gpu
@@ -64,6 +64,7 @@ def test_units_after_the_first_match_float64(fusion: Fusion, params: dict[str, A
             capture_output=True,
             text=True,
             timeout=CASE_TIMEOUT_S,
+            env=child_environment(),
         )
     except subprocess.TimeoutExpired:
         pytest.fail(f"the case did not finish in {CASE_TIMEOUT_S} s (a hang?)")

@@ -10,9 +10,10 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+import cases  # noqa: E402
+
 import mmcomp  # noqa: E402
 import mmcomp.torch as mt  # noqa: E402
-from mmcomp.backend import cases  # noqa: E402
 from mmcomp.errors import FusionError  # noqa: E402
 
 INTERP = {"backend": "interp", "tile": (128, 128, 64)}

@@ -12,8 +12,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+import cases  # noqa: E402
+
 import mmcomp.torch as mt  # noqa: E402
-from mmcomp.backend import cases  # noqa: E402
 from mmcomp.interp.reference import reference  # noqa: E402
 
 pytestmark = pytest.mark.gpu

@@ -8,9 +8,9 @@ from typing import Any
 
 import numpy as np
 import pytest
+from cases import TOLERANCE, inputs_for, relative_error
 
 import mmcomp
-from mmcomp.backend.cases import TOLERANCE, inputs_for, relative_error
 
 pytestmark = pytest.mark.gpu
 

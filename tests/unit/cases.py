@@ -2,23 +2,35 @@
 
 Each case builds a fusion of one family at one shape, picks schedule overrides, and
 knows its inputs (fresh random values) and its float64 truth (mmcomp's reference
-interpreter with float64 accumulation).
+interpreter with float64 accumulation). The tests import it as `cases` (pytest puts
+tests/unit on the path; the tools add it themselves); `python tests/unit/cases.py NAME`
+runs one case on the GPU and prints each output's relative error as one JSON line.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 
 from mmcomp.frontend import Fusion
 
-NUMPY = {"bf16": np.dtype(ml_dtypes.bfloat16), "f16": np.dtype(np.float16), "f32": np.float32}
+HERE = Path(__file__).resolve().parent
+"""tests/unit, the folder of this module."""
+
 TOLERANCE = {"bf16": 1e-2, "f16": 1e-2, "f32": 1e-3}
 """Largest relative error (max |got - want| / max |want|) per output dtype."""
+
+
+def child_environment() -> dict[str, str]:
+    """The environment of a child Python that imports this module: ours, with tests/unit
+    first on PYTHONPATH."""
+    path = os.environ.get("PYTHONPATH")
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), *([path] if path else [])])}
 
 
 def linear(m: int, n: int, k: int, dtype: str = "bf16", bias: bool = False) -> Fusion:
