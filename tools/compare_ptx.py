@@ -86,7 +86,7 @@ def _init(base: str, seed: int) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--base", required=True, help="directory holding mmcomp_base")
     parser.add_argument("--cases", type=int, default=300, help="fuzz cases")
     parser.add_argument("--seed", type=int, default=1)
