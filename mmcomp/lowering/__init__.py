@@ -1,0 +1,1 @@
+"""Supporting code of the lowering passes in `mmcomp.passes`, one package per target."""

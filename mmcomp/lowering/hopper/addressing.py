@@ -1,0 +1,169 @@
+"""Global element addresses of the epilogue at the accumulator layout (64-bit where wide).
+
+Every pointer is 64-bit; what can wrap is an element offset. An array of at most 2^32
+elements keeps the 32-bit element offset (`mad.lo.u32` per axis, one `mul.wide` to
+bytes): every in-bounds offset is below 2^32, and the offsets of clipped elements are never
+dereferenced. A larger one sums its byte offset in 64 bits: one `mad.wide.u32` per axis (a
+64-bit multiply for strides of 2^32 bytes or more).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from xdsl.dialects.builtin import MemRefType
+from xdsl.ir import BlockArgument, SSAValue
+
+from mmcomp.dialects import ptx
+from mmcomp.lowering.hopper.context import KernelContext
+from mmcomp.lowering.hopper.plan import arg_roles, dtype_of
+
+WIDE_OFFSETS = 1 << 32
+"""Arrays of more elements than this get 64-bit element offsets (32-bit ones would wrap)."""
+
+
+@dataclass
+class Access:
+    """How one thread addresses a memref's elements in the current tile's epilogue."""
+
+    bases: list[SSAValue]
+    """64-bit address of the element at (row0 + 8 h, col0), per half h (one if no m axis)."""
+    row_ok: list[SSAValue | None]
+    """Per half: the row lies inside the memref (None without an m axis)."""
+    col_limit: SSAValue | None
+    """s32: columns left from col0 to the memref's n extent (None without an n axis)."""
+    col_stride: int
+    """Bytes between neighbouring columns."""
+    dtype: str
+    """Element type."""
+
+
+@dataclass
+class Addressing:
+    """One tile's addressing of the memrefs its epilogue reads and writes."""
+
+    ctx: KernelContext
+    rows: list[SSAValue]
+    """This thread's rows in the tile, per row slot (m block r // 2, upper or lower 8)."""
+    col0: SSAValue
+    """This thread's first column in an 8-column block."""
+    accesses: dict[tuple[SSAValue, ...], Access] = field(
+        default_factory=dict[tuple[SSAValue, ...], Access]
+    )
+    col_ok: dict[tuple[int, int], SSAValue] = field(default_factory=dict[tuple[int, int], SSAValue])
+
+    def memref_roles(self, memref: SSAValue) -> tuple[str, ...]:
+        """The roles of a kernel argument's axes."""
+        assert isinstance(memref, BlockArgument)
+        return arg_roles(self.ctx.func, memref.index)
+
+    def access(self, memref: SSAValue, indices: Sequence[SSAValue], store: bool = False) -> Access:
+        """Per-tile addressing of a memref's elements at this thread's accumulator layout.
+
+        Element offsets are 32-bit where the memref has at most 2^32 elements (every
+        in-bounds offset then fits; the others are never dereferenced), else 64-bit: one
+        mad.wide per axis (a 64-bit multiply for strides of 2^32 bytes or more). An output
+        without an m (n) axis is written from the tile's first row (column) only: the
+        iteration space then has M = 1 (N = 1), or every row holds the same value.
+        """
+        key = (memref, *indices)
+        found = self.accesses.get(key)
+        if found is not None:
+            return found
+        k = self.ctx.k
+        memref_type = memref.type
+        assert isinstance(memref_type, MemRefType)
+        roles = self.memref_roles(memref)
+        shape = list(memref_type.get_shape())
+        dtype = dtype_of(memref_type.element_type)
+        size = 4 if dtype == "f32" else 2
+        strides = [math.prod(shape[d + 1 :]) for d in range(len(shape))]
+        wide = math.prod(shape) > WIDE_OFFSETS
+        halves = len(self.rows) if "m" in roles or store else 1
+        row_terms: list[list[tuple[SSAValue, int]]] = [[] for _ in range(halves)]
+        row_ok: list[SSAValue | None] = [None] * halves
+        if store and "m" not in roles:
+            row_ok = [k.setp("eq", self.rows[half], k.const(0)) for half in range(halves)]
+        col_term: tuple[SSAValue, int] | None = None
+        col_limit: SSAValue | None = None
+        col_stride = 0
+        if store and "n" not in roles:
+            col_limit = k.mov(k.sub(k.const(1), self.col0), ptx.S32)
+        row_parts: list[SSAValue | None] = [None] * halves
+        col_part: SSAValue | None = None
+        for dim, (index, role) in enumerate(zip(indices, roles, strict=True)):
+            position = self.ctx.reg(index)
+            if role == "n":
+                position = k.add(position, self.col0)
+                col_limit = k.mov(k.sub(k.const(shape[dim]), position), ptx.S32)
+                col_stride = strides[dim] * size
+                col_term = (position, strides[dim])
+                if not wide:
+                    col_part = k.mul(position, k.const(strides[dim]))
+                continue
+            for half in range(halves):
+                at = k.add(position, self.rows[half]) if role == "m" else position
+                if role == "m":
+                    row_ok[half] = k.setp("lo", at, k.const(shape[dim]))
+                if wide:
+                    row_terms[half].append((at, strides[dim]))
+                    continue
+                term = k.mul(at, k.const(strides[dim])) if strides[dim] != 1 else at
+                previous = row_parts[half]
+                row_parts[half] = term if previous is None else k.add(previous, term)
+        base = self.ctx.reg(memref)
+        bases: list[SSAValue] = []
+        if wide:
+            bases = self.wide_bases(base, row_terms, col_term, size)
+        for linear in [] if wide else row_parts:
+            if col_part is not None:
+                linear = col_part if linear is None else k.add(linear, col_part)
+            if linear is None:
+                bases.append(base)
+                continue
+            bases.append(k.add(base, k.mul_wide(linear, k.const(size))))
+        found = Access(bases, row_ok, col_limit, col_stride, dtype)
+        self.accesses[key] = found
+        return found
+
+    def wide_bases(
+        self,
+        base: SSAValue,
+        row_terms: list[list[tuple[SSAValue, int]]],
+        col_term: tuple[SSAValue, int] | None,
+        size: int,
+    ) -> list[SSAValue]:
+        """Per row slot: `base` plus the byte offset of its terms, summed in 64 bits."""
+        if col_term is not None:
+            base = self.add_wide(base, col_term[0], col_term[1] * size)
+        bases: list[SSAValue] = []
+        for terms in row_terms:
+            address = base
+            for at, stride in terms:
+                address = self.add_wide(address, at, stride * size)
+            bases.append(address)
+        return bases
+
+    def add_wide(self, address: SSAValue, index: SSAValue, stride_bytes: int) -> SSAValue:
+        """`address + index * stride_bytes` in 64 bits (`index` a 32-bit register)."""
+        k = self.ctx.k
+        if stride_bytes < 1 << 32:
+            return k.mad_wide(index, k.const(stride_bytes), address)
+        product = k.mul(k.cvt(index, ptx.U64), k.const(stride_bytes, ptx.U64))
+        return k.add(address, product)
+
+    def element(self, access: Access, half: int, col: int) -> tuple[SSAValue, int, SSAValue | None]:
+        """(base register, byte offset, in-bounds predicate) of the element at (half, col)."""
+        k = self.ctx.k
+        half = min(half, len(access.bases) - 1)
+        pred = access.row_ok[half]
+        if access.col_limit is not None:
+            key = (id(access), col)
+            col_ok = self.col_ok.get(key)
+            if col_ok is None:
+                col_ok = k.setp("gt", access.col_limit, k.const(col, ptx.S32))
+                self.col_ok[key] = col_ok
+            pred = col_ok if pred is None else k.binary(ptx.AndOp, pred, col_ok)
+        return access.bases[half], col * access.col_stride, pred

@@ -1,0 +1,132 @@
+"""The state that every concern of the Hopper lowering shares while one kernel is emitted.
+
+`KernelContext` holds the builder of the `ptx.entry`, the schedule's parameters and warp
+roles, the operand plan, and the map from the materialized kernel's values to the
+registers that hold them (an index value may be emitted several times: once per role, once
+per K block, once per load-ahead distance). `Threads` holds the per-thread registers made
+in the prologue, `Cluster` the cluster's rank predicates and multicast mask.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from xdsl.dialects import scf
+from xdsl.dialects.func import FuncOp
+from xdsl.ir import SSAValue
+
+from mmcomp.dialects import ptx
+from mmcomp.dialects.sched import ScheduleParams
+from mmcomp.errors import ScheduleError
+from mmcomp.lowering.hopper.barriers import NamedBarriers
+from mmcomp.lowering.hopper.plan import OperandPlan
+from mmcomp.passes.partition_warp_roles import WarpRoles
+
+_OpT = TypeVar("_OpT", bound=ptx.PtxInstruction)
+
+
+@dataclass
+class Accumulator:
+    """The f32 registers of one accumulator tile, per N chunk (m64nN fragment layout)."""
+
+    chunks: list[list[SSAValue]]
+
+
+@dataclass(frozen=True)
+class Threads:
+    """Registers that say which thread this is, made in the prologue."""
+
+    tid: SSAValue
+    """%tid.x."""
+    leader: SSAValue
+    """Thread 0 of the CTA (barrier set-up; the producer's elected thread)."""
+
+
+@dataclass(frozen=True)
+class ConsumerThreads:
+    """Registers of a consumer thread, made once before the consumers' persistent loop."""
+
+    consumer: SSAValue
+    """The consumer warpgroup's index (0 or 1)."""
+    thread_in_warpgroup: SSAValue
+    """%tid.x modulo 128."""
+    signaller: SSAValue
+    """This thread releases ring stages (thread t of a warpgroup, for t < cluster size)."""
+    warp: SSAValue
+    """Warp index in the warpgroup."""
+    lane: SSAValue
+    """Lane index in the warp."""
+    row0: SSAValue
+    """This thread's first accumulator row in the tile."""
+    col0: SSAValue
+    """This thread's first accumulator column in an 8-column block."""
+
+
+@dataclass
+class Cluster:
+    """The CTAs of a thread-block cluster."""
+
+    size: int
+    """CTAs per cluster."""
+    rank_is: list[SSAValue] = field(default_factory=list[SSAValue])
+    """The predicates "this CTA has cluster rank q" (empty without a cluster)."""
+    mask: SSAValue | None = None
+    """The 16-bit mask of every CTA of the cluster (multicast destinations)."""
+
+
+@dataclass
+class KernelContext:
+    """One kernel being lowered: builder, parameters, roles, plan and value map."""
+
+    func: FuncOp
+    params: ScheduleParams
+    roles: WarpRoles
+    plan: OperandPlan
+    k: ptx.KernelBuilder
+    barriers: NamedBarriers
+    cluster: Cluster
+    threads: Threads = field(init=False)
+    """Made in the prologue."""
+    regs: dict[SSAValue, SSAValue] = field(default_factory=dict[SSAValue, SSAValue])
+    """The register holding each index value and kernel argument emitted so far."""
+    loops: list[tuple[SSAValue, SSAValue, SSAValue]] = field(
+        default_factory=list[tuple[SSAValue, SSAValue, SSAValue]]
+    )
+    """(induction variable, upper bound, step) of each loop being emitted, outermost first."""
+    accumulators: dict[SSAValue, Accumulator] = field(default_factory=dict[SSAValue, Accumulator])
+    """The registers of each accumulator tile value."""
+    mainloop: scf.ForOp | None = None
+    """The kernel's K loop."""
+    maps: list[SSAValue] = field(default_factory=list[SSAValue])
+    """Generic addresses of the tensor-map parameters."""
+
+    @property
+    def where(self) -> str:
+        """The prefix of every error message."""
+        return f"lower-schedule-to-hopper: @{self.func.sym_name.data}"
+
+    def put(self, op: _OpT, pred: SSAValue | None, negated: bool = False) -> _OpT:
+        """Append `op`, guarded by `pred` when given."""
+        if pred is not None:
+            guarded = op.set_guard(pred, negated)
+            op.erase()
+            op = guarded
+        return self.k.append(op)
+
+    def reg(self, value: SSAValue) -> SSAValue:
+        """The register holding an index value of the kernel."""
+        found = self.regs.get(value)
+        if found is None:
+            raise ScheduleError(f"{self.where}: value {value} is used before a register holds it")
+        return found
+
+    @property
+    def m_blocks(self) -> int:
+        """wgmma m64 row blocks per consumer warpgroup."""
+        return self.params.warpgroup[0] // 64
+
+    @property
+    def n_chunks(self) -> int:
+        """wgmma N chunks per consumer warpgroup."""
+        return self.params.warpgroup[1] // self.params.instr[1]

@@ -1,0 +1,185 @@
+"""The shared-memory epilogue (epilogue "smem"): swizzled boxes stored by TMA.
+
+Each output that TMA can store (`OperandPlan.plan_stores`) is written box by box: 64 rows
+x 128 bytes with the 128-byte swizzle, into one of two buffers per consumer warpgroup
+after the ring. A box's values are computed first (epilogue math and operand loads, before
+any barrier); 16-bit outputs are then written with `stmatrix.m8n8.x4`, f32 outputs with
+`st.shared.v2.f32` (16-byte chunk c of box row r at chunk c ^ (r % 8)); `fence.proxy.async`;
+the storing thread waits until the previous box's TMA store has read its buffer; one
+barrier of the warpgroup; the storing thread issues the TMA store and commits.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from xdsl.ir import SSAValue
+
+from mmcomp import hardware as hw
+from mmcomp.dialects import hopper, ptx, sched
+from mmcomp.lowering.hopper.plan import EPILOGUE_ROW_BYTES
+
+if TYPE_CHECKING:
+    from mmcomp.lowering.hopper.epilogue import Epilogue
+
+
+class SmemEpilogue:
+    """Stores a tile's outputs through shared memory with TMA."""
+
+    def __init__(self, values: Epilogue) -> None:
+        self.values = values
+        """The tile's epilogue: its element values and addressing."""
+        self.ctx = values.ctx
+        self.threads = values.threads
+        self.ring = values.ring
+
+    def store(self, stores: list[tuple[sched.StoreTileOp, SSAValue]]) -> None:
+        """Epilogue "smem": each warpgroup writes its tile box by box (64 rows x 128 bytes,
+        128-byte swizzle) to a shared buffer, and one thread stores each box with TMA
+        (clipped at the output's bounds).
+
+        16-bit outputs are written with stmatrix, f32 outputs with st.shared.v2. A box's
+        values are computed before the warpgroup's barrier, which then only orders the
+        shared-memory writes. Two buffers per warpgroup alternate: before the barrier that
+        ends box i, the storing thread waits until the TMA store of box i - 1 has read its
+        buffer, which box i + 1 rewrites.
+        """
+        k = self.ctx.k
+        leader = k.setp("eq", self.threads.thread_in_warpgroup, k.const(0))
+        first = k.setp("eq", self.threads.consumer, k.const(0))
+        second = k.setp("ne", self.threads.consumer, k.const(0))
+        buffers = k.mad(
+            self.threads.consumer,
+            k.const(hw.EPILOGUE_BUFFERS * self.ctx.plan.buffer_bytes()),
+            k.add(self.ring.base, k.const(self.ctx.plan.epilogue_offset())),
+        )
+
+        family = self.ctx.barriers.epilogue
+
+        def sync() -> None:
+            """Barrier of this warpgroup's threads."""
+            self.ctx.put(hopper.NamedBarrierOp("sync", family.of(0), family.threads), first)
+            self.ctx.put(hopper.NamedBarrierOp("sync", family.of(1), family.threads), second)
+
+        # The previous tile's last stores may still read the buffers.
+        self.ctx.put(hopper.BulkWaitGroupOp(0, read=True), leader)
+        sync()
+        count = 0
+        # This thread's place (box_lane) in an f32 box (True) and a 16-bit one (False).
+        lanes: dict[bool, tuple[SSAValue, SSAValue]] = {}
+        for store, value in stores:
+            operand = self.values.store_map(store)
+            assert operand is not None
+            box_columns = operand.box[-1]
+            tmap = self.ctx.maps[self.ctx.plan.store_map_index(operand)]
+            wide = operand.dtype == "f32"
+            if wide not in lanes:
+                lanes[wide] = self.box_lane(operand.dtype)
+            row, chunk = lanes[wide]
+            for m_block in range(self.ctx.m_blocks):
+                for box in range(self.ctx.params.warpgroup[1] // box_columns):
+                    slot = count % hw.EPILOGUE_BUFFERS
+                    buffer = k.add(buffers, k.const(slot * self.ctx.plan.buffer_bytes()))
+                    packed = self.box_values(value, operand.dtype, m_block, box * box_columns)
+                    if operand.dtype == "f32":
+                        self.write_f32_box(k.add(buffer, row), chunk, packed)
+                    else:
+                        self.write_16bit_box(k.add(buffer, row), chunk, packed)
+                    k.append(hopper.FenceProxyAsyncOp())
+                    self.ctx.put(hopper.BulkWaitGroupOp(0, read=True), leader)
+                    sync()
+                    coords = self.store_coordinates(store, m_block, box * box_columns)
+                    self.ctx.put(hopper.TmaStoreOp(tmap, buffer, coords), leader)
+                    self.ctx.put(hopper.BulkCommitGroupOp(), leader)
+                    count += 1
+
+    def box_lane(self, dtype: str) -> tuple[SSAValue, SSAValue]:
+        """This thread's (row byte offset, 16-byte chunk xor) in a box of `dtype`.
+
+        16-bit outputs: an stmatrix x4 row address, lane l giving row l % 8 of matrix l / 8
+        (matrices 0/1: rows 0-7/8-15 of an even 8-column block, 2/3: of the odd one). f32:
+        the thread's accumulator row (16 w + l / 4) and its column pair's chunk (columns
+        2 (l % 4) are chunk (l % 4) / 2 of the block's two). The 128-byte swizzle stores
+        chunk c of row r at chunk c ^ (r % 8).
+        """
+        k = self.ctx.k
+        lane = self.threads.lane
+        warp_rows = k.mul(self.threads.warp, k.const(16))
+        if dtype == "f32":
+            quad = k.shr(lane, k.const(2))
+            pair = k.shr(k.binary(ptx.AndOp, lane, k.const(3)), k.const(1))
+            row, chunk = k.add(warp_rows, quad), k.binary(ptx.XorOp, pair, quad)
+        else:
+            matrix = k.shr(lane, k.const(3))
+            row8 = k.binary(ptx.AndOp, lane, k.const(7))
+            half8 = k.mul(k.binary(ptx.AndOp, matrix, k.const(1)), k.const(8))
+            row = k.add(k.add(warp_rows, half8), row8)
+            chunk = k.binary(ptx.XorOp, k.shr(matrix, k.const(1)), row8)
+        return k.mul(row, k.const(EPILOGUE_ROW_BYTES)), chunk
+
+    def box_values(
+        self, value: SSAValue, dtype: str, m_block: int, column0: int
+    ) -> list[list[SSAValue]]:
+        """This thread's values of one box, per 8-column block: f32 registers (row half,
+        then e) for an f32 output, packed pairs (one per row half) otherwise."""
+        instr_n = self.ctx.params.instr[1]
+        columns = EPILOGUE_ROW_BYTES // (4 if dtype == "f32" else 2)
+        blocks: list[list[SSAValue]] = []
+        for column in range(column0, column0 + columns, 8):
+            chunk, block8 = divmod(column, instr_n)
+            block8 //= 8
+            regs: list[SSAValue] = []
+            for half in range(2):
+                self.values.memo = {}
+                slot = (chunk, block8, 2 * m_block + half)
+                scalars = [self.values.scalar(value, (*slot, e), column + e) for e in range(2)]
+                if dtype == "f32":
+                    regs += [scalar.reg for scalar in scalars]
+                else:
+                    regs.append(
+                        self.ctx.k.cvt_pack(scalars[1].reg, scalars[0].reg, ptx.reg(f"{dtype}x2"))
+                    )
+            blocks.append(regs)
+        return blocks
+
+    def write_16bit_box(
+        self, base: SSAValue, chunk: SSAValue, blocks: list[list[SSAValue]]
+    ) -> None:
+        """stmatrix x4 per pair of 8-column blocks: this warp's 16 rows of the box (`base`:
+        the buffer plus this lane's row, `chunk`: its chunk xor, from `box_lane`)."""
+        k = self.ctx.k
+        for pair in range(len(blocks) // 2):
+            at = k.binary(ptx.XorOp, chunk, k.const(2 * pair))
+            address = k.mad(at, k.const(16), base)
+            k.append(hopper.StmatrixOp(address, [*blocks[2 * pair], *blocks[2 * pair + 1]]))
+
+    def write_f32_box(self, base: SSAValue, chunk: SSAValue, blocks: list[list[SSAValue]]) -> None:
+        """st.shared.v2.f32 of each column pair, in the swizzled rows of the box (`base`,
+        `chunk` as for write_16bit_box); row half 1 is 8 rows below."""
+        k = self.ctx.k
+        base = k.add(base, k.mul(k.binary(ptx.AndOp, self.threads.lane, k.const(1)), k.const(8)))
+        for block, regs in enumerate(blocks):
+            at = k.binary(ptx.XorOp, chunk, k.const(2 * block))
+            address = k.mad(at, k.const(16), base)
+            for half in range(2):
+                k.st(
+                    "shared", address, regs[2 * half : 2 * half + 2], 8 * EPILOGUE_ROW_BYTES * half
+                )
+
+    def store_coordinates(
+        self, store: sched.StoreTileOp, m_block: int, column0: int
+    ) -> list[SSAValue]:
+        """TMA coordinates (innermost first) of the box of this warpgroup's tile at m block
+        `m_block` and column `column0`."""
+        k = self.ctx.k
+        roles = self.values.address.memref_roles(store.dest)
+        rows = self.values.mode.part_offset(k.const(64 * m_block), self.ctx.params.warpgroup[0])
+        coords: list[SSAValue] = []
+        for index, role in zip(store.indices, roles, strict=True):
+            position = self.ctx.reg(index)
+            if role == "m":
+                position = k.add(position, rows)
+            elif role == "n" and column0:
+                position = k.add(position, k.const(column0))
+            coords.append(position)
+        return list(reversed(coords))

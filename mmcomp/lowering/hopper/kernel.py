@@ -1,0 +1,141 @@
+"""The skeleton of a lowered kernel: prologue, warp roles, the consumers' tile ops.
+
+Prologue: dynamic shared memory aligned to 1024 at run time, the ring's barriers
+initialized by thread 0, tensor-map prefetch, `bar.sync 0` (and a cluster barrier). Then
+warpgroup 0, the producer, lowers its register budget (`setmaxnreg.dec`) and its elected
+thread runs `mmcomp.lowering.hopper.producer`; the consumer warpgroups raise theirs and
+run the schedule with the mainloop of their warp-specialization mode, split-K and the
+epilogue. Without specialization every warpgroup is a consumer.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import scf
+from xdsl.ir import Operation, SSAValue
+
+from mmcomp.dialects import hopper, ptx, sched
+from mmcomp.lowering.hopper.context import ConsumerThreads, KernelContext, Threads
+from mmcomp.lowering.hopper.control import Walker
+from mmcomp.lowering.hopper.epilogue import Epilogue
+from mmcomp.lowering.hopper.mainloop import MAINLOOPS, zero_accumulator
+from mmcomp.lowering.hopper.plan import SHARED_NAME, SMEM_ALIGN
+from mmcomp.lowering.hopper.pointwise import Pointwise
+from mmcomp.lowering.hopper.producer import emit_producer
+from mmcomp.lowering.hopper.ring import Ring
+from mmcomp.lowering.hopper.split_k import SplitK
+
+
+def cluster_sync(ctx: KernelContext) -> None:
+    """All threads of the cluster meet (after barrier init, before exit)."""
+    if ctx.cluster.size == 1:
+        return
+    ctx.k.append(ptx.ClusterBarrierOp("arrive"))
+    ctx.k.append(ptx.ClusterBarrierOp("wait"))
+
+
+def emit_prologue(ctx: KernelContext) -> Ring:
+    """Shared memory, barriers, tensor maps, argument registers; returns the ring."""
+    k = ctx.k
+    mode = MAINLOOPS[ctx.roles.specialization]
+    tid = k.sreg("tid.x")
+    raw = k.addr_of(SHARED_NAME)
+    base = k.binary(
+        ptx.AndOp,
+        k.add(raw, k.const(SMEM_ALIGN - 1)),
+        k.const((1 << 32) - SMEM_ALIGN),
+    )
+    ring = Ring.at(ctx, base)
+    ctx.maps = [
+        k.append(hopper.TensorMapAddressOp(f"tmap{j}")).result for j in range(ctx.plan.tensor_maps)
+    ]
+    for index, arg in enumerate(ctx.func.body.block.args):
+        ctx.regs[arg] = k.ld_param(f"arg{index}")
+    leader = k.setp("eq", tid, k.const(0))
+    ctx.threads = Threads(tid, leader)
+    ring.init_barriers(mode.stage_readers(ctx.roles), leader)
+    ctx.put(hopper.FenceMbarrierInitOp(), leader)
+    for tmap in ctx.maps:
+        ctx.put(hopper.TensorMapPrefetchOp(tmap), leader)
+    k.bar()
+    cluster_sync(ctx)
+    cluster = ctx.cluster
+    if cluster.size > 1:
+        rank = k.append(hopper.IdOp("cluster_cta_rank")).result
+        cluster.rank_is = [k.setp("eq", rank, k.const(q)) for q in range(cluster.size)]
+        cluster.mask = k.const((1 << cluster.size) - 1, ptx.U16)
+    return ring
+
+
+def emit_kernel(ctx: KernelContext) -> None:
+    """The whole entry: prologue, then the producer and consumer roles."""
+    k = ctx.k
+    ring = emit_prologue(ctx)
+    warpgroup = k.shr(ctx.threads.tid, k.const(7))
+    if not ctx.roles.producers:
+        # Non-specialized: every warpgroup computes; thread 0 also issues the loads.
+        emit_consumer(ctx, ring, warpgroup)
+        cluster_sync(ctx)
+        k.ret()
+        return
+    is_producer = k.setp("eq", warpgroup, k.const(0))
+    consumer_label = k.fresh_label("consumer")
+    done_label = k.fresh_label("done")
+    k.bra(consumer_label, is_producer, negated=True)
+    k.append(hopper.SetmaxnregOp("dec", ctx.roles.registers[0]))
+    k.bra(done_label, ctx.threads.leader, negated=True)
+    emit_producer(ctx, ring)
+    k.bra(done_label)
+    k.label(consumer_label)
+    k.append(hopper.SetmaxnregOp("inc", ctx.roles.registers[1]))
+    emit_consumer(ctx, ring, k.sub(warpgroup, k.const(1)))
+    k.label(done_label)
+    cluster_sync(ctx)
+    k.ret()
+
+
+def emit_consumer(ctx: KernelContext, ring: Ring, consumer: SSAValue) -> None:
+    """The consumer warpgroups: the schedule's loops with mainloop and epilogue."""
+    k = ctx.k
+    tid = ctx.threads.tid
+    mainloop = MAINLOOPS[ctx.roles.specialization](
+        ctx, ring, lambda loop: epilogue.prefetch_epilogue_operands(loop)
+    )
+    thread_in_warpgroup = k.binary(ptx.AndOp, tid, k.const(127))
+    signaller = k.setp("lo", thread_in_warpgroup, k.const(ctx.cluster.size))
+    warp = k.binary(ptx.AndOp, k.shr(tid, k.const(5)), k.const(3))
+    lane = k.binary(ptx.AndOp, tid, k.const(31))
+    # Row of this thread's first accumulator element in the CTA tile, and its column.
+    first = k.add(k.mul(warp, k.const(16)), k.shr(lane, k.const(2)))
+    row0 = mainloop.first_row(consumer, first)
+    col0 = k.mul(k.binary(ptx.AndOp, lane, k.const(3)), k.const(2))
+    threads = ConsumerThreads(consumer, thread_in_warpgroup, signaller, warp, lane, row0, col0)
+    mainloop.start(threads)
+    epilogue = Epilogue(ctx, ring, mainloop, threads, Pointwise(k, ctx.where))
+    split_k = SplitK(ctx, ring, mainloop)
+
+    def special(op: Operation) -> bool:
+        """The consumers' own lowering of a tile op; False for the generic one."""
+        if isinstance(op, scf.ForOp) and op is ctx.mainloop:
+            mainloop.emit(op)
+            return True
+        if isinstance(op, sched.ZeroTileOp):
+            ctx.accumulators[op.result] = zero_accumulator(ctx)
+            return True
+        if epilogue.collect(op):
+            return True
+        if isinstance(op, sched.StorePartialOp):
+            split_k.store_partial(op)
+            return True
+        if isinstance(op, sched.ArriveOp):
+            split_k.arrive(op)
+            return True
+        if isinstance(op, sched.ReducePartialsOp):
+            split_k.reduce_partials(op)
+            return True
+        return False
+
+    Walker(ctx, special, tile_end=mainloop.end_of_tile).walk(ctx.func.body.block.ops)
+    if ctx.plan.store_maps:
+        # Shared memory must outlive the TMA stores that read it.
+        leader = k.setp("eq", thread_in_warpgroup, k.const(0))
+        ctx.put(hopper.BulkWaitGroupOp(0, read=False), leader)

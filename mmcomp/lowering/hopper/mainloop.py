@@ -1,0 +1,333 @@
+"""The consumers' K loop (wgmma on the ring), one class per warp-specialization mode.
+
+Per K block, every mode waits for the stage's full barrier, issues `wgmma.fence`, one
+`wgmma.mma_async` per (k16 step, m64 block, N chunk), commits, waits until one group is
+left in flight and releases the previous stage; after the loop it prefetches the epilogue
+operands without an m axis, waits for the last group and releases the last stage. The
+modes differ in how the consumer warpgroups share the work, which is also what split-K
+and the epilogue ask of them (`part_offset`, `sync_tile_threads`, ...):
+
+- `CooperativeMainloop`: consumer c takes rows 64c.. of every tile (warpgroup tile m);
+- `PingPongMainloop`: consumer c takes the tiles whose per-CTA sequence number has
+  parity c and, for the other's tiles, moves its ring position past their K blocks; the
+  order barriers make consumer 1 start tile t after consumer 0 has passed every wait of
+  tile t - 1, and back, which keeps the ring's parity waits sound;
+- `NonSpecializedMainloop`: as cooperative, and thread 0 also loads: the first
+  `stages - 1` K blocks before the loop, and the block `stages - 1` ahead after each
+  release, from its own load position (made once, carried across tiles and split-K units).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from xdsl.dialects import scf
+from xdsl.ir import SSAValue
+
+from mmcomp.dialects import hopper, ptx, sched
+from mmcomp.lowering.hopper.context import Accumulator, ConsumerThreads, KernelContext
+from mmcomp.lowering.hopper.control import emit_loop
+from mmcomp.lowering.hopper.index import emit_index_op
+from mmcomp.lowering.hopper.plan import SWIZZLE
+from mmcomp.lowering.hopper.producer import Loads
+from mmcomp.lowering.hopper.ring import Ring
+from mmcomp.passes.partition_warp_roles import WarpRoles, slot_of
+
+
+def zero_accumulator(ctx: KernelContext) -> Accumulator:
+    """Fresh zero accumulators: chunk m_block * n_chunks + n_chunk, instr_n / 2 each."""
+    k = ctx.k
+    n = ctx.params.instr[1]
+    return Accumulator(
+        [[k.const(0.0, ptx.F32) for _ in range(n // 2)] for _ in range(ctx.m_blocks * ctx.n_chunks)]
+    )
+
+
+class ConsumerMainloop:
+    """The K loop of the consumer warpgroups; subclasses are the warp-specialization modes."""
+
+    def __init__(
+        self, ctx: KernelContext, ring: Ring, prefetch: Callable[[scf.ForOp], None]
+    ) -> None:
+        self.ctx = ctx
+        self.ring = ring
+        self.prefetch = prefetch
+        """Loads the epilogue operands that can hide behind the last wgmma group."""
+        self.at = ring.position()
+        """The consumers' ring position, made once for the whole kernel."""
+        self.skip_label: str | None = None
+        """Where a tile that is not this consumer's work ends (ping-pong)."""
+
+    @staticmethod
+    def stage_readers(roles: WarpRoles) -> int:
+        """Consumer warpgroups that read (and release) each ring stage."""
+        return roles.consumers
+
+    def first_row(self, consumer: SSAValue, row: SSAValue) -> SSAValue:
+        """This thread's first accumulator row in the tile, from its row in the warpgroup."""
+        k = self.ctx.k
+        return k.add(k.mul(consumer, k.const(self.ctx.params.warpgroup[0])), row)
+
+    def start(self, threads: ConsumerThreads) -> None:
+        """Take the consumer thread registers; count the tiles walked past."""
+        self.threads = threads
+        self.tiles_seen = self.ctx.k.const(0)
+        """Tiles the consumer has walked past (ping-pong parity)."""
+
+    def part_offset(self, value: SSAValue, stride: int) -> SSAValue:
+        """`value` moved to this consumer's part of the tile (`stride` per warpgroup)."""
+        k = self.ctx.k
+        return k.mad(self.threads.consumer, k.const(stride), value)
+
+    def sync_tile_threads(self) -> None:
+        """Barrier of the threads that share the current tile."""
+        family = self.ctx.barriers.split_k_all
+        self.ctx.k.append(hopper.NamedBarrierOp("sync", family.of(0), family.threads))
+
+    def arrive_leader(self, leader: SSAValue) -> SSAValue:
+        """The thread that counts the tile's split-K arrival, from each warpgroup's first."""
+        k = self.ctx.k
+        return k.binary(ptx.AndOp, leader, k.setp("eq", self.threads.consumer, k.const(0)))
+
+    def arrive_slot(self, slot: SSAValue) -> SSAValue:
+        """The shared word that broadcasts the old split-K count to the tile's threads."""
+        return slot
+
+    def before_loop(self, loop: scf.ForOp) -> None:
+        """What the mode does before a tile's K loop."""
+
+    def after_k_block(self, loop: scf.ForOp) -> None:
+        """What the mode does after each K block's release."""
+
+    def after_loop(self) -> None:
+        """What the mode does right after a tile's K loop."""
+
+    def emit(self, loop: scf.ForOp) -> None:
+        """The K loop of the consumers (wgmma on the ring)."""
+        ctx = self.ctx
+        k = ctx.k
+        accumulators = ctx.accumulators
+        for arg, init in zip(loop.body.block.args[1:], loop.iter_args, strict=True):
+            accumulators[arg] = accumulators[init]
+        yielded = loop.body.block.last_op
+        assert isinstance(yielded, scf.YieldOp)
+        self.before_loop(loop)
+        has_prev = k.const(0)
+        prev = k.const(0)
+        at = self.at
+
+        def k_block() -> None:
+            """One K block: wait full, wgmmas, keep one group in flight, release."""
+            for op in loop.body.block.ops:
+                if not isinstance(op, sched.LoadTileOp | sched.MmaOp | scf.YieldOp):
+                    emit_index_op(ctx, op)
+            self.ring.wait_full(at)
+            slot_base = self.ring.slot_base(at.stage)
+            k.append(hopper.WgmmaFenceOp())
+            for op in loop.body.block.ops:
+                if isinstance(op, sched.MmaOp):
+                    self.mma(op, slot_base)
+            k.append(hopper.WgmmaCommitGroupOp())
+            k.append(hopper.WgmmaWaitGroupOp(1))
+            self.ring.release(prev, k.setp("ne", has_prev, k.const(0)), self.threads)
+            k.assign(prev, at.stage)
+            k.assign(has_prev, k.const(1))
+            self.ring.advance(at)
+            self.after_k_block(loop)
+
+        emit_loop(ctx, loop, k_block)
+        self.after_loop()
+        self.prefetch(loop)
+        k.append(hopper.WgmmaWaitGroupOp(0))
+        self.ring.release(prev, k.setp("ne", has_prev, k.const(0)), self.threads)
+        for result, value in zip(loop.results, yielded.operands, strict=True):
+            accumulators[result] = accumulators[value]
+
+    def a_base(self, base: SSAValue, tile: hopper.TileAttr) -> SSAValue:
+        """The shared address of this consumer's rows of the A tile at `base`."""
+        return self.part_offset(base, tile.layout.start_offset(self.ctx.params.warpgroup[0], 0))
+
+    def mma(self, op: sched.MmaOp, slot_base: SSAValue) -> None:
+        """The wgmmas of one sched.mma on the stage at `slot_base`."""
+        ctx = self.ctx
+        k = ctx.k
+        plan = ctx.plan
+        instr_n = ctx.params.instr[1]
+        tile_m, tile_n, tile_k = ctx.params.tile
+        acc = ctx.accumulators[op.acc]
+        ctx.accumulators[op.result] = acc
+        a_load, b_load = op.a.owner, op.b.owner
+        assert isinstance(a_load, sched.LoadTileOp)
+        assert isinstance(b_load, sched.LoadTileOp)
+        a_slot, b_slot = slot_of(a_load), slot_of(b_load)
+        a_op = plan.operands[a_slot]
+        b_op = plan.operands[b_slot]
+        a_tile = hopper.TileAttr(a_op.major, SWIZZLE, tile_m, tile_k)
+        b_tile = hopper.TileAttr(b_op.major, SWIZZLE, tile_n, tile_k)
+        a_base = self.a_base(k.add(slot_base, k.const(plan.slot_offsets[a_slot])), a_tile)
+        b_base = k.add(slot_base, k.const(plan.slot_offsets[b_slot]))
+        for kk in range(tile_k // 16):
+            for m_block in range(ctx.m_blocks):
+                a_desc = k.append(
+                    hopper.MatrixDescriptorOp(a_base, a_tile, 64 * m_block, kk * 16)
+                ).result
+                for chunk in range(ctx.n_chunks):
+                    regs = acc.chunks[m_block * ctx.n_chunks + chunk]
+                    b_desc = k.append(
+                        hopper.MatrixDescriptorOp(b_base, b_tile, chunk * instr_n, kk * 16)
+                    ).result
+                    k.append(
+                        hopper.WgmmaMmaAsyncOp(
+                            instr_n,
+                            a_op.dtype,
+                            a_desc,
+                            b_desc,
+                            regs,
+                            a_major=a_op.major,
+                            b_major=b_op.major,
+                        )
+                    )
+
+    def end_of_tile(self) -> None:
+        """After a tile's work: the ping-pong skip target; count the tile."""
+        k = self.ctx.k
+        if self.skip_label is not None:
+            k.label(self.skip_label)
+            self.skip_label = None
+        k.assign(self.tiles_seen, k.add(self.tiles_seen, k.const(1)))
+
+
+class CooperativeMainloop(ConsumerMainloop):
+    """Both consumer warpgroups work on every tile, 64-row blocks each."""
+
+
+class PingPongMainloop(ConsumerMainloop):
+    """The consumer warpgroups take alternate tiles; one's epilogue overlaps the other's
+    mainloop."""
+
+    @staticmethod
+    def stage_readers(roles: WarpRoles) -> int:
+        """One consumer warpgroup reads each stage (the one whose tile it holds)."""
+        return 1
+
+    def first_row(self, consumer: SSAValue, row: SSAValue) -> SSAValue:
+        """Each consumer holds whole tiles: its row in the warpgroup is its row in the tile."""
+        return row
+
+    def part_offset(self, value: SSAValue, stride: int) -> SSAValue:
+        """A consumer's part is the whole tile."""
+        return value
+
+    def sync_tile_threads(self) -> None:
+        """Barrier of the tile's one consumer warpgroup."""
+        k = self.ctx.k
+        family = self.ctx.barriers.split_k_tile
+        consumer = self.threads.consumer
+        first = k.setp("eq", consumer, k.const(0))
+        self.ctx.put(hopper.NamedBarrierOp("sync", family.of(0), family.threads), first)
+        second = k.setp("ne", consumer, k.const(0))
+        self.ctx.put(hopper.NamedBarrierOp("sync", family.of(1), family.threads), second)
+
+    def arrive_leader(self, leader: SSAValue) -> SSAValue:
+        """Each consumer counts its own tiles' arrivals."""
+        return leader
+
+    def arrive_slot(self, slot: SSAValue) -> SSAValue:
+        """One broadcast word per consumer warpgroup."""
+        k = self.ctx.k
+        return k.mad(self.threads.consumer, k.const(4), slot)
+
+    def before_loop(self, loop: scf.ForOp) -> None:
+        """Skip the other consumer's tile (moving the ring position past its K blocks); wait
+        until the other consumer has passed all the waits of the previous tile."""
+        ctx = self.ctx
+        k = ctx.k
+        consumer = self.threads.consumer
+        order = ctx.barriers.order
+        mine = k.setp("eq", k.binary(ptx.AndOp, self.tiles_seen, k.const(1)), consumer)
+        work = k.fresh_label("my_tile")
+        self.skip_label = k.fresh_label("tile_done")
+        k.bra(work, mine)
+        span = k.sub(ctx.reg(loop.ub), ctx.reg(loop.lb))
+        step = ctx.reg(loop.step)
+        trips = k.binary(ptx.DivOp, k.add(span, k.sub(step, k.const(1))), step)
+        over = k.setp("hs", ctx.reg(loop.lb), ctx.reg(loop.ub))
+        ctx.put(ptx.AssignOp(trips, k.const(0)), over)
+        self.ring.advance_by(self.at, trips)
+        k.bra(self.skip_label)
+        k.label(work)
+        first = k.setp("eq", self.tiles_seen, k.const(0))
+        is_second = k.setp("ne", consumer, k.const(0))
+        is_first = k.setp("eq", consumer, k.const(0))
+        skip_sync = k.fresh_label("no_order_wait")
+        k.bra(skip_sync, first)
+        ctx.put(hopper.NamedBarrierOp("sync", order.of(1), order.threads), is_first)
+        ctx.put(hopper.NamedBarrierOp("sync", order.of(0), order.threads), is_second)
+        k.label(skip_sync)
+        self.order = (is_second, is_first)
+
+    def after_loop(self) -> None:
+        """Let the other consumer start the next tile's mainloop, if there is a next tile."""
+        ctx = self.ctx
+        k = ctx.k
+        order = ctx.barriers.order
+        is_second, is_first = self.order
+        has_next: SSAValue = k.setp("eq", k.const(0), k.const(1))
+        if ctx.loops:
+            iv, upper, step = ctx.loops[-1]
+            has_next = k.setp("lo", k.add(iv, step), upper)
+        signal_first = k.binary(ptx.AndOp, has_next, is_first)
+        signal_second = k.binary(ptx.AndOp, has_next, is_second)
+        ctx.put(hopper.NamedBarrierOp("arrive", order.of(0), order.threads), signal_first)
+        ctx.put(hopper.NamedBarrierOp("arrive", order.of(1), order.threads), signal_second)
+
+
+class NonSpecializedMainloop(CooperativeMainloop):
+    """No producer warpgroup: both warpgroups compute and thread 0 also loads."""
+
+    def __init__(
+        self, ctx: KernelContext, ring: Ring, prefetch: Callable[[scf.ForOp], None]
+    ) -> None:
+        super().__init__(ctx, ring, prefetch)
+        # Thread 0's load position, like the consumers' ring position, lives for the whole
+        # kernel: it is carried across the persistent loop's tiles and split-K units, never
+        # reset per tile (the ring's phases go on from tile to tile).
+        self.load_at = ring.position()
+        self.loads = Loads(ctx, ring)
+
+    def before_loop(self, loop: scf.ForOp) -> None:
+        """The pipeline's prologue: the tile's first `stages - 1` K blocks."""
+        self.load_ahead(loop, self.ctx.reg(loop.lb), range(self.ctx.roles.stages - 1))
+
+    def after_k_block(self, loop: scf.ForOp) -> None:
+        """The K block `stages - 1` ahead, into the stage just released."""
+        ctx = self.ctx
+        self.load_ahead(loop, ctx.reg(loop.body.block.args[0]), [ctx.roles.stages - 1])
+
+    def load_ahead(self, loop: scf.ForOp, base: SSAValue, distances: Sequence[int]) -> None:
+        """Thread 0 loads the K blocks `distance` iterations after iteration `base` (a
+        register holding an induction-variable value), if they exist."""
+        ctx = self.ctx
+        k = ctx.k
+        iv_arg = loop.body.block.args[0]
+        saved = ctx.regs.get(iv_arg)
+        for distance in distances:
+            at = k.mad(k.const(distance), ctx.reg(loop.step), base)
+            skip = k.fresh_label("no_load")
+            inside = k.setp("lo", at, ctx.reg(loop.ub))
+            k.bra(skip, k.binary(ptx.AndOp, inside, ctx.threads.leader), negated=True)
+            ctx.regs[iv_arg] = at
+            self.loads.issue(loop, self.load_at)
+            k.label(skip)
+        if saved is None:
+            ctx.regs.pop(iv_arg, None)
+        else:
+            ctx.regs[iv_arg] = saved
+
+
+MAINLOOPS: dict[str, type[ConsumerMainloop]] = {
+    "cooperative": CooperativeMainloop,
+    "pingpong": PingPongMainloop,
+    "none": NonSpecializedMainloop,
+}
+"""The mainloop class of each warp specialization."""

@@ -1,0 +1,505 @@
+"""The launch plan of a kernel and the plan of its operands in shared memory.
+
+`OperandPlan` decides, before any instruction is emitted, what every tile lives in: a
+`TmaOperand` per mainloop load (its tensor map's view, box and cluster multicast) and its
+slot in a ring stage, the outputs stored by TMA (epilogue "smem"), and the layout of the
+dynamic shared memory (ring, barriers, epilogue buffers). `LaunchPlan` is what the back
+end needs to launch the lowered kernel.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    DictionaryAttr,
+    Float16Type,
+    Float32Type,
+    IntegerAttr,
+    MemRefType,
+    StringAttr,
+    TensorType,
+)
+from xdsl.dialects.func import FuncOp
+from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
+
+from mmcomp import hardware as hw
+from mmcomp.dialects import sched
+from mmcomp.dialects.fusion import AxisRolesAttr
+from mmcomp.dialects.sched import ScheduleParams
+from mmcomp.errors import ScheduleError
+from mmcomp.passes.partition_warp_roles import WarpRoles, mainloop_of
+from mmcomp.roles import ABSENT, iteration_space
+
+MAX_TMA_RANK = 5
+"""Dimensions of a tensor map."""
+MAX_COORDINATE = (1 << 31) - 1
+"""Largest extent a TMA coordinate (signed 32-bit) or a 32-bit column limit reaches."""
+TMA_STRIDE_BYTES = 16
+"""TMA's global strides are multiples of this many bytes."""
+BOX_ELEMENTS = 64
+"""Elements of a 16-bit operand per 128-byte swizzled box row."""
+SWIZZLE = 128
+"""The swizzle span of every operand tile in shared memory (bytes)."""
+SHARED_NAME = "mmcomp_shared"
+"""The kernel's dynamic shared memory array (a name no fusion is likely to take)."""
+SMEM_ALIGN = 1024
+"""Alignment of the ring (128-byte swizzle atoms repeat every 1024 bytes)."""
+EPILOGUE_ROWS = hw.WGMMA_M
+"""Rows of one epilogue box (epilogue "smem"): one warpgroup's m64 block."""
+EPILOGUE_ROW_BYTES = SWIZZLE
+"""Bytes of one epilogue box row: 64 columns of a 16-bit output, 32 of an f32 output,
+written with the 128-byte swizzle (stmatrix rows of 16 bytes then never share banks)."""
+
+
+def dtype_of(element: Attribute) -> str:
+    """The dtype name of a builtin float element type."""
+    if isinstance(element, BFloat16Type):
+        return "bf16"
+    if isinstance(element, Float16Type):
+        return "f16"
+    if isinstance(element, Float32Type):
+        return "f32"
+    raise ScheduleError(f"lower-schedule-to-hopper: unsupported element type {element}")
+
+
+def arg_roles(func: FuncOp, index: int) -> tuple[str, ...]:
+    """The fusion.roles of a kernel argument."""
+    attrs = func.arg_attrs
+    if attrs is None:
+        return ()
+    entry = attrs.data[index]
+    assert isinstance(entry, DictionaryAttr)
+    roles = entry.data.get("fusion.roles")
+    return tuple(roles.roles) if isinstance(roles, AxisRolesAttr) else ()
+
+
+def is_partials(func: FuncOp, arg: BlockArgument) -> bool:
+    """The argument is a split-K workspace of partial tiles."""
+    attrs = func.arg_attrs
+    if attrs is None:
+        return False
+    entry = attrs.data[arg.index]
+    assert isinstance(entry, DictionaryAttr)
+    return entry.data.get("sched.workspace") == StringAttr("partials")
+
+
+def workspace_shape(params: ScheduleParams, workspace: SSAValue) -> tuple[int, ...]:
+    """The f32 workspace as the kernel addresses it: [slices, tiles, tile m, tile n],
+    whole tiles even where the accumulator lacks an axis (M or N of 1)."""
+    memref_type = workspace.type
+    assert isinstance(memref_type, MemRefType)
+    shape = tuple(memref_type.get_shape())
+    return (*shape[:2], params.tile[0], params.tile[1])
+
+
+# ----------------------------------------------------------------------------------------
+# The launch plan
+# ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TmaOperand:
+    """A mainloop operand: how its tensor map is encoded and where its tile lands."""
+
+    arg: int
+    """Index of the kernel argument (memref) it reads."""
+    dtype: str
+    """Element type: bf16 or f16."""
+    shape: tuple[int, ...]
+    """The global extents of the map's view of the argument, outermost first."""
+    box: tuple[int, ...]
+    """The TMA box, outermost first (the innermost is 64 elements)."""
+    boxes: int
+    """Boxes per tile along the contiguous axis."""
+    major: str
+    """"k" when the contiguous axis is k, "mn" when it is m or n."""
+    swizzle: int = SWIZZLE
+    """Swizzle span of the box in shared memory (0 for the epilogue's output boxes)."""
+    multicast: int = 1
+    """CTAs of the cluster that share this tile: each loads 1 / multicast of it and
+    multicasts its part to all (1: loaded by each CTA alone)."""
+    row_pieces: int = 1
+    """K-major multicast: the tile's rows are loaded as this many boxes (one per CTA)."""
+    strides: tuple[int, ...] = ()
+    """Element strides of the view, outermost first, in the array the map reads (the
+    staging copy when `pitch` is set); () for the compact strides of `shape`."""
+    axes: tuple[int, ...] = ()
+    """The argument's axis behind each view axis (-1: an axis of extent 1 the argument
+    lacks, such as the rows of an operand without its m axis); () for every axis in order."""
+    pitch: int = 0
+    """Elements per row of the padded staging copy the map reads, when the argument's rows
+    are not a multiple of 16 bytes (0: the map reads the argument itself)."""
+
+    @property
+    def element_bytes(self) -> int:
+        """Bytes per element."""
+        return 4 if self.dtype == "f32" else 2
+
+    @property
+    def byte_strides(self) -> tuple[int, ...]:
+        """Byte strides of the view, outermost first (the innermost is one element)."""
+        strides = self.strides or tuple(
+            math.prod(self.shape[axis + 1 :]) for axis in range(len(self.shape))
+        )
+        return tuple(stride * self.element_bytes for stride in strides)
+
+    @property
+    def rows(self) -> int:
+        """Rows of the argument as the staging copy lays them out (all elements / the
+        innermost view extent)."""
+        return math.prod(self.shape[:-1])
+
+    @property
+    def box_bytes(self) -> int:
+        """Bytes of one box in shared memory."""
+        return math.prod(self.box) * self.element_bytes
+
+    @property
+    def tile_bytes(self) -> int:
+        """Bytes of the whole tile (one ring slot)."""
+        return self.box_bytes * self.boxes * self.row_pieces
+
+
+@dataclass(frozen=True)
+class LaunchPlan:
+    """What the back end needs to launch a lowered kernel."""
+
+    entry: str
+    """The kernel's name."""
+    arguments: tuple[str, ...]
+    """Kernel argument names in order (inputs, outputs, workspaces), passed as pointers."""
+    argument_types: tuple[tuple[tuple[int, ...], str], ...]
+    """(shape, dtype) of each argument."""
+    tensor_maps: tuple[TmaOperand, ...]
+    """The tensor maps, passed after the pointers: the mainloop operands', then the
+    outputs' written through shared memory (epilogue "smem")."""
+    grid: int
+    """CTAs in the grid."""
+    threads: int
+    """Threads per CTA."""
+    smem_bytes: int
+    """Dynamic shared memory per CTA (including the alignment slack)."""
+    roles: WarpRoles
+    """The warp-role plan."""
+    params: ScheduleParams
+    """The schedule parameters."""
+    cluster: int = 1
+    """CTAs per cluster (the grid is a multiple)."""
+
+
+@dataclass
+class OperandPlan:
+    """Where a kernel's tiles live: mainloop operands and ring slots, TMA-stored outputs,
+    the layout of dynamic shared memory."""
+
+    func: FuncOp
+    params: ScheduleParams
+    roles: WarpRoles
+    operands: list[TmaOperand] = field(default_factory=list[TmaOperand])
+    """The tensor map of each mainloop load, by ring slot."""
+    slot_offsets: list[int] = field(default_factory=list[int])
+    """Byte offset of each slot in a ring stage."""
+    stage_bytes: int = 0
+    """Bytes of one ring stage (every slot)."""
+    store_maps: dict[int, TmaOperand] = field(default_factory=dict[int, TmaOperand])
+    """Epilogue "smem": the tensor map of each output stored by TMA, by argument index."""
+
+    @staticmethod
+    def build(func: FuncOp, params: ScheduleParams, roles: WarpRoles) -> OperandPlan:
+        """The plan of a partitioned kernel."""
+        plan = OperandPlan(func, params, roles)
+        plan.plan_operands()
+        plan.plan_stores()
+        return plan
+
+    @property
+    def where(self) -> str:
+        """The prefix of every error message."""
+        return f"lower-schedule-to-hopper: @{self.func.sym_name.data}"
+
+    @property
+    def tensor_maps(self) -> int:
+        """Tensor-map parameters: the mainloop operands', then the TMA-stored outputs'."""
+        return len(self.operands) + len(self.store_maps)
+
+    def store_map_index(self, operand: TmaOperand) -> int:
+        """The tensor-map parameter of a TMA-stored output."""
+        return len(self.operands) + list(self.store_maps).index(operand.arg)
+
+    def plan_operands(self) -> None:
+        """A TmaOperand per mainloop load, and the ring's slot offsets."""
+        loop = mainloop_of(self.func)
+        loads = [op for op in loop.body.block.ops if isinstance(op, sched.LoadTileOp)]
+        rows_of: dict[Operation, str] = {}
+        for op in loop.body.block.ops:
+            if isinstance(op, sched.MmaOp):
+                rows_of[op.a.owner] = "m"  # pyright: ignore[reportArgumentType]
+                rows_of[op.b.owner] = "n"  # pyright: ignore[reportArgumentType]
+        offset = 0
+        for load in loads:
+            source = load.source
+            if not isinstance(source, BlockArgument) or source.owner is not self.func.body.block:
+                raise ScheduleError(f"{self.where}: a mainloop load must read a kernel argument")
+            memref = source.type
+            assert isinstance(memref, MemRefType)
+            dtype = dtype_of(memref.element_type)
+            if dtype not in ("bf16", "f16"):
+                raise ScheduleError(
+                    f"{self.where}: mainloop operand %{source.name_hint or source.index} is "
+                    f"{dtype}; wgmma takes bf16 or f16 operands here"
+                )
+            operand = self.tma_view(load, rows_of.get(load, "m"))
+            operand = self.shared_in_cluster(operand, arg_roles(self.func, source.index))
+            self.operands.append(operand)
+            self.slot_offsets.append(offset)
+            offset += operand.tile_bytes
+        self.stage_bytes = offset
+
+    def tma_view(self, load: sched.LoadTileOp, row_role: str) -> TmaOperand:
+        """The tensor map of a mainloop operand: a view of its argument without its axes of
+        extent 1 (absent or not), each remaining axis with its tile extent as the box.
+
+        The wgmma reads a whole tile: `tile m` rows of A (`tile n` of B) by `tile k`. An
+        operand without its row axis (A without m: M is 1) gets a view axis of extent 1
+        there, whose box still spans the tile's rows: TMA zero-fills all but the first,
+        and the epilogue stores only the iteration space's rows. Without m while the
+        iteration space has M > 1, every row of the tile would be the same row, which a
+        TMA box cannot replicate: refused. Rows that are not a multiple of 16 bytes are
+        read from a padded staging copy (`pitch`), which the runtime fills before each
+        launch; the view's extents stay the true ones, so the padding is never read.
+        """
+        source = load.source
+        assert isinstance(source, BlockArgument)
+        memref = source.type
+        tile = load.result.type
+        assert isinstance(memref, MemRefType) and isinstance(tile, TensorType)
+        name = f"%{source.name_hint or f'arg{source.index}'}"
+        roles = arg_roles(self.func, source.index)
+        shape = tuple(memref.get_shape())
+        tile_shape = tuple(tile.get_shape())
+        dtype = dtype_of(memref.element_type)
+        if len(roles) != len(shape):
+            raise ScheduleError(f"{self.where}: mainloop operand {name} has no fusion.roles")
+        # Axes of extent 1 add nothing to an address: the view drops them (but keeps k, so
+        # that a K of 1 stays a K-major operand).
+        axes = [axis for axis, role in enumerate(roles) if shape[axis] > 1 or role == "k"]
+        view_roles = [roles[axis] for axis in axes]
+        inner_role = view_roles[-1] if view_roles else ABSENT
+        if inner_role not in ("k", row_role):
+            raise ScheduleError(
+                f"{self.where}: mainloop operand {name} (roles [{', '.join(roles)}]) has its "
+                f"contiguous axis with role '{inner_role}'; expected k or {row_role}"
+            )
+        opposite = "n" if row_role == "m" else "m"
+        if opposite in view_roles:
+            which = "A" if row_role == "m" else "B"
+            raise ScheduleError(
+                f"{self.where}: mainloop operand {name} (roles [{', '.join(roles)}]) is the "
+                f"{which} of a contraction but has an {opposite} axis; a wgmma {which} "
+                f"operand spans {row_role} and k only"
+            )
+        major = "k" if inner_role == "k" else "mn"
+        space = iteration_space(self.func)
+        other = row_role if major == "k" else "k"
+        extents = [shape[axis] for axis in axes]
+        box = [tile_shape[axis] for axis in axes]
+        if other not in view_roles:
+            if space.get(other, 1) > 1:
+                what = "rows" if other == row_role else "K columns"
+                raise ScheduleError(
+                    f"{self.where}: mainloop operand {name} (roles [{', '.join(roles)}]) has "
+                    f"no {other} axis while the iteration space has {other} = "
+                    f"{space[other]}: every one of its {what} would be the same, and TMA "
+                    f"cannot replicate them; give {name} its {other} axis (broadcast it "
+                    "to the full extent before the contraction)"
+                )
+            position = len(axes) - 1
+            axes.insert(position, -1)
+            extents.insert(position, 1)
+            box.insert(position, self.params.tile["mnk".index(other)])
+        if box[-1] % BOX_ELEMENTS:
+            raise ScheduleError(
+                f"{self.where}: the contiguous tile extent of {name} is {box[-1]}, not a "
+                f"multiple of {BOX_ELEMENTS}"
+            )
+        if len(axes) > MAX_TMA_RANK:
+            raise ScheduleError(
+                f"{self.where}: mainloop operand {name} has {len(axes)} axes besides its "
+                f"absent ones; a tensor map has at most {MAX_TMA_RANK}"
+            )
+        for axis, extent in zip(axes, extents, strict=True):
+            if extent > MAX_COORDINATE:
+                raise ScheduleError(
+                    f"{self.where}: mainloop operand {name}: axis {axis} has extent {extent}; "
+                    f"TMA coordinates are signed 32-bit, so at most {MAX_COORDINATE}"
+                )
+        element = 4 if dtype == "f32" else 2
+        inner = extents[-1]
+        compact = [math.prod(shape[axis + 1 :]) if axis >= 0 else 0 for axis in axes]
+        aligned = all(
+            extent == 1 or (stride * element) % TMA_STRIDE_BYTES == 0
+            for extent, stride in zip(extents[:-1], compact[:-1], strict=True)
+        )
+        per_chunk = TMA_STRIDE_BYTES // element
+        pitch = 0 if aligned else -(-inner // per_chunk) * per_chunk
+        row = pitch or inner
+        # The staging copy keeps the argument's element order with rows of `pitch`.
+        strides = [stride // inner * row if pitch else stride for stride in compact[:-1]] + [1]
+        filler = -(-row // per_chunk) * per_chunk
+        strides = [
+            stride if extent > 1 or position == len(axes) - 1 else filler
+            for position, (extent, stride) in enumerate(zip(extents, strides, strict=True))
+        ]
+        return TmaOperand(
+            source.index,
+            dtype,
+            tuple(extents),
+            (*box[:-1], BOX_ELEMENTS),
+            box[-1] // BOX_ELEMENTS,
+            major,
+            strides=tuple(strides),
+            axes=tuple(axes),
+            pitch=pitch,
+        )
+
+    @property
+    def cluster_size(self) -> int:
+        """CTAs per cluster."""
+        return self.params.cluster[0] * self.params.cluster[1]
+
+    def shared_in_cluster(self, operand: TmaOperand, roles: Sequence[str]) -> TmaOperand:
+        """The operand, multicast when the CTAs of a cluster all load the same tile.
+
+        The cluster extends along m (cluster m x 1) or n (1 x n); an operand without that
+        axis (B for clusters along m, A along n) is the same in every CTA of the cluster.
+        K-major tiles are split by rows, MN-major tiles by their 64-wide boxes; a tile that
+        does not split evenly is loaded by each CTA alone.
+        """
+        size = self.cluster_size
+        if size == 1:
+            return operand
+        axis = "m" if self.params.cluster[0] > 1 else "n"
+        if axis in roles:
+            return operand
+        if operand.major == "k":
+            rows = operand.box[-2]
+            if rows % size or (rows // size) % 8:
+                return operand
+            box = (*operand.box[:-2], rows // size, operand.box[-1])
+            return dataclasses.replace(operand, box=box, multicast=size, row_pieces=size)
+        if operand.boxes % size:
+            return operand
+        return dataclasses.replace(operand, multicast=size)
+
+    def smem_bytes(self) -> int:
+        """Ring + barriers + epilogue buffers + alignment slack."""
+        ring = self.stage_bytes * self.roles.stages
+        total = ring + 2 * 8 * self.roles.stages + 16 + SMEM_ALIGN
+        if self.store_maps:
+            buffers = self.roles.consumers * hw.EPILOGUE_BUFFERS
+            total = self.epilogue_offset() + buffers * self.buffer_bytes()
+            total += SMEM_ALIGN
+        return total
+
+    def epilogue_offset(self) -> int:
+        """Offset of the epilogue buffers from the aligned base (after ring and barriers)."""
+        barriers = self.stage_bytes * self.roles.stages + 2 * 8 * self.roles.stages + 16
+        return -(-barriers // SMEM_ALIGN) * SMEM_ALIGN
+
+    def buffer_bytes(self) -> int:
+        """One epilogue buffer: a box of 64 rows of 128 bytes (1024-aligned)."""
+        return hw.EPILOGUE_BOX_BYTES
+
+    def plan_stores(self) -> None:
+        """With epilogue "smem": a tensor map per output that TMA can store.
+
+        An output qualifies when its innermost axis has role n, its rows are a multiple of
+        16 bytes and the warpgroup tile is a whole number of boxes wide (a box row is 128
+        bytes); the others are stored from registers.
+        """
+        if self.params.epilogue != "smem":
+            return
+        for arg in self.func.body.block.args:
+            attrs = self.func.arg_attrs
+            if attrs is None:
+                return
+            entry = attrs.data[arg.index]
+            assert isinstance(entry, DictionaryAttr)
+            if "sched.output" not in entry.data:
+                continue
+            memref = arg.type
+            assert isinstance(memref, MemRefType)
+            roles = arg_roles(self.func, arg.index)
+            dtype = dtype_of(memref.element_type)
+            shape = tuple(memref.get_shape())
+            size = 4 if dtype == "f32" else 2
+            if not roles or roles[-1] != "n" or "m" not in roles or (shape[-1] * size) % 16:
+                continue
+            columns = EPILOGUE_ROW_BYTES // size
+            if self.params.warpgroup[1] % columns:
+                continue
+            box = tuple(
+                EPILOGUE_ROWS if role == "m" else columns if role == "n" else 1 for role in roles
+            )
+            self.store_maps[arg.index] = TmaOperand(arg.index, dtype, shape, box, 1, "n")
+
+
+def launch_plan(plan: OperandPlan) -> LaunchPlan:
+    """The launch plan of a lowered kernel; a ScheduleError for what cannot launch."""
+    func = plan.func
+    where = plan.where
+    args = func.body.block.args
+    if plan.smem_bytes() > hw.MAX_DYNAMIC_SMEM_PER_BLOCK:
+        raise ScheduleError(
+            f"{where}: {plan.roles.stages} stages of {plan.stage_bytes} bytes, the "
+            f"barriers and {SMEM_ALIGN} bytes of alignment slack need {plan.smem_bytes()} "
+            f"bytes of shared memory; the device allows {hw.MAX_DYNAMIC_SMEM_PER_BLOCK} "
+            "(use fewer stages)"
+        )
+    grid_attr = func.attributes.get("sched.grid")
+    if not isinstance(grid_attr, IntegerAttr):
+        raise ScheduleError(f"{where}: missing sched.grid (run materialize-schedule)")
+    if grid_attr.value.data % plan.cluster_size:
+        raise ScheduleError(
+            f"{where}: grid {grid_attr.value.data} is not a multiple of the cluster "
+            f"size {plan.cluster_size}"
+        )
+    for arg in args:
+        assert isinstance(arg.type, MemRefType)
+        for axis, extent in enumerate(arg.type.get_shape()):
+            if extent > MAX_COORDINATE:
+                raise ScheduleError(
+                    f"{where}: argument %{arg.name_hint or arg.index}: axis {axis} "
+                    f"has extent {extent}; the kernel indexes each axis with signed "
+                    f"32-bit coordinates, so at most {MAX_COORDINATE}"
+                )
+    types: list[tuple[tuple[int, ...], str]] = []
+    for arg in args:
+        assert isinstance(arg.type, MemRefType)
+        element = arg.type.element_type
+        dtype = (
+            "i32"
+            if not isinstance(element, BFloat16Type | Float16Type | Float32Type)
+            else dtype_of(element)
+        )
+        shape = tuple(arg.type.get_shape())
+        if is_partials(func, arg):
+            shape = workspace_shape(plan.params, arg)
+        types.append((shape, dtype))
+    return LaunchPlan(
+        func.sym_name.data,
+        tuple(arg.name_hint or f"arg{arg.index}" for arg in args),
+        tuple(types),
+        (*plan.operands, *plan.store_maps.values()),
+        grid_attr.value.data,
+        plan.roles.threads,
+        plan.smem_bytes(),
+        plan.roles,
+        plan.params,
+        plan.cluster_size,
+    )

@@ -1,0 +1,156 @@
+"""The producer: TMA loads of the mainloop operands into the ring.
+
+The elected thread of the producer warpgroup runs the backward slice of the schedule that
+its loads need (persistent loop, raster, swizzle, split-K slice, batch) and, per K block,
+waits for the stage to be empty, announces the stage's bytes on its full barrier and
+issues one TMA load per 64-element box of each operand (its share of the box, multicast to
+the cluster, where the cluster's CTAs share a tile). It runs ahead across tile boundaries.
+The non-specialized kernels' thread 0 issues the same loads (`Loads.issue`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from xdsl.dialects import scf
+from xdsl.dialects.builtin import StringAttr
+from xdsl.ir import BlockArgument, Operation, SSAValue
+
+from mmcomp.dialects import hopper, sched
+from mmcomp.lowering.hopper.context import KernelContext
+from mmcomp.lowering.hopper.control import Walker, emit_loop
+from mmcomp.lowering.hopper.index import emit_index_op
+from mmcomp.lowering.hopper.plan import BOX_ELEMENTS, TmaOperand
+from mmcomp.lowering.hopper.ring import Position, Ring
+from mmcomp.passes.partition_warp_roles import ROLE_ATTR, slot_of
+
+
+@dataclass(frozen=True)
+class Loads:
+    """Fills ring stages with the K loop's loads."""
+
+    ctx: KernelContext
+    ring: Ring
+
+    def issue(self, loop: scf.ForOp, at: Position) -> None:
+        """Wait for the ring position `at` to be empty, fill it with the K loop's loads at
+        the iteration its induction variable's register holds, and advance."""
+        ctx = self.ctx
+        k = ctx.k
+        plan = ctx.plan
+        for op in loop.body.block.ops:
+            if not isinstance(op, sched.LoadTileOp):
+                emit_index_op(ctx, op)
+        self.ring.wait_empty(at)
+        full = self.ring.barrier(self.ring.full, at.stage)
+        k.append(hopper.MbarrierArriveExpectTxOp(full, plan.stage_bytes))
+        slot_base = self.ring.slot_base(at.stage)
+        for op in loop.body.block.ops:
+            if not isinstance(op, sched.LoadTileOp):
+                continue
+            slot = slot_of(op)
+            operand = plan.operands[slot]
+            coords = [
+                ctx.reg(op.indices[axis]) if axis >= 0 else k.const(0)
+                for axis in reversed(operand.axes)
+            ]
+            dst = k.add(slot_base, k.const(plan.slot_offsets[slot]))
+            if operand.multicast > 1:
+                self.multicast(operand, slot, dst, coords, full)
+                continue
+            for box in range(operand.boxes):
+                inner = coords[0]
+                if box:
+                    inner = k.add(inner, k.const(box * BOX_ELEMENTS))
+                k.append(
+                    hopper.TmaLoadOp(
+                        k.add(dst, k.const(box * operand.box_bytes)) if box else dst,
+                        ctx.maps[slot],
+                        full,
+                        [inner, *coords[1:]],
+                    )
+                )
+        self.ring.advance(at)
+
+    def multicast(
+        self,
+        operand: TmaOperand,
+        slot: int,
+        dst: SSAValue,
+        coords: Sequence[SSAValue],
+        full: SSAValue,
+    ) -> None:
+        """This CTA's share of a tile common to the cluster, multicast to every CTA."""
+        ctx = self.ctx
+        k = ctx.k
+        size = operand.multicast
+        cluster = ctx.cluster
+        assert cluster.mask is not None
+        rows = operand.box[-2]
+        unit = 0
+        for box in range(operand.boxes):
+            for piece in range(operand.row_pieces):
+                offset = (box * operand.row_pieces + piece) * operand.box_bytes
+                inner = coords[0]
+                if box:
+                    inner = k.add(inner, k.const(box * BOX_ELEMENTS))
+                outer = list(coords[1:])
+                if piece:
+                    outer[0] = k.add(outer[0], k.const(piece * rows))
+                ctx.put(
+                    hopper.TmaLoadMulticastOp(
+                        k.add(dst, k.const(offset)) if offset else dst,
+                        ctx.maps[slot],
+                        full,
+                        cluster.mask,
+                        [inner, *outer],
+                    ),
+                    cluster.rank_is[unit % size],
+                )
+                unit += 1
+
+
+def producer_slice(ctx: KernelContext) -> set[Operation]:
+    """The ops the producer needs: the loads, their index slices and enclosing loops."""
+    needed: set[Operation] = set()
+    work: list[Operation] = [
+        op
+        for op in ctx.func.walk()
+        if isinstance(op, sched.LoadTileOp)
+        and op.attributes.get(ROLE_ATTR) == StringAttr("producer")
+    ]
+    while work:
+        op = work.pop()
+        if op in needed:
+            continue
+        needed.add(op)
+        operands = list(op.operands)
+        if isinstance(op, scf.ForOp):
+            operands = [op.lb, op.ub, op.step]
+        parent = op.parent_op()
+        if parent is not None and parent is not ctx.func:
+            work.append(parent)
+        for value in operands:
+            owner = value.owner
+            if isinstance(owner, Operation):
+                work.append(owner)
+            elif isinstance(owner, BlockArgument):
+                pass
+    return needed
+
+
+def emit_producer(ctx: KernelContext, ring: Ring) -> None:
+    """The elected producer thread: the schedule's loops, only what its loads need."""
+    needed = producer_slice(ctx)
+    at = ring.position()
+    loads = Loads(ctx, ring)
+
+    def special(op: Operation) -> bool:
+        """The K loop: this role's loads per iteration."""
+        if isinstance(op, scf.ForOp) and op is ctx.mainloop:
+            emit_loop(ctx, op, lambda: loads.issue(op, at))
+            return True
+        return False
+
+    Walker(ctx, special, needed).walk(ctx.func.body.block.ops)

@@ -1,0 +1,134 @@
+"""Split-K: partial tiles through the f32 workspace, the arrival counter, the reduction.
+
+`sched.store_partial` writes this thread's partial accumulators to the tile's slab of the
+workspace in fragment order (warpgroup part, register, thread: every access coalesced);
+`sched.arrive` is a `fence.acq_rel.gpu`, a named barrier of the tile's threads and one
+`atom.global.acq_rel.gpu.add` whose old value is broadcast through shared memory (the last
+arriver resets the counter for the next launch); `sched.reduce_partials` sums slices
+0, 1, ..., S-1 in that order (deterministic).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from xdsl.dialects.builtin import MemRefType
+from xdsl.ir import SSAValue
+
+from mmcomp.dialects import ptx, sched
+from mmcomp.lowering.hopper.addressing import WIDE_OFFSETS
+from mmcomp.lowering.hopper.context import Accumulator, KernelContext
+from mmcomp.lowering.hopper.mainloop import ConsumerMainloop
+from mmcomp.lowering.hopper.plan import workspace_shape
+from mmcomp.lowering.hopper.ring import Ring
+
+
+@dataclass(frozen=True)
+class SplitK:
+    """The split-K traffic of the consumer warpgroups."""
+
+    ctx: KernelContext
+    ring: Ring
+    mode: ConsumerMainloop
+    """The warp-specialization mode: which part of a tile this consumer holds."""
+
+    @property
+    def registers(self) -> int:
+        """Accumulator registers per thread."""
+        ctx = self.ctx
+        return ctx.m_blocks * ctx.n_chunks * ctx.params.instr[1] // 2
+
+    def partial_address(self, workspace: SSAValue, slab: SSAValue) -> SSAValue:
+        """This thread's first float in tile slab `slab` of the f32 workspace.
+
+        A slab holds one partial tile in the accumulator fragment order: warpgroup part,
+        then register, then thread (so every store and load is coalesced). A workspace of
+        more than 2^32 floats is addressed with a 64-bit slab offset.
+        """
+        ctx = self.ctx
+        k = ctx.k
+        tile_elements = ctx.params.tile[0] * ctx.params.tile[1]
+        part = self.registers * 128
+        thread = self.mode.threads.thread_in_warpgroup
+        if math.prod(workspace_shape(ctx.params, workspace)) > WIDE_OFFSETS:
+            inner = self.mode.part_offset(thread, part)
+            address = k.add(ctx.reg(workspace), k.mul_wide(inner, k.const(4)))
+            return k.mad_wide(slab, k.const(tile_elements * 4), address)
+        first = k.mad(slab, k.const(tile_elements), thread)
+        first = self.mode.part_offset(first, part)
+        return k.add(ctx.reg(workspace), k.mul_wide(first, k.const(4)))
+
+    def workspace_slab(self, indices: Sequence[SSAValue], workspace: SSAValue) -> SSAValue:
+        """The linear slab index of [slice, tile] (or [tile]) in the workspace's leading dims."""
+        ctx = self.ctx
+        k = ctx.k
+        memref_type = workspace.type
+        assert isinstance(memref_type, MemRefType)
+        shape = list(memref_type.get_shape())
+        slab: SSAValue | None = None
+        for dim, index in enumerate(indices):
+            term = ctx.reg(index)
+            slab = term if slab is None else k.mad(slab, k.const(shape[dim]), term)
+        assert slab is not None
+        return slab
+
+    def store_partial(self, op: sched.StorePartialOp) -> None:
+        """Write this thread's partial accumulators to its slab of the workspace."""
+        ctx = self.ctx
+        acc = ctx.accumulators[op.value]
+        slab = self.workspace_slab(list(op.indices), op.workspace)
+        address = self.partial_address(op.workspace, slab)
+        flat = [reg for chunk in acc.chunks for reg in chunk]
+        for index, reg in enumerate(flat):
+            ctx.k.st("global", address, [reg], index * 128 * 4)
+
+    def arrive(self, op: sched.ArriveOp) -> None:
+        """Count this slice on the tile's counter; every thread gets the old count."""
+        ctx = self.ctx
+        k = ctx.k
+        memref_type = op.counters.type
+        assert isinstance(memref_type, MemRefType)
+        slices = ctx.params.split_k
+        k.append(ptx.FenceOp("acq_rel_gpu"))
+        self.mode.sync_tile_threads()
+        counter = k.add(ctx.reg(op.counters), k.mul_wide(ctx.reg(op.indices[0]), k.const(4)))
+        thread = self.mode.threads.thread_in_warpgroup
+        leader = self.mode.arrive_leader(k.setp("eq", thread, k.const(0)))
+        slot = self.mode.arrive_slot(self.ring.after_barriers)
+        old = ctx.put(
+            ptx.InstOp("atom.global.acq_rel.gpu.add.u32 {0}, [{1}], 1", [counter], [ptx.U32]),
+            leader,
+        ).results[0]
+        last = k.setp("eq", old, k.const(slices - 1))
+        ctx.put(ptx.StOp("global", counter, [k.const(0)]), k.binary(ptx.AndOp, leader, last))
+        ctx.put(ptx.StOp("shared", slot, [old]), leader)
+        self.mode.sync_tile_threads()
+        (shared,) = k.ld("shared", slot, ptx.U32)
+        k.append(ptx.FenceOp("acq_rel_gpu"))
+        ctx.regs[op.old] = shared
+
+    def reduce_partials(self, op: sched.ReducePartialsOp) -> None:
+        """Sum the slices' partial tiles in slice order 0, 1, ..., S-1 into accumulators."""
+        ctx = self.ctx
+        k = ctx.k
+        memref_type = op.workspace.type
+        assert isinstance(memref_type, MemRefType)
+        shape = list(memref_type.get_shape())
+        slices = shape[0]
+        tiles = shape[1]
+        registers = self.registers
+        tile = ctx.reg(op.indices[0])
+        sums: list[SSAValue] = []
+        for piece in range(slices):
+            slab = k.add(tile, k.const(piece * tiles))
+            address = self.partial_address(op.workspace, slab)
+            for index in range(registers):
+                (value,) = k.ld("global", address, ptx.F32, 1, index * 128 * 4)
+                if piece == 0:
+                    sums.append(value)
+                else:
+                    sums[index] = k.add(sums[index], value)
+        n = ctx.params.instr[1] // 2
+        ctx.accumulators[op.result] = Accumulator([sums[i : i + n] for i in range(0, registers, n)])
