@@ -53,6 +53,7 @@ from mmcomp.dialects.sched import PARAMS_ATTR, ScheduleParamsAttr
 from mmcomp.errors import ScheduleError
 from mmcomp.lowering.hopper.barriers import NamedBarriers
 from mmcomp.lowering.hopper.context import Cluster, KernelContext
+from mmcomp.lowering.hopper.index import lower_index_arithmetic
 from mmcomp.lowering.hopper.kernel import emit_kernel
 from mmcomp.lowering.hopper.plan import (
     SHARED_NAME,
@@ -74,6 +75,7 @@ def lower_kernel(func: FuncOp) -> tuple[ptx.PtxModuleOp, LaunchPlan]:
     if not isinstance(params, ScheduleParamsAttr) or ROLES_ATTR not in func.attributes:
         raise ScheduleError(f"{where}: run materialize-schedule and partition-warp-roles first")
     roles = warp_roles(func)
+    func = func.clone()
     plan = OperandPlan.build(func, params.data, roles)
     module = ptx.PtxModuleOp()
     module.body.block.add_op(ptx.SharedOp(SHARED_NAME, SMEM_ALIGN))
@@ -96,6 +98,7 @@ def lower_kernel(func: FuncOp) -> tuple[ptx.PtxModuleOp, LaunchPlan]:
         Cluster(plan.cluster_size),
         mainloop=mainloop_of(func),
     )
+    lower_index_arithmetic(func)
     emit_kernel(ctx)
     return module, launch_plan(plan)
 

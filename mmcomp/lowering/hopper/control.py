@@ -17,7 +17,7 @@ from xdsl.ir import Operation
 
 from mmcomp.errors import ScheduleError
 from mmcomp.lowering.hopper.context import KernelContext
-from mmcomp.lowering.hopper.index import emit_index_op
+from mmcomp.lowering.hopper.index import place
 
 
 def emit_loop(ctx: KernelContext, loop: scf.ForOp, body: Callable[[], None]) -> None:
@@ -60,7 +60,7 @@ class Walker:
                 continue
             if self.special(op):
                 continue
-            if emit_index_op(self.ctx, op):
+            if place(self.ctx, op):
                 continue
             if isinstance(op, scf.ForOp):
                 emit_loop(self.ctx, op, lambda op=op: self.walk(op.body.block.ops))

@@ -27,7 +27,7 @@ from xdsl.ir import SSAValue
 from mmcomp.dialects import hopper, ptx, sched
 from mmcomp.lowering.hopper.context import Accumulator, ConsumerThreads, KernelContext
 from mmcomp.lowering.hopper.control import emit_loop
-from mmcomp.lowering.hopper.index import emit_index_op
+from mmcomp.lowering.hopper.index import place
 from mmcomp.lowering.hopper.plan import SWIZZLE
 from mmcomp.lowering.hopper.producer import Loads
 from mmcomp.lowering.hopper.ring import Ring
@@ -120,7 +120,7 @@ class ConsumerMainloop:
             """One K block: wait full, wgmmas, keep one group in flight, release."""
             for op in loop.body.block.ops:
                 if not isinstance(op, sched.LoadTileOp | sched.MmaOp | scf.YieldOp):
-                    emit_index_op(ctx, op)
+                    place(ctx, op)
             self.ring.wait_full(at)
             slot_base = self.ring.slot_base(at.stage)
             k.append(hopper.WgmmaFenceOp())

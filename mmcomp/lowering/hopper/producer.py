@@ -20,7 +20,7 @@ from xdsl.ir import BlockArgument, Operation, SSAValue
 from mmcomp.dialects import hopper, sched
 from mmcomp.lowering.hopper.context import KernelContext
 from mmcomp.lowering.hopper.control import Walker, emit_loop
-from mmcomp.lowering.hopper.index import emit_index_op
+from mmcomp.lowering.hopper.index import place
 from mmcomp.lowering.hopper.plan import BOX_ELEMENTS, TmaOperand
 from mmcomp.lowering.hopper.ring import Position, Ring
 from mmcomp.passes.partition_warp_roles import ROLE_ATTR, slot_of
@@ -41,7 +41,7 @@ class Loads:
         plan = ctx.plan
         for op in loop.body.block.ops:
             if not isinstance(op, sched.LoadTileOp):
-                emit_index_op(ctx, op)
+                place(ctx, op)
         self.ring.wait_empty(at)
         full = self.ring.barrier(self.ring.full, at.stage)
         k.append(hopper.MbarrierArriveExpectTxOp(full, plan.stage_bytes))
