@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TypeVar
 
-from xdsl.ir import Attribute, Operation, Region
+from xdsl.ir import Attribute, Operation, Region, SSAValue
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 
@@ -43,6 +43,12 @@ def parse_attributes_and_conversion(
     attributes, source_type = parse_attributes_and_type(parser)
     parser.parse_keyword("to")
     return attributes, source_type, parser.parse_type()
+
+
+def print_operands(printer: Printer, operands: Sequence[SSAValue]) -> None:
+    """Print ` %a, %b, ...`: a space, then the operands separated by commas."""
+    printer.print_string(" ")
+    printer.print_list(operands, printer.print_ssa_value)
 
 
 def print_attributes_and_region(

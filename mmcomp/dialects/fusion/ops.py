@@ -1,7 +1,8 @@
-"""The ops of the `fusion` dialect: contractions, broadcasts, constants and pointwise ops.
+"""The ops of the `fusion` dialect: contractions, broadcasts and constants.
 
 Every op checks its operand and result types itself (static tensors of bf16, f16 or f32);
-the syntax of each op, with one example, is in docs/fusion-dialect.md.
+the helpers that do so serve the pointwise ops (`pointwise.py`) too. The syntax of each op,
+with one example, is in docs/fusion-dialect.md.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from xdsl.dialects.builtin import (
     DenseArrayBase,
     Float64Type,
     FloatAttr,
-    StringAttr,
     TensorType,
     i1,
     i64,
@@ -47,21 +47,20 @@ from mmcomp.dialects.syntax import (
     parse_attributes_and_conversion,
     parse_attributes_and_type,
     print_attributes_and_types,
+    print_operands,
     with_attributes,
 )
 
-GELU_APPROXIMATIONS = ("tanh", "none")
-"""The values of `fusion.gelu`'s `approximate` property."""
 
-
-def _format_shape(shape: Sequence[int]) -> str:
+def format_shape(shape: Sequence[int]) -> str:
+    """A shape as the diagnostics write it: `[4, 8]`."""
     return "[" + ", ".join(str(extent) for extent in shape) + "]"
 
 
 # Attributes
 
 
-def _checked_tensor(op: IRDLOperation, what: str, value_type: Attribute) -> TensorType:
+def checked_tensor(op: IRDLOperation, what: str, value_type: Attribute) -> TensorType:
     """`value_type` as a static tensor of bf16, f16 or f32, or a VerifyException naming it."""
     if not isinstance(value_type, TensorType):
         raise VerifyException(
@@ -79,7 +78,8 @@ def _checked_tensor(op: IRDLOperation, what: str, value_type: Attribute) -> Tens
     return value_type
 
 
-def _shape(value_type: TensorType) -> tuple[int, ...]:
+def static_shape(value_type: TensorType) -> tuple[int, ...]:
+    """The shape of a tensor type as a tuple."""
     return tuple(value_type.get_shape())
 
 
@@ -108,8 +108,8 @@ def _checked_factors(
 ) -> tuple[TensorType, TensorType]:
     """The (name, value) factors of a contraction as checked tensors of one element type."""
     (first_name, first_value), (second_name, second_value) = first, second
-    first_type = _checked_tensor(op, f"operand '{first_name}'", first_value.type)
-    second_type = _checked_tensor(op, f"operand '{second_name}'", second_value.type)
+    first_type = checked_tensor(op, f"operand '{first_name}'", first_value.type)
+    second_type = checked_tensor(op, f"operand '{second_name}'", second_value.type)
     if first_type.element_type != second_type.element_type:
         raise VerifyException(
             f"{op.name}: operand '{second_name}': expected element type "
@@ -167,16 +167,36 @@ def _print_functional(printer: Printer, op: IRDLOperation, reserved: Sequence[st
     printer.print_attribute(op.result_types[0])
 
 
-def _print_operands(printer: Printer, operands: Sequence[SSAValue]) -> None:
+def parse_operand_with_roles(parser: Parser) -> tuple[UnresolvedOperand, list[str]]:
+    """Parse `%x [r0, r1, ...]`: an operand and the role of each of its axes."""
+    return parser.parse_unresolved_operand(), parse_role_list(parser)
+
+
+def print_operand_with_roles(printer: Printer, value: SSAValue, roles: AxisRolesAttr) -> None:
+    """Print `%x [r0, r1, ...]`."""
+    printer.print_ssa_value(value)
     printer.print_string(" ")
-    printer.print_list(operands, printer.print_ssa_value)
+    print_role_list(printer, roles.roles)
+
+
+class FunctionalSyntaxOp(IRDLOperation):
+    """Base of the contractions printed ` %a, %b WORDS {attrs} : (A, B) -> C`."""
+
+    def syntax_words(self) -> str:
+        """What the op prints between its operands and its attributes."""
+        return ""
+
+    def print(self, printer: Printer) -> None:
+        print_operands(printer, self.operands)
+        printer.print_string(self.syntax_words())
+        _print_functional(printer, self)
 
 
 # Contractions
 
 
 @irdl_op_definition
-class MatmulOp(IRDLOperation):
+class MatmulOp(FunctionalSyntaxOp):
     """A[..., M, K] x B[..., K, N] -> f32[..., M, N]; batch dims broadcast as numpy does."""
 
     name = "fusion.matmul"
@@ -205,12 +225,12 @@ class MatmulOp(IRDLOperation):
 
     def verify_(self) -> None:
         a, b = _checked_factors(self, ("a", self.a), ("b", self.b))
-        a_shape, b_shape = _shape(a), _shape(b)
+        a_shape, b_shape = static_shape(a), static_shape(b)
         for what, shape in (("a", a_shape), ("b", b_shape)):
             if len(shape) < 2:
                 raise VerifyException(
                     f"{self.name}: operand '{what}': expected rank >= 2, "
-                    f"found rank {len(shape)} ({_format_shape(shape)})"
+                    f"found rank {len(shape)} ({format_shape(shape)})"
                 )
         if a_shape[-1] != b_shape[-2]:
             raise VerifyException(
@@ -220,8 +240,8 @@ class MatmulOp(IRDLOperation):
         batch = broadcast_shapes(a_shape[:-2], b_shape[:-2])
         if batch is None:
             raise VerifyException(
-                f"{self.name}: operand 'b': batch dims {_format_shape(b_shape[:-2])} "
-                f"do not broadcast with those of 'a', {_format_shape(a_shape[:-2])}"
+                f"{self.name}: operand 'b': batch dims {format_shape(b_shape[:-2])} "
+                f"do not broadcast with those of 'a', {format_shape(a_shape[:-2])}"
             )
         expected = tensor_type((*batch, a_shape[-2], b_shape[-1]), "f32")
         _expect_result(self, expected, self.result.type)
@@ -232,13 +252,9 @@ class MatmulOp(IRDLOperation):
         values, attributes, result_type = _resolve_functional(parser, operands, cls.name)
         return with_attributes(cls(values[0], values[1], result_type), attributes)
 
-    def print(self, printer: Printer) -> None:
-        _print_operands(printer, self.operands)
-        _print_functional(printer, self)
-
 
 @irdl_op_definition
-class LinearOp(IRDLOperation):
+class LinearOp(FunctionalSyntaxOp):
     """A[..., M, K] x W[N, K]^T (+ bias[N]) -> f32[..., M, N], as torch.nn.functional.linear."""
 
     name = "fusion.linear"
@@ -259,16 +275,16 @@ class LinearOp(IRDLOperation):
 
     def verify_(self) -> None:
         a, w = _checked_factors(self, ("a", self.a), ("w", self.w))
-        a_shape, w_shape = _shape(a), _shape(w)
+        a_shape, w_shape = static_shape(a), static_shape(w)
         if len(a_shape) < 2:
             raise VerifyException(
                 f"{self.name}: operand 'a': expected rank >= 2 ([..., M, K]), "
-                f"found rank {len(a_shape)} ({_format_shape(a_shape)})"
+                f"found rank {len(a_shape)} ({format_shape(a_shape)})"
             )
         if len(w_shape) != 2:
             raise VerifyException(
                 f"{self.name}: operand 'w': expected rank 2 ([N, K]), "
-                f"found rank {len(w_shape)} ({_format_shape(w_shape)})"
+                f"found rank {len(w_shape)} ({format_shape(w_shape)})"
             )
         if a_shape[-1] != w_shape[1]:
             raise VerifyException(
@@ -276,11 +292,11 @@ class LinearOp(IRDLOperation):
                 f"(the last axis of 'a'), found {w_shape[1]}"
             )
         if self.bias is not None:
-            bias = _checked_tensor(self, "operand 'bias'", self.bias.type)
-            if _shape(bias) != (w_shape[0],):
+            bias = checked_tensor(self, "operand 'bias'", self.bias.type)
+            if static_shape(bias) != (w_shape[0],):
                 raise VerifyException(
                     f"{self.name}: operand 'bias': expected shape [{w_shape[0]}] "
-                    f"(N, the first axis of 'w'), found {_format_shape(_shape(bias))}"
+                    f"(N, the first axis of 'w'), found {format_shape(static_shape(bias))}"
                 )
         expected = tensor_type((*a_shape[:-1], w_shape[0]), "f32")
         _expect_result(self, expected, self.result.type)
@@ -294,13 +310,9 @@ class LinearOp(IRDLOperation):
         bias = values[2] if len(values) == 3 else None
         return with_attributes(cls(values[0], values[1], bias, result_type), attributes)
 
-    def print(self, printer: Printer) -> None:
-        _print_operands(printer, self.operands)
-        _print_functional(printer, self)
-
 
 @irdl_op_definition
-class FusedMultiplySumOp(IRDLOperation):
+class FusedMultiplySumOp(FunctionalSyntaxOp):
     """The product of A and B (equal rank, size-1 axes broadcast) summed over `axes`, in f32."""
 
     name = "fusion.fused_multiply_sum"
@@ -330,7 +342,7 @@ class FusedMultiplySumOp(IRDLOperation):
 
     def verify_(self) -> None:
         a, b = _checked_factors(self, ("a", self.a), ("b", self.b))
-        a_shape, b_shape = _shape(a), _shape(b)
+        a_shape, b_shape = static_shape(a), static_shape(b)
         if len(a_shape) != len(b_shape):
             raise VerifyException(
                 f"{self.name}: operand 'b': expected rank {len(a_shape)} (that of 'a'), "
@@ -352,8 +364,8 @@ class FusedMultiplySumOp(IRDLOperation):
         product = broadcast_shapes(a_shape, b_shape)
         if product is None:
             raise VerifyException(
-                f"{self.name}: operand 'b': shape {_format_shape(b_shape)} does not broadcast "
-                f"with that of 'a', {_format_shape(a_shape)} (extents must match or be 1)"
+                f"{self.name}: operand 'b': shape {format_shape(b_shape)} does not broadcast "
+                f"with that of 'a', {format_shape(a_shape)} (extents must match or be 1)"
             )
         kept = tuple(extent for axis, extent in enumerate(product) if axis not in axes)
         _expect_result(self, tensor_type(kept, "f32"), self.result.type)
@@ -368,12 +380,8 @@ class FusedMultiplySumOp(IRDLOperation):
         values, attributes, result_type = _resolve_functional(parser, operands, cls.name)
         return with_attributes(cls(values[0], values[1], axes, result_type), attributes)
 
-    def print(self, printer: Printer) -> None:
-        _print_operands(printer, self.operands)
-        printer.print_string(" axes [")
-        printer.print_list(self.summed_axes, lambda axis: printer.print_string(str(axis)))
-        printer.print_string("]")
-        _print_functional(printer, self)
+    def syntax_words(self) -> str:
+        return " axes [" + ", ".join(str(axis) for axis in self.summed_axes) + "]"
 
 
 @irdl_op_definition
@@ -418,22 +426,22 @@ class MmaOp(IRDLOperation):
 
     def verify_(self) -> None:
         a, b = _checked_factors(self, ("a", self.a), ("b", self.b))
-        result = _checked_tensor(self, "result", self.result.type)
+        result = checked_tensor(self, "result", self.result.type)
         if dtype_name(result.element_type) != "f32":
             raise VerifyException(
                 f"{self.name}: result: expected element type f32, found {result.element_type}"
             )
         extents: dict[str, tuple[int, str]] = {}
         for what, roles_attr, shape in (
-            ("a", self.a_roles, _shape(a)),
-            ("b", self.b_roles, _shape(b)),
-            ("out", self.out_roles, _shape(result)),
+            ("a", self.a_roles, static_shape(a)),
+            ("b", self.b_roles, static_shape(b)),
+            ("out", self.out_roles, static_shape(result)),
         ):
             roles = roles_attr.roles
             if len(roles) != len(shape):
                 raise VerifyException(
                     f"{self.name}: {what}_roles: expected {len(shape)} roles (the rank of "
-                    f"{_format_shape(shape)}), found {len(roles)} ({list(roles)})"
+                    f"{format_shape(shape)}), found {len(roles)} ({list(roles)})"
                 )
             for axis, (role, extent) in enumerate(zip(roles, shape, strict=True)):
                 if role == "_":
@@ -476,11 +484,9 @@ class MmaOp(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser) -> MmaOp:
-        a = parser.parse_unresolved_operand()
-        a_roles = parse_role_list(parser)
+        a, a_roles = parse_operand_with_roles(parser)
         parser.parse_punctuation(",")
-        b = parser.parse_unresolved_operand()
-        b_roles = parse_role_list(parser)
+        b, b_roles = parse_operand_with_roles(parser)
         parser.parse_punctuation("->")
         out_roles = parse_role_list(parser)
         values, attributes, result_type = _resolve_functional(parser, [a, b], cls.name)
@@ -489,13 +495,9 @@ class MmaOp(IRDLOperation):
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
-        printer.print_ssa_value(self.a)
-        printer.print_string(" ")
-        print_role_list(printer, self.a_roles.roles)
+        print_operand_with_roles(printer, self.a, self.a_roles)
         printer.print_string(", ")
-        printer.print_ssa_value(self.b)
-        printer.print_string(" ")
-        print_role_list(printer, self.b_roles.roles)
+        print_operand_with_roles(printer, self.b, self.b_roles)
         printer.print_string(" -> ")
         print_role_list(printer, self.out_roles.roles)
         _print_functional(printer, self)
@@ -532,14 +534,14 @@ class BroadcastOp(IRDLOperation):
         return tuple(bool(flag) for flag in self.new_dims.get_values())
 
     def verify_(self) -> None:
-        source = _checked_tensor(self, "operand 'input'", self.input.type)
-        result = _checked_tensor(self, "result", self.result.type)
+        source = checked_tensor(self, "operand 'input'", self.input.type)
+        result = checked_tensor(self, "result", self.result.type)
         if source.element_type != result.element_type:
             raise VerifyException(
                 f"{self.name}: result: expected element type {source.element_type} "
                 f"(that of 'input'), found {result.element_type}"
             )
-        in_shape, out_shape = _shape(source), _shape(result)
+        in_shape, out_shape = static_shape(source), static_shape(result)
         inserted = self.inserted
         if len(inserted) != len(out_shape):
             raise VerifyException(
@@ -607,7 +609,7 @@ class SplatOp(IRDLOperation):
         return float(self.value.value.data)
 
     def verify_(self) -> None:
-        _checked_tensor(self, "result", self.result.type)
+        checked_tensor(self, "result", self.result.type)
         if self.value.type != Float64Type():
             raise VerifyException(
                 f"{self.name}: property 'value': expected an f64 float, found {self.value}"
@@ -627,286 +629,6 @@ class SplatOp(IRDLOperation):
         printer.print_string(f" {float_literal(self.scalar)}")
         print_attributes_and_types(printer, self, [self.result.type])
 
-
-# Pointwise ops
-
-
-class PointwiseOp(IRDLOperation):
-    """Base of the pointwise ops: every operand and the result have one type."""
-
-    def _verify_pointwise(self) -> None:
-        names = self.operand_names()
-        types = [
-            _checked_tensor(self, f"operand '{name}'", operand.type)
-            for name, operand in zip(names, self.operands, strict=True)
-        ]
-        first_name, first = names[0], types[0]
-        for name, operand_type in zip(names[1:], types[1:], strict=True):
-            if _shape(operand_type) != _shape(first):
-                raise VerifyException(
-                    f"{self.name}: operand '{name}': expected shape {_format_shape(_shape(first))}"
-                    f" (that of '{first_name}'; broadcasts are explicit in IR), found "
-                    f"{_format_shape(_shape(operand_type))}"
-                )
-            if operand_type.element_type != first.element_type:
-                raise VerifyException(
-                    f"{self.name}: operand '{name}': expected element type "
-                    f"{first.element_type} (that of '{first_name}'; casts are explicit in IR), "
-                    f"found {operand_type.element_type}"
-                )
-        result = _checked_tensor(self, "result", self.result_types[0])
-        if result != first:
-            raise VerifyException(
-                f"{self.name}: result: expected type {first} (that of '{first_name}'), "
-                f"found {result}"
-            )
-
-    @classmethod
-    def operand_names(cls) -> tuple[str, ...]:
-        """The operand field names, in order."""
-        return ("input",)
-
-    def verify_(self) -> None:
-        self._verify_pointwise()
-
-
-class BinaryOp(PointwiseOp):
-    """A pointwise op of two operands of one type: `%r = fusion.OP %lhs, %rhs : T`."""
-
-    lhs = operand_def()
-    """The left operand."""
-    rhs = operand_def()
-    """The right operand, of the same type."""
-    result = result_def()
-    """The result, of the operands' type."""
-
-    traits = traits_def(Pure())
-
-    def __init__(self, lhs: SSAValue, rhs: SSAValue, result_type: Attribute | None = None):
-        if result_type is None:
-            result_type = lhs.type
-        super().__init__(operands=[lhs, rhs], result_types=[result_type])
-
-    @classmethod
-    def operand_names(cls) -> tuple[str, ...]:
-        return ("lhs", "rhs")
-
-    @classmethod
-    def parse(cls, parser: Parser):
-        lhs = parser.parse_unresolved_operand()
-        parser.parse_punctuation(",")
-        rhs = parser.parse_unresolved_operand()
-        attributes, value_type = parse_attributes_and_type(parser)
-        op = cls(
-            parser.resolve_operand(lhs, value_type),
-            parser.resolve_operand(rhs, value_type),
-            value_type,
-        )
-        return with_attributes(op, attributes)
-
-    def print(self, printer: Printer) -> None:
-        _print_operands(printer, self.operands)
-        print_attributes_and_types(printer, self, [self.result.type])
-
-
-class UnaryOp(PointwiseOp):
-    """A pointwise op of one operand: `%r = fusion.OP %input : T`."""
-
-    input = operand_def()
-    """The operand."""
-    result = result_def()
-    """The result, of the operand's type."""
-
-    traits = traits_def(Pure())
-
-    def __init__(self, input: SSAValue, result_type: Attribute | None = None):
-        if result_type is None:
-            result_type = input.type
-        super().__init__(operands=[input], result_types=[result_type])
-
-    @classmethod
-    def parse(cls, parser: Parser):
-        source = parser.parse_unresolved_operand()
-        attributes, value_type = parse_attributes_and_type(parser)
-        op = cls(parser.resolve_operand(source, value_type), value_type)
-        return with_attributes(op, attributes)
-
-    def print(self, printer: Printer) -> None:
-        _print_operands(printer, self.operands)
-        print_attributes_and_types(printer, self, [self.result.type])
-
-
-@irdl_op_definition
-class AddOp(BinaryOp):
-    """Elementwise lhs + rhs."""
-
-    name = "fusion.add"
-
-
-@irdl_op_definition
-class SubOp(BinaryOp):
-    """Elementwise lhs - rhs."""
-
-    name = "fusion.sub"
-
-
-@irdl_op_definition
-class MulOp(BinaryOp):
-    """Elementwise lhs * rhs."""
-
-    name = "fusion.mul"
-
-
-@irdl_op_definition
-class DivOp(BinaryOp):
-    """Elementwise lhs / rhs."""
-
-    name = "fusion.div"
-
-
-@irdl_op_definition
-class NegOp(UnaryOp):
-    """Elementwise -x."""
-
-    name = "fusion.neg"
-
-
-@irdl_op_definition
-class ExpOp(UnaryOp):
-    """Elementwise e**x."""
-
-    name = "fusion.exp"
-
-
-@irdl_op_definition
-class TanhOp(UnaryOp):
-    """Elementwise tanh(x)."""
-
-    name = "fusion.tanh"
-
-
-@irdl_op_definition
-class SigmoidOp(UnaryOp):
-    """Elementwise 1 / (1 + exp(-x))."""
-
-    name = "fusion.sigmoid"
-
-
-@irdl_op_definition
-class SiluOp(UnaryOp):
-    """Elementwise x * sigmoid(x)."""
-
-    name = "fusion.silu"
-
-
-@irdl_op_definition
-class ReluOp(UnaryOp):
-    """Elementwise max(x, 0)."""
-
-    name = "fusion.relu"
-
-
-@irdl_op_definition
-class GeluOp(PointwiseOp):
-    """Elementwise GELU, exact (approximate "none") or with the tanh approximation."""
-
-    name = "fusion.gelu"
-
-    input = operand_def()
-    """The operand."""
-    result = result_def()
-    """The result, of the operand's type."""
-    approximate = prop_def(StringAttr)
-    """"tanh" or "none", as in torch.nn.functional.gelu."""
-
-    traits = traits_def(Pure())
-
-    def __init__(self, input: SSAValue, approximate: str = "tanh", result_type=None):
-        if result_type is None:
-            result_type = input.type
-        super().__init__(
-            operands=[input],
-            result_types=[result_type],
-            properties={"approximate": StringAttr(approximate)},
-        )
-
-    def verify_(self) -> None:
-        if self.approximate.data not in GELU_APPROXIMATIONS:
-            raise VerifyException(
-                f'{self.name}: property \'approximate\': expected "tanh" or "none", '
-                f"found {self.approximate.data!r}"
-            )
-        self._verify_pointwise()
-
-    @classmethod
-    def parse(cls, parser: Parser) -> GeluOp:
-        source = parser.parse_unresolved_operand()
-        parser.parse_keyword("approximate")
-        approximate = parser.parse_keyword_in(GELU_APPROXIMATIONS, " as gelu's approximation")
-        attributes, value_type = parse_attributes_and_type(parser)
-        op = cls(parser.resolve_operand(source, value_type), approximate, value_type)
-        return with_attributes(op, attributes)
-
-    def print(self, printer: Printer) -> None:
-        _print_operands(printer, self.operands)
-        printer.print_string(f" approximate {self.approximate.data}")
-        print_attributes_and_types(printer, self, [self.result.type])
-
-
-@irdl_op_definition
-class CastOp(IRDLOperation):
-    """Converts the element type (round to nearest even), keeping the shape."""
-
-    name = "fusion.cast"
-
-    input = operand_def()
-    """The tensor to convert."""
-    result = result_def()
-    """The converted tensor, of the same shape."""
-
-    traits = traits_def(Pure())
-
-    def __init__(self, input: SSAValue, result_type: Attribute):
-        super().__init__(operands=[input], result_types=[result_type])
-
-    def verify_(self) -> None:
-        source = _checked_tensor(self, "operand 'input'", self.input.type)
-        result = _checked_tensor(self, "result", self.result.type)
-        if _shape(source) != _shape(result):
-            raise VerifyException(
-                f"{self.name}: result: expected shape {_format_shape(_shape(source))} (that "
-                f"of 'input'), found {_format_shape(_shape(result))}"
-            )
-
-    @classmethod
-    def parse(cls, parser: Parser) -> CastOp:
-        source = parser.parse_unresolved_operand()
-        attributes, source_type, result_type = parse_attributes_and_conversion(parser)
-        op = cls(parser.resolve_operand(source, source_type), result_type)
-        return with_attributes(op, attributes)
-
-    def print(self, printer: Printer) -> None:
-        _print_operands(printer, self.operands)
-        print_attributes_and_types(printer, self, [self.input.type, self.result.type], " to ")
-
-
-BINARY_OPS: dict[str, type[BinaryOp]] = {
-    "add": AddOp,
-    "sub": SubOp,
-    "mul": MulOp,
-    "div": DivOp,
-}
-"""The binary pointwise ops by short name."""
-
-UNARY_OPS: dict[str, type[UnaryOp]] = {
-    "neg": NegOp,
-    "exp": ExpOp,
-    "tanh": TanhOp,
-    "sigmoid": SigmoidOp,
-    "silu": SiluOp,
-    "relu": ReluOp,
-}
-"""The unary pointwise ops without properties by short name (gelu and cast have their own)."""
 
 CONTRACTION_OPS: tuple[type[IRDLOperation], ...] = (
     MatmulOp,

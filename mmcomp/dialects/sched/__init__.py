@@ -41,10 +41,10 @@ docs/schedule-passes.md):
     `sched.split %a into P`: P outer values, inner ceil(E / P), same formula (the last
     parts may be short or empty). Indices a >= E are out of bounds (boundary tiles).
   - `sched.merge %x, %y, ...`: t = (x * Y + y) * Z + ...; the LAST operand varies fastest.
-  - `sched.swizzle %slow, %fast group G`: a merge of two axes in grouped order (CUTLASS and
-    Triton grouped rasterization; D2's `merge raster R swizzle G`): the slow axis is cut
-    into bands of G; bands are visited in order; inside a band the fast axis advances
-    slowest and the slow axis fastest. G = 1 is `sched.merge %slow, %fast`. Inverse, with
+  - `sched.swizzle %slow, %fast group G`: a merge of two axes in grouped order (CUTLASS's and
+    Triton's grouped rasterization): the slow axis is cut into bands of G; bands are
+    visited in order; inside a band the fast axis advances slowest and the slow axis
+    fastest. G = 1 is `sched.merge %slow, %fast`. Inverse, with
     S, F the extents (`swizzle_index`):
       band = t / (G * F); r = t % (G * F); g = min(G, S - band * G)
       slow = band * G + r % g; fast = r / g
@@ -86,6 +86,7 @@ from mmcomp.dialects.sched.attrs import (
     axis_extent,
 )
 from mmcomp.dialects.sched.ops import (
+    AxisListOp,
     MergeOp,
     ParallelizeOp,
     ReorderOp,
@@ -93,6 +94,7 @@ from mmcomp.dialects.sched.ops import (
     SpaceOp,
     SplitOp,
     SwizzleOp,
+    TransformOp,
     swizzle_index,
 )
 from mmcomp.dialects.sched.params import (
@@ -150,6 +152,8 @@ __all__ = [
     "ScheduleParamsAttr",
     "AxisType",
     "axis_extent",
+    "TransformOp",
+    "AxisListOp",
     "ScheduleOp",
     "SpaceOp",
     "SplitOp",

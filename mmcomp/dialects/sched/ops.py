@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 from collections.abc import Mapping, Sequence
+from typing import Self
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
@@ -15,7 +17,6 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import (
     Attribute,
     Block,
-    Operation,
     Region,
     SSAValue,
 )
@@ -55,6 +56,7 @@ from mmcomp.dialects.syntax import (
     parse_keyword_attributes,
     print_attributes_and_region,
     print_attributes_and_types,
+    print_operands,
     with_attributes,
 )
 from mmcomp.errors import ScheduleError
@@ -62,12 +64,35 @@ from mmcomp.errors import ScheduleError
 # Schedule ops: the iteration space and its transforms
 
 
-def _print_transform(printer: Printer, op: Operation, words: str = "") -> None:
-    """Print a transform: ` %a, %b WORDS {attrs} : !sched.axis<A>, !sched.axis<B>`."""
-    printer.print_string(" ")
-    printer.print_list(op.operands, printer.print_operand)
-    printer.print_string(words)
-    print_attributes_and_types(printer, op, op.operand_types)
+class TransformOp(IRDLOperation):
+    """Base of the transforms, printed ` %a, %b WORDS {attrs} : !sched.axis<A>, ...`."""
+
+    def syntax_words(self) -> str:
+        """What the transform prints between its axes and its attributes."""
+        return ""
+
+    def print(self, printer: Printer) -> None:
+        print_operands(printer, self.operands)
+        printer.print_string(self.syntax_words())
+        print_attributes_and_types(printer, self, self.operand_types)
+
+
+class AxisListOp(TransformOp):
+    """Base of the transforms of a list of axes and nothing else (merge, reorder)."""
+
+    def __init__(self, axes: Sequence[SSAValue]):
+        super().__init__(operands=[axes], result_types=self.axis_result_types(axes))
+
+    @classmethod
+    def axis_result_types(cls, axes: Sequence[SSAValue]) -> list[Attribute]:
+        """The result types of the transform of `axes`."""
+        return []
+
+    @classmethod
+    def parse(cls, parser: Parser) -> Self:
+        unresolved = _parse_axis_operands(parser)
+        attrs = parser.parse_optional_attr_dict()
+        return with_attributes(cls(_resolve_axes(parser, unresolved)), attrs)
 
 
 @irdl_op_definition
@@ -207,7 +232,7 @@ class SpaceOp(IRDLOperation):
 
 
 @irdl_op_definition
-class SplitOp(IRDLOperation):
+class SplitOp(TransformOp):
     """Split an axis: a = outer * inner_extent + inner; a >= extent is out of bounds."""
 
     name = "sched.split"
@@ -259,9 +284,9 @@ class SplitOp(IRDLOperation):
             parser.raise_error(f"sched.split factor must be positive, found {factor}")
         return with_attributes(cls(parser.resolve_operand(operand, typ), factor, parts), attrs)
 
-    def print(self, printer: Printer) -> None:
+    def syntax_words(self) -> str:
         how = "into" if self.parts is not None else "by"
-        _print_transform(printer, self, f" {how} {self.factor.data}")
+        return f" {how} {self.factor.data}"
 
 
 def _split_extents(extent: int, factor: int, parts: bool) -> tuple[int, int]:
@@ -273,7 +298,7 @@ def _split_extents(extent: int, factor: int, parts: bool) -> tuple[int, int]:
 
 
 @irdl_op_definition
-class MergeOp(IRDLOperation):
+class MergeOp(AxisListOp):
     """Merge axes into one: t = (x * Y + y) * Z + z; the last axis varies fastest."""
 
     name = "sched.merge"
@@ -283,11 +308,9 @@ class MergeOp(IRDLOperation):
     result = result_def(AxisType)
     """The product of the extents."""
 
-    def __init__(self, axes: Sequence[SSAValue]):
-        extent = 1
-        for axis in axes:
-            extent *= axis_extent(axis)
-        super().__init__(operands=[axes], result_types=[AxisType(extent)])
+    @classmethod
+    def axis_result_types(cls, axes: Sequence[SSAValue]) -> list[Attribute]:
+        return [AxisType(math.prod(axis_extent(axis) for axis in axes))]
 
     def verify_(self) -> None:
         if not self.axes:
@@ -301,17 +324,9 @@ class MergeOp(IRDLOperation):
                 f"{extent} of its axes"
             )
 
-    @classmethod
-    def parse(cls, parser: Parser) -> MergeOp:
-        axes, attrs = _parse_axis_list(parser)
-        return with_attributes(cls(axes), attrs)
-
-    def print(self, printer: Printer) -> None:
-        _print_transform(printer, self)
-
 
 @irdl_op_definition
-class SwizzleOp(IRDLOperation):
+class SwizzleOp(TransformOp):
     """Merge two tile axes in grouped order: bands of `group` along the slow axis."""
 
     name = "sched.swizzle"
@@ -354,8 +369,8 @@ class SwizzleOp(IRDLOperation):
         slow, fast = _resolve_axes(parser, unresolved)
         return with_attributes(cls(slow, fast, group), attrs)
 
-    def print(self, printer: Printer) -> None:
-        _print_transform(printer, self, f" group {self.group.data}")
+    def syntax_words(self) -> str:
+        return f" group {self.group.data}"
 
 
 def swizzle_index(t: int, slow_extent: int, fast_extent: int, group: int) -> tuple[int, int]:
@@ -371,13 +386,6 @@ def _parse_axis_operands(parser: Parser) -> list[UnresolvedOperand]:
     return parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_unresolved_operand)
 
 
-def _parse_axis_list(parser: Parser) -> tuple[list[SSAValue], dict[str, Attribute]]:
-    """Parse `%a, %b, ... {attrs} : !sched.axis<A>, ...` (merge and reorder)."""
-    unresolved = _parse_axis_operands(parser)
-    attrs = parser.parse_optional_attr_dict()
-    return _resolve_axes(parser, unresolved), attrs
-
-
 def _resolve_axes(parser: Parser, unresolved: Sequence[UnresolvedOperand]) -> list[SSAValue]:
     """Parse `: type, type, ...` and resolve the axis operands with them."""
     parser.parse_punctuation(":")
@@ -388,7 +396,7 @@ def _resolve_axes(parser: Parser, unresolved: Sequence[UnresolvedOperand]) -> li
 
 
 @irdl_op_definition
-class ReorderOp(IRDLOperation):
+class ReorderOp(AxisListOp):
     """The order of the serial loops over these axes, outermost first."""
 
     name = "sched.reorder"
@@ -396,24 +404,13 @@ class ReorderOp(IRDLOperation):
     axes = var_operand_def(AxisType)
     """The axes, outermost first."""
 
-    def __init__(self, axes: Sequence[SSAValue]):
-        super().__init__(operands=[axes])
-
     def verify_(self) -> None:
         if len(set(self.axes)) != len(self.axes):
             raise VerifyException("sched.reorder lists an axis twice")
 
-    @classmethod
-    def parse(cls, parser: Parser) -> ReorderOp:
-        axes, attrs = _parse_axis_list(parser)
-        return with_attributes(cls(axes), attrs)
-
-    def print(self, printer: Printer) -> None:
-        _print_transform(printer, self)
-
 
 @irdl_op_definition
-class ParallelizeOp(IRDLOperation):
+class ParallelizeOp(TransformOp):
     """Bind an axis to blockIdx.x/y/z, a warpgroup, one instruction, or a serial loop."""
 
     name = "sched.parallelize"
@@ -447,5 +444,5 @@ class ParallelizeOp(IRDLOperation):
         attrs, typ = parse_attributes_and_type(parser)
         return with_attributes(cls(parser.resolve_operand(operand, typ), to), attrs)
 
-    def print(self, printer: Printer) -> None:
-        _print_transform(printer, self, f" to {self.to.data}")
+    def syntax_words(self) -> str:
+        return f" to {self.to.data}"

@@ -37,8 +37,8 @@ from xdsl.utils.exceptions import VerifyException
 
 from mmcomp.dialects.fusion import (
     AxisRolesAttr,
-    parse_role_list,
-    print_role_list,
+    parse_operand_with_roles,
+    print_operand_with_roles,
 )
 from mmcomp.dialects.sched.problem import (
     format_dims,
@@ -220,8 +220,9 @@ class MmaOp(IRDLOperation):
         for index in range(3):
             if index:
                 parser.parse_punctuation(",")
-            operands.append(parser.parse_unresolved_operand())
-            roles.append(parse_role_list(parser))
+            operand, operand_roles = parse_operand_with_roles(parser)
+            operands.append(operand)
+            roles.append(operand_roles)
         attrs = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
@@ -235,9 +236,7 @@ class MmaOp(IRDLOperation):
             ((self.a, self.a_roles), (self.b, self.b_roles), (self.acc, self.acc_roles))
         ):
             printer.print_string(", " if index else " ")
-            printer.print_operand(value)
-            printer.print_string(" ")
-            print_role_list(printer, roles.roles)
+            print_operand_with_roles(printer, value, roles)
         print_attributes_and_types(printer, self, self.operand_types)
 
 
