@@ -192,7 +192,7 @@ class Epilogue:
             widening = ins[0].exact and dtype in ("f32", ins[0].dtype)
             return Scalar(self.math.rounded(ins[0]), dtype, widening)
         regs = [self.math.rounded(s) for s in ins]
-        out = self.math.pointwise(name, op, regs)
+        out = self.math.pointwise(op, regs)
         return Scalar(out, "f32")
 
     def load_scalar(self, load: sched.LoadTileOp, half: int, col: int) -> Scalar:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from xdsl.dialects import scf
 from xdsl.ir import Operation, SSAValue
 
+from mmcomp import hardware as hw
 from mmcomp.dialects import hopper, ptx, sched
 from mmcomp.lowering.hopper.context import ConsumerThreads, KernelContext, Threads
 from mmcomp.lowering.hopper.control import Walker
@@ -23,6 +24,9 @@ from mmcomp.lowering.hopper.pointwise import Pointwise
 from mmcomp.lowering.hopper.producer import emit_producer
 from mmcomp.lowering.hopper.ring import Ring
 from mmcomp.lowering.hopper.split_k import SplitK
+
+WARPGROUP_SHIFT = hw.WARPGROUP_SIZE.bit_length() - 1
+"""log2 of the threads of a warpgroup: %tid.x >> WARPGROUP_SHIFT is the warpgroup."""
 
 
 def cluster_sync(ctx: KernelContext) -> None:
@@ -70,7 +74,7 @@ def emit_kernel(ctx: KernelContext) -> None:
     """The whole entry: prologue, then the producer and consumer roles."""
     k = ctx.k
     ring = emit_prologue(ctx)
-    warpgroup = k.shr(ctx.threads.tid, k.const(7))
+    warpgroup = k.shr(ctx.threads.tid, k.const(WARPGROUP_SHIFT))
     if not ctx.roles.producers:
         # Non-specialized: every warpgroup computes; thread 0 also issues the loads.
         emit_consumer(ctx, ring, warpgroup)
@@ -100,7 +104,7 @@ def emit_consumer(ctx: KernelContext, ring: Ring, consumer: SSAValue) -> None:
     mainloop = MAINLOOPS[ctx.roles.specialization](
         ctx, ring, lambda loop: epilogue.prefetch_epilogue_operands(loop)
     )
-    thread_in_warpgroup = k.binary(ptx.AndOp, tid, k.const(127))
+    thread_in_warpgroup = k.binary(ptx.AndOp, tid, k.const(hw.WARPGROUP_SIZE - 1))
     signaller = k.setp("lo", thread_in_warpgroup, k.const(ctx.cluster.size))
     warp = k.binary(ptx.AndOp, k.shr(tid, k.const(5)), k.const(3))
     lane = k.binary(ptx.AndOp, tid, k.const(31))

@@ -17,12 +17,16 @@ from dataclasses import dataclass
 from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import SSAValue
 
+from mmcomp import hardware as hw
 from mmcomp.dialects import ptx, sched
 from mmcomp.lowering.hopper.addressing import WIDE_OFFSETS
 from mmcomp.lowering.hopper.context import Accumulator, KernelContext
 from mmcomp.lowering.hopper.mainloop import ConsumerMainloop
 from mmcomp.lowering.hopper.plan import workspace_shape
 from mmcomp.lowering.hopper.ring import Ring
+
+FRAGMENT_STRIDE = hw.WARPGROUP_SIZE * 4
+"""Bytes between a thread's neighbouring registers in a slab (one f32 per thread)."""
 
 
 @dataclass(frozen=True)
@@ -50,7 +54,7 @@ class SplitK:
         ctx = self.ctx
         k = ctx.k
         tile_elements = ctx.params.tile[0] * ctx.params.tile[1]
-        part = self.registers * 128
+        part = self.registers * hw.WARPGROUP_SIZE
         thread = self.mode.threads.thread_in_warpgroup
         if math.prod(workspace_shape(ctx.params, workspace)) > WIDE_OFFSETS:
             inner = self.mode.part_offset(thread, part)
@@ -82,7 +86,7 @@ class SplitK:
         address = self.partial_address(op.workspace, slab)
         flat = [reg for chunk in acc.chunks for reg in chunk]
         for index, reg in enumerate(flat):
-            ctx.k.st("global", address, [reg], index * 128 * 4)
+            ctx.k.st("global", address, [reg], index * FRAGMENT_STRIDE)
 
     def arrive(self, op: sched.ArriveOp) -> None:
         """Count this slice on the tile's counter; every thread gets the old count."""
@@ -125,7 +129,7 @@ class SplitK:
             slab = k.add(tile, k.const(piece * tiles))
             address = self.partial_address(op.workspace, slab)
             for index in range(registers):
-                (value,) = k.ld("global", address, ptx.F32, 1, index * 128 * 4)
+                (value,) = k.ld("global", address, ptx.F32, 1, index * FRAGMENT_STRIDE)
                 if piece == 0:
                     sums.append(value)
                 else:

@@ -1,0 +1,61 @@
+"""The rewrite patterns and the barrier allocation of lower-schedule-to-hopper."""
+
+from __future__ import annotations
+
+from cases import case
+from xdsl.dialects import arith, gpu
+from xdsl.dialects.func import FuncOp
+
+from mmcomp.compiler import run_pipeline
+from mmcomp.dialects import ptx, sched
+from mmcomp.lowering.hopper.barriers import NamedBarriers
+from mmcomp.lowering.hopper.index import lower_index_arithmetic
+from mmcomp.lowering.hopper.pointwise import Pointwise
+from mmcomp.passes.partition_warp_roles import partition
+
+
+def partitioned(name: str) -> FuncOp:
+    """The partitioned kernel of a case."""
+    selected = case(name)
+    module, _, _ = run_pipeline(selected.fusion().module, selected.params)
+    func = next(op for op in module.ops if isinstance(op, FuncOp)).clone()
+    partition(func)
+    return func
+
+
+def test_index_arithmetic_becomes_ptx_outside_the_epilogue():
+    func = partitioned("split_k_linear")
+    lower_index_arithmetic(func)
+    left = [
+        op
+        for op in func.walk()
+        if isinstance(op, arith.ConstantOp | arith.AddiOp | arith.CmpiOp | gpu.BlockIdOp)
+    ]
+    assert not left
+    names = {op.name for op in func.walk() if isinstance(op, ptx.PtxInstruction)}
+    assert {"ptx.const", "ptx.sreg", "ptx.setp", "ptx.selp"} <= names
+    epilogue = next(op for op in func.walk() if isinstance(op, sched.EpilogueOp))
+    assert not any(isinstance(op, ptx.PtxInstruction) for op in epilogue.walk())
+
+
+def test_a_pointwise_op_becomes_its_instructions():
+    func = partitioned("gelu_bias")
+    gelu = next(op for op in func.walk() if op.name == "fusion.gelu")
+    module = ptx.PtxModuleOp()
+    k = ptx.KernelBuilder.create(module, "k")
+    x = k.const(1.0, ptx.F32)
+    result = Pointwise(k, "test").pointwise(gelu, [x])
+    names = [op.name for op in k.entry.body.block.ops]
+    assert "fusion.gelu" not in names and "ptx.tanh" in names
+    assert result.owner is k.entry.body.block.last_op
+
+
+def test_named_barriers_come_from_the_roles():
+    func = partitioned("pingpong_linear")
+    roles = partition(func)
+    barriers = NamedBarriers.allocate(roles)
+    assert [barriers.order.of(c) for c in range(2)] == [1, 2]
+    assert [barriers.split_k_tile.of(c) for c in range(2)] == [3, 4]
+    assert [barriers.epilogue.of(c) for c in range(2)] == [5, 6]
+    assert (barriers.order.threads, barriers.split_k_tile.threads) == (256, 128)
+    assert barriers.split_k_all.threads == roles.consumer_threads == 256
