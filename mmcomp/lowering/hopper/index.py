@@ -6,9 +6,9 @@ batch, grouped raster). `lower_index_arithmetic` rewrites, in a copy of the kern
 the same meaning on 32-bit registers, one pattern per op, applied by xDSL's pattern
 rewriter. The roles then place those instructions where they need them (`place`): the
 producer the backward slice of its loads, the consumers all of them, each K block its own
-copy. An op no pattern matches (a constant that is not an integer, an unsigned-less
-predicate without an unsigned form) is left in place and refused when a role reaches
-it; the ops of an epilogue body are the epilogue's (`mmcomp.lowering.hopper.pointwise`).
+copy. An op no pattern matches (a constant that is not an integer, a comparison without
+an unsigned form) is left in place and refused when a role reaches it; the ops of an
+epilogue body are the epilogue's (`mmcomp.lowering.hopper.pointwise`).
 """
 
 from __future__ import annotations
