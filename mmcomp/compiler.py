@@ -35,9 +35,9 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
 from mmcomp.diagnostics import is_located, verify
-from mmcomp.dialects.sched import ScheduleParams
+from mmcomp.dialects.sched import PARAMS_ATTR, ScheduleParams, ScheduleParamsAttr
 from mmcomp.errors import FusionError, ScheduleError
-from mmcomp.passes.choose_schedule import choose_schedule
+from mmcomp.passes.choose_schedule import ChooseSchedule
 from mmcomp.registry import DIALECTS, PASSES
 
 if TYPE_CHECKING:
@@ -83,24 +83,18 @@ def _pass(name: str) -> Callable[[Context, ModuleOp, Compilation], None]:
 
 
 def _choose_schedule(ctx: Context, module: ModuleOp, compilation: Compilation) -> None:
-    """Choose the params and put them on the fusion function.
+    """Run choose-schedule with the caller's keywords as its options; keep the params.
 
-    The caller's overrides win over the keys a `#sched.params` already on the function
-    sets; the heuristic chooses the rest.
+    The keywords win over the keys a `#sched.params` already on the function sets; the
+    heuristic chooses the rest.
     """
-    del ctx
     functions = _functions(module)
     if len(functions) != 1:
         raise FusionError(f"compile: expected one func.func, found {len(functions)}")
-    try:
-        compilation.params = choose_schedule(
-            functions[0], compilation.overrides, compilation.backend
-        )
-    except (FusionError, ScheduleError) as error:
-        message = str(error)
-        if not is_located(message):
-            message = f"choose-schedule: @{functions[0].sym_name.data}: {message}"
-        raise type(error)(message) from None
+    ChooseSchedule.with_keywords(compilation.backend, compilation.overrides).apply(ctx, module)
+    attr = functions[0].attributes[PARAMS_ATTR]
+    assert isinstance(attr, ScheduleParamsAttr)
+    compilation.params = attr.data
 
 
 PIPELINE: list[Stage] = [
@@ -344,7 +338,9 @@ def run_pipeline(
             message = str(error)
             if not message.startswith(f"{stage.name}:") and not is_located(message):
                 message = f"{stage.name}: {message}"
-            raise stage.errors(message) from None
+            cause = error.__cause__
+            kind = type(cause) if isinstance(cause, FusionError | ScheduleError) else stage.errors
+            raise kind(message) from None
         stages[stage.name] = _text(module)
     assert compilation.params is not None
     return module, compilation.params, stages

@@ -14,7 +14,16 @@ becomes
     func.func @f(...) attributes {fusion.space = ..., sched.params = #sched.params<tile =
         128x256x64, ..., epilogue = smem>}
 
-`mmcomp.compile` runs the same step with its keyword arguments as further overrides.
+The pass's options set parameters the same way, winning over the written keys (as
+`mmcomp.compile`'s keywords do; `mmcomp.compile` runs this very pass with its keywords as
+options):
+
+    mmcomp-opt f.mlir -p 'choose-schedule{tile=128x128x64 stages=4 registers=40,232}'
+
+Shapes are written `MxNxK` or as integer lists (`tile=128,128,64`, `cluster=2x1`,
+`registers=40,232` or `registers="40/232"`); the other options take the words and
+integers of `#sched.params` (`raster=n swizzle=4 strategy=persistent split-k=2
+warp-specialization=pingpong epilogue=registers`).
 
 The schedule is for a back end, the option `backend` (`choose-schedule{backend=interp}`):
 "cuda", the default and what `compile-to-ptx` builds, refuses mma operands that its wgmma
@@ -23,6 +32,7 @@ cannot take (f32: tf32 is not built); "interp", the CPU executor, takes them.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -37,7 +47,7 @@ from mmcomp.diagnostics import at, is_located
 from mmcomp.dialects.fusion import IterationSpaceAttr, MmaOp, dtype_name
 from mmcomp.dialects.sched import PARAMS_ATTR, ScheduleParams, ScheduleParamsAttr, problem_of
 from mmcomp.errors import FusionError, ScheduleError
-from mmcomp.heuristics import PARAMETERS, choose_params
+from mmcomp.heuristics import PARAMETERS, choose_params, normalize_overrides
 from mmcomp.passes.tile_split import SPACE_ATTR, is_fusion_function, schedule_error
 
 
@@ -98,6 +108,30 @@ def choose_schedule(
     return params
 
 
+Dims = tuple[int, ...] | str | None
+"""An option giving a shape: `128x128x64`, `128,128,64` or (from Python) a tuple."""
+
+SHAPE_OPTIONS = {"tile": 3, "cluster": 2, "registers": 2}
+"""Options that give a shape, and how many integers each takes."""
+
+
+def _dims(name: str, value: tuple[int, ...] | str) -> tuple[int, ...]:
+    """The integers of a shape option; ScheduleError naming the option otherwise."""
+    count = SHAPE_OPTIONS[name]
+    dims: tuple[int, ...] | None = value if isinstance(value, tuple) else None
+    if isinstance(value, str):
+        separator = "/" if name == "registers" and "/" in value else "x"
+        with contextlib.suppress(ValueError):
+            dims = tuple(int(part) for part in value.split(separator))
+    if dims is None or len(dims) != count:
+        written = ",".join(str(d) for d in value) if isinstance(value, tuple) else value
+        raise ScheduleError(
+            f"{name}={written}: expected {count} integers, written "
+            f"{'x'.join('N' * count)} or {','.join('N' * count)}"
+        )
+    return dims
+
+
 @dataclass(frozen=True)
 class ChooseSchedule(ModulePass):
     """Attach the heuristic's schedule parameters to every fusion function."""
@@ -107,15 +141,54 @@ class ChooseSchedule(ModulePass):
     backend: str = "cuda"
     """The back end the schedule is for: "cuda" (refuses what wgmma cannot take) or
     "interp" (the CPU executor)."""
+    tile: Dims = None
+    """The CTA tile, m x n x k."""
+    stages: int | None = None
+    """Pipeline stages of the operand ring."""
+    cluster: Dims = None
+    """CTAs per cluster along m and n."""
+    raster: str | None = None
+    """Tile order: m, n or auto."""
+    swizzle: int | None = None
+    """Tiles per raster group."""
+    strategy: str | None = None
+    """one-tile-per-cta or persistent."""
+    split_k: int | None = None
+    """K slices."""
+    warp_specialization: str | None = None
+    """none, cooperative or pingpong."""
+    registers: Dims = None
+    """Registers per thread of the producer and consumer warpgroups."""
+    epilogue: str | None = None
+    """registers or smem."""
+
+    @classmethod
+    def with_keywords(cls, backend: str, keywords: Mapping[str, object]) -> ChooseSchedule:
+        """The pass for `mmcomp.compile`'s keywords (checked by normalize_overrides)."""
+        return cls(backend, **normalize_overrides(keywords))  # pyright: ignore[reportArgumentType]
+
+    def overrides(self) -> dict[str, object]:
+        """The parameters the options set, as `mmcomp.compile`'s keywords."""
+        given: dict[str, object] = {}
+        for name in PARAMETERS:
+            value = getattr(self, name)
+            if value is None:
+                continue
+            given[name] = _dims(name, value) if name in SHAPE_OPTIONS else value
+        return normalize_overrides(given)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         del ctx
         check_attributes(op, self.name)
+        try:
+            overrides = self.overrides()
+        except ScheduleError as error:
+            raise DiagnosticException(f"{self.name}: option {error}") from error
         for function in op.walk():
             if not isinstance(function, FuncOp) or not is_fusion_function(function):
                 continue
             try:
-                choose_schedule(function, {}, self.backend)
+                choose_schedule(function, overrides, self.backend)
             except FusionError as error:
                 message = str(error)
                 if not is_located(message):

@@ -16,7 +16,7 @@ bin_dir = os.path.dirname(sys.executable)
 config.environment["PATH"] = os.pathsep.join(  # noqa: F821
     [bin_dir, os.environ.get("PATH", "")]
 )
-for name in ("HOME", "MMCOMP_CACHE_DIR", "CUDA_HOME"):
+for name in ("HOME", "MMCOMP_CACHE_DIR", "CUDA_HOME", "PYTHONPATH"):
     if name in os.environ:
         config.environment[name] = os.environ[name]  # noqa: F821
 # `ptxas` is available when mmcomp can find one: PATH, $CUDA_HOME/bin or the
