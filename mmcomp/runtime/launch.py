@@ -98,11 +98,14 @@ class KernelArguments:
 def kernel_parameter_sizes(function: Function) -> list[int] | None:
     """The byte size of each kernel parameter, or None where the driver cannot say.
 
-    The count comes from cuFuncGetParamCount where the driver answers it, so that no query
+    A function loaded from PTX knows its parameters from the `.entry` declaration, and the
+    driver is not asked. Otherwise the count comes from cuFuncGetParamCount where the driver answers it, so that no query
     goes past the last parameter (a failed driver call shows up as an error under
     compute-sanitizer's memcheck); elsewhere cuFuncGetParamInfo is asked for one index after
     another until it refuses one.
     """
+    if function.parameter_sizes is not None:
+        return function.parameter_sizes
     driver = driver_api()
     info_query = getattr(driver, "cuFuncGetParamInfo", None)
     if info_query is None:

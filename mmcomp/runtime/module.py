@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ctypes
 import importlib
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -210,6 +211,8 @@ class Function:
     """The driver's CUfunction."""
     max_dynamic_shared_bytes: int = 0
     """The dynamic shared memory limit set so far (see `set_max_dynamic_shared_bytes`)."""
+    parameter_sizes: list[int] | None = None
+    """Bytes of each parameter, from the PTX's `.entry` declaration (None: not known)."""
 
     def attribute(self, attribute: Any) -> int:
         """cuFuncGetAttribute for a CUfunction_attribute."""
@@ -262,6 +265,8 @@ class Module:
     """The cubin and where it came from."""
     device: DeviceInfo
     """The device it is loaded on."""
+    parameters: dict[str, list[int]] = field(default_factory=dict[str, list[int]])
+    """Each `.entry`'s parameter sizes in bytes, read from the PTX."""
     _functions: dict[str, Function] = field(default_factory=dict)
 
     def function(self, name: str) -> Function:
@@ -274,7 +279,7 @@ class Module:
         if result == driver.CUresult.CUDA_ERROR_NOT_FOUND:
             raise LaunchError(f"the module has no kernel named {name!r}")
         check((result,), f"looking up kernel {name!r} (cuModuleGetFunction)")
-        function = Function(self, name, handle)
+        function = Function(self, name, handle, parameter_sizes=self.parameters.get(name))
         self._functions[name] = function
         return function
 
@@ -311,4 +316,23 @@ def load_module(
         cache.path(compiled.key).unlink(missing_ok=True)
         return load_module(ptx, options, cache=cache)
     check((result,), f"loading a {compiled.compiler} cubin (cuModuleLoadData)")
-    return Module(handle, compiled, info)
+    return Module(handle, compiled, info, entry_parameter_sizes(ptx))
+
+
+_ENTRY = re.compile(r"\.entry\s+([A-Za-z_$%][\w$]*)\s*\(([^)]*)\)")
+"""A kernel's `.entry NAME( ... )` declaration in PTX text."""
+_PARAM = re.compile(r"\.param\s+(?:\.align\s+\d+\s+)?\.([a-z]\d+)\s+[\w$%]+(?:\[(\d+)\])?")
+"""One `.param [.align N] .TYPE NAME[COUNT]` declaration."""
+
+
+def entry_parameter_sizes(ptx: str) -> dict[str, list[int]]:
+    """The byte size of each parameter of each `.entry` in PTX text (the driver of some
+    versions cannot say, and asking it past the last one is a failed call)."""
+    sizes: dict[str, list[int]] = {}
+    for entry in _ENTRY.finditer(ptx):
+        params: list[int] = []
+        for param in _PARAM.finditer(entry.group(2)):
+            bits = int(param.group(1)[1:])
+            params.append(bits // 8 * int(param.group(2) or 1))
+        sizes[entry.group(1)] = params
+    return sizes
