@@ -99,10 +99,10 @@ def kernel_parameter_sizes(function: Function) -> list[int] | None:
     """The byte size of each kernel parameter, or None where the driver cannot say.
 
     A function loaded from PTX knows its parameters from the `.entry` declaration, and the
-    driver is not asked. Otherwise the count comes from cuFuncGetParamCount where the driver answers it, so that no query
-    goes past the last parameter (a failed driver call shows up as an error under
-    compute-sanitizer's memcheck); elsewhere cuFuncGetParamInfo is asked for one index after
-    another until it refuses one.
+    driver is not asked. Otherwise the count comes from cuFuncGetParamCount where the driver
+    answers it, so that no query goes past the last parameter (a failed driver call shows up
+    as an error under compute-sanitizer's memcheck); elsewhere cuFuncGetParamInfo is asked
+    for one index after another until it refuses one.
     """
     if function.parameter_sizes is not None:
         return function.parameter_sizes
