@@ -1,22 +1,28 @@
 """`mmcomp.compile(f, **params)`: a fusion through the pass pipeline to a callable Kernel.
 
-The pipeline is one list of named stages, run in order on a copy of the fusion's module;
-the IR after each stage is kept, so `kernel.ir("tile-merge")` shows what that pass did:
+The pipeline is one list of named stages, the registered passes of `compile-to-ptx`
+(`mmcomp-opt -p compile-to-ptx` runs the same list), run in order on a copy of the
+fusion's module; the IR after each stage is kept, so `kernel.ir("tile-merge")` shows what
+that pass did:
 
-    fusion                  the fusion as written (the input)
-    propagate-axis-mapping  contractions -> fusion.mma, every axis gets its role
-    choose-schedule         the heuristic's params (with the caller's overrides) on the func
-    tile-split              sched.schedule: the iteration space split by the tiles
-    tile-merge              m and n tile indices merged under raster order and swizzle
-    split-k                 K slices as extra work units (no-op for split_k = 1)
-    insert-persistent-loop  the tile loop of each CTA, the grid sized to the SMs
-    materialize-schedule    scf / arith / gpu loops with explicit indices and tile ops
+    fusion                    the fusion as written (the input)
+    propagate-axis-mapping    contractions -> fusion.mma, every axis gets its role
+    choose-schedule           the heuristic's params, the keywords as the pass's options
+    tile-split                sched.schedule: the iteration space split by the tiles
+    tile-merge                m and n tile indices merged under raster order and swizzle
+    split-k                   K slices as extra work units (no-op for split_k = 1)
+    insert-persistent-loop    the tile loop of each CTA, the grid sized to the SMs
+    materialize-schedule      scf / arith / gpu loops with explicit indices and tile ops
+    ---- backend="interp" stops here: the CPU executor runs the materialized kernel
+    partition-warp-roles      producer / consumer warpgroups, ring slots
+    lower-schedule-to-hopper  a ptx.entry of hopper and ptx ops, its launch data on it
+    convert-hopper-to-ptx     ptx instructions only: the kernel as the back end runs it
 
 Back ends: "interp" runs the materialized kernel on the CPU (mmcomp.interp.executor,
 simulating every CTA and checking that every output element is written exactly once).
-"cuda", the default, lowers the materialized kernel further (mmcomp.backend:
-partition-warp-roles, lower-schedule-to-hopper, convert-hopper-to-ptx), checks the PTX with
-ptxas, and launches it on the GPU at the first call; compiling needs no GPU.
+"cuda", the default, takes the ptx module (mmcomp.backend): it prints the PTX, checks it
+with ptxas, reads the launch plan from the entry, and launches on the GPU at the first
+call; compiling needs no GPU.
 """
 
 from __future__ import annotations
@@ -38,7 +44,7 @@ from mmcomp.diagnostics import is_located, verify
 from mmcomp.dialects.sched import PARAMS_ATTR, ScheduleParams, ScheduleParamsAttr
 from mmcomp.errors import FusionError, ScheduleError
 from mmcomp.passes.choose_schedule import ChooseSchedule
-from mmcomp.registry import DIALECTS, PASSES
+from mmcomp.registry import DEFAULT_PIPELINE, DIALECTS, PASSES
 
 if TYPE_CHECKING:
     from mmcomp.backend import CudaKernel
@@ -97,16 +103,19 @@ def _choose_schedule(ctx: Context, module: ModuleOp, compilation: Compilation) -
     compilation.params = attr.data
 
 
-PIPELINE: list[Stage] = [
-    Stage("propagate-axis-mapping", _pass("propagate-axis-mapping"), FusionError),
-    Stage("choose-schedule", _choose_schedule),
-    Stage("tile-split", _pass("tile-split")),
-    Stage("tile-merge", _pass("tile-merge")),
-    Stage("split-k", _pass("split-k")),
-    Stage("insert-persistent-loop", _pass("insert-persistent-loop")),
-    Stage("materialize-schedule", _pass("materialize-schedule")),
-]
-"""The stages from a fusion to a materialized kernel, in order."""
+def _stage(name: str) -> Stage:
+    """The stage running the registered pass `name` (choose-schedule with the keywords)."""
+    if name == "choose-schedule":
+        return Stage(name, _choose_schedule)
+    return Stage(name, _pass(name), FusionError if name == "propagate-axis-mapping" else ScheduleError)
+
+
+PIPELINE: list[Stage] = [_stage(name) for name in DEFAULT_PIPELINE]
+"""The stages from a fusion to a ptx module, in order: the passes of `compile-to-ptx`
+(mmcomp.registry.DEFAULT_PIPELINE), which `mmcomp-opt -p compile-to-ptx` runs too."""
+
+MATERIALIZED = "materialize-schedule"
+"""The last stage of the interp back end (the CPU executor runs the materialized kernel)."""
 
 
 def _interp_runner(module: ModuleOp) -> Runner:
@@ -131,7 +140,7 @@ class CudaRunner:
 
 
 def _cuda_runner(module: ModuleOp) -> Runner:
-    """Lowers the materialized kernel to PTX, checked by ptxas with 0 spills."""
+    """The ptx module's kernel: its PTX, checked by ptxas with 0 spills, and its launch plan."""
     from mmcomp.backend import build_cuda_kernel
 
     return CudaRunner(build_cuda_kernel(module))
@@ -208,12 +217,12 @@ class Kernel:
 
     @property
     def module(self) -> ModuleOp:
-        """The module after the last stage (a kernel from the disk cache parses the last
+        """The materialized kernel, the module after materialize-schedule (parsed from that
         stage's text when first asked)."""
         if self._module is None:
             from xdsl.parser import Parser
 
-            self._module = Parser(context(), self.stages[PIPELINE[-1].name]).parse_module()
+            self._module = Parser(context(), self.stages[MATERIALIZED]).parse_module()
         return self._module
 
     @property
@@ -325,12 +334,15 @@ def run_pipeline(
     module: ModuleOp, params: Mapping[str, object] | None = None, backend: str = "cuda"
 ) -> tuple[ModuleOp, ScheduleParams, dict[str, str]]:
     """Run PIPELINE on a copy of `module`, scheduling for `backend`: (final module, params,
-    IR text after each stage)."""
+    IR text after each stage). The interp back end stops at the materialized kernel; the
+    cuda back end runs every stage, to the ptx module."""
     ctx = context()
     module = module.clone()
     stages = {"fusion": _text(module)}
     compilation = Compilation(params or {}, backend=backend)
     for stage in PIPELINE:
+        if backend != "cuda" and MATERIALIZED in stages:
+            break
         try:
             stage.run(ctx, module, compilation)
             verify(module)
@@ -379,7 +391,15 @@ def _spills(error: Exception) -> bool:
 
 def _build(fusion: Fusion, backend: str, params: Mapping[str, object]) -> Kernel:
     module, chosen, stages = run_pipeline(fusion.module, params, backend)
-    return Kernel(fusion, backend, chosen, stages, module, RUNNERS[backend](module))
+    return _kernel(fusion, backend, chosen, stages, module)
+
+
+def _kernel(
+    fusion: Fusion, backend: str, chosen: ScheduleParams, stages: dict[str, str], module: ModuleOp
+) -> Kernel:
+    """The Kernel of a pipeline's result (`module`: the last stage's module)."""
+    materialized = module if backend != "cuda" else None
+    return Kernel(fusion, backend, chosen, stages, materialized, RUNNERS[backend](module))
 
 
 def _refits(chosen: ScheduleParams, params: Mapping[str, object]) -> list[dict[str, object]]:
@@ -426,7 +446,7 @@ def _build_without_spills(fusion: Fusion, backend: str, params: Mapping[str, obj
     lighter fits), a ScheduleError naming the schedule, the spills and what would fit."""
     module, chosen, stages = run_pipeline(fusion.module, params, backend)
     try:
-        return Kernel(fusion, backend, chosen, stages, module, RUNNERS[backend](module))
+        return _kernel(fusion, backend, chosen, stages, module)
     except Exception as error:
         if not _spills(error):
             raise

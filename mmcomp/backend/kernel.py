@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp
-from xdsl.dialects.func import FuncOp
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
 from mmcomp import dtypes
-from mmcomp.errors import LaunchError, ScheduleError
-from mmcomp.passes.convert_hopper_to_ptx import ConvertHopperToPtx
-from mmcomp.passes.lower_schedule_to_hopper import LaunchPlan, lower_kernel
-from mmcomp.passes.partition_warp_roles import partition
+from mmcomp.backend.plan import LaunchPlan, launch_plan
+from mmcomp.dialects import ptx
+from mmcomp.errors import LaunchError
 
 if TYPE_CHECKING:
     from mmcomp.backend.call import CallState
@@ -31,35 +31,22 @@ def _numpy_dtype(name: str) -> np.dtype:
     return dtype.numpy_dtype
 
 
-def _kernel_function(module: ModuleOp) -> FuncOp:
-    """The module's one materialized kernel."""
-    functions = [op for op in module.ops if isinstance(op, FuncOp)]
-    if len(functions) != 1:
-        raise ScheduleError(
-            f"cuda back end: expected one materialized func.func, found {len(functions)}"
-        )
-    return functions[0]
+LOWERING = ("partition-warp-roles", "lower-schedule-to-hopper", "convert-hopper-to-ptx")
+"""The registered passes from a materialized kernel to its ptx module (the end of
+`compile-to-ptx`)."""
 
 
 def lower_to_ptx(module: ModuleOp) -> tuple[str, LaunchPlan]:
     """PTX text and launch plan of a module after materialize-schedule (left unchanged)."""
     from mmcomp.compiler import context
+    from mmcomp.registry import PASSES
     from mmcomp.targets import emit_ptx
 
-    func = _kernel_function(module).clone()
-    partition(func)
-    ptx_module, plan = lower_kernel(func)
-    outer = ModuleOp([ptx_module])
-    ConvertHopperToPtx().apply(context(), outer)
-    return emit_ptx(outer), plan
-
-
-def _count(func: FuncOp, key: str) -> int:
-    """An integer attribute of the kernel (sched.num_inputs, sched.num_outputs)."""
-    attr = func.attributes.get(key)
-    if not isinstance(attr, IntegerAttr):
-        raise ScheduleError(f"cuda back end: @{func.sym_name.data} has no {key}")
-    return attr.value.data
+    lowered = module.clone()
+    ctx = context()
+    for name in LOWERING:
+        PASSES[name]()().apply(ctx, lowered)
+    return emit_ptx(lowered), launch_plan(lowered)
 
 
 def _check_arrays(kernel: CudaKernel, arrays: Sequence[Any]) -> None:
@@ -146,7 +133,7 @@ class BoundLaunch:
         self.staging.copy_in(stream)
         if self._config is None:
             grid = plan.grid
-            if plan.cluster > 1 and plan.params.strategy == "persistent":
+            if plan.cluster > 1 and plan.persistent:
                 # Clusters must fit in a GPC: a persistent grid of more CTAs than run at
                 # once would leave the rest waiting for a second wave.
                 fits = max_active_clusters(function, plan.threads, plan.cluster, plan.smem_bytes)
@@ -286,12 +273,15 @@ class CudaKernel:
         return call(self, inputs, out, stream, check)
 
 
-def build_cuda_kernel(module: ModuleOp, check_spills: bool = True) -> CudaKernel:
-    """Lower a module after materialize-schedule to a CudaKernel; assemble it with ptxas."""
+def build_cuda_kernel(module: ModuleOp | ptx.PtxModuleOp, check_spills: bool = True) -> CudaKernel:
+    """The kernel of a ptx-level module (the end of `compile-to-ptx`, or a file mmcomp-opt
+    wrote): its PTX text, assembled with ptxas when one is found (0 spill bytes required),
+    and the launch plan its entry carries."""
     from mmcomp import ptxas
+    from mmcomp.targets import emit_ptx
 
-    func = _kernel_function(module)
-    text, plan = lower_to_ptx(module)
+    plan = launch_plan(module)
+    text = emit_ptx(module)
     report = None
     cubin = None
     if ptxas.find_tool("ptxas") is not None:
@@ -300,11 +290,25 @@ def build_cuda_kernel(module: ModuleOp, check_spills: bool = True) -> CudaKernel
             ptxas.check_no_spills(assembled)
         report = assembled.resources.get(plan.entry)
         cubin = assembled.cubin
-    return CudaKernel(
-        text,
-        plan,
-        report,
-        _count(func, "sched.num_inputs"),
-        _count(func, "sched.num_outputs"),
-        cubin,
-    )
+    return CudaKernel(text, plan, report, plan.count("input"), plan.count("output"), cubin)
+
+
+def load_kernel(source: str | Path) -> CudaKernel:
+    """The kernel of a ptx-level IR file (or text) that `mmcomp-opt` wrote, e.g. with
+    `-p compile-to-ptx`; call it on the inputs like a compiled kernel's device kernel."""
+    from xdsl.parser import Parser
+
+    from mmcomp.compiler import context
+    from mmcomp.diagnostics import verify
+
+    text = str(source)
+    name = "<text>"
+    if isinstance(source, Path) or ("\n" not in text and Path(text).is_file()):
+        name = str(source)
+        text = Path(source).read_text()
+    try:
+        module = Parser(context(), text, name).parse_module()
+        verify(module)
+    except (DiagnosticException, VerifyException) as error:
+        raise LaunchError(f"load_kernel: {name}: {error}") from None
+    return build_cuda_kernel(module)
