@@ -107,7 +107,9 @@ def _stage(name: str) -> Stage:
     """The stage running the registered pass `name` (choose-schedule with the keywords)."""
     if name == "choose-schedule":
         return Stage(name, _choose_schedule)
-    return Stage(name, _pass(name), FusionError if name == "propagate-axis-mapping" else ScheduleError)
+    return Stage(
+        name, _pass(name), FusionError if name == "propagate-axis-mapping" else ScheduleError
+    )
 
 
 PIPELINE: list[Stage] = [_stage(name) for name in DEFAULT_PIPELINE]

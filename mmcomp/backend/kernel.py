@@ -37,7 +37,8 @@ LOWERING = ("partition-warp-roles", "lower-schedule-to-hopper", "convert-hopper-
 
 
 def lower_to_ptx(module: ModuleOp) -> tuple[str, LaunchPlan]:
-    """PTX text and launch plan of a module after materialize-schedule (left unchanged)."""
+    """PTX text and launch plan of a module after materialize-schedule, or of one lowered
+    further (the passes left to run are run on a copy)."""
     from mmcomp.compiler import context
     from mmcomp.registry import PASSES
     from mmcomp.targets import emit_ptx

@@ -42,9 +42,12 @@ in `mmcomp.lowering.hopper`, one module per concern.
 
 from __future__ import annotations
 
+import dataclasses
+
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, ModuleOp
 from xdsl.dialects.func import FuncOp
+from xdsl.ir import Attribute
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
@@ -100,7 +103,39 @@ def lower_kernel(func: FuncOp) -> tuple[ptx.PtxModuleOp, LaunchPlan]:
     )
     lower_index_arithmetic(func)
     emit_kernel(ctx)
-    return module, launch_plan(plan)
+    launch = launch_plan(plan)
+    write_launch_data(module, func, launch)
+    return module, launch
+
+
+def write_launch_data(module: ptx.PtxModuleOp, func: FuncOp, plan: LaunchPlan) -> None:
+    """Put the launch plan on the module's entry: each pointer parameter's array (role,
+    name, shape, dtype), each tensor-map parameter's map, and the grid, cluster and shared
+    memory (mmcomp.dialects.ptx.launch)."""
+    entry = next(op for op in module.body.block.ops if isinstance(op, ptx.EntryOp))
+    counts = [func.attributes.get(key) for key in ("sched.num_inputs", "sched.num_outputs")]
+    inputs, outputs = (
+        count.value.data if isinstance(count, IntegerAttr) else 0 for count in counts
+    )
+    infos: list[Attribute] = []
+    for index, (name, (shape, dtype)) in enumerate(
+        zip(plan.arguments, plan.argument_types, strict=True)
+    ):
+        role = "input" if index < inputs else "output" if index < inputs + outputs else "workspace"
+        infos.append(ptx.KernelArrayAttr(ptx.KernelArray(role, name, shape, dtype)))
+    infos += [
+        ptx.TensorMapAttr(ptx.TensorMap(**dataclasses.asdict(operand)))
+        for operand in plan.tensor_maps
+    ]
+    entry.properties["params"] = ArrayAttr(
+        [
+            ptx.ParamAttr(param.param_name.data, param.kind.data, info)
+            for param, info in zip(entry.params.data, infos, strict=True)
+        ]
+    )
+    persistent = plan.params.strategy == "persistent"
+    launch = ptx.Launch(plan.grid, plan.smem_bytes, plan.cluster, persistent)
+    entry.properties["launch"] = ptx.LaunchAttr(launch)
 
 
 class LowerScheduleToHopper(ModulePass):

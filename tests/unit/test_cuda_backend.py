@@ -38,7 +38,7 @@ def test_case_assembles_without_spills(name: str):
     assert kernel.report is not None
     assert kernel.report.spills == 0
     assert kernel.report.stack_frame == 0
-    specialized = kernel.plan.roles.producers == 1
+    specialized = "setmaxnreg" in kernel.ptx
     assert f".maxnreg {168 if specialized else 255}" in kernel.ptx
     assert kernel.plan.threads == (384 if specialized else 256)
 
@@ -86,9 +86,8 @@ def test_shared_memory_fits_the_device():
 def test_unbuildable_parameters_are_refused():
     """Two-dimensional clusters are not built: a ScheduleError names the parameter."""
     params = {"cluster": (2, 2), "epilogue": "registers", "split_k": 1}
-    module, _, _ = run_pipeline(linear(256, 256, 128).module, params)
     with pytest.raises(ScheduleError, match="cluster 2x2 is not built"):
-        lower_to_ptx(module)
+        run_pipeline(linear(256, 256, 128).module, params)
 
 
 def test_clusters_multicast_the_shared_operand():

@@ -296,7 +296,8 @@ def test_interp_kernel_matches_the_reference_and_exposes_params_and_stages():
     assert isinstance(kernel, Kernel)
     assert kernel.params.tile == (128, 128, 64)
     assert (kernel.params.swizzle, kernel.params.split_k) == (4, 2)
-    assert list(kernel.stages) == ["fusion"] + [stage.name for stage in PIPELINE]
+    names = [stage.name for stage in PIPELINE]
+    assert list(kernel.stages) == ["fusion", *names[: names.index("materialize-schedule") + 1]]
     assert "sched.swizzle" in kernel.ir("tile-merge")
     assert "sched.params = #sched.params<tile = 128x128x64" in kernel.ir("choose-schedule")
     assert "gpu.block_id" in kernel.ir()

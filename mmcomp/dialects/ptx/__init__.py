@@ -132,6 +132,15 @@ from mmcomp.dialects.ptx.memory_ops import (
     SregOp,
     StOp,
 )
+from mmcomp.dialects.ptx.launch import (
+    ARRAY_ROLES,
+    KernelArray,
+    KernelArrayAttr,
+    Launch,
+    LaunchAttr,
+    TensorMap,
+    TensorMapAttr,
+)
 from mmcomp.dialects.ptx.module import (
     EntryOp,
     PtxModuleOp,
@@ -246,12 +255,19 @@ PTX = Dialect(
         StmatrixOp,
         InstOp,
     ],
-    [RegType, ParamAttr],
+    [RegType, ParamAttr, KernelArrayAttr, TensorMapAttr, LaunchAttr],
 )
 """The ptx dialect."""
 
 __all__ = [
     "IntAttr",
+    "ARRAY_ROLES",
+    "KernelArray",
+    "KernelArrayAttr",
+    "Launch",
+    "LaunchAttr",
+    "TensorMap",
+    "TensorMapAttr",
     "RegKind",
     "KINDS",
     "DECL_ORDER",

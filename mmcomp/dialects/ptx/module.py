@@ -26,7 +26,14 @@ from xdsl.utils.exceptions import VerifyException
 from mmcomp.dialects.ptx.control_ops import BraOp, LabelOp
 from mmcomp.dialects.ptx.memory_ops import LdParamOp
 from mmcomp.dialects.ptx.syntax import PtxInstruction
-from mmcomp.dialects.ptx.types import _IDENT, ParamAttr, _check_identifier, _parse_param
+from mmcomp.dialects.ptx.launch import Launch, LaunchAttr, parse_fields, print_fields
+from mmcomp.dialects.ptx.types import (
+    _IDENT,
+    ParamAttr,
+    _check_identifier,
+    _parse_param,
+    print_param,
+)
 
 # ---- ptx.module -----------------------------------------------------------------------
 
@@ -168,11 +175,10 @@ class SharedOp(IRDLOperation):
         return f".shared .align {self.alignment.data} .b8 {self.sym_name.data}[{self.size.data}];"
 
 
-@irdl_op_definition
-
 # ---- ptx.entry ------------------------------------------------------------------------
 
 
+@irdl_op_definition
 class EntryOp(IRDLOperation):
     """A kernel (`.visible .entry`): parameters, performance directives and a flat body."""
 
@@ -186,6 +192,8 @@ class EntryOp(IRDLOperation):
     """`.maxnreg N`: a register cap (needed for setmaxnreg to take effect)."""
     reqntid = opt_prop_def(ArrayAttr[IntAttr])
     """`.reqntid x[, y, z]`: the exact block size."""
+    launch = opt_prop_def(LaunchAttr)
+    """The grid, cluster and dynamic shared memory of the launch (mmcomp.dialects.ptx.launch)."""
     body = region_def("single_block")
     """The instructions, in program order."""
 
@@ -198,6 +206,7 @@ class EntryOp(IRDLOperation):
         *,
         maxnreg: int | None = None,
         reqntid: Sequence[int] | None = None,
+        launch: Launch | None = None,
         ops: Iterable[Operation] = (),
     ):
         param_attrs = [p if isinstance(p, ParamAttr) else ParamAttr(*p) for p in params]
@@ -207,6 +216,7 @@ class EntryOp(IRDLOperation):
                 "params": ArrayAttr(param_attrs),
                 "maxnreg": None if maxnreg is None else IntAttr(maxnreg),
                 "reqntid": None if reqntid is None else ArrayAttr([IntAttr(n) for n in reqntid]),
+                "launch": None if launch is None else LaunchAttr(launch),
             },
             regions=[Region(Block(ops))],
         )
@@ -263,16 +273,16 @@ class EntryOp(IRDLOperation):
         printer.print_string(" ")
         printer.print_symbol_name(self.sym_name.data)
         printer.print_string("(")
-        printer.print_list(
-            self.params.data,
-            lambda p: printer.print_string(f"{p.param_name.data} : {p.kind.data}"),
-        )
+        printer.print_list(self.params.data, lambda param: print_param(printer, param))
         printer.print_string(")")
         if self.maxnreg is not None:
             printer.print_string(f" maxnreg {self.maxnreg.data}")
         if self.reqntid is not None:
             dims = ", ".join(str(d.data) for d in self.reqntid.data)
             printer.print_string(f" reqntid [{dims}]")
+        if self.launch is not None:
+            printer.print_string(" launch")
+            print_fields(printer, self.launch.data)
         printer.print_string(" ")
         printer.print_region(self.body, print_entry_block_args=False, print_empty_block=False)
 
@@ -290,7 +300,10 @@ class EntryOp(IRDLOperation):
             reqntid = parser.parse_comma_separated_list(
                 parser.Delimiter.SQUARE, parser.parse_integer
             )
-        op = cls(name, params, maxnreg=maxnreg, reqntid=reqntid)
+        launch = None
+        if parser.parse_optional_keyword("launch"):
+            launch = parse_fields(parser, Launch, f"ptx.entry @{name} launch")
+        op = cls(name, params, maxnreg=maxnreg, reqntid=reqntid, launch=launch)
         _adopt_body(op.body, parser.parse_region())
         return op
 

@@ -5,12 +5,19 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from xdsl.dialects.builtin import StringAttr
-from xdsl.ir import ParametrizedAttribute, SSAValue, TypeAttribute
+from xdsl.dialects.builtin import NoneAttr, StringAttr
+from xdsl.ir import Attribute, ParametrizedAttribute, SSAValue, TypeAttribute
 from xdsl.irdl import irdl_attr_definition
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
+
+from mmcomp.dialects.ptx.launch import (
+    KernelArrayAttr,
+    TensorMapAttr,
+    parse_field_list,
+    print_fields,
+)
 
 # ----------------------------------------------------------------------------------------
 # Register kinds
@@ -162,7 +169,9 @@ _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_$]*$")
 
 @irdl_attr_definition
 class ParamAttr(ParametrizedAttribute):
-    """One kernel parameter: `#ptx.param<a : ptr>` (scalar, pointer or 128-byte tensor map)."""
+    """One kernel parameter: `#ptx.param<a : ptr>` (scalar, pointer or 128-byte tensor map),
+    with what the host passes for it where the lowering says (`ptr<role = input, ...>`,
+    `tmap<arg = 0, box = [128, 64], ...>`: mmcomp.dialects.ptx.launch)."""
 
     name = "ptx.param"
 
@@ -170,9 +179,11 @@ class ParamAttr(ParametrizedAttribute):
     """The parameter's name in PTX."""
     kind: StringAttr
     """A key of `PARAM_KINDS`."""
+    info: Attribute
+    """A pointer's #ptx.array or a tensor map's #ptx.tensor_map; NoneAttr when unsaid."""
 
-    def __init__(self, param_name: str, kind: str):
-        super().__init__(StringAttr(param_name), StringAttr(kind))
+    def __init__(self, param_name: str, kind: str, info: Attribute | None = None):
+        super().__init__(StringAttr(param_name), StringAttr(kind), info or NoneAttr())
 
     def verify(self) -> None:
         if self.kind.data not in PARAM_KINDS:
@@ -181,15 +192,38 @@ class ParamAttr(ParametrizedAttribute):
                 f"expected one of {', '.join(PARAM_KINDS)}"
             )
         _check_identifier("#ptx.param", self.param_name.data)
+        expected = PARAM_INFO.get(self.kind.data)
+        if isinstance(self.info, NoneAttr) or (expected and isinstance(self.info, expected)):
+            return
+        raise VerifyException(
+            f"#ptx.param '{self.param_name.data}': a {self.kind.data} parameter cannot carry "
+            f"{self.info}"
+        )
 
     def print_parameters(self, printer: Printer) -> None:
-        printer.print_string(f"<{self.param_name.data} : {self.kind.data}>")
+        printer.print_string("<")
+        print_param(printer, self)
+        printer.print_string(">")
 
     @classmethod
-    def parse_parameters(cls, parser: AttrParser) -> tuple[StringAttr, StringAttr]:
+    def parse_parameters(cls, parser: AttrParser) -> tuple[StringAttr, StringAttr, Attribute]:
         with parser.in_angle_brackets():
-            name, kind = _parse_param(parser)
-        return (StringAttr(name), StringAttr(kind))
+            name, kind, info = _parse_param(parser)
+        return (StringAttr(name), StringAttr(kind), info)
+
+
+PARAM_INFO: dict[str, type[KernelArrayAttr] | type[TensorMapAttr]] = {
+    "ptr": KernelArrayAttr,
+    "tmap": TensorMapAttr,
+}
+"""The launch data each parameter kind may carry."""
+
+
+def print_param(printer: Printer, param: ParamAttr) -> None:
+    """`name : kind`, then the launch data's keys (`<role = input, ...>`) if any."""
+    printer.print_string(f"{param.param_name.data} : {param.kind.data}")
+    if isinstance(param.info, KernelArrayAttr | TensorMapAttr):
+        print_fields(printer, param.info.data)
 
 
 def _check_identifier(where: str, name: str) -> None:
@@ -198,8 +232,16 @@ def _check_identifier(where: str, name: str) -> None:
         raise VerifyException(f"{where}: '{name}' is not a valid PTX identifier")
 
 
-def _parse_param(parser: AttrParser) -> tuple[str, str]:
+def _parse_param(parser: AttrParser) -> tuple[str, str, Attribute]:
     name = parser.parse_identifier(context_msg=" (a parameter name)")
     parser.parse_punctuation(":")
+    pos = parser.pos
     kind = parser.parse_identifier(context_msg=" (a parameter kind)")
-    return name, kind
+    if parser.parse_optional_punctuation("<") is None:
+        return name, kind, NoneAttr()
+    attr = PARAM_INFO.get(kind)
+    if attr is None:
+        parser.raise_error(f"parameter '{name}': a {kind} parameter carries no launch data", pos)
+    info = attr(parse_field_list(parser, attr.payload, f"parameter '{name}'"))
+    parser.parse_punctuation(">")
+    return name, kind, info
