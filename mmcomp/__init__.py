@@ -10,6 +10,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from mmcomp.backend.kernel import load_kernel
     from mmcomp.compiler import Kernel, compile
     from mmcomp.errors import CudaError, FusionError, LaunchError, ScheduleError
     from mmcomp.frontend import Fusion, Value, parse
@@ -24,6 +25,7 @@ _PUBLIC = {
     "roles_of": "mmcomp.roles",
     "compile": "mmcomp.compiler",
     "Kernel": "mmcomp.compiler",
+    "load_kernel": "mmcomp.backend.kernel",
     "FusionError": "mmcomp.errors",
     "ScheduleError": "mmcomp.errors",
     "LaunchError": "mmcomp.errors",
@@ -39,6 +41,7 @@ __all__ = [
     "ScheduleError",
     "Value",
     "compile",
+    "load_kernel",
     "parse",
     "reference",
     "roles_of",

@@ -255,6 +255,7 @@ class Kernel:
 
     def bind(self, arrays: Sequence[Any], named: Mapping[str, Any]) -> list[Any]:
         """The inputs in fusion input order, from positional and named arrays; checked."""
+        from mmcomp.argcheck import check_shape_and_dtype
         from mmcomp.backend.call import order_inputs
 
         inputs = self.fusion.inputs
@@ -273,16 +274,14 @@ class Kernel:
                         + f", found {type(array).__name__}"
                     )
                 found = array
-            if tuple(found.shape) != value.shape:
-                raise FusionError(
-                    f"{where}: input {value.name!r}: expected shape {list(value.shape)}, "
-                    f"found {list(found.shape)}"
-                )
-            if found.dtype != value.numpy_dtype:
-                raise FusionError(
-                    f"{where}: input {value.name!r}: expected dtype {value.numpy_dtype}, "
-                    f"found {found.dtype}"
-                )
+            check_shape_and_dtype(
+                f"{where}: input {value.name!r}",
+                found.shape,
+                found.dtype,
+                value.shape,
+                value.numpy_dtype,
+                FusionError,
+            )
             checked.append(array)
         return checked
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.utils.exceptions import DiagnosticException, VerifyException
+from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
 
 from mmcomp import dtypes
 from mmcomp.backend.plan import LaunchPlan, launch_plan
@@ -310,6 +310,6 @@ def load_kernel(source: str | Path) -> CudaKernel:
     try:
         module = Parser(context(), text, name).parse_module()
         verify(module)
-    except (DiagnosticException, VerifyException) as error:
+    except (ParseError, DiagnosticException, VerifyException) as error:
         raise LaunchError(f"load_kernel: {name}: {error}") from None
     return build_cuda_kernel(module)

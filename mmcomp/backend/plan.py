@@ -58,7 +58,10 @@ def entry_of(module: Operation) -> ptx.EntryOp:
     """The one `ptx.entry` of a ptx-level module (or of the ptx.module inside it)."""
     entries = [op for op in module.walk() if isinstance(op, ptx.EntryOp)]
     if len(entries) != 1:
-        raise LaunchError(f"cuda back end: expected one ptx.entry, found {len(entries)}")
+        raise LaunchError(
+            f"cuda back end: expected a ptx-level module with one ptx.entry (the output of "
+            f"compile-to-ptx), found {len(entries)} entries"
+        )
     return entries[0]
 
 
