@@ -8,9 +8,9 @@ from typing import Any
 
 import numpy as np
 import pytest
+from cases import CASES, Case, case, inputs_for, relative_error
 
 import mmcomp
-from cases import CASES, Case, case, inputs_for, relative_error
 from mmcomp.backend import launch_plan
 from mmcomp.cli import main as mmcomp_opt
 from mmcomp.registry import DEFAULT_PIPELINE

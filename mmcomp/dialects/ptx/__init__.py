@@ -118,6 +118,15 @@ from mmcomp.dialects.ptx.hopper_ops import (
     WgmmaWaitBase,
     WgmmaWaitOp,
 )
+from mmcomp.dialects.ptx.launch import (
+    ARRAY_ROLES,
+    KernelArray,
+    KernelArrayAttr,
+    Launch,
+    LaunchAttr,
+    TensorMap,
+    TensorMapAttr,
+)
 from mmcomp.dialects.ptx.memory_ops import (
     LOAD_QUALIFIERS,
     SPECIAL_REGISTERS,
@@ -131,15 +140,6 @@ from mmcomp.dialects.ptx.memory_ops import (
     MovOp,
     SregOp,
     StOp,
-)
-from mmcomp.dialects.ptx.launch import (
-    ARRAY_ROLES,
-    KernelArray,
-    KernelArrayAttr,
-    Launch,
-    LaunchAttr,
-    TensorMap,
-    TensorMapAttr,
 )
 from mmcomp.dialects.ptx.module import (
     EntryOp,

@@ -24,9 +24,9 @@ from xdsl.traits import HasParent, IsolatedFromAbove, NoTerminator
 from xdsl.utils.exceptions import VerifyException
 
 from mmcomp.dialects.ptx.control_ops import BraOp, LabelOp
+from mmcomp.dialects.ptx.launch import Launch, LaunchAttr, parse_fields, print_fields
 from mmcomp.dialects.ptx.memory_ops import LdParamOp
 from mmcomp.dialects.ptx.syntax import PtxInstruction
-from mmcomp.dialects.ptx.launch import Launch, LaunchAttr, parse_fields, print_fields
 from mmcomp.dialects.ptx.types import (
     _IDENT,
     ParamAttr,
