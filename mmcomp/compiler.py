@@ -332,17 +332,21 @@ def _as_fusion(f: object) -> Fusion:
 
 
 def run_pipeline(
-    module: ModuleOp, params: Mapping[str, object] | None = None, backend: str = "cuda"
+    module: ModuleOp,
+    params: Mapping[str, object] | None = None,
+    backend: str = "cuda",
+    until: str | None = None,
 ) -> tuple[ModuleOp, ScheduleParams, dict[str, str]]:
     """Run PIPELINE on a copy of `module`, scheduling for `backend`: (final module, params,
     IR text after each stage). The interp back end stops at the materialized kernel; the
-    cuda back end runs every stage, to the ptx module."""
+    cuda back end runs every stage, to the ptx module; `until` names an earlier last stage."""
+    last = until or (PIPELINE[-1].name if backend == "cuda" else MATERIALIZED)
     ctx = context()
     module = module.clone()
     stages = {"fusion": _text(module)}
     compilation = Compilation(params or {}, backend=backend)
     for stage in PIPELINE:
-        if backend != "cuda" and MATERIALIZED in stages:
+        if last in stages:
             break
         try:
             stage.run(ctx, module, compilation)

@@ -25,7 +25,8 @@ from mmcomp.targets import emit_ptx
 def partitioned(name: str, **changes: object) -> FuncOp:
     """The partitioned kernel of a case, compiled with `changes` to its params."""
     selected = case(name)
-    module, _, _ = run_pipeline(selected.fusion().module, {**selected.params, **changes})
+    params = {**selected.params, **changes}
+    module, _, _ = run_pipeline(selected.fusion().module, params, until="materialize-schedule")
     func = next(op for op in module.ops if isinstance(op, FuncOp)).clone()
     partition(func)
     return func

@@ -47,7 +47,9 @@ builtin.module {
 
 // CHECK:      ptx.module version 8.0 target sm_90a address_size 64 {
 // CHECK-NEXT:   ptx.shared @mmcomp_shared align 1024 dynamic
-// CHECK-NEXT:   ptx.entry @lin(arg0 : ptr, arg1 : ptr, arg2 : ptr, arg3 : ptr, tmap0 : tmap, tmap1 : tmap) maxnreg 168 reqntid [384] {
+// The entry carries its launch data: each pointer's array, each tensor map's view, box and
+// swizzle (the default 128 bytes, left out), the grid and the shared memory.
+// CHECK-NEXT:   ptx.entry @lin(arg0 : ptr<role = input, name = "a", shape = [300, 200], dtype = bf16>, arg1 : ptr<role = input, name = "w", shape = [500, 200], dtype = bf16>, arg2 : ptr<role = input, name = "bias", shape = [500], dtype = bf16>, arg3 : ptr<role = output, name = "out0", shape = [300, 500], dtype = bf16>, tmap0 : tmap<arg = 0, dtype = bf16, shape = [300, 200], box = [128, 64], boxes = 1, major = k, strides = [200, 1], axes = [0, 1]>, tmap1 : tmap<arg = 1, dtype = bf16, shape = [500, 200], box = [128, 64], boxes = 1, major = k, strides = [200, 1], axes = [0, 1]>) maxnreg 168 reqntid [384] launch<grid = 12, smem = 132176, persistent = true> {
 // CHECK:          %[[TMAP0:.*]] = hopper.tensor_map_address tmap0 : !ptx.reg<b64>
 // CHECK:          %[[TMAP1:.*]] = hopper.tensor_map_address tmap1 : !ptx.reg<b64>
 // CHECK-COUNT-4:  hopper.mbarrier_init 1
