@@ -3,9 +3,9 @@
     python tools/compare_ptx.py --base DIR [--cases 300] [--seed 1] [--jobs 8] [--show N]
 
 DIR holds the earlier mmcomp as the package `mmcomp_base` (see tools/compare_builds.py for
-how to make it). The corpus is the fuzzer's cuda cases (`tools/fuzz.py`: random fusions,
-shapes and schedule keywords) plus every problem of tools/bench.py's suite under the
-heuristic's schedule. Each fusion is written as IR text by this checkout, parsed by both
+how to make it). The corpus is every case the GPU tests run (tests/unit/cases.py), every
+problem of tools/bench.py's suite under the heuristic's schedule, and the fuzzer's cuda
+cases (`tools/fuzz.py`: random fusions, shapes and schedule keywords). Each fusion is written as IR text by this checkout, parsed by both
 builds, and compiled by both with the same keywords; the row compares the PTX text.
 
 A refactor of the lowering proves it changed nothing by "identical" on every case: equal
@@ -30,6 +30,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tools"))
+sys.path.insert(0, str(ROOT / "tests" / "unit"))
 
 
 def _compile(package: str, text: str, params: dict[str, Any]) -> tuple[str, str]:
@@ -50,6 +51,11 @@ def _fusion_text(item: tuple[str, int]) -> tuple[str, dict[str, Any], str]:
     import fuzz
 
     kind, index = item
+    if kind == "case":
+        import cases
+
+        selected = cases.CASES[index]
+        return str(selected.fusion()), dict(selected.params), f"GPU test case {selected.name}"
     if kind == "bench":
         import bench
 
@@ -95,7 +101,10 @@ def main() -> int:
     args = parser.parse_args()
     import bench
 
-    items = [("bench", i) for i in range(len(bench.suite(False)))]
+    import cases
+
+    items = [("case", i) for i in range(len(cases.CASES))]
+    items += [("bench", i) for i in range(len(bench.suite(False)))]
     items += [("fuzz", i) for i in range(args.cases)]
     context = multiprocessing.get_context("spawn")
     counts: dict[str, int] = {}
