@@ -28,7 +28,7 @@ from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 
 from mmcomp import hardware as hw
-from mmcomp.dialects import sched
+from mmcomp.dialects import ptx, sched
 from mmcomp.dialects.fusion import AxisRolesAttr
 from mmcomp.dialects.sched import ScheduleParams
 from mmcomp.errors import ScheduleError
@@ -102,67 +102,9 @@ def workspace_shape(params: ScheduleParams, workspace: SSAValue) -> tuple[int, .
 # ----------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class TmaOperand:
-    """A mainloop operand: how its tensor map is encoded and where its tile lands."""
-
-    arg: int
-    """Index of the kernel argument (memref) it reads."""
-    dtype: str
-    """Element type: bf16 or f16."""
-    shape: tuple[int, ...]
-    """The global extents of the map's view of the argument, outermost first."""
-    box: tuple[int, ...]
-    """The TMA box, outermost first (the innermost is 64 elements)."""
-    boxes: int
-    """Boxes per tile along the contiguous axis."""
-    major: str
-    """"k" when the contiguous axis is k, "mn" when it is m or n."""
-    swizzle: int = SWIZZLE
-    """Swizzle span of the box in shared memory (0 for the epilogue's output boxes)."""
-    multicast: int = 1
-    """CTAs of the cluster that share this tile: each loads 1 / multicast of it and
-    multicasts its part to all (1: loaded by each CTA alone)."""
-    row_pieces: int = 1
-    """K-major multicast: the tile's rows are loaded as this many boxes (one per CTA)."""
-    strides: tuple[int, ...] = ()
-    """Element strides of the view, outermost first, in the array the map reads (the
-    staging copy when `pitch` is set); () for the compact strides of `shape`."""
-    axes: tuple[int, ...] = ()
-    """The argument's axis behind each view axis (-1: an axis of extent 1 the argument
-    lacks, such as the rows of an operand without its m axis); () for every axis in order."""
-    pitch: int = 0
-    """Elements per row of the padded staging copy the map reads, when the argument's rows
-    are not a multiple of 16 bytes (0: the map reads the argument itself)."""
-
-    @property
-    def element_bytes(self) -> int:
-        """Bytes per element."""
-        return 4 if self.dtype == "f32" else 2
-
-    @property
-    def byte_strides(self) -> tuple[int, ...]:
-        """Byte strides of the view, outermost first (the innermost is one element)."""
-        strides = self.strides or tuple(
-            math.prod(self.shape[axis + 1 :]) for axis in range(len(self.shape))
-        )
-        return tuple(stride * self.element_bytes for stride in strides)
-
-    @property
-    def rows(self) -> int:
-        """Rows of the argument as the staging copy lays them out (all elements / the
-        innermost view extent)."""
-        return math.prod(self.shape[:-1])
-
-    @property
-    def box_bytes(self) -> int:
-        """Bytes of one box in shared memory."""
-        return math.prod(self.box) * self.element_bytes
-
-    @property
-    def tile_bytes(self) -> int:
-        """Bytes of the whole tile (one ring slot)."""
-        return self.box_bytes * self.boxes * self.row_pieces
+TmaOperand = ptx.TensorMap
+"""A mainloop operand or TMA-stored output: how its tensor map is encoded and where its tile
+lands. It is the ptx.entry's launch data for the map (`#ptx.tensor_map`) as it stands."""
 
 
 @dataclass(frozen=True)
