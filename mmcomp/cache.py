@@ -38,7 +38,7 @@ import warnings
 import zlib
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from mmcomp.runtime.cache import KernelCache, default_cache_dir
 
@@ -213,9 +213,12 @@ def _decode(payload: bytes) -> dict[str, Any] | None:
         artifact = pickle.loads(zlib.decompress(payload))
     except Exception:  # damaged past the checksum, or classes that moved: a miss
         return None
-    if not isinstance(artifact, dict) or artifact.get("format") != FORMAT:
+    if not isinstance(artifact, dict):
         return None
-    return artifact
+    decoded = cast("dict[str, Any]", artifact)
+    if decoded.get("format") != FORMAT:
+        return None
+    return decoded
 
 
 def load_artifact(name: str, fusion: Fusion) -> Kernel | None:

@@ -43,6 +43,7 @@ from xdsl.utils.exceptions import DiagnosticException, VerifyException
 from mmcomp.diagnostics import is_located, verify
 from mmcomp.dialects.sched import PARAMS_ATTR, ScheduleParams, ScheduleParamsAttr
 from mmcomp.errors import FusionError, ScheduleError
+from mmcomp.narrowing import is_ndarray
 from mmcomp.passes.choose_schedule import ChooseSchedule
 from mmcomp.registry import DEFAULT_PIPELINE, DIALECTS, PASSES
 
@@ -267,7 +268,7 @@ class Kernel:
         for value, array in zip(inputs, bound, strict=True):
             found = _device_view(array, value.name or "input") if takes_device else None
             if found is None:
-                if not isinstance(array, np.ndarray):
+                if not is_ndarray(array):
                     raise FusionError(
                         f"{where}: input {value.name!r}: expected a numpy array"
                         + (" or a device array" if takes_device else "")

@@ -34,6 +34,7 @@ from mmcomp import dtypes
 from mmcomp.diagnostics import at
 from mmcomp.dialects import fusion as fd
 from mmcomp.errors import FusionError
+from mmcomp.narrowing import is_tensor
 
 DTYPES = tuple(dtype.name for dtype in dtypes.FUSION_DTYPES)
 """The supported dtypes by short name."""
@@ -53,7 +54,7 @@ def dtype_name(dtype: Any, where: str = "dtype") -> str:
     if torch_name is not None:
         return torch_name
     try:
-        import ml_dtypes  # noqa: F401  (registers bfloat16 with numpy)
+        import ml_dtypes  # noqa: F401  # pyright: ignore[reportUnusedImport]  (registers bfloat16 with numpy)
 
         resolved = np.dtype(dtype)
     except TypeError:
@@ -105,7 +106,7 @@ class Value:
     def type(self) -> TensorType:
         """The builtin tensor type."""
         value_type = self.ssa.type
-        assert isinstance(value_type, TensorType)
+        assert is_tensor(value_type)
         return value_type
 
     @property
@@ -196,7 +197,7 @@ def function_problem(func: FuncOp) -> str | None:
     names: list[str] = []
     for index, arg in enumerate(block.args):
         arg_type = arg.type
-        if not isinstance(arg_type, TensorType) or fd.dtype_name(arg_type.element_type) is None:
+        if not is_tensor(arg_type) or fd.dtype_name(arg_type.element_type) is None:
             return at(
                 func,
                 f"{where}: argument {index}: expected a tensor of bf16, f16 or f32, found "

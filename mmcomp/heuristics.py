@@ -13,7 +13,8 @@ docs/schedule.md explains each rule.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from typing import cast
 
 from mmcomp import hardware as hw
 from mmcomp.dialects.sched import (
@@ -54,13 +55,14 @@ def _ceil_div(a: int, b: int) -> int:
 
 
 def _tuple(name: str, value: object, length: int, meaning: str) -> tuple[int, ...]:
+    items = cast("Sequence[object]", value) if isinstance(value, tuple | list) else None
     if (
-        not isinstance(value, tuple | list)
-        or len(value) != length
-        or not all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+        items is None
+        or len(items) != length
+        or not all(isinstance(v, int) and not isinstance(v, bool) for v in items)
     ):
         raise ScheduleError(f"{name}={value!r}: expected {meaning}, {length} integers")
-    return tuple(value)
+    return tuple(cast("Sequence[int]", items))
 
 
 def _int(name: str, value: object) -> int:
@@ -311,9 +313,14 @@ def _choose(problem: Problem, given: dict[str, object]) -> ScheduleParams:
     """The params for `given` (normalized overrides), not yet checked."""
     ws = str(given.get("warp_specialization", "cooperative"))
     pinned_registers = given.get("registers")
-    consumer = pinned_registers[1] if isinstance(pinned_registers, tuple) else None
+    consumer = (
+        cast("tuple[int, int]", pinned_registers)[1]
+        if isinstance(pinned_registers, tuple)
+        else None
+    )
     tile = given.get("tile") or choose_tile(problem, ws, consumer)
     assert isinstance(tile, tuple)
+    tile = cast("tuple[int, int, int]", tile)
     warpgroup = derive_warpgroup(tile, ws)
     params = ScheduleParams(
         tile=tile,

@@ -60,7 +60,7 @@ class Assembled:
 
     cubin: bytes
     """The cubin (ELF) ptxas wrote."""
-    resources: dict[str, ResourceReport] = field(default_factory=dict)
+    resources: dict[str, ResourceReport] = field(default_factory=dict[str, ResourceReport])
     """Resource report per entry name."""
     log: str = ""
     """ptxas's verbose output (stderr and stdout)."""

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, TensorType
 from xdsl.dialects.func import FuncOp
@@ -510,7 +510,7 @@ def roles_of(value: SSAValue | Value) -> tuple[str, ...]:
                 f"roles_of: expected an xDSL SSAValue or an mmcomp Value, found "
                 f"{type(value).__name__}"
             )
-        value = ssa
+        value = cast(SSAValue, ssa)
     if not _is_tensor(value):
         raise FusionError(f"roles_of: expected a tensor value, found one of type {value.type}")
     func = _enclosing_func(value)

@@ -386,7 +386,7 @@ class FusedLinear(nn.Module):
 
     def __init__(self, linear: Any, activation: Any = None, **schedule: Any):
         """Share `linear`'s weight and bias (no copy); `schedule`: mmcomp.compile keywords."""
-        super().__init__()
+        super().__init__()  # pyright: ignore[reportUnknownMemberType]  (nn.Module is Any)
         where = "mmcomp.torch.FusedLinear"
         if not isinstance(linear, nn.Linear):
             raise FusionError(
@@ -461,9 +461,9 @@ class GatedMLP(nn.Module):
         down_schedule: dict[str, Any] | None = None,
     ):
         """Share `mlp`'s weights; the schedules are mmcomp.compile keywords of each kernel."""
-        super().__init__()
+        super().__init__()  # pyright: ignore[reportUnknownMemberType]  (nn.Module is Any)
         where = "mmcomp.torch.GatedMLP"
-        projections = {}
+        projections: dict[str, Any] = {}
         for part in ("gate_proj", "up_proj", "down_proj"):
             found = getattr(mlp, part, None)
             if not isinstance(found, nn.Linear):

@@ -36,8 +36,8 @@ import contextlib
 import importlib
 import os
 import threading
-from collections.abc import Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Generator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -215,7 +215,7 @@ _FRAMES: dict[type, Frame] = {np.ndarray: NUMPY}
 """The frame of each array type seen so far."""
 
 
-def frame_of(value: Any) -> Frame:
+def frame_of(value: object) -> Frame:
     """The frame that handles `value`'s type."""
     cls = type(value)
     frame = _FRAMES.get(cls)
@@ -268,7 +268,7 @@ def stream_value(stream: Any, where: str) -> int:
     if isinstance(stream, int | np.integer):
         if stream < 0:
             raise LaunchError(f"{where}: argument 'stream': a negative handle {stream}")
-        return int(stream)
+        return int(cast("int | np.integer[Any]", stream))
     if isinstance(stream, Stream):
         if stream.handle is None:
             raise LaunchError(f"{where}: argument 'stream': the Stream was destroyed")
@@ -303,7 +303,7 @@ def is_capturing(handle: Any) -> bool:
 
 
 @contextlib.contextmanager
-def relaxed_capture() -> Iterator[None]:
+def relaxed_capture() -> Generator[None]:
     """Let this thread allocate and load modules while a stream captures a CUDA graph.
 
     Under the default (global) capture mode, cuMemAlloc and cuModuleLoadData are refused
@@ -362,7 +362,7 @@ def out_entries(where: str, out: Any, names: Sequence[str]) -> list[Any]:
     count = len(names)
     if isinstance(out, Mapping):
         entries: list[Any] = [None] * count
-        for key, value in out.items():
+        for key, value in cast("Mapping[object, Any]", out).items():
             if isinstance(key, int) and not isinstance(key, bool) and 0 <= key < count:
                 index = key
             elif isinstance(key, str) and key in names:
@@ -375,6 +375,7 @@ def out_entries(where: str, out: Any, names: Sequence[str]) -> list[Any]:
             entries[index] = value
         return entries
     if isinstance(out, tuple | list):
+        out = cast("Sequence[Any]", out)
         if len(out) != count:
             raise LaunchError(
                 f"{where}: out: expected {count} entries (one per output {list(names)}, None "
@@ -657,6 +658,7 @@ def _call(
         )
     frames: list[Frame] = []
     keys: list[tuple[Any, ...]] = []
+    value: object
     for (name, _, _), value in zip(state.inputs, inputs, strict=True):
         frame = _FRAMES.get(type(value)) or frame_of(value)
         frames.append(frame)

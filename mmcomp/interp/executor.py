@@ -28,6 +28,7 @@ from xdsl.interpreters.scf import ScfFunctions
 from mmcomp.argcheck import check_shape_and_dtype
 from mmcomp.errors import ScheduleError
 from mmcomp.interp.tile_functions import numpy_dtype
+from mmcomp.narrowing import is_memref
 
 
 class CoverageError(RuntimeError):
@@ -77,7 +78,7 @@ def _int_attr(kernel: func.FuncOp, name: str) -> int:
 
 def _memref_type(kernel: func.FuncOp, index: int) -> builtin.MemRefType:
     arg_type = kernel.function_type.inputs.data[index]
-    if not isinstance(arg_type, builtin.MemRefType):
+    if not is_memref(arg_type):
         raise ScheduleError(
             f"kernel @{kernel.sym_name.data}: argument {index} has type {arg_type}; "
             "expected a memref"

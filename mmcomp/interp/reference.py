@@ -47,6 +47,7 @@ from mmcomp.dialects.fusion import (
 )
 from mmcomp.dtypes import of_element_type
 from mmcomp.errors import FusionError
+from mmcomp.narrowing import is_ndarray, is_tensor
 
 if TYPE_CHECKING:
     from mmcomp.frontend import Fusion
@@ -67,7 +68,7 @@ def numpy_dtype(element_type: Attribute) -> np.dtype:
 
 
 def _tensor_type(attr: Attribute, what: str) -> TensorType:
-    if not isinstance(attr, TensorType):
+    if not is_tensor(attr):
         raise FusionError(f"reference: {what}: expected a tensor type, found {attr}")
     return attr
 
@@ -269,7 +270,7 @@ def _check_input(func: FuncOp, index: int, array: Any) -> np.ndarray:
     arg_type = _tensor_type(func.function_type.inputs.data[index], f"input {name!r}")
     expected_shape = tuple(arg_type.get_shape())
     expected_dtype = numpy_dtype(arg_type.element_type)
-    if not isinstance(array, np.ndarray):
+    if not is_ndarray(array):
         raise FusionError(
             f"reference: input {name!r}: expected a numpy array of shape "
             f"{list(expected_shape)} and dtype {expected_dtype}, found {type(array).__name__}"

@@ -274,9 +274,8 @@ class TileFunctions(InterpreterFunctions):
         tile, workspace, *indices = args
         where = tuple(_indices(indices))
         workspace[where] = tile
-        counts = self._partial_writes.setdefault(
-            id(workspace), np.zeros(workspace.shape[: len(where)], dtype=np.int64)
-        )
+        shape: tuple[int, ...] = workspace.shape[: len(where)]
+        counts = self._partial_writes.setdefault(id(workspace), np.zeros(shape, dtype=np.int64))
         counts[where] += 1
         return ()
 

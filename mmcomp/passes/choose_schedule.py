@@ -37,7 +37,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
@@ -48,6 +48,7 @@ from mmcomp.dialects.fusion import IterationSpaceAttr, MmaOp, dtype_name
 from mmcomp.dialects.sched import PARAMS_ATTR, ScheduleParams, ScheduleParamsAttr, problem_of
 from mmcomp.errors import FusionError, ScheduleError
 from mmcomp.heuristics import PARAMETERS, choose_params, normalize_overrides
+from mmcomp.narrowing import is_tensor
 from mmcomp.passes.tile_split import SPACE_ATTR, is_fusion_function, schedule_error
 
 
@@ -76,7 +77,7 @@ def check_cuda_operands(function: FuncOp) -> None:
             continue
         for name, operand in (("a", mma.a), ("b", mma.b)):
             tensor = operand.type
-            assert isinstance(tensor, TensorType)
+            assert is_tensor(tensor)
             dtype = dtype_name(tensor.element_type)
             if dtype in CUDA_OPERAND_TYPES:
                 continue

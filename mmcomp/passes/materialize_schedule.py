@@ -52,6 +52,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from mmcomp.diagnostics import at
 from mmcomp.dialects import fusion, sched
+from mmcomp.narrowing import is_tensor
 from mmcomp.passes.tile_split import GRID_ATTR, ScheduleView, extent, scheduled_functions
 
 ROLES_ATTR = "fusion.roles"
@@ -396,12 +397,12 @@ def tile_shape(roles: Sequence[str], plan: SchedulePlan) -> tuple[int, ...]:
 
 def tile_type(value_type: Attribute, roles: Sequence[str], plan: SchedulePlan) -> TensorType:
     """The tile-shaped tensor type of a value of `value_type` with `roles`."""
-    assert isinstance(value_type, TensorType)
+    assert is_tensor(value_type)
     return TensorType(value_type.element_type, tile_shape(roles, plan))
 
 
 def _memref(value_type: Attribute) -> MemRefType:
-    assert isinstance(value_type, TensorType)
+    assert is_tensor(value_type)
     return MemRefType(value_type.element_type, value_type.get_shape())
 
 
@@ -555,7 +556,7 @@ class _KernelBuilder:
         is_last.name_hint = "last_slice"
         fixup = Block()
         fixup_index = index.at(fixup)
-        sums = []
+        sums: list[SSAValue] = []
         for workspace, acc_type in zip(self.workspaces, self.acc_types, strict=True):
             reduce = sched.ReducePartialsOp(workspace, [at.cta_tile], acc_type)
             total = fixup_index.add(reduce).results[0]

@@ -32,6 +32,7 @@ from mmcomp.dialects.fusion import AddOp, BroadcastOp, CastOp, LinearOp, MmaOp, 
 from mmcomp.dialects.sched import ScheduleOp
 from mmcomp.errors import FusionError
 from mmcomp.frontend import function_problem
+from mmcomp.narrowing import is_tensor
 from mmcomp.roles import ABSENT, ContractionRoles, annotate, infer_axis_mapping
 
 if TYPE_CHECKING:
@@ -94,7 +95,7 @@ def _lower(contraction: ContractionRoles) -> None:
     if isinstance(op, MmaOp) and a is op.a and b is op.b:
         return
     result_type = op.results[0].type
-    assert isinstance(result_type, TensorType)
+    assert is_tensor(result_type)
     mma = MmaOp(a, b, a_roles, b_roles, contraction.out_roles, result_type)
     mma.location = op.location
     if isinstance(op, MmaOp):
@@ -108,7 +109,7 @@ def _lower(contraction: ContractionRoles) -> None:
         bias = op.bias
         bias_hint = bias.name_hint or "bias"
         bias_type = bias.type
-        assert isinstance(bias_type, TensorType)
+        assert is_tensor(bias_type)
         if bias_type.element_type != result_type.element_type:
             cast = CastOp(bias, tensor_type(bias_type.get_shape(), "f32"))
             cast.result.name_hint = f"{bias_hint}_f32"

@@ -21,7 +21,7 @@ import ctypes
 import importlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 
@@ -29,6 +29,7 @@ from mmcomp import dtypes
 from mmcomp.argcheck import check_shape_and_dtype
 from mmcomp.errors import LaunchError
 from mmcomp.hardware import TMA_GLOBAL_ALIGNMENT
+from mmcomp.narrowing import is_ndarray
 from mmcomp.runtime.device import ensure_context
 from mmcomp.runtime.driver import check, driver_api
 
@@ -242,7 +243,7 @@ class DeviceBuffer(DeviceArray):
 
     def _check_host(self, array: Any, what: str) -> None:
         """LaunchError unless `array` is a host array of this buffer's shape and dtype."""
-        if not isinstance(array, np.ndarray):
+        if not is_ndarray(array):
             raise LaunchError(f"{what}: expected a numpy array, found {type(array).__name__}")
         if array.shape != self.shape or array.dtype != self.dtype:
             raise LaunchError(
@@ -526,7 +527,7 @@ def bind_arrays(
                 f"argument {spec.name!r}: expected a device array (torch/cupy CUDA tensor or "
                 f"DeviceBuffer), found host {type(value).__name__} {_describe(value)}"
             )
-        elif isinstance(value, np.ndarray):
+        elif is_ndarray(value):
             check_host_array(spec, value)
         else:
             raise LaunchError(
@@ -557,5 +558,5 @@ def _describe(value: Any) -> str:
     shape = getattr(value, "shape", None)
     if dtype is None or shape is None:
         return ""
-    name = dtype_name(dtype) if isinstance(dtype, np.dtype) else str(dtype)
+    name = dtype_name(cast("np.dtype[Any]", dtype)) if isinstance(dtype, np.dtype) else str(dtype)
     return f"{name}{list(shape)}"

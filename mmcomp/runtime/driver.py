@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import importlib
 from types import ModuleType
-from typing import Any
+from typing import Any, cast
 
 from mmcomp.errors import CudaError, LaunchError
 
@@ -75,7 +75,8 @@ def check(returned: Any, what: str, detail: str = "") -> Any:
     """
     driver = driver_api()
     if isinstance(returned, tuple):
-        result, values = returned[0], returned[1:]
+        items = cast("tuple[Any, ...]", returned)
+        result, values = items[0], items[1:]
     else:
         result, values = returned, ()
     if result != driver.CUresult.CUDA_SUCCESS:

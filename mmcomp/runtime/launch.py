@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import ctypes
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from mmcomp.errors import LaunchError
 from mmcomp.hardware import MAX_CLUSTER_SIZE, MAX_THREADS_PER_BLOCK
+from mmcomp.narrowing import is_ctypes_scalar
 from mmcomp.runtime.arrays import DeviceArray, as_device_array
 from mmcomp.runtime.device import ensure_context
 from mmcomp.runtime.driver import check, driver_api
@@ -68,10 +69,10 @@ class KernelArguments:
             self._storage.append(value)
             return value.ptr, TENSOR_MAP_BYTES
         if isinstance(value, np.generic) and not isinstance(value, np.void):
-            holder = np.array(value)
+            holder: np.ndarray[Any, Any] = np.array(cast("np.generic[Any]", value))
             self._storage.append(holder)
             return holder.ctypes.data, holder.itemsize
-        if isinstance(value, ctypes._SimpleCData):
+        if is_ctypes_scalar(value):
             self._storage.append(value)
             return ctypes.addressof(value), ctypes.sizeof(value)
         if isinstance(value, bool | int | float):

@@ -16,7 +16,7 @@ import importlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from mmcomp.errors import CudaError, LaunchError
 from mmcomp.runtime.cache import KernelCache, cache_key
@@ -151,7 +151,7 @@ def compile_with_driver(ptx: str, options: LoadOptions) -> bytes:
 def _check_jit(result: Any, what: str, error_log: bytearray) -> None:
     """CudaError with the JIT's error log when a cuLink call failed."""
     if isinstance(result, tuple):
-        result = result[0]
+        result = cast("tuple[Any, ...]", result)[0]
     if result == driver_api().CUresult.CUDA_SUCCESS:
         return
     log = bytes(error_log).split(b"\0", 1)[0].decode(errors="replace").strip()
@@ -267,7 +267,7 @@ class Module:
     """The device it is loaded on."""
     parameters: dict[str, list[int]] = field(default_factory=dict[str, list[int]])
     """Each `.entry`'s parameter sizes in bytes, read from the PTX."""
-    _functions: dict[str, Function] = field(default_factory=dict)
+    _functions: dict[str, Function] = field(default_factory=dict[str, Function])
 
     def function(self, name: str) -> Function:
         """The kernel `name` (an `.entry` of the PTX)."""

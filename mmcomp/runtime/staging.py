@@ -27,7 +27,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Sequence
 from typing import Any, Protocol
 
 import numpy as np
@@ -278,7 +278,7 @@ def pooled_copy(key: tuple[int, int, int, int, str]) -> DeviceBuffer:
 
 
 @contextlib.contextmanager
-def _relaxed_capture() -> Iterator[None]:
+def _relaxed_capture() -> Generator[None]:
     """Let this thread allocate while a stream captures a CUDA graph (the allocation
     touches no stream)."""
     driver = driver_api()

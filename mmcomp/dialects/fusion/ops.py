@@ -50,6 +50,7 @@ from mmcomp.dialects.syntax import (
     print_operands,
     with_attributes,
 )
+from mmcomp.narrowing import is_tensor
 
 
 def format_shape(shape: Sequence[int]) -> str:
@@ -62,7 +63,7 @@ def format_shape(shape: Sequence[int]) -> str:
 
 def checked_tensor(op: IRDLOperation, what: str, value_type: Attribute) -> TensorType:
     """`value_type` as a static tensor of bf16, f16 or f32, or a VerifyException naming it."""
-    if not isinstance(value_type, TensorType):
+    if not is_tensor(value_type):
         raise VerifyException(
             f"{op.name}: {what}: expected a ranked tensor of bf16, f16 or f32, found {value_type}"
         )

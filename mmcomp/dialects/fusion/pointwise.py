@@ -229,7 +229,9 @@ class GeluOp(PointwiseOp):
 
     traits = traits_def(Pure())
 
-    def __init__(self, input: SSAValue, approximate: str = "tanh", result_type=None):
+    def __init__(
+        self, input: SSAValue, approximate: str = "tanh", result_type: Attribute | None = None
+    ):
         if result_type is None:
             result_type = input.type
         super().__init__(

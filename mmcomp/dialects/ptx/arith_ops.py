@@ -1,5 +1,8 @@
 """Arithmetic, logic, comparison, selection and conversion instructions."""
 
+# The ptx dialect's modules share the private helpers of syntax.py and types.py.
+# pyright: reportPrivateUsage=false
+
 from __future__ import annotations
 
 from abc import ABC

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Sequence
 from contextlib import contextmanager
 from typing import TypeVar, cast
 
@@ -94,7 +94,7 @@ class KernelBuilder:
         return op
 
     @contextmanager
-    def predicated(self, pred: SSAValue, negated: bool = False) -> Iterator[None]:
+    def predicated(self, pred: SSAValue, negated: bool = False) -> Generator[None]:
         """Guard the instructions appended in this block with `@pred` (`@!pred`)."""
         outer = self._guard
         self._guard = (pred, negated)

@@ -1,5 +1,8 @@
 """Control flow and synchronization: labels, branches, `ret`, `exit` and `bar`."""
 
+# The ptx dialect's modules share the private helpers of syntax.py and types.py.
+# pyright: reportPrivateUsage=false
+
 from __future__ import annotations
 
 from typing import ClassVar, Self

@@ -1,5 +1,8 @@
 """Hopper instructions: mbarrier, TMA, wgmma, fences, register reconfiguration, stmatrix."""
 
+# The ptx dialect's modules share the private helpers of syntax.py and types.py.
+# pyright: reportPrivateUsage=false
+
 from __future__ import annotations
 
 from abc import ABC

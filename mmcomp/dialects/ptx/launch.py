@@ -199,7 +199,7 @@ def _parse_value(parser: AttrParser, annotation: object) -> object:
 class _LaunchData(Data[_T], Generic[_T]):
     """An attribute holding one launch-data dataclass, printed as its keys."""
 
-    payload: ClassVar[type]
+    payload: ClassVar[type[Any]]
     """The dataclass held."""
 
     @classmethod

@@ -2,6 +2,9 @@
 loads, stores and address conversion.
 """
 
+# The ptx dialect's modules share the private helpers of syntax.py and types.py.
+# pyright: reportPrivateUsage=false
+
 from __future__ import annotations
 
 from collections.abc import Sequence

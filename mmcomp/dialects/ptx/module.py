@@ -2,6 +2,9 @@
 arrays) and `ptx.entry` (a kernel: parameters, performance directives, a flat body).
 """
 
+# The ptx dialect's modules share the private helpers of syntax.py and types.py.
+# pyright: reportPrivateUsage=false
+
 from __future__ import annotations
 
 import re

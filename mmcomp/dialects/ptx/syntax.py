@@ -5,6 +5,9 @@ extra properties, types) and the PTX line it emits; the helpers below check regi
 kinds and spell operands (addresses, vectors, float literals) in PTX.
 """
 
+# Its private helpers (_require, _arith_type, ...) serve the sibling instruction modules.
+# pyright: reportUnusedFunction=false
+
 from __future__ import annotations
 
 import re
@@ -39,6 +42,7 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 from mmcomp.dialects.ptx.types import KINDS, PRED, RegKind, RegType, kind_of
+from mmcomp.narrowing import is_int_attr
 
 NameOf = Callable[[SSAValue], str]
 """Maps a register value to its PTX name (`%r3`) at print time."""
@@ -296,7 +300,7 @@ def _print_keyword(printer: Printer, value: Attribute) -> None:
             printer.print_string(value.data)
         else:
             printer.print_string_literal(value.data)
-    elif isinstance(value, IntAttr):
+    elif is_int_attr(value):
         printer.print_string(str(value.data))
     elif isinstance(value, FloatData):
         printer.print_string(repr(value.data))
@@ -336,7 +340,7 @@ def _print_entry(printer: Printer, key: str, value: Attribute) -> None:
     if isinstance(value, UnitAttr):
         return
     printer.print_string(" = ")
-    if isinstance(value, IntAttr):
+    if is_int_attr(value):
         printer.print_string(str(value.data))
     else:
         printer.print_attribute(value)

@@ -30,6 +30,7 @@ from mmcomp.dialects.fusion import (
 )
 from mmcomp.dialects.fusion import MmaOp as FusionMmaOp
 from mmcomp.errors import ScheduleError
+from mmcomp.narrowing import is_memref, is_tensor
 
 
 def ceil_div(a: int, b: int) -> int:
@@ -98,7 +99,7 @@ class Problem:
 
 
 def _element_bytes(typ: Attribute) -> int:
-    element = typ.element_type if isinstance(typ, TensorType | MemRefType) else typ
+    element = typ.element_type if is_tensor(typ) or is_memref(typ) else typ
     name = dtype_name(element)
     return hw.ELEMENT_BYTES.get(name or "f32", 4)
 

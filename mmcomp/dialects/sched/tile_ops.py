@@ -49,13 +49,14 @@ from mmcomp.dialects.syntax import (
     print_attributes_and_types,
     with_attributes,
 )
+from mmcomp.narrowing import is_memref, is_tensor
 
 # Tile-level ops (after materialize-schedule)
 
 
 def _check_box(op: str, memref: Attribute, tile: Attribute, indices: int) -> None:
     """Ranks and element types of a tile and the memref box it moves from or to agree."""
-    assert isinstance(memref, MemRefType) and isinstance(tile, TensorType)
+    assert is_memref(memref) and is_tensor(tile)
     memref_rank, tile_rank = memref.get_num_dims(), tile.get_num_dims()
     if memref_rank != tile_rank or indices != memref_rank:
         raise VerifyException(
@@ -320,7 +321,7 @@ class EpilogueOp(IRDLOperation):
 
 def _check_workspace(op: str, workspace: Attribute, tile: Attribute, indices: int) -> None:
     """The workspace is [leading..., tile...] f32 with one index per leading dimension."""
-    assert isinstance(workspace, MemRefType) and isinstance(tile, TensorType)
+    assert is_memref(workspace) and is_tensor(tile)
     ws_shape, tile_shape = tuple(workspace.get_shape()), tuple(tile.get_shape())
     lead = len(ws_shape) - len(tile_shape)
     if lead != indices or ws_shape[lead:] != tile_shape:
