@@ -5,8 +5,9 @@
 DIR holds the earlier mmcomp as the package `mmcomp_base` (see tools/compare_builds.py for
 how to make it). The corpus is every case the GPU tests run (tests/unit/cases.py), every
 problem of tools/bench.py's suite under the heuristic's schedule, and the fuzzer's cuda
-cases (`tools/fuzz.py`: random fusions, shapes and schedule keywords). Each fusion is written as IR text by this checkout, parsed by both
-builds, and compiled by both with the same keywords; the row compares the PTX text.
+cases (`tools/fuzz.py`: random fusions, shapes and schedule keywords). Each fusion is
+written as IR text by this checkout, parsed by both builds, and compiled by both with the
+same keywords; the row compares the PTX text.
 
 A refactor of the lowering proves it changed nothing by "identical" on every case: equal
 PTX assembles to equal SASS. Cases where both builds refuse the keywords count as
@@ -100,7 +101,6 @@ def main() -> int:
     parser.add_argument("--show", type=int, default=40, help="diff lines shown per case")
     args = parser.parse_args()
     import bench
-
     import cases
 
     items = [("case", i) for i in range(len(cases.CASES))]
