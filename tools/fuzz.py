@@ -1035,7 +1035,7 @@ def _load_cubin(device_kernel: Any) -> Any:
         return None
     from mmcomp.runtime import Module, ensure_context
     from mmcomp.runtime.driver import driver_api
-    from mmcomp.runtime.module import CompiledKernel
+    from mmcomp.runtime.module import CompiledKernel, entry_parameter_sizes
 
     context = ensure_context()
     driver = driver_api()
@@ -1043,7 +1043,7 @@ def _load_cubin(device_kernel: Any) -> Any:
     if result != driver.CUresult.CUDA_SUCCESS:
         return None
     compiled = CompiledKernel(device_kernel.cubin, "fuzz worker ptxas", False, "")
-    module = Module(handle, compiled, context.info)
+    module = Module(handle, compiled, context.info, entry_parameter_sizes(device_kernel.ptx))
     device_kernel._function = module.function(device_kernel.plan.entry)
     return module
 
