@@ -11,8 +11,10 @@ What each piece of the materialized IR becomes:
   integer instructions, one per op: what runs on the GPU is exactly the schedule's
   arithmetic (persistent loop, split-K slice, batch, grouped raster);
 - `scf.for` becomes a counted loop of labels and branches;
-- the mainloop `sched.load_tile`s (role `producer`) become TMA loads issued by one elected
-  thread of the producer warpgroup into slot `hopper.slot` of a `stages`-deep ring in
+- `hopper.warp_specialize`: each region is lowered as its role's program (the producer
+  region by the producer warpgroup, the consumer region by the consumer warpgroups);
+- the mainloop `sched.load_tile`s of the producer region become TMA loads issued by one
+  elected thread of the producer warpgroup into slot `hopper.slot` of a `stages`-deep ring in
   dynamic shared memory, after waiting on the stage's empty barrier, with the stage's
   bytes announced on its full barrier (`mbarrier.arrive.expect_tx`). Tensor maps come
   from each operand's roles and layout: the contiguous axis (k for A[M,K] and W[N,K], n
@@ -66,7 +68,13 @@ from mmcomp.lowering.hopper.plan import (
     TmaOperand,
     launch_plan,
 )
-from mmcomp.passes.partition_warp_roles import ROLES_ATTR, level_error, mainloop_of, warp_roles
+from mmcomp.passes.partition_warp_roles import (
+    ROLES_ATTR,
+    level_error,
+    mainloop_of,
+    warp_roles,
+    warp_specialize_of,
+)
 
 __all__ = ["LaunchPlan", "LowerScheduleToHopper", "TmaOperand", "lower_kernel"]
 
@@ -99,6 +107,7 @@ def lower_kernel(func: FuncOp) -> tuple[ptx.PtxModuleOp, LaunchPlan]:
         builder,
         NamedBarriers.allocate(roles),
         Cluster(plan.cluster_size),
+        warp_specialize_of(func, where),
         mainloop=mainloop_of(func),
     )
     lower_index_arithmetic(func)

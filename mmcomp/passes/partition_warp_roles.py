@@ -1,25 +1,30 @@
-"""`partition-warp-roles`: assign every tile-level op of a materialized kernel to a warp role.
+"""`partition-warp-roles`: split a materialized kernel into the programs of its warp roles.
 
 The input is a kernel after `materialize-schedule` (a `func.func` on memrefs carrying
-`sched.params`). The pass decides how the CTA's warpgroups share the work and records the
-decision as data that `lower-schedule-to-hopper` reads:
+`sched.params`). The pass decides how the CTA's warpgroups share the work and writes the
+decision as IR that `lower-schedule-to-hopper` lowers role by role:
 
-- on the function, `hopper.warp_roles = #hopper.warp_roles<slots = N>`: the number of
-  mainloop operands (tiles loaded per K block, each one slot of the shared-memory ring),
-  the one thing `sched.params` does not say. The specialization, the producer and
-  consumer warpgroups, the threads, the register split and the stages are read from
-  `sched.params` by `warp_roles(func)`, the one function every later pass calls, which
-  also rejects an attribute that disagrees with the IR;
-- on each tile-level op, `hopper.role`: `producer` for the tile loads of the mainloop
-  (the TMA loads into the ring, issued by one elected thread of the producer warpgroup
-  that runs ahead across tiles), `consumer` for everything the consumer warpgroups do
-  (wait on the ring, wgmma, release, epilogue loads, epilogue, stores, split-K traffic).
-  Each mainloop load also gets `hopper.slot`, its slot in a ring stage.
+- the body becomes one `hopper.warp_specialize` (then `func.return`), with one region per
+  role (mmcomp/dialects/hopper/warp_specialize.py):
+  - `producer`: a copy of exactly what the producer's TMA loads need: the K loop's loads
+    and index arithmetic, the index arithmetic those use (persistent loop, raster,
+    swizzle, split-K slice, batch) and the loops and branches around them, in program
+    order. The producer slicing happens here, once;
+  - `consumer`: the kernel's own ops, everything the consumer warpgroups do (the index
+    arithmetic, wait on the ring, wgmma, release, epilogue loads, epilogue, stores,
+    split-K traffic);
+  For `warp_specialization = "none"` there is no producer warpgroup and no producer
+  region: the consumer region is the whole kernel, and its first thread also loads;
+- each mainloop load, in both regions, gets `hopper.slot`: its slot in a ring stage (the
+  producer fills it, the consumers wait for it and read it);
+- on the function, `hopper.warp_roles = #hopper.warp_roles<slots = N>`: the slots of a
+  ring stage. The producer and consumer warpgroups, the threads, the register split and
+  the stages are read from `sched.params` by `warp_roles(func)`, the one function every
+  later pass calls, which also rejects IR that disagrees with itself (slots, the regions'
+  loads, the op's specialization against `sched.params`).
 
-The index arithmetic stays shared: each role re-runs the part of it that it needs (the
-producer the backward slice of its loads, the consumers all of it), so both walk the same
-persistent tile sequence. The IR stays executable by the CPU executor: the annotations are
-discardable attributes.
+Both regions walk the same persistent tile sequence: each holds its own copy of the index
+arithmetic it needs. Partitioning a partitioned kernel again changes nothing.
 
 Combinations that the lowering cannot build are refused here with a ScheduleError that
 names the parameter: clusters other than 1x1, 2 or 4 CTAs along one axis, tile k not a
@@ -33,20 +38,21 @@ alone.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import scf
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, i64
-from xdsl.dialects.func import FuncOp
-from xdsl.ir import Operation
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
+from xdsl.dialects.func import FuncOp, ReturnOp
+from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.utils.exceptions import DiagnosticException
+from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
 from mmcomp import hardware as hw
 from mmcomp.dialects import sched
-from mmcomp.dialects.hopper import WarpRolesAttr
+from mmcomp.dialects.hopper import SLOT_ATTR, WarpRolesAttr, WarpSpecializeOp
+from mmcomp.dialects.hopper.warp_specialize import is_index_arithmetic
 from mmcomp.dialects.sched import PARAMS_ATTR, ScheduleParams, ScheduleParamsAttr
 from mmcomp.errors import ScheduleError
 from mmcomp.passes.tile_split import (
@@ -62,21 +68,8 @@ from mmcomp.registry import DEFAULT_PIPELINE
 ROLES_ATTR = "hopper.warp_roles"
 """The function attribute holding the warp-role plan."""
 ROLE_ATTR = "hopper.role"
-"""The op attribute naming the role that runs a tile-level op."""
-SLOT_ATTR = "hopper.slot"
-"""The op attribute giving a mainloop load its slot in a ring stage."""
-
-TILE_OPS = (
-    sched.LoadTileOp,
-    sched.StoreTileOp,
-    sched.ZeroTileOp,
-    sched.MmaOp,
-    sched.EpilogueOp,
-    sched.StorePartialOp,
-    sched.ArriveOp,
-    sched.ReducePartialsOp,
-)
-"""The tile-level ops that get a role."""
+"""A per-op role mark: the roles are the regions of hopper.warp_specialize, so a kernel
+whose ops carry this mark instead is refused (re-run partition-warp-roles)."""
 
 
 @dataclass(frozen=True)
@@ -129,34 +122,87 @@ class WarpRoles:
 
 
 def warp_roles(func: FuncOp, pass_name: str = "lower-schedule-to-hopper") -> WarpRoles:
-    """The warp roles of a partitioned kernel, from its `sched.params` and the ring slots of
-    its `hopper.warp_roles`; a ScheduleError naming what disagrees.
+    """The warp roles of a partitioned kernel, from its `sched.params`, its
+    `hopper.warp_specialize` and the ring slots of its `hopper.warp_roles`; a ScheduleError
+    naming what disagrees.
 
-    `sched.params` is the one source of the stages, the register split and the warp
-    specialization; `#hopper.warp_roles<slots = N>` must match the mainloop loads and their
-    `hopper.slot` marks (0 to N - 1, each once). `pass_name` prefixes the errors.
+    `sched.params` is the one source of the stages and the register split; the op's
+    specialization must be the one `sched.params` names (its regions are built for it);
+    `#hopper.warp_roles<slots = N>` must match the mainloop loads and their `hopper.slot`
+    marks (0 to N - 1, each once, the same in both regions). `pass_name` prefixes the
+    errors.
     """
-    where = f"{pass_name}: @{func.sym_name.data}: {ROLES_ATTR}"
+    where = f"{pass_name}: @{func.sym_name.data}"
     attr = func.attributes.get(ROLES_ATTR)
     if not isinstance(attr, WarpRolesAttr):
         raise ScheduleError(
-            f"{where} must be a #hopper.warp_roles<slots = N>, found {attr}; the stages, "
-            f"registers and warp specialization are read from {PARAMS_ATTR} (run "
+            f"{where}: {ROLES_ATTR} must be a #hopper.warp_roles<slots = N>, found {attr}; the "
+            f"stages, registers and warp specialization are read from {PARAMS_ATTR} (run "
             "partition-warp-roles on the materialized kernel)"
         )
     params = kernel_params(func)
-    check_buildable(params, f"{pass_name}: @{func.sym_name.data}")
+    check_buildable(params, where)
+    roles_op = warp_specialize_of(func, where)
+    try:
+        roles_op.verify()
+    except VerifyException as error:
+        raise ScheduleError(f"{where}: {error}") from error
+    mode = roles_op.specialization.data
+    if mode != params.warp_specialization:
+        raise ScheduleError(
+            f"{where}: hopper.warp_specialize is {mode}, but {PARAMS_ATTR} has "
+            f"warp_specialization = {params.warp_specialization}; the regions are built for "
+            "one specialization (partition the materialized kernel with the params it is "
+            "compiled with)"
+        )
     slots = [slot_of(load) for load in mainloop_loads(mainloop_of(func))]
     if len(slots) != attr.slots.data:
         raise ScheduleError(
-            f"{where} has slots = {attr.slots.data}, but the K loop loads {len(slots)} tiles"
+            f"{where}: {ROLES_ATTR} has slots = {attr.slots.data}, but the K loop loads "
+            f"{len(slots)} tiles"
         )
     if sorted(slots) != list(range(len(slots))):
         raise ScheduleError(
-            f"{where}: the K loop's loads have {SLOT_ATTR} {slots}; each of 0 to "
-            f"{len(slots) - 1} must appear once"
+            f"{where}: {ROLES_ATTR}: the K loop's loads have {SLOT_ATTR} {slots}; each of 0 "
+            f"to {len(slots) - 1} must appear once"
         )
+    if roles_op.specialized:
+        produced = [slot_of(load) for load in mainloop_loads(producer_loop_of(roles_op, where))]
+        if produced != slots:
+            raise ScheduleError(
+                f"{where}: the producer region loads slots {produced}, the consumer region "
+                f"reads {slots}"
+            )
     return WarpRoles.of(params, len(slots))
+
+
+def warp_specialize_of(func: FuncOp, where: str) -> WarpSpecializeOp:
+    """The `hopper.warp_specialize` that is a partitioned kernel's body."""
+    found = [op for op in func.body.block.ops if isinstance(op, WarpSpecializeOp)]
+    if len(found) == 1:
+        return found[0]
+    marked = any(ROLE_ATTR in op.attributes for op in func.walk())
+    detail = f"its ops carry {ROLE_ATTR} marks instead" if marked else f"found {len(found)}"
+    raise ScheduleError(
+        f"{where}: a partitioned kernel's body is one hopper.warp_specialize, {detail} (run "
+        "partition-warp-roles on the materialized kernel)"
+    )
+
+
+def producer_loop_of(roles_op: WarpSpecializeOp, where: str) -> scf.ForOp:
+    """The producer's K loop: the one scf.for of the producer region that loads tiles."""
+    loops = [
+        op
+        for op in roles_op.producer.walk()
+        if isinstance(op, scf.ForOp)
+        and any(isinstance(inner, sched.LoadTileOp) for inner in op.body.block.ops)
+    ]
+    if len(loops) != 1:
+        raise ScheduleError(
+            f"{where}: the producer region must have exactly one K loop of loads, found "
+            f"{len(loops)}"
+        )
+    return loops[0]
 
 
 def pipeline_position(func: FuncOp) -> tuple[str, str] | None:
@@ -244,7 +290,8 @@ def check_buildable(params: ScheduleParams, where: str) -> None:
 
 
 def mainloop_of(func: FuncOp) -> scf.ForOp:
-    """The K loop of a kernel: the one scf.for whose body holds sched.mma ops."""
+    """The K loop of a kernel (of a partitioned one: the consumers' K loop), the one scf.for
+    whose body holds sched.mma ops."""
     loops = [
         op
         for op in func.walk()
@@ -274,25 +321,95 @@ def slot_of(load: Operation) -> int:
     return slot.value.data
 
 
-def _tile_ops(func: FuncOp) -> Iterator[Operation]:
-    """Every tile-level op of the kernel."""
-    for op in func.walk():
-        if isinstance(op, TILE_OPS):
-            yield op
+def producer_slice(loop: scf.ForOp) -> set[Operation]:
+    """The ops the producer runs: the K loop's loads and index arithmetic, the ops whose
+    results they use, and the loops and branches around all of them."""
+    needed: set[Operation] = set()
+    work = [
+        op
+        for op in loop.body.block.ops
+        if isinstance(op, sched.LoadTileOp) or is_index_arithmetic(op)
+    ]
+    while work:
+        op = work.pop()
+        if op in needed:
+            continue
+        needed.add(op)
+        parent = op.parent_op()
+        if parent is not None and not isinstance(parent, FuncOp):
+            work.append(parent)
+        operands = (op.lb, op.ub, op.step) if isinstance(op, scf.ForOp) else op.operands
+        for value in operands:
+            if isinstance(value.owner, Operation):
+                work.append(value.owner)
+    return needed
+
+
+def clone_slice(
+    ops: Iterable[Operation],
+    needed: set[Operation],
+    values: dict[SSAValue, SSAValue],
+    into: Block,
+) -> None:
+    """Copy the ops of `ops` in `needed` into `into`, in order: loops without carried values
+    and branches without results, around the copies of what they hold."""
+    for op in ops:
+        if op not in needed:
+            continue
+        if isinstance(op, scf.ForOp):
+            iv = op.body.block.args[0]
+            body = Block(arg_types=[iv.type])
+            body.args[0].name_hint = iv.name_hint
+            values[iv] = body.args[0]
+            clone_slice(op.body.block.ops, needed, values, body)
+            body.add_op(scf.YieldOp())
+            lower, upper, step = (values.get(value, value) for value in (op.lb, op.ub, op.step))
+            into.add_op(scf.ForOp(lower, upper, step, [], body))
+            continue
+        if isinstance(op, scf.IfOp):
+            taken = Block()
+            clone_slice(op.true_region.block.ops, needed, values, taken)
+            taken.add_op(scf.YieldOp())
+            other: Region | None = None
+            if op.false_region.blocks:
+                block = Block()
+                clone_slice(op.false_region.block.ops, needed, values, block)
+                block.add_op(scf.YieldOp())
+                other = Region(block)
+            into.add_op(scf.IfOp(values.get(op.cond, op.cond), [], Region(taken), other))
+            continue
+        into.add_op(op.clone(value_mapper=values))
 
 
 def partition(func: FuncOp) -> WarpRoles:
-    """Annotate `func` with its warp roles (see the module docstring) and return the plan."""
+    """Split `func` into its warp roles' regions (see the module docstring) and return the
+    plan; a kernel already partitioned is left as it is."""
     where = f"partition-warp-roles: @{func.sym_name.data}"
+    if any(isinstance(op, WarpSpecializeOp) for op in func.body.block.ops):
+        return warp_roles(func, "partition-warp-roles")
     params = kernel_params(func)
     check_buildable(params, where)
     loop = mainloop_of(func)
     loads = mainloop_loads(loop)
-    for op in _tile_ops(func):
-        op.attributes[ROLE_ATTR] = StringAttr("consumer")
     for slot, load in enumerate(loads):
-        load.attributes[ROLE_ATTR] = StringAttr("producer")
         load.attributes[SLOT_ATTR] = IntegerAttr(slot, i64)
+    body = func.body.block
+    end = body.last_op
+    if not isinstance(end, ReturnOp):
+        raise ScheduleError(f"{where}: the kernel's body must end with func.return")
+    producer = Region()
+    if params.warp_specialization != "none":
+        producer = Region(Block())
+        clone_slice(body.ops, producer_slice(loop), {}, producer.block)
+    consumer = Block()
+    for op in list(body.ops):
+        if op is end:
+            continue
+        op.detach()
+        consumer.add_op(op)
+    body.insert_op_before(
+        WarpSpecializeOp(params.warp_specialization, producer, Region(consumer)), end
+    )
     func.attributes[ROLES_ATTR] = WarpRolesAttr(len(loads))
     return warp_roles(func, "partition-warp-roles")
 

@@ -17,7 +17,9 @@ from mmcomp.passes.partition_warp_roles import partition
 def partitioned(name: str) -> FuncOp:
     """The partitioned kernel of a case."""
     selected = case(name)
-    module, _, _ = run_pipeline(selected.fusion().module, selected.params)
+    module, _, _ = run_pipeline(
+        selected.fusion().module, selected.params, until="materialize-schedule"
+    )
     func = next(op for op in module.ops if isinstance(op, FuncOp)).clone()
     partition(func)
     return func

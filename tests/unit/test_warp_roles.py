@@ -1,8 +1,10 @@
-"""The warp roles have one source: `sched.params`, plus the ring slots in `#hopper.warp_roles`.
+"""The warp roles: `hopper.warp_specialize` (one region per role), `sched.params` and the
+ring slots in `#hopper.warp_roles`.
 
-Editing the stages, the register split or the warp specialization in the partitioned
-kernel's `sched.params` changes the kernel exactly as compiling with them from the start
-does; a `hopper.warp_roles` that disagrees with the IR is refused, naming what disagrees.
+Editing the stages or the register split in the partitioned kernel's `sched.params`
+changes the kernel exactly as compiling with them from the start does; a warp
+specialization that disagrees with the op's regions, or a `hopper.warp_roles` that
+disagrees with the IR, is refused, naming what disagrees.
 """
 
 from __future__ import annotations
@@ -18,7 +20,13 @@ from mmcomp.dialects.sched import PARAMS_ATTR, ScheduleParamsAttr
 from mmcomp.errors import ScheduleError
 from mmcomp.passes.convert_hopper_to_ptx import ConvertHopperToPtx
 from mmcomp.passes.lower_schedule_to_hopper import lower_kernel
-from mmcomp.passes.partition_warp_roles import ROLES_ATTR, partition, warp_roles
+from mmcomp.passes.partition_warp_roles import (
+    ROLE_ATTR,
+    ROLES_ATTR,
+    partition,
+    warp_roles,
+    warp_specialize_of,
+)
 from mmcomp.targets import emit_ptx
 
 
@@ -88,11 +96,39 @@ def test_the_stages_set_the_barriers():
     assert text.count("mbarrier.init") == 4
 
 
-def test_the_specialization_comes_from_the_params():
+def test_a_specialization_edit_that_disagrees_with_the_regions_is_refused():
     func = partitioned("linear_256")
     edit_params(func, warp_specialization="none", registers=(168, 168))
-    _, plan = lower_kernel(func)
-    assert (plan.roles.producers, plan.threads) == (0, 256)
+    with pytest.raises(
+        ScheduleError,
+        match=r"hopper.warp_specialize is cooperative, but sched.params has "
+        r"warp_specialization = none",
+    ):
+        lower_kernel(func)
+
+
+def test_the_producer_region_is_the_slice_of_the_loads():
+    func = partitioned("split_k_linear")
+    roles_op = warp_specialize_of(func, "test")
+    producer = [op.name for op in roles_op.producer.walk()]
+    consumer = [op.name for op in roles_op.consumer.walk()]
+    assert producer.count("sched.load_tile") == 2
+    assert not {"sched.mma", "sched.epilogue", "sched.store_tile", "sched.arrive"} & set(producer)
+    assert {"sched.mma", "sched.epilogue", "sched.arrive"} <= set(consumer)
+    assert not any(ROLE_ATTR in op.attributes for op in func.walk())
+
+
+def test_the_non_specialized_kernel_has_no_producer_region():
+    func = partitioned("none_linear")
+    roles_op = warp_specialize_of(func, "test")
+    assert not roles_op.specialized and not roles_op.producer.blocks
+
+
+def test_partitioning_twice_changes_nothing():
+    func = partitioned("pingpong_linear")
+    text = str(func)
+    partition(func)
+    assert str(func) == text
 
 
 def test_a_dictionary_of_roles_is_refused():

@@ -1,7 +1,8 @@
 """The state that every concern of the Hopper lowering shares while one kernel is emitted.
 
 `KernelContext` holds the builder of the `ptx.entry`, the schedule's parameters and warp
-roles, the operand plan, and the map from the materialized kernel's values to the
+roles, the operand plan, the kernel's `hopper.warp_specialize` (one region per role),
+and the map from the materialized kernel's values to the
 registers that hold them (an index value may be emitted several times: once per role, once
 per K block, once per load-ahead distance). `Threads` holds the per-thread registers made
 in the prologue, `Cluster` the cluster's rank predicates and multicast mask.
@@ -17,6 +18,7 @@ from xdsl.dialects.func import FuncOp
 from xdsl.ir import SSAValue
 
 from mmcomp.dialects import ptx
+from mmcomp.dialects.hopper import WarpSpecializeOp
 from mmcomp.dialects.sched import ScheduleParams
 from mmcomp.errors import ScheduleError
 from mmcomp.lowering.hopper.barriers import NamedBarriers
@@ -86,6 +88,8 @@ class KernelContext:
     k: ptx.KernelBuilder
     barriers: NamedBarriers
     cluster: Cluster
+    warp_specialize: WarpSpecializeOp
+    """The kernel's body: one region per warp role, each lowered by its role."""
     threads: Threads = field(init=False)
     """Made in the prologue."""
     regs: dict[SSAValue, SSAValue] = field(default_factory=dict[SSAValue, SSAValue])
@@ -97,7 +101,7 @@ class KernelContext:
     accumulators: dict[SSAValue, Accumulator] = field(default_factory=dict[SSAValue, Accumulator])
     """The registers of each accumulator tile value."""
     mainloop: scf.ForOp | None = None
-    """The kernel's K loop."""
+    """The consumers' K loop."""
     maps: list[SSAValue] = field(default_factory=list[SSAValue])
     """Generic addresses of the tensor-map parameters."""
 

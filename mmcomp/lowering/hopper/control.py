@@ -2,8 +2,8 @@
 
 `Walker` emits a block of the materialized kernel in order: index arithmetic
 (`mmcomp.lowering.hopper.index`), `scf.for` as a counted loop, `scf.if` as a branch around
-its regions; every other op goes to the role's own lowering (`special`). A producer walks
-only the backward slice of its loads (`needed`).
+its regions; every other op goes to the role's own lowering (`special`). Each role walks
+its own region of `hopper.warp_specialize`.
 """
 
 from __future__ import annotations
@@ -46,8 +46,6 @@ class Walker:
     ctx: KernelContext
     special: Callable[[Operation], bool]
     """The role's lowering of an op; False leaves it to the generic one."""
-    needed: set[Operation] | None = None
-    """Only these ops are emitted (None: every op)."""
     tile_end: Callable[[], None] | None = None
     """Called after each block that holds the K loop (the end of a tile's work)."""
 
@@ -56,8 +54,6 @@ class Walker:
         holds_mainloop = False
         for op in ops:
             holds_mainloop |= op is self.ctx.mainloop
-            if self.needed is not None and op not in self.needed:
-                continue
             if self.special(op):
                 continue
             if place(self.ctx, op):

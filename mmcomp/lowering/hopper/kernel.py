@@ -3,9 +3,11 @@
 Prologue: dynamic shared memory aligned to 1024 at run time, the ring's barriers
 initialized by thread 0, tensor-map prefetch, `bar.sync 0` (and a cluster barrier). Then
 warpgroup 0, the producer, lowers its register budget (`setmaxnreg.dec`) and its elected
-thread runs `mmcomp.lowering.hopper.producer`; the consumer warpgroups raise theirs and
-run the schedule with the mainloop of their warp-specialization mode, split-K and the
-epilogue. Without specialization every warpgroup is a consumer.
+thread runs the producer region of `hopper.warp_specialize`
+(`mmcomp.lowering.hopper.producer`); the consumer warpgroups raise theirs and run the
+consumer region with the mainloop of their warp-specialization mode, split-K and the
+epilogue. Without specialization there is only the consumer region, run by every
+warpgroup.
 """
 
 from __future__ import annotations
@@ -138,7 +140,7 @@ def emit_consumer(ctx: KernelContext, ring: Ring, consumer: SSAValue) -> None:
             return True
         return False
 
-    Walker(ctx, special, tile_end=mainloop.end_of_tile).walk(ctx.func.body.block.ops)
+    Walker(ctx, special, tile_end=mainloop.end_of_tile).walk(ctx.warp_specialize.consumer.block.ops)
     if ctx.plan.store_maps:
         # Shared memory must outlive the TMA stores that read it.
         leader = k.setp("eq", thread_in_warpgroup, k.const(0))

@@ -1,7 +1,8 @@
 """The producer: TMA loads of the mainloop operands into the ring.
 
-The elected thread of the producer warpgroup runs the backward slice of the schedule that
-its loads need (persistent loop, raster, swizzle, split-K slice, batch) and, per K block,
+The elected thread of the producer warpgroup runs the producer region of the kernel's
+`hopper.warp_specialize` (its loads, the index arithmetic they need and the loops around
+them: persistent loop, raster, swizzle, split-K slice, batch) and, per K block,
 waits for the stage to be empty, announces the stage's bytes on its full barrier and
 issues one TMA load per 64-element box of each operand (its share of the box, multicast to
 the cluster, where the cluster's CTAs share a tile). It runs ahead across tile boundaries.
@@ -14,8 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects import scf
-from xdsl.dialects.builtin import StringAttr
-from xdsl.ir import BlockArgument, Operation, SSAValue
+from xdsl.ir import Operation, SSAValue
 
 from mmcomp.dialects import hopper, sched
 from mmcomp.lowering.hopper.context import KernelContext
@@ -23,7 +23,7 @@ from mmcomp.lowering.hopper.control import Walker, emit_loop
 from mmcomp.lowering.hopper.index import place
 from mmcomp.lowering.hopper.plan import BOX_ELEMENTS, TmaOperand
 from mmcomp.lowering.hopper.ring import Position, Ring
-from mmcomp.passes.partition_warp_roles import ROLE_ATTR, slot_of
+from mmcomp.passes.partition_warp_roles import producer_loop_of, slot_of
 
 
 @dataclass(frozen=True)
@@ -111,46 +111,18 @@ class Loads:
                 unit += 1
 
 
-def producer_slice(ctx: KernelContext) -> set[Operation]:
-    """The ops the producer needs: the loads, their index slices and enclosing loops."""
-    needed: set[Operation] = set()
-    work: list[Operation] = [
-        op
-        for op in ctx.func.walk()
-        if isinstance(op, sched.LoadTileOp)
-        and op.attributes.get(ROLE_ATTR) == StringAttr("producer")
-    ]
-    while work:
-        op = work.pop()
-        if op in needed:
-            continue
-        needed.add(op)
-        operands = list(op.operands)
-        if isinstance(op, scf.ForOp):
-            operands = [op.lb, op.ub, op.step]
-        parent = op.parent_op()
-        if parent is not None and parent is not ctx.func:
-            work.append(parent)
-        for value in operands:
-            owner = value.owner
-            if isinstance(owner, Operation):
-                work.append(owner)
-            elif isinstance(owner, BlockArgument):
-                pass
-    return needed
-
-
 def emit_producer(ctx: KernelContext, ring: Ring) -> None:
-    """The elected producer thread: the schedule's loops, only what its loads need."""
-    needed = producer_slice(ctx)
+    """The elected producer thread: the producer region of the kernel's warp_specialize."""
+    region = ctx.warp_specialize.producer
+    loop = producer_loop_of(ctx.warp_specialize, ctx.where)
     at = ring.position()
     loads = Loads(ctx, ring)
 
     def special(op: Operation) -> bool:
         """The K loop: this role's loads per iteration."""
-        if isinstance(op, scf.ForOp) and op is ctx.mainloop:
-            emit_loop(ctx, op, lambda: loads.issue(op, at))
-            return True
-        return False
+        if op is not loop:
+            return False
+        emit_loop(ctx, loop, lambda: loads.issue(loop, at))
+        return True
 
-    Walker(ctx, special, needed).walk(ctx.func.body.block.ops)
+    Walker(ctx, special).walk(region.block.ops)

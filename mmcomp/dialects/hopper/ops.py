@@ -1,25 +1,7 @@
-"""The `hopper` dialect: TMA, mbarriers, wgmma and warp roles on Hopper (sm_90a).
+"""The instructions of the `hopper` dialect: TMA, mbarriers, fences, wgmma, warp roles' ids.
 
-Its ops sit in a `ptx.entry` body next to ptx instructions and work on the same virtual
-registers (`!ptx.reg<KIND>`); they share the ptx dialect's syntax, including guards
-(`if %p`). Each names one Hopper mechanism at the level a kernel author thinks in: a
-tiled TMA load completing on an mbarrier, a wait on an mbarrier phase, a wgmma whose
-shared-memory operands are described by a tile layout (`#hopper.tile`), a warp role's
-register budget. `convert-hopper-to-ptx` lowers each to ptx instructions (one or a few:
-the wait is a try_wait loop, a descriptor a few integer ops).
-
-    %bar = ptx.addr_of bars : !ptx.reg<u32>
-    hopper.mbarrier_arrive_expect_tx 32768 %bar if %leader : !ptx.reg<u32>
-    hopper.tma_load %smem, %tmap, %bar, %k, %m if %leader : (...) -> ()
-    hopper.mbarrier_wait %bar, %phase : !ptx.reg<u32>
-    %a = hopper.matrix_descriptor %smem {tile = #hopper.tile<k_major, swizzle 128,
-                                         mn 128, k 64>, mn = 64, k = 16}
-        : (!ptx.reg<u32>) -> !ptx.reg<b64>
-    hopper.wgmma_mma_async m64n128k16 bf16 %a, %b, %d0, ..., %d63 {...} : (...) -> ()
-
-Register arguments: shared-memory addresses and barriers are 32-bit (`u32`/`b32`/`s32`)
-shared-window addresses; tensor maps and descriptors are 64-bit; TMA coordinates are
-32-bit (signed in PTX: negative and out-of-range boxes are zero-filled).
+Each op is a ptx instruction (`PtxInstruction`: ptx-style syntax, an optional guard) that
+`convert-hopper-to-ptx` lowers to one or a few ptx instructions.
 """
 
 from __future__ import annotations
@@ -30,9 +12,8 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from xdsl.dialects.builtin import IntAttr, StringAttr, UnitAttr
-from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, SSAValue
+from xdsl.ir import SSAValue
 from xdsl.irdl import (
-    irdl_attr_definition,
     irdl_op_definition,
     operand_def,
     opt_prop_def,
@@ -40,10 +21,9 @@ from xdsl.irdl import (
     result_def,
     var_operand_def,
 )
-from xdsl.parser import AttrParser
-from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
+from mmcomp.dialects.hopper.attrs import TileAttr
 from mmcomp.dialects.ptx import (
     B64,
     PRED,
@@ -62,122 +42,6 @@ from mmcomp.dialects.ptx import (
     check_thread_count,
     kind_of,
 )
-from mmcomp.hopper_layout import Major, OperandTile, SwizzleMode
-
-# ----------------------------------------------------------------------------------------
-# Attributes
-# ----------------------------------------------------------------------------------------
-
-
-@irdl_attr_definition
-class TileAttr(ParametrizedAttribute):
-    """A wgmma operand tile in shared memory: `#hopper.tile<k_major, swizzle 128, mn 128, k 64>`.
-
-    The tile is laid out as TMA loads write it (see `mmcomp.hopper_layout.OperandTile`):
-    boxes as wide as the swizzle span along the contiguous (`major`) dimension.
-    """
-
-    name = "hopper.tile"
-
-    major: StringAttr
-    """`k` or `mn`: the contiguous dimension."""
-    swizzle: IntAttr
-    """Swizzle span in bytes: 0 (none), 32, 64 or 128."""
-    mn: IntAttr
-    """Rows of the tile (M for A, N for B)."""
-    k: IntAttr
-    """K extent of the tile, in elements."""
-
-    def __init__(self, major: str, swizzle: int, mn: int, k: int):
-        super().__init__(StringAttr(major), IntAttr(swizzle), IntAttr(mn), IntAttr(k))
-
-    @property
-    def layout(self) -> OperandTile:
-        """The layout this attribute describes (16-bit elements)."""
-        return OperandTile(
-            Major(self.major.data),
-            SwizzleMode.from_bytes(self.swizzle.data),
-            self.mn.data,
-            self.k.data,
-        )
-
-    def verify(self) -> None:
-        if self.major.data not in ("k", "mn"):
-            raise VerifyException(
-                f"#hopper.tile: major must be k_major or mn_major, found '{self.major.data}'"
-            )
-        try:
-            _ = self.layout
-        except ValueError as error:
-            raise VerifyException(f"#hopper.tile: {error}") from error
-
-    def print_parameters(self, printer: Printer) -> None:
-        printer.print_string(
-            f"<{self.major.data}_major, swizzle {self.swizzle.data}, mn {self.mn.data}, "
-            f"k {self.k.data}>"
-        )
-
-    @classmethod
-    def parse_parameters(cls, parser: AttrParser) -> tuple[StringAttr, IntAttr, IntAttr, IntAttr]:
-        with parser.in_angle_brackets():
-            pos = parser.pos
-            major = parser.parse_identifier(context_msg=" (k_major or mn_major)")
-            if major not in ("k_major", "mn_major"):
-                parser.raise_error(f"expected k_major or mn_major, found '{major}'", pos)
-            parser.parse_punctuation(",")
-            parser.parse_keyword("swizzle")
-            swizzle = 0 if parser.parse_optional_keyword("none") else parser.parse_integer()
-            parser.parse_punctuation(",")
-            parser.parse_keyword("mn")
-            mn = parser.parse_integer()
-            parser.parse_punctuation(",")
-            parser.parse_keyword("k")
-            k = parser.parse_integer()
-        return (StringAttr(major.removesuffix("_major")), IntAttr(swizzle), IntAttr(mn), IntAttr(k))
-
-
-@irdl_attr_definition
-class WarpRolesAttr(ParametrizedAttribute):
-    """The warp-role plan of a partitioned kernel: `#hopper.warp_roles<slots = 2>`.
-
-    It holds only what the kernel's `sched.params` does not: the slots of one ring stage
-    (the mainloop loads, each marked with its `hopper.slot`). The stages, the register
-    split and the warp specialization (hence producer and consumer warpgroups and threads)
-    are read from `sched.params` alone (`mmcomp.passes.partition_warp_roles.warp_roles`).
-    """
-
-    name = "hopper.warp_roles"
-
-    slots: IntAttr
-    """Tiles loaded per K block (slots of one ring stage)."""
-
-    def __init__(self, slots: int):
-        super().__init__(IntAttr(slots))
-
-    def verify(self) -> None:
-        if self.slots.data < 1:
-            raise VerifyException(
-                f"#hopper.warp_roles: slots must be at least 1, found {self.slots.data}"
-            )
-
-    def print_parameters(self, printer: Printer) -> None:
-        printer.print_string(f"<slots = {self.slots.data}>")
-
-    @classmethod
-    def parse_parameters(cls, parser: AttrParser) -> tuple[IntAttr]:
-        with parser.in_angle_brackets():
-            pos = parser.pos
-            key = parser.parse_identifier(context_msg=" (slots)")
-            if key != "slots":
-                parser.raise_error(
-                    f"#hopper.warp_roles holds only 'slots', found '{key}' (stages, registers "
-                    "and warp_specialization are read from sched.params)",
-                    pos,
-                )
-            parser.parse_punctuation("=")
-            slots = parser.parse_integer()
-        return (IntAttr(slots),)
-
 
 # ----------------------------------------------------------------------------------------
 # Shared base and checks
@@ -776,44 +640,3 @@ class MapaOp(HopperInstruction):
         _shared_address(self, "the address", self.address)
         _int_register(self, "the rank", self.rank, (32,))
         _int_register(self, "the result", self.result, (32,))
-
-
-def tile(major: str, swizzle: int, mn: int, k: int) -> TileAttr:
-    """The `#hopper.tile` attribute of a layout (a convenience for builders)."""
-    return TileAttr(major, swizzle, mn, k)
-
-
-def all_ops() -> list[type[Operation]]:
-    """Every op of the dialect."""
-    return [
-        TensorMapAddressOp,
-        TensorMapPrefetchOp,
-        TmaLoadOp,
-        TmaLoadMulticastOp,
-        TmaStoreOp,
-        BulkCommitGroupOp,
-        BulkWaitGroupOp,
-        MbarrierInitOp,
-        MbarrierArriveOp,
-        MbarrierArriveExpectTxOp,
-        MbarrierWaitOp,
-        FenceProxyAsyncOp,
-        FenceMbarrierInitOp,
-        WgmmaFenceOp,
-        WgmmaCommitGroupOp,
-        WgmmaWaitGroupOp,
-        MatrixDescriptorOp,
-        WgmmaMmaAsyncOp,
-        SetmaxnregOp,
-        ElectSyncOp,
-        NamedBarrierOp,
-        StmatrixOp,
-        IdOp,
-        MapaOp,
-    ]
-
-
-_ATTRIBUTES: list[type[Attribute]] = [TileAttr, WarpRolesAttr]
-
-Hopper = Dialect("hopper", all_ops(), _ATTRIBUTES)
-"""The hopper dialect."""

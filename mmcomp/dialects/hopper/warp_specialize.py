@@ -1,0 +1,178 @@
+"""`hopper.warp_specialize`: a kernel body split into the code of each warp role.
+
+`partition-warp-roles` wraps the body of a materialized kernel in this op. Each region is
+the program of one role, in the schedule's ops (index arithmetic, loops, tile ops):
+
+    hopper.warp_specialize cooperative producer {
+      // the persistent loop, its index arithmetic and the K loop's loads
+    } consumer {
+      // the whole kernel: the same loops, the K loop's mma, the epilogue, the stores
+    }
+
+- `producer`: what the producer warpgroup's elected thread runs: the mainloop loads
+  (`sched.load_tile` with their ring slot, `hopper.slot`), the index arithmetic they need
+  and the loops around them. Nothing else: no accumulators, no stores, no epilogue;
+- `consumer`: what the consumer warpgroups run: every op of the kernel. Its mainloop
+  loads name the ring slot that the consumers wait for and read (the producer fills it).
+
+Both regions walk the same persistent tile sequence because each holds its own copy of
+the index arithmetic. With `none` (no warp specialization) there is no producer region:
+the consumer region is the whole kernel and its first thread also issues the loads.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from xdsl.dialects import gpu, scf
+from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType, StringAttr
+from xdsl.ir import Block, Operation, Region
+from xdsl.irdl import IRDLOperation, irdl_op_definition, prop_def, region_def, traits_def
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import NoTerminator
+from xdsl.utils.exceptions import VerifyException
+
+from mmcomp.dialects import sched
+
+SPECIALIZATIONS = ("cooperative", "pingpong", "none")
+"""The warp specializations: two with a producer region, `none` without."""
+SLOT_ATTR = "hopper.slot"
+"""The op attribute giving a mainloop load its slot in a ring stage."""
+GRID_QUERIES = (gpu.BlockIdOp, gpu.GridDimOp)
+"""The grid queries that index arithmetic starts from."""
+
+
+def is_index_arithmetic(op: Operation) -> bool:
+    """An arith op on index values (i1 for comparisons), or a grid query."""
+    if isinstance(op, GRID_QUERIES):
+        return True
+    if op.dialect_name() != "arith" or op.regions:
+        return False
+    types = [value.type for value in (*op.operands, *op.results)]
+    return all(
+        isinstance(t, IndexType) or (isinstance(t, IntegerType) and t.width.data == 1)
+        for t in types
+    )
+
+
+@irdl_op_definition
+class WarpSpecializeOp(IRDLOperation):
+    """A kernel body as the programs of its warp roles: a producer and a consumer region."""
+
+    name = "hopper.warp_specialize"
+    ROLES: ClassVar[tuple[str, ...]] = ("producer", "consumer")
+
+    specialization = prop_def(StringAttr)
+    """`cooperative`, `pingpong` (with a producer region) or `none` (without)."""
+    producer = region_def()
+    """The producer's loads, their index arithmetic and loops (no block for `none`)."""
+    consumer = region_def("single_block")
+    """The consumers' program: the whole kernel."""
+
+    traits = traits_def(NoTerminator())
+
+    def __init__(self, specialization: str, producer: Region, consumer: Region):
+        super().__init__(
+            properties={"specialization": StringAttr(specialization)},
+            regions=[producer, consumer],
+        )
+
+    @property
+    def specialized(self) -> bool:
+        """A producer warpgroup feeds the consumers."""
+        return self.specialization.data != "none"
+
+    def verify_(self) -> None:
+        mode = self.specialization.data
+        if mode not in SPECIALIZATIONS:
+            raise VerifyException(
+                f"{self.name}: specialization must be one of {', '.join(SPECIALIZATIONS)}, "
+                f"found '{mode}'"
+            )
+        if not self.consumer.blocks or self.consumer.block.first_op is None:
+            raise VerifyException(f"{self.name}: the consumer region is empty")
+        if not self.specialized:
+            if self.producer.blocks:
+                raise VerifyException(
+                    f"{self.name}: specialization none has no producer warpgroup, but the op "
+                    "has a producer region"
+                )
+            return
+        if len(self.producer.blocks) != 1:
+            raise VerifyException(
+                f"{self.name}: specialization {mode} needs a producer region of one block"
+            )
+        self._verify_producer()
+
+    def _verify_producer(self) -> None:
+        """The producer region holds only loads with a slot, index arithmetic and loops."""
+        slots: list[int] = []
+        for op in self.producer.walk():
+            if isinstance(op, sched.LoadTileOp):
+                slot = op.attributes.get(SLOT_ATTR)
+                if not isinstance(slot, IntegerAttr):
+                    raise VerifyException(
+                        f"{self.name}: a load of the producer region has no {SLOT_ATTR}"
+                    )
+                slots.append(slot.value.data)
+                continue
+            if isinstance(op, scf.ForOp) and op.iter_args:
+                raise VerifyException(
+                    f"{self.name}: a loop of the producer region carries values (iter_args); "
+                    "the producer holds no accumulators"
+                )
+            if isinstance(op, scf.IfOp) and op.results:
+                raise VerifyException(f"{self.name}: an scf.if of the producer region has results")
+            if isinstance(op, scf.ForOp | scf.IfOp) or is_index_arithmetic(op):
+                continue
+            if isinstance(op, scf.YieldOp) and not op.operands:
+                continue
+            raise VerifyException(
+                f"{self.name}: the producer region holds only mainloop loads, index "
+                f"arithmetic and loops, found {op.name}"
+            )
+        if not slots:
+            raise VerifyException(f"{self.name}: the producer region loads nothing")
+        if len(set(slots)) != len(slots):
+            raise VerifyException(
+                f"{self.name}: the producer region's loads repeat a {SLOT_ATTR}: {slots}"
+            )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.specialization.data}")
+        if self.specialized:
+            printer.print_string(" producer ")
+            printer.print_region(self.producer, print_entry_block_args=False)
+        printer.print_string(" consumer ")
+        printer.print_region(self.consumer, print_entry_block_args=False)
+        printer.print_op_attributes(self.attributes)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> WarpSpecializeOp:
+        pos = parser.pos
+        mode = parser.parse_identifier(context_msg=" (cooperative, pingpong or none)")
+        if mode not in SPECIALIZATIONS:
+            parser.raise_error(
+                f"expected a warp specialization ({', '.join(SPECIALIZATIONS)}), found '{mode}'",
+                pos,
+            )
+        producer = Region()
+        if mode != "none":
+            parser.parse_keyword("producer")
+            producer = _one_block(parser.parse_region())
+        elif parser.parse_optional_keyword("producer") is not None:
+            parser.raise_error("specialization none has no producer region")
+        parser.parse_keyword("consumer")
+        consumer = _one_block(parser.parse_region())
+        op = cls(mode, producer, consumer)
+        attributes = parser.parse_optional_attr_dict()
+        op.attributes.update(attributes)
+        return op
+
+
+def _one_block(region: Region) -> Region:
+    """A parsed region, given an empty block when it has none."""
+    if not region.blocks:
+        region.add_block(Block())
+    return region
