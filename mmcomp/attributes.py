@@ -34,7 +34,7 @@ KNOWN: dict[str, str] = {
     "sched.output": "a kernel argument that is an output (materialize-schedule)",
     "sched.workspace": "a kernel argument that is split-K scratch (materialize-schedule)",
     "hopper.warp_roles": "a kernel's warp-role plan (partition-warp-roles)",
-    "hopper.role": "the warpgroup that runs a tile op (partition-warp-roles)",
+    "hopper.role": "an old mark of a tile op's warpgroup, refused with a message saying so",
     "hopper.slot": "a mainloop load's slot in a ring stage (partition-warp-roles)",
 }
 """Every attribute name in mmcomp's namespaces that a pass sets or reads, and its use."""
