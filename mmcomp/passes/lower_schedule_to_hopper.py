@@ -37,17 +37,18 @@ What each piece of the materialized IR becomes:
 - split-K: `sched.store_partial` / `sched.arrive` / `sched.reduce_partials` become
   coalesced f32 workspace traffic, an acq_rel atomic counter, and a sum in slice order.
 
-`lower_kernel(func)` returns the ptx module and the `LaunchPlan` (parameters, tensor maps,
-grid, threads, shared memory) that the cuda back end needs to launch it. The pieces live
+`lower_kernel(func)` returns the ptx module; its entry carries the launch data (each
+parameter's array or tensor map, the grid, cluster and shared memory) that the cuda back
+end reads (mmcomp.backend.plan). The pieces live
 in `mmcomp.lowering.hopper`, one module per concern.
 """
 
 from __future__ import annotations
 
-import dataclasses
+from collections.abc import Sequence
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, ModuleOp
+from xdsl.dialects.builtin import ArrayAttr, ModuleOp
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute
 from xdsl.passes import ModulePass
@@ -63,10 +64,9 @@ from mmcomp.lowering.hopper.kernel import emit_kernel
 from mmcomp.lowering.hopper.plan import (
     SHARED_NAME,
     SMEM_ALIGN,
-    LaunchPlan,
     OperandPlan,
     TmaOperand,
-    launch_plan,
+    launch_data,
 )
 from mmcomp.passes.partition_warp_roles import (
     ROLES_ATTR,
@@ -76,11 +76,12 @@ from mmcomp.passes.partition_warp_roles import (
     warp_specialize_of,
 )
 
-__all__ = ["LaunchPlan", "LowerScheduleToHopper", "TmaOperand", "lower_kernel"]
+__all__ = ["LowerScheduleToHopper", "TmaOperand", "lower_kernel"]
 
 
-def lower_kernel(func: FuncOp) -> tuple[ptx.PtxModuleOp, LaunchPlan]:
-    """Lower one partitioned kernel: (the ptx module with hopper ops, its launch plan)."""
+def lower_kernel(func: FuncOp) -> ptx.PtxModuleOp:
+    """Lower one partitioned kernel: the ptx module with hopper ops, its launch data on the
+    entry."""
     where = f"lower-schedule-to-hopper: @{func.sym_name.data}"
     params = func.attributes.get(PARAMS_ATTR)
     if not isinstance(params, ScheduleParamsAttr) or ROLES_ATTR not in func.attributes:
@@ -112,38 +113,28 @@ def lower_kernel(func: FuncOp) -> tuple[ptx.PtxModuleOp, LaunchPlan]:
     )
     lower_index_arithmetic(func)
     emit_kernel(ctx)
-    launch = launch_plan(plan)
-    write_launch_data(module, func, launch)
-    return module, launch
+    arrays, launch = launch_data(plan)
+    write_launch_data(module, arrays, [*plan.operands, *plan.store_maps.values()], launch)
+    return module
 
 
-def write_launch_data(module: ptx.PtxModuleOp, func: FuncOp, plan: LaunchPlan) -> None:
-    """Put the launch plan on the module's entry: each pointer parameter's array (role,
-    name, shape, dtype), each tensor-map parameter's map, and the grid, cluster and shared
-    memory (mmcomp.dialects.ptx.launch)."""
+def write_launch_data(
+    module: ptx.PtxModuleOp,
+    arrays: Sequence[ptx.KernelArray],
+    maps: Sequence[ptx.TensorMap],
+    launch: ptx.Launch,
+) -> None:
+    """Put the launch data on the module's entry, parameter by parameter (pointers, then
+    tensor maps), and the launch (mmcomp.dialects.ptx.launch)."""
     entry = next(op for op in module.body.block.ops if isinstance(op, ptx.EntryOp))
-    counts = [func.attributes.get(key) for key in ("sched.num_inputs", "sched.num_outputs")]
-    inputs, outputs = (
-        count.value.data if isinstance(count, IntegerAttr) else 0 for count in counts
-    )
-    infos: list[Attribute] = []
-    for index, (name, (shape, dtype)) in enumerate(
-        zip(plan.arguments, plan.argument_types, strict=True)
-    ):
-        role = "input" if index < inputs else "output" if index < inputs + outputs else "workspace"
-        infos.append(ptx.KernelArrayAttr(ptx.KernelArray(role, name, shape, dtype)))
-    infos += [
-        ptx.TensorMapAttr(ptx.TensorMap(**dataclasses.asdict(operand)))
-        for operand in plan.tensor_maps
-    ]
+    infos: list[Attribute] = [ptx.KernelArrayAttr(array) for array in arrays]
+    infos += [ptx.TensorMapAttr(tensor_map) for tensor_map in maps]
     entry.properties["params"] = ArrayAttr(
         [
             ptx.ParamAttr(param.param_name.data, param.kind.data, info)
             for param, info in zip(entry.params.data, infos, strict=True)
         ]
     )
-    persistent = plan.params.strategy == "persistent"
-    launch = ptx.Launch(plan.grid, plan.smem_bytes, plan.cluster, persistent)
     entry.properties["launch"] = ptx.LaunchAttr(launch)
 
 
@@ -166,7 +157,7 @@ class LowerScheduleToHopper(ModulePass):
             if ROLES_ATTR not in func.attributes:
                 continue
             try:
-                module, _ = lower_kernel(func)
+                module = lower_kernel(func)
             except ScheduleError as error:
                 raise DiagnosticException(str(error)) from error
             op.body.block.insert_op_before(module, func)

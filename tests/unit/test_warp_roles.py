@@ -49,7 +49,7 @@ def edit_params(func: FuncOp, **changes: object) -> None:
 
 def ptx_of(func: FuncOp) -> str:
     """The PTX text of a partitioned kernel."""
-    module, _ = lower_kernel(func)
+    module = lower_kernel(func)
     outer = ModuleOp([module])
     ConvertHopperToPtx().apply(context(), outer)
     return emit_ptx(outer)
@@ -83,10 +83,9 @@ def test_an_edit_of_the_partitioned_params_is_the_kernel_compiled_with_it(
     edited = partitioned(name)
     edit_params(edited, **changes)
     assert ptx_of(edited) == ptx_of(partitioned(name, **changes))
-    _, plan = lower_kernel(partitioned(name))
-    _, edited_plan = lower_kernel(edited)
+    roles, edited_roles = warp_roles(partitioned(name)), warp_roles(edited)
     for key, value in changes.items():
-        assert getattr(edited_plan.roles, key) == value != getattr(plan.roles, key)
+        assert getattr(edited_roles, key) == value != getattr(roles, key)
 
 
 def test_the_stages_set_the_barriers():

@@ -34,6 +34,8 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
+from mmcomp.hardware import ELEMENT_BYTES
+
 _T = TypeVar("_T")
 
 ARRAY_ROLES = ("input", "output", "workspace")
@@ -86,7 +88,7 @@ class TensorMap:
     @property
     def element_bytes(self) -> int:
         """Bytes per element."""
-        return 4 if self.dtype == "f32" else 2
+        return ELEMENT_BYTES[self.dtype]
 
     @property
     def byte_strides(self) -> tuple[int, ...]:

@@ -1,6 +1,6 @@
 """The pieces of `lower-schedule-to-hopper`, one module per concern.
 
-    plan        TmaOperand, LaunchPlan, the operand and shared-memory plan of a kernel
+    plan        TmaOperand, the operand and shared-memory plan, the launch data
     context     the state every concern shares: builder, values, thread registers
     barriers    the named-barrier ids, allocated from the warp roles
     index       index arithmetic -> 32-bit ptx instructions (rewrite patterns)
@@ -15,5 +15,6 @@
     epilogue_smem  the shared-memory epilogue: swizzled boxes stored by TMA
     kernel      the entry's skeleton: prologue, roles, the consumer's tile ops
 
-`mmcomp.passes.lower_schedule_to_hopper.lower_kernel` puts them together.
+`mmcomp.passes.lower_schedule_to_hopper.lower_kernel` puts them together and writes the
+launch data on the entry.
 """

@@ -107,33 +107,6 @@ TmaOperand = ptx.TensorMap
 lands. It is the ptx.entry's launch data for the map (`#ptx.tensor_map`) as it stands."""
 
 
-@dataclass(frozen=True)
-class LaunchPlan:
-    """What the back end needs to launch a lowered kernel."""
-
-    entry: str
-    """The kernel's name."""
-    arguments: tuple[str, ...]
-    """Kernel argument names in order (inputs, outputs, workspaces), passed as pointers."""
-    argument_types: tuple[tuple[tuple[int, ...], str], ...]
-    """(shape, dtype) of each argument."""
-    tensor_maps: tuple[TmaOperand, ...]
-    """The tensor maps, passed after the pointers: the mainloop operands', then the
-    outputs' written through shared memory (epilogue "smem")."""
-    grid: int
-    """CTAs in the grid."""
-    threads: int
-    """Threads per CTA."""
-    smem_bytes: int
-    """Dynamic shared memory per CTA (including the alignment slack)."""
-    roles: WarpRoles
-    """The warp-role plan."""
-    params: ScheduleParams
-    """The schedule parameters."""
-    cluster: int = 1
-    """CTAs per cluster (the grid is a multiple)."""
-
-
 @dataclass
 class OperandPlan:
     """Where a kernel's tiles live: mainloop operands and ring slots, TMA-stored outputs,
@@ -391,8 +364,10 @@ class OperandPlan:
             self.store_maps[arg.index] = TmaOperand(arg.index, dtype, shape, box, 1, "n")
 
 
-def launch_plan(plan: OperandPlan) -> LaunchPlan:
-    """The launch plan of a lowered kernel; a ScheduleError for what cannot launch."""
+def launch_data(plan: OperandPlan) -> tuple[list[ptx.KernelArray], ptx.Launch]:
+    """What the entry says of its launch: each pointer parameter's array (role, name,
+    shape, dtype) and the grid, cluster and shared memory; a ScheduleError for what cannot
+    launch. The tensor maps are the plan's operands and store maps as they stand."""
     func = plan.func
     where = plan.where
     args = func.body.block.args
@@ -420,7 +395,11 @@ def launch_plan(plan: OperandPlan) -> LaunchPlan:
                     f"has extent {extent}; the kernel indexes each axis with signed "
                     f"32-bit coordinates, so at most {MAX_COORDINATE}"
                 )
-    types: list[tuple[tuple[int, ...], str]] = []
+    counts = [func.attributes.get(key) for key in ("sched.num_inputs", "sched.num_outputs")]
+    inputs, outputs = (
+        count.value.data if isinstance(count, IntegerAttr) else 0 for count in counts
+    )
+    arrays: list[ptx.KernelArray] = []
     for arg in args:
         assert isinstance(arg.type, MemRefType)
         element = arg.type.element_type
@@ -432,16 +411,9 @@ def launch_plan(plan: OperandPlan) -> LaunchPlan:
         shape = tuple(arg.type.get_shape())
         if is_partials(func, arg):
             shape = workspace_shape(plan.params, arg)
-        types.append((shape, dtype))
-    return LaunchPlan(
-        func.sym_name.data,
-        tuple(arg.name_hint or f"arg{arg.index}" for arg in args),
-        tuple(types),
-        (*plan.operands, *plan.store_maps.values()),
-        grid_attr.value.data,
-        plan.roles.threads,
-        plan.smem_bytes(),
-        plan.roles,
-        plan.params,
-        plan.cluster_size,
-    )
+        index = arg.index
+        role = "input" if index < inputs else "output" if index < inputs + outputs else "workspace"
+        arrays.append(ptx.KernelArray(role, arg.name_hint or f"arg{index}", shape, dtype))
+    persistent = plan.params.strategy == "persistent"
+    launch = ptx.Launch(grid_attr.value.data, plan.smem_bytes(), plan.cluster_size, persistent)
+    return arrays, launch
