@@ -27,6 +27,7 @@ call; compiling needs no GPU.
 
 from __future__ import annotations
 
+import contextlib
 import io
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -217,6 +218,9 @@ class Kernel:
         """Stage name -> IR text after that stage, in pipeline order."""
         self._module = module
         self._runner = runner
+        self._fast: Callable[[Sequence[Any]], tuple[Any, ...] | None] | None = None
+        """After the first device call: the call's fast path (CallState.fast), which takes
+        positional device arrays with no keyword and answers None where it cannot."""
 
     @property
     def module(self) -> ModuleOp:
@@ -302,12 +306,20 @@ class Kernel:
         `check=True` (or MMCOMP_CHECK=1) poisons the outputs and synchronizes. An input
         named out, stream or check is passed by position. See mmcomp.backend.call.
         """
+        fast = self._fast
+        if fast is not None and out is None and stream is None and check is None and not named:
+            outputs = fast(arrays)
+            if outputs is not None:
+                return outputs
         global _call_kernel
         if _call_kernel is None:
             from mmcomp.backend.call import call_kernel
 
             _call_kernel = call_kernel
-        return _call_kernel(self, arrays, named, out, stream, check)
+        outputs = _call_kernel(self, arrays, named, out, stream, check)
+        if fast is None and isinstance(self._runner, CudaRunner):
+            self._fast = self._runner.kernel.call_state().fast_path()
+        return outputs
 
     def run(self, inputs: list[Any]) -> tuple[np.ndarray, ...]:
         """Run the back end on inputs already bound (`bind`), in fusion input order."""
@@ -388,16 +400,19 @@ def compile(f: Fusion | str | ModuleOp, backend: str = "cuda", **params: Any) ->
     return compile_cached(fusion, backend, params, build)
 
 
-def _spills(error: Exception) -> bool:
-    """Whether a ptxas error is its report of spills (not a failure to assemble)."""
-    from mmcomp.ptxas import PtxasError
+def _build(
+    fusion: Fusion, backend: str, params: Mapping[str, object]
+) -> tuple[Kernel, ScheduleParams]:
+    """The Kernel for `params` and the schedule chosen; SpilledError where ptxas spills it."""
+    from mmcomp.spill_refit import SpilledError, is_spill_report
 
-    return isinstance(error, PtxasError) and " spills: " in str(error)
-
-
-def _build(fusion: Fusion, backend: str, params: Mapping[str, object]) -> Kernel:
     module, chosen, stages = run_pipeline(fusion.module, params, backend)
-    return _kernel(fusion, backend, chosen, stages, module)
+    try:
+        return _kernel(fusion, backend, chosen, stages, module), chosen
+    except Exception as error:
+        if not is_spill_report(error):
+            raise
+        raise SpilledError(chosen, str(error)) from None
 
 
 def _kernel(
@@ -408,80 +423,15 @@ def _kernel(
     return Kernel(fusion, backend, chosen, stages, materialized, RUNNERS[backend](module))
 
 
-def _refits(chosen: ScheduleParams, params: Mapping[str, object]) -> list[dict[str, object]]:
-    """Keywords to try, in order, where `chosen` spilled in ptxas: the caller's keywords
-    kept, what they left to the heuristic made lighter (one K slice, then narrower tiles
-    down to MIN_TILE_N, one K slice with each, then no warp specialization)."""
-    refits: list[dict[str, object]] = []
-    free_split = "split_k" not in params and chosen.split_k > 1
-    if free_split:
-        refits.append({**params, "split_k": 1})
-    if "tile" not in params:
-        refits += _narrower(chosen, params, free_split)
-    if not {"warp_specialization", "registers"} & set(params):
-        # The specialized kernels' consumers spilled at the entry's register cap in
-        # fuzzer cases with heavy epilogues (4 or 5 outputs) whatever their tile; a
-        # non-specialized kernel's threads have 248.
-        refits.append({**params, "warp_specialization": "none"})
-    return refits
-
-
-def _narrower(
-    chosen: ScheduleParams, params: Mapping[str, object], free_split: bool
-) -> list[dict[str, object]]:
-    """Narrower tiles than `chosen`'s (one K slice with each where split_k is free)."""
-    from mmcomp.dialects.sched import tile_rows
-    from mmcomp.heuristics import MIN_TILE_N
-
-    refits: list[dict[str, object]] = []
-    tile_m, tile_n, tile_k = chosen.tile
-    rows = sorted({tile_m, tile_rows(chosen.warp_specialization)}, reverse=True)
-    for m in rows:
-        n = tile_n if m != tile_m else tile_n // 2
-        while n >= MIN_TILE_N:
-            refits.append({**params, "tile": (m, n, tile_k)})
-            if free_split:
-                refits.append({**params, "tile": (m, n, tile_k), "split_k": 1})
-            n //= 2
-    return refits
-
-
 def _build_without_spills(fusion: Fusion, backend: str, params: Mapping[str, object]) -> Kernel:
-    """The kernel for `params`; where ptxas spills the schedule chosen, the first of
-    `_refits` that assembles without spills. Where none does (the tile pinned, or nothing
-    lighter fits), a ScheduleError naming the schedule, the spills and what would fit."""
-    module, chosen, stages = run_pipeline(fusion.module, params, backend)
-    try:
-        return _kernel(fusion, backend, chosen, stages, module)
-    except Exception as error:
-        if not _spills(error):
-            raise
-        spilled = str(error)
-    for refit in _refits(chosen, params):
-        try:
-            return _build(fusion, backend, refit)
-        except (FusionError, ScheduleError):
-            continue
-        except Exception as error:
-            if not _spills(error):
-                raise
-    unpinned = {key: value for key, value in params.items() if key not in ("tile", "split_k")}
-    fitting: list[str] = []
-    for refit in _refits(chosen, unpinned):
-        try:
-            kernel = _build(fusion, backend, refit)
-        except Exception as error:
-            if isinstance(error, (FusionError, ScheduleError)) or _spills(error):
-                continue
-            raise
-        fitting.append(f"tile = {_dims(kernel.params.tile)}, split_k = {kernel.params.split_k}")
-        if len(fitting) == 2:
-            break
-    advice = "; would fit: " + " or ".join(fitting) if fitting else "; no lighter tile fits"
-    raise ScheduleError(
-        f"schedule {chosen.format()}: ptxas spills the consumer registers ({spilled}){advice}"
-    )
+    """The kernel for `params`, refitted where ptxas spills it (mmcomp.spill_refit): the
+    keywords and the keys written in the fusion's own `#sched.params` are the pins."""
+    from mmcomp.passes.choose_schedule import written_params
+    from mmcomp.spill_refit import fit
 
-
-def _dims(dims: tuple[int, ...]) -> str:
-    return "x".join(str(d) for d in dims)
+    written: dict[str, object] = {}
+    for op in fusion.module.ops:
+        if isinstance(op, FuncOp):
+            with contextlib.suppress(ScheduleError):  # choose-schedule reports a bad one
+                written.update(written_params(op))
+    return fit(lambda pinned: _build(fusion, backend, pinned), {**written, **params})

@@ -189,17 +189,26 @@ def assemble(ptx: str, arch: str = "sm_90a", extra: Sequence[str] = ()) -> Assem
     return Assembled(cubin=cubin, resources=parse_resource_report(log), log=log, arch=arch)
 
 
+def spill_message(report: ResourceReport) -> str | None:
+    """What an entry spills ("entry 'e' spills: ..."), or None for an entry that does not
+    spill and has no stack frame."""
+    if not report.spills and not report.stack_frame:
+        return None
+    return (
+        f"entry '{report.entry}' spills: {report.spill_stores} bytes spill stores, "
+        f"{report.spill_loads} bytes spill loads, {report.stack_frame} bytes stack "
+        f"frame ({report.registers} registers)"
+    )
+
+
 def check_no_spills(assembled: Assembled, max_registers: int | None = None) -> None:
     """Raise PtxasError if any entry spills, uses a stack frame, or exceeds `max_registers`."""
     if not assembled.resources:
         raise PtxasError("ptxas reported no entries: nothing to check\n" + assembled.log)
     for report in assembled.resources.values():
-        if report.spills or report.stack_frame:
-            raise PtxasError(
-                f"entry '{report.entry}' spills: {report.spill_stores} bytes spill stores, "
-                f"{report.spill_loads} bytes spill loads, {report.stack_frame} bytes stack "
-                f"frame ({report.registers} registers)"
-            )
+        message = spill_message(report)
+        if message is not None:
+            raise PtxasError(message)
         if max_registers is not None and report.registers > max_registers:
             raise PtxasError(
                 f"entry '{report.entry}' uses {report.registers} registers, more than the "

@@ -78,6 +78,9 @@ class TorchArrays(Frame):
     def key(self, value: Any) -> tuple[Any, ...]:
         return (value.data_ptr(), value.shape, value.stride(), value.dtype, value.get_device())
 
+    def pointer(self, value: Any) -> int:
+        return value.data_ptr()
+
     def numpy_dtype(self, value: Any, name: str) -> np.dtype:
         """The numpy dtype of a tensor; LaunchError for one mmcomp does not read."""
         dtype = TORCH_DTYPES.get(value.dtype)

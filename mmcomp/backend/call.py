@@ -36,7 +36,7 @@ import contextlib
 import importlib
 import os
 import threading
-from collections.abc import Generator, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
@@ -99,6 +99,10 @@ class Frame:
     def key(self, value: Any) -> tuple[Any, ...]:
         """(pointer, shape, strides, dtype, device) of `value`."""
         raise NotImplementedError
+
+    def pointer(self, value: Any) -> int:
+        """The device address of `value` (the first field of its key)."""
+        return self.key(value)[0]
 
     def view(self, value: Any, name: str) -> DeviceArray:
         """A DeviceArray over a device array's memory that keeps nothing alive."""
@@ -504,6 +508,9 @@ class CallState:
         """(shape, dtype) of each output."""
         self.frame: Frame | None = None
         """The frame of the first input of the last call that went the whole way."""
+        self.output_tails: list[tuple[Callable[[Any], int], tuple[Any, ...]]] | None = None
+        """For each new output of that call: its frame's pointer reader and its key less the
+        pointer (shape, strides, dtype, device: the same for every new output), for `fast`."""
         self.through_tma = {operand.arg for operand in kernel.plan.tensor_maps}
         """Argument indices read or written through a tensor map."""
         self.launches: dict[tuple[Any, ...], PreparedLaunch] = {}
@@ -513,6 +520,36 @@ class CallState:
         self.streams: dict[int, Any] = {}
         """CUstream objects by handle."""
         self.lock = threading.Lock()
+
+    def fast_path(self) -> Callable[[Sequence[Any]], tuple[Any, ...] | None] | None:
+        """`fast`, or None in debug mode (MMCOMP_CHECK), where every call checks."""
+        return None if CHECK_DEFAULT else self.fast
+
+    def fast(self, inputs: Sequence[Any]) -> tuple[Any, ...] | None:
+        """The common call (device inputs of the last full call's frame, new outputs, the
+        current stream, no debug mode) where its launch is prepared: the outputs; None
+        where it is not (the full call runs then)."""
+        frame, tails = self.frame, self.output_tails
+        if frame is None or tails is None or len(inputs) != len(self.inputs):
+            return None
+        like = inputs[0]
+        try:
+            keys = [frame.key(value) for value in inputs]
+            if keys[0][4] == HOST:
+                return None
+            outputs = [frame.empty(like, shape, dtype) for shape, dtype in self.output_types]
+            out_keys = [
+                (pointer(value), *tail)
+                for value, (pointer, tail) in zip(outputs, tails, strict=True)
+            ]
+        except (AttributeError, TypeError):  # not arrays of the frame: the full call says why
+            return None
+        prepared = self.launches.get((frame.stream(like), *keys, *out_keys))
+        if prepared is None:
+            return None
+        ensure_context()
+        prepared.launch()
+        return tuple(outputs)
 
     def cu_stream(self, handle: int) -> Any:
         """The CUstream of a raw handle (kept)."""
@@ -624,26 +661,10 @@ def call(
 ) -> tuple[Any, ...]:
     """Run `kernel` on its inputs (in kernel input order); see the module docstring."""
     state = kernel.call_state()
-    frame = state.frame
-    if frame is not None and out is None and stream is None and not check and not CHECK_DEFAULT:
-        # The common call, kept short: the arrays' keys, new outputs, a prepared launch.
-        key_of = frame.key
-        try:
-            keys = [key_of(value) for value in inputs]
-        except (AttributeError, TypeError):
-            keys = None
-        if keys is not None and len(keys) == len(state.inputs) and keys[0][4] != HOST:
-            like = inputs[0]
-            empty = frame.empty
-            outputs = [empty(like, shape, dtype) for shape, dtype in state.output_types]
-            prepared = state.launches.get(
-                (frame.stream(like), *keys, *[key_of(value) for value in outputs])
-            )
-            if prepared is not None:
-                ensure_context()
-                prepared.launch()
-                return tuple(outputs)
-            return _call(state, inputs, outputs, stream, check)
+    if out is None and stream is None and not check and not CHECK_DEFAULT:
+        outputs = state.fast(inputs)
+        if outputs is not None:
+            return outputs
     return _call(state, inputs, out, stream, check)
 
 
@@ -681,7 +702,7 @@ def _call(
     shapes = state.outputs
     if out is None:
         outputs = [frame.empty(like, shape, dtype) for _, shape, dtype in shapes]
-        out_frames = [frame] * len(outputs)
+        out_frames = [frame_of(value) for value in outputs]
         given = [False] * len(outputs)
     else:
         entries = out_entries(state.where, out, state.output_names)
@@ -704,7 +725,12 @@ def _call(
             prepared.poison()
         with relaxed_capture():  # the first launch queries the kernel and the occupancy
             prepared.launch()
-        state.frame = frame
+        if out is None:
+            state.frame = frame
+            state.output_tails = [
+                (out_frame.pointer, key[1:])
+                for out_frame, key in zip(out_frames, out_keys, strict=True)
+            ]
     else:
         ensure_context()
         if debug:

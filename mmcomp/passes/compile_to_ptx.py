@@ -9,22 +9,133 @@ convert-hopper-to-ptx), so that
 
 prints the kernel's PTX. `--print-between-passes` shows only the module before and after;
 to see each stage, pass the list itself to `-p`.
+
+Where ptxas is found, the pass assembles the result, and a fusion function whose entry
+spills is compiled again with the refits of `mmcomp.spill_refit`, the keys written in its
+`#sched.params` kept as pins: the search `mmcomp.compile` runs with its keywords, so both
+tools give the same kernel. A function whose pinned schedule spills whatever is refitted
+is an error naming the spill and what would fit. `compile-to-ptx{refit-spills=false}`
+skips the check (as the pass list written out does).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
+
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.func import FuncOp
 from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
+from mmcomp.dialects.sched import PARAMS_ATTR, ScheduleParams, ScheduleParamsAttr
+from mmcomp.errors import ScheduleError
 from mmcomp.registry import DEFAULT_PIPELINE, PASSES
 
 
+def run_default_pipeline(ctx: Context, module: ModuleOp) -> dict[str, ScheduleParams]:
+    """Run DEFAULT_PIPELINE on `module`: the params choose-schedule gave each fusion
+    function, by name."""
+    chosen: dict[str, ScheduleParams] = {}
+    for name in DEFAULT_PIPELINE:
+        PASSES[name]()().apply(ctx, module)
+        if name == "choose-schedule":
+            chosen = {
+                function.sym_name.data: attr.data
+                for function in _fusion_functions(module)
+                if isinstance(attr := function.attributes.get(PARAMS_ATTR), ScheduleParamsAttr)
+            }
+    return chosen
+
+
+def spilling_entries(module: ModuleOp) -> dict[str, str]:
+    """The entries of a ptx-level module that ptxas spills, with its report of each; a
+    DiagnosticException where ptxas cannot assemble it."""
+    from mmcomp import ptxas
+    from mmcomp.targets import emit_ptx
+
+    try:
+        assembled = ptxas.assemble(emit_ptx(module))
+    except ptxas.PtxasError as error:
+        raise DiagnosticException(f"compile-to-ptx: ptxas: {error}") from error
+    reports = {entry: ptxas.spill_message(report) for entry, report in assembled.resources.items()}
+    return {entry: message for entry, message in reports.items() if message is not None}
+
+
+def _fusion_functions(module: ModuleOp) -> list[FuncOp]:
+    from mmcomp.passes.tile_split import is_fusion_function
+
+    return [op for op in module.walk() if isinstance(op, FuncOp) and is_fusion_function(op)]
+
+
+def _function(module: ModuleOp, name: str) -> FuncOp:
+    return next(op for op in _fusion_functions(module) if op.sym_name.data == name)
+
+
+def _pin(module: ModuleOp, name: str, pins: Mapping[str, object]) -> None:
+    """Write `pins` as the `#sched.params` of function `name` (only those keys)."""
+    function = _function(module, name)
+    function.attributes[PARAMS_ATTR] = ScheduleParamsAttr(ScheduleParams.partial(pins))
+
+
+def _replace_body(module: ModuleOp, source: ModuleOp) -> None:
+    """Make `module` hold `source`'s ops (and nothing else)."""
+    for op in list(module.ops):
+        op.detach()
+        op.erase()
+    for op in list(source.ops):
+        op.detach()
+        module.body.block.add_op(op)
+
+
+@dataclass(frozen=True)
 class CompileToPtx(ModulePass):
     """Run the default pipeline: fusion in, ptx module (with its hopper ops lowered) out."""
 
     name = "compile-to-ptx"
 
+    refit_spills: bool = True
+    """Assemble with ptxas (where found) and refit the schedule of an entry that spills."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for name in DEFAULT_PIPELINE:
-            PASSES[name]()().apply(ctx, op)
+        from mmcomp import ptxas
+
+        if not self.refit_spills or ptxas.find_tool("ptxas") is None:
+            run_default_pipeline(ctx, op)
+            return
+        source = op.clone()
+        run_default_pipeline(ctx, op)
+        spilled = spilling_entries(op)
+        if not spilled:
+            return
+        for function in _fusion_functions(source):
+            name = function.sym_name.data
+            if name not in spilled:
+                continue
+            self._refit(ctx, source, name)
+        run_default_pipeline(ctx, source)
+        _replace_body(op, source)
+
+    def _refit(self, ctx: Context, source: ModuleOp, name: str) -> None:
+        """Pin in `source` the first refit of function `name` that does not spill."""
+        from mmcomp.passes.choose_schedule import written_params
+        from mmcomp.spill_refit import SpilledError, fit
+
+        def build(pins: Mapping[str, object]) -> tuple[Mapping[str, object], ScheduleParams]:
+            candidate = source.clone()
+            try:
+                _pin(candidate, name, pins)
+                chosen = run_default_pipeline(ctx, candidate)[name]
+            except (DiagnosticException, VerifyException) as error:
+                raise ScheduleError(str(error)) from None  # these settings do not apply
+            report = spilling_entries(candidate).get(name)
+            if report is not None:
+                raise SpilledError(chosen, report)
+            return pins, chosen
+
+        try:
+            pins = fit(build, written_params(_function(source, name)))
+        except ScheduleError as error:
+            raise DiagnosticException(f"{self.name}: @{name}: {error}") from error
+        _pin(source, name, pins)

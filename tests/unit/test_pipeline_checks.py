@@ -11,6 +11,7 @@ import pytest
 import mmcomp
 from mmcomp.attributes import KNOWN, check_attributes, unknown_attribute
 from mmcomp.errors import FusionError, ScheduleError
+from mmcomp.ptxas import find_tool
 
 F32 = """\
 func.func @f32_operands(%a: tensor<64x64xf32>, %w: tensor<64x64xf32>) -> tensor<64x64xf32> {
@@ -186,3 +187,60 @@ def test_a_partial_params_is_valid_when_some_tile_completes_it(tmp_path):
     )
     assert result.returncode == 0, result.stderr
     assert "tile = 128x128x64" in result.stdout
+
+
+HEAVY = """\
+func.func @heavy(%a: tensor<137x31xbf16>, %b0: tensor<150x31xbf16>, %b1: tensor<150x31xbf16>,
+    %t0: tensor<137x150xf32>)
+    -> (tensor<137x150xf32>, tensor<137x150xbf16>, tensor<137x150xf32>, tensor<137x150xbf16>) {
+  %0 = fusion.linear %a, %b0 : (tensor<137x31xbf16>, tensor<150x31xbf16>) -> tensor<137x150xf32>
+  %1 = fusion.linear %a, %b1 : (tensor<137x31xbf16>, tensor<150x31xbf16>) -> tensor<137x150xf32>
+  %2 = fusion.cast %1 : tensor<137x150xf32> to tensor<137x150xbf16>
+  %3 = fusion.div %0, %t0 : tensor<137x150xf32>
+  %4 = fusion.sub %3, %1 : tensor<137x150xf32>
+  %5 = fusion.splat 0.5 : tensor<137x150xf32>
+  %6 = fusion.mul %4, %5 : tensor<137x150xf32>
+  %7 = fusion.cast %6 : tensor<137x150xf32> to tensor<137x150xbf16>
+  func.return %0, %2, %3, %7
+      : tensor<137x150xf32>, tensor<137x150xbf16>, tensor<137x150xf32>, tensor<137x150xbf16>
+}
+"""
+"""A horizontal fusion with four outputs (fuzzer seed 1, case 420): the register model fits
+the heuristic's 128x128 cooperative tile, and ptxas spills it (4 bytes)."""
+
+
+def _compile_to_ptx(tmp_path, text: str, pipeline: str) -> subprocess.CompletedProcess[str]:
+    path = tmp_path / "fusion.mlir"
+    path.write_text(text)
+    command = [sys.executable, "-m", "mmcomp.cli", str(path), "-p", pipeline, "-t", "ptx"]
+    return subprocess.run(command, capture_output=True, text=True)
+
+
+@pytest.mark.skipif(not find_tool("ptxas"), reason="needs ptxas (the dev extra installs one)")
+def test_mmcomp_opt_refits_a_schedule_that_ptxas_spills_as_compile_does(tmp_path):
+    from mmcomp.ptxas import assemble
+
+    kernel = mmcomp.compile(HEAVY)
+    assert kernel.report.spills == 0
+    assert kernel.params.tile[1] < 128 or kernel.params.warp_specialization == "none"
+    fitted = _compile_to_ptx(tmp_path, HEAVY, "compile-to-ptx")
+    assert fitted.returncode == 0, fitted.stderr
+    assert fitted.stdout.strip() == kernel.ptx.strip()
+    unfitted = _compile_to_ptx(tmp_path, HEAVY, "compile-to-ptx{refit-spills=false}")
+    assert unfitted.returncode == 0, unfitted.stderr
+    (report,) = assemble(unfitted.stdout).resources.values()
+    assert report.spills > 0  # the heuristic's own schedule, which the refit replaced
+
+
+@pytest.mark.skipif(not find_tool("ptxas"), reason="needs ptxas (the dev extra installs one)")
+def test_a_pinned_schedule_that_spills_is_refused_by_both_tools_alike(tmp_path):
+    pinned = "tile = 128x128x64, split_k = 1, warp_specialization = cooperative"
+    attributes = f"attributes {{sched.params = #sched.params<{pinned}>}}"
+    text = HEAVY.replace("xbf16>) {\n  %0", f"xbf16>)\n    {attributes} {{\n  %0")
+    with pytest.raises(ScheduleError) as raised:
+        mmcomp.compile(text)
+    message = str(raised.value)
+    assert "ptxas spills the consumer registers (entry 'heavy' spills:" in message
+    result = _compile_to_ptx(tmp_path, text, "compile-to-ptx")
+    assert result.returncode == 1
+    assert result.stderr.strip() == f"compile-to-ptx: @heavy: {message}"
