@@ -44,10 +44,10 @@ from mmcomp.dialects.fusion.attrs import (
     tensor_type,
 )
 from mmcomp.dialects.syntax import (
+    OperandListSyntaxOp,
     parse_attributes_and_conversion,
     parse_attributes_and_type,
     print_attributes_and_types,
-    print_operands,
     with_attributes,
 )
 from mmcomp.narrowing import is_tensor
@@ -180,16 +180,10 @@ def print_operand_with_roles(printer: Printer, value: SSAValue, roles: AxisRoles
     print_role_list(printer, roles.roles)
 
 
-class FunctionalSyntaxOp(IRDLOperation):
+class FunctionalSyntaxOp(OperandListSyntaxOp):
     """Base of the contractions printed ` %a, %b WORDS {attrs} : (A, B) -> C`."""
 
-    def syntax_words(self) -> str:
-        """What the op prints between its operands and its attributes."""
-        return ""
-
-    def print(self, printer: Printer) -> None:
-        print_operands(printer, self.operands)
-        printer.print_string(self.syntax_words())
+    def print_tail(self, printer: Printer) -> None:
         _print_functional(printer, self)
 
 
