@@ -21,6 +21,7 @@ from mmcomp.dialects.ptx.syntax import (
     FixedInstruction,
     NameOf,
     PtxInstruction,
+    RegisterInstruction,
     _require,
     _require_category,
     _same_kind,
@@ -175,7 +176,7 @@ class MbarrierTryWaitOp(PtxInstruction):
 
 
 @irdl_op_definition
-class MapaOp(PtxInstruction):
+class MapaOp(RegisterInstruction):
     """Map a shared address to the same address in another CTA of the cluster.
 
     `mapa.shared::cluster.u32 d, a, rank;`.
@@ -196,12 +197,8 @@ class MapaOp(PtxInstruction):
         _require_shared_address(self, "addr", self.addr)
         _require(self, "rank", self.rank, "u32")
 
-    def ptx_text(self, name: NameOf) -> str:
-        width = kind_of(self.addr).width
-        return (
-            f"mapa.shared::cluster.u{width} {name(self.result)}, {name(self.addr)}, "
-            f"{name(self.rank)}"
-        )
+    def mnemonic(self) -> str:
+        return f"mapa.shared::cluster.u{kind_of(self.addr).width}"
 
 
 FENCES: dict[str, str] = {

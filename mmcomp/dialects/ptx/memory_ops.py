@@ -22,6 +22,7 @@ from xdsl.utils.exceptions import VerifyException
 from mmcomp.dialects.ptx.syntax import (
     NameOf,
     PtxInstruction,
+    RegisterInstruction,
     _address,
     _arith_type,
     _bits_type,
@@ -80,7 +81,7 @@ class ConstOp(PtxInstruction):
 
 
 @irdl_op_definition
-class MovOp(PtxInstruction):
+class MovOp(RegisterInstruction):
     """Copy (or reinterpret) a register into a new one of the same width: `mov.b32`."""
 
     name = "ptx.mov"
@@ -99,14 +100,12 @@ class MovOp(PtxInstruction):
                 f"differ in width ({src.width} vs {dst.width} bits)"
             )
 
-    def ptx_text(self, name: NameOf) -> str:
-        kind = kind_of(self.result)
-        suffix = _bits_type(kind)
-        return f"mov.{suffix} {name(self.result)}, {name(self.src)}"
+    def mnemonic(self) -> str:
+        return f"mov.{_bits_type(kind_of(self.result))}"
 
 
 @irdl_op_definition
-class AssignOp(PtxInstruction):
+class AssignOp(RegisterInstruction):
     """Write a value into an existing register (for loop-carried values): `mov.b32`."""
 
     name = "ptx.assign"
@@ -122,10 +121,8 @@ class AssignOp(PtxInstruction):
     def verify_kinds(self) -> None:
         _same_kind(self, [("dst", self.dst), ("src", self.src)])
 
-    def ptx_text(self, name: NameOf) -> str:
-        kind = kind_of(self.dst)
-        suffix = _bits_type(kind)
-        return f"mov.{suffix} {name(self.dst)}, {name(self.src)}"
+    def mnemonic(self) -> str:
+        return f"mov.{_bits_type(kind_of(self.dst))}"
 
 
 SPECIAL_REGISTERS: dict[str, int] = {

@@ -458,6 +458,21 @@ def _vector(name: NameOf, values: Sequence[SSAValue]) -> str:
     return "{" + ", ".join(name(v) for v in values) + "}"
 
 
+class RegisterInstruction(PtxInstruction, ABC):
+    """Base of the instructions on registers only: `MNEMONIC %result, %operand, ...`.
+
+    The results come first, then the operands other than the guard, in definition order.
+    """
+
+    @abstractmethod
+    def mnemonic(self) -> str:
+        """The instruction name with its modifiers and type, e.g. `mul.lo.u32`."""
+
+    def ptx_text(self, name: NameOf) -> str:
+        registers = [*self.results, *self.data_operands()]
+        return f"{self.mnemonic()} {', '.join(name(value) for value in registers)}"
+
+
 class FixedInstruction(PtxInstruction, ABC):
     """Base of the instructions without operands, results or properties: fixed PTX text."""
 
