@@ -22,6 +22,7 @@ from mmcomp.dialects.ptx.syntax import (
     NameOf,
     PtxInstruction,
     RegisterInstruction,
+    _braced,
     _require,
     _require_category,
     _same_kind,
@@ -259,6 +260,11 @@ class ClusterBarrierOp(PtxInstruction):
         return "barrier.cluster.wait.acquire.aligned"
 
 
+def _tensor_operand(name: NameOf, tmap: SSAValue, coords: Sequence[SSAValue]) -> str:
+    """`[%tmap, {%c0, %c1, ...}]`: a tensor map and the coordinates of a box in it."""
+    return f"[{name(tmap)}, {_braced(name, coords)}]"
+
+
 def _verify_coords(op: Operation, coords: Sequence[SSAValue]) -> None:
     if not 1 <= len(coords) <= 5:
         raise VerifyException(
@@ -274,6 +280,41 @@ def _require_address64(op: Operation, what: str, value: SSAValue) -> None:
         raise VerifyException(
             f"{op.name}: {what} must be a 64-bit register, found !ptx.reg<{kind.name}>"
         )
+
+
+def _verify_tma_load(
+    op: Operation,
+    dst: SSAValue,
+    tmap: SSAValue,
+    bar: SSAValue,
+    coords: Sequence[SSAValue],
+    mask: SSAValue | None = None,
+) -> None:
+    """Check the operands of a TMA load (and its multicast `mask`, if any)."""
+    _require_shared_address(op, "the destination", dst)
+    _require_address64(op, "the tensor map address", tmap)
+    _require_shared_address(op, "the barrier address", bar)
+    if mask is not None:
+        _require(op, "mask", mask, "b16")
+    _verify_coords(op, coords)
+
+
+def _tma_load_text(
+    name: NameOf,
+    dst: SSAValue,
+    tmap: SSAValue,
+    bar: SSAValue,
+    coords: Sequence[SSAValue],
+    mask: SSAValue | None = None,
+) -> str:
+    """The PTX of a TMA load; with `mask`, multicast to the CTAs of the cluster it names."""
+    multicast = "" if mask is None else ".multicast::cluster"
+    text = (
+        f"cp.async.bulk.tensor.{len(coords)}d.shared::cluster.global."
+        f"mbarrier::complete_tx::bytes{multicast} [{name(dst)}], "
+        f"{_tensor_operand(name, tmap, coords)}, [{name(bar)}]"
+    )
+    return text if mask is None else f"{text}, {name(mask)}"
 
 
 @irdl_op_definition
@@ -299,18 +340,10 @@ class TmaLoadOp(PtxInstruction):
         super().__init__(operands=[dst, tmap, bar, list(coords), []])
 
     def verify_kinds(self) -> None:
-        _require_shared_address(self, "the destination", self.dst)
-        _require_address64(self, "the tensor map address", self.tmap)
-        _require_shared_address(self, "the barrier address", self.bar)
-        _verify_coords(self, list(self.coords))
+        _verify_tma_load(self, self.dst, self.tmap, self.bar, self.coords)
 
     def ptx_text(self, name: NameOf) -> str:
-        coords = ", ".join(name(c) for c in self.coords)
-        return (
-            f"cp.async.bulk.tensor.{len(self.coords)}d.shared::cluster.global."
-            f"mbarrier::complete_tx::bytes [{name(self.dst)}], [{name(self.tmap)}, "
-            f"{{{coords}}}], [{name(self.bar)}]"
-        )
+        return _tma_load_text(name, self.dst, self.tmap, self.bar, self.coords)
 
 
 @irdl_op_definition
@@ -345,19 +378,10 @@ class TmaLoadMulticastOp(PtxInstruction):
         super().__init__(operands=[dst, tmap, bar, mask, list(coords), []])
 
     def verify_kinds(self) -> None:
-        _require_shared_address(self, "the destination", self.dst)
-        _require_address64(self, "the tensor map address", self.tmap)
-        _require_shared_address(self, "the barrier address", self.bar)
-        _require(self, "mask", self.mask, "b16")
-        _verify_coords(self, list(self.coords))
+        _verify_tma_load(self, self.dst, self.tmap, self.bar, self.coords, self.mask)
 
     def ptx_text(self, name: NameOf) -> str:
-        coords = ", ".join(name(c) for c in self.coords)
-        return (
-            f"cp.async.bulk.tensor.{len(self.coords)}d.shared::cluster.global."
-            f"mbarrier::complete_tx::bytes.multicast::cluster [{name(self.dst)}], "
-            f"[{name(self.tmap)}, {{{coords}}}], [{name(self.bar)}], {name(self.mask)}"
-        )
+        return _tma_load_text(name, self.dst, self.tmap, self.bar, self.coords, self.mask)
 
 
 @irdl_op_definition
@@ -382,13 +406,12 @@ class TmaStoreOp(PtxInstruction):
     def verify_kinds(self) -> None:
         _require_shared_address(self, "the source", self.src)
         _require_address64(self, "the tensor map address", self.tmap)
-        _verify_coords(self, list(self.coords))
+        _verify_coords(self, self.coords)
 
     def ptx_text(self, name: NameOf) -> str:
-        coords = ", ".join(name(c) for c in self.coords)
         return (
             f"cp.async.bulk.tensor.{len(self.coords)}d.global.shared::cta.bulk_group "
-            f"[{name(self.tmap)}, {{{coords}}}], [{name(self.src)}]"
+            f"{_tensor_operand(name, self.tmap, self.coords)}, [{name(self.src)}]"
         )
 
 
@@ -540,10 +563,10 @@ class WgmmaOp(PtxInstruction):
             _require(self, f"accumulator {i}", value, "f32")
 
     def ptx_text(self, name: NameOf) -> str:
-        acc = "{" + ", ".join(name(v) for v in self.acc) + "}"
         ab = self.ab_type.data
         return (
-            f"wgmma.mma_async.sync.aligned.m64n{self.n.data}k16.f32.{ab}.{ab} {acc}, "
+            f"wgmma.mma_async.sync.aligned.m64n{self.n.data}k16.f32.{ab}.{ab} "
+            f"{_braced(name, self.acc)}, "
             f"{name(self.adesc)}, {name(self.bdesc)}, {name(self.scale_d)}, 1, 1, "
             f"{self.trans_a.data}, {self.trans_b.data}"
         )
@@ -632,8 +655,7 @@ class StmatrixOp(PtxInstruction):
 
     def ptx_text(self, name: NameOf) -> str:
         trans = ".trans" if self.layout is not None else ""
-        values = "{" + ", ".join(name(v) for v in self.values) + "}"
         return (
             f"stmatrix.sync.aligned.m8n8.x{len(self.values)}{trans}.shared.b16 "
-            f"[{name(self.addr)}], {values}"
+            f"[{name(self.addr)}], {_braced(name, self.values)}"
         )

@@ -33,7 +33,7 @@ from mmcomp.dialects.ptx.syntax import (
     _same_kind,
     _vector,
 )
-from mmcomp.dialects.ptx.types import PARAM_KINDS, U32, U64, RegKind, RegType, kind_of
+from mmcomp.dialects.ptx.types import PARAM_KINDS, U32, U64, RegType, kind_of
 
 if TYPE_CHECKING:
     from mmcomp.dialects.ptx.module import EntryOp
@@ -302,20 +302,14 @@ class LdOp(PtxInstruction):
             )
 
     def ptx_text(self, name: NameOf) -> str:
-        values = list(self.values)
-        parts = ["ld"]
-        if self.qualifier is not None and self.qualifier.data != "nc":
-            parts.append(self.qualifier.data)
-        if self.space.data != "generic":
-            parts.append(self.space.data)
+        head: list[str] = ["ld"]
+        tail: list[str] = []
         if self.qualifier is not None and self.qualifier.data == "nc":
-            parts.append("nc")
-        if len(values) > 1:
-            parts.append(f"v{len(values)}")
-        parts.append(_memory_type(kind_of(values[0])))
-        return (
-            f"{'.'.join(parts)} {_vector(name, values)}, {_address(name, self.addr, self.offset)}"
-        )
+            tail.append("nc")
+        elif self.qualifier is not None:
+            head.append(self.qualifier.data)
+        mnemonic = _access_mnemonic(head, self.space.data, tail, self.values)
+        return f"{mnemonic} {_vector(name, self.values)}, {_address(name, self.addr, self.offset)}"
 
 
 @irdl_op_definition
@@ -347,22 +341,20 @@ class StOp(PtxInstruction):
         _verify_memory(self, self.space.data, self.addr, list(self.values), "stored value")
 
     def ptx_text(self, name: NameOf) -> str:
-        values = list(self.values)
-        parts = ["st"]
-        if self.space.data != "generic":
-            parts.append(self.space.data)
-        if len(values) > 1:
-            parts.append(f"v{len(values)}")
-        parts.append(_memory_type(kind_of(values[0])))
-        return (
-            f"{'.'.join(parts)} {_address(name, self.addr, self.offset)}, {_vector(name, values)}"
-        )
+        mnemonic = _access_mnemonic(["st"], self.space.data, [], self.values)
+        return f"{mnemonic} {_address(name, self.addr, self.offset)}, {_vector(name, self.values)}"
 
 
-def _memory_type(kind: RegKind) -> str:
-    if kind.category in ("h", "x"):
-        return f"b{kind.width}"
-    return kind.name
+def _access_mnemonic(
+    head: Sequence[str], space: str, tail: Sequence[str], values: Sequence[SSAValue]
+) -> str:
+    """`ld.global.v4.f32`: head, space (none for generic), tail, vector width, values' type."""
+    parts = [*head, *([] if space == "generic" else [space]), *tail]
+    if len(values) > 1:
+        parts.append(f"v{len(values)}")
+    kind = kind_of(values[0])
+    parts.append(f"b{kind.width}" if kind.category in ("h", "x") else kind.name)
+    return ".".join(parts)
 
 
 def _verify_memory(

@@ -452,10 +452,16 @@ def _address(name: NameOf, addr: SSAValue, offset: IntAttr | None) -> str:
     return f"[{name(addr)}+{offset.data}]"
 
 
+def _braced(name: NameOf, values: Sequence[SSAValue]) -> str:
+    """`{%r1, %r2, ...}`: registers in braces, however many."""
+    return "{" + ", ".join(name(v) for v in values) + "}"
+
+
 def _vector(name: NameOf, values: Sequence[SSAValue]) -> str:
+    """One register as is, several as a braced vector."""
     if len(values) == 1:
         return name(values[0])
-    return "{" + ", ".join(name(v) for v in values) + "}"
+    return _braced(name, values)
 
 
 class RegisterInstruction(PtxInstruction, ABC):
