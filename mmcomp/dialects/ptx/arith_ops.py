@@ -9,7 +9,7 @@ from abc import ABC
 from typing import ClassVar
 
 from xdsl.dialects.builtin import StringAttr
-from xdsl.ir import SSAValue
+from xdsl.ir import Operation, SSAValue
 from xdsl.irdl import irdl_op_definition, opt_prop_def, prop_def
 from xdsl.irdl import operand_def as _operand_def
 from xdsl.irdl import result_def as _result_def
@@ -23,7 +23,7 @@ from mmcomp.dialects.ptx.syntax import (
     _require_category,
     _same_kind,
 )
-from mmcomp.dialects.ptx.types import BF16X2, PRED, RegType, kind_of
+from mmcomp.dialects.ptx.types import BF16X2, PRED, RegKind, RegType, kind_of
 
 
 class ArithmeticOp(RegisterInstruction, ABC):
@@ -188,6 +188,17 @@ class ShrOp(ShiftOp):
     name = "ptx.shr"
 
 
+def _require_double_width(
+    op: Operation, wide_what: str, wide: RegKind, narrow_what: str, narrow: RegKind
+) -> None:
+    """Raise unless `narrow` is 16 or 32 bits wide and `wide` twice as wide."""
+    if narrow.width not in (16, 32) or wide.width != 2 * narrow.width:
+        raise VerifyException(
+            f"{op.name}: {wide_what} must be twice as wide as {narrow_what} "
+            f"(!ptx.reg<{narrow.name}>), found !ptx.reg<{wide.name}>"
+        )
+
+
 @irdl_op_definition
 class MulWideOp(RegisterInstruction):
     """`mul.wide.{u,s}NN`: the full double-width product."""
@@ -209,11 +220,7 @@ class MulWideOp(RegisterInstruction):
         kind = _same_kind(self, [("lhs", self.lhs), ("rhs", self.rhs)])
         _require_category(self, "lhs", self.lhs, "b,u,s")
         out = _require_category(self, "result", self.result, "b,u,s")
-        if kind.width not in (16, 32) or out.width != 2 * kind.width:
-            raise VerifyException(
-                f"ptx.mul_wide: result must be twice as wide as the operands "
-                f"(!ptx.reg<{kind.name}>), found !ptx.reg<{out.name}>"
-            )
+        _require_double_width(self, "result", out, "the operands", kind)
 
     def mnemonic(self) -> str:
         return f"mul.wide.{_arith_type(kind_of(self.lhs))}"
@@ -238,11 +245,7 @@ class MadWideOp(RegisterInstruction):
         _require_category(self, "a", self.a, "b,u,s")
         out = _same_kind(self, [("c", self.c), ("result", self.result)])
         _require_category(self, "result", self.result, "b,u,s")
-        if kind.width not in (16, 32) or out.width != 2 * kind.width:
-            raise VerifyException(
-                f"ptx.mad_wide: c and the result must be twice as wide as a and b "
-                f"(!ptx.reg<{kind.name}>), found !ptx.reg<{out.name}>"
-            )
+        _require_double_width(self, "c and the result", out, "a and b", kind)
 
     def mnemonic(self) -> str:
         return f"mad.wide.{_arith_type(kind_of(self.a))}"
