@@ -42,8 +42,18 @@ def _require_shared_address(op: Operation, what: str, value: SSAValue) -> None:
         )
 
 
+class MbarrierOp(PtxInstruction, ABC):
+    """Base of the ops whose one operand is an mbarrier."""
+
+    bar = _operand_def(RegType)
+    """Shared address of the 8-byte barrier."""
+
+    def verify_kinds(self) -> None:
+        _require_shared_address(self, "the barrier address", self.bar)
+
+
 @irdl_op_definition
-class MbarrierInitOp(PtxInstruction):
+class MbarrierInitOp(MbarrierOp):
     """`mbarrier.init.shared::cta.b64 [bar], count;`."""
 
     name = "ptx.mbarrier_init"
@@ -51,14 +61,12 @@ class MbarrierInitOp(PtxInstruction):
 
     count = prop_def(IntAttr)
     """The number of arrivals that complete a phase."""
-    bar = _operand_def(RegType)
-    """Shared address of the 8-byte barrier."""
 
     def __init__(self, bar: SSAValue, count: int):
         super().__init__(properties={"count": IntAttr(count)}, operands=[bar, []])
 
     def verify_kinds(self) -> None:
-        _require_shared_address(self, "the barrier address", self.bar)
+        super().verify_kinds()
         if self.count.data <= 0:
             raise VerifyException(
                 f"ptx.mbarrier_init: count must be positive, found {self.count.data}"
@@ -69,7 +77,7 @@ class MbarrierInitOp(PtxInstruction):
 
 
 @irdl_op_definition
-class MbarrierArriveOp(PtxInstruction):
+class MbarrierArriveOp(MbarrierOp):
     """Arrive on an mbarrier, optionally announcing transaction bytes (`expect_tx`).
 
     `mbarrier.arrive[.expect_tx].shared::cta.b64 _, [bar][, tx];`; with `cluster`, arrive
@@ -85,8 +93,6 @@ class MbarrierArriveOp(PtxInstruction):
     """`cluster` for a remote arrive; absent for the own CTA."""
     tx_bytes = opt_prop_def(IntAttr)
     """Transaction bytes expected (`.expect_tx`), if any."""
-    bar = _operand_def(RegType)
-    """Shared address of the barrier."""
 
     def __init__(self, bar: SSAValue, tx_bytes: int | None = None, cluster: bool = False):
         super().__init__(
@@ -98,7 +104,7 @@ class MbarrierArriveOp(PtxInstruction):
         )
 
     def verify_kinds(self) -> None:
-        _require_shared_address(self, "the barrier address", self.bar)
+        super().verify_kinds()
         if self.scope is not None and self.scope.data != "cluster":
             raise VerifyException(
                 f"ptx.mbarrier_arrive: scope must be 'cluster' or absent, found '{self.scope.data}'"
@@ -121,7 +127,7 @@ class MbarrierArriveOp(PtxInstruction):
 
 
 @irdl_op_definition
-class MbarrierExpectTxOp(PtxInstruction):
+class MbarrierExpectTxOp(MbarrierOp):
     """`mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [bar], bytes;` (no arrival)."""
 
     name = "ptx.mbarrier_expect_tx"
@@ -129,14 +135,9 @@ class MbarrierExpectTxOp(PtxInstruction):
 
     tx_bytes = prop_def(IntAttr)
     """Transaction bytes expected."""
-    bar = _operand_def(RegType)
-    """Shared address of the barrier."""
 
     def __init__(self, bar: SSAValue, tx_bytes: int):
         super().__init__(properties={"tx_bytes": IntAttr(tx_bytes)}, operands=[bar, []])
-
-    def verify_kinds(self) -> None:
-        _require_shared_address(self, "the barrier address", self.bar)
 
     def ptx_text(self, name: NameOf) -> str:
         return (
