@@ -7,10 +7,12 @@ write that tail, so that each op's `parse` and `print` only spell out what is it
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from typing import TypeVar
 
 from xdsl.ir import Attribute, Operation, Region, SSAValue
+from xdsl.irdl import IRDLOperation
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 
@@ -67,3 +69,20 @@ def print_attributes_and_types(
     printer.print_op_attributes(op.attributes)
     printer.print_string(" : ")
     printer.print_list(types, printer.print_attribute, delimiter)
+
+
+class OperandListSyntaxOp(IRDLOperation, ABC):
+    """Base of the ops printed ` %a, %b WORDS {attrs} : TYPES`, each family its TYPES."""
+
+    def syntax_words(self) -> str:
+        """What the op prints between its operands and its attributes."""
+        return ""
+
+    @abstractmethod
+    def print_tail(self, printer: Printer) -> None:
+        """Print what follows the words: the attributes, a colon and the types."""
+
+    def print(self, printer: Printer) -> None:
+        print_operands(printer, self.operands)
+        printer.print_string(self.syntax_words())
+        self.print_tail(printer)

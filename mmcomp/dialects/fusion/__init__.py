@@ -38,8 +38,8 @@ from mmcomp.dialects.fusion.ops import (
     broadcast_shapes,
     checked_tensor,
     format_shape,
-    parse_operand_with_roles,
-    print_operand_with_roles,
+    parse_operands_with_roles,
+    print_operands_with_roles,
     static_shape,
 )
 from mmcomp.dialects.fusion.pointwise import (
@@ -80,8 +80,8 @@ __all__ = [
     "checked_tensor",
     "static_shape",
     "broadcast_shapes",
-    "parse_operand_with_roles",
-    "print_operand_with_roles",
+    "parse_operands_with_roles",
+    "print_operands_with_roles",
     "FunctionalSyntaxOp",
     "MatmulOp",
     "LinearOp",

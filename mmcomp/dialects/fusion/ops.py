@@ -44,10 +44,10 @@ from mmcomp.dialects.fusion.attrs import (
     tensor_type,
 )
 from mmcomp.dialects.syntax import (
+    OperandListSyntaxOp,
     parse_attributes_and_conversion,
     parse_attributes_and_type,
     print_attributes_and_types,
-    print_operands,
     with_attributes,
 )
 from mmcomp.narrowing import is_tensor
@@ -168,28 +168,35 @@ def _print_functional(printer: Printer, op: IRDLOperation, reserved: Sequence[st
     printer.print_attribute(op.result_types[0])
 
 
-def parse_operand_with_roles(parser: Parser) -> tuple[UnresolvedOperand, list[str]]:
-    """Parse `%x [r0, r1, ...]`: an operand and the role of each of its axes."""
-    return parser.parse_unresolved_operand(), parse_role_list(parser)
+def parse_operands_with_roles(
+    parser: Parser, count: int
+) -> tuple[list[UnresolvedOperand], list[list[str]]]:
+    """Parse `%x [r0, r1, ...], %y [...], ...`: `count` operands and their axes' roles."""
+    operands: list[UnresolvedOperand] = []
+    roles: list[list[str]] = []
+    for index in range(count):
+        if index:
+            parser.parse_punctuation(",")
+        operands.append(parser.parse_unresolved_operand())
+        roles.append(parse_role_list(parser))
+    return operands, roles
 
 
-def print_operand_with_roles(printer: Printer, value: SSAValue, roles: AxisRolesAttr) -> None:
-    """Print `%x [r0, r1, ...]`."""
-    printer.print_ssa_value(value)
-    printer.print_string(" ")
-    print_role_list(printer, roles.roles)
+def print_operands_with_roles(
+    printer: Printer, operands: Sequence[tuple[SSAValue, AxisRolesAttr]]
+) -> None:
+    """Print ` %x [r0, r1, ...], %y [...], ...`."""
+    for index, (value, roles) in enumerate(operands):
+        printer.print_string(", " if index else " ")
+        printer.print_ssa_value(value)
+        printer.print_string(" ")
+        print_role_list(printer, roles.roles)
 
 
-class FunctionalSyntaxOp(IRDLOperation):
+class FunctionalSyntaxOp(OperandListSyntaxOp):
     """Base of the contractions printed ` %a, %b WORDS {attrs} : (A, B) -> C`."""
 
-    def syntax_words(self) -> str:
-        """What the op prints between its operands and its attributes."""
-        return ""
-
-    def print(self, printer: Printer) -> None:
-        print_operands(printer, self.operands)
-        printer.print_string(self.syntax_words())
+    def print_tail(self, printer: Printer) -> None:
         _print_functional(printer, self)
 
 
@@ -485,20 +492,15 @@ class MmaOp(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser) -> MmaOp:
-        a, a_roles = parse_operand_with_roles(parser)
-        parser.parse_punctuation(",")
-        b, b_roles = parse_operand_with_roles(parser)
+        operands, (a_roles, b_roles) = parse_operands_with_roles(parser, 2)
         parser.parse_punctuation("->")
         out_roles = parse_role_list(parser)
-        values, attributes, result_type = _resolve_functional(parser, [a, b], cls.name)
+        values, attributes, result_type = _resolve_functional(parser, operands, cls.name)
         op = cls(values[0], values[1], a_roles, b_roles, out_roles, result_type)
         return with_attributes(op, attributes)
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        print_operand_with_roles(printer, self.a, self.a_roles)
-        printer.print_string(", ")
-        print_operand_with_roles(printer, self.b, self.b_roles)
+        print_operands_with_roles(printer, ((self.a, self.a_roles), (self.b, self.b_roles)))
         printer.print_string(" -> ")
         print_role_list(printer, self.out_roles.roles)
         _print_functional(printer, self)

@@ -24,9 +24,9 @@ from xdsl.utils.exceptions import VerifyException
 
 from mmcomp.dialects.fusion.ops import checked_tensor, format_shape, static_shape
 from mmcomp.dialects.syntax import (
+    OperandListSyntaxOp,
     parse_attributes_and_type,
     print_attributes_and_types,
-    print_operands,
     with_attributes,
 )
 
@@ -37,7 +37,7 @@ GELU_APPROXIMATIONS = ("tanh", "none")
 # Pointwise ops
 
 
-class PointwiseOp(IRDLOperation):
+class PointwiseOp(OperandListSyntaxOp):
     """Base of the pointwise ops: every operand and the result have one type."""
 
     def _verify_pointwise(self) -> None:
@@ -76,13 +76,7 @@ class PointwiseOp(IRDLOperation):
     def verify_(self) -> None:
         self._verify_pointwise()
 
-    def syntax_words(self) -> str:
-        """What the op prints between its operands and its attributes."""
-        return ""
-
-    def print(self, printer: Printer) -> None:
-        print_operands(printer, self.operands)
-        printer.print_string(self.syntax_words())
+    def print_tail(self, printer: Printer) -> None:
         print_attributes_and_types(printer, self, self.result_types)
 
 

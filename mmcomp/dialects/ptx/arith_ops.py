@@ -9,15 +9,14 @@ from abc import ABC
 from typing import ClassVar
 
 from xdsl.dialects.builtin import StringAttr
-from xdsl.ir import SSAValue
+from xdsl.ir import Operation, SSAValue
 from xdsl.irdl import irdl_op_definition, opt_prop_def, prop_def
 from xdsl.irdl import operand_def as _operand_def
 from xdsl.irdl import result_def as _result_def
 from xdsl.utils.exceptions import VerifyException
 
 from mmcomp.dialects.ptx.syntax import (
-    NameOf,
-    PtxInstruction,
+    RegisterInstruction,
     _arith_type,
     _bits_type,
     _require,
@@ -27,7 +26,22 @@ from mmcomp.dialects.ptx.syntax import (
 from mmcomp.dialects.ptx.types import BF16X2, PRED, RegKind, RegType, kind_of
 
 
-class BinaryOp(PtxInstruction, ABC):
+class ArithmeticOp(RegisterInstruction, ABC):
+    """Base of the ops spelled `OP[.MODIFIER].TYPE`, with a modifier per number class."""
+
+    INT_MODIFIER: ClassVar[str] = ""
+    """The modifier of the integer form (`lo` in `mul.lo.u32`), if any."""
+    FLOAT_MODIFIER: ClassVar[str] = ""
+    """The modifier of the float form (`rn` in `div.rn.f32`), if any."""
+
+    def mnemonic(self) -> str:
+        kind = kind_of(self.results[0])
+        modifier = self.FLOAT_MODIFIER if kind.is_float else self.INT_MODIFIER
+        parts = (self.name.removeprefix("ptx."), modifier, _arith_type(kind))
+        return ".".join(part for part in parts if part)
+
+
+class BinaryOp(ArithmeticOp, ABC):
     """Base of two-operand ops whose operands and result share one kind."""
 
     lhs = _operand_def(RegType)
@@ -43,14 +57,6 @@ class BinaryOp(PtxInstruction, ABC):
     def verify_kinds(self) -> None:
         _same_kind(self, [("lhs", self.lhs), ("rhs", self.rhs), ("result", self.result)])
         _require_category(self, "lhs", self.lhs, self.CATEGORIES)
-
-    def mnemonic(self, kind: RegKind) -> str:
-        """The instruction name with modifiers, e.g. `mul.lo.u32`."""
-        return f"{self.name.removeprefix('ptx.')}.{_arith_type(kind)}"
-
-    def ptx_text(self, name: NameOf) -> str:
-        kind = kind_of(self.result)
-        return f"{self.mnemonic(kind)} {name(self.result)}, {name(self.lhs)}, {name(self.rhs)}"
 
 
 @irdl_op_definition
@@ -72,11 +78,7 @@ class MulOp(BinaryOp):
     """`mul.lo.{u,s}NN` for integers, `mul.f32` for floats."""
 
     name = "ptx.mul"
-
-    def mnemonic(self, kind: RegKind) -> str:
-        if kind.is_float:
-            return f"mul.{kind.name}"
-        return f"mul.lo.{_arith_type(kind)}"
+    INT_MODIFIER: ClassVar[str] = "lo"
 
 
 @irdl_op_definition
@@ -86,8 +88,8 @@ class MulHiOp(BinaryOp):
     name = "ptx.mul_hi"
     CATEGORIES: ClassVar[str] = "b,u,s"
 
-    def mnemonic(self, kind: RegKind) -> str:
-        return f"mul.hi.{_arith_type(kind)}"
+    def mnemonic(self) -> str:
+        return f"mul.hi.{_arith_type(kind_of(self.result))}"
 
 
 @irdl_op_definition
@@ -95,11 +97,7 @@ class DivOp(BinaryOp):
     """`div.{u,s}NN` for integers, `div.rn.f32` for floats."""
 
     name = "ptx.div"
-
-    def mnemonic(self, kind: RegKind) -> str:
-        if kind.is_float:
-            return f"div.rn.{kind.name}"
-        return f"div.{_arith_type(kind)}"
+    FLOAT_MODIFIER: ClassVar[str] = "rn"
 
 
 @irdl_op_definition
@@ -129,8 +127,8 @@ class LogicOp(BinaryOp, ABC):
 
     CATEGORIES: ClassVar[str] = "b,u,s,pred"
 
-    def mnemonic(self, kind: RegKind) -> str:
-        return f"{self.name.removeprefix('ptx.')}.{_bits_type(kind)}"
+    def mnemonic(self) -> str:
+        return f"{self.name.removeprefix('ptx.')}.{_bits_type(kind_of(self.result))}"
 
 
 @irdl_op_definition
@@ -154,7 +152,7 @@ class XorOp(LogicOp):
     name = "ptx.xor"
 
 
-class ShiftOp(PtxInstruction, ABC):
+class ShiftOp(RegisterInstruction, ABC):
     """Base of shifts: the amount is any 32-bit integer register."""
 
     value = _operand_def(RegType)
@@ -169,11 +167,11 @@ class ShiftOp(PtxInstruction, ABC):
         _require_category(self, "value", self.value, "b,u,s")
         _require(self, "amount", self.amount, "u32")
 
-    def ptx_text(self, name: NameOf) -> str:
+    def mnemonic(self) -> str:
         kind = kind_of(self.result)
         op = self.name.removeprefix("ptx.")
         suffix = f"b{kind.width}" if op == "shl" else kind.name
-        return f"{op}.{suffix} {name(self.result)}, {name(self.value)}, {name(self.amount)}"
+        return f"{op}.{suffix}"
 
 
 @irdl_op_definition
@@ -190,8 +188,19 @@ class ShrOp(ShiftOp):
     name = "ptx.shr"
 
 
+def _require_double_width(
+    op: Operation, wide_what: str, wide: RegKind, narrow_what: str, narrow: RegKind
+) -> None:
+    """Raise unless `narrow` is 16 or 32 bits wide and `wide` twice as wide."""
+    if narrow.width not in (16, 32) or wide.width != 2 * narrow.width:
+        raise VerifyException(
+            f"{op.name}: {wide_what} must be twice as wide as {narrow_what} "
+            f"(!ptx.reg<{narrow.name}>), found !ptx.reg<{wide.name}>"
+        )
+
+
 @irdl_op_definition
-class MulWideOp(PtxInstruction):
+class MulWideOp(RegisterInstruction):
     """`mul.wide.{u,s}NN`: the full double-width product."""
 
     name = "ptx.mul_wide"
@@ -211,21 +220,14 @@ class MulWideOp(PtxInstruction):
         kind = _same_kind(self, [("lhs", self.lhs), ("rhs", self.rhs)])
         _require_category(self, "lhs", self.lhs, "b,u,s")
         out = _require_category(self, "result", self.result, "b,u,s")
-        if kind.width not in (16, 32) or out.width != 2 * kind.width:
-            raise VerifyException(
-                f"ptx.mul_wide: result must be twice as wide as the operands "
-                f"(!ptx.reg<{kind.name}>), found !ptx.reg<{out.name}>"
-            )
+        _require_double_width(self, "result", out, "the operands", kind)
 
-    def ptx_text(self, name: NameOf) -> str:
-        kind = kind_of(self.lhs)
-        return (
-            f"mul.wide.{_arith_type(kind)} {name(self.result)}, {name(self.lhs)}, {name(self.rhs)}"
-        )
+    def mnemonic(self) -> str:
+        return f"mul.wide.{_arith_type(kind_of(self.lhs))}"
 
 
 @irdl_op_definition
-class MadWideOp(PtxInstruction):
+class MadWideOp(RegisterInstruction):
     """`mad.wide.{u,s}NN`: the full double-width product plus a double-width addend."""
 
     name = "ptx.mad_wide"
@@ -243,21 +245,13 @@ class MadWideOp(PtxInstruction):
         _require_category(self, "a", self.a, "b,u,s")
         out = _same_kind(self, [("c", self.c), ("result", self.result)])
         _require_category(self, "result", self.result, "b,u,s")
-        if kind.width not in (16, 32) or out.width != 2 * kind.width:
-            raise VerifyException(
-                f"ptx.mad_wide: c and the result must be twice as wide as a and b "
-                f"(!ptx.reg<{kind.name}>), found !ptx.reg<{out.name}>"
-            )
+        _require_double_width(self, "c and the result", out, "a and b", kind)
 
-    def ptx_text(self, name: NameOf) -> str:
-        kind = kind_of(self.a)
-        return (
-            f"mad.wide.{_arith_type(kind)} {name(self.result)}, {name(self.a)}, "
-            f"{name(self.b)}, {name(self.c)}"
-        )
+    def mnemonic(self) -> str:
+        return f"mad.wide.{_arith_type(kind_of(self.a))}"
 
 
-class TernaryOp(PtxInstruction, ABC):
+class TernaryOp(ArithmeticOp, ABC):
     """Base of `a * b + c` ops whose operands and result share one kind."""
 
     a = _operand_def(RegType)
@@ -267,6 +261,8 @@ class TernaryOp(PtxInstruction, ABC):
 
     CATEGORIES: ClassVar[str] = "b,u,s,f"
     """Allowed kind categories."""
+    INT_MODIFIER: ClassVar[str] = "lo"
+    FLOAT_MODIFIER: ClassVar[str] = "rn"
 
     def __init__(self, a: SSAValue, b: SSAValue, c: SSAValue):
         super().__init__(operands=[a, b, c, []], result_types=[a.type])
@@ -274,12 +270,6 @@ class TernaryOp(PtxInstruction, ABC):
     def verify_kinds(self) -> None:
         _same_kind(self, [("a", self.a), ("b", self.b), ("c", self.c), ("result", self.result)])
         _require_category(self, "a", self.a, self.CATEGORIES)
-
-    def ptx_text(self, name: NameOf) -> str:
-        kind = kind_of(self.result)
-        op = self.name.removeprefix("ptx.")
-        mnemonic = f"{op}.rn.{kind.name}" if kind.is_float else f"{op}.lo.{_arith_type(kind)}"
-        return f"{mnemonic} {name(self.result)}, {name(self.a)}, {name(self.b)}, {name(self.c)}"
 
 
 @irdl_op_definition
@@ -297,7 +287,7 @@ class FmaOp(TernaryOp):
     CATEGORIES: ClassVar[str] = "f"
 
 
-class UnaryOp(PtxInstruction, ABC):
+class UnaryOp(RegisterInstruction, ABC):
     """Base of one-operand ops whose operand and result share one kind."""
 
     src = _operand_def(RegType)
@@ -317,12 +307,8 @@ class UnaryOp(PtxInstruction, ABC):
                 f"{self.name}: only f32 is supported, found !ptx.reg<{kind.name}>"
             )
 
-    def mnemonic(self, kind: RegKind) -> str:
-        """The instruction name with modifiers."""
-        return f"{self.name.removeprefix('ptx.')}.approx.{kind.name}"
-
-    def ptx_text(self, name: NameOf) -> str:
-        return f"{self.mnemonic(kind_of(self.result))} {name(self.result)}, {name(self.src)}"
+    def mnemonic(self) -> str:
+        return f"{self.name.removeprefix('ptx.')}.approx.{kind_of(self.result).name}"
 
 
 @irdl_op_definition
@@ -372,7 +358,8 @@ class SignedUnaryOp(UnaryOp, ABC):
 
     CATEGORIES: ClassVar[str] = "b,u,s,f"
 
-    def mnemonic(self, kind: RegKind) -> str:
+    def mnemonic(self) -> str:
+        kind = kind_of(self.result)
         op = self.name.removeprefix("ptx.")
         return f"{op}.{kind.name if kind.is_float else f's{kind.width}'}"
 
@@ -398,8 +385,8 @@ class NotOp(UnaryOp):
     name = "ptx.not"
     CATEGORIES: ClassVar[str] = "b,u,s,pred"
 
-    def mnemonic(self, kind: RegKind) -> str:
-        return f"not.{_bits_type(kind)}"
+    def mnemonic(self) -> str:
+        return f"not.{_bits_type(kind_of(self.result))}"
 
 
 INT_COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs")
@@ -422,7 +409,7 @@ FLOAT_COMPARISONS = (
 
 
 @irdl_op_definition
-class SetpOp(PtxInstruction):
+class SetpOp(RegisterInstruction):
     """Compare two registers into a predicate: `setp.lt.s32 %p1, %r1, %r2;`."""
 
     name = "ptx.setp"
@@ -456,16 +443,12 @@ class SetpOp(PtxInstruction):
                 f"ambiguous; use u{kind.width} or s{kind.width} registers"
             )
 
-    def ptx_text(self, name: NameOf) -> str:
-        kind = kind_of(self.lhs)
-        return (
-            f"setp.{self.cmp.data}.{kind.name} {name(self.result)}, {name(self.lhs)}, "
-            f"{name(self.rhs)}"
-        )
+    def mnemonic(self) -> str:
+        return f"setp.{self.cmp.data}.{kind_of(self.lhs).name}"
 
 
 @irdl_op_definition
-class SelpOp(PtxInstruction):
+class SelpOp(RegisterInstruction):
     """Select by predicate: `selp.b32 %r3, %r1, %r2, %p1;` (`if_true` when p holds)."""
 
     name = "ptx.selp"
@@ -486,13 +469,10 @@ class SelpOp(PtxInstruction):
         _require_category(self, "if_true", self.if_true, "b,u,s,f,x")
         _require_category(self, "cond", self.cond, "pred")
 
-    def ptx_text(self, name: NameOf) -> str:
+    def mnemonic(self) -> str:
         kind = kind_of(self.result)
         suffix = f"b{kind.width}" if kind.category == "x" else kind.name
-        return (
-            f"selp.{suffix} {name(self.result)}, {name(self.if_true)}, "
-            f"{name(self.if_false)}, {name(self.cond)}"
-        )
+        return f"selp.{suffix}"
 
 
 FLOAT_ROUNDING = ("rn", "rz", "rm", "rp")
@@ -500,7 +480,7 @@ INT_ROUNDING = ("rni", "rzi", "rmi", "rpi")
 
 
 @irdl_op_definition
-class CvtOp(PtxInstruction):
+class CvtOp(RegisterInstruction):
     """Convert between types: `cvt.rn.bf16.f32 %rs1, %f1;`, `cvt.u64.u32 %rd1, %r1;`."""
 
     name = "ptx.cvt"
@@ -547,15 +527,15 @@ class CvtOp(PtxInstruction):
                 f"!ptx.reg<{dst.name}>, expected {expected}"
             )
 
-    def ptx_text(self, name: NameOf) -> str:
+    def mnemonic(self) -> str:
         src = _arith_type(kind_of(self.src))
         dst = _arith_type(kind_of(self.result))
         rnd = "" if self.rounding is None else f".{self.rounding.data}"
-        return f"cvt{rnd}.{dst}.{src} {name(self.result)}, {name(self.src)}"
+        return f"cvt{rnd}.{dst}.{src}"
 
 
 @irdl_op_definition
-class CvtPackOp(PtxInstruction):
+class CvtPackOp(RegisterInstruction):
     """Pack two f32 into bf16x2/f16x2: `cvt.rn.bf16x2.f32 %r1, %f_hi, %f_lo;`."""
 
     name = "ptx.cvt_pack"
@@ -579,6 +559,5 @@ class CvtPackOp(PtxInstruction):
                 f"!ptx.reg<{kind.name}>"
             )
 
-    def ptx_text(self, name: NameOf) -> str:
-        kind = kind_of(self.result)
-        return f"cvt.rn.{kind.name}.f32 {name(self.result)}, {name(self.hi)}, {name(self.lo)}"
+    def mnemonic(self) -> str:
+        return f"cvt.rn.{kind_of(self.result).name}.f32"

@@ -21,6 +21,8 @@ from mmcomp.dialects.ptx.syntax import (
     FixedInstruction,
     NameOf,
     PtxInstruction,
+    RegisterInstruction,
+    _braced,
     _require,
     _require_category,
     _same_kind,
@@ -40,8 +42,18 @@ def _require_shared_address(op: Operation, what: str, value: SSAValue) -> None:
         )
 
 
+class MbarrierOp(PtxInstruction, ABC):
+    """Base of the ops whose one operand is an mbarrier."""
+
+    bar = _operand_def(RegType)
+    """Shared address of the 8-byte barrier."""
+
+    def verify_kinds(self) -> None:
+        _require_shared_address(self, "the barrier address", self.bar)
+
+
 @irdl_op_definition
-class MbarrierInitOp(PtxInstruction):
+class MbarrierInitOp(MbarrierOp):
     """`mbarrier.init.shared::cta.b64 [bar], count;`."""
 
     name = "ptx.mbarrier_init"
@@ -49,14 +61,12 @@ class MbarrierInitOp(PtxInstruction):
 
     count = prop_def(IntAttr)
     """The number of arrivals that complete a phase."""
-    bar = _operand_def(RegType)
-    """Shared address of the 8-byte barrier."""
 
     def __init__(self, bar: SSAValue, count: int):
         super().__init__(properties={"count": IntAttr(count)}, operands=[bar, []])
 
     def verify_kinds(self) -> None:
-        _require_shared_address(self, "the barrier address", self.bar)
+        super().verify_kinds()
         if self.count.data <= 0:
             raise VerifyException(
                 f"ptx.mbarrier_init: count must be positive, found {self.count.data}"
@@ -67,7 +77,7 @@ class MbarrierInitOp(PtxInstruction):
 
 
 @irdl_op_definition
-class MbarrierArriveOp(PtxInstruction):
+class MbarrierArriveOp(MbarrierOp):
     """Arrive on an mbarrier, optionally announcing transaction bytes (`expect_tx`).
 
     `mbarrier.arrive[.expect_tx].shared::cta.b64 _, [bar][, tx];`; with `cluster`, arrive
@@ -83,8 +93,6 @@ class MbarrierArriveOp(PtxInstruction):
     """`cluster` for a remote arrive; absent for the own CTA."""
     tx_bytes = opt_prop_def(IntAttr)
     """Transaction bytes expected (`.expect_tx`), if any."""
-    bar = _operand_def(RegType)
-    """Shared address of the barrier."""
 
     def __init__(self, bar: SSAValue, tx_bytes: int | None = None, cluster: bool = False):
         super().__init__(
@@ -96,7 +104,7 @@ class MbarrierArriveOp(PtxInstruction):
         )
 
     def verify_kinds(self) -> None:
-        _require_shared_address(self, "the barrier address", self.bar)
+        super().verify_kinds()
         if self.scope is not None and self.scope.data != "cluster":
             raise VerifyException(
                 f"ptx.mbarrier_arrive: scope must be 'cluster' or absent, found '{self.scope.data}'"
@@ -119,7 +127,7 @@ class MbarrierArriveOp(PtxInstruction):
 
 
 @irdl_op_definition
-class MbarrierExpectTxOp(PtxInstruction):
+class MbarrierExpectTxOp(MbarrierOp):
     """`mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [bar], bytes;` (no arrival)."""
 
     name = "ptx.mbarrier_expect_tx"
@@ -127,14 +135,9 @@ class MbarrierExpectTxOp(PtxInstruction):
 
     tx_bytes = prop_def(IntAttr)
     """Transaction bytes expected."""
-    bar = _operand_def(RegType)
-    """Shared address of the barrier."""
 
     def __init__(self, bar: SSAValue, tx_bytes: int):
         super().__init__(properties={"tx_bytes": IntAttr(tx_bytes)}, operands=[bar, []])
-
-    def verify_kinds(self) -> None:
-        _require_shared_address(self, "the barrier address", self.bar)
 
     def ptx_text(self, name: NameOf) -> str:
         return (
@@ -175,7 +178,7 @@ class MbarrierTryWaitOp(PtxInstruction):
 
 
 @irdl_op_definition
-class MapaOp(PtxInstruction):
+class MapaOp(RegisterInstruction):
     """Map a shared address to the same address in another CTA of the cluster.
 
     `mapa.shared::cluster.u32 d, a, rank;`.
@@ -196,12 +199,8 @@ class MapaOp(PtxInstruction):
         _require_shared_address(self, "addr", self.addr)
         _require(self, "rank", self.rank, "u32")
 
-    def ptx_text(self, name: NameOf) -> str:
-        width = kind_of(self.addr).width
-        return (
-            f"mapa.shared::cluster.u{width} {name(self.result)}, {name(self.addr)}, "
-            f"{name(self.rank)}"
-        )
+    def mnemonic(self) -> str:
+        return f"mapa.shared::cluster.u{kind_of(self.addr).width}"
 
 
 FENCES: dict[str, str] = {
@@ -262,6 +261,11 @@ class ClusterBarrierOp(PtxInstruction):
         return "barrier.cluster.wait.acquire.aligned"
 
 
+def _tensor_operand(name: NameOf, tmap: SSAValue, coords: Sequence[SSAValue]) -> str:
+    """`[%tmap, {%c0, %c1, ...}]`: a tensor map and the coordinates of a box in it."""
+    return f"[{name(tmap)}, {_braced(name, coords)}]"
+
+
 def _verify_coords(op: Operation, coords: Sequence[SSAValue]) -> None:
     if not 1 <= len(coords) <= 5:
         raise VerifyException(
@@ -277,6 +281,41 @@ def _require_address64(op: Operation, what: str, value: SSAValue) -> None:
         raise VerifyException(
             f"{op.name}: {what} must be a 64-bit register, found !ptx.reg<{kind.name}>"
         )
+
+
+def _verify_tma_load(
+    op: Operation,
+    dst: SSAValue,
+    tmap: SSAValue,
+    bar: SSAValue,
+    coords: Sequence[SSAValue],
+    mask: SSAValue | None = None,
+) -> None:
+    """Check the operands of a TMA load (and its multicast `mask`, if any)."""
+    _require_shared_address(op, "the destination", dst)
+    _require_address64(op, "the tensor map address", tmap)
+    _require_shared_address(op, "the barrier address", bar)
+    if mask is not None:
+        _require(op, "mask", mask, "b16")
+    _verify_coords(op, coords)
+
+
+def _tma_load_text(
+    name: NameOf,
+    dst: SSAValue,
+    tmap: SSAValue,
+    bar: SSAValue,
+    coords: Sequence[SSAValue],
+    mask: SSAValue | None = None,
+) -> str:
+    """The PTX of a TMA load; with `mask`, multicast to the CTAs of the cluster it names."""
+    multicast = "" if mask is None else ".multicast::cluster"
+    text = (
+        f"cp.async.bulk.tensor.{len(coords)}d.shared::cluster.global."
+        f"mbarrier::complete_tx::bytes{multicast} [{name(dst)}], "
+        f"{_tensor_operand(name, tmap, coords)}, [{name(bar)}]"
+    )
+    return text if mask is None else f"{text}, {name(mask)}"
 
 
 @irdl_op_definition
@@ -302,18 +341,10 @@ class TmaLoadOp(PtxInstruction):
         super().__init__(operands=[dst, tmap, bar, list(coords), []])
 
     def verify_kinds(self) -> None:
-        _require_shared_address(self, "the destination", self.dst)
-        _require_address64(self, "the tensor map address", self.tmap)
-        _require_shared_address(self, "the barrier address", self.bar)
-        _verify_coords(self, list(self.coords))
+        _verify_tma_load(self, self.dst, self.tmap, self.bar, self.coords)
 
     def ptx_text(self, name: NameOf) -> str:
-        coords = ", ".join(name(c) for c in self.coords)
-        return (
-            f"cp.async.bulk.tensor.{len(self.coords)}d.shared::cluster.global."
-            f"mbarrier::complete_tx::bytes [{name(self.dst)}], [{name(self.tmap)}, "
-            f"{{{coords}}}], [{name(self.bar)}]"
-        )
+        return _tma_load_text(name, self.dst, self.tmap, self.bar, self.coords)
 
 
 @irdl_op_definition
@@ -348,19 +379,10 @@ class TmaLoadMulticastOp(PtxInstruction):
         super().__init__(operands=[dst, tmap, bar, mask, list(coords), []])
 
     def verify_kinds(self) -> None:
-        _require_shared_address(self, "the destination", self.dst)
-        _require_address64(self, "the tensor map address", self.tmap)
-        _require_shared_address(self, "the barrier address", self.bar)
-        _require(self, "mask", self.mask, "b16")
-        _verify_coords(self, list(self.coords))
+        _verify_tma_load(self, self.dst, self.tmap, self.bar, self.coords, self.mask)
 
     def ptx_text(self, name: NameOf) -> str:
-        coords = ", ".join(name(c) for c in self.coords)
-        return (
-            f"cp.async.bulk.tensor.{len(self.coords)}d.shared::cluster.global."
-            f"mbarrier::complete_tx::bytes.multicast::cluster [{name(self.dst)}], "
-            f"[{name(self.tmap)}, {{{coords}}}], [{name(self.bar)}], {name(self.mask)}"
-        )
+        return _tma_load_text(name, self.dst, self.tmap, self.bar, self.coords, self.mask)
 
 
 @irdl_op_definition
@@ -385,13 +407,12 @@ class TmaStoreOp(PtxInstruction):
     def verify_kinds(self) -> None:
         _require_shared_address(self, "the source", self.src)
         _require_address64(self, "the tensor map address", self.tmap)
-        _verify_coords(self, list(self.coords))
+        _verify_coords(self, self.coords)
 
     def ptx_text(self, name: NameOf) -> str:
-        coords = ", ".join(name(c) for c in self.coords)
         return (
             f"cp.async.bulk.tensor.{len(self.coords)}d.global.shared::cta.bulk_group "
-            f"[{name(self.tmap)}, {{{coords}}}], [{name(self.src)}]"
+            f"{_tensor_operand(name, self.tmap, self.coords)}, [{name(self.src)}]"
         )
 
 
@@ -543,10 +564,10 @@ class WgmmaOp(PtxInstruction):
             _require(self, f"accumulator {i}", value, "f32")
 
     def ptx_text(self, name: NameOf) -> str:
-        acc = "{" + ", ".join(name(v) for v in self.acc) + "}"
         ab = self.ab_type.data
         return (
-            f"wgmma.mma_async.sync.aligned.m64n{self.n.data}k16.f32.{ab}.{ab} {acc}, "
+            f"wgmma.mma_async.sync.aligned.m64n{self.n.data}k16.f32.{ab}.{ab} "
+            f"{_braced(name, self.acc)}, "
             f"{name(self.adesc)}, {name(self.bdesc)}, {name(self.scale_d)}, 1, 1, "
             f"{self.trans_a.data}, {self.trans_b.data}"
         )
@@ -635,8 +656,7 @@ class StmatrixOp(PtxInstruction):
 
     def ptx_text(self, name: NameOf) -> str:
         trans = ".trans" if self.layout is not None else ""
-        values = "{" + ", ".join(name(v) for v in self.values) + "}"
         return (
             f"stmatrix.sync.aligned.m8n8.x{len(self.values)}{trans}.shared.b16 "
-            f"[{name(self.addr)}], {values}"
+            f"[{name(self.addr)}], {_braced(name, self.values)}"
         )

@@ -22,6 +22,7 @@ from xdsl.utils.exceptions import VerifyException
 from mmcomp.dialects.ptx.syntax import (
     NameOf,
     PtxInstruction,
+    RegisterInstruction,
     _address,
     _arith_type,
     _bits_type,
@@ -32,7 +33,7 @@ from mmcomp.dialects.ptx.syntax import (
     _same_kind,
     _vector,
 )
-from mmcomp.dialects.ptx.types import PARAM_KINDS, U32, U64, RegKind, RegType, kind_of
+from mmcomp.dialects.ptx.types import PARAM_KINDS, U32, U64, RegType, kind_of
 
 if TYPE_CHECKING:
     from mmcomp.dialects.ptx.module import EntryOp
@@ -80,7 +81,7 @@ class ConstOp(PtxInstruction):
 
 
 @irdl_op_definition
-class MovOp(PtxInstruction):
+class MovOp(RegisterInstruction):
     """Copy (or reinterpret) a register into a new one of the same width: `mov.b32`."""
 
     name = "ptx.mov"
@@ -99,14 +100,12 @@ class MovOp(PtxInstruction):
                 f"differ in width ({src.width} vs {dst.width} bits)"
             )
 
-    def ptx_text(self, name: NameOf) -> str:
-        kind = kind_of(self.result)
-        suffix = _bits_type(kind)
-        return f"mov.{suffix} {name(self.result)}, {name(self.src)}"
+    def mnemonic(self) -> str:
+        return f"mov.{_bits_type(kind_of(self.result))}"
 
 
 @irdl_op_definition
-class AssignOp(PtxInstruction):
+class AssignOp(RegisterInstruction):
     """Write a value into an existing register (for loop-carried values): `mov.b32`."""
 
     name = "ptx.assign"
@@ -122,10 +121,8 @@ class AssignOp(PtxInstruction):
     def verify_kinds(self) -> None:
         _same_kind(self, [("dst", self.dst), ("src", self.src)])
 
-    def ptx_text(self, name: NameOf) -> str:
-        kind = kind_of(self.dst)
-        suffix = _bits_type(kind)
-        return f"mov.{suffix} {name(self.dst)}, {name(self.src)}"
+    def mnemonic(self) -> str:
+        return f"mov.{_bits_type(kind_of(self.dst))}"
 
 
 SPECIAL_REGISTERS: dict[str, int] = {
@@ -305,20 +302,14 @@ class LdOp(PtxInstruction):
             )
 
     def ptx_text(self, name: NameOf) -> str:
-        values = list(self.values)
-        parts = ["ld"]
-        if self.qualifier is not None and self.qualifier.data != "nc":
-            parts.append(self.qualifier.data)
-        if self.space.data != "generic":
-            parts.append(self.space.data)
+        head: list[str] = ["ld"]
+        tail: list[str] = []
         if self.qualifier is not None and self.qualifier.data == "nc":
-            parts.append("nc")
-        if len(values) > 1:
-            parts.append(f"v{len(values)}")
-        parts.append(_memory_type(kind_of(values[0])))
-        return (
-            f"{'.'.join(parts)} {_vector(name, values)}, {_address(name, self.addr, self.offset)}"
-        )
+            tail.append("nc")
+        elif self.qualifier is not None:
+            head.append(self.qualifier.data)
+        mnemonic = _access_mnemonic(head, self.space.data, tail, self.values)
+        return f"{mnemonic} {_vector(name, self.values)}, {_address(name, self.addr, self.offset)}"
 
 
 @irdl_op_definition
@@ -350,22 +341,20 @@ class StOp(PtxInstruction):
         _verify_memory(self, self.space.data, self.addr, list(self.values), "stored value")
 
     def ptx_text(self, name: NameOf) -> str:
-        values = list(self.values)
-        parts = ["st"]
-        if self.space.data != "generic":
-            parts.append(self.space.data)
-        if len(values) > 1:
-            parts.append(f"v{len(values)}")
-        parts.append(_memory_type(kind_of(values[0])))
-        return (
-            f"{'.'.join(parts)} {_address(name, self.addr, self.offset)}, {_vector(name, values)}"
-        )
+        mnemonic = _access_mnemonic(["st"], self.space.data, [], self.values)
+        return f"{mnemonic} {_address(name, self.addr, self.offset)}, {_vector(name, self.values)}"
 
 
-def _memory_type(kind: RegKind) -> str:
-    if kind.category in ("h", "x"):
-        return f"b{kind.width}"
-    return kind.name
+def _access_mnemonic(
+    head: Sequence[str], space: str, tail: Sequence[str], values: Sequence[SSAValue]
+) -> str:
+    """`ld.global.v4.f32`: head, space (none for generic), tail, vector width, values' type."""
+    parts = [*head, *([] if space == "generic" else [space]), *tail]
+    if len(values) > 1:
+        parts.append(f"v{len(values)}")
+    kind = kind_of(values[0])
+    parts.append(f"b{kind.width}" if kind.category in ("h", "x") else kind.name)
+    return ".".join(parts)
 
 
 def _verify_memory(

@@ -452,10 +452,31 @@ def _address(name: NameOf, addr: SSAValue, offset: IntAttr | None) -> str:
     return f"[{name(addr)}+{offset.data}]"
 
 
+def _braced(name: NameOf, values: Sequence[SSAValue]) -> str:
+    """`{%r1, %r2, ...}`: registers in braces, however many."""
+    return "{" + ", ".join(name(v) for v in values) + "}"
+
+
 def _vector(name: NameOf, values: Sequence[SSAValue]) -> str:
+    """One register as is, several as a braced vector."""
     if len(values) == 1:
         return name(values[0])
-    return "{" + ", ".join(name(v) for v in values) + "}"
+    return _braced(name, values)
+
+
+class RegisterInstruction(PtxInstruction, ABC):
+    """Base of the instructions on registers only: `MNEMONIC %result, %operand, ...`.
+
+    The results come first, then the operands other than the guard, in definition order.
+    """
+
+    @abstractmethod
+    def mnemonic(self) -> str:
+        """The instruction name with its modifiers and type, e.g. `mul.lo.u32`."""
+
+    def ptx_text(self, name: NameOf) -> str:
+        registers = [*self.results, *self.data_operands()]
+        return f"{self.mnemonic()} {', '.join(name(value) for value in registers)}"
 
 
 class FixedInstruction(PtxInstruction, ABC):

@@ -52,11 +52,11 @@ from mmcomp.dialects.sched.problem import (
     problem_of,
 )
 from mmcomp.dialects.syntax import (
+    OperandListSyntaxOp,
     parse_attributes_and_type,
     parse_keyword_attributes,
     print_attributes_and_region,
     print_attributes_and_types,
-    print_operands,
     with_attributes,
 )
 from mmcomp.errors import ScheduleError
@@ -64,16 +64,10 @@ from mmcomp.errors import ScheduleError
 # Schedule ops: the iteration space and its transforms
 
 
-class TransformOp(IRDLOperation):
+class TransformOp(OperandListSyntaxOp):
     """Base of the transforms, printed ` %a, %b WORDS {attrs} : !sched.axis<A>, ...`."""
 
-    def syntax_words(self) -> str:
-        """What the transform prints between its axes and its attributes."""
-        return ""
-
-    def print(self, printer: Printer) -> None:
-        print_operands(printer, self.operands)
-        printer.print_string(self.syntax_words())
+    def print_tail(self, printer: Printer) -> None:
         print_attributes_and_types(printer, self, self.operand_types)
 
 

@@ -30,15 +30,15 @@ from xdsl.irdl import (
     var_operand_def,
     var_result_def,
 )
-from xdsl.parser import Parser, UnresolvedOperand
+from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import IsTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from mmcomp.dialects.fusion import (
     AxisRolesAttr,
-    parse_operand_with_roles,
-    print_operand_with_roles,
+    parse_operands_with_roles,
+    print_operands_with_roles,
 )
 from mmcomp.dialects.sched.problem import (
     format_dims,
@@ -216,14 +216,7 @@ class MmaOp(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser) -> MmaOp:
-        operands: list[UnresolvedOperand] = []
-        roles: list[list[str]] = []
-        for index in range(3):
-            if index:
-                parser.parse_punctuation(",")
-            operand, operand_roles = parse_operand_with_roles(parser)
-            operands.append(operand)
-            roles.append(operand_roles)
+        operands, roles = parse_operands_with_roles(parser, 3)
         attrs = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
@@ -233,11 +226,9 @@ class MmaOp(IRDLOperation):
         return with_attributes(cls(a, b, acc, *roles), attrs)
 
     def print(self, printer: Printer) -> None:
-        for index, (value, roles) in enumerate(
-            ((self.a, self.a_roles), (self.b, self.b_roles), (self.acc, self.acc_roles))
-        ):
-            printer.print_string(", " if index else " ")
-            print_operand_with_roles(printer, value, roles)
+        print_operands_with_roles(
+            printer, ((self.a, self.a_roles), (self.b, self.b_roles), (self.acc, self.acc_roles))
+        )
         print_attributes_and_types(printer, self, self.operand_types)
 
 
