@@ -422,10 +422,9 @@ def public_call_row(m: int, n: int, k: int, repeat: int, interleaved: Callable[.
 def host_time_rows() -> list[str]:
     """Median host microseconds per call (HOST_CALLS calls on the same arrays) of the public
     call, with and without out=, beside torch.nn.functional.linear."""
-    import time
-
     import cases
     import torch  # pyright: ignore[reportMissingImports]
+    from host_time import timed
 
     import mmcomp
 
@@ -441,18 +440,7 @@ def host_time_rows() -> list[str]:
     }
     rows = []
     for name, call in calls.items():
-        for _ in range(1000):
-            call()
-        torch.cuda.synchronize()
-        samples = []
-        for _ in range(HOST_CALLS):
-            start = time.perf_counter_ns()
-            call()
-            samples.append(time.perf_counter_ns() - start)
-        torch.cuda.synchronize()
-        samples.sort()
-        median = samples[len(samples) // 2] / 1e3
-        p90 = samples[int(len(samples) * 0.9)] / 1e3
+        median, p90 = timed(call, HOST_CALLS)
         rows.append(f"| {name} | {median:.1f} | {p90:.1f} |")
     return rows
 
