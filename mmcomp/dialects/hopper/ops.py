@@ -1,7 +1,9 @@
 """The instructions of the `hopper` dialect: TMA, mbarriers, fences, wgmma, warp roles' ids.
 
 Each op is a ptx instruction (`PtxInstruction`: ptx-style syntax, an optional guard) that
-`convert-hopper-to-ptx` lowers to one or a few ptx instructions.
+`convert-hopper-to-ptx` lowers to one or a few ptx instructions. The TMA and mbarrier ops
+take typed values (`mmcomp.dialects.hopper.types`): tensor maps from
+`hopper.tensormap_param`, mbarriers from `hopper.ring_barrier` on a `hopper.barrier_ring`.
 """
 
 from __future__ import annotations
@@ -9,21 +11,25 @@ from __future__ import annotations
 import re
 from abc import ABC
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import ClassVar, Self
 
 from xdsl.dialects.builtin import IntAttr, StringAttr, UnitAttr
 from xdsl.ir import SSAValue
 from xdsl.irdl import (
     irdl_op_definition,
     operand_def,
+    opt_operand_def,
     opt_prop_def,
     prop_def,
     result_def,
     var_operand_def,
 )
+from xdsl.parser import Parser
+from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
 from mmcomp.dialects.hopper.attrs import TileAttr
+from mmcomp.dialects.hopper.types import BarrierRingType, MbarrierType, TensorMapType
 from mmcomp.dialects.ptx import (
     B64,
     PRED,
@@ -35,6 +41,7 @@ from mmcomp.dialects.ptx import (
     PtxInstruction,
     RegType,
     SetmaxnregBase,
+    TensorMapAttr,
     WgmmaWaitBase,
     check_below,
     check_choice,
@@ -72,10 +79,22 @@ def _shared_address(op: HopperInstruction, what: str, value: SSAValue) -> None:
     _int_register(op, what, value, (32,))
 
 
-def _coordinates(op: HopperInstruction, coordinates: Sequence[SSAValue]) -> None:
-    if not 1 <= len(coordinates) <= 5:
+def _unguarded(op: HopperInstruction) -> None:
+    """Raise if `op`, which only names a value, is guarded."""
+    if op.guard is not None:
+        raise VerifyException(f"{op.name}: names a value and takes no guard")
+
+
+def _coordinates(
+    op: HopperInstruction, tensor_map: SSAValue, coordinates: Sequence[SSAValue]
+) -> None:
+    """Raise unless there is one 32-bit coordinate per dimension of the tensor map."""
+    assert isinstance(tensor_map.type, TensorMapType)
+    rank = tensor_map.type.rank
+    if len(coordinates) != rank:
         raise VerifyException(
-            f"{op.name}: a tensor copy takes 1 to 5 coordinates, found {len(coordinates)}"
+            f"{op.name}: a copy of a rank-{rank} tensor map takes {rank} coordinates, "
+            f"found {len(coordinates)}"
         )
     for index, value in enumerate(coordinates):
         _int_register(op, f"coordinate {index}", value, (32,))
@@ -87,21 +106,22 @@ def _coordinates(op: HopperInstruction, coordinates: Sequence[SSAValue]) -> None
 
 
 @irdl_op_definition
-class TensorMapAddressOp(HopperInstruction):
-    """The generic address of a tensor-map kernel parameter, as TMA copies take it."""
+class TensorMapParamOp(HopperInstruction):
+    """The tensor map of a `tmap` kernel parameter, as TMA copies take it."""
 
-    name = "hopper.tensor_map_address"
+    name = "hopper.tensormap_param"
     KEYWORDS: ClassVar[tuple[str, ...]] = ("param",)
 
     param = prop_def(StringAttr)
     """The entry parameter (of kind `tmap`)."""
-    result = result_def(RegType)
+    result = result_def(TensorMapType)
 
-    def __init__(self, param: str):
-        super().__init__(properties={"param": StringAttr(param)}, operands=[[]], result_types=[B64])
+    def __init__(self, param: str, tensor_map: TensorMapType):
+        super().__init__(
+            properties={"param": StringAttr(param)}, operands=[[]], result_types=[tensor_map]
+        )
 
     def verify_kinds(self) -> None:
-        _int_register(self, "the result", self.result, (64,))
         entry = self.parent_op()
         if not isinstance(entry, EntryOp):
             return
@@ -112,6 +132,15 @@ class TensorMapAddressOp(HopperInstruction):
                 f"{self.name}: '{self.param.data}' must be a tmap parameter of entry "
                 f"@{entry.sym_name.data}, found {found}"
             )
+        if not isinstance(param.info, TensorMapAttr):
+            return
+        assert isinstance(self.result.type, TensorMapType)
+        if not self.result.type.describes(param.info.data):
+            raise VerifyException(
+                f"{self.name}: the type of '{self.param.data}' must be the map its launch "
+                f"data describes, {TensorMapType.of(param.info.data)}, found "
+                f"{self.result.type}"
+            )
 
 
 @irdl_op_definition
@@ -120,14 +149,11 @@ class TensorMapPrefetchOp(HopperInstruction):
 
     name = "hopper.tensor_map_prefetch"
 
-    tensor_map = operand_def(RegType)
-    """Generic address of the tensor map."""
+    tensor_map = operand_def(TensorMapType)
+    """The tensor map."""
 
     def __init__(self, tensor_map: SSAValue):
         super().__init__(operands=[tensor_map, []])
-
-    def verify_kinds(self) -> None:
-        _int_register(self, "the tensor map", self.tensor_map, (64,))
 
 
 @irdl_op_definition
@@ -138,9 +164,9 @@ class TmaLoadOp(HopperInstruction):
 
     dst = operand_def(RegType)
     """Shared-memory destination (32-bit shared address)."""
-    tensor_map = operand_def(RegType)
-    """Generic address of the tensor map (64-bit)."""
-    barrier = operand_def(RegType)
+    tensor_map = operand_def(TensorMapType)
+    """The tensor map read."""
+    barrier = operand_def(MbarrierType)
     """The mbarrier whose transaction count the copy completes."""
     coordinates = var_operand_def(RegType)
     """Box coordinates in elements, innermost dimension first."""
@@ -156,9 +182,7 @@ class TmaLoadOp(HopperInstruction):
 
     def verify_kinds(self) -> None:
         _shared_address(self, "the destination", self.dst)
-        _int_register(self, "the tensor map", self.tensor_map, (64,))
-        _shared_address(self, "the barrier", self.barrier)
-        _coordinates(self, self.coordinates)
+        _coordinates(self, self.tensor_map, self.coordinates)
 
 
 @irdl_op_definition
@@ -169,9 +193,9 @@ class TmaLoadMulticastOp(HopperInstruction):
 
     dst = operand_def(RegType)
     """Shared-memory destination (32-bit, the same offset in each destination CTA)."""
-    tensor_map = operand_def(RegType)
-    """Generic address of the tensor map (64-bit)."""
-    barrier = operand_def(RegType)
+    tensor_map = operand_def(TensorMapType)
+    """The tensor map read."""
+    barrier = operand_def(MbarrierType)
     """The mbarrier (same offset in each destination CTA) the copy completes bytes on."""
     cta_mask = operand_def(RegType)
     """16-bit mask of destination CTA ranks in the cluster."""
@@ -190,10 +214,8 @@ class TmaLoadMulticastOp(HopperInstruction):
 
     def verify_kinds(self) -> None:
         _shared_address(self, "the destination", self.dst)
-        _int_register(self, "the tensor map", self.tensor_map, (64,))
-        _shared_address(self, "the barrier", self.barrier)
         _int_register(self, "the CTA mask", self.cta_mask, (16,))
-        _coordinates(self, self.coordinates)
+        _coordinates(self, self.tensor_map, self.coordinates)
 
 
 @irdl_op_definition
@@ -202,8 +224,8 @@ class TmaStoreOp(HopperInstruction):
 
     name = "hopper.tma_store"
 
-    tensor_map = operand_def(RegType)
-    """Generic address of the tensor map (64-bit)."""
+    tensor_map = operand_def(TensorMapType)
+    """The tensor map written."""
     src = operand_def(RegType)
     """Shared-memory source (32-bit shared address)."""
     coordinates = var_operand_def(RegType)
@@ -213,9 +235,8 @@ class TmaStoreOp(HopperInstruction):
         super().__init__(operands=[tensor_map, src, list(coordinates), []])
 
     def verify_kinds(self) -> None:
-        _int_register(self, "the tensor map", self.tensor_map, (64,))
         _shared_address(self, "the source", self.src)
-        _coordinates(self, self.coordinates)
+        _coordinates(self, self.tensor_map, self.coordinates)
 
 
 @irdl_op_definition
@@ -238,36 +259,143 @@ class BulkWaitGroupOp(HopperInstruction, BulkWaitBase):
 
 
 @irdl_op_definition
-class MbarrierInitOp(HopperInstruction):
-    """Initialize an mbarrier with its expected arrival count."""
+class BarrierRingOp(HopperInstruction):
+    """The ring of mbarriers at a shared address: `stages` barriers of 8 bytes."""
 
-    name = "hopper.mbarrier_init"
-    KEYWORDS: ClassVar[tuple[str, ...]] = ("count",)
+    name = "hopper.barrier_ring"
 
-    count = prop_def(IntAttr)
-    """Arrivals that complete a phase."""
-    barrier = operand_def(RegType)
-    """The mbarrier (32-bit shared address of 8 bytes)."""
+    base = operand_def(RegType)
+    """Shared address of the first barrier (32-bit, 8-byte aligned)."""
+    result = result_def(BarrierRingType)
 
-    def __init__(self, barrier: SSAValue, count: int):
-        super().__init__(properties={"count": IntAttr(count)}, operands=[barrier, []])
+    def __init__(self, base: SSAValue, ring: BarrierRingType):
+        super().__init__(operands=[base, []], result_types=[ring])
 
     def verify_kinds(self) -> None:
-        _shared_address(self, "the barrier", self.barrier)
-        check_below(self, "the arrival count", self.count.data, 1, 1 << 20, "2^20")
+        _shared_address(self, "the base", self.base)
+        _unguarded(self)
+
+
+@irdl_op_definition
+class RingBarrierOp(HopperInstruction):
+    """The mbarrier of one stage of a ring: `hopper.ring_barrier %ring[%stage]` (or `[2]`).
+
+    The stage is a register, or a constant `index`.
+    """
+
+    name = "hopper.ring_barrier"
+
+    index = opt_prop_def(IntAttr)
+    """The stage, when it is a constant."""
+    ring = operand_def(BarrierRingType)
+    """The ring."""
+    stage = opt_operand_def(RegType)
+    """The stage, when it is a register (32-bit)."""
+    result = result_def(MbarrierType)
+
+    def __init__(self, ring: SSAValue, stage: SSAValue | int):
+        assert isinstance(ring.type, BarrierRingType)
+        constant = isinstance(stage, int)
+        super().__init__(
+            properties={"index": IntAttr(stage) if constant else None},
+            operands=[ring, [] if constant else [stage], []],
+            result_types=[ring.type.barrier],
+        )
+
+    @property
+    def ring_type(self) -> BarrierRingType:
+        """The type of the ring."""
+        assert isinstance(self.ring.type, BarrierRingType)
+        return self.ring.type
+
+    def verify_kinds(self) -> None:
+        _unguarded(self)
+        ring = self.ring_type
+        if (self.index is None) == (self.stage is None):
+            raise VerifyException(
+                f"{self.name}: expected the stage as a register or as a constant, not both"
+            )
+        if self.stage is not None:
+            _int_register(self, "the stage", self.stage, (32,))
+        if self.index is not None and not 0 <= self.index.data < ring.stages.data:
+            raise VerifyException(
+                f"{self.name}: stage {self.index.data} is outside the ring of "
+                f"{ring.stages.data} stages"
+            )
+        if self.result.type != ring.barrier:
+            raise VerifyException(
+                f"{self.name}: the result must be {ring.barrier}, the ring's barrier, found "
+                f"{self.result.type}"
+            )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.ring)
+        printer.print_string("[")
+        if self.stage is not None:
+            printer.print_operand(self.stage)
+        elif self.index is not None:
+            printer.print_string(str(self.index.data))
+        printer.print_string("] : ")
+        printer.print_attribute(self.ring.type)
+        if self.stage is not None:
+            printer.print_string(", ")
+            printer.print_attribute(self.stage.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> Self:
+        ring = parser.parse_unresolved_operand()
+        parser.parse_punctuation("[")
+        index = parser.parse_optional_integer(allow_boolean=False, allow_negative=False)
+        stage = None if index is not None else parser.parse_unresolved_operand()
+        parser.parse_punctuation("]")
+        parser.parse_punctuation(":")
+        pos = parser.pos
+        ring_type = parser.parse_type()
+        if not isinstance(ring_type, BarrierRingType):
+            parser.raise_error(
+                f"{cls.name}: expected a !hopper.barrier_ring type, found {ring_type}",
+                pos,
+                parser.pos,
+            )
+        ring_value = parser.resolve_operand(ring, ring_type)
+        if stage is None:
+            assert index is not None
+            return cls(ring_value, index)
+        parser.parse_punctuation(",")
+        return cls(ring_value, parser.resolve_operand(stage, parser.parse_type()))
+
+
+@irdl_op_definition
+class MbarrierInitOp(HopperInstruction):
+    """Initialize an mbarrier with the arrival count of its type."""
+
+    name = "hopper.mbarrier_init"
+
+    barrier = operand_def(MbarrierType)
+    """The mbarrier."""
+
+    def __init__(self, barrier: SSAValue):
+        super().__init__(operands=[barrier, []])
+
+    @property
+    def count(self) -> int:
+        """Arrivals that complete a phase."""
+        assert isinstance(self.barrier.type, MbarrierType)
+        return self.barrier.type.count.data
 
 
 @irdl_op_definition
 class MbarrierArriveOp(HopperInstruction):
-    """Arrive on an mbarrier: in this CTA, or (`cluster`) at a shared::cluster address."""
+    """Arrive on an mbarrier: in this CTA, or (`cluster`) in another (from hopper.mapa)."""
 
     name = "hopper.mbarrier_arrive"
     KEYWORDS: ClassVar[tuple[str, ...]] = ("scope",)
 
     scope = opt_prop_def(StringAttr)
-    """`cluster` for a barrier of another CTA (address from hopper.mapa); `cta` if absent."""
-    barrier = operand_def(RegType)
-    """The mbarrier (32-bit shared address)."""
+    """`cluster` for a barrier of another CTA (from hopper.mapa); `cta` if absent."""
+    barrier = operand_def(MbarrierType)
+    """The mbarrier."""
 
     def __init__(self, barrier: SSAValue, scope: str | None = None):
         super().__init__(
@@ -275,7 +403,6 @@ class MbarrierArriveOp(HopperInstruction):
         )
 
     def verify_kinds(self) -> None:
-        _shared_address(self, "the barrier", self.barrier)
         if self.scope is not None:
             check_choice(self, "scope", self.scope.data, ("cta", "cluster"))
 
@@ -289,14 +416,13 @@ class MbarrierArriveExpectTxOp(HopperInstruction):
 
     bytes = prop_def(IntAttr)
     """Transaction bytes expected in this phase."""
-    barrier = operand_def(RegType)
-    """The mbarrier (32-bit shared address)."""
+    barrier = operand_def(MbarrierType)
+    """The mbarrier."""
 
     def __init__(self, barrier: SSAValue, bytes: int):
         super().__init__(properties={"bytes": IntAttr(bytes)}, operands=[barrier, []])
 
     def verify_kinds(self) -> None:
-        _shared_address(self, "the barrier", self.barrier)
         check_below(self, "transaction bytes", self.bytes.data, 0, 1 << 20, "2^20")
 
 
@@ -306,8 +432,8 @@ class MbarrierWaitOp(HopperInstruction):
 
     name = "hopper.mbarrier_wait"
 
-    barrier = operand_def(RegType)
-    """The mbarrier (32-bit shared address)."""
+    barrier = operand_def(MbarrierType)
+    """The mbarrier."""
     phase = operand_def(RegType)
     """Parity (0 or 1) of the phase waited for, in a 32-bit register."""
 
@@ -315,7 +441,6 @@ class MbarrierWaitOp(HopperInstruction):
         super().__init__(operands=[barrier, phase, []])
 
     def verify_kinds(self) -> None:
-        _shared_address(self, "the barrier", self.barrier)
         _int_register(self, "the phase", self.phase, (32,))
 
 
@@ -623,20 +748,24 @@ class IdOp(HopperInstruction):
 
 @irdl_op_definition
 class MapaOp(HopperInstruction):
-    """The shared::cluster address of a shared variable in the CTA of the given rank."""
+    """The mbarrier at the same shared offset in the CTA of the given cluster rank."""
 
     name = "hopper.mapa"
 
-    address = operand_def(RegType)
-    """A shared address in this CTA (32-bit)."""
+    barrier = operand_def(MbarrierType)
+    """An mbarrier of this CTA."""
     rank = operand_def(RegType)
     """The target CTA's rank in the cluster."""
-    result = result_def(RegType)
+    result = result_def(MbarrierType)
+    """The target CTA's mbarrier (a shared::cluster address: arrive with scope cluster)."""
 
-    def __init__(self, address: SSAValue, rank: SSAValue):
-        super().__init__(operands=[address, rank, []], result_types=[U32])
+    def __init__(self, barrier: SSAValue, rank: SSAValue):
+        super().__init__(operands=[barrier, rank, []], result_types=[barrier.type])
 
     def verify_kinds(self) -> None:
-        _shared_address(self, "the address", self.address)
         _int_register(self, "the rank", self.rank, (32,))
-        _int_register(self, "the result", self.result, (32,))
+        if self.result.type != self.barrier.type:
+            raise VerifyException(
+                f"{self.name}: the result must have the barrier's type {self.barrier.type}, "
+                f"found {self.result.type}"
+            )

@@ -103,7 +103,7 @@ class KernelContext:
     mainloop: scf.ForOp | None = None
     """The consumers' K loop."""
     maps: list[SSAValue] = field(default_factory=list[SSAValue])
-    """Generic addresses of the tensor-map parameters."""
+    """The tensor maps of the tensor-map parameters (`!hopper.tensormap` values)."""
 
     @property
     def where(self) -> str:

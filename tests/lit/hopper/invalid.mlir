@@ -116,30 +116,51 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 
 // -----
 
-// A TMA load with six coordinates.
+// A TMA load with three coordinates of a rank-2 tensor map.
 ptx.module version 8.0 target sm_90a address_size 64 {
   ptx.shared @smem align 1024 size 1024
   ptx.entry @k(t : tmap, d : b64) {
     %s = ptx.addr_of smem : !ptx.reg<u32>
-    %t = hopper.tensor_map_address t : !ptx.reg<b64>
+    %t = hopper.tensormap_param t : !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>
+    %r = hopper.barrier_ring %s : (!ptx.reg<u32>) -> !hopper.barrier_ring<stages = 2, count = 1>
+    %b = hopper.ring_barrier %r[0] : !hopper.barrier_ring<stages = 2, count = 1>
     %c = ptx.const 0 : !ptx.reg<s32>
-    hopper.tma_load %s, %t, %s, %c, %c, %c, %c, %c, %c : (!ptx.reg<u32>, !ptx.reg<b64>, !ptx.reg<u32>, !ptx.reg<s32>, !ptx.reg<s32>, !ptx.reg<s32>, !ptx.reg<s32>, !ptx.reg<s32>, !ptx.reg<s32>) -> ()
+    hopper.tma_load %s, %t, %b, %c, %c, %c : (!ptx.reg<u32>, !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !ptx.reg<s32>, !ptx.reg<s32>, !ptx.reg<s32>) -> ()
   }
 }
-// CHECK: hopper.tma_load: a tensor copy takes 1 to 5 coordinates, found 6
+// CHECK: hopper.tma_load: a copy of a rank-2 tensor map takes 2 coordinates, found 3
 
 // -----
 
-// A TMA load whose tensor map is a 32-bit register.
+// A TMA load whose tensor map is a register, not a !hopper.tensormap.
 ptx.module version 8.0 target sm_90a address_size 64 {
   ptx.shared @smem align 1024 size 1024
   ptx.entry @k(t : tmap, d : b64) {
     %s = ptx.addr_of smem : !ptx.reg<u32>
+    %d = ptx.ld_param d : !ptx.reg<b64>
+    %r = hopper.barrier_ring %s : (!ptx.reg<u32>) -> !hopper.barrier_ring<stages = 2, count = 1>
+    %b = hopper.ring_barrier %r[0] : !hopper.barrier_ring<stages = 2, count = 1>
     %c = ptx.const 0 : !ptx.reg<s32>
-    hopper.tma_load %s, %s, %s, %c, %c : (!ptx.reg<u32>, !ptx.reg<u32>, !ptx.reg<u32>, !ptx.reg<s32>, !ptx.reg<s32>) -> ()
+    hopper.tma_load %s, %d, %b, %c, %c : (!ptx.reg<u32>, !ptx.reg<b64>, !hopper.mbarrier<count = 1>, !ptx.reg<s32>, !ptx.reg<s32>) -> ()
   }
 }
-// CHECK: hopper.tma_load: the tensor map must be a 64-bit integer register, found !ptx.reg<u32>
+// CHECK: operand 'tensor_map' at position 1 does not verify:
+// CHECK-NEXT: !ptx.reg<b64> should be of base attribute hopper.tensormap
+
+// -----
+
+// A TMA load whose barrier is a shared address, not a !hopper.mbarrier.
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.shared @smem align 1024 size 1024
+  ptx.entry @k(t : tmap, d : b64) {
+    %s = ptx.addr_of smem : !ptx.reg<u32>
+    %t = hopper.tensormap_param t : !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>
+    %c = ptx.const 0 : !ptx.reg<s32>
+    hopper.tma_load %s, %t, %s, %c, %c : (!ptx.reg<u32>, !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>, !ptx.reg<u32>, !ptx.reg<s32>, !ptx.reg<s32>) -> ()
+  }
+}
+// CHECK: operand 'barrier' at position 2 does not verify:
+// CHECK-NEXT: !ptx.reg<u32> should be of base attribute hopper.mbarrier
 
 // -----
 
@@ -148,9 +169,9 @@ ptx.module version 8.0 target sm_90a address_size 64 {
   ptx.shared @smem align 1024 size 1024
   ptx.entry @k(t : tmap, d : b64) {
     %s = ptx.addr_of smem : !ptx.reg<u32>
-    %t = hopper.tensor_map_address t : !ptx.reg<b64>
+    %t = hopper.tensormap_param t : !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>
     %c = ptx.const 0.0 : !ptx.reg<f32>
-    hopper.tma_store %t, %s, %c, %c : (!ptx.reg<b64>, !ptx.reg<u32>, !ptx.reg<f32>, !ptx.reg<f32>) -> ()
+    hopper.tma_store %t, %s, %c, %c : (!hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>, !ptx.reg<u32>, !ptx.reg<f32>, !ptx.reg<f32>) -> ()
   }
 }
 // CHECK: hopper.tma_store: coordinate 0 must be a 32-bit integer register, found !ptx.reg<f32>
@@ -162,23 +183,35 @@ ptx.module version 8.0 target sm_90a address_size 64 {
   ptx.shared @smem align 1024 size 1024
   ptx.entry @k(t : tmap, d : b64) {
     %s = ptx.addr_of smem : !ptx.reg<u32>
-    %t = hopper.tensor_map_address t : !ptx.reg<b64>
+    %t = hopper.tensormap_param t : !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>
+    %r = hopper.barrier_ring %s : (!ptx.reg<u32>) -> !hopper.barrier_ring<stages = 2, count = 1>
+    %b = hopper.ring_barrier %r[0] : !hopper.barrier_ring<stages = 2, count = 1>
     %c = ptx.const 0 : !ptx.reg<s32>
-    hopper.tma_load_multicast %s, %t, %s, %s, %c, %c : (!ptx.reg<u32>, !ptx.reg<b64>, !ptx.reg<u32>, !ptx.reg<u32>, !ptx.reg<s32>, !ptx.reg<s32>) -> ()
+    hopper.tma_load_multicast %s, %t, %b, %s, %c, %c : (!ptx.reg<u32>, !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !ptx.reg<u32>, !ptx.reg<s32>, !ptx.reg<s32>) -> ()
   }
 }
 // CHECK: hopper.tma_load_multicast: the CTA mask must be a 16-bit integer register, found !ptx.reg<u32>
 
 // -----
 
-// The address of a parameter that is not a tensor map.
+// The tensor map of a parameter that is not a tensor map.
 ptx.module version 8.0 target sm_90a address_size 64 {
   ptx.shared @smem align 1024 size 1024
   ptx.entry @k(t : tmap, d : b64) {
-    %t = hopper.tensor_map_address d : !ptx.reg<b64>
+    %t = hopper.tensormap_param d : !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>
   }
 }
-// CHECK: hopper.tensor_map_address: 'd' must be a tmap parameter of entry @k, found a b64 parameter
+// CHECK: hopper.tensormap_param: 'd' must be a tmap parameter of entry @k, found a b64 parameter
+
+// -----
+
+// A tensor map whose type is not the map its launch data describes (the box differs).
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.entry @k(a : ptr, t : tmap<arg = 0, dtype = bf16, shape = [256, 128], box = [128, 64], boxes = 2, major = k>) {
+    %t = hopper.tensormap_param t : !hopper.tensormap<256x128xbf16, box 64x64, swizzle 128>
+  }
+}
+// CHECK: hopper.tensormap_param: the type of 't' must be the map its launch data describes, !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>, found !hopper.tensormap<256x128xbf16, box 64x64, swizzle 128>
 
 // -----
 
@@ -187,23 +220,91 @@ ptx.module version 8.0 target sm_90a address_size 64 {
   ptx.shared @smem align 1024 size 1024
   ptx.entry @k(t : tmap, d : b64) {
     %s = ptx.addr_of smem : !ptx.reg<u32>
+    %r = hopper.barrier_ring %s : (!ptx.reg<u32>) -> !hopper.barrier_ring<stages = 2, count = 1>
+    %b = hopper.ring_barrier %r[0] : !hopper.barrier_ring<stages = 2, count = 1>
     %p = hopper.elect_sync : !ptx.reg<pred>
-    hopper.mbarrier_wait %s, %p : (!ptx.reg<u32>, !ptx.reg<pred>) -> ()
+    hopper.mbarrier_wait %b, %p : (!hopper.mbarrier<count = 1>, !ptx.reg<pred>) -> ()
   }
 }
 // CHECK: hopper.mbarrier_wait: the phase must be a 32-bit integer register, found !ptx.reg<pred>
 
 // -----
 
-// An mbarrier with no arrivals.
+// A ring of mbarriers with no arrivals.
 ptx.module version 8.0 target sm_90a address_size 64 {
   ptx.shared @smem align 1024 size 1024
   ptx.entry @k(t : tmap, d : b64) {
     %s = ptx.addr_of smem : !ptx.reg<u32>
-    hopper.mbarrier_init 0 %s : !ptx.reg<u32>
+    %r = hopper.barrier_ring %s : (!ptx.reg<u32>) -> !hopper.barrier_ring<stages = 2, count = 0>
   }
 }
-// CHECK: hopper.mbarrier_init: the arrival count must be in [1, 2^20), found 0
+// CHECK: !hopper.barrier_ring: count must be in [1, 2^20), found 0
+
+// -----
+
+// A ring of no stages.
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.shared @smem align 1024 size 1024
+  ptx.entry @k(t : tmap, d : b64) {
+    %s = ptx.addr_of smem : !ptx.reg<u32>
+    %r = hopper.barrier_ring %s : (!ptx.reg<u32>) -> !hopper.barrier_ring<stages = 0, count = 1>
+  }
+}
+// CHECK: !hopper.barrier_ring: stages must be at least 1, found 0
+
+// -----
+
+// A ring on a 64-bit address.
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.shared @smem align 1024 size 1024
+  ptx.entry @k(t : tmap, d : b64) {
+    %d = ptx.ld_param d : !ptx.reg<b64>
+    %r = hopper.barrier_ring %d : (!ptx.reg<b64>) -> !hopper.barrier_ring<stages = 2, count = 1>
+  }
+}
+// CHECK: hopper.barrier_ring: the base must be a 32-bit integer register, found !ptx.reg<b64>
+
+// -----
+
+// A constant stage outside the ring.
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.shared @smem align 1024 size 1024
+  ptx.entry @k(t : tmap, d : b64) {
+    %s = ptx.addr_of smem : !ptx.reg<u32>
+    %r = hopper.barrier_ring %s : (!ptx.reg<u32>) -> !hopper.barrier_ring<stages = 2, count = 1>
+    %b = hopper.ring_barrier %r[2] : !hopper.barrier_ring<stages = 2, count = 1>
+  }
+}
+// CHECK: hopper.ring_barrier: stage 2 is outside the ring of 2 stages
+
+// -----
+
+// A stage in a 16-bit register.
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.shared @smem align 1024 size 1024
+  ptx.entry @k(t : tmap, d : b64) {
+    %s = ptx.addr_of smem : !ptx.reg<u32>
+    %r = hopper.barrier_ring %s : (!ptx.reg<u32>) -> !hopper.barrier_ring<stages = 2, count = 1>
+    %i = ptx.const 1 : !ptx.reg<u16>
+    %b = hopper.ring_barrier %r[%i] : !hopper.barrier_ring<stages = 2, count = 1>, !ptx.reg<u16>
+  }
+}
+// CHECK: hopper.ring_barrier: the stage must be a 32-bit integer register, found !ptx.reg<u16>
+
+// -----
+
+// A remote barrier of another type than the barrier mapped.
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.shared @smem align 1024 size 1024
+  ptx.entry @k(t : tmap, d : b64) {
+    %s = ptx.addr_of smem : !ptx.reg<u32>
+    %r = hopper.barrier_ring %s : (!ptx.reg<u32>) -> !hopper.barrier_ring<stages = 2, count = 1>
+    %b = hopper.ring_barrier %r[0] : !hopper.barrier_ring<stages = 2, count = 1>
+    %q = ptx.const 1 : !ptx.reg<u32>
+    %m = hopper.mapa %b, %q : (!hopper.mbarrier<count = 1>, !ptx.reg<u32>) -> !hopper.mbarrier<count = 2>
+  }
+}
+// CHECK: hopper.mapa: the result must have the barrier's type !hopper.mbarrier<count = 1>, found !hopper.mbarrier<count = 2>
 
 // -----
 

@@ -1,6 +1,7 @@
 // RUN: mmcomp-opt %s --parsing-diagnostics --split-input-file | filecheck %s
 
-// Syntax errors in #hopper.tile and in operand-less hopper ops, reported at the token.
+// Syntax errors in #hopper.tile, in the hopper types and in hopper ops, reported at the
+// token.
 
 // A tile whose major-ness is neither k_major nor mn_major.
 ptx.module version 8.0 target sm_90a address_size 64 {
@@ -49,3 +50,32 @@ func.func @k() attributes {hopper.warp_roles = #hopper.warp_roles<stages = 4>} {
 }
 // CHECK: #hopper.warp_roles holds only 'slots', found 'stages' (stages, registers and warp_specialization are read from sched.params)
 
+// -----
+
+// A tensor-map box of an extent known only at launch.
+"test.op"() {type = !hopper.tensormap<256x128xbf16, box ?x64, swizzle 128>} : () -> ()
+// CHECK: !hopper.tensormap: expected a static box, as 128x64
+
+// -----
+
+// A tensor map without its swizzle.
+"test.op"() {type = !hopper.tensormap<256x128xbf16, box 128x64>} : () -> ()
+// CHECK: Expected ','
+
+// -----
+
+// A barrier ring without its arrival count.
+"test.op"() {type = !hopper.barrier_ring<stages = 3>} : () -> ()
+// CHECK: Expected ','
+
+// -----
+
+// A stage's barrier taken from something that is not a ring.
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.shared @smem align 1024 size 1024
+  ptx.entry @k() {
+    %s = ptx.addr_of smem : !ptx.reg<u32>
+    %b = hopper.ring_barrier %s[0] : !ptx.reg<u32>
+  }
+}
+// CHECK: hopper.ring_barrier: expected a !hopper.barrier_ring type, found !ptx.reg<u32>
