@@ -13,10 +13,10 @@ The typed values (`mmcomp.dialects.hopper.types`) become the registers that hold
 pattern per op that makes one: `hopper.tensormap_param` takes the parameter's address and
 converts it to generic (b64); `hopper.barrier_ring` is the shared address of the ring's
 first barrier; `hopper.ring_barrier` adds 8 bytes per stage to it; `hopper.mapa` maps a
-barrier's address to another CTA's. Each leaves its register behind a
-`builtin.unrealized_conversion_cast` to the value's type, through which the patterns of
-the ops that use the value read the register; the casts, unused once every hopper op is
-lowered, are erased last.
+barrier's address to another CTA's; `hopper.accumulator` is its f32 registers. Each leaves
+its registers behind a `builtin.unrealized_conversion_cast` to the value's type, through
+which the patterns of the ops that use the value read them; the casts, unused once every
+hopper op is lowered, are erased last.
 
 A guarded hopper op stays guarded: each instruction it becomes is predicated, except the
 wait loop, which is branched around when the guard is false.
@@ -28,7 +28,7 @@ are left alone.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,20 +57,26 @@ def _reg_type(value: SSAValue) -> ptx.RegType:
     return value.type
 
 
-def register_of(value: SSAValue) -> SSAValue:
-    """The register holding a hopper value: the value itself if a register, else the
-    register behind the cast that the lowering of the op making it left."""
+def registers_of(value: SSAValue) -> Sequence[SSAValue]:
+    """The registers holding a hopper value: the value itself if a register, else the
+    registers behind the cast that the lowering of the op making it left."""
     if isinstance(value.type, ptx.RegType):
-        return value
+        return [value]
     owner = value.owner
-    if isinstance(owner, UnrealizedConversionCastOp) and len(owner.inputs) == 1:
-        source = owner.inputs[0]
-        if isinstance(source.type, ptx.RegType):
-            return source
+    if isinstance(owner, UnrealizedConversionCastOp) and all(
+        isinstance(source.type, ptx.RegType) for source in owner.inputs
+    ):
+        return owner.inputs
     raise DiagnosticException(
-        f"convert-hopper-to-ptx: a value of type {value.type} is not held in a register "
+        f"convert-hopper-to-ptx: a value of type {value.type} is not held in registers "
         "(it must come from a hopper op of this entry)"
     )
+
+
+def register_of(value: SSAValue) -> SSAValue:
+    """The one register holding a hopper value (a tensor map, a barrier)."""
+    (register,) = registers_of(value)
+    return register
 
 
 def _guarded(op: ptx.PtxInstruction, guard: SSAValue, negated: bool) -> ptx.PtxInstruction:
@@ -196,7 +202,7 @@ def _lower_wgmma(op: hopper.WgmmaMmaAsyncOp, out: _Emitter) -> None:
     scale_d = out.value(ptx.ConstOp(op.scale_d.data, ptx.PRED))
     out.emit(
         ptx.WgmmaOp(
-            op.accumulators,
+            registers_of(op.accumulator),
             op.a_desc,
             op.b_desc,
             scale_d,
@@ -260,14 +266,18 @@ _LOWERINGS: dict[type[hopper.HopperInstruction], Callable[[Any, _Emitter], None]
 """The lowering of each hopper op that stands for instructions only, by op class."""
 
 
-def _replace_by_register(
-    rewriter: PatternRewriter, op: hopper.HopperInstruction, out: _Emitter, register: SSAValue
+def _replace_by_registers(
+    rewriter: PatternRewriter,
+    op: hopper.HopperInstruction,
+    out: _Emitter,
+    registers: Sequence[SSAValue],
 ) -> None:
-    """Replace `op` by the instructions of `out` and its typed result by `register`, cast to
-    the result's type."""
+    """Replace `op` by the instructions of `out` and its typed result by `registers`, cast
+    to the result's type."""
     result_type: Attribute = op.results[0].type
-    cast, value = UnrealizedConversionCastOp.cast_one(register, result_type)
-    rewriter.replace(op, [*out.ops, cast], [value])
+    cast = UnrealizedConversionCastOp.get(registers, [result_type])
+    cast.results[0].name_hint = op.results[0].name_hint
+    rewriter.replace(op, [*out.ops, cast], cast.results)
 
 
 class LowerTensorMapParam(RewritePattern):
@@ -277,7 +287,7 @@ class LowerTensorMapParam(RewritePattern):
     def match_and_rewrite(self, op: hopper.TensorMapParamOp, rewriter: PatternRewriter) -> None:
         out = _Emitter(op.guard, op.negated is not None)
         address = out.value(ptx.AddrOfOp(op.param.data, ptx.B64))
-        _replace_by_register(rewriter, op, out, out.value(ptx.CvtaOp("param", address, ptx.B64)))
+        _replace_by_registers(rewriter, op, out, [out.value(ptx.CvtaOp("param", address, ptx.B64))])
 
 
 class LowerBarrierRing(RewritePattern):
@@ -285,7 +295,7 @@ class LowerBarrierRing(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: hopper.BarrierRingOp, rewriter: PatternRewriter) -> None:
-        _replace_by_register(rewriter, op, _Emitter(None, False), op.base)
+        _replace_by_registers(rewriter, op, _Emitter(None, False), [op.base])
 
 
 class LowerRingBarrier(RewritePattern):
@@ -303,7 +313,7 @@ class LowerRingBarrier(RewritePattern):
         else:
             size = out.value(ptx.ConstOp(hopper.BARRIER_BYTES, ptx.U32))
             address = out.value(ptx.MadOp(op.stage, size, ring))
-        _replace_by_register(rewriter, op, out, address)
+        _replace_by_registers(rewriter, op, out, [address])
 
 
 class LowerMapa(RewritePattern):
@@ -313,7 +323,15 @@ class LowerMapa(RewritePattern):
     def match_and_rewrite(self, op: hopper.MapaOp, rewriter: PatternRewriter) -> None:
         out = _Emitter(op.guard, op.negated is not None)
         remote = out.value(ptx.MapaOp(register_of(op.barrier), op.rank))
-        _replace_by_register(rewriter, op, out, remote)
+        _replace_by_registers(rewriter, op, out, [remote])
+
+
+class LowerAccumulator(RewritePattern):
+    """An accumulator: the f32 registers that hold it (no instruction)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: hopper.AccumulatorOp, rewriter: PatternRewriter) -> None:
+        _replace_by_registers(rewriter, op, _Emitter(None, False), op.registers)
 
 
 @dataclass
@@ -355,7 +373,7 @@ class LowerHopperOp(RewritePattern):
 
 
 class EraseRegisterCast(RewritePattern):
-    """Erase a cast of a register to a hopper type once no op reads it."""
+    """Erase a cast of registers to a hopper type once no op reads it."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: UnrealizedConversionCastOp, rewriter: PatternRewriter) -> None:
@@ -387,6 +405,7 @@ class ConvertHopperToPtx(ModulePass):
             LowerBarrierRing(),
             LowerRingBarrier(),
             LowerMapa(),
+            LowerAccumulator(),
             LowerMbarrierWait(labels),
             LowerHopperOp(),
         ]

@@ -202,6 +202,7 @@ def _emit_gemm(k: KernelBuilder, layout: str, epilogue: str) -> None:
     k.append(hopper.SetmaxnregOp("inc", 232))
     consumer = k.sub(warpgroup, one)
     accumulators = [k.const(0.0, F32) for _ in range(TILE_N // 2)]
+    tile = k.append(hopper.AccumulatorOp(accumulators, hopper.AccumulatorType(TILE_N))).result
     block = k.const(0)
     ring_out = _Ring(k)
     row_offset = k.mul(consumer, k.const(A_WARPGROUP_TILE.bytes))
@@ -216,11 +217,7 @@ def _emit_gemm(k: KernelBuilder, layout: str, epilogue: str) -> None:
     for step in range(BLOCK_K // 16):
         a_desc = k.append(hopper.MatrixDescriptorOp(a_tile, a_attr, 0, 16 * step)).result
         b_desc = k.append(hopper.MatrixDescriptorOp(b_src, b_attr, 0, 16 * step)).result
-        k.append(
-            hopper.WgmmaMmaAsyncOp(
-                TILE_N, "bf16", a_desc, b_desc, accumulators, "k", b_tile.major.value
-            )
-        )
+        k.append(hopper.WgmmaMmaAsyncOp("bf16", a_desc, b_desc, tile, "k", b_tile.major.value))
     k.append(hopper.WgmmaCommitGroupOp())
     k.append(hopper.WgmmaWaitGroupOp(0))
     k.append(hopper.MbarrierArriveOp(barrier(ring_out.stage, "empty")))

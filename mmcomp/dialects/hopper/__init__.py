@@ -6,9 +6,10 @@ author thinks in: a tiled TMA load completing on an mbarrier, a wait on an mbarr
 a wgmma whose shared-memory operands are described by a tile layout (`#hopper.tile`), a
 warp role's register budget. The hardware objects are typed values, in the style of MLIR's
 NVGPU dialect (`mmcomp.dialects.hopper.types`): a tensor map (`!hopper.tensormap`, its
-global shape, box and swizzle), a ring of mbarriers (`!hopper.barrier_ring`) and one
-mbarrier of it (`!hopper.mbarrier`); addresses, coordinates, descriptors and accumulators
-are ptx registers (`!ptx.reg<KIND>`). `convert-hopper-to-ptx` lowers each op to ptx
+global shape, box and swizzle), a ring of mbarriers (`!hopper.barrier_ring`), one
+mbarrier of it (`!hopper.mbarrier`) and a warpgroup's wgmma accumulator
+(`!hopper.accumulator`); addresses, coordinates and descriptors are ptx registers
+(`!ptx.reg<KIND>`). `convert-hopper-to-ptx` lowers each op to ptx
 instructions (one or a few: the wait is a try_wait loop, a descriptor a few integer ops)
 and each typed value to the register that holds it.
 
@@ -23,7 +24,8 @@ and each typed value to the register that holds it.
     %a = hopper.matrix_descriptor %smem {tile = #hopper.tile<k_major, swizzle 128,
                                          mn 128, k 64>, mn = 64, k = 16}
         : (!ptx.reg<u32>) -> !ptx.reg<b64>
-    hopper.wgmma_mma_async m64n128k16 bf16 %a, %b, %d0, ..., %d63 {...} : (...) -> ()
+    %acc = hopper.accumulator %d0, ..., %d63 : !hopper.accumulator<64x128xf32>
+    hopper.wgmma_mma_async m64n128k16 bf16 %a, %b, %acc {...} : (...) -> ()
 
 Register arguments: shared-memory addresses are 32-bit (`u32`/`b32`/`s32`) shared-window
 addresses; descriptors are 64-bit; TMA coordinates are 32-bit (signed in PTX: negative and
@@ -32,8 +34,8 @@ out-of-range boxes are zero-filled), one per dimension of the tensor map.
 One structured op is not an instruction: `hopper.warp_specialize`, which
 partition-warp-roles wraps around a kernel's body, one region per warp role
 (`mmcomp.dialects.hopper.warp_specialize`). The package's modules: `attrs` (`#hopper.tile`,
-`#hopper.warp_roles`), `types` (tensor maps, barrier rings, mbarriers), `ops` (the
-instructions), `warp_specialize`.
+`#hopper.warp_roles`), `types` (tensor maps, barrier rings, mbarriers, accumulators),
+`ops` (the instructions), `warp_specialize`.
 """
 
 from xdsl.ir import Attribute, Dialect, Operation
@@ -43,6 +45,7 @@ from mmcomp.dialects.hopper.ops import (
     IDS,
     WGMMA_SHAPE,
     WGMMA_TYPES,
+    AccumulatorOp,
     BarrierRingOp,
     BulkCommitGroupOp,
     BulkWaitGroupOp,
@@ -73,6 +76,7 @@ from mmcomp.dialects.hopper.ops import (
 )
 from mmcomp.dialects.hopper.types import (
     BARRIER_BYTES,
+    AccumulatorType,
     BarrierRingType,
     MbarrierType,
     TensorMapType,
@@ -86,6 +90,8 @@ from mmcomp.dialects.hopper.warp_specialize import (
 
 __all__ = [
     "BARRIER_BYTES",
+    "AccumulatorOp",
+    "AccumulatorType",
     "BarrierRingOp",
     "BarrierRingType",
     "BulkCommitGroupOp",
@@ -153,6 +159,7 @@ def all_ops() -> list[type[Operation]]:
         WgmmaCommitGroupOp,
         WgmmaWaitGroupOp,
         MatrixDescriptorOp,
+        AccumulatorOp,
         WgmmaMmaAsyncOp,
         SetmaxnregOp,
         ElectSyncOp,
@@ -170,6 +177,7 @@ _ATTRIBUTES: list[type[Attribute]] = [
     TensorMapType,
     BarrierRingType,
     MbarrierType,
+    AccumulatorType,
 ]
 
 Hopper = Dialect("hopper", all_ops(), _ATTRIBUTES)

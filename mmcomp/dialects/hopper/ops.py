@@ -3,7 +3,8 @@
 Each op is a ptx instruction (`PtxInstruction`: ptx-style syntax, an optional guard) that
 `convert-hopper-to-ptx` lowers to one or a few ptx instructions. The TMA and mbarrier ops
 take typed values (`mmcomp.dialects.hopper.types`): tensor maps from
-`hopper.tensormap_param`, mbarriers from `hopper.ring_barrier` on a `hopper.barrier_ring`.
+`hopper.tensormap_param`, mbarriers from `hopper.ring_barrier` on a `hopper.barrier_ring`;
+wgmma takes its accumulator as one value (`hopper.accumulator` names its registers).
 """
 
 from __future__ import annotations
@@ -29,9 +30,15 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
 from mmcomp.dialects.hopper.attrs import TileAttr
-from mmcomp.dialects.hopper.types import BarrierRingType, MbarrierType, TensorMapType
+from mmcomp.dialects.hopper.types import (
+    AccumulatorType,
+    BarrierRingType,
+    MbarrierType,
+    TensorMapType,
+)
 from mmcomp.dialects.ptx import (
     B64,
+    F32,
     PRED,
     U32,
     BulkWaitBase,
@@ -530,11 +537,62 @@ class MatrixDescriptorOp(HopperInstruction):
 
 
 @irdl_op_definition
+class AccumulatorOp(HopperInstruction):
+    """The wgmma accumulator held in these f32 registers, in fragment order:
+    `%acc = hopper.accumulator %d0, ..., %d3 : !hopper.accumulator<64x8xf32>`."""
+
+    name = "hopper.accumulator"
+
+    registers = var_operand_def(RegType)
+    """This thread's f32 registers of the tile (n / 2)."""
+    result = result_def(AccumulatorType)
+
+    def __init__(self, registers: Sequence[SSAValue], accumulator: AccumulatorType):
+        super().__init__(operands=[list(registers), []], result_types=[accumulator])
+
+    def verify_kinds(self) -> None:
+        _unguarded(self)
+        accumulator = self.result.type
+        assert isinstance(accumulator, AccumulatorType)
+        if len(self.registers) != accumulator.registers:
+            raise VerifyException(
+                f"{self.name}: {accumulator} is held in {accumulator.registers} f32 registers "
+                f"per thread, found {len(self.registers)}"
+            )
+        for index, value in enumerate(self.registers):
+            if kind_of(value).name != "f32":
+                raise VerifyException(
+                    f"{self.name}: register {index} must be !ptx.reg<f32>, found {value.type}"
+                )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_list(self.registers, printer.print_operand)
+        printer.print_string(" : ")
+        printer.print_attribute(self.result.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> Self:
+        registers = parser.parse_comma_separated_list(
+            parser.Delimiter.NONE, parser.parse_unresolved_operand
+        )
+        parser.parse_punctuation(":")
+        pos = parser.pos
+        accumulator = parser.parse_type()
+        if not isinstance(accumulator, AccumulatorType):
+            parser.raise_error(
+                f"{cls.name}: expected a !hopper.accumulator type, found {accumulator}",
+                pos,
+                parser.pos,
+            )
+        return cls([parser.resolve_operand(r, F32) for r in registers], accumulator)
+
+
+@irdl_op_definition
 class WgmmaMmaAsyncOp(HopperInstruction):
     """One warpgroup MMA, D (f32) += A * B, both operands from shared-memory descriptors.
 
-    The accumulators (N/2 f32 registers per thread, in the m64nN fragment layout) are
-    read and written in place.
+    The accumulator's registers are read and written in place.
     """
 
     name = "hopper.wgmma_mma_async"
@@ -549,34 +607,34 @@ class WgmmaMmaAsyncOp(HopperInstruction):
     b_major = prop_def(StringAttr, default_value=StringAttr("k"))
     """`k` or `mn`: the layout of B (its transpose bit)."""
     scale_d = prop_def(IntAttr, default_value=IntAttr(1))
-    """1: D += A * B; 0: D = A * B (the accumulators' values are ignored)."""
+    """1: D += A * B; 0: D = A * B (the accumulator's values are ignored)."""
     a_desc = operand_def(RegType)
     """Descriptor of A (64 x 16), from hopper.matrix_descriptor."""
     b_desc = operand_def(RegType)
     """Descriptor of B (N x 16), from hopper.matrix_descriptor."""
-    accumulators = var_operand_def(RegType)
-    """The f32 accumulators, updated in place."""
+    accumulator = operand_def(AccumulatorType)
+    """The 64 x N f32 accumulator, updated in place."""
 
     def __init__(
         self,
-        n: int,
         dtype: str,
         a_desc: SSAValue,
         b_desc: SSAValue,
-        accumulators: Sequence[SSAValue],
+        accumulator: SSAValue,
         a_major: str = "k",
         b_major: str = "k",
         scale_d: int = 1,
     ):
+        assert isinstance(accumulator.type, AccumulatorType)
         super().__init__(
             properties={
-                "shape": StringAttr(f"m64n{n}k16"),
+                "shape": StringAttr(f"m64n{accumulator.type.n.data}k16"),
                 "dtype": StringAttr(dtype),
                 "a_major": StringAttr(a_major),
                 "b_major": StringAttr(b_major),
                 "scale_d": IntAttr(scale_d),
             },
-            operands=[a_desc, b_desc, list(accumulators), []],
+            operands=[a_desc, b_desc, accumulator, []],
         )
 
     @property
@@ -599,16 +657,13 @@ class WgmmaMmaAsyncOp(HopperInstruction):
             raise VerifyException(f"{self.name}: scale_d must be 0 or 1, found {self.scale_d.data}")
         _int_register(self, "the A descriptor", self.a_desc, (64,))
         _int_register(self, "the B descriptor", self.b_desc, (64,))
-        if len(self.accumulators) != n // 2:
+        accumulator = self.accumulator.type
+        assert isinstance(accumulator, AccumulatorType)
+        if accumulator.n.data != n:
             raise VerifyException(
-                f"{self.name}: {self.shape.data} needs {n // 2} f32 accumulators per thread, "
-                f"found {len(self.accumulators)}"
+                f"{self.name}: {self.shape.data} accumulates into a 64x{n} tile, found "
+                f"{accumulator}"
             )
-        for index, value in enumerate(self.accumulators):
-            if kind_of(value).name != "f32":
-                raise VerifyException(
-                    f"{self.name}: accumulator {index} must be !ptx.reg<f32>, found {value.type}"
-                )
 
 
 # ----------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ verifier can check that the pieces fit:
     !hopper.tensormap<4096x5120xbf16, box 128x64, swizzle 128>
     !hopper.barrier_ring<stages = 3, count = 1>
     !hopper.mbarrier<count = 1>
+    !hopper.accumulator<64x256xf32>
 
 - a tensor map (`TensorMapType`): the global view a TMA copy reads or writes (its
   extents and element type), the box one copy moves and the box's shared-memory swizzle;
@@ -14,17 +15,21 @@ verifier can check that the pieces fit:
 - a ring of mbarriers (`BarrierRingType`): one barrier per stage of the shared-memory
   ring, each completing a phase after `count` arrivals;
 - one mbarrier (`MbarrierType`), a stage of a ring (`hopper.ring_barrier`), as the arrive,
-  wait and TMA ops take it.
+  wait and TMA ops take it;
+- a wgmma accumulator (`AccumulatorType`): the f32 m64nN tile one warpgroup accumulates,
+  N / 2 registers per thread in the wgmma fragment layout (`hopper.accumulator` names
+  them; `hopper.wgmma_mma_async` updates them in place).
 
-`convert-hopper-to-ptx` turns each value back into the register that holds it: a tensor
-map's generic address (b64), a barrier's shared address (u32).
+`convert-hopper-to-ptx` turns each value back into the registers that hold it: a tensor
+map's generic address (b64), a barrier's shared address (u32), an accumulator's f32
+registers.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import DYNAMIC_INDEX, ArrayAttr, IntAttr
+from xdsl.dialects.builtin import DYNAMIC_INDEX, ArrayAttr, IntAttr, f32
 from xdsl.ir import Attribute, ParametrizedAttribute, TypeAttribute
 from xdsl.irdl import irdl_attr_definition
 from xdsl.parser import AttrParser
@@ -33,6 +38,12 @@ from xdsl.utils.exceptions import VerifyException
 
 from mmcomp import dtypes
 from mmcomp.dialects.ptx import TensorMap
+
+WGMMA_M = 64
+"""Rows of a wgmma tile (one warpgroup)."""
+
+WARPGROUP_THREADS = 128
+"""Threads of a warpgroup, over which an accumulator's elements are spread."""
 
 MAX_TENSOR_RANK = 5
 """Dimensions of a TMA tensor map, at most."""
@@ -240,3 +251,59 @@ class MbarrierType(ParametrizedAttribute, TypeAttribute):
         with parser.in_angle_brackets():
             count = _parse_key(parser, "count")
         return (IntAttr(count),)
+
+
+@irdl_attr_definition
+class AccumulatorType(ParametrizedAttribute, TypeAttribute):
+    """A warpgroup's wgmma accumulator: `!hopper.accumulator<64x256xf32>`.
+
+    The m x n tile is spread over the warpgroup's 128 threads in the wgmma fragment layout:
+    thread t = 32 w + l holds rows 16 w + l / 4 (+ 8) and columns 8 j + 2 (l % 4) (+ 1),
+    n / 2 registers.
+    """
+
+    name = "hopper.accumulator"
+
+    m: IntAttr
+    """Rows of the tile (64, one wgmma's M)."""
+    n: IntAttr
+    """Columns of the tile: a multiple of 8 from 8 to 256 (one wgmma's N)."""
+    element_type: Attribute
+    """The element type (f32)."""
+
+    def __init__(self, n: int, m: int = WGMMA_M):
+        super().__init__(IntAttr(m), IntAttr(n), f32)
+
+    @property
+    def registers(self) -> int:
+        """Registers per thread."""
+        return self.m.data * self.n.data // WARPGROUP_THREADS
+
+    def verify(self) -> None:
+        m, n = self.m.data, self.n.data
+        if m != WGMMA_M:
+            raise VerifyException(f"!hopper.accumulator: m must be {WGMMA_M}, found {m}")
+        if n % 8 or not 8 <= n <= 256:
+            raise VerifyException(
+                f"!hopper.accumulator: n must be a multiple of 8 in [8, 256], found {n}"
+            )
+        if self.element_type != f32:
+            raise VerifyException(
+                f"!hopper.accumulator: element type must be f32, found {self.element_type}"
+            )
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(f"<{self.m.data}x{self.n.data}x")
+        printer.print_attribute(self.element_type)
+        printer.print_string(">")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> tuple[IntAttr, IntAttr, Attribute]:
+        with parser.in_angle_brackets():
+            pos = parser.pos
+            shape, element_type = parser.parse_ranked_shape()
+            if len(shape) != 2 or any(extent < 0 for extent in shape):
+                parser.raise_error(
+                    "!hopper.accumulator: expected a static m x n shape, as 64x256xf32", pos
+                )
+        return (IntAttr(shape[0]), IntAttr(shape[1]), element_type)

@@ -75,11 +75,13 @@ builtin.module {
 // CHECK:          hopper.tma_load %{{.*}}, %[[TMAP1]], %[[FULL]], %[[K0]], %{{.*}} :
 // The consumers: wait full, descriptors of 128B-swizzled K-major tiles, wgmma, release.
 // CHECK:          hopper.setmaxnreg inc 232
+// Each tile's zero accumulator: 64 f32 registers per thread of one 64x128 wgmma tile.
+// CHECK:          %[[ACC:.*]] = hopper.accumulator %{{.*}} : !hopper.accumulator<64x128xf32>
 // CHECK:          %[[READY:.*]] = hopper.ring_barrier %[[FULLS]][%{{.*}}] : !hopper.barrier_ring<stages = 4, count = 1>, !ptx.reg<u32>
 // CHECK-NEXT:     hopper.mbarrier_wait %[[READY]], %{{.*}} : (!hopper.mbarrier<count = 1>, !ptx.reg<u32>) -> ()
 // CHECK:          hopper.wgmma_fence
 // CHECK:          hopper.matrix_descriptor %{{.*}} {tile = #hopper.tile<k_major, swizzle 128, mn 128, k 64>, mn = 0, k = 0}
-// CHECK:          hopper.wgmma_mma_async m64n128k16 bf16
+// CHECK:          hopper.wgmma_mma_async m64n128k16 bf16 %{{.*}}, %{{.*}}, %[[ACC]] {a_major = "k", b_major = "k", scale_d = 1} : (!ptx.reg<b64>, !ptx.reg<b64>, !hopper.accumulator<64x128xf32>) -> ()
 // CHECK:          hopper.matrix_descriptor %{{.*}} {tile = #hopper.tile<k_major, swizzle 128, mn 128, k 64>, mn = 0, k = 48}
 // CHECK:          hopper.wgmma_commit_group
 // CHECK-NEXT:     hopper.wgmma_wait_group 1

@@ -8,10 +8,22 @@ ptx.module version 8.0 target sm_90a address_size 64 {
   ptx.entry @k(t : tmap, d : b64) {
     %d = ptx.ld_param d : !ptx.reg<b64>
     %f = ptx.const 0.0 : !ptx.reg<f32>
-    hopper.wgmma_mma_async m64n16k16 bf16 %d, %d, %f, %f, %f, %f : (!ptx.reg<b64>, !ptx.reg<b64>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>) -> ()
+    %acc = hopper.accumulator %f, %f, %f, %f : !hopper.accumulator<64x8xf32>
+    hopper.wgmma_mma_async m64n16k16 bf16 %d, %d, %acc : (!ptx.reg<b64>, !ptx.reg<b64>, !hopper.accumulator<64x8xf32>) -> ()
   }
 }
-// CHECK: hopper.wgmma_mma_async: m64n16k16 needs 8 f32 accumulators per thread, found 4
+// CHECK: hopper.wgmma_mma_async: m64n16k16 accumulates into a 64x16 tile, found !hopper.accumulator<64x8xf32>
+
+// -----
+
+// An accumulator held in fewer registers than its tile needs.
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.entry @k() {
+    %f = ptx.const 0.0 : !ptx.reg<f32>
+    %acc = hopper.accumulator %f, %f, %f, %f : !hopper.accumulator<64x16xf32>
+  }
+}
+// CHECK: hopper.accumulator: !hopper.accumulator<64x16xf32> is held in 8 f32 registers per thread, found 4
 
 // -----
 
@@ -21,7 +33,8 @@ ptx.module version 8.0 target sm_90a address_size 64 {
   ptx.entry @k(t : tmap, d : b64) {
     %d = ptx.ld_param d : !ptx.reg<b64>
     %f = ptx.const 0.0 : !ptx.reg<f32>
-    hopper.wgmma_mma_async m64n12k16 bf16 %d, %d, %f, %f, %f, %f, %f, %f : (!ptx.reg<b64>, !ptx.reg<b64>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>) -> ()
+    %acc = hopper.accumulator %f, %f, %f, %f : !hopper.accumulator<64x8xf32>
+    hopper.wgmma_mma_async m64n12k16 bf16 %d, %d, %acc : (!ptx.reg<b64>, !ptx.reg<b64>, !hopper.accumulator<64x8xf32>) -> ()
   }
 }
 // CHECK: hopper.wgmma_mma_async: shape must be m64nNk16 with N a multiple of 8 in [8, 256], found 'm64n12k16'
@@ -34,7 +47,8 @@ ptx.module version 8.0 target sm_90a address_size 64 {
   ptx.entry @k(t : tmap, d : b64) {
     %d = ptx.ld_param d : !ptx.reg<b64>
     %f = ptx.const 0.0 : !ptx.reg<f32>
-    hopper.wgmma_mma_async m64n8k16 f32 %d, %d, %f, %f, %f, %f : (!ptx.reg<b64>, !ptx.reg<b64>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>) -> ()
+    %acc = hopper.accumulator %f, %f, %f, %f : !hopper.accumulator<64x8xf32>
+    hopper.wgmma_mma_async m64n8k16 f32 %d, %d, %acc : (!ptx.reg<b64>, !ptx.reg<b64>, !hopper.accumulator<64x8xf32>) -> ()
   }
 }
 // CHECK: hopper.wgmma_mma_async: dtype must be bf16 or f16, found 'f32'
@@ -42,16 +56,14 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 // -----
 
 // A wgmma accumulator that is not f32.
-ptx.module version 8.0 target sm_90a address_size 64 {
-  ptx.shared @smem align 1024 size 1024
-  ptx.entry @k(t : tmap, d : b64) {
-    %d = ptx.ld_param d : !ptx.reg<b64>
-    %f = ptx.const 0.0 : !ptx.reg<f32>
-    %h = ptx.const 0 : !ptx.reg<u32>
-    hopper.wgmma_mma_async m64n8k16 bf16 %d, %d, %f, %f, %h, %f : (!ptx.reg<b64>, !ptx.reg<b64>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<u32>, !ptx.reg<f32>) -> ()
-  }
-}
-// CHECK: hopper.wgmma_mma_async: accumulator 2 must be !ptx.reg<f32>, found !ptx.reg<u32>
+"test.op"() {type = !hopper.accumulator<64x8xf16>} : () -> ()
+// CHECK: !hopper.accumulator: element type must be f32, found f16
+
+// -----
+
+// An accumulator of more rows than one wgmma's.
+"test.op"() {type = !hopper.accumulator<128x8xf32>} : () -> ()
+// CHECK: !hopper.accumulator: m must be 64, found 128
 
 // -----
 
@@ -61,7 +73,8 @@ ptx.module version 8.0 target sm_90a address_size 64 {
   ptx.entry @k(t : tmap, d : b64) {
     %s = ptx.addr_of smem : !ptx.reg<u32>
     %f = ptx.const 0.0 : !ptx.reg<f32>
-    hopper.wgmma_mma_async m64n8k16 bf16 %s, %s, %f, %f, %f, %f : (!ptx.reg<u32>, !ptx.reg<u32>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>) -> ()
+    %acc = hopper.accumulator %f, %f, %f, %f : !hopper.accumulator<64x8xf32>
+    hopper.wgmma_mma_async m64n8k16 bf16 %s, %s, %acc : (!ptx.reg<u32>, !ptx.reg<u32>, !hopper.accumulator<64x8xf32>) -> ()
   }
 }
 // CHECK: hopper.wgmma_mma_async: the A descriptor must be a 64-bit integer register, found !ptx.reg<u32>

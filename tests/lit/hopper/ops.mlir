@@ -3,9 +3,10 @@
 // RUN: mmcomp-opt %s -p convert-hopper-to-ptx -t ptx | filecheck %s
 
 // Every hopper op form: the IR round trip, the ptx ops it lowers to, and the PTX text.
-// Tensor maps and mbarriers are typed values (a tensor map of each rank the copies use,
-// one with extents known only at launch; a ring of two barriers, indexed by a constant
-// and by a register). tests/lit/hopper/assemble.mlir assembles this kernel with ptxas.
+// Tensor maps, mbarriers and the wgmma accumulator are typed values (a tensor map of each
+// rank the copies use, one with extents known only at launch; a ring of two barriers,
+// indexed by a constant and by a register; the accumulator's four f32 registers).
+// tests/lit/hopper/assemble.mlir assembles this kernel with ptxas.
 
 ptx.module version 8.0 target sm_90a address_size 64 {
   ptx.shared @smem align 1024 dynamic
@@ -57,9 +58,10 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     %d1 = ptx.mov %zero : !ptx.reg<f32>
     %d2 = ptx.mov %zero : !ptx.reg<f32>
     %d3 = ptx.mov %zero : !ptx.reg<f32>
+    %acc = hopper.accumulator %d0, %d1, %d2, %d3 : !hopper.accumulator<64x8xf32>
     hopper.wgmma_fence
-    hopper.wgmma_mma_async m64n8k16 bf16 %da, %db, %d0, %d1, %d2, %d3 {a_major = "k", b_major = "mn", scale_d = 0} : (!ptx.reg<b64>, !ptx.reg<b64>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>) -> ()
-    hopper.wgmma_mma_async m64n8k16 f16 %da, %da, %d0, %d1, %d2, %d3 {a_major = "k", b_major = "k", scale_d = 1} : (!ptx.reg<b64>, !ptx.reg<b64>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>) -> ()
+    hopper.wgmma_mma_async m64n8k16 bf16 %da, %db, %acc {a_major = "k", b_major = "mn", scale_d = 0} : (!ptx.reg<b64>, !ptx.reg<b64>, !hopper.accumulator<64x8xf32>) -> ()
+    hopper.wgmma_mma_async m64n8k16 f16 %da, %da, %acc {a_major = "k", b_major = "k", scale_d = 1} : (!ptx.reg<b64>, !ptx.reg<b64>, !hopper.accumulator<64x8xf32>) -> ()
     hopper.wgmma_commit_group
     hopper.wgmma_wait_group 1
     hopper.wgmma_wait_group 0
@@ -356,9 +358,10 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 // IR-NEXT: %d1 = ptx.mov %zero : !ptx.reg<f32>
 // IR-NEXT: %d2 = ptx.mov %zero : !ptx.reg<f32>
 // IR-NEXT: %d3 = ptx.mov %zero : !ptx.reg<f32>
+// IR-NEXT: %acc = hopper.accumulator %d0, %d1, %d2, %d3 : !hopper.accumulator<64x8xf32>
 // IR-NEXT: hopper.wgmma_fence
-// IR-NEXT: hopper.wgmma_mma_async m64n8k16 bf16 %da, %db, %d0, %d1, %d2, %d3 {a_major = "k", b_major = "mn", scale_d = 0} : (!ptx.reg<b64>, !ptx.reg<b64>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>) -> ()
-// IR-NEXT: hopper.wgmma_mma_async m64n8k16 f16 %da, %da, %d0, %d1, %d2, %d3 {a_major = "k", b_major = "k", scale_d = 1} : (!ptx.reg<b64>, !ptx.reg<b64>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>) -> ()
+// IR-NEXT: hopper.wgmma_mma_async m64n8k16 bf16 %da, %db, %acc {a_major = "k", b_major = "mn", scale_d = 0} : (!ptx.reg<b64>, !ptx.reg<b64>, !hopper.accumulator<64x8xf32>) -> ()
+// IR-NEXT: hopper.wgmma_mma_async m64n8k16 f16 %da, %da, %acc {a_major = "k", b_major = "k", scale_d = 1} : (!ptx.reg<b64>, !ptx.reg<b64>, !hopper.accumulator<64x8xf32>) -> ()
 // IR-NEXT: hopper.wgmma_commit_group
 // IR-NEXT: hopper.wgmma_wait_group 1
 // IR-NEXT: hopper.wgmma_wait_group 0

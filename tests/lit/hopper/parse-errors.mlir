@@ -79,3 +79,20 @@ ptx.module version 8.0 target sm_90a address_size 64 {
   }
 }
 // CHECK: hopper.ring_barrier: expected a !hopper.barrier_ring type, found !ptx.reg<u32>
+
+// -----
+
+// An accumulator of a one-dimensional shape.
+"test.op"() {type = !hopper.accumulator<64xf32>} : () -> ()
+// CHECK: !hopper.accumulator: expected a static m x n shape, as 64x256xf32
+
+// -----
+
+// An accumulator whose registers are not f32 (its registers are read as f32).
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.entry @k() {
+    %h = ptx.const 0 : !ptx.reg<u32>
+    %acc = hopper.accumulator %h, %h, %h, %h : !hopper.accumulator<64x8xf32>
+  }
+}
+// CHECK: operand is used with type !ptx.reg<f32>, but has been previously used or defined with type !ptx.reg<u32>

@@ -30,3 +30,9 @@
 // An empty box.
 "test.op"() {type = !hopper.tensormap<256x128xbf16, box 0x64, swizzle 128>} : () -> ()
 // CHECK: !hopper.tensormap: extents must be positive, found shape [256, 128] and box [0, 64]
+
+// -----
+
+// An accumulator wider than one wgmma.
+"test.op"() {type = !hopper.accumulator<64x264xf32>} : () -> ()
+// CHECK: !hopper.accumulator: n must be a multiple of 8 in [8, 256], found 264

@@ -2,8 +2,8 @@
 // RUN: mmcomp-opt %s | mmcomp-opt | filecheck %s
 
 // The hopper types print as they are written and read back: tensor maps of each rank,
-// element type and swizzle (extents known only at launch are `?`), barrier rings and
-// single mbarriers.
+// element type and swizzle (extents known only at launch are `?`), barrier rings, single
+// mbarriers and wgmma accumulators.
 
 "test.op"() {
   maps = [
@@ -14,7 +14,8 @@
     !hopper.tensormap<1000xbf16, box 64, swizzle 32>
   ],
   rings = [!hopper.barrier_ring<stages = 3, count = 1>, !hopper.barrier_ring<stages = 4, count = 4>],
-  barrier = !hopper.mbarrier<count = 2>
+  barrier = !hopper.mbarrier<count = 2>,
+  accumulators = [!hopper.accumulator<64x8xf32>, !hopper.accumulator<64x256xf32>]
 } : () -> ()
 
 // CHECK:      maps = [!hopper.tensormap<4096x5120xbf16, box 128x64, swizzle 128>,
@@ -24,3 +25,4 @@
 // CHECK-SAME: !hopper.tensormap<1000xbf16, box 64, swizzle 32>]
 // CHECK-SAME: rings = [!hopper.barrier_ring<stages = 3, count = 1>, !hopper.barrier_ring<stages = 4, count = 4>]
 // CHECK-SAME: barrier = !hopper.mbarrier<count = 2>
+// CHECK-SAME: accumulators = [!hopper.accumulator<64x8xf32>, !hopper.accumulator<64x256xf32>]
