@@ -263,7 +263,8 @@ _LOWERINGS: dict[type[hopper.HopperInstruction], Callable[[Any, _Emitter], None]
     hopper.StmatrixOp: _lower_stmatrix,
     hopper.IdOp: _lower_id,
 }
-"""The lowering of each hopper op that stands for instructions only, by op class."""
+"""The lowering of each hopper op that makes no typed value (but the wait loop), by op
+class: the instructions it stands for."""
 
 
 def _replace_by_registers(
@@ -287,7 +288,8 @@ class LowerTensorMapParam(RewritePattern):
     def match_and_rewrite(self, op: hopper.TensorMapParamOp, rewriter: PatternRewriter) -> None:
         out = _Emitter(op.guard, op.negated is not None)
         address = out.value(ptx.AddrOfOp(op.param.data, ptx.B64))
-        _replace_by_registers(rewriter, op, out, [out.value(ptx.CvtaOp("param", address, ptx.B64))])
+        generic = out.value(ptx.CvtaOp("param", address, ptx.B64))
+        _replace_by_registers(rewriter, op, out, [generic])
 
 
 class LowerBarrierRing(RewritePattern):

@@ -12,10 +12,10 @@ from __future__ import annotations
 import re
 from abc import ABC
 from collections.abc import Sequence
-from typing import ClassVar, Self
+from typing import ClassVar, Self, TypeVar
 
 from xdsl.dialects.builtin import IntAttr, StringAttr, UnitAttr
-from xdsl.ir import SSAValue
+from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     irdl_op_definition,
     operand_def,
@@ -26,6 +26,7 @@ from xdsl.irdl import (
     var_operand_def,
 )
 from xdsl.parser import Parser
+from xdsl.parser.core import UnresolvedOperand
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
@@ -58,7 +59,7 @@ from mmcomp.dialects.ptx import (
 )
 
 # ----------------------------------------------------------------------------------------
-# Shared base and checks
+# Shared base, checks and syntax
 # ----------------------------------------------------------------------------------------
 
 
@@ -69,6 +70,9 @@ class HopperInstruction(PtxInstruction, ABC):
         raise DiagnosticException(
             f"{self.name} has no direct PTX text: run convert-hopper-to-ptx before emitting PTX"
         )
+
+
+_HopperT = TypeVar("_HopperT", bound=HopperInstruction)
 
 
 def _int_register(op: HopperInstruction, what: str, value: SSAValue, widths: Sequence[int]):
@@ -105,6 +109,78 @@ def _coordinates(
         )
     for index, value in enumerate(coordinates):
         _int_register(op, f"coordinate {index}", value, (32,))
+
+
+def _print_guard(printer: Printer, op: HopperInstruction) -> None:
+    """` if %p` or ` if not %p`, when the op is guarded."""
+    if op.guard is None:
+        return
+    printer.print_string(" if not " if op.negated is not None else " if ")
+    printer.print_operand(op.guard)
+
+
+def _parse_guard(parser: Parser) -> tuple[SSAValue | None, bool]:
+    """The guard and whether it is negated, after an optional `if [not]`."""
+    if parser.parse_optional_keyword("if") is None:
+        return None, False
+    negated = parser.parse_optional_keyword("not") is not None
+    return parser.resolve_operand(parser.parse_unresolved_operand(), PRED), negated
+
+
+def _guarded_copy(op: _HopperT, guard: SSAValue | None, negated: bool) -> _HopperT:
+    """`op`, guarded by `guard` when there is one."""
+    if guard is None:
+        return op
+    guarded = op.set_guard(guard, negated)
+    op.erase()
+    return guarded
+
+
+def _print_register_types(printer: Printer, values: Sequence[SSAValue]) -> None:
+    """The registers' type, once if they all have it, else each in order."""
+    types = [value.type for value in values]
+    if all(t == types[0] for t in types):
+        printer.print_attribute(types[0])
+        return
+    printer.print_list(types, printer.print_attribute)
+
+
+def _resolve_registers(
+    parser: Parser, unresolved: Sequence[UnresolvedOperand], types: Sequence[Attribute], pos: int
+) -> list[SSAValue]:
+    """The registers of `unresolved`, of one type for all or of one type each."""
+    if len(types) == 1:
+        types = [types[0]] * len(unresolved)
+    if len(types) != len(unresolved):
+        parser.raise_error(
+            f"expected one register type or {len(unresolved)}, found {len(types)}", pos, parser.pos
+        )
+    return [parser.resolve_operand(u, t) for u, t in zip(unresolved, types, strict=True)]
+
+
+def _print_tensor_access(printer: Printer, tensor_map: SSAValue, coords: Sequence[SSAValue]):
+    """`%map[%c0, %c1]`: a tensor map at box coordinates, innermost first."""
+    printer.print_operand(tensor_map)
+    printer.print_string("[")
+    printer.print_list(coords, printer.print_operand)
+    printer.print_string("]")
+
+
+def _parse_tensor_access(parser: Parser) -> tuple[UnresolvedOperand, list[UnresolvedOperand]]:
+    tensor_map = parser.parse_unresolved_operand()
+    coords = parser.parse_comma_separated_list(
+        parser.Delimiter.SQUARE, parser.parse_unresolved_operand
+    )
+    return tensor_map, coords
+
+
+def _parse_typed(parser: Parser, op: str, base: type[Attribute], what: str) -> Attribute:
+    """A type of class `base` (`what` names it in the error, after the op's name)."""
+    pos = parser.pos
+    found = parser.parse_type()
+    if not isinstance(found, base):
+        parser.raise_error(f"{op}: expected {what}, found {found}", pos, parser.pos)
+    return found
 
 
 # ----------------------------------------------------------------------------------------
@@ -191,6 +267,43 @@ class TmaLoadOp(HopperInstruction):
         _shared_address(self, "the destination", self.dst)
         _coordinates(self, self.tensor_map, self.coordinates)
 
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        _print_tensor_access(printer, self.tensor_map, self.coordinates)
+        printer.print_string(", ")
+        printer.print_operand(self.barrier)
+        printer.print_string(" to ")
+        printer.print_operand(self.dst)
+        _print_guard(printer, self)
+        printer.print_string(" : ")
+        printer.print_list((self.tensor_map.type, self.barrier.type), printer.print_attribute)
+        printer.print_string(", ")
+        _print_register_types(printer, [self.dst, *self.coordinates])
+
+    @classmethod
+    def parse(cls, parser: Parser) -> Self:
+        tensor_map, coords = _parse_tensor_access(parser)
+        parser.parse_punctuation(",")
+        barrier = parser.parse_unresolved_operand()
+        parser.parse_keyword("to")
+        dst = parser.parse_unresolved_operand()
+        guard, negated = _parse_guard(parser)
+        parser.parse_punctuation(":")
+        map_type = _parse_typed(parser, cls.name, TensorMapType, "a !hopper.tensormap type")
+        parser.parse_punctuation(",")
+        barrier_type = _parse_typed(parser, cls.name, MbarrierType, "a !hopper.mbarrier type")
+        parser.parse_punctuation(",")
+        pos = parser.pos
+        types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
+        dst_value, *coord_values = _resolve_registers(parser, [dst, *coords], types, pos)
+        op = cls(
+            dst_value,
+            parser.resolve_operand(tensor_map, map_type),
+            parser.resolve_operand(barrier, barrier_type),
+            coord_values,
+        )
+        return _guarded_copy(op, guard, negated)
+
 
 @irdl_op_definition
 class TmaLoadMulticastOp(HopperInstruction):
@@ -224,6 +337,52 @@ class TmaLoadMulticastOp(HopperInstruction):
         _int_register(self, "the CTA mask", self.cta_mask, (16,))
         _coordinates(self, self.tensor_map, self.coordinates)
 
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        _print_tensor_access(printer, self.tensor_map, self.coordinates)
+        printer.print_string(", ")
+        printer.print_operand(self.barrier)
+        printer.print_string(" to ")
+        printer.print_operand(self.dst)
+        printer.print_string(" mask ")
+        printer.print_operand(self.cta_mask)
+        _print_guard(printer, self)
+        printer.print_string(" : ")
+        printer.print_list((self.tensor_map.type, self.barrier.type), printer.print_attribute)
+        printer.print_string(", ")
+        _print_register_types(printer, [self.dst, *self.coordinates])
+        printer.print_string(", ")
+        printer.print_attribute(self.cta_mask.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> Self:
+        tensor_map, coords = _parse_tensor_access(parser)
+        parser.parse_punctuation(",")
+        barrier = parser.parse_unresolved_operand()
+        parser.parse_keyword("to")
+        dst = parser.parse_unresolved_operand()
+        parser.parse_keyword("mask")
+        mask = parser.parse_unresolved_operand()
+        guard, negated = _parse_guard(parser)
+        parser.parse_punctuation(":")
+        map_type = _parse_typed(parser, cls.name, TensorMapType, "a !hopper.tensormap type")
+        parser.parse_punctuation(",")
+        barrier_type = _parse_typed(parser, cls.name, MbarrierType, "a !hopper.mbarrier type")
+        parser.parse_punctuation(",")
+        pos = parser.pos
+        *types, mask_type = parser.parse_comma_separated_list(
+            parser.Delimiter.NONE, parser.parse_type
+        )
+        dst_value, *coord_values = _resolve_registers(parser, [dst, *coords], types, pos)
+        op = cls(
+            dst_value,
+            parser.resolve_operand(tensor_map, map_type),
+            parser.resolve_operand(barrier, barrier_type),
+            parser.resolve_operand(mask, mask_type),
+            coord_values,
+        )
+        return _guarded_copy(op, guard, negated)
+
 
 @irdl_op_definition
 class TmaStoreOp(HopperInstruction):
@@ -244,6 +403,32 @@ class TmaStoreOp(HopperInstruction):
     def verify_kinds(self) -> None:
         _shared_address(self, "the source", self.src)
         _coordinates(self, self.tensor_map, self.coordinates)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.src)
+        printer.print_string(" to ")
+        _print_tensor_access(printer, self.tensor_map, self.coordinates)
+        _print_guard(printer, self)
+        printer.print_string(" : ")
+        printer.print_attribute(self.tensor_map.type)
+        printer.print_string(", ")
+        _print_register_types(printer, [self.src, *self.coordinates])
+
+    @classmethod
+    def parse(cls, parser: Parser) -> Self:
+        src = parser.parse_unresolved_operand()
+        parser.parse_keyword("to")
+        tensor_map, coords = _parse_tensor_access(parser)
+        guard, negated = _parse_guard(parser)
+        parser.parse_punctuation(":")
+        map_type = _parse_typed(parser, cls.name, TensorMapType, "a !hopper.tensormap type")
+        parser.parse_punctuation(",")
+        pos = parser.pos
+        types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
+        src_value, *coord_values = _resolve_registers(parser, [src, *coords], types, pos)
+        op = cls(parser.resolve_operand(tensor_map, map_type), src_value, coord_values)
+        return _guarded_copy(op, guard, negated)
 
 
 @irdl_op_definition

@@ -71,8 +71,8 @@ builtin.module {
 // CHECK:          hopper.mbarrier_wait %[[EMPTY]], %{{.*}} : (!hopper.mbarrier<count = 2>, !ptx.reg<u32>) -> ()
 // CHECK-NEXT:     %[[FULL:.*]] = hopper.ring_barrier %[[FULLS]][%[[STAGE]]] : !hopper.barrier_ring<stages = 4, count = 1>, !ptx.reg<u32>
 // CHECK-NEXT:     hopper.mbarrier_arrive_expect_tx 32768 %[[FULL]] : !hopper.mbarrier<count = 1>
-// CHECK:          hopper.tma_load %{{.*}}, %[[TMAP0]], %[[FULL]], %[[K0:.*]], %{{.*}} : (!ptx.reg<u32>, !hopper.tensormap<300x200xbf16, box 128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !ptx.reg<u32>, !ptx.reg<u32>) -> ()
-// CHECK:          hopper.tma_load %{{.*}}, %[[TMAP1]], %[[FULL]], %[[K0]], %{{.*}} :
+// CHECK:          hopper.tma_load %[[TMAP0]][%[[K0:.*]], %{{.*}}], %[[FULL]] to %{{.*}} : !hopper.tensormap<300x200xbf16, box 128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !ptx.reg<u32>
+// CHECK:          hopper.tma_load %[[TMAP1]][%[[K0]], %{{.*}}], %[[FULL]] to %{{.*}} :
 // The consumers: wait full, descriptors of 128B-swizzled K-major tiles, wgmma, release.
 // CHECK:          hopper.setmaxnreg inc 232
 // Each tile's zero accumulator: 64 f32 registers per thread of one 64x128 wgmma tile.

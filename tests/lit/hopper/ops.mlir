@@ -41,10 +41,10 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     %x = ptx.const 64 : !ptx.reg<s32>
     %y = ptx.const 128 : !ptx.reg<s32>
     %z = ptx.const 2 : !ptx.reg<s32>
-    hopper.tma_load %smem, %ta, %bar, %x, %y if %elected : (!ptx.reg<u32>, !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !ptx.reg<s32>, !ptx.reg<s32>) -> ()
-    hopper.tma_load %smem, %tb, %stage, %x, %y, %z : (!ptx.reg<u32>, !hopper.tensormap<4x256x128xbf16, box 1x128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !ptx.reg<s32>, !ptx.reg<s32>, !ptx.reg<s32>) -> ()
+    hopper.tma_load %ta[%x, %y], %bar to %smem if %elected : !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !ptx.reg<u32>, !ptx.reg<s32>, !ptx.reg<s32>
+    hopper.tma_load %tb[%x, %y, %z], %stage to %smem : !hopper.tensormap<4x256x128xbf16, box 1x128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !ptx.reg<u32>, !ptx.reg<s32>, !ptx.reg<s32>, !ptx.reg<s32>
     %mask = ptx.const 3 : !ptx.reg<b16>
-    hopper.tma_load_multicast %smem, %ta, %bar, %mask, %x, %y : (!ptx.reg<u32>, !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !ptx.reg<b16>, !ptx.reg<s32>, !ptx.reg<s32>) -> ()
+    hopper.tma_load_multicast %ta[%x, %y], %bar to %smem mask %mask : !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !ptx.reg<u32>, !ptx.reg<s32>, !ptx.reg<s32>, !ptx.reg<b16>
     hopper.mbarrier_wait %bar, %c0 : (!hopper.mbarrier<count = 1>, !ptx.reg<u32>) -> ()
     hopper.mbarrier_wait %bar, %c0 if not %first : (!hopper.mbarrier<count = 1>, !ptx.reg<u32>) -> ()
     hopper.mbarrier_arrive %bar : !hopper.mbarrier<count = 1>
@@ -72,7 +72,7 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     hopper.stmatrix %smem, %p01, %p23, %p01, %p23 : (!ptx.reg<u32>, !ptx.reg<bf16x2>, !ptx.reg<bf16x2>, !ptx.reg<bf16x2>, !ptx.reg<bf16x2>) -> ()
     hopper.stmatrix %smem, %p01, %p23 {trans} : (!ptx.reg<u32>, !ptx.reg<bf16x2>, !ptx.reg<bf16x2>) -> ()
     hopper.fence_proxy_async
-    hopper.tma_store %tc, %smem, %x, %y if %elected : (!hopper.tensormap<?x?xf32, box 64x32, swizzle 128>, !ptx.reg<u32>, !ptx.reg<s32>, !ptx.reg<s32>) -> ()
+    hopper.tma_store %smem to %tc[%x, %y] if %elected : !hopper.tensormap<?x?xf32, box 64x32, swizzle 128>, !ptx.reg<u32>, !ptx.reg<s32>, !ptx.reg<s32>
     hopper.bulk_commit_group
     hopper.bulk_wait_group 0 {read}
     hopper.bulk_wait_group 1
@@ -341,10 +341,10 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 // IR-NEXT: %x = ptx.const 64 : !ptx.reg<s32>
 // IR-NEXT: %y = ptx.const 128 : !ptx.reg<s32>
 // IR-NEXT: %z = ptx.const 2 : !ptx.reg<s32>
-// IR-NEXT: hopper.tma_load %smem, %ta, %bar, %x, %y if %elected : (!ptx.reg<u32>, !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !ptx.reg<s32>, !ptx.reg<s32>) -> ()
-// IR-NEXT: hopper.tma_load %smem, %tb, %stage, %x, %y, %z : (!ptx.reg<u32>, !hopper.tensormap<4x256x128xbf16, box 1x128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !ptx.reg<s32>, !ptx.reg<s32>, !ptx.reg<s32>) -> ()
+// IR-NEXT: hopper.tma_load %ta[%x, %y], %bar to %smem if %elected : !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !ptx.reg<u32>, !ptx.reg<s32>, !ptx.reg<s32>
+// IR-NEXT: hopper.tma_load %tb[%x, %y, %z], %stage to %smem : !hopper.tensormap<4x256x128xbf16, box 1x128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !ptx.reg<u32>, !ptx.reg<s32>, !ptx.reg<s32>, !ptx.reg<s32>
 // IR-NEXT: %mask = ptx.const 3 : !ptx.reg<b16>
-// IR-NEXT: hopper.tma_load_multicast %smem, %ta, %bar, %mask, %x, %y : (!ptx.reg<u32>, !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !ptx.reg<b16>, !ptx.reg<s32>, !ptx.reg<s32>) -> ()
+// IR-NEXT: hopper.tma_load_multicast %ta[%x, %y], %bar to %smem mask %mask : !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !ptx.reg<u32>, !ptx.reg<s32>, !ptx.reg<s32>, !ptx.reg<b16>
 // IR-NEXT: hopper.mbarrier_wait %bar, %c0 : (!hopper.mbarrier<count = 1>, !ptx.reg<u32>) -> ()
 // IR-NEXT: hopper.mbarrier_wait %bar, %c0 if not %first : (!hopper.mbarrier<count = 1>, !ptx.reg<u32>) -> ()
 // IR-NEXT: hopper.mbarrier_arrive %bar : !hopper.mbarrier<count = 1>
@@ -372,7 +372,7 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 // IR-NEXT: hopper.stmatrix %smem, %p01, %p23, %p01, %p23 : (!ptx.reg<u32>, !ptx.reg<bf16x2>, !ptx.reg<bf16x2>, !ptx.reg<bf16x2>, !ptx.reg<bf16x2>) -> ()
 // IR-NEXT: hopper.stmatrix %smem, %p01, %p23 {trans} : (!ptx.reg<u32>, !ptx.reg<bf16x2>, !ptx.reg<bf16x2>) -> ()
 // IR-NEXT: hopper.fence_proxy_async
-// IR-NEXT: hopper.tma_store %tc, %smem, %x, %y if %elected : (!hopper.tensormap<?x?xf32, box 64x32, swizzle 128>, !ptx.reg<u32>, !ptx.reg<s32>, !ptx.reg<s32>) -> ()
+// IR-NEXT: hopper.tma_store %smem to %tc[%x, %y] if %elected : !hopper.tensormap<?x?xf32, box 64x32, swizzle 128>, !ptx.reg<u32>, !ptx.reg<s32>, !ptx.reg<s32>
 // IR-NEXT: hopper.bulk_commit_group
 // IR-NEXT: hopper.bulk_wait_group 0 {read}
 // IR-NEXT: hopper.bulk_wait_group 1
