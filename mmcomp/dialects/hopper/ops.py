@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from abc import ABC
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import ClassVar, Self, TypeVar
 
 from xdsl.dialects.builtin import IntAttr, StringAttr, UnitAttr
@@ -112,28 +113,39 @@ def _coordinates(
 
 
 def _print_guard(printer: Printer, op: HopperInstruction) -> None:
-    """` if %p` or ` if not %p`, when the op is guarded."""
-    if op.guard is None:
-        return
-    printer.print_string(" if not " if op.negated is not None else " if ")
-    printer.print_operand(op.guard)
+    """` if %p` or ` if not %p` when the op is guarded, then its attributes, if any."""
+    if op.guard is not None:
+        printer.print_string(" if not " if op.negated is not None else " if ")
+        printer.print_operand(op.guard)
+    printer.print_op_attributes(op.attributes)
 
 
-def _parse_guard(parser: Parser) -> tuple[SSAValue | None, bool]:
-    """The guard and whether it is negated, after an optional `if [not]`."""
-    if parser.parse_optional_keyword("if") is None:
-        return None, False
-    negated = parser.parse_optional_keyword("not") is not None
-    return parser.resolve_operand(parser.parse_unresolved_operand(), PRED), negated
+@dataclass(frozen=True)
+class _Guard:
+    """What follows the operands of a hand-written syntax: `[if [not] %p] [{attributes}]`."""
 
+    guard: SSAValue | None
+    negated: bool
+    attributes: dict[str, Attribute]
 
-def _guarded_copy(op: _HopperT, guard: SSAValue | None, negated: bool) -> _HopperT:
-    """`op`, guarded by `guard` when there is one."""
-    if guard is None:
-        return op
-    guarded = op.set_guard(guard, negated)
-    op.erase()
-    return guarded
+    @staticmethod
+    def parse(parser: Parser) -> _Guard:
+        """The optional guard and attribute dictionary."""
+        guard = None
+        negated = False
+        if parser.parse_optional_keyword("if") is not None:
+            negated = parser.parse_optional_keyword("not") is not None
+            guard = parser.resolve_operand(parser.parse_unresolved_operand(), PRED)
+        return _Guard(guard, negated, dict(parser.parse_optional_attr_dict()))
+
+    def apply(self, op: _HopperT) -> _HopperT:
+        """`op` with these attributes, guarded by the guard when there is one."""
+        op.attributes.update(self.attributes)
+        if self.guard is None:
+            return op
+        guarded = op.set_guard(self.guard, self.negated)
+        op.erase()
+        return guarded
 
 
 def _print_register_types(printer: Printer, values: Sequence[SSAValue]) -> None:
@@ -287,7 +299,7 @@ class TmaLoadOp(HopperInstruction):
         barrier = parser.parse_unresolved_operand()
         parser.parse_keyword("to")
         dst = parser.parse_unresolved_operand()
-        guard, negated = _parse_guard(parser)
+        guard = _Guard.parse(parser)
         parser.parse_punctuation(":")
         map_type = _parse_typed(parser, cls.name, TensorMapType, "a !hopper.tensormap type")
         parser.parse_punctuation(",")
@@ -302,7 +314,7 @@ class TmaLoadOp(HopperInstruction):
             parser.resolve_operand(barrier, barrier_type),
             coord_values,
         )
-        return _guarded_copy(op, guard, negated)
+        return guard.apply(op)
 
 
 @irdl_op_definition
@@ -363,7 +375,7 @@ class TmaLoadMulticastOp(HopperInstruction):
         dst = parser.parse_unresolved_operand()
         parser.parse_keyword("mask")
         mask = parser.parse_unresolved_operand()
-        guard, negated = _parse_guard(parser)
+        guard = _Guard.parse(parser)
         parser.parse_punctuation(":")
         map_type = _parse_typed(parser, cls.name, TensorMapType, "a !hopper.tensormap type")
         parser.parse_punctuation(",")
@@ -381,7 +393,7 @@ class TmaLoadMulticastOp(HopperInstruction):
             parser.resolve_operand(mask, mask_type),
             coord_values,
         )
-        return _guarded_copy(op, guard, negated)
+        return guard.apply(op)
 
 
 @irdl_op_definition
@@ -420,7 +432,7 @@ class TmaStoreOp(HopperInstruction):
         src = parser.parse_unresolved_operand()
         parser.parse_keyword("to")
         tensor_map, coords = _parse_tensor_access(parser)
-        guard, negated = _parse_guard(parser)
+        guard = _Guard.parse(parser)
         parser.parse_punctuation(":")
         map_type = _parse_typed(parser, cls.name, TensorMapType, "a !hopper.tensormap type")
         parser.parse_punctuation(",")
@@ -428,7 +440,7 @@ class TmaStoreOp(HopperInstruction):
         types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
         src_value, *coord_values = _resolve_registers(parser, [src, *coords], types, pos)
         op = cls(parser.resolve_operand(tensor_map, map_type), src_value, coord_values)
-        return _guarded_copy(op, guard, negated)
+        return guard.apply(op)
 
 
 @irdl_op_definition
@@ -528,7 +540,9 @@ class RingBarrierOp(HopperInstruction):
             printer.print_operand(self.stage)
         elif self.index is not None:
             printer.print_string(str(self.index.data))
-        printer.print_string("] : ")
+        printer.print_string("]")
+        _print_guard(printer, self)
+        printer.print_string(" : ")
         printer.print_attribute(self.ring.type)
         if self.stage is not None:
             printer.print_string(", ")
@@ -541,21 +555,15 @@ class RingBarrierOp(HopperInstruction):
         index = parser.parse_optional_integer(allow_boolean=False, allow_negative=False)
         stage = None if index is not None else parser.parse_unresolved_operand()
         parser.parse_punctuation("]")
+        guard = _Guard.parse(parser)
         parser.parse_punctuation(":")
-        pos = parser.pos
-        ring_type = parser.parse_type()
-        if not isinstance(ring_type, BarrierRingType):
-            parser.raise_error(
-                f"{cls.name}: expected a !hopper.barrier_ring type, found {ring_type}",
-                pos,
-                parser.pos,
-            )
+        ring_type = _parse_typed(parser, cls.name, BarrierRingType, "a !hopper.barrier_ring type")
         ring_value = parser.resolve_operand(ring, ring_type)
         if stage is None:
             assert index is not None
-            return cls(ring_value, index)
+            return guard.apply(cls(ring_value, index))
         parser.parse_punctuation(",")
-        return cls(ring_value, parser.resolve_operand(stage, parser.parse_type()))
+        return guard.apply(cls(ring_value, parser.resolve_operand(stage, parser.parse_type())))
 
 
 @irdl_op_definition
@@ -753,6 +761,7 @@ class AccumulatorOp(HopperInstruction):
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
         printer.print_list(self.registers, printer.print_operand)
+        _print_guard(printer, self)
         printer.print_string(" : ")
         printer.print_attribute(self.result.type)
 
@@ -761,16 +770,11 @@ class AccumulatorOp(HopperInstruction):
         registers = parser.parse_comma_separated_list(
             parser.Delimiter.NONE, parser.parse_unresolved_operand
         )
+        guard = _Guard.parse(parser)
         parser.parse_punctuation(":")
-        pos = parser.pos
-        accumulator = parser.parse_type()
-        if not isinstance(accumulator, AccumulatorType):
-            parser.raise_error(
-                f"{cls.name}: expected a !hopper.accumulator type, found {accumulator}",
-                pos,
-                parser.pos,
-            )
-        return cls([parser.resolve_operand(r, F32) for r in registers], accumulator)
+        accumulator = _parse_typed(parser, cls.name, AccumulatorType, "a !hopper.accumulator type")
+        assert isinstance(accumulator, AccumulatorType)
+        return guard.apply(cls([parser.resolve_operand(r, F32) for r in registers], accumulator))
 
 
 @irdl_op_definition

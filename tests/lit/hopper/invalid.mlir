@@ -274,15 +274,14 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 
 // -----
 
-// A stage's barrier under a guard (written in the generic form: the op's own syntax has no
-// guard): an op that names a value takes none.
+// A stage's barrier under a guard: an op that names a value takes none.
 ptx.module version 8.0 target sm_90a address_size 64 {
   ptx.shared @smem align 1024 size 1024
   ptx.entry @k() {
     %s = ptx.addr_of smem : !ptx.reg<u32>
     %p = hopper.elect_sync : !ptx.reg<pred>
     %r = hopper.barrier_ring %s : (!ptx.reg<u32>) -> !hopper.barrier_ring<stages = 2, count = 1>
-    %b = "hopper.ring_barrier"(%r, %p) <{index = #builtin.int<0>, operandSegmentSizes = array<i32: 1, 0, 1>}> : (!hopper.barrier_ring<stages = 2, count = 1>, !ptx.reg<pred>) -> !hopper.mbarrier<count = 1>
+    %b = hopper.ring_barrier %r[0] if %p : !hopper.barrier_ring<stages = 2, count = 1>
   }
 }
 // CHECK: hopper.ring_barrier: names a value and takes no guard
