@@ -1,4 +1,4 @@
-"""The types of the `hopper` dialect: the typed values its TMA and mbarrier ops work on.
+"""The types of the `hopper` dialect: the typed values its TMA, mbarrier and wgmma ops take.
 
 In the style of MLIR's NVGPU dialect, the hardware objects a kernel passes around are
 values of their own types, not registers, so that each op says what it reads and its
