@@ -7,8 +7,16 @@ constant scale-d predicate, `hopper.named_barrier` -> `ptx.bar`, ...). A few exp
 - `hopper.mbarrier_wait` becomes a `mbarrier.try_wait.parity` loop with a fresh label;
 - `hopper.matrix_descriptor` computes `((base + offset) >> 4) & 0x3FFF` and ORs in the
   constant fields of its tile layout (`mmcomp.hopper_layout`);
-- `hopper.tensor_map_address` takes the parameter's address and converts it to generic;
 - `hopper.id` reads a special register and shifts / masks it.
+
+The typed values (`mmcomp.dialects.hopper.types`) become the registers that hold them, one
+pattern per op that makes one: `hopper.tensormap_param` takes the parameter's address and
+converts it to generic (b64); `hopper.barrier_ring` is the shared address of the ring's
+first barrier; `hopper.ring_barrier` adds 8 bytes per stage to it; `hopper.mapa` maps a
+barrier's address to another CTA's; `hopper.accumulator` is its f32 registers. Each leaves
+its registers behind a `builtin.unrealized_conversion_cast` to the value's type, through
+which the patterns of the ops that use the value read them; the casts, unused once every
+hopper op is lowered, are erased last.
 
 A guarded hopper op stays guarded: each instruction it becomes is predicated, except the
 wait loop, which is branched around when the guard is false.
@@ -20,20 +28,23 @@ are left alone.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, UnrealizedConversionCastOp
 from xdsl.dialects.func import FuncOp
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
     PatternRewriter,
     PatternRewriteWalker,
     RewritePattern,
+    op_type_rewrite_pattern,
 )
+from xdsl.utils.exceptions import DiagnosticException
 
 from mmcomp.dialects import hopper, ptx
 from mmcomp.hopper_layout import Major, descriptor_base
@@ -44,6 +55,28 @@ def _reg_type(value: SSAValue) -> ptx.RegType:
     """The register type of a value of a verified op."""
     assert isinstance(value.type, ptx.RegType)
     return value.type
+
+
+def registers_of(value: SSAValue) -> Sequence[SSAValue]:
+    """The registers holding a hopper value: the value itself if a register, else the
+    registers behind the cast that the lowering of the op making it left."""
+    if isinstance(value.type, ptx.RegType):
+        return [value]
+    owner = value.owner
+    if isinstance(owner, UnrealizedConversionCastOp) and all(
+        isinstance(source.type, ptx.RegType) for source in owner.inputs
+    ):
+        return owner.inputs
+    raise DiagnosticException(
+        f"convert-hopper-to-ptx: a value of type {value.type} is not held in registers "
+        "(it must come from a hopper op of this entry)"
+    )
+
+
+def register_of(value: SSAValue) -> SSAValue:
+    """The one register holding a hopper value (a tensor map, a barrier)."""
+    (register,) = registers_of(value)
+    return register
 
 
 def _guarded(op: ptx.PtxInstruction, guard: SSAValue, negated: bool) -> ptx.PtxInstruction:
@@ -90,26 +123,23 @@ class _Labels:
                 return name
 
 
-def _lower_tensor_map_address(op: hopper.TensorMapAddressOp, out: _Emitter) -> None:
-    result_type = _reg_type(op.result)
-    address = out.value(ptx.AddrOfOp(op.param.data, result_type))
-    out.value(ptx.CvtaOp("param", address, result_type))
-
-
 def _lower_tensor_map_prefetch(op: hopper.TensorMapPrefetchOp, out: _Emitter) -> None:
-    out.emit(ptx.InstOp("prefetch.tensormap [{0}]", [op.tensor_map]))
+    out.emit(ptx.InstOp("prefetch.tensormap [{0}]", [register_of(op.tensor_map)]))
 
 
 def _lower_tma_load(op: hopper.TmaLoadOp, out: _Emitter) -> None:
-    out.emit(ptx.TmaLoadOp(op.dst, op.tensor_map, op.barrier, op.coordinates))
+    tensor_map = register_of(op.tensor_map)
+    out.emit(ptx.TmaLoadOp(op.dst, tensor_map, register_of(op.barrier), op.coordinates))
 
 
 def _lower_tma_load_multicast(op: hopper.TmaLoadMulticastOp, out: _Emitter) -> None:
-    out.emit(ptx.TmaLoadMulticastOp(op.dst, op.tensor_map, op.barrier, op.cta_mask, op.coordinates))
+    tensor_map = register_of(op.tensor_map)
+    barrier = register_of(op.barrier)
+    out.emit(ptx.TmaLoadMulticastOp(op.dst, tensor_map, barrier, op.cta_mask, op.coordinates))
 
 
 def _lower_tma_store(op: hopper.TmaStoreOp, out: _Emitter) -> None:
-    out.emit(ptx.TmaStoreOp(op.src, op.tensor_map, op.coordinates))
+    out.emit(ptx.TmaStoreOp(op.src, register_of(op.tensor_map), op.coordinates))
 
 
 def _lower_bulk_commit_group(op: hopper.BulkCommitGroupOp, out: _Emitter) -> None:
@@ -121,16 +151,16 @@ def _lower_bulk_wait_group(op: hopper.BulkWaitGroupOp, out: _Emitter) -> None:
 
 
 def _lower_mbarrier_init(op: hopper.MbarrierInitOp, out: _Emitter) -> None:
-    out.emit(ptx.MbarrierInitOp(op.barrier, op.count.data))
+    out.emit(ptx.MbarrierInitOp(register_of(op.barrier), op.count))
 
 
 def _lower_mbarrier_arrive(op: hopper.MbarrierArriveOp, out: _Emitter) -> None:
     cluster = op.scope is not None and op.scope.data == "cluster"
-    out.emit(ptx.MbarrierArriveOp(op.barrier, cluster=cluster))
+    out.emit(ptx.MbarrierArriveOp(register_of(op.barrier), cluster=cluster))
 
 
 def _lower_mbarrier_arrive_expect_tx(op: hopper.MbarrierArriveExpectTxOp, out: _Emitter) -> None:
-    out.emit(ptx.MbarrierArriveOp(op.barrier, tx_bytes=op.bytes.data))
+    out.emit(ptx.MbarrierArriveOp(register_of(op.barrier), tx_bytes=op.bytes.data))
 
 
 def _lower_fence_proxy_async(op: hopper.FenceProxyAsyncOp, out: _Emitter) -> None:
@@ -172,7 +202,7 @@ def _lower_wgmma(op: hopper.WgmmaMmaAsyncOp, out: _Emitter) -> None:
     scale_d = out.value(ptx.ConstOp(op.scale_d.data, ptx.PRED))
     out.emit(
         ptx.WgmmaOp(
-            op.accumulators,
+            registers_of(op.accumulator),
             op.a_desc,
             op.b_desc,
             scale_d,
@@ -210,12 +240,7 @@ def _lower_id(op: hopper.IdOp, out: _Emitter) -> None:
         out.value(ptx.AndOp(value, out.value(ptx.ConstOp(mask, result_type))))
 
 
-def _lower_mapa(op: hopper.MapaOp, out: _Emitter) -> None:
-    out.emit(ptx.MapaOp(op.address, op.rank))
-
-
 _LOWERINGS: dict[type[hopper.HopperInstruction], Callable[[Any, _Emitter], None]] = {
-    hopper.TensorMapAddressOp: _lower_tensor_map_address,
     hopper.TensorMapPrefetchOp: _lower_tensor_map_prefetch,
     hopper.TmaLoadOp: _lower_tma_load,
     hopper.TmaLoadMulticastOp: _lower_tma_load_multicast,
@@ -237,47 +262,128 @@ _LOWERINGS: dict[type[hopper.HopperInstruction], Callable[[Any, _Emitter], None]
     hopper.NamedBarrierOp: _lower_named_barrier,
     hopper.StmatrixOp: _lower_stmatrix,
     hopper.IdOp: _lower_id,
-    hopper.MapaOp: _lower_mapa,
 }
-"""The lowering of each hopper op but the wait loop, by op class."""
+"""The lowering of each hopper op that makes no typed value (but the wait loop), by op
+class: the instructions it stands for."""
+
+
+def _replace_by_registers(
+    rewriter: PatternRewriter,
+    op: hopper.HopperInstruction,
+    out: _Emitter,
+    registers: Sequence[SSAValue],
+) -> None:
+    """Replace `op` by the instructions of `out` and its typed result by `registers`, cast
+    to the result's type."""
+    result_type: Attribute = op.results[0].type
+    cast = UnrealizedConversionCastOp.get(registers, [result_type])
+    cast.results[0].name_hint = op.results[0].name_hint
+    rewriter.replace(op, [*out.ops, cast], cast.results)
+
+
+class LowerTensorMapParam(RewritePattern):
+    """A tensor map: the generic address of its parameter (`mov`, `cvta.param`)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: hopper.TensorMapParamOp, rewriter: PatternRewriter) -> None:
+        out = _Emitter(op.guard, op.negated is not None)
+        address = out.value(ptx.AddrOfOp(op.param.data, ptx.B64))
+        generic = out.value(ptx.CvtaOp("param", address, ptx.B64))
+        _replace_by_registers(rewriter, op, out, [generic])
+
+
+class LowerBarrierRing(RewritePattern):
+    """A barrier ring: the shared address of its first barrier."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: hopper.BarrierRingOp, rewriter: PatternRewriter) -> None:
+        _replace_by_registers(rewriter, op, _Emitter(None, False), [op.base])
+
+
+class LowerRingBarrier(RewritePattern):
+    """A stage's barrier: the ring's address plus 8 bytes per stage (`add` of a constant
+    stage's offset, `mad` of a register's)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: hopper.RingBarrierOp, rewriter: PatternRewriter) -> None:
+        out = _Emitter(None, False)
+        ring = register_of(op.ring)
+        if op.stage is None:
+            assert op.index is not None
+            offset = out.value(ptx.ConstOp(hopper.BARRIER_BYTES * op.index.data, ptx.U32))
+            address = out.value(ptx.AddOp(ring, offset))
+        else:
+            size = out.value(ptx.ConstOp(hopper.BARRIER_BYTES, ptx.U32))
+            address = out.value(ptx.MadOp(op.stage, size, ring))
+        _replace_by_registers(rewriter, op, out, [address])
+
+
+class LowerMapa(RewritePattern):
+    """Another CTA's barrier: `mapa.shared::cluster` of this CTA's barrier address."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: hopper.MapaOp, rewriter: PatternRewriter) -> None:
+        out = _Emitter(op.guard, op.negated is not None)
+        remote = out.value(ptx.MapaOp(register_of(op.barrier), op.rank))
+        _replace_by_registers(rewriter, op, out, [remote])
+
+
+class LowerAccumulator(RewritePattern):
+    """An accumulator: the f32 registers that hold it (no instruction)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: hopper.AccumulatorOp, rewriter: PatternRewriter) -> None:
+        _replace_by_registers(rewriter, op, _Emitter(None, False), op.registers)
 
 
 @dataclass
-class LowerHopperOp(RewritePattern):
-    """Replace one hopper op by the ptx instructions it stands for."""
+class LowerMbarrierWait(RewritePattern):
+    """label: p = try_wait.parity; @!p bra label (branched around if guarded off)."""
 
     labels: _Labels
 
-    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if not isinstance(op, hopper.HopperInstruction):
-            return
-        negated = op.negated is not None
-        if isinstance(op, hopper.MbarrierWaitOp):
-            rewriter.replace(op, self._wait_loop(op, negated), [])
-            return
-        lower = _LOWERINGS.get(type(op))
-        if lower is None:
-            raise NotImplementedError(f"convert-hopper-to-ptx: no lowering for {op.name}")
-        out = _Emitter(op.guard, negated)
-        lower(op, out)
-        results = [op.results for op in out.ops if op.results]
-        rewriter.replace(op, out.ops, list(results[-1]) if op.results else [])
-
-    def _wait_loop(self, op: hopper.MbarrierWaitOp, negated: bool) -> list[Operation]:
-        """label: p = try_wait.parity; @!p bra label (branched around if guarded off)."""
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: hopper.MbarrierWaitOp, rewriter: PatternRewriter) -> None:
         loop = self.labels.fresh("hopper_wait")
         ops: list[Operation] = []
         skip = None
         if op.guard is not None:
             skip = self.labels.fresh("hopper_wait_skip")
-            ops.append(_guarded(ptx.BraOp(skip), op.guard, not negated))
+            ops.append(_guarded(ptx.BraOp(skip), op.guard, op.negated is None))
         ops.append(ptx.LabelOp(loop))
-        ready = ptx.MbarrierTryWaitOp(op.barrier, op.phase)
+        ready = ptx.MbarrierTryWaitOp(register_of(op.barrier), op.phase)
         ops.append(ready)
         ops.append(_guarded(ptx.BraOp(loop), ready.result, True))
         if skip is not None:
             ops.append(ptx.LabelOp(skip))
-        return ops
+        rewriter.replace(op, ops, [])
+
+
+class LowerHopperOp(RewritePattern):
+    """Replace one hopper op by the ptx instructions it stands for (`_LOWERINGS`)."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, hopper.HopperInstruction):
+            return
+        lower = _LOWERINGS.get(type(op))
+        if lower is None:
+            raise NotImplementedError(f"convert-hopper-to-ptx: no lowering for {op.name}")
+        out = _Emitter(op.guard, op.negated is not None)
+        lower(op, out)
+        results = [op.results for op in out.ops if op.results]
+        rewriter.replace(op, out.ops, list(results[-1]) if op.results else [])
+
+
+class EraseRegisterCast(RewritePattern):
+    """Erase a cast of registers to a hopper type once no op reads it."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: UnrealizedConversionCastOp, rewriter: PatternRewriter) -> None:
+        if any(result.uses for result in op.results):
+            return
+        if not all(isinstance(value.type, ptx.RegType) for value in op.inputs):
+            return
+        rewriter.erase(op)
 
 
 class ConvertHopperToPtx(ModulePass):
@@ -296,4 +402,16 @@ class ConvertHopperToPtx(ModulePass):
         labels = _Labels(
             {label.label.data for label in op.walk() if isinstance(label, ptx.LabelOp)}
         )
-        PatternRewriteWalker(LowerHopperOp(labels), apply_recursively=False).rewrite_module(op)
+        patterns: list[RewritePattern] = [
+            LowerTensorMapParam(),
+            LowerBarrierRing(),
+            LowerRingBarrier(),
+            LowerMapa(),
+            LowerAccumulator(),
+            LowerMbarrierWait(labels),
+            LowerHopperOp(),
+        ]
+        PatternRewriteWalker(
+            GreedyRewritePatternApplier(patterns), apply_recursively=False
+        ).rewrite_module(op)
+        PatternRewriteWalker(EraseRegisterCast(), apply_recursively=False).rewrite_module(op)

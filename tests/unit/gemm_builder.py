@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import DYNAMIC_INDEX, ModuleOp, bf16
 from xdsl.ir import SSAValue
 
 from mmcomp.dialects import hopper
@@ -117,6 +117,11 @@ class _Ring:
             k.assign(self.phase, k.binary(XorOp, self.phase, one))
 
 
+def _tensor_map(rows: int, columns: int, swizzle: int = 128) -> hopper.TensorMapType:
+    """A bf16 matrix of extents known at launch, read or written in boxes rows x columns."""
+    return hopper.TensorMapType((DYNAMIC_INDEX, DYNAMIC_INDEX), bf16, (rows, columns), swizzle)
+
+
 def _emit_gemm(k: KernelBuilder, layout: str, epilogue: str) -> None:
     b_tile = B_TILES[layout]
     zero, one = k.const(0), k.const(1)
@@ -136,17 +141,24 @@ def _emit_gemm(k: KernelBuilder, layout: str, epilogue: str) -> None:
     def stage_address(stage: SSAValue) -> SSAValue:
         return k.add(ring, k.mul(stage, k.const(STAGE_BYTES)))
 
-    def barrier(stage: SSAValue, kind: str) -> SSAValue:
-        offset = k.shl(stage, k.const(3))
-        if kind == "empty":
-            offset = k.add(offset, k.const(8 * STAGES))
-        return k.add(bars, offset)
+    consumers = 2 * 128
+    rings = {
+        "full": k.append(hopper.BarrierRingOp(bars, hopper.BarrierRingType(STAGES, 1))).result,
+        "empty": k.append(
+            hopper.BarrierRingOp(
+                k.add(bars, k.const(hopper.BARRIER_BYTES * STAGES)),
+                hopper.BarrierRingType(STAGES, consumers),
+            )
+        ).result,
+    }
 
+    def barrier(stage: SSAValue | int, kind: str) -> SSAValue:
+        return k.append(hopper.RingBarrierOp(rings[kind], stage)).result
+
+    initial = [barrier(stage, kind) for stage in range(STAGES) for kind in ("full", "empty")]
     with k.predicated(k.setp("eq", tid, zero)):
-        for stage in range(STAGES):
-            k.append(hopper.MbarrierInitOp(k.add(bars, k.const(8 * stage)), 1))
-            consumers = 2 * 128
-            k.append(hopper.MbarrierInitOp(k.add(bars, k.const(8 * (STAGES + stage))), consumers))
+        for stage_barrier in initial:
+            k.append(hopper.MbarrierInitOp(stage_barrier))
         k.append(hopper.FenceMbarrierInitOp())
     k.bar("sync", 0)
 
@@ -157,8 +169,9 @@ def _emit_gemm(k: KernelBuilder, layout: str, epilogue: str) -> None:
     k.bra("done", k.setp("ne", k.append(hopper.IdOp("warp")).result, zero))
     elected = k.append(hopper.ElectSyncOp()).result
     k.bra("done", elected, negated=True)
-    map_a = k.append(hopper.TensorMapAddressOp("tmap_a")).result
-    map_b = k.append(hopper.TensorMapAddressOp("tmap_b")).result
+    map_a = k.append(hopper.TensorMapParamOp("tmap_a", _tensor_map(TILE_M, BLOCK_K))).result
+    b_box = (TILE_N, BLOCK_K) if layout == "linear" else (BLOCK_K, 64)
+    map_b = k.append(hopper.TensorMapParamOp("tmap_b", _tensor_map(*b_box))).result
     block = k.const(0)
     ring_in = _Ring(k)
     k.label("produce")
@@ -189,6 +202,7 @@ def _emit_gemm(k: KernelBuilder, layout: str, epilogue: str) -> None:
     k.append(hopper.SetmaxnregOp("inc", 232))
     consumer = k.sub(warpgroup, one)
     accumulators = [k.const(0.0, F32) for _ in range(TILE_N // 2)]
+    tile = k.append(hopper.AccumulatorOp(accumulators, hopper.AccumulatorType(TILE_N))).result
     block = k.const(0)
     ring_out = _Ring(k)
     row_offset = k.mul(consumer, k.const(A_WARPGROUP_TILE.bytes))
@@ -203,11 +217,7 @@ def _emit_gemm(k: KernelBuilder, layout: str, epilogue: str) -> None:
     for step in range(BLOCK_K // 16):
         a_desc = k.append(hopper.MatrixDescriptorOp(a_tile, a_attr, 0, 16 * step)).result
         b_desc = k.append(hopper.MatrixDescriptorOp(b_src, b_attr, 0, 16 * step)).result
-        k.append(
-            hopper.WgmmaMmaAsyncOp(
-                TILE_N, "bf16", a_desc, b_desc, accumulators, "k", b_tile.major.value
-            )
-        )
+        k.append(hopper.WgmmaMmaAsyncOp("bf16", a_desc, b_desc, tile, "k", b_tile.major.value))
     k.append(hopper.WgmmaCommitGroupOp())
     k.append(hopper.WgmmaWaitGroupOp(0))
     k.append(hopper.MbarrierArriveOp(barrier(ring_out.stage, "empty")))
@@ -303,7 +313,8 @@ def _tma_epilogue(
     k.append(hopper.NamedBarrierOp("sync", 1, 2 * 128))
     leader = k.setp("eq", k.append(hopper.IdOp("thread_in_warpgroup")).result, k.const(0))
     with k.predicated(leader):
-        map_c = k.append(hopper.TensorMapAddressOp("tmap_c")).result
+        c_type = _tensor_map(ROWS_PER_CONSUMER, TILE_N, swizzle=0)
+        map_c = k.append(hopper.TensorMapParamOp("tmap_c", c_type)).result
         m_coord = k.mov(k.add(m0, k.mul(consumer, k.const(ROWS_PER_CONSUMER))), S32)
         k.append(hopper.TmaStoreOp(map_c, staging, [k.mov(n0, S32), m_coord]))
         k.append(hopper.BulkCommitGroupOp())

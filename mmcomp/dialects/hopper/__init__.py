@@ -1,30 +1,41 @@
 """The `hopper` dialect: TMA, mbarriers, wgmma and warp roles on Hopper (sm_90a).
 
-Its ops sit in a `ptx.entry` body next to ptx instructions and work on the same virtual
-registers (`!ptx.reg<KIND>`); they share the ptx dialect's syntax, including guards
-(`if %p`). Each names one Hopper mechanism at the level a kernel author thinks in: a
-tiled TMA load completing on an mbarrier, a wait on an mbarrier phase, a wgmma whose
-shared-memory operands are described by a tile layout (`#hopper.tile`), a warp role's
-register budget. `convert-hopper-to-ptx` lowers each to ptx instructions (one or a few:
-the wait is a try_wait loop, a descriptor a few integer ops).
+Its ops sit in a `ptx.entry` body next to ptx instructions; they share the ptx dialect's
+syntax, including guards (`if %p`). Each names one Hopper mechanism at the level a kernel
+author thinks in: a tiled TMA load completing on an mbarrier, a wait on an mbarrier phase,
+a wgmma whose shared-memory operands are described by a tile layout (`#hopper.tile`), a
+warp role's register budget. The hardware objects are typed values, in the style of MLIR's
+NVGPU dialect (`mmcomp.dialects.hopper.types`): a tensor map (`!hopper.tensormap`, its
+global shape, box and swizzle), a ring of mbarriers (`!hopper.barrier_ring`), one
+mbarrier of it (`!hopper.mbarrier`) and a warpgroup's wgmma accumulator
+(`!hopper.accumulator`); addresses, coordinates and descriptors are ptx registers
+(`!ptx.reg<KIND>`). `convert-hopper-to-ptx` lowers each op to ptx
+instructions (one or a few: the wait is a try_wait loop, a descriptor a few integer ops)
+and each typed value to the register that holds it.
 
-    %bar = ptx.addr_of bars : !ptx.reg<u32>
-    hopper.mbarrier_arrive_expect_tx 32768 %bar if %leader : !ptx.reg<u32>
+    %tmap = hopper.tensormap_param tmap0 : !hopper.tensormap<4096x5120xbf16, box 128x64,
+                                                             swizzle 128>
+    %full = hopper.barrier_ring %bars : (!ptx.reg<u32>) -> !hopper.barrier_ring<stages = 3,
+                                                                                count = 1>
+    %bar = hopper.ring_barrier %full[%stage] : !hopper.barrier_ring<...>, !ptx.reg<u32>
+    hopper.mbarrier_arrive_expect_tx 32768 %bar if %leader : !hopper.mbarrier<count = 1>
     hopper.tma_load %smem, %tmap, %bar, %k, %m if %leader : (...) -> ()
-    hopper.mbarrier_wait %bar, %phase : !ptx.reg<u32>
+    hopper.mbarrier_wait %bar, %phase : (!hopper.mbarrier<count = 1>, !ptx.reg<u32>) -> ()
     %a = hopper.matrix_descriptor %smem {tile = #hopper.tile<k_major, swizzle 128,
                                          mn 128, k 64>, mn = 64, k = 16}
         : (!ptx.reg<u32>) -> !ptx.reg<b64>
-    hopper.wgmma_mma_async m64n128k16 bf16 %a, %b, %d0, ..., %d63 {...} : (...) -> ()
+    %acc = hopper.accumulator %d0, ..., %d63 : !hopper.accumulator<64x128xf32>
+    hopper.wgmma_mma_async m64n128k16 bf16 %a, %b, %acc {...} : (...) -> ()
 
-Register arguments: shared-memory addresses and barriers are 32-bit (`u32`/`b32`/`s32`)
-shared-window addresses; tensor maps and descriptors are 64-bit; TMA coordinates are
-32-bit (signed in PTX: negative and out-of-range boxes are zero-filled).
+Register arguments: shared-memory addresses are 32-bit (`u32`/`b32`/`s32`) shared-window
+addresses; descriptors are 64-bit; TMA coordinates are 32-bit (signed in PTX: negative and
+out-of-range boxes are zero-filled), one per dimension of the tensor map.
 
 One structured op is not an instruction: `hopper.warp_specialize`, which
 partition-warp-roles wraps around a kernel's body, one region per warp role
 (`mmcomp.dialects.hopper.warp_specialize`). The package's modules: `attrs` (`#hopper.tile`,
-`#hopper.warp_roles`), `ops` (the instructions), `warp_specialize`.
+`#hopper.warp_roles`), `types` (tensor maps, barrier rings, mbarriers, accumulators),
+`ops` (the instructions), `warp_specialize`.
 """
 
 from xdsl.ir import Attribute, Dialect, Operation
@@ -34,6 +45,8 @@ from mmcomp.dialects.hopper.ops import (
     IDS,
     WGMMA_SHAPE,
     WGMMA_TYPES,
+    AccumulatorOp,
+    BarrierRingOp,
     BulkCommitGroupOp,
     BulkWaitGroupOp,
     ElectSyncOp,
@@ -48,9 +61,10 @@ from mmcomp.dialects.hopper.ops import (
     MbarrierInitOp,
     MbarrierWaitOp,
     NamedBarrierOp,
+    RingBarrierOp,
     SetmaxnregOp,
     StmatrixOp,
-    TensorMapAddressOp,
+    TensorMapParamOp,
     TensorMapPrefetchOp,
     TmaLoadMulticastOp,
     TmaLoadOp,
@@ -60,6 +74,13 @@ from mmcomp.dialects.hopper.ops import (
     WgmmaMmaAsyncOp,
     WgmmaWaitGroupOp,
 )
+from mmcomp.dialects.hopper.types import (
+    BARRIER_BYTES,
+    AccumulatorType,
+    BarrierRingType,
+    MbarrierType,
+    TensorMapType,
+)
 from mmcomp.dialects.hopper.warp_specialize import (
     GRID_QUERIES,
     SLOT_ATTR,
@@ -68,6 +89,11 @@ from mmcomp.dialects.hopper.warp_specialize import (
 )
 
 __all__ = [
+    "BARRIER_BYTES",
+    "AccumulatorOp",
+    "AccumulatorType",
+    "BarrierRingOp",
+    "BarrierRingType",
     "BulkCommitGroupOp",
     "BulkWaitGroupOp",
     "ElectSyncOp",
@@ -83,14 +109,17 @@ __all__ = [
     "MbarrierArriveExpectTxOp",
     "MbarrierArriveOp",
     "MbarrierInitOp",
+    "MbarrierType",
     "MbarrierWaitOp",
     "NamedBarrierOp",
+    "RingBarrierOp",
     "SLOT_ATTR",
     "SPECIALIZATIONS",
     "SetmaxnregOp",
     "StmatrixOp",
-    "TensorMapAddressOp",
+    "TensorMapParamOp",
     "TensorMapPrefetchOp",
+    "TensorMapType",
     "TileAttr",
     "TmaLoadMulticastOp",
     "TmaLoadOp",
@@ -111,13 +140,15 @@ __all__ = [
 def all_ops() -> list[type[Operation]]:
     """Every op of the dialect."""
     return [
-        TensorMapAddressOp,
+        TensorMapParamOp,
         TensorMapPrefetchOp,
         TmaLoadOp,
         TmaLoadMulticastOp,
         TmaStoreOp,
         BulkCommitGroupOp,
         BulkWaitGroupOp,
+        BarrierRingOp,
+        RingBarrierOp,
         MbarrierInitOp,
         MbarrierArriveOp,
         MbarrierArriveExpectTxOp,
@@ -128,6 +159,7 @@ def all_ops() -> list[type[Operation]]:
         WgmmaCommitGroupOp,
         WgmmaWaitGroupOp,
         MatrixDescriptorOp,
+        AccumulatorOp,
         WgmmaMmaAsyncOp,
         SetmaxnregOp,
         ElectSyncOp,
@@ -139,7 +171,14 @@ def all_ops() -> list[type[Operation]]:
     ]
 
 
-_ATTRIBUTES: list[type[Attribute]] = [TileAttr, WarpRolesAttr]
+_ATTRIBUTES: list[type[Attribute]] = [
+    TileAttr,
+    WarpRolesAttr,
+    TensorMapType,
+    BarrierRingType,
+    MbarrierType,
+    AccumulatorType,
+]
 
 Hopper = Dialect("hopper", all_ops(), _ATTRIBUTES)
 """The hopper dialect."""

@@ -1,7 +1,10 @@
 """The instructions of the `hopper` dialect: TMA, mbarriers, fences, wgmma, warp roles' ids.
 
 Each op is a ptx instruction (`PtxInstruction`: ptx-style syntax, an optional guard) that
-`convert-hopper-to-ptx` lowers to one or a few ptx instructions.
+`convert-hopper-to-ptx` lowers to one or a few ptx instructions. The TMA and mbarrier ops
+take typed values (`mmcomp.dialects.hopper.types`): tensor maps from
+`hopper.tensormap_param`, mbarriers from `hopper.ring_barrier` on a `hopper.barrier_ring`;
+wgmma takes its accumulator as one value (`hopper.accumulator` names its registers).
 """
 
 from __future__ import annotations
@@ -9,23 +12,35 @@ from __future__ import annotations
 import re
 from abc import ABC
 from collections.abc import Sequence
-from typing import ClassVar
+from dataclasses import dataclass
+from typing import ClassVar, Self, TypeVar
 
 from xdsl.dialects.builtin import IntAttr, StringAttr, UnitAttr
-from xdsl.ir import SSAValue
+from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     irdl_op_definition,
     operand_def,
+    opt_operand_def,
     opt_prop_def,
     prop_def,
     result_def,
     var_operand_def,
 )
+from xdsl.parser import Parser
+from xdsl.parser.core import UnresolvedOperand
+from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
 from mmcomp.dialects.hopper.attrs import TileAttr
+from mmcomp.dialects.hopper.types import (
+    AccumulatorType,
+    BarrierRingType,
+    MbarrierType,
+    TensorMapType,
+)
 from mmcomp.dialects.ptx import (
     B64,
+    F32,
     PRED,
     U32,
     BulkWaitBase,
@@ -35,6 +50,7 @@ from mmcomp.dialects.ptx import (
     PtxInstruction,
     RegType,
     SetmaxnregBase,
+    TensorMapAttr,
     WgmmaWaitBase,
     check_below,
     check_choice,
@@ -44,7 +60,7 @@ from mmcomp.dialects.ptx import (
 )
 
 # ----------------------------------------------------------------------------------------
-# Shared base and checks
+# Shared base, checks and syntax
 # ----------------------------------------------------------------------------------------
 
 
@@ -55,6 +71,9 @@ class HopperInstruction(PtxInstruction, ABC):
         raise DiagnosticException(
             f"{self.name} has no direct PTX text: run convert-hopper-to-ptx before emitting PTX"
         )
+
+
+_HopperT = TypeVar("_HopperT", bound=HopperInstruction)
 
 
 def _int_register(op: HopperInstruction, what: str, value: SSAValue, widths: Sequence[int]):
@@ -72,13 +91,108 @@ def _shared_address(op: HopperInstruction, what: str, value: SSAValue) -> None:
     _int_register(op, what, value, (32,))
 
 
-def _coordinates(op: HopperInstruction, coordinates: Sequence[SSAValue]) -> None:
-    if not 1 <= len(coordinates) <= 5:
+def _unguarded(op: HopperInstruction) -> None:
+    """Raise if `op`, which only names a value, is guarded."""
+    if op.guard is not None:
+        raise VerifyException(f"{op.name}: names a value and takes no guard")
+
+
+def _coordinates(
+    op: HopperInstruction, tensor_map: SSAValue, coordinates: Sequence[SSAValue]
+) -> None:
+    """Raise unless there is one 32-bit coordinate per dimension of the tensor map."""
+    assert isinstance(tensor_map.type, TensorMapType)
+    rank = tensor_map.type.rank
+    if len(coordinates) != rank:
         raise VerifyException(
-            f"{op.name}: a tensor copy takes 1 to 5 coordinates, found {len(coordinates)}"
+            f"{op.name}: a copy of a rank-{rank} tensor map takes {rank} coordinates, "
+            f"found {len(coordinates)}"
         )
     for index, value in enumerate(coordinates):
         _int_register(op, f"coordinate {index}", value, (32,))
+
+
+def _print_guard(printer: Printer, op: HopperInstruction) -> None:
+    """` if %p` or ` if not %p` when the op is guarded, then its attributes, if any."""
+    if op.guard is not None:
+        printer.print_string(" if not " if op.negated is not None else " if ")
+        printer.print_operand(op.guard)
+    printer.print_op_attributes(op.attributes)
+
+
+@dataclass(frozen=True)
+class _Guard:
+    """What follows the operands of a hand-written syntax: `[if [not] %p] [{attributes}]`."""
+
+    guard: SSAValue | None
+    negated: bool
+    attributes: dict[str, Attribute]
+
+    @staticmethod
+    def parse(parser: Parser) -> _Guard:
+        """The optional guard and attribute dictionary."""
+        guard = None
+        negated = False
+        if parser.parse_optional_keyword("if") is not None:
+            negated = parser.parse_optional_keyword("not") is not None
+            guard = parser.resolve_operand(parser.parse_unresolved_operand(), PRED)
+        return _Guard(guard, negated, dict(parser.parse_optional_attr_dict()))
+
+    def apply(self, op: _HopperT) -> _HopperT:
+        """`op` with these attributes, guarded by the guard when there is one."""
+        op.attributes.update(self.attributes)
+        if self.guard is None:
+            return op
+        guarded = op.set_guard(self.guard, self.negated)
+        op.erase()
+        return guarded
+
+
+def _print_register_types(printer: Printer, values: Sequence[SSAValue]) -> None:
+    """The registers' type, once if they all have it, else each in order."""
+    types = [value.type for value in values]
+    if all(t == types[0] for t in types):
+        printer.print_attribute(types[0])
+        return
+    printer.print_list(types, printer.print_attribute)
+
+
+def _resolve_registers(
+    parser: Parser, unresolved: Sequence[UnresolvedOperand], types: Sequence[Attribute], pos: int
+) -> list[SSAValue]:
+    """The registers of `unresolved`, of one type for all or of one type each."""
+    if len(types) == 1:
+        types = [types[0]] * len(unresolved)
+    if len(types) != len(unresolved):
+        parser.raise_error(
+            f"expected one register type or {len(unresolved)}, found {len(types)}", pos, parser.pos
+        )
+    return [parser.resolve_operand(u, t) for u, t in zip(unresolved, types, strict=True)]
+
+
+def _print_tensor_access(printer: Printer, tensor_map: SSAValue, coords: Sequence[SSAValue]):
+    """`%map[%c0, %c1]`: a tensor map at box coordinates, innermost first."""
+    printer.print_operand(tensor_map)
+    printer.print_string("[")
+    printer.print_list(coords, printer.print_operand)
+    printer.print_string("]")
+
+
+def _parse_tensor_access(parser: Parser) -> tuple[UnresolvedOperand, list[UnresolvedOperand]]:
+    tensor_map = parser.parse_unresolved_operand()
+    coords = parser.parse_comma_separated_list(
+        parser.Delimiter.SQUARE, parser.parse_unresolved_operand
+    )
+    return tensor_map, coords
+
+
+def _parse_typed(parser: Parser, op: str, base: type[Attribute], what: str) -> Attribute:
+    """A type of class `base` (`what` names it in the error, after the op's name)."""
+    pos = parser.pos
+    found = parser.parse_type()
+    if not isinstance(found, base):
+        parser.raise_error(f"{op}: expected {what}, found {found}", pos, parser.pos)
+    return found
 
 
 # ----------------------------------------------------------------------------------------
@@ -87,21 +201,22 @@ def _coordinates(op: HopperInstruction, coordinates: Sequence[SSAValue]) -> None
 
 
 @irdl_op_definition
-class TensorMapAddressOp(HopperInstruction):
-    """The generic address of a tensor-map kernel parameter, as TMA copies take it."""
+class TensorMapParamOp(HopperInstruction):
+    """The tensor map of a `tmap` kernel parameter, as TMA copies take it."""
 
-    name = "hopper.tensor_map_address"
+    name = "hopper.tensormap_param"
     KEYWORDS: ClassVar[tuple[str, ...]] = ("param",)
 
     param = prop_def(StringAttr)
     """The entry parameter (of kind `tmap`)."""
-    result = result_def(RegType)
+    result = result_def(TensorMapType)
 
-    def __init__(self, param: str):
-        super().__init__(properties={"param": StringAttr(param)}, operands=[[]], result_types=[B64])
+    def __init__(self, param: str, tensor_map: TensorMapType):
+        super().__init__(
+            properties={"param": StringAttr(param)}, operands=[[]], result_types=[tensor_map]
+        )
 
     def verify_kinds(self) -> None:
-        _int_register(self, "the result", self.result, (64,))
         entry = self.parent_op()
         if not isinstance(entry, EntryOp):
             return
@@ -112,6 +227,15 @@ class TensorMapAddressOp(HopperInstruction):
                 f"{self.name}: '{self.param.data}' must be a tmap parameter of entry "
                 f"@{entry.sym_name.data}, found {found}"
             )
+        if not isinstance(param.info, TensorMapAttr):
+            return
+        assert isinstance(self.result.type, TensorMapType)
+        if not self.result.type.describes(param.info.data):
+            raise VerifyException(
+                f"{self.name}: the type of '{self.param.data}' must be the map its launch "
+                f"data describes, {TensorMapType.of(param.info.data)}, found "
+                f"{self.result.type}"
+            )
 
 
 @irdl_op_definition
@@ -120,14 +244,11 @@ class TensorMapPrefetchOp(HopperInstruction):
 
     name = "hopper.tensor_map_prefetch"
 
-    tensor_map = operand_def(RegType)
-    """Generic address of the tensor map."""
+    tensor_map = operand_def(TensorMapType)
+    """The tensor map."""
 
     def __init__(self, tensor_map: SSAValue):
         super().__init__(operands=[tensor_map, []])
-
-    def verify_kinds(self) -> None:
-        _int_register(self, "the tensor map", self.tensor_map, (64,))
 
 
 @irdl_op_definition
@@ -138,9 +259,9 @@ class TmaLoadOp(HopperInstruction):
 
     dst = operand_def(RegType)
     """Shared-memory destination (32-bit shared address)."""
-    tensor_map = operand_def(RegType)
-    """Generic address of the tensor map (64-bit)."""
-    barrier = operand_def(RegType)
+    tensor_map = operand_def(TensorMapType)
+    """The tensor map read."""
+    barrier = operand_def(MbarrierType)
     """The mbarrier whose transaction count the copy completes."""
     coordinates = var_operand_def(RegType)
     """Box coordinates in elements, innermost dimension first."""
@@ -156,9 +277,44 @@ class TmaLoadOp(HopperInstruction):
 
     def verify_kinds(self) -> None:
         _shared_address(self, "the destination", self.dst)
-        _int_register(self, "the tensor map", self.tensor_map, (64,))
-        _shared_address(self, "the barrier", self.barrier)
-        _coordinates(self, self.coordinates)
+        _coordinates(self, self.tensor_map, self.coordinates)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        _print_tensor_access(printer, self.tensor_map, self.coordinates)
+        printer.print_string(", ")
+        printer.print_operand(self.barrier)
+        printer.print_string(" to ")
+        printer.print_operand(self.dst)
+        _print_guard(printer, self)
+        printer.print_string(" : ")
+        printer.print_list((self.tensor_map.type, self.barrier.type), printer.print_attribute)
+        printer.print_string(", ")
+        _print_register_types(printer, [self.dst, *self.coordinates])
+
+    @classmethod
+    def parse(cls, parser: Parser) -> Self:
+        tensor_map, coords = _parse_tensor_access(parser)
+        parser.parse_punctuation(",")
+        barrier = parser.parse_unresolved_operand()
+        parser.parse_keyword("to")
+        dst = parser.parse_unresolved_operand()
+        guard = _Guard.parse(parser)
+        parser.parse_punctuation(":")
+        map_type = _parse_typed(parser, cls.name, TensorMapType, "a !hopper.tensormap type")
+        parser.parse_punctuation(",")
+        barrier_type = _parse_typed(parser, cls.name, MbarrierType, "a !hopper.mbarrier type")
+        parser.parse_punctuation(",")
+        pos = parser.pos
+        types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
+        dst_value, *coord_values = _resolve_registers(parser, [dst, *coords], types, pos)
+        op = cls(
+            dst_value,
+            parser.resolve_operand(tensor_map, map_type),
+            parser.resolve_operand(barrier, barrier_type),
+            coord_values,
+        )
+        return guard.apply(op)
 
 
 @irdl_op_definition
@@ -169,9 +325,9 @@ class TmaLoadMulticastOp(HopperInstruction):
 
     dst = operand_def(RegType)
     """Shared-memory destination (32-bit, the same offset in each destination CTA)."""
-    tensor_map = operand_def(RegType)
-    """Generic address of the tensor map (64-bit)."""
-    barrier = operand_def(RegType)
+    tensor_map = operand_def(TensorMapType)
+    """The tensor map read."""
+    barrier = operand_def(MbarrierType)
     """The mbarrier (same offset in each destination CTA) the copy completes bytes on."""
     cta_mask = operand_def(RegType)
     """16-bit mask of destination CTA ranks in the cluster."""
@@ -190,10 +346,54 @@ class TmaLoadMulticastOp(HopperInstruction):
 
     def verify_kinds(self) -> None:
         _shared_address(self, "the destination", self.dst)
-        _int_register(self, "the tensor map", self.tensor_map, (64,))
-        _shared_address(self, "the barrier", self.barrier)
         _int_register(self, "the CTA mask", self.cta_mask, (16,))
-        _coordinates(self, self.coordinates)
+        _coordinates(self, self.tensor_map, self.coordinates)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        _print_tensor_access(printer, self.tensor_map, self.coordinates)
+        printer.print_string(", ")
+        printer.print_operand(self.barrier)
+        printer.print_string(" to ")
+        printer.print_operand(self.dst)
+        printer.print_string(" mask ")
+        printer.print_operand(self.cta_mask)
+        _print_guard(printer, self)
+        printer.print_string(" : ")
+        printer.print_list((self.tensor_map.type, self.barrier.type), printer.print_attribute)
+        printer.print_string(", ")
+        _print_register_types(printer, [self.dst, *self.coordinates])
+        printer.print_string(", ")
+        printer.print_attribute(self.cta_mask.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> Self:
+        tensor_map, coords = _parse_tensor_access(parser)
+        parser.parse_punctuation(",")
+        barrier = parser.parse_unresolved_operand()
+        parser.parse_keyword("to")
+        dst = parser.parse_unresolved_operand()
+        parser.parse_keyword("mask")
+        mask = parser.parse_unresolved_operand()
+        guard = _Guard.parse(parser)
+        parser.parse_punctuation(":")
+        map_type = _parse_typed(parser, cls.name, TensorMapType, "a !hopper.tensormap type")
+        parser.parse_punctuation(",")
+        barrier_type = _parse_typed(parser, cls.name, MbarrierType, "a !hopper.mbarrier type")
+        parser.parse_punctuation(",")
+        pos = parser.pos
+        *types, mask_type = parser.parse_comma_separated_list(
+            parser.Delimiter.NONE, parser.parse_type
+        )
+        dst_value, *coord_values = _resolve_registers(parser, [dst, *coords], types, pos)
+        op = cls(
+            dst_value,
+            parser.resolve_operand(tensor_map, map_type),
+            parser.resolve_operand(barrier, barrier_type),
+            parser.resolve_operand(mask, mask_type),
+            coord_values,
+        )
+        return guard.apply(op)
 
 
 @irdl_op_definition
@@ -202,8 +402,8 @@ class TmaStoreOp(HopperInstruction):
 
     name = "hopper.tma_store"
 
-    tensor_map = operand_def(RegType)
-    """Generic address of the tensor map (64-bit)."""
+    tensor_map = operand_def(TensorMapType)
+    """The tensor map written."""
     src = operand_def(RegType)
     """Shared-memory source (32-bit shared address)."""
     coordinates = var_operand_def(RegType)
@@ -213,9 +413,34 @@ class TmaStoreOp(HopperInstruction):
         super().__init__(operands=[tensor_map, src, list(coordinates), []])
 
     def verify_kinds(self) -> None:
-        _int_register(self, "the tensor map", self.tensor_map, (64,))
         _shared_address(self, "the source", self.src)
-        _coordinates(self, self.coordinates)
+        _coordinates(self, self.tensor_map, self.coordinates)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.src)
+        printer.print_string(" to ")
+        _print_tensor_access(printer, self.tensor_map, self.coordinates)
+        _print_guard(printer, self)
+        printer.print_string(" : ")
+        printer.print_attribute(self.tensor_map.type)
+        printer.print_string(", ")
+        _print_register_types(printer, [self.src, *self.coordinates])
+
+    @classmethod
+    def parse(cls, parser: Parser) -> Self:
+        src = parser.parse_unresolved_operand()
+        parser.parse_keyword("to")
+        tensor_map, coords = _parse_tensor_access(parser)
+        guard = _Guard.parse(parser)
+        parser.parse_punctuation(":")
+        map_type = _parse_typed(parser, cls.name, TensorMapType, "a !hopper.tensormap type")
+        parser.parse_punctuation(",")
+        pos = parser.pos
+        types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
+        src_value, *coord_values = _resolve_registers(parser, [src, *coords], types, pos)
+        op = cls(parser.resolve_operand(tensor_map, map_type), src_value, coord_values)
+        return guard.apply(op)
 
 
 @irdl_op_definition
@@ -238,36 +463,139 @@ class BulkWaitGroupOp(HopperInstruction, BulkWaitBase):
 
 
 @irdl_op_definition
-class MbarrierInitOp(HopperInstruction):
-    """Initialize an mbarrier with its expected arrival count."""
+class BarrierRingOp(HopperInstruction):
+    """The ring of mbarriers at a shared address: `stages` barriers of 8 bytes."""
 
-    name = "hopper.mbarrier_init"
-    KEYWORDS: ClassVar[tuple[str, ...]] = ("count",)
+    name = "hopper.barrier_ring"
 
-    count = prop_def(IntAttr)
-    """Arrivals that complete a phase."""
-    barrier = operand_def(RegType)
-    """The mbarrier (32-bit shared address of 8 bytes)."""
+    base = operand_def(RegType)
+    """Shared address of the first barrier (32-bit, 8-byte aligned)."""
+    result = result_def(BarrierRingType)
 
-    def __init__(self, barrier: SSAValue, count: int):
-        super().__init__(properties={"count": IntAttr(count)}, operands=[barrier, []])
+    def __init__(self, base: SSAValue, ring: BarrierRingType):
+        super().__init__(operands=[base, []], result_types=[ring])
 
     def verify_kinds(self) -> None:
-        _shared_address(self, "the barrier", self.barrier)
-        check_below(self, "the arrival count", self.count.data, 1, 1 << 20, "2^20")
+        _shared_address(self, "the base", self.base)
+        _unguarded(self)
+
+
+@irdl_op_definition
+class RingBarrierOp(HopperInstruction):
+    """The mbarrier of one stage of a ring: `hopper.ring_barrier %ring[%stage]` (or `[2]`).
+
+    The stage is a register, or a constant `index`.
+    """
+
+    name = "hopper.ring_barrier"
+
+    index = opt_prop_def(IntAttr)
+    """The stage, when it is a constant."""
+    ring = operand_def(BarrierRingType)
+    """The ring."""
+    stage = opt_operand_def(RegType)
+    """The stage, when it is a register (32-bit)."""
+    result = result_def(MbarrierType)
+
+    def __init__(self, ring: SSAValue, stage: SSAValue | int):
+        assert isinstance(ring.type, BarrierRingType)
+        constant = isinstance(stage, int)
+        super().__init__(
+            properties={"index": IntAttr(stage) if constant else None},
+            operands=[ring, [] if constant else [stage], []],
+            result_types=[ring.type.barrier],
+        )
+
+    @property
+    def ring_type(self) -> BarrierRingType:
+        """The type of the ring."""
+        assert isinstance(self.ring.type, BarrierRingType)
+        return self.ring.type
+
+    def verify_kinds(self) -> None:
+        _unguarded(self)
+        ring = self.ring_type
+        if (self.index is None) == (self.stage is None):
+            raise VerifyException(
+                f"{self.name}: expected the stage as a register or as a constant, not both"
+            )
+        if self.stage is not None:
+            _int_register(self, "the stage", self.stage, (32,))
+        if self.index is not None and not 0 <= self.index.data < ring.stages.data:
+            raise VerifyException(
+                f"{self.name}: stage {self.index.data} is outside the ring of "
+                f"{ring.stages.data} stages"
+            )
+        if self.result.type != ring.barrier:
+            raise VerifyException(
+                f"{self.name}: the result must be {ring.barrier}, the ring's barrier, found "
+                f"{self.result.type}"
+            )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.ring)
+        printer.print_string("[")
+        if self.stage is not None:
+            printer.print_operand(self.stage)
+        elif self.index is not None:
+            printer.print_string(str(self.index.data))
+        printer.print_string("]")
+        _print_guard(printer, self)
+        printer.print_string(" : ")
+        printer.print_attribute(self.ring.type)
+        if self.stage is not None:
+            printer.print_string(", ")
+            printer.print_attribute(self.stage.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> Self:
+        ring = parser.parse_unresolved_operand()
+        parser.parse_punctuation("[")
+        index = parser.parse_optional_integer(allow_boolean=False, allow_negative=False)
+        stage = None if index is not None else parser.parse_unresolved_operand()
+        parser.parse_punctuation("]")
+        guard = _Guard.parse(parser)
+        parser.parse_punctuation(":")
+        ring_type = _parse_typed(parser, cls.name, BarrierRingType, "a !hopper.barrier_ring type")
+        ring_value = parser.resolve_operand(ring, ring_type)
+        if stage is None:
+            assert index is not None
+            return guard.apply(cls(ring_value, index))
+        parser.parse_punctuation(",")
+        return guard.apply(cls(ring_value, parser.resolve_operand(stage, parser.parse_type())))
+
+
+@irdl_op_definition
+class MbarrierInitOp(HopperInstruction):
+    """Initialize an mbarrier with the arrival count of its type."""
+
+    name = "hopper.mbarrier_init"
+
+    barrier = operand_def(MbarrierType)
+    """The mbarrier."""
+
+    def __init__(self, barrier: SSAValue):
+        super().__init__(operands=[barrier, []])
+
+    @property
+    def count(self) -> int:
+        """Arrivals that complete a phase."""
+        assert isinstance(self.barrier.type, MbarrierType)
+        return self.barrier.type.count.data
 
 
 @irdl_op_definition
 class MbarrierArriveOp(HopperInstruction):
-    """Arrive on an mbarrier: in this CTA, or (`cluster`) at a shared::cluster address."""
+    """Arrive on an mbarrier: in this CTA, or (`cluster`) in another (from hopper.mapa)."""
 
     name = "hopper.mbarrier_arrive"
     KEYWORDS: ClassVar[tuple[str, ...]] = ("scope",)
 
     scope = opt_prop_def(StringAttr)
-    """`cluster` for a barrier of another CTA (address from hopper.mapa); `cta` if absent."""
-    barrier = operand_def(RegType)
-    """The mbarrier (32-bit shared address)."""
+    """`cluster` for a barrier of another CTA (from hopper.mapa); `cta` if absent."""
+    barrier = operand_def(MbarrierType)
+    """The mbarrier."""
 
     def __init__(self, barrier: SSAValue, scope: str | None = None):
         super().__init__(
@@ -275,7 +603,6 @@ class MbarrierArriveOp(HopperInstruction):
         )
 
     def verify_kinds(self) -> None:
-        _shared_address(self, "the barrier", self.barrier)
         if self.scope is not None:
             check_choice(self, "scope", self.scope.data, ("cta", "cluster"))
 
@@ -289,14 +616,13 @@ class MbarrierArriveExpectTxOp(HopperInstruction):
 
     bytes = prop_def(IntAttr)
     """Transaction bytes expected in this phase."""
-    barrier = operand_def(RegType)
-    """The mbarrier (32-bit shared address)."""
+    barrier = operand_def(MbarrierType)
+    """The mbarrier."""
 
     def __init__(self, barrier: SSAValue, bytes: int):
         super().__init__(properties={"bytes": IntAttr(bytes)}, operands=[barrier, []])
 
     def verify_kinds(self) -> None:
-        _shared_address(self, "the barrier", self.barrier)
         check_below(self, "transaction bytes", self.bytes.data, 0, 1 << 20, "2^20")
 
 
@@ -306,8 +632,8 @@ class MbarrierWaitOp(HopperInstruction):
 
     name = "hopper.mbarrier_wait"
 
-    barrier = operand_def(RegType)
-    """The mbarrier (32-bit shared address)."""
+    barrier = operand_def(MbarrierType)
+    """The mbarrier."""
     phase = operand_def(RegType)
     """Parity (0 or 1) of the phase waited for, in a 32-bit register."""
 
@@ -315,7 +641,6 @@ class MbarrierWaitOp(HopperInstruction):
         super().__init__(operands=[barrier, phase, []])
 
     def verify_kinds(self) -> None:
-        _shared_address(self, "the barrier", self.barrier)
         _int_register(self, "the phase", self.phase, (32,))
 
 
@@ -405,11 +730,58 @@ class MatrixDescriptorOp(HopperInstruction):
 
 
 @irdl_op_definition
+class AccumulatorOp(HopperInstruction):
+    """The wgmma accumulator held in these f32 registers, in fragment order:
+    `%acc = hopper.accumulator %d0, ..., %d3 : !hopper.accumulator<64x8xf32>`."""
+
+    name = "hopper.accumulator"
+
+    registers = var_operand_def(RegType)
+    """This thread's f32 registers of the tile (n / 2)."""
+    result = result_def(AccumulatorType)
+
+    def __init__(self, registers: Sequence[SSAValue], accumulator: AccumulatorType):
+        super().__init__(operands=[list(registers), []], result_types=[accumulator])
+
+    def verify_kinds(self) -> None:
+        _unguarded(self)
+        accumulator = self.result.type
+        assert isinstance(accumulator, AccumulatorType)
+        if len(self.registers) != accumulator.registers:
+            raise VerifyException(
+                f"{self.name}: {accumulator} is held in {accumulator.registers} f32 registers "
+                f"per thread, found {len(self.registers)}"
+            )
+        for index, value in enumerate(self.registers):
+            if kind_of(value).name != "f32":
+                raise VerifyException(
+                    f"{self.name}: register {index} must be !ptx.reg<f32>, found {value.type}"
+                )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_list(self.registers, printer.print_operand)
+        _print_guard(printer, self)
+        printer.print_string(" : ")
+        printer.print_attribute(self.result.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> Self:
+        registers = parser.parse_comma_separated_list(
+            parser.Delimiter.NONE, parser.parse_unresolved_operand
+        )
+        guard = _Guard.parse(parser)
+        parser.parse_punctuation(":")
+        accumulator = _parse_typed(parser, cls.name, AccumulatorType, "a !hopper.accumulator type")
+        assert isinstance(accumulator, AccumulatorType)
+        return guard.apply(cls([parser.resolve_operand(r, F32) for r in registers], accumulator))
+
+
+@irdl_op_definition
 class WgmmaMmaAsyncOp(HopperInstruction):
     """One warpgroup MMA, D (f32) += A * B, both operands from shared-memory descriptors.
 
-    The accumulators (N/2 f32 registers per thread, in the m64nN fragment layout) are
-    read and written in place.
+    The accumulator's registers are read and written in place.
     """
 
     name = "hopper.wgmma_mma_async"
@@ -424,34 +796,34 @@ class WgmmaMmaAsyncOp(HopperInstruction):
     b_major = prop_def(StringAttr, default_value=StringAttr("k"))
     """`k` or `mn`: the layout of B (its transpose bit)."""
     scale_d = prop_def(IntAttr, default_value=IntAttr(1))
-    """1: D += A * B; 0: D = A * B (the accumulators' values are ignored)."""
+    """1: D += A * B; 0: D = A * B (the accumulator's values are ignored)."""
     a_desc = operand_def(RegType)
     """Descriptor of A (64 x 16), from hopper.matrix_descriptor."""
     b_desc = operand_def(RegType)
     """Descriptor of B (N x 16), from hopper.matrix_descriptor."""
-    accumulators = var_operand_def(RegType)
-    """The f32 accumulators, updated in place."""
+    accumulator = operand_def(AccumulatorType)
+    """The 64 x N f32 accumulator, updated in place."""
 
     def __init__(
         self,
-        n: int,
         dtype: str,
         a_desc: SSAValue,
         b_desc: SSAValue,
-        accumulators: Sequence[SSAValue],
+        accumulator: SSAValue,
         a_major: str = "k",
         b_major: str = "k",
         scale_d: int = 1,
     ):
+        assert isinstance(accumulator.type, AccumulatorType)
         super().__init__(
             properties={
-                "shape": StringAttr(f"m64n{n}k16"),
+                "shape": StringAttr(f"m64n{accumulator.type.n.data}k16"),
                 "dtype": StringAttr(dtype),
                 "a_major": StringAttr(a_major),
                 "b_major": StringAttr(b_major),
                 "scale_d": IntAttr(scale_d),
             },
-            operands=[a_desc, b_desc, list(accumulators), []],
+            operands=[a_desc, b_desc, accumulator, []],
         )
 
     @property
@@ -474,16 +846,13 @@ class WgmmaMmaAsyncOp(HopperInstruction):
             raise VerifyException(f"{self.name}: scale_d must be 0 or 1, found {self.scale_d.data}")
         _int_register(self, "the A descriptor", self.a_desc, (64,))
         _int_register(self, "the B descriptor", self.b_desc, (64,))
-        if len(self.accumulators) != n // 2:
+        accumulator = self.accumulator.type
+        assert isinstance(accumulator, AccumulatorType)
+        if accumulator.n.data != n:
             raise VerifyException(
-                f"{self.name}: {self.shape.data} needs {n // 2} f32 accumulators per thread, "
-                f"found {len(self.accumulators)}"
+                f"{self.name}: {self.shape.data} accumulates into a 64x{n} tile, found "
+                f"{accumulator}"
             )
-        for index, value in enumerate(self.accumulators):
-            if kind_of(value).name != "f32":
-                raise VerifyException(
-                    f"{self.name}: accumulator {index} must be !ptx.reg<f32>, found {value.type}"
-                )
 
 
 # ----------------------------------------------------------------------------------------
@@ -623,20 +992,24 @@ class IdOp(HopperInstruction):
 
 @irdl_op_definition
 class MapaOp(HopperInstruction):
-    """The shared::cluster address of a shared variable in the CTA of the given rank."""
+    """The mbarrier at the same shared offset in the CTA of the given cluster rank."""
 
     name = "hopper.mapa"
 
-    address = operand_def(RegType)
-    """A shared address in this CTA (32-bit)."""
+    barrier = operand_def(MbarrierType)
+    """An mbarrier of this CTA."""
     rank = operand_def(RegType)
     """The target CTA's rank in the cluster."""
-    result = result_def(RegType)
+    result = result_def(MbarrierType)
+    """The target CTA's mbarrier (a shared::cluster address: arrive with scope cluster)."""
 
-    def __init__(self, address: SSAValue, rank: SSAValue):
-        super().__init__(operands=[address, rank, []], result_types=[U32])
+    def __init__(self, barrier: SSAValue, rank: SSAValue):
+        super().__init__(operands=[barrier, rank, []], result_types=[barrier.type])
 
     def verify_kinds(self) -> None:
-        _shared_address(self, "the address", self.address)
         _int_register(self, "the rank", self.rank, (32,))
-        _int_register(self, "the result", self.result, (32,))
+        if self.result.type != self.barrier.type:
+            raise VerifyException(
+                f"{self.name}: the result must have the barrier's type {self.barrier.type}, "
+                f"found {self.result.type}"
+            )

@@ -33,6 +33,9 @@ class Accumulator:
     """The f32 registers of one accumulator tile, per N chunk (m64nN fragment layout)."""
 
     chunks: list[list[SSAValue]]
+    fragments: list[SSAValue] = field(default_factory=list[SSAValue])
+    """Per chunk, the `!hopper.accumulator` value the wgmmas update (for tiles that the
+    mainloop accumulates into; empty for the split-K sums)."""
 
 
 @dataclass(frozen=True)
@@ -103,7 +106,7 @@ class KernelContext:
     mainloop: scf.ForOp | None = None
     """The consumers' K loop."""
     maps: list[SSAValue] = field(default_factory=list[SSAValue])
-    """Generic addresses of the tensor-map parameters."""
+    """The tensor maps of the tensor-map parameters (`!hopper.tensormap` values)."""
 
     @property
     def where(self) -> str:

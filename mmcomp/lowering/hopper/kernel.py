@@ -50,15 +50,17 @@ def emit_prologue(ctx: KernelContext) -> Ring:
         k.add(raw, k.const(SMEM_ALIGN - 1)),
         k.const((1 << 32) - SMEM_ALIGN),
     )
-    ring = Ring.at(ctx, base)
+    ring = Ring.at(ctx, base, mode.stage_readers(ctx.roles))
+    tensor_maps = [*ctx.plan.operands, *ctx.plan.store_maps.values()]
     ctx.maps = [
-        k.append(hopper.TensorMapAddressOp(f"tmap{j}")).result for j in range(ctx.plan.tensor_maps)
+        k.append(hopper.TensorMapParamOp(f"tmap{j}", hopper.TensorMapType.of(tensor_map))).result
+        for j, tensor_map in enumerate(tensor_maps)
     ]
     for index, arg in enumerate(ctx.func.body.block.args):
         ctx.regs[arg] = k.ld_param(f"arg{index}")
     leader = k.setp("eq", tid, k.const(0))
     ctx.threads = Threads(tid, leader)
-    ring.init_barriers(mode.stage_readers(ctx.roles), leader)
+    ring.init_barriers(leader)
     ctx.put(hopper.FenceMbarrierInitOp(), leader)
     for tmap in ctx.maps:
         ctx.put(hopper.TensorMapPrefetchOp(tmap), leader)

@@ -35,12 +35,18 @@ from mmcomp.passes.partition_warp_roles import WarpRoles, slot_of
 
 
 def zero_accumulator(ctx: KernelContext) -> Accumulator:
-    """Fresh zero accumulators: chunk m_block * n_chunks + n_chunk, instr_n / 2 each."""
+    """Fresh zero accumulators: chunk m_block * n_chunks + n_chunk, instr_n / 2 each, and
+    the `!hopper.accumulator` of each chunk."""
     k = ctx.k
     n = ctx.params.instr[1]
-    return Accumulator(
-        [[k.const(0.0, ptx.F32) for _ in range(n // 2)] for _ in range(ctx.m_blocks * ctx.n_chunks)]
-    )
+    chunks = [
+        [k.const(0.0, ptx.F32) for _ in range(n // 2)] for _ in range(ctx.m_blocks * ctx.n_chunks)
+    ]
+    fragment = hopper.AccumulatorType(n)
+    fragments: list[SSAValue] = [
+        k.append(hopper.AccumulatorOp(chunk, fragment)).result for chunk in chunks
+    ]
+    return Accumulator(chunks, fragments)
 
 
 class ConsumerMainloop:
@@ -172,17 +178,16 @@ class ConsumerMainloop:
                     hopper.MatrixDescriptorOp(a_base, a_tile, 64 * m_block, kk * 16)
                 ).result
                 for chunk in range(ctx.n_chunks):
-                    regs = acc.chunks[m_block * ctx.n_chunks + chunk]
+                    fragment = acc.fragments[m_block * ctx.n_chunks + chunk]
                     b_desc = k.append(
                         hopper.MatrixDescriptorOp(b_base, b_tile, chunk * instr_n, kk * 16)
                     ).result
                     k.append(
                         hopper.WgmmaMmaAsyncOp(
-                            instr_n,
                             a_op.dtype,
                             a_desc,
                             b_desc,
-                            regs,
+                            fragment,
                             a_major=a_op.major,
                             b_major=b_op.major,
                         )

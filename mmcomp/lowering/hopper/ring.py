@@ -3,9 +3,10 @@
 `stages` stages of `stage_bytes` each at the 1024-aligned base of dynamic shared memory,
 then `stages` full barriers (count 1: the producer's expect_tx; TMA completes the bytes)
 and `stages` empty barriers (one arrival per consumer warpgroup that reads a stage, times
-the CTAs of the cluster). A role walks the ring with a position: a (stage, phase) register
-pair made once at the kernel's top level, moved one stage per K block (the phase flips at
-the wrap).
+the CTAs of the cluster), each array a `!hopper.barrier_ring` value whose stages' barriers
+(`hopper.ring_barrier`) the mbarrier and TMA ops take. A role walks the ring with a
+position: a (stage, phase) register pair made once at the kernel's top level, moved one
+stage per K block (the phase flips at the wrap).
 """
 
 from __future__ import annotations
@@ -15,10 +16,8 @@ from dataclasses import dataclass
 from xdsl.ir import SSAValue
 
 from mmcomp.dialects import hopper, ptx
+from mmcomp.dialects.hopper import BARRIER_BYTES
 from mmcomp.lowering.hopper.context import ConsumerThreads, KernelContext
-
-BARRIER_BYTES = 8
-"""Bytes of one mbarrier."""
 
 
 @dataclass(frozen=True)
@@ -31,24 +30,31 @@ class Position:
 
 @dataclass(frozen=True)
 class Ring:
-    """The ring's shared addresses and depth."""
+    """The ring's shared addresses, its barriers and its depth."""
 
     ctx: KernelContext
     base: SSAValue
     """Shared address of stage 0 (the 1024-aligned base of dynamic shared memory)."""
+    empty_address: SSAValue
+    """Shared address of the empty barriers (the split-K broadcast word follows them)."""
     full: SSAValue
-    """Shared address of the full barriers, one per stage."""
+    """The full barriers, one per stage (a `!hopper.barrier_ring`)."""
     empty: SSAValue
-    """Shared address of the empty barriers, one per stage."""
+    """The empty barriers, one per stage (a `!hopper.barrier_ring`)."""
 
     @staticmethod
-    def at(ctx: KernelContext, base: SSAValue) -> Ring:
-        """The ring at `base`, its barriers after its stages."""
+    def at(ctx: KernelContext, base: SSAValue, stage_readers: int) -> Ring:
+        """The ring at `base`, its barriers after its stages; `stage_readers` consumer
+        warpgroups of each CTA of the cluster release each stage."""
         k = ctx.k
         stages = ctx.roles.stages
-        full = k.add(base, k.const(ctx.plan.stage_bytes * stages))
-        empty = k.add(full, k.const(BARRIER_BYTES * stages))
-        return Ring(ctx, base, full, empty)
+        full_address = k.add(base, k.const(ctx.plan.stage_bytes * stages))
+        empty_address = k.add(full_address, k.const(BARRIER_BYTES * stages))
+        full_ring = hopper.BarrierRingType(stages, 1)
+        empty_ring = hopper.BarrierRingType(stages, stage_readers * ctx.cluster.size)
+        full = k.append(hopper.BarrierRingOp(full_address, full_ring)).result
+        empty = k.append(hopper.BarrierRingOp(empty_address, empty_ring)).result
+        return Ring(ctx, base, empty_address, full, empty)
 
     @property
     def stages(self) -> int:
@@ -59,17 +65,13 @@ class Ring:
     def after_barriers(self) -> SSAValue:
         """The shared address after the empty barriers (the split-K broadcast word)."""
         k = self.ctx.k
-        return k.add(self.empty, k.const(BARRIER_BYTES * self.stages))
+        return k.add(self.empty_address, k.const(BARRIER_BYTES * self.stages))
 
-    def init_barriers(self, stage_readers: int, leader: SSAValue) -> None:
+    def init_barriers(self, leader: SSAValue) -> None:
         """Initialize every stage's full and empty barrier (by `leader`)."""
-        k = self.ctx.k
         for stage in range(self.stages):
-            full = k.add(self.full, k.const(BARRIER_BYTES * stage))
-            self.ctx.put(hopper.MbarrierInitOp(full, 1), leader)
-            empty = k.add(self.empty, k.const(BARRIER_BYTES * stage))
-            readers = stage_readers * self.ctx.cluster.size
-            self.ctx.put(hopper.MbarrierInitOp(empty, readers), leader)
+            self.ctx.put(hopper.MbarrierInitOp(self.barrier(self.full, stage)), leader)
+            self.ctx.put(hopper.MbarrierInitOp(self.barrier(self.empty, stage)), leader)
 
     def position(self) -> Position:
         """Fresh (stage, phase) registers of a ring position, both 0."""
@@ -78,10 +80,9 @@ class Ring:
         phase = k.const(0)
         return Position(stage, phase)
 
-    def barrier(self, which: SSAValue, stage: SSAValue) -> SSAValue:
-        """The address of stage `stage`'s barrier in the array at `which`."""
-        k = self.ctx.k
-        return k.mad(stage, k.const(BARRIER_BYTES), which)
+    def barrier(self, ring: SSAValue, stage: SSAValue | int) -> SSAValue:
+        """The barrier of stage `stage` (a register or a constant) of `ring`."""
+        return self.ctx.k.append(hopper.RingBarrierOp(ring, stage)).result
 
     def slot_base(self, stage: SSAValue) -> SSAValue:
         """The shared address of stage `stage`."""

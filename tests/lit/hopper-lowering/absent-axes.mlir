@@ -11,10 +11,10 @@ func.func @broadcast_m1(%a: tensor<1x1x256xbf16>, %b: tensor<1x512x256xbf16>) ->
 }
 
 // CHECK:      hopper.setmaxnreg dec 40
-// CHECK:      hopper.mbarrier_arrive_expect_tx 32768 %[[FULL:.*]] : !ptx.reg<u32>
+// CHECK:      hopper.mbarrier_arrive_expect_tx 32768 %[[FULL:.*]] : !hopper.mbarrier<count = 1>
 // CHECK:      %[[ZERO:.*]] = ptx.const 0 : !ptx.reg<u32>
-// CHECK:      hopper.tma_load %{{.*}}, %{{.*}}, %[[FULL]], %[[K0:.*]], %[[ZERO]] :
-// CHECK:      hopper.tma_load %{{.*}}, %{{.*}}, %[[FULL]], %[[K0]], %{{.*}} :
+// CHECK:      hopper.tma_load %{{.*}}[%[[K0:.*]], %[[ZERO]]], %[[FULL]] to %{{.*}} : !hopper.tensormap<1x256xbf16, box 128x64, swizzle 128>,
+// CHECK:      hopper.tma_load %{{.*}}[%[[K0]], %{{.*}}], %[[FULL]] to %{{.*}} :
 // The output [1, 512] has no m axis: only the tile's first row stores, its predicate
 // "row == 0" guarding each packed store.
 // CHECK:      hopper.setmaxnreg inc 232

@@ -50,26 +50,42 @@ builtin.module {
 // The entry carries its launch data: each pointer's array, each tensor map's view, box and
 // swizzle (the default 128 bytes, left out), the grid and the shared memory.
 // CHECK-NEXT:   ptx.entry @lin(arg0 : ptr<role = input, name = "a", shape = [300, 200], dtype = bf16>, arg1 : ptr<role = input, name = "w", shape = [500, 200], dtype = bf16>, arg2 : ptr<role = input, name = "bias", shape = [500], dtype = bf16>, arg3 : ptr<role = output, name = "out0", shape = [300, 500], dtype = bf16>, tmap0 : tmap<arg = 0, dtype = bf16, shape = [300, 200], box = [128, 64], boxes = 1, major = k, strides = [200, 1], axes = [0, 1]>, tmap1 : tmap<arg = 1, dtype = bf16, shape = [500, 200], box = [128, 64], boxes = 1, major = k, strides = [200, 1], axes = [0, 1]>) maxnreg 168 reqntid [384] launch<grid = 12, smem = 132176, persistent = true> {
-// CHECK:          %[[TMAP0:.*]] = hopper.tensor_map_address tmap0 : !ptx.reg<b64>
-// CHECK:          %[[TMAP1:.*]] = hopper.tensor_map_address tmap1 : !ptx.reg<b64>
-// CHECK-COUNT-4:  hopper.mbarrier_init 1
+// The ring's full barriers complete on the producer's one arrival, its empty ones on one
+// arrival per consumer warpgroup; each tensor map's type is the view its launch data says.
+// CHECK:          %[[FULLS:.*]] = hopper.barrier_ring %{{.*}} : (!ptx.reg<u32>) -> !hopper.barrier_ring<stages = 4, count = 1>
+// CHECK-NEXT:     %[[EMPTIES:.*]] = hopper.barrier_ring %{{.*}} : (!ptx.reg<u32>) -> !hopper.barrier_ring<stages = 4, count = 2>
+// CHECK-NEXT:     %[[TMAP0:.*]] = hopper.tensormap_param tmap0 : !hopper.tensormap<300x200xbf16, box 128x64, swizzle 128>
+// CHECK-NEXT:     %[[TMAP1:.*]] = hopper.tensormap_param tmap1 : !hopper.tensormap<500x200xbf16, box 128x64, swizzle 128>
+// CHECK:          %[[F0:.*]] = hopper.ring_barrier %[[FULLS]][0] : !hopper.barrier_ring<stages = 4, count = 1>
+// CHECK-NEXT:     hopper.mbarrier_init %[[F0]] if %{{.*}} : !hopper.mbarrier<count = 1>
+// CHECK-NEXT:     %[[E0:.*]] = hopper.ring_barrier %[[EMPTIES]][0] : !hopper.barrier_ring<stages = 4, count = 2>
+// CHECK-NEXT:     hopper.mbarrier_init %[[E0]] if %{{.*}} : !hopper.mbarrier<count = 2>
+// CHECK-COUNT-3:  hopper.mbarrier_init %{{.*}} : !hopper.mbarrier<count = 2>
 // CHECK:          hopper.fence_mbarrier_init
+// CHECK-NEXT:     hopper.tensor_map_prefetch %[[TMAP0]] if %{{.*}} : !hopper.tensormap<300x200xbf16, box 128x64, swizzle 128>
 // The producer's elected thread: wait for an empty stage, expect 2 x 16 KiB, load A and W at
-// (k0, m0) and (k0, n0), coordinates innermost first, both completing on the full barrier.
+// (k0, m0) and (k0, n0), coordinates innermost first, both completing on the stage's full
+// barrier.
 // CHECK:          hopper.setmaxnreg dec 40
-// CHECK:          hopper.mbarrier_wait
-// CHECK:          hopper.mbarrier_arrive_expect_tx 32768 %[[FULL:.*]] : !ptx.reg<u32>
-// CHECK:          hopper.tma_load %{{.*}}, %[[TMAP0]], %[[FULL]], %[[K0:.*]], %{{.*}} :
-// CHECK:          hopper.tma_load %{{.*}}, %[[TMAP1]], %[[FULL]], %[[K0]], %{{.*}} :
+// CHECK:          %[[EMPTY:.*]] = hopper.ring_barrier %[[EMPTIES]][%[[STAGE:.*]]] : !hopper.barrier_ring<stages = 4, count = 2>, !ptx.reg<u32>
+// CHECK:          hopper.mbarrier_wait %[[EMPTY]], %{{.*}} : (!hopper.mbarrier<count = 2>, !ptx.reg<u32>) -> ()
+// CHECK-NEXT:     %[[FULL:.*]] = hopper.ring_barrier %[[FULLS]][%[[STAGE]]] : !hopper.barrier_ring<stages = 4, count = 1>, !ptx.reg<u32>
+// CHECK-NEXT:     hopper.mbarrier_arrive_expect_tx 32768 %[[FULL]] : !hopper.mbarrier<count = 1>
+// CHECK:          hopper.tma_load %[[TMAP0]][%[[K0:.*]], %{{.*}}], %[[FULL]] to %{{.*}} : !hopper.tensormap<300x200xbf16, box 128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !ptx.reg<u32>
+// CHECK:          hopper.tma_load %[[TMAP1]][%[[K0]], %{{.*}}], %[[FULL]] to %{{.*}} :
 // The consumers: wait full, descriptors of 128B-swizzled K-major tiles, wgmma, release.
 // CHECK:          hopper.setmaxnreg inc 232
-// CHECK:          hopper.mbarrier_wait
+// Each tile's zero accumulator: 64 f32 registers per thread of one 64x128 wgmma tile.
+// CHECK:          %[[ACC:.*]] = hopper.accumulator %{{.*}} : !hopper.accumulator<64x128xf32>
+// CHECK:          %[[READY:.*]] = hopper.ring_barrier %[[FULLS]][%{{.*}}] : !hopper.barrier_ring<stages = 4, count = 1>, !ptx.reg<u32>
+// CHECK-NEXT:     hopper.mbarrier_wait %[[READY]], %{{.*}} : (!hopper.mbarrier<count = 1>, !ptx.reg<u32>) -> ()
 // CHECK:          hopper.wgmma_fence
 // CHECK:          hopper.matrix_descriptor %{{.*}} {tile = #hopper.tile<k_major, swizzle 128, mn 128, k 64>, mn = 0, k = 0}
-// CHECK:          hopper.wgmma_mma_async m64n128k16 bf16
+// CHECK:          hopper.wgmma_mma_async m64n128k16 bf16 %{{.*}}, %{{.*}}, %[[ACC]] {a_major = "k", b_major = "k", scale_d = 1} : (!ptx.reg<b64>, !ptx.reg<b64>, !hopper.accumulator<64x128xf32>) -> ()
 // CHECK:          hopper.matrix_descriptor %{{.*}} {tile = #hopper.tile<k_major, swizzle 128, mn 128, k 64>, mn = 0, k = 48}
 // CHECK:          hopper.wgmma_commit_group
 // CHECK-NEXT:     hopper.wgmma_wait_group 1
-// CHECK:          hopper.mbarrier_arrive
+// CHECK:          %[[RELEASED:.*]] = hopper.ring_barrier %[[EMPTIES]][%{{.*}}] : !hopper.barrier_ring<stages = 4, count = 2>, !ptx.reg<u32>
+// CHECK:          hopper.mbarrier_arrive %[[RELEASED]] if %{{.*}} : !hopper.mbarrier<count = 2>
 // CHECK:          hopper.wgmma_wait_group 0
 // CHECK-NOT:      func.func

@@ -8,10 +8,22 @@ ptx.module version 8.0 target sm_90a address_size 64 {
   ptx.entry @k(t : tmap, d : b64) {
     %d = ptx.ld_param d : !ptx.reg<b64>
     %f = ptx.const 0.0 : !ptx.reg<f32>
-    hopper.wgmma_mma_async m64n16k16 bf16 %d, %d, %f, %f, %f, %f : (!ptx.reg<b64>, !ptx.reg<b64>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>) -> ()
+    %acc = hopper.accumulator %f, %f, %f, %f : !hopper.accumulator<64x8xf32>
+    hopper.wgmma_mma_async m64n16k16 bf16 %d, %d, %acc : (!ptx.reg<b64>, !ptx.reg<b64>, !hopper.accumulator<64x8xf32>) -> ()
   }
 }
-// CHECK: hopper.wgmma_mma_async: m64n16k16 needs 8 f32 accumulators per thread, found 4
+// CHECK: hopper.wgmma_mma_async: m64n16k16 accumulates into a 64x16 tile, found !hopper.accumulator<64x8xf32>
+
+// -----
+
+// An accumulator held in fewer registers than its tile needs.
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.entry @k() {
+    %f = ptx.const 0.0 : !ptx.reg<f32>
+    %acc = hopper.accumulator %f, %f, %f, %f : !hopper.accumulator<64x16xf32>
+  }
+}
+// CHECK: hopper.accumulator: !hopper.accumulator<64x16xf32> is held in 8 f32 registers per thread, found 4
 
 // -----
 
@@ -21,7 +33,8 @@ ptx.module version 8.0 target sm_90a address_size 64 {
   ptx.entry @k(t : tmap, d : b64) {
     %d = ptx.ld_param d : !ptx.reg<b64>
     %f = ptx.const 0.0 : !ptx.reg<f32>
-    hopper.wgmma_mma_async m64n12k16 bf16 %d, %d, %f, %f, %f, %f, %f, %f : (!ptx.reg<b64>, !ptx.reg<b64>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>) -> ()
+    %acc = hopper.accumulator %f, %f, %f, %f : !hopper.accumulator<64x8xf32>
+    hopper.wgmma_mma_async m64n12k16 bf16 %d, %d, %acc : (!ptx.reg<b64>, !ptx.reg<b64>, !hopper.accumulator<64x8xf32>) -> ()
   }
 }
 // CHECK: hopper.wgmma_mma_async: shape must be m64nNk16 with N a multiple of 8 in [8, 256], found 'm64n12k16'
@@ -34,7 +47,8 @@ ptx.module version 8.0 target sm_90a address_size 64 {
   ptx.entry @k(t : tmap, d : b64) {
     %d = ptx.ld_param d : !ptx.reg<b64>
     %f = ptx.const 0.0 : !ptx.reg<f32>
-    hopper.wgmma_mma_async m64n8k16 f32 %d, %d, %f, %f, %f, %f : (!ptx.reg<b64>, !ptx.reg<b64>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>) -> ()
+    %acc = hopper.accumulator %f, %f, %f, %f : !hopper.accumulator<64x8xf32>
+    hopper.wgmma_mma_async m64n8k16 f32 %d, %d, %acc : (!ptx.reg<b64>, !ptx.reg<b64>, !hopper.accumulator<64x8xf32>) -> ()
   }
 }
 // CHECK: hopper.wgmma_mma_async: dtype must be bf16 or f16, found 'f32'
@@ -42,16 +56,14 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 // -----
 
 // A wgmma accumulator that is not f32.
-ptx.module version 8.0 target sm_90a address_size 64 {
-  ptx.shared @smem align 1024 size 1024
-  ptx.entry @k(t : tmap, d : b64) {
-    %d = ptx.ld_param d : !ptx.reg<b64>
-    %f = ptx.const 0.0 : !ptx.reg<f32>
-    %h = ptx.const 0 : !ptx.reg<u32>
-    hopper.wgmma_mma_async m64n8k16 bf16 %d, %d, %f, %f, %h, %f : (!ptx.reg<b64>, !ptx.reg<b64>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<u32>, !ptx.reg<f32>) -> ()
-  }
-}
-// CHECK: hopper.wgmma_mma_async: accumulator 2 must be !ptx.reg<f32>, found !ptx.reg<u32>
+"test.op"() {type = !hopper.accumulator<64x8xf16>} : () -> ()
+// CHECK: !hopper.accumulator: element type must be f32, found f16
+
+// -----
+
+// An accumulator of more rows than one wgmma's.
+"test.op"() {type = !hopper.accumulator<128x8xf32>} : () -> ()
+// CHECK: !hopper.accumulator: m must be 64, found 128
 
 // -----
 
@@ -61,7 +73,8 @@ ptx.module version 8.0 target sm_90a address_size 64 {
   ptx.entry @k(t : tmap, d : b64) {
     %s = ptx.addr_of smem : !ptx.reg<u32>
     %f = ptx.const 0.0 : !ptx.reg<f32>
-    hopper.wgmma_mma_async m64n8k16 bf16 %s, %s, %f, %f, %f, %f : (!ptx.reg<u32>, !ptx.reg<u32>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>) -> ()
+    %acc = hopper.accumulator %f, %f, %f, %f : !hopper.accumulator<64x8xf32>
+    hopper.wgmma_mma_async m64n8k16 bf16 %s, %s, %acc : (!ptx.reg<u32>, !ptx.reg<u32>, !hopper.accumulator<64x8xf32>) -> ()
   }
 }
 // CHECK: hopper.wgmma_mma_async: the A descriptor must be a 64-bit integer register, found !ptx.reg<u32>
@@ -116,30 +129,19 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 
 // -----
 
-// A TMA load with six coordinates.
+// A TMA load with three coordinates of a rank-2 tensor map.
 ptx.module version 8.0 target sm_90a address_size 64 {
   ptx.shared @smem align 1024 size 1024
   ptx.entry @k(t : tmap, d : b64) {
     %s = ptx.addr_of smem : !ptx.reg<u32>
-    %t = hopper.tensor_map_address t : !ptx.reg<b64>
+    %t = hopper.tensormap_param t : !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>
+    %r = hopper.barrier_ring %s : (!ptx.reg<u32>) -> !hopper.barrier_ring<stages = 2, count = 1>
+    %b = hopper.ring_barrier %r[0] : !hopper.barrier_ring<stages = 2, count = 1>
     %c = ptx.const 0 : !ptx.reg<s32>
-    hopper.tma_load %s, %t, %s, %c, %c, %c, %c, %c, %c : (!ptx.reg<u32>, !ptx.reg<b64>, !ptx.reg<u32>, !ptx.reg<s32>, !ptx.reg<s32>, !ptx.reg<s32>, !ptx.reg<s32>, !ptx.reg<s32>, !ptx.reg<s32>) -> ()
+    hopper.tma_load %t[%c, %c, %c], %b to %s : !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !ptx.reg<u32>, !ptx.reg<s32>, !ptx.reg<s32>, !ptx.reg<s32>
   }
 }
-// CHECK: hopper.tma_load: a tensor copy takes 1 to 5 coordinates, found 6
-
-// -----
-
-// A TMA load whose tensor map is a 32-bit register.
-ptx.module version 8.0 target sm_90a address_size 64 {
-  ptx.shared @smem align 1024 size 1024
-  ptx.entry @k(t : tmap, d : b64) {
-    %s = ptx.addr_of smem : !ptx.reg<u32>
-    %c = ptx.const 0 : !ptx.reg<s32>
-    hopper.tma_load %s, %s, %s, %c, %c : (!ptx.reg<u32>, !ptx.reg<u32>, !ptx.reg<u32>, !ptx.reg<s32>, !ptx.reg<s32>) -> ()
-  }
-}
-// CHECK: hopper.tma_load: the tensor map must be a 64-bit integer register, found !ptx.reg<u32>
+// CHECK: hopper.tma_load: a copy of a rank-2 tensor map takes 2 coordinates, found 3
 
 // -----
 
@@ -148,9 +150,9 @@ ptx.module version 8.0 target sm_90a address_size 64 {
   ptx.shared @smem align 1024 size 1024
   ptx.entry @k(t : tmap, d : b64) {
     %s = ptx.addr_of smem : !ptx.reg<u32>
-    %t = hopper.tensor_map_address t : !ptx.reg<b64>
+    %t = hopper.tensormap_param t : !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>
     %c = ptx.const 0.0 : !ptx.reg<f32>
-    hopper.tma_store %t, %s, %c, %c : (!ptx.reg<b64>, !ptx.reg<u32>, !ptx.reg<f32>, !ptx.reg<f32>) -> ()
+    hopper.tma_store %s to %t[%c, %c] : !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>, !ptx.reg<u32>, !ptx.reg<f32>, !ptx.reg<f32>
   }
 }
 // CHECK: hopper.tma_store: coordinate 0 must be a 32-bit integer register, found !ptx.reg<f32>
@@ -162,23 +164,35 @@ ptx.module version 8.0 target sm_90a address_size 64 {
   ptx.shared @smem align 1024 size 1024
   ptx.entry @k(t : tmap, d : b64) {
     %s = ptx.addr_of smem : !ptx.reg<u32>
-    %t = hopper.tensor_map_address t : !ptx.reg<b64>
+    %t = hopper.tensormap_param t : !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>
+    %r = hopper.barrier_ring %s : (!ptx.reg<u32>) -> !hopper.barrier_ring<stages = 2, count = 1>
+    %b = hopper.ring_barrier %r[0] : !hopper.barrier_ring<stages = 2, count = 1>
     %c = ptx.const 0 : !ptx.reg<s32>
-    hopper.tma_load_multicast %s, %t, %s, %s, %c, %c : (!ptx.reg<u32>, !ptx.reg<b64>, !ptx.reg<u32>, !ptx.reg<u32>, !ptx.reg<s32>, !ptx.reg<s32>) -> ()
+    hopper.tma_load_multicast %t[%c, %c], %b to %s mask %s : !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !ptx.reg<u32>, !ptx.reg<s32>, !ptx.reg<s32>, !ptx.reg<u32>
   }
 }
 // CHECK: hopper.tma_load_multicast: the CTA mask must be a 16-bit integer register, found !ptx.reg<u32>
 
 // -----
 
-// The address of a parameter that is not a tensor map.
+// The tensor map of a parameter that is not a tensor map.
 ptx.module version 8.0 target sm_90a address_size 64 {
   ptx.shared @smem align 1024 size 1024
   ptx.entry @k(t : tmap, d : b64) {
-    %t = hopper.tensor_map_address d : !ptx.reg<b64>
+    %t = hopper.tensormap_param d : !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>
   }
 }
-// CHECK: hopper.tensor_map_address: 'd' must be a tmap parameter of entry @k, found a b64 parameter
+// CHECK: hopper.tensormap_param: 'd' must be a tmap parameter of entry @k, found a b64 parameter
+
+// -----
+
+// A tensor map whose type is not the map its launch data describes (the box differs).
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.entry @k(a : ptr, t : tmap<arg = 0, dtype = bf16, shape = [256, 128], box = [128, 64], boxes = 2, major = k>) {
+    %t = hopper.tensormap_param t : !hopper.tensormap<256x128xbf16, box 64x64, swizzle 128>
+  }
+}
+// CHECK: hopper.tensormap_param: the type of 't' must be the map its launch data describes, !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>, found !hopper.tensormap<256x128xbf16, box 64x64, swizzle 128>
 
 // -----
 
@@ -187,23 +201,105 @@ ptx.module version 8.0 target sm_90a address_size 64 {
   ptx.shared @smem align 1024 size 1024
   ptx.entry @k(t : tmap, d : b64) {
     %s = ptx.addr_of smem : !ptx.reg<u32>
+    %r = hopper.barrier_ring %s : (!ptx.reg<u32>) -> !hopper.barrier_ring<stages = 2, count = 1>
+    %b = hopper.ring_barrier %r[0] : !hopper.barrier_ring<stages = 2, count = 1>
     %p = hopper.elect_sync : !ptx.reg<pred>
-    hopper.mbarrier_wait %s, %p : (!ptx.reg<u32>, !ptx.reg<pred>) -> ()
+    hopper.mbarrier_wait %b, %p : (!hopper.mbarrier<count = 1>, !ptx.reg<pred>) -> ()
   }
 }
 // CHECK: hopper.mbarrier_wait: the phase must be a 32-bit integer register, found !ptx.reg<pred>
 
 // -----
 
-// An mbarrier with no arrivals.
+// A ring of mbarriers with no arrivals.
 ptx.module version 8.0 target sm_90a address_size 64 {
   ptx.shared @smem align 1024 size 1024
   ptx.entry @k(t : tmap, d : b64) {
     %s = ptx.addr_of smem : !ptx.reg<u32>
-    hopper.mbarrier_init 0 %s : !ptx.reg<u32>
+    %r = hopper.barrier_ring %s : (!ptx.reg<u32>) -> !hopper.barrier_ring<stages = 2, count = 0>
   }
 }
-// CHECK: hopper.mbarrier_init: the arrival count must be in [1, 2^20), found 0
+// CHECK: !hopper.barrier_ring: count must be in [1, 2^20), found 0
+
+// -----
+
+// A ring of no stages.
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.shared @smem align 1024 size 1024
+  ptx.entry @k(t : tmap, d : b64) {
+    %s = ptx.addr_of smem : !ptx.reg<u32>
+    %r = hopper.barrier_ring %s : (!ptx.reg<u32>) -> !hopper.barrier_ring<stages = 0, count = 1>
+  }
+}
+// CHECK: !hopper.barrier_ring: stages must be at least 1, found 0
+
+// -----
+
+// A ring on a 64-bit address.
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.shared @smem align 1024 size 1024
+  ptx.entry @k(t : tmap, d : b64) {
+    %d = ptx.ld_param d : !ptx.reg<b64>
+    %r = hopper.barrier_ring %d : (!ptx.reg<b64>) -> !hopper.barrier_ring<stages = 2, count = 1>
+  }
+}
+// CHECK: hopper.barrier_ring: the base must be a 32-bit integer register, found !ptx.reg<b64>
+
+// -----
+
+// A constant stage outside the ring.
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.shared @smem align 1024 size 1024
+  ptx.entry @k(t : tmap, d : b64) {
+    %s = ptx.addr_of smem : !ptx.reg<u32>
+    %r = hopper.barrier_ring %s : (!ptx.reg<u32>) -> !hopper.barrier_ring<stages = 2, count = 1>
+    %b = hopper.ring_barrier %r[2] : !hopper.barrier_ring<stages = 2, count = 1>
+  }
+}
+// CHECK: hopper.ring_barrier: stage 2 is outside the ring of 2 stages
+
+// -----
+
+// A stage in a 16-bit register.
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.shared @smem align 1024 size 1024
+  ptx.entry @k(t : tmap, d : b64) {
+    %s = ptx.addr_of smem : !ptx.reg<u32>
+    %r = hopper.barrier_ring %s : (!ptx.reg<u32>) -> !hopper.barrier_ring<stages = 2, count = 1>
+    %i = ptx.const 1 : !ptx.reg<u16>
+    %b = hopper.ring_barrier %r[%i] : !hopper.barrier_ring<stages = 2, count = 1>, !ptx.reg<u16>
+  }
+}
+// CHECK: hopper.ring_barrier: the stage must be a 32-bit integer register, found !ptx.reg<u16>
+
+// -----
+
+// A stage's barrier under a guard: an op that names a value takes none.
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.shared @smem align 1024 size 1024
+  ptx.entry @k() {
+    %s = ptx.addr_of smem : !ptx.reg<u32>
+    %p = hopper.elect_sync : !ptx.reg<pred>
+    %r = hopper.barrier_ring %s : (!ptx.reg<u32>) -> !hopper.barrier_ring<stages = 2, count = 1>
+    %b = hopper.ring_barrier %r[0] if %p : !hopper.barrier_ring<stages = 2, count = 1>
+  }
+}
+// CHECK: hopper.ring_barrier: names a value and takes no guard
+
+// -----
+
+// A remote barrier of another type than the barrier mapped.
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.shared @smem align 1024 size 1024
+  ptx.entry @k(t : tmap, d : b64) {
+    %s = ptx.addr_of smem : !ptx.reg<u32>
+    %r = hopper.barrier_ring %s : (!ptx.reg<u32>) -> !hopper.barrier_ring<stages = 2, count = 1>
+    %b = hopper.ring_barrier %r[0] : !hopper.barrier_ring<stages = 2, count = 1>
+    %q = ptx.const 1 : !ptx.reg<u32>
+    %m = hopper.mapa %b, %q : (!hopper.mbarrier<count = 1>, !ptx.reg<u32>) -> !hopper.mbarrier<count = 2>
+  }
+}
+// CHECK: hopper.mapa: the result must have the barrier's type !hopper.mbarrier<count = 1>, found !hopper.mbarrier<count = 2>
 
 // -----
 

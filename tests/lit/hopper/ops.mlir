@@ -3,17 +3,22 @@
 // RUN: mmcomp-opt %s -p convert-hopper-to-ptx -t ptx | filecheck %s
 
 // Every hopper op form: the IR round trip, the ptx ops it lowers to, and the PTX text.
+// Tensor maps, mbarriers and the wgmma accumulator are typed values (a tensor map of each
+// rank the copies use, one with extents known only at launch; a ring of two barriers,
+// indexed by a constant and by a register; the accumulator's four f32 registers).
 // tests/lit/hopper/assemble.mlir assembles this kernel with ptxas.
 
 ptx.module version 8.0 target sm_90a address_size 64 {
   ptx.shared @smem align 1024 dynamic
   ptx.shared @bars align 8 size 16
-  ptx.entry @hopper_ops(ta : tmap, tc : tmap) maxnreg 168 reqntid [384] {
-    %ta = hopper.tensor_map_address ta : !ptx.reg<b64>
-    %tc = hopper.tensor_map_address tc : !ptx.reg<b64>
-    hopper.tensor_map_prefetch %ta : !ptx.reg<b64>
+  ptx.entry @hopper_ops(ta : tmap, tb : tmap, tc : tmap) maxnreg 168 reqntid [384] {
+    %ta = hopper.tensormap_param ta : !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>
+    %tb = hopper.tensormap_param tb : !hopper.tensormap<4x256x128xbf16, box 1x128x64, swizzle 128>
+    %tc = hopper.tensormap_param tc : !hopper.tensormap<?x?xf32, box 64x32, swizzle 128>
+    hopper.tensor_map_prefetch %ta : !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>
     %smem = ptx.addr_of smem : !ptx.reg<u32>
-    %bar = ptx.addr_of bars : !ptx.reg<u32>
+    %bars = ptx.addr_of bars : !ptx.reg<u32>
+    %ring = hopper.barrier_ring %bars : (!ptx.reg<u32>) -> !hopper.barrier_ring<stages = 2, count = 1>
     %tid = hopper.id thread.x : !ptx.reg<u32>
     %wg = hopper.id warpgroup : !ptx.reg<u32>
     %warp = hopper.id warp_in_warpgroup : !ptx.reg<u32>
@@ -24,23 +29,27 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     %cta = hopper.id cta_in_cluster.y : !ptx.reg<u32>
     %c0 = ptx.const 0 : !ptx.reg<u32>
     %first = ptx.setp eq %tid, %c0 : (!ptx.reg<u32>, !ptx.reg<u32>) -> !ptx.reg<pred>
-    hopper.mbarrier_init 1 %bar if %first : !ptx.reg<u32>
+    %bar = hopper.ring_barrier %ring[0] : !hopper.barrier_ring<stages = 2, count = 1>
+    %bar1 = hopper.ring_barrier %ring[1] : !hopper.barrier_ring<stages = 2, count = 1>
+    hopper.mbarrier_init %bar if %first : !hopper.mbarrier<count = 1>
+    hopper.mbarrier_init %bar1 if %first : !hopper.mbarrier<count = 1>
     hopper.fence_mbarrier_init
     ptx.bar sync 0
+    %stage = hopper.ring_barrier %ring[%c0] : !hopper.barrier_ring<stages = 2, count = 1>, !ptx.reg<u32>
     %elected = hopper.elect_sync : !ptx.reg<pred>
-    hopper.mbarrier_arrive_expect_tx 32768 %bar if %elected : !ptx.reg<u32>
+    hopper.mbarrier_arrive_expect_tx 32768 %bar if %elected : !hopper.mbarrier<count = 1>
     %x = ptx.const 64 : !ptx.reg<s32>
     %y = ptx.const 128 : !ptx.reg<s32>
     %z = ptx.const 2 : !ptx.reg<s32>
-    hopper.tma_load %smem, %ta, %bar, %x, %y if %elected : (!ptx.reg<u32>, !ptx.reg<b64>, !ptx.reg<u32>, !ptx.reg<s32>, !ptx.reg<s32>) -> ()
-    hopper.tma_load %smem, %ta, %bar, %x, %y, %z : (!ptx.reg<u32>, !ptx.reg<b64>, !ptx.reg<u32>, !ptx.reg<s32>, !ptx.reg<s32>, !ptx.reg<s32>) -> ()
+    hopper.tma_load %ta[%x, %y], %bar to %smem if %elected : !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !ptx.reg<u32>, !ptx.reg<s32>, !ptx.reg<s32>
+    hopper.tma_load %tb[%x, %y, %z], %stage to %smem : !hopper.tensormap<4x256x128xbf16, box 1x128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !ptx.reg<u32>, !ptx.reg<s32>, !ptx.reg<s32>, !ptx.reg<s32>
     %mask = ptx.const 3 : !ptx.reg<b16>
-    hopper.tma_load_multicast %smem, %ta, %bar, %mask, %x, %y : (!ptx.reg<u32>, !ptx.reg<b64>, !ptx.reg<u32>, !ptx.reg<b16>, !ptx.reg<s32>, !ptx.reg<s32>) -> ()
-    hopper.mbarrier_wait %bar, %c0 : !ptx.reg<u32>
-    hopper.mbarrier_wait %bar, %c0 if not %first : !ptx.reg<u32>
-    hopper.mbarrier_arrive %bar : !ptx.reg<u32>
-    %remote = hopper.mapa %bar, %rank : !ptx.reg<u32>
-    hopper.mbarrier_arrive cluster %remote : !ptx.reg<u32>
+    hopper.tma_load_multicast %ta[%x, %y], %bar to %smem mask %mask : !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !ptx.reg<u32>, !ptx.reg<s32>, !ptx.reg<s32>, !ptx.reg<b16>
+    hopper.mbarrier_wait %bar, %c0 : (!hopper.mbarrier<count = 1>, !ptx.reg<u32>) -> ()
+    hopper.mbarrier_wait %bar, %c0 if not %first : (!hopper.mbarrier<count = 1>, !ptx.reg<u32>) -> ()
+    hopper.mbarrier_arrive %bar : !hopper.mbarrier<count = 1>
+    %remote = hopper.mapa %bar, %rank : (!hopper.mbarrier<count = 1>, !ptx.reg<u32>) -> !hopper.mbarrier<count = 1>
+    hopper.mbarrier_arrive cluster %remote : !hopper.mbarrier<count = 1>
     hopper.setmaxnreg inc 232
     %da = hopper.matrix_descriptor %smem {tile = #hopper.tile<k_major, swizzle 128, mn 128, k 64>, mn = 64, k = 16} : (!ptx.reg<u32>) -> !ptx.reg<b64>
     %db = hopper.matrix_descriptor %smem {tile = #hopper.tile<mn_major, swizzle 128, mn 128, k 64>, mn = 0, k = 32} : (!ptx.reg<u32>) -> !ptx.reg<b64>
@@ -49,9 +58,10 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     %d1 = ptx.mov %zero : !ptx.reg<f32>
     %d2 = ptx.mov %zero : !ptx.reg<f32>
     %d3 = ptx.mov %zero : !ptx.reg<f32>
+    %acc = hopper.accumulator %d0, %d1, %d2, %d3 : !hopper.accumulator<64x8xf32>
     hopper.wgmma_fence
-    hopper.wgmma_mma_async m64n8k16 bf16 %da, %db, %d0, %d1, %d2, %d3 {a_major = "k", b_major = "mn", scale_d = 0} : (!ptx.reg<b64>, !ptx.reg<b64>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>) -> ()
-    hopper.wgmma_mma_async m64n8k16 f16 %da, %da, %d0, %d1, %d2, %d3 {a_major = "k", b_major = "k", scale_d = 1} : (!ptx.reg<b64>, !ptx.reg<b64>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>) -> ()
+    hopper.wgmma_mma_async m64n8k16 bf16 %da, %db, %acc {a_major = "k", b_major = "mn", scale_d = 0} : (!ptx.reg<b64>, !ptx.reg<b64>, !hopper.accumulator<64x8xf32>) -> ()
+    hopper.wgmma_mma_async m64n8k16 f16 %da, %da, %acc {a_major = "k", b_major = "k", scale_d = 1} : (!ptx.reg<b64>, !ptx.reg<b64>, !hopper.accumulator<64x8xf32>) -> ()
     hopper.wgmma_commit_group
     hopper.wgmma_wait_group 1
     hopper.wgmma_wait_group 0
@@ -62,7 +72,7 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     hopper.stmatrix %smem, %p01, %p23, %p01, %p23 : (!ptx.reg<u32>, !ptx.reg<bf16x2>, !ptx.reg<bf16x2>, !ptx.reg<bf16x2>, !ptx.reg<bf16x2>) -> ()
     hopper.stmatrix %smem, %p01, %p23 {trans} : (!ptx.reg<u32>, !ptx.reg<bf16x2>, !ptx.reg<bf16x2>) -> ()
     hopper.fence_proxy_async
-    hopper.tma_store %tc, %smem, %x, %y if %elected : (!ptx.reg<b64>, !ptx.reg<u32>, !ptx.reg<s32>, !ptx.reg<s32>) -> ()
+    hopper.tma_store %smem to %tc[%x, %y] if %elected : !hopper.tensormap<?x?xf32, box 64x32, swizzle 128>, !ptx.reg<u32>, !ptx.reg<s32>, !ptx.reg<s32>
     hopper.bulk_commit_group
     hopper.bulk_wait_group 0 {read}
     hopper.bulk_wait_group 1
@@ -74,6 +84,7 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 // The PTX text, the entry pinned line by line.
 // CHECK-LABEL: .visible .entry hopper_ops(
 // CHECK-NEXT: .param .align 128 .b8 ta[128],
+// CHECK-NEXT: .param .align 128 .b8 tb[128],
 // CHECK-NEXT: .param .align 128 .b8 tc[128]
 // CHECK-NEXT: )
 // CHECK-NEXT: .maxnreg 168
@@ -81,14 +92,16 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 // CHECK-NEXT: {
 // CHECK-NEXT: .reg .pred %p<7>;
 // CHECK-NEXT: .reg .b16 %rs<2>;
-// CHECK-NEXT: .reg .b32 %r<38>;
-// CHECK-NEXT: .reg .b64 %rd<11>;
+// CHECK-NEXT: .reg .b32 %r<44>;
+// CHECK-NEXT: .reg .b64 %rd<13>;
 // CHECK-NEXT: .reg .f32 %f<6>;
 // CHECK-EMPTY:
 // CHECK-NEXT: mov.u64 %rd1, ta;
 // CHECK-NEXT: cvta.param.u64 %rd2, %rd1;
-// CHECK-NEXT: mov.u64 %rd3, tc;
+// CHECK-NEXT: mov.u64 %rd3, tb;
 // CHECK-NEXT: cvta.param.u64 %rd4, %rd3;
+// CHECK-NEXT: mov.u64 %rd5, tc;
+// CHECK-NEXT: cvta.param.u64 %rd6, %rd5;
 // CHECK-NEXT: prefetch.tensormap [%rd2];
 // CHECK-NEXT: mov.u32 %r1, smem;
 // CHECK-NEXT: mov.u32 %r2, bars;
@@ -110,48 +123,55 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 // CHECK-NEXT: mov.u32 %r18, %cluster_ctaid.y;
 // CHECK-NEXT: mov.u32 %r19, 0;
 // CHECK-NEXT: setp.eq.u32 %p1, %r3, %r19;
-// CHECK-NEXT: @%p1 mbarrier.init.shared::cta.b64 [%r2], 1;
+// CHECK-NEXT: mov.u32 %r20, 0;
+// CHECK-NEXT: add.u32 %r21, %r2, %r20;
+// CHECK-NEXT: mov.u32 %r22, 8;
+// CHECK-NEXT: add.u32 %r23, %r2, %r22;
+// CHECK-NEXT: @%p1 mbarrier.init.shared::cta.b64 [%r21], 1;
+// CHECK-NEXT: @%p1 mbarrier.init.shared::cta.b64 [%r23], 1;
 // CHECK-NEXT: fence.mbarrier_init.release.cluster;
 // CHECK-NEXT: bar.sync 0;
+// CHECK-NEXT: mov.u32 %r24, 8;
+// CHECK-NEXT: mad.lo.u32 %r25, %r19, %r24, %r2;
 // CHECK-NEXT: elect.sync _|%p2, 0xffffffff;
-// CHECK-NEXT: @%p2 mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r2], 32768;
-// CHECK-NEXT: mov.s32 %r20, 64;
-// CHECK-NEXT: mov.s32 %r21, 128;
-// CHECK-NEXT: mov.s32 %r22, 2;
-// CHECK-NEXT: @%p2 cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd2, {%r20, %r21}], [%r2];
-// CHECK-NEXT: cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd2, {%r20, %r21, %r22}], [%r2];
+// CHECK-NEXT: @%p2 mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r21], 32768;
+// CHECK-NEXT: mov.s32 %r26, 64;
+// CHECK-NEXT: mov.s32 %r27, 128;
+// CHECK-NEXT: mov.s32 %r28, 2;
+// CHECK-NEXT: @%p2 cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd2, {%r26, %r27}], [%r21];
+// CHECK-NEXT: cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd4, {%r26, %r27, %r28}], [%r25];
 // CHECK-NEXT: mov.b16 %rs1, 3;
-// CHECK-NEXT: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%r1], [%rd2, {%r20, %r21}], [%r2], %rs1;
+// CHECK-NEXT: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%r1], [%rd2, {%r26, %r27}], [%r21], %rs1;
 // CHECK-NEXT: hopper_wait_1:
-// CHECK-NEXT: mbarrier.try_wait.parity.shared::cta.b64 %p3, [%r2], %r19;
+// CHECK-NEXT: mbarrier.try_wait.parity.shared::cta.b64 %p3, [%r21], %r19;
 // CHECK-NEXT: @!%p3 bra hopper_wait_1;
 // CHECK-NEXT: @%p1 bra hopper_wait_skip_3;
 // CHECK-NEXT: hopper_wait_2:
-// CHECK-NEXT: mbarrier.try_wait.parity.shared::cta.b64 %p4, [%r2], %r19;
+// CHECK-NEXT: mbarrier.try_wait.parity.shared::cta.b64 %p4, [%r21], %r19;
 // CHECK-NEXT: @!%p4 bra hopper_wait_2;
 // CHECK-NEXT: hopper_wait_skip_3:
-// CHECK-NEXT: mbarrier.arrive.shared::cta.b64 _, [%r2];
-// CHECK-NEXT: mapa.shared::cluster.u32 %r23, %r2, %r16;
-// CHECK-NEXT: mbarrier.arrive.shared::cluster.b64 _, [%r23];
+// CHECK-NEXT: mbarrier.arrive.shared::cta.b64 _, [%r21];
+// CHECK-NEXT: mapa.shared::cluster.u32 %r29, %r21, %r16;
+// CHECK-NEXT: mbarrier.arrive.shared::cluster.b64 _, [%r29];
 // CHECK-NEXT: setmaxnreg.inc.sync.aligned.u32 232;
-// CHECK-NEXT: mov.u32 %r24, 8224;
-// CHECK-NEXT: add.u32 %r25, %r1, %r24;
-// CHECK-NEXT: mov.u32 %r26, 4;
-// CHECK-NEXT: shr.u32 %r27, %r25, %r26;
-// CHECK-NEXT: mov.u32 %r28, 16383;
-// CHECK-NEXT: and.b32 %r29, %r27, %r28;
-// CHECK-NEXT: cvt.u64.u32 %rd5, %r29;
-// CHECK-NEXT: mov.b64 %rd6, 4611686293305360384;
-// CHECK-NEXT: or.b64 %rd7, %rd5, %rd6;
-// CHECK-NEXT: mov.u32 %r30, 4096;
+// CHECK-NEXT: mov.u32 %r30, 8224;
 // CHECK-NEXT: add.u32 %r31, %r1, %r30;
 // CHECK-NEXT: mov.u32 %r32, 4;
 // CHECK-NEXT: shr.u32 %r33, %r31, %r32;
 // CHECK-NEXT: mov.u32 %r34, 16383;
 // CHECK-NEXT: and.b32 %r35, %r33, %r34;
-// CHECK-NEXT: cvt.u64.u32 %rd8, %r35;
-// CHECK-NEXT: mov.b64 %rd9, 4611686293338849280;
-// CHECK-NEXT: or.b64 %rd10, %rd8, %rd9;
+// CHECK-NEXT: cvt.u64.u32 %rd7, %r35;
+// CHECK-NEXT: mov.b64 %rd8, 4611686293305360384;
+// CHECK-NEXT: or.b64 %rd9, %rd7, %rd8;
+// CHECK-NEXT: mov.u32 %r36, 4096;
+// CHECK-NEXT: add.u32 %r37, %r1, %r36;
+// CHECK-NEXT: mov.u32 %r38, 4;
+// CHECK-NEXT: shr.u32 %r39, %r37, %r38;
+// CHECK-NEXT: mov.u32 %r40, 16383;
+// CHECK-NEXT: and.b32 %r41, %r39, %r40;
+// CHECK-NEXT: cvt.u64.u32 %rd10, %r41;
+// CHECK-NEXT: mov.b64 %rd11, 4611686293338849280;
+// CHECK-NEXT: or.b64 %rd12, %rd10, %rd11;
 // CHECK-NEXT: mov.f32 %f1, 0f00000000;
 // CHECK-NEXT: mov.b32 %f2, %f1;
 // CHECK-NEXT: mov.b32 %f3, %f1;
@@ -159,20 +179,20 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 // CHECK-NEXT: mov.b32 %f5, %f1;
 // CHECK-NEXT: wgmma.fence.sync.aligned;
 // CHECK-NEXT: setp.ne.u32 %p5, 0, 0;
-// CHECK-NEXT: wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%f2, %f3, %f4, %f5}, %rd7, %rd10, %p5, 1, 1, 0, 1;
+// CHECK-NEXT: wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%f2, %f3, %f4, %f5}, %rd9, %rd12, %p5, 1, 1, 0, 1;
 // CHECK-NEXT: setp.ne.u32 %p6, 1, 0;
-// CHECK-NEXT: wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%f2, %f3, %f4, %f5}, %rd7, %rd7, %p6, 1, 1, 0, 0;
+// CHECK-NEXT: wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%f2, %f3, %f4, %f5}, %rd9, %rd9, %p6, 1, 1, 0, 0;
 // CHECK-NEXT: wgmma.commit_group.sync.aligned;
 // CHECK-NEXT: wgmma.wait_group.sync.aligned 1;
 // CHECK-NEXT: wgmma.wait_group.sync.aligned 0;
 // CHECK-NEXT: bar.sync 1, 256;
 // CHECK-NEXT: bar.arrive 2, 128;
-// CHECK-NEXT: cvt.rn.bf16x2.f32 %r36, %f3, %f2;
-// CHECK-NEXT: cvt.rn.bf16x2.f32 %r37, %f5, %f4;
-// CHECK-NEXT: stmatrix.sync.aligned.m8n8.x4.shared.b16 [%r1], {%r36, %r37, %r36, %r37};
-// CHECK-NEXT: stmatrix.sync.aligned.m8n8.x2.trans.shared.b16 [%r1], {%r36, %r37};
+// CHECK-NEXT: cvt.rn.bf16x2.f32 %r42, %f3, %f2;
+// CHECK-NEXT: cvt.rn.bf16x2.f32 %r43, %f5, %f4;
+// CHECK-NEXT: stmatrix.sync.aligned.m8n8.x4.shared.b16 [%r1], {%r42, %r43, %r42, %r43};
+// CHECK-NEXT: stmatrix.sync.aligned.m8n8.x2.trans.shared.b16 [%r1], {%r42, %r43};
 // CHECK-NEXT: fence.proxy.async.shared::cta;
-// CHECK-NEXT: @%p2 cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%rd4, {%r20, %r21}], [%r1];
+// CHECK-NEXT: @%p2 cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%rd6, {%r26, %r27}], [%r1];
 // CHECK-NEXT: cp.async.bulk.commit_group;
 // CHECK-NEXT: cp.async.bulk.wait_group.read 0;
 // CHECK-NEXT: cp.async.bulk.wait_group 1;
@@ -180,15 +200,18 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 // CHECK-NEXT: ret;
 // CHECK-NEXT: }
 
-// After the pass, hopper ops are ptx ops (descriptors and waits expand).
-// LOWERED-LABEL: ptx.entry @hopper_ops(ta : tmap, tc : tmap) maxnreg 168 reqntid [384] {
+// After the pass, hopper ops are ptx ops (descriptors, waits and barrier addresses expand;
+// the typed values are the registers that hold them).
+// LOWERED-LABEL: ptx.entry @hopper_ops(ta : tmap, tb : tmap, tc : tmap) maxnreg 168 reqntid [384] {
 // LOWERED-NEXT: %ta = ptx.addr_of ta : !ptx.reg<b64>
 // LOWERED-NEXT: %ta_1 = ptx.cvta param %ta : !ptx.reg<b64>
+// LOWERED-NEXT: %tb = ptx.addr_of tb : !ptx.reg<b64>
+// LOWERED-NEXT: %tb_1 = ptx.cvta param %tb : !ptx.reg<b64>
 // LOWERED-NEXT: %tc = ptx.addr_of tc : !ptx.reg<b64>
 // LOWERED-NEXT: %tc_1 = ptx.cvta param %tc : !ptx.reg<b64>
 // LOWERED-NEXT: ptx.inst "prefetch.tensormap [{0}]" %ta_1 : (!ptx.reg<b64>) -> ()
 // LOWERED-NEXT: %smem = ptx.addr_of smem : !ptx.reg<u32>
-// LOWERED-NEXT: %bar = ptx.addr_of bars : !ptx.reg<u32>
+// LOWERED-NEXT: %bars = ptx.addr_of bars : !ptx.reg<u32>
 // LOWERED-NEXT: %tid = ptx.sreg tid.x : !ptx.reg<u32>
 // LOWERED-NEXT: %wg = ptx.sreg tid.x : !ptx.reg<u32>
 // LOWERED-NEXT: %wg_1 = ptx.const 7 : !ptx.reg<u32>
@@ -207,28 +230,35 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 // LOWERED-NEXT: %cta = ptx.sreg cluster_ctaid.y : !ptx.reg<u32>
 // LOWERED-NEXT: %c0 = ptx.const 0 : !ptx.reg<u32>
 // LOWERED-NEXT: %first = ptx.setp eq %tid, %c0 : (!ptx.reg<u32>, !ptx.reg<u32>) -> !ptx.reg<pred>
-// LOWERED-NEXT: ptx.mbarrier_init 1 %bar if %first : !ptx.reg<u32>
+// LOWERED-NEXT: %bar = ptx.const 0 : !ptx.reg<u32>
+// LOWERED-NEXT: %bar_1 = ptx.add %bars, %bar : !ptx.reg<u32>
+// LOWERED-NEXT: %bar1 = ptx.const 8 : !ptx.reg<u32>
+// LOWERED-NEXT: %bar1_1 = ptx.add %bars, %bar1 : !ptx.reg<u32>
+// LOWERED-NEXT: ptx.mbarrier_init 1 %bar_1 if %first : !ptx.reg<u32>
+// LOWERED-NEXT: ptx.mbarrier_init 1 %bar1_1 if %first : !ptx.reg<u32>
 // LOWERED-NEXT: ptx.fence mbarrier_init
 // LOWERED-NEXT: ptx.bar sync 0
+// LOWERED-NEXT: %stage = ptx.const 8 : !ptx.reg<u32>
+// LOWERED-NEXT: %stage_1 = ptx.mad %c0, %stage, %bars : !ptx.reg<u32>
 // LOWERED-NEXT: %elected = ptx.elect_sync : !ptx.reg<pred>
-// LOWERED-NEXT: ptx.mbarrier_arrive %bar if %elected {tx_bytes = 32768} : !ptx.reg<u32>
+// LOWERED-NEXT: ptx.mbarrier_arrive %bar_1 if %elected {tx_bytes = 32768} : !ptx.reg<u32>
 // LOWERED-NEXT: %x = ptx.const 64 : !ptx.reg<s32>
 // LOWERED-NEXT: %y = ptx.const 128 : !ptx.reg<s32>
 // LOWERED-NEXT: %z = ptx.const 2 : !ptx.reg<s32>
-// LOWERED-NEXT: ptx.tma_load %smem, %ta_1, %bar, %x, %y if %elected : (!ptx.reg<u32>, !ptx.reg<b64>, !ptx.reg<u32>, !ptx.reg<s32>, !ptx.reg<s32>) -> ()
-// LOWERED-NEXT: ptx.tma_load %smem, %ta_1, %bar, %x, %y, %z : (!ptx.reg<u32>, !ptx.reg<b64>, !ptx.reg<u32>, !ptx.reg<s32>, !ptx.reg<s32>, !ptx.reg<s32>) -> ()
+// LOWERED-NEXT: ptx.tma_load %smem, %ta_1, %bar_1, %x, %y if %elected : (!ptx.reg<u32>, !ptx.reg<b64>, !ptx.reg<u32>, !ptx.reg<s32>, !ptx.reg<s32>) -> ()
+// LOWERED-NEXT: ptx.tma_load %smem, %tb_1, %stage_1, %x, %y, %z : (!ptx.reg<u32>, !ptx.reg<b64>, !ptx.reg<u32>, !ptx.reg<s32>, !ptx.reg<s32>, !ptx.reg<s32>) -> ()
 // LOWERED-NEXT: %mask = ptx.const 3 : !ptx.reg<b16>
-// LOWERED-NEXT: ptx.tma_load_multicast %smem, %ta_1, %bar, %mask, %x, %y : (!ptx.reg<u32>, !ptx.reg<b64>, !ptx.reg<u32>, !ptx.reg<b16>, !ptx.reg<s32>, !ptx.reg<s32>) -> ()
+// LOWERED-NEXT: ptx.tma_load_multicast %smem, %ta_1, %bar_1, %mask, %x, %y : (!ptx.reg<u32>, !ptx.reg<b64>, !ptx.reg<u32>, !ptx.reg<b16>, !ptx.reg<s32>, !ptx.reg<s32>) -> ()
 // LOWERED-NEXT: ptx.label hopper_wait_1
-// LOWERED-NEXT: %0 = ptx.mbarrier_try_wait %bar, %c0 : (!ptx.reg<u32>, !ptx.reg<u32>) -> !ptx.reg<pred>
+// LOWERED-NEXT: %0 = ptx.mbarrier_try_wait %bar_1, %c0 : (!ptx.reg<u32>, !ptx.reg<u32>) -> !ptx.reg<pred>
 // LOWERED-NEXT: ptx.bra hopper_wait_1 if not %0
 // LOWERED-NEXT: ptx.bra hopper_wait_skip_3 if %first
 // LOWERED-NEXT: ptx.label hopper_wait_2
-// LOWERED-NEXT: %1 = ptx.mbarrier_try_wait %bar, %c0 : (!ptx.reg<u32>, !ptx.reg<u32>) -> !ptx.reg<pred>
+// LOWERED-NEXT: %1 = ptx.mbarrier_try_wait %bar_1, %c0 : (!ptx.reg<u32>, !ptx.reg<u32>) -> !ptx.reg<pred>
 // LOWERED-NEXT: ptx.bra hopper_wait_2 if not %1
 // LOWERED-NEXT: ptx.label hopper_wait_skip_3
-// LOWERED-NEXT: ptx.mbarrier_arrive %bar : !ptx.reg<u32>
-// LOWERED-NEXT: %remote = ptx.mapa %bar, %rank : !ptx.reg<u32>
+// LOWERED-NEXT: ptx.mbarrier_arrive %bar_1 : !ptx.reg<u32>
+// LOWERED-NEXT: %remote = ptx.mapa %bar_1, %rank : !ptx.reg<u32>
 // LOWERED-NEXT: ptx.mbarrier_arrive cluster %remote : !ptx.reg<u32>
 // LOWERED-NEXT: ptx.setmaxnreg inc 232
 // LOWERED-NEXT: %da = ptx.const 8224 : !ptx.reg<u32>
@@ -281,12 +311,14 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 // LOWERED-EMPTY:
 
 // The round trip prints the input back.
-// IR-LABEL: ptx.entry @hopper_ops(ta : tmap, tc : tmap) maxnreg 168 reqntid [384] {
-// IR-NEXT: %ta = hopper.tensor_map_address ta : !ptx.reg<b64>
-// IR-NEXT: %tc = hopper.tensor_map_address tc : !ptx.reg<b64>
-// IR-NEXT: hopper.tensor_map_prefetch %ta : !ptx.reg<b64>
+// IR-LABEL: ptx.entry @hopper_ops(ta : tmap, tb : tmap, tc : tmap) maxnreg 168 reqntid [384] {
+// IR-NEXT: %ta = hopper.tensormap_param ta : !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>
+// IR-NEXT: %tb = hopper.tensormap_param tb : !hopper.tensormap<4x256x128xbf16, box 1x128x64, swizzle 128>
+// IR-NEXT: %tc = hopper.tensormap_param tc : !hopper.tensormap<?x?xf32, box 64x32, swizzle 128>
+// IR-NEXT: hopper.tensor_map_prefetch %ta : !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>
 // IR-NEXT: %smem = ptx.addr_of smem : !ptx.reg<u32>
-// IR-NEXT: %bar = ptx.addr_of bars : !ptx.reg<u32>
+// IR-NEXT: %bars = ptx.addr_of bars : !ptx.reg<u32>
+// IR-NEXT: %ring = hopper.barrier_ring %bars : (!ptx.reg<u32>) -> !hopper.barrier_ring<stages = 2, count = 1>
 // IR-NEXT: %tid = hopper.id thread.x : !ptx.reg<u32>
 // IR-NEXT: %wg = hopper.id warpgroup : !ptx.reg<u32>
 // IR-NEXT: %warp = hopper.id warp_in_warpgroup : !ptx.reg<u32>
@@ -297,23 +329,27 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 // IR-NEXT: %cta = hopper.id cta_in_cluster.y : !ptx.reg<u32>
 // IR-NEXT: %c0 = ptx.const 0 : !ptx.reg<u32>
 // IR-NEXT: %first = ptx.setp eq %tid, %c0 : (!ptx.reg<u32>, !ptx.reg<u32>) -> !ptx.reg<pred>
-// IR-NEXT: hopper.mbarrier_init 1 %bar if %first : !ptx.reg<u32>
+// IR-NEXT: %bar = hopper.ring_barrier %ring[0] : !hopper.barrier_ring<stages = 2, count = 1>
+// IR-NEXT: %bar1 = hopper.ring_barrier %ring[1] : !hopper.barrier_ring<stages = 2, count = 1>
+// IR-NEXT: hopper.mbarrier_init %bar if %first : !hopper.mbarrier<count = 1>
+// IR-NEXT: hopper.mbarrier_init %bar1 if %first : !hopper.mbarrier<count = 1>
 // IR-NEXT: hopper.fence_mbarrier_init
 // IR-NEXT: ptx.bar sync 0
+// IR-NEXT: %stage = hopper.ring_barrier %ring[%c0] : !hopper.barrier_ring<stages = 2, count = 1>, !ptx.reg<u32>
 // IR-NEXT: %elected = hopper.elect_sync : !ptx.reg<pred>
-// IR-NEXT: hopper.mbarrier_arrive_expect_tx 32768 %bar if %elected : !ptx.reg<u32>
+// IR-NEXT: hopper.mbarrier_arrive_expect_tx 32768 %bar if %elected : !hopper.mbarrier<count = 1>
 // IR-NEXT: %x = ptx.const 64 : !ptx.reg<s32>
 // IR-NEXT: %y = ptx.const 128 : !ptx.reg<s32>
 // IR-NEXT: %z = ptx.const 2 : !ptx.reg<s32>
-// IR-NEXT: hopper.tma_load %smem, %ta, %bar, %x, %y if %elected : (!ptx.reg<u32>, !ptx.reg<b64>, !ptx.reg<u32>, !ptx.reg<s32>, !ptx.reg<s32>) -> ()
-// IR-NEXT: hopper.tma_load %smem, %ta, %bar, %x, %y, %z : (!ptx.reg<u32>, !ptx.reg<b64>, !ptx.reg<u32>, !ptx.reg<s32>, !ptx.reg<s32>, !ptx.reg<s32>) -> ()
+// IR-NEXT: hopper.tma_load %ta[%x, %y], %bar to %smem if %elected : !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !ptx.reg<u32>, !ptx.reg<s32>, !ptx.reg<s32>
+// IR-NEXT: hopper.tma_load %tb[%x, %y, %z], %stage to %smem : !hopper.tensormap<4x256x128xbf16, box 1x128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !ptx.reg<u32>, !ptx.reg<s32>, !ptx.reg<s32>, !ptx.reg<s32>
 // IR-NEXT: %mask = ptx.const 3 : !ptx.reg<b16>
-// IR-NEXT: hopper.tma_load_multicast %smem, %ta, %bar, %mask, %x, %y : (!ptx.reg<u32>, !ptx.reg<b64>, !ptx.reg<u32>, !ptx.reg<b16>, !ptx.reg<s32>, !ptx.reg<s32>) -> ()
-// IR-NEXT: hopper.mbarrier_wait %bar, %c0 : !ptx.reg<u32>
-// IR-NEXT: hopper.mbarrier_wait %bar, %c0 if not %first : !ptx.reg<u32>
-// IR-NEXT: hopper.mbarrier_arrive %bar : !ptx.reg<u32>
-// IR-NEXT: %remote = hopper.mapa %bar, %rank : !ptx.reg<u32>
-// IR-NEXT: hopper.mbarrier_arrive cluster %remote : !ptx.reg<u32>
+// IR-NEXT: hopper.tma_load_multicast %ta[%x, %y], %bar to %smem mask %mask : !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !ptx.reg<u32>, !ptx.reg<s32>, !ptx.reg<s32>, !ptx.reg<b16>
+// IR-NEXT: hopper.mbarrier_wait %bar, %c0 : (!hopper.mbarrier<count = 1>, !ptx.reg<u32>) -> ()
+// IR-NEXT: hopper.mbarrier_wait %bar, %c0 if not %first : (!hopper.mbarrier<count = 1>, !ptx.reg<u32>) -> ()
+// IR-NEXT: hopper.mbarrier_arrive %bar : !hopper.mbarrier<count = 1>
+// IR-NEXT: %remote = hopper.mapa %bar, %rank : (!hopper.mbarrier<count = 1>, !ptx.reg<u32>) -> !hopper.mbarrier<count = 1>
+// IR-NEXT: hopper.mbarrier_arrive cluster %remote : !hopper.mbarrier<count = 1>
 // IR-NEXT: hopper.setmaxnreg inc 232
 // IR-NEXT: %da = hopper.matrix_descriptor %smem {tile = #hopper.tile<k_major, swizzle 128, mn 128, k 64>, mn = 64, k = 16} : (!ptx.reg<u32>) -> !ptx.reg<b64>
 // IR-NEXT: %db = hopper.matrix_descriptor %smem {tile = #hopper.tile<mn_major, swizzle 128, mn 128, k 64>, mn = 0, k = 32} : (!ptx.reg<u32>) -> !ptx.reg<b64>
@@ -322,9 +358,10 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 // IR-NEXT: %d1 = ptx.mov %zero : !ptx.reg<f32>
 // IR-NEXT: %d2 = ptx.mov %zero : !ptx.reg<f32>
 // IR-NEXT: %d3 = ptx.mov %zero : !ptx.reg<f32>
+// IR-NEXT: %acc = hopper.accumulator %d0, %d1, %d2, %d3 : !hopper.accumulator<64x8xf32>
 // IR-NEXT: hopper.wgmma_fence
-// IR-NEXT: hopper.wgmma_mma_async m64n8k16 bf16 %da, %db, %d0, %d1, %d2, %d3 {a_major = "k", b_major = "mn", scale_d = 0} : (!ptx.reg<b64>, !ptx.reg<b64>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>) -> ()
-// IR-NEXT: hopper.wgmma_mma_async m64n8k16 f16 %da, %da, %d0, %d1, %d2, %d3 {a_major = "k", b_major = "k", scale_d = 1} : (!ptx.reg<b64>, !ptx.reg<b64>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>) -> ()
+// IR-NEXT: hopper.wgmma_mma_async m64n8k16 bf16 %da, %db, %acc {a_major = "k", b_major = "mn", scale_d = 0} : (!ptx.reg<b64>, !ptx.reg<b64>, !hopper.accumulator<64x8xf32>) -> ()
+// IR-NEXT: hopper.wgmma_mma_async m64n8k16 f16 %da, %da, %acc {a_major = "k", b_major = "k", scale_d = 1} : (!ptx.reg<b64>, !ptx.reg<b64>, !hopper.accumulator<64x8xf32>) -> ()
 // IR-NEXT: hopper.wgmma_commit_group
 // IR-NEXT: hopper.wgmma_wait_group 1
 // IR-NEXT: hopper.wgmma_wait_group 0
@@ -335,7 +372,7 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 // IR-NEXT: hopper.stmatrix %smem, %p01, %p23, %p01, %p23 : (!ptx.reg<u32>, !ptx.reg<bf16x2>, !ptx.reg<bf16x2>, !ptx.reg<bf16x2>, !ptx.reg<bf16x2>) -> ()
 // IR-NEXT: hopper.stmatrix %smem, %p01, %p23 {trans} : (!ptx.reg<u32>, !ptx.reg<bf16x2>, !ptx.reg<bf16x2>) -> ()
 // IR-NEXT: hopper.fence_proxy_async
-// IR-NEXT: hopper.tma_store %tc, %smem, %x, %y if %elected : (!ptx.reg<b64>, !ptx.reg<u32>, !ptx.reg<s32>, !ptx.reg<s32>) -> ()
+// IR-NEXT: hopper.tma_store %smem to %tc[%x, %y] if %elected : !hopper.tensormap<?x?xf32, box 64x32, swizzle 128>, !ptx.reg<u32>, !ptx.reg<s32>, !ptx.reg<s32>
 // IR-NEXT: hopper.bulk_commit_group
 // IR-NEXT: hopper.bulk_wait_group 0 {read}
 // IR-NEXT: hopper.bulk_wait_group 1

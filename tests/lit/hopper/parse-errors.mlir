@@ -1,6 +1,7 @@
 // RUN: mmcomp-opt %s --parsing-diagnostics --split-input-file | filecheck %s
 
-// Syntax errors in #hopper.tile and in operand-less hopper ops, reported at the token.
+// Syntax errors in #hopper.tile, in the hopper types and in hopper ops, reported at the
+// token.
 
 // A tile whose major-ness is neither k_major nor mn_major.
 ptx.module version 8.0 target sm_90a address_size 64 {
@@ -49,3 +50,79 @@ func.func @k() attributes {hopper.warp_roles = #hopper.warp_roles<stages = 4>} {
 }
 // CHECK: #hopper.warp_roles holds only 'slots', found 'stages' (stages, registers and warp_specialization are read from sched.params)
 
+// -----
+
+// A tensor-map box of an extent known only at launch.
+"test.op"() {type = !hopper.tensormap<256x128xbf16, box ?x64, swizzle 128>} : () -> ()
+// CHECK: !hopper.tensormap: expected a static box, as 128x64
+
+// -----
+
+// A tensor map without its swizzle.
+"test.op"() {type = !hopper.tensormap<256x128xbf16, box 128x64>} : () -> ()
+// CHECK: Expected ','
+
+// -----
+
+// A barrier ring without its arrival count.
+"test.op"() {type = !hopper.barrier_ring<stages = 3>} : () -> ()
+// CHECK: Expected ','
+
+// -----
+
+// A stage's barrier taken from something that is not a ring.
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.shared @smem align 1024 size 1024
+  ptx.entry @k() {
+    %s = ptx.addr_of smem : !ptx.reg<u32>
+    %b = hopper.ring_barrier %s[0] : !ptx.reg<u32>
+  }
+}
+// CHECK: hopper.ring_barrier: expected a !hopper.barrier_ring type, found !ptx.reg<u32>
+
+// -----
+
+// An accumulator of a one-dimensional shape.
+"test.op"() {type = !hopper.accumulator<64xf32>} : () -> ()
+// CHECK: !hopper.accumulator: expected a static m x n shape, as 64x256xf32
+
+// -----
+
+// An accumulator whose registers are not f32 (its registers are read as f32).
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.entry @k() {
+    %h = ptx.const 0 : !ptx.reg<u32>
+    %acc = hopper.accumulator %h, %h, %h, %h : !hopper.accumulator<64x8xf32>
+  }
+}
+// CHECK: operand is used with type !ptx.reg<f32>, but has been previously used or defined with type !ptx.reg<u32>
+
+// -----
+
+// A TMA load whose tensor map is a register, not a !hopper.tensormap.
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.shared @smem align 1024 size 1024
+  ptx.entry @k(t : tmap, d : b64) {
+    %s = ptx.addr_of smem : !ptx.reg<u32>
+    %d = ptx.ld_param d : !ptx.reg<b64>
+    %r = hopper.barrier_ring %s : (!ptx.reg<u32>) -> !hopper.barrier_ring<stages = 2, count = 1>
+    %b = hopper.ring_barrier %r[0] : !hopper.barrier_ring<stages = 2, count = 1>
+    %c = ptx.const 0 : !ptx.reg<s32>
+    hopper.tma_load %d[%c, %c], %b to %s : !ptx.reg<b64>, !hopper.mbarrier<count = 1>, !ptx.reg<u32>, !ptx.reg<s32>, !ptx.reg<s32>
+  }
+}
+// CHECK: hopper.tma_load: expected a !hopper.tensormap type, found !ptx.reg<b64>
+
+// -----
+
+// A TMA load whose barrier is a shared address, not a !hopper.mbarrier.
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.shared @smem align 1024 size 1024
+  ptx.entry @k(t : tmap, d : b64) {
+    %s = ptx.addr_of smem : !ptx.reg<u32>
+    %t = hopper.tensormap_param t : !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>
+    %c = ptx.const 0 : !ptx.reg<s32>
+    hopper.tma_load %t[%c, %c], %s to %s : !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>, !ptx.reg<u32>, !ptx.reg<u32>, !ptx.reg<s32>, !ptx.reg<s32>
+  }
+}
+// CHECK: hopper.tma_load: expected a !hopper.mbarrier type, found !ptx.reg<u32>
