@@ -2,7 +2,7 @@
 
 Most hopper ops become the one ptx instruction op they stand for (`hopper.tma_load` ->
 `ptx.tma_load`, `hopper.wgmma_mma_async` -> `ptx.wgmma` with its transpose bits and a
-constant scale-d predicate, `hopper.named_barrier` -> `ptx.bar`, ...). A few expand:
+constant scale-d predicate, `hopper.stmatrix` -> `ptx.stmatrix`, ...). A few expand:
 
 - `hopper.mbarrier_wait` becomes a `mbarrier.try_wait.parity` loop with a fresh label;
 - `hopper.matrix_descriptor` computes `((base + offset) >> 4) & 0x3FFF` and ORs in the
@@ -142,14 +142,6 @@ def _lower_tma_store(op: hopper.TmaStoreOp, out: _Emitter) -> None:
     out.emit(ptx.TmaStoreOp(op.src, register_of(op.tensor_map), op.coordinates))
 
 
-def _lower_bulk_commit_group(op: hopper.BulkCommitGroupOp, out: _Emitter) -> None:
-    out.emit(ptx.BulkCommitOp())
-
-
-def _lower_bulk_wait_group(op: hopper.BulkWaitGroupOp, out: _Emitter) -> None:
-    out.emit(ptx.BulkWaitOp(op.pending.data, read=op.read is not None))
-
-
 def _lower_mbarrier_init(op: hopper.MbarrierInitOp, out: _Emitter) -> None:
     out.emit(ptx.MbarrierInitOp(register_of(op.barrier), op.count))
 
@@ -161,26 +153,6 @@ def _lower_mbarrier_arrive(op: hopper.MbarrierArriveOp, out: _Emitter) -> None:
 
 def _lower_mbarrier_arrive_expect_tx(op: hopper.MbarrierArriveExpectTxOp, out: _Emitter) -> None:
     out.emit(ptx.MbarrierArriveOp(register_of(op.barrier), tx_bytes=op.bytes.data))
-
-
-def _lower_fence_proxy_async(op: hopper.FenceProxyAsyncOp, out: _Emitter) -> None:
-    out.emit(ptx.FenceOp("proxy_async"))
-
-
-def _lower_fence_mbarrier_init(op: hopper.FenceMbarrierInitOp, out: _Emitter) -> None:
-    out.emit(ptx.FenceOp("mbarrier_init"))
-
-
-def _lower_wgmma_fence(op: hopper.WgmmaFenceOp, out: _Emitter) -> None:
-    out.emit(ptx.WgmmaFenceOp())
-
-
-def _lower_wgmma_commit_group(op: hopper.WgmmaCommitGroupOp, out: _Emitter) -> None:
-    out.emit(ptx.WgmmaCommitOp())
-
-
-def _lower_wgmma_wait_group(op: hopper.WgmmaWaitGroupOp, out: _Emitter) -> None:
-    out.emit(ptx.WgmmaWaitOp(op.pending.data))
 
 
 def _lower_matrix_descriptor(op: hopper.MatrixDescriptorOp, out: _Emitter) -> None:
@@ -214,18 +186,6 @@ def _lower_wgmma(op: hopper.WgmmaMmaAsyncOp, out: _Emitter) -> None:
     )
 
 
-def _lower_setmaxnreg(op: hopper.SetmaxnregOp, out: _Emitter) -> None:
-    out.emit(ptx.SetmaxnregOp(op.action.data, op.count.data))
-
-
-def _lower_elect_sync(op: hopper.ElectSyncOp, out: _Emitter) -> None:
-    out.emit(ptx.ElectSyncOp())
-
-
-def _lower_named_barrier(op: hopper.NamedBarrierOp, out: _Emitter) -> None:
-    out.emit(ptx.BarOp(op.mode.data, op.barrier_id.data, op.count.data))
-
-
 def _lower_stmatrix(op: hopper.StmatrixOp, out: _Emitter) -> None:
     out.emit(ptx.StmatrixOp(op.address, op.values, trans=op.trans is not None))
 
@@ -245,21 +205,11 @@ _LOWERINGS: dict[type[hopper.HopperInstruction], Callable[[Any, _Emitter], None]
     hopper.TmaLoadOp: _lower_tma_load,
     hopper.TmaLoadMulticastOp: _lower_tma_load_multicast,
     hopper.TmaStoreOp: _lower_tma_store,
-    hopper.BulkCommitGroupOp: _lower_bulk_commit_group,
-    hopper.BulkWaitGroupOp: _lower_bulk_wait_group,
     hopper.MbarrierInitOp: _lower_mbarrier_init,
     hopper.MbarrierArriveOp: _lower_mbarrier_arrive,
     hopper.MbarrierArriveExpectTxOp: _lower_mbarrier_arrive_expect_tx,
-    hopper.FenceProxyAsyncOp: _lower_fence_proxy_async,
-    hopper.FenceMbarrierInitOp: _lower_fence_mbarrier_init,
-    hopper.WgmmaFenceOp: _lower_wgmma_fence,
-    hopper.WgmmaCommitGroupOp: _lower_wgmma_commit_group,
-    hopper.WgmmaWaitGroupOp: _lower_wgmma_wait_group,
     hopper.MatrixDescriptorOp: _lower_matrix_descriptor,
     hopper.WgmmaMmaAsyncOp: _lower_wgmma,
-    hopper.SetmaxnregOp: _lower_setmaxnreg,
-    hopper.ElectSyncOp: _lower_elect_sync,
-    hopper.NamedBarrierOp: _lower_named_barrier,
     hopper.StmatrixOp: _lower_stmatrix,
     hopper.IdOp: _lower_id,
 }

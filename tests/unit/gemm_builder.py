@@ -31,7 +31,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import DYNAMIC_INDEX, ModuleOp, bf16
 from xdsl.ir import SSAValue
 
-from mmcomp.dialects import hopper
+from mmcomp.dialects import hopper, ptx
 from mmcomp.dialects.ptx import (
     BF16,
     F32,
@@ -159,15 +159,15 @@ def _emit_gemm(k: KernelBuilder, layout: str, epilogue: str) -> None:
     with k.predicated(k.setp("eq", tid, zero)):
         for stage_barrier in initial:
             k.append(hopper.MbarrierInitOp(stage_barrier))
-        k.append(hopper.FenceMbarrierInitOp())
+        k.append(ptx.FenceOp("mbarrier_init"))
     k.bar("sync", 0)
 
     k.bra("consumer", k.setp("ne", warpgroup, zero))
 
     # Producer warpgroup: one elected thread of warp 0 issues every load.
-    k.append(hopper.SetmaxnregOp("dec", 40))
+    k.append(ptx.SetmaxnregOp("dec", 40))
     k.bra("done", k.setp("ne", k.append(hopper.IdOp("warp")).result, zero))
-    elected = k.append(hopper.ElectSyncOp()).result
+    elected = k.append(ptx.ElectSyncOp()).result
     k.bra("done", elected, negated=True)
     map_a = k.append(hopper.TensorMapParamOp("tmap_a", _tensor_map(TILE_M, BLOCK_K))).result
     b_box = (TILE_N, BLOCK_K) if layout == "linear" else (BLOCK_K, 64)
@@ -199,7 +199,7 @@ def _emit_gemm(k: KernelBuilder, layout: str, epilogue: str) -> None:
 
     # Consumer warpgroups: 64 rows each.
     k.label("consumer")
-    k.append(hopper.SetmaxnregOp("inc", 232))
+    k.append(ptx.SetmaxnregOp("inc", 232))
     consumer = k.sub(warpgroup, one)
     accumulators = [k.const(0.0, F32) for _ in range(TILE_N // 2)]
     tile = k.append(hopper.AccumulatorOp(accumulators, hopper.AccumulatorType(TILE_N))).result
@@ -211,15 +211,15 @@ def _emit_gemm(k: KernelBuilder, layout: str, epilogue: str) -> None:
     k.append(hopper.MbarrierWaitOp(barrier(ring_out.stage, "full"), ring_out.phase))
     a_tile = k.add(stage_address(ring_out.stage), row_offset)
     b_src = k.add(stage_address(ring_out.stage), k.const(A_TILE.bytes))
-    k.append(hopper.WgmmaFenceOp())
+    k.append(ptx.WgmmaFenceOp())
     a_attr = hopper.tile("k", 128, ROWS_PER_CONSUMER, BLOCK_K)
     b_attr = hopper.tile(b_tile.major.value, 128, TILE_N, BLOCK_K)
     for step in range(BLOCK_K // 16):
         a_desc = k.append(hopper.MatrixDescriptorOp(a_tile, a_attr, 0, 16 * step)).result
         b_desc = k.append(hopper.MatrixDescriptorOp(b_src, b_attr, 0, 16 * step)).result
         k.append(hopper.WgmmaMmaAsyncOp("bf16", a_desc, b_desc, tile, "k", b_tile.major.value))
-    k.append(hopper.WgmmaCommitGroupOp())
-    k.append(hopper.WgmmaWaitGroupOp(0))
+    k.append(ptx.WgmmaCommitOp())
+    k.append(ptx.WgmmaWaitOp(0))
     k.append(hopper.MbarrierArriveOp(barrier(ring_out.stage, "empty")))
     k.assign(block, k.add(block, one))
     ring_out.advance(k, one, stages)
@@ -309,16 +309,16 @@ def _tma_epilogue(
         ]
         dst = k.add(address, k.const(16 * j))
         k.append(hopper.StmatrixOp(dst, packed))
-    k.append(hopper.FenceProxyAsyncOp())
-    k.append(hopper.NamedBarrierOp("sync", 1, 2 * 128))
+    k.append(ptx.FenceOp("proxy_async"))
+    k.append(ptx.BarOp("sync", 1, 2 * 128))
     leader = k.setp("eq", k.append(hopper.IdOp("thread_in_warpgroup")).result, k.const(0))
     with k.predicated(leader):
         c_type = _tensor_map(ROWS_PER_CONSUMER, TILE_N, swizzle=0)
         map_c = k.append(hopper.TensorMapParamOp("tmap_c", c_type)).result
         m_coord = k.mov(k.add(m0, k.mul(consumer, k.const(ROWS_PER_CONSUMER))), S32)
         k.append(hopper.TmaStoreOp(map_c, staging, [k.mov(n0, S32), m_coord]))
-        k.append(hopper.BulkCommitGroupOp())
-        k.append(hopper.BulkWaitGroupOp(0, read=True))
+        k.append(ptx.BulkCommitOp())
+        k.append(ptx.BulkWaitOp(0, read=True))
 
 
 def build_gemm(layout: str, epilogue: str = "store") -> GemmKernel:

@@ -43,19 +43,13 @@ from mmcomp.dialects.ptx import (
     F32,
     PRED,
     U32,
-    BulkWaitBase,
     EntryOp,
-    FixedInstruction,
     NameOf,
     PtxInstruction,
     RegType,
-    SetmaxnregBase,
     TensorMapAttr,
-    WgmmaWaitBase,
     check_below,
     check_choice,
-    check_range,
-    check_thread_count,
     kind_of,
 )
 
@@ -443,22 +437,8 @@ class TmaStoreOp(HopperInstruction):
         return guard.apply(op)
 
 
-@irdl_op_definition
-class BulkCommitGroupOp(HopperInstruction, FixedInstruction):
-    """Close the current bulk group of TMA stores: `cp.async.bulk.commit_group`."""
-
-    name = "hopper.bulk_commit_group"
-
-
-@irdl_op_definition
-class BulkWaitGroupOp(HopperInstruction, BulkWaitBase):
-    """Wait until at most `pending` bulk groups are in flight (`read`: only their reads)."""
-
-    name = "hopper.bulk_wait_group"
-
-
 # ----------------------------------------------------------------------------------------
-# mbarriers and fences
+# mbarriers
 # ----------------------------------------------------------------------------------------
 
 
@@ -644,47 +624,12 @@ class MbarrierWaitOp(HopperInstruction):
         _int_register(self, "the phase", self.phase, (32,))
 
 
-@irdl_op_definition
-class FenceProxyAsyncOp(HopperInstruction, FixedInstruction):
-    """Order this thread's generic-proxy shared writes before async-proxy (TMA) reads."""
-
-    name = "hopper.fence_proxy_async"
-
-
-@irdl_op_definition
-class FenceMbarrierInitOp(HopperInstruction, FixedInstruction):
-    """Make mbarrier initializations visible to the cluster and the async proxy."""
-
-    name = "hopper.fence_mbarrier_init"
-
-
 # ----------------------------------------------------------------------------------------
 # wgmma
 # ----------------------------------------------------------------------------------------
 
 WGMMA_SHAPE = re.compile(r"^m64n(\d+)k16$")
 WGMMA_TYPES = ("bf16", "f16")
-
-
-@irdl_op_definition
-class WgmmaFenceOp(HopperInstruction, FixedInstruction):
-    """Order register accesses before the next wgmma: `wgmma.fence.sync.aligned`."""
-
-    name = "hopper.wgmma_fence"
-
-
-@irdl_op_definition
-class WgmmaCommitGroupOp(HopperInstruction, FixedInstruction):
-    """Close the current wgmma group: `wgmma.commit_group.sync.aligned`."""
-
-    name = "hopper.wgmma_commit_group"
-
-
-@irdl_op_definition
-class WgmmaWaitGroupOp(HopperInstruction, WgmmaWaitBase):
-    """Wait until at most `pending` wgmma groups are in flight."""
-
-    name = "hopper.wgmma_wait_group"
 
 
 @irdl_op_definition
@@ -856,63 +801,8 @@ class WgmmaMmaAsyncOp(HopperInstruction):
 
 
 # ----------------------------------------------------------------------------------------
-# Warp roles, barriers, epilogue
+# Epilogue stores and ids
 # ----------------------------------------------------------------------------------------
-
-
-@irdl_op_definition
-class SetmaxnregOp(HopperInstruction, SetmaxnregBase):
-    """Raise (`inc`) or lower (`dec`) this warpgroup's register budget."""
-
-    name = "hopper.setmaxnreg"
-
-
-@irdl_op_definition
-class ElectSyncOp(HopperInstruction):
-    """Elect one thread of the warp: the result is true in exactly one lane."""
-
-    name = "hopper.elect_sync"
-
-    result = result_def(RegType)
-
-    def __init__(self):
-        super().__init__(operands=[[]], result_types=[PRED])
-
-    def verify_kinds(self) -> None:
-        if kind_of(self.result).name != "pred":
-            raise VerifyException(
-                f"{self.name}: the result must be !ptx.reg<pred>, found {self.result.type}"
-            )
-
-
-@irdl_op_definition
-class NamedBarrierOp(HopperInstruction):
-    """Synchronize (`sync`) or signal (`arrive`) a named barrier of `count` threads."""
-
-    name = "hopper.named_barrier"
-    KEYWORDS: ClassVar[tuple[str, ...]] = ("mode", "barrier_id", "count")
-
-    mode = prop_def(StringAttr)
-    """`sync` or `arrive`."""
-    barrier_id = prop_def(IntAttr)
-    """The barrier, 1 to 15 (0 is the CTA-wide barrier)."""
-    count = prop_def(IntAttr)
-    """Threads taking part: a multiple of 32 (128 per warpgroup)."""
-
-    def __init__(self, mode: str, barrier_id: int, count: int):
-        super().__init__(
-            properties={
-                "mode": StringAttr(mode),
-                "barrier_id": IntAttr(barrier_id),
-                "count": IntAttr(count),
-            },
-            operands=[[]],
-        )
-
-    def verify_kinds(self) -> None:
-        check_choice(self, "mode", self.mode.data, ("sync", "arrive"))
-        check_range(self, "barrier id", self.barrier_id.data, 1, 15)
-        check_thread_count(self, self.count.data)
 
 
 @irdl_op_definition

@@ -58,11 +58,11 @@ class SmemEpilogue:
 
         def sync() -> None:
             """Barrier of this warpgroup's threads."""
-            self.ctx.put(hopper.NamedBarrierOp("sync", family.of(0), family.threads), first)
-            self.ctx.put(hopper.NamedBarrierOp("sync", family.of(1), family.threads), second)
+            self.ctx.put(ptx.BarOp("sync", family.of(0), family.threads), first)
+            self.ctx.put(ptx.BarOp("sync", family.of(1), family.threads), second)
 
         # The previous tile's last stores may still read the buffers.
-        self.ctx.put(hopper.BulkWaitGroupOp(0, read=True), leader)
+        self.ctx.put(ptx.BulkWaitOp(0, read=True), leader)
         sync()
         count = 0
         # This thread's place (box_lane) in an f32 box (True) and a 16-bit one (False).
@@ -85,12 +85,12 @@ class SmemEpilogue:
                         self.write_f32_box(k.add(buffer, row), chunk, packed)
                     else:
                         self.write_16bit_box(k.add(buffer, row), chunk, packed)
-                    k.append(hopper.FenceProxyAsyncOp())
-                    self.ctx.put(hopper.BulkWaitGroupOp(0, read=True), leader)
+                    k.append(ptx.FenceOp("proxy_async"))
+                    self.ctx.put(ptx.BulkWaitOp(0, read=True), leader)
                     sync()
                     coords = self.store_coordinates(store, m_block, box * box_columns)
                     self.ctx.put(hopper.TmaStoreOp(tmap, buffer, coords), leader)
-                    self.ctx.put(hopper.BulkCommitGroupOp(), leader)
+                    self.ctx.put(ptx.BulkCommitOp(), leader)
                     count += 1
 
     def box_lane(self, dtype: str) -> tuple[SSAValue, SSAValue]:

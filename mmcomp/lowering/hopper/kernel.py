@@ -61,7 +61,7 @@ def emit_prologue(ctx: KernelContext) -> Ring:
     leader = k.setp("eq", tid, k.const(0))
     ctx.threads = Threads(tid, leader)
     ring.init_barriers(leader)
-    ctx.put(hopper.FenceMbarrierInitOp(), leader)
+    ctx.put(ptx.FenceOp("mbarrier_init"), leader)
     for tmap in ctx.maps:
         ctx.put(hopper.TensorMapPrefetchOp(tmap), leader)
     k.bar()
@@ -89,12 +89,12 @@ def emit_kernel(ctx: KernelContext) -> None:
     consumer_label = k.fresh_label("consumer")
     done_label = k.fresh_label("done")
     k.bra(consumer_label, is_producer, negated=True)
-    k.append(hopper.SetmaxnregOp("dec", ctx.roles.registers[0]))
+    k.append(ptx.SetmaxnregOp("dec", ctx.roles.registers[0]))
     k.bra(done_label, ctx.threads.leader, negated=True)
     emit_producer(ctx, ring)
     k.bra(done_label)
     k.label(consumer_label)
-    k.append(hopper.SetmaxnregOp("inc", ctx.roles.registers[1]))
+    k.append(ptx.SetmaxnregOp("inc", ctx.roles.registers[1]))
     emit_consumer(ctx, ring, k.sub(warpgroup, k.const(1)))
     k.label(done_label)
     cluster_sync(ctx)
@@ -146,4 +146,4 @@ def emit_consumer(ctx: KernelContext, ring: Ring, consumer: SSAValue) -> None:
     if ctx.plan.store_maps:
         # Shared memory must outlive the TMA stores that read it.
         leader = k.setp("eq", thread_in_warpgroup, k.const(0))
-        ctx.put(hopper.BulkWaitGroupOp(0, read=False), leader)
+        ctx.put(ptx.BulkWaitOp(0, read=False), leader)

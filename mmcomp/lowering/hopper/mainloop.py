@@ -88,7 +88,7 @@ class ConsumerMainloop:
     def sync_tile_threads(self) -> None:
         """Barrier of the threads that share the current tile."""
         family = self.ctx.barriers.split_k_all
-        self.ctx.k.append(hopper.NamedBarrierOp("sync", family.of(0), family.threads))
+        self.ctx.k.append(ptx.BarOp("sync", family.of(0), family.threads))
 
     def arrive_leader(self, leader: SSAValue) -> SSAValue:
         """The thread that counts the tile's split-K arrival, from each warpgroup's first."""
@@ -129,12 +129,12 @@ class ConsumerMainloop:
                     place(ctx, op)
             self.ring.wait_full(at)
             slot_base = self.ring.slot_base(at.stage)
-            k.append(hopper.WgmmaFenceOp())
+            k.append(ptx.WgmmaFenceOp())
             for op in loop.body.block.ops:
                 if isinstance(op, sched.MmaOp):
                     self.mma(op, slot_base)
-            k.append(hopper.WgmmaCommitGroupOp())
-            k.append(hopper.WgmmaWaitGroupOp(1))
+            k.append(ptx.WgmmaCommitOp())
+            k.append(ptx.WgmmaWaitOp(1))
             self.ring.release(prev, k.setp("ne", has_prev, k.const(0)), self.threads)
             k.assign(prev, at.stage)
             k.assign(has_prev, k.const(1))
@@ -144,7 +144,7 @@ class ConsumerMainloop:
         emit_loop(ctx, loop, k_block)
         self.after_loop()
         self.prefetch(loop)
-        k.append(hopper.WgmmaWaitGroupOp(0))
+        k.append(ptx.WgmmaWaitOp(0))
         self.ring.release(prev, k.setp("ne", has_prev, k.const(0)), self.threads)
         for result, value in zip(loop.results, yielded.operands, strict=True):
             accumulators[result] = accumulators[value]
@@ -229,9 +229,9 @@ class PingPongMainloop(ConsumerMainloop):
         family = self.ctx.barriers.split_k_tile
         consumer = self.threads.consumer
         first = k.setp("eq", consumer, k.const(0))
-        self.ctx.put(hopper.NamedBarrierOp("sync", family.of(0), family.threads), first)
+        self.ctx.put(ptx.BarOp("sync", family.of(0), family.threads), first)
         second = k.setp("ne", consumer, k.const(0))
-        self.ctx.put(hopper.NamedBarrierOp("sync", family.of(1), family.threads), second)
+        self.ctx.put(ptx.BarOp("sync", family.of(1), family.threads), second)
 
     def arrive_leader(self, leader: SSAValue) -> SSAValue:
         """Each consumer counts its own tiles' arrivals."""
@@ -266,8 +266,8 @@ class PingPongMainloop(ConsumerMainloop):
         is_first = k.setp("eq", consumer, k.const(0))
         skip_sync = k.fresh_label("no_order_wait")
         k.bra(skip_sync, first)
-        ctx.put(hopper.NamedBarrierOp("sync", order.of(1), order.threads), is_first)
-        ctx.put(hopper.NamedBarrierOp("sync", order.of(0), order.threads), is_second)
+        ctx.put(ptx.BarOp("sync", order.of(1), order.threads), is_first)
+        ctx.put(ptx.BarOp("sync", order.of(0), order.threads), is_second)
         k.label(skip_sync)
         self.order = (is_second, is_first)
 
@@ -283,8 +283,8 @@ class PingPongMainloop(ConsumerMainloop):
             has_next = k.setp("lo", k.add(iv, step), upper)
         signal_first = k.binary(ptx.AndOp, has_next, is_first)
         signal_second = k.binary(ptx.AndOp, has_next, is_second)
-        ctx.put(hopper.NamedBarrierOp("arrive", order.of(0), order.threads), signal_first)
-        ctx.put(hopper.NamedBarrierOp("arrive", order.of(1), order.threads), signal_second)
+        ctx.put(ptx.BarOp("arrive", order.of(0), order.threads), signal_first)
+        ctx.put(ptx.BarOp("arrive", order.of(1), order.threads), signal_second)
 
 
 class NonSpecializedMainloop(CooperativeMainloop):

@@ -10,15 +10,15 @@ func.func @broadcast_m1(%a: tensor<1x1x256xbf16>, %b: tensor<1x512x256xbf16>) ->
   func.return %o : tensor<1x512xbf16>
 }
 
-// CHECK:      hopper.setmaxnreg dec 40
+// CHECK:      ptx.setmaxnreg dec 40
 // CHECK:      hopper.mbarrier_arrive_expect_tx 32768 %[[FULL:.*]] : !hopper.mbarrier<count = 1>
 // CHECK:      %[[ZERO:.*]] = ptx.const 0 : !ptx.reg<u32>
 // CHECK:      hopper.tma_load %{{.*}}[%[[K0:.*]], %[[ZERO]]], %[[FULL]] to %{{.*}} : !hopper.tensormap<1x256xbf16, box 128x64, swizzle 128>,
 // CHECK:      hopper.tma_load %{{.*}}[%[[K0]], %{{.*}}], %[[FULL]] to %{{.*}} :
 // The output [1, 512] has no m axis: only the tile's first row stores, its predicate
 // "row == 0" guarding each packed store.
-// CHECK:      hopper.setmaxnreg inc 232
-// CHECK:      hopper.wgmma_wait_group 0
+// CHECK:      ptx.setmaxnreg inc 232
+// CHECK:      ptx.wgmma_wait 0
 // CHECK:      hopper.mbarrier_arrive
 // CHECK-NEXT: %[[C0:.*]] = ptx.const 0 : !ptx.reg<u32>
 // CHECK-NEXT: %[[ROW0:.*]] = ptx.setp eq %{{.*}}, %[[C0]] : (!ptx.reg<u32>, !ptx.reg<u32>) -> !ptx.reg<pred>

@@ -57,21 +57,21 @@ func.func @scheduled(%a: tensor<300x200xbf16> {fusion.roles = #fusion.roles<[m, 
 // A plain function is left alone by each pass; convert-hopper-to-ptx lowers the hopper
 // ops of the ptx.module beside it.
 ptx.module version 8.0 target sm_90a address_size 64 {
-  ptx.entry @fence() reqntid [128] {
-    hopper.wgmma_fence
+  ptx.entry @ids() reqntid [128] {
+    %t = hopper.id thread.x : !ptx.reg<u32>
     ptx.ret
   }
 }
 func.func @plain(%x: tensor<4xf32>) -> tensor<4xf32> {
   func.return %x : tensor<4xf32>
 }
-// PART:       hopper.wgmma_fence
+// PART:       hopper.id thread.x
 // PART:       func.func @plain(%x: tensor<4xf32>) -> tensor<4xf32> {
 // PART-NEXT:    func.return %x : tensor<4xf32>
-// LOWER:      hopper.wgmma_fence
+// LOWER:      hopper.id thread.x
 // LOWER:      func.func @plain(%x: tensor<4xf32>) -> tensor<4xf32> {
 // LOWER-NEXT:   func.return %x : tensor<4xf32>
-// CONV-NOT:   hopper.wgmma_fence
-// CONV:       ptx.wgmma_fence
+// CONV-NOT:   hopper.id
+// CONV:       ptx.sreg tid.x
 // CONV:       func.func @plain(%x: tensor<4xf32>) -> tensor<4xf32> {
 // CONV-NEXT:    func.return %x : tensor<4xf32>

@@ -61,12 +61,12 @@ builtin.module {
 // CHECK-NEXT:     %[[E0:.*]] = hopper.ring_barrier %[[EMPTIES]][0] : !hopper.barrier_ring<stages = 4, count = 2>
 // CHECK-NEXT:     hopper.mbarrier_init %[[E0]] if %{{.*}} : !hopper.mbarrier<count = 2>
 // CHECK-COUNT-3:  hopper.mbarrier_init %{{.*}} : !hopper.mbarrier<count = 2>
-// CHECK:          hopper.fence_mbarrier_init
+// CHECK:          ptx.fence mbarrier_init
 // CHECK-NEXT:     hopper.tensor_map_prefetch %[[TMAP0]] if %{{.*}} : !hopper.tensormap<300x200xbf16, box 128x64, swizzle 128>
 // The producer's elected thread: wait for an empty stage, expect 2 x 16 KiB, load A and W at
 // (k0, m0) and (k0, n0), coordinates innermost first, both completing on the stage's full
 // barrier.
-// CHECK:          hopper.setmaxnreg dec 40
+// CHECK:          ptx.setmaxnreg dec 40
 // CHECK:          %[[EMPTY:.*]] = hopper.ring_barrier %[[EMPTIES]][%[[STAGE:.*]]] : !hopper.barrier_ring<stages = 4, count = 2>, !ptx.reg<u32>
 // CHECK:          hopper.mbarrier_wait %[[EMPTY]], %{{.*}} : (!hopper.mbarrier<count = 2>, !ptx.reg<u32>) -> ()
 // CHECK-NEXT:     %[[FULL:.*]] = hopper.ring_barrier %[[FULLS]][%[[STAGE]]] : !hopper.barrier_ring<stages = 4, count = 1>, !ptx.reg<u32>
@@ -74,18 +74,18 @@ builtin.module {
 // CHECK:          hopper.tma_load %[[TMAP0]][%[[K0:.*]], %{{.*}}], %[[FULL]] to %{{.*}} : !hopper.tensormap<300x200xbf16, box 128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !ptx.reg<u32>
 // CHECK:          hopper.tma_load %[[TMAP1]][%[[K0]], %{{.*}}], %[[FULL]] to %{{.*}} :
 // The consumers: wait full, descriptors of 128B-swizzled K-major tiles, wgmma, release.
-// CHECK:          hopper.setmaxnreg inc 232
+// CHECK:          ptx.setmaxnreg inc 232
 // Each tile's zero accumulator: 64 f32 registers per thread of one 64x128 wgmma tile.
 // CHECK:          %[[ACC:.*]] = hopper.accumulator %{{.*}} : !hopper.accumulator<64x128xf32>
 // CHECK:          %[[READY:.*]] = hopper.ring_barrier %[[FULLS]][%{{.*}}] : !hopper.barrier_ring<stages = 4, count = 1>, !ptx.reg<u32>
 // CHECK-NEXT:     hopper.mbarrier_wait %[[READY]], %{{.*}} : (!hopper.mbarrier<count = 1>, !ptx.reg<u32>) -> ()
-// CHECK:          hopper.wgmma_fence
+// CHECK:          ptx.wgmma_fence
 // CHECK:          hopper.matrix_descriptor %{{.*}} {tile = #hopper.tile<k_major, swizzle 128, mn 128, k 64>, mn = 0, k = 0}
 // CHECK:          hopper.wgmma_mma_async m64n128k16 bf16 %{{.*}}, %{{.*}}, %[[ACC]] {a_major = "k", b_major = "k", scale_d = 1} : (!ptx.reg<b64>, !ptx.reg<b64>, !hopper.accumulator<64x128xf32>) -> ()
 // CHECK:          hopper.matrix_descriptor %{{.*}} {tile = #hopper.tile<k_major, swizzle 128, mn 128, k 64>, mn = 0, k = 48}
-// CHECK:          hopper.wgmma_commit_group
-// CHECK-NEXT:     hopper.wgmma_wait_group 1
+// CHECK:          ptx.wgmma_commit
+// CHECK-NEXT:     ptx.wgmma_wait 1
 // CHECK:          %[[RELEASED:.*]] = hopper.ring_barrier %[[EMPTIES]][%{{.*}}] : !hopper.barrier_ring<stages = 4, count = 2>, !ptx.reg<u32>
 // CHECK:          hopper.mbarrier_arrive %[[RELEASED]] if %{{.*}} : !hopper.mbarrier<count = 2>
-// CHECK:          hopper.wgmma_wait_group 0
+// CHECK:          ptx.wgmma_wait 0
 // CHECK-NOT:      func.func

@@ -203,7 +203,7 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     %s = ptx.addr_of smem : !ptx.reg<u32>
     %r = hopper.barrier_ring %s : (!ptx.reg<u32>) -> !hopper.barrier_ring<stages = 2, count = 1>
     %b = hopper.ring_barrier %r[0] : !hopper.barrier_ring<stages = 2, count = 1>
-    %p = hopper.elect_sync : !ptx.reg<pred>
+    %p = ptx.elect_sync : !ptx.reg<pred>
     hopper.mbarrier_wait %b, %p : (!hopper.mbarrier<count = 1>, !ptx.reg<pred>) -> ()
   }
 }
@@ -279,7 +279,7 @@ ptx.module version 8.0 target sm_90a address_size 64 {
   ptx.shared @smem align 1024 size 1024
   ptx.entry @k() {
     %s = ptx.addr_of smem : !ptx.reg<u32>
-    %p = hopper.elect_sync : !ptx.reg<pred>
+    %p = ptx.elect_sync : !ptx.reg<pred>
     %r = hopper.barrier_ring %s : (!ptx.reg<u32>) -> !hopper.barrier_ring<stages = 2, count = 1>
     %b = hopper.ring_barrier %r[0] if %p : !hopper.barrier_ring<stages = 2, count = 1>
   }
@@ -307,21 +307,10 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 ptx.module version 8.0 target sm_90a address_size 64 {
   ptx.shared @smem align 1024 size 1024
   ptx.entry @k(t : tmap, d : b64) {
-    hopper.setmaxnreg inc 100
+    ptx.setmaxnreg inc 100
   }
 }
-// CHECK: hopper.setmaxnreg: count must be a multiple of 8 in [24, 256], found 100
-
-// -----
-
-// A named barrier on id 0, the CTA-wide barrier.
-ptx.module version 8.0 target sm_90a address_size 64 {
-  ptx.shared @smem align 1024 size 1024
-  ptx.entry @k(t : tmap, d : b64) {
-    hopper.named_barrier sync 0 256
-  }
-}
-// CHECK: hopper.named_barrier: barrier id must be in [1, 15], found 0
+// CHECK: ptx.setmaxnreg: count must be a multiple of 8 in [24, 256], found 100
 
 // -----
 
@@ -353,7 +342,7 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 ptx.module version 8.0 target sm_90a address_size 64 {
   ptx.shared @smem align 1024 size 1024
   ptx.entry @k(t : tmap, d : b64) {
-    hopper.bulk_wait_group 64
+    ptx.bulk_wait 64
   }
 }
-// CHECK: hopper.bulk_wait_group: pending must be in [0, 63], found 64
+// CHECK: ptx.bulk_wait: pending must be in [0, 63], found 64

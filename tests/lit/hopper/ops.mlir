@@ -33,10 +33,10 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     %bar1 = hopper.ring_barrier %ring[1] : !hopper.barrier_ring<stages = 2, count = 1>
     hopper.mbarrier_init %bar if %first : !hopper.mbarrier<count = 1>
     hopper.mbarrier_init %bar1 if %first : !hopper.mbarrier<count = 1>
-    hopper.fence_mbarrier_init
+    ptx.fence mbarrier_init
     ptx.bar sync 0
     %stage = hopper.ring_barrier %ring[%c0] : !hopper.barrier_ring<stages = 2, count = 1>, !ptx.reg<u32>
-    %elected = hopper.elect_sync : !ptx.reg<pred>
+    %elected = ptx.elect_sync : !ptx.reg<pred>
     hopper.mbarrier_arrive_expect_tx 32768 %bar if %elected : !hopper.mbarrier<count = 1>
     %x = ptx.const 64 : !ptx.reg<s32>
     %y = ptx.const 128 : !ptx.reg<s32>
@@ -50,7 +50,7 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     hopper.mbarrier_arrive %bar : !hopper.mbarrier<count = 1>
     %remote = hopper.mapa %bar, %rank : (!hopper.mbarrier<count = 1>, !ptx.reg<u32>) -> !hopper.mbarrier<count = 1>
     hopper.mbarrier_arrive cluster %remote : !hopper.mbarrier<count = 1>
-    hopper.setmaxnreg inc 232
+    ptx.setmaxnreg inc 232
     %da = hopper.matrix_descriptor %smem {tile = #hopper.tile<k_major, swizzle 128, mn 128, k 64>, mn = 64, k = 16} : (!ptx.reg<u32>) -> !ptx.reg<b64>
     %db = hopper.matrix_descriptor %smem {tile = #hopper.tile<mn_major, swizzle 128, mn 128, k 64>, mn = 0, k = 32} : (!ptx.reg<u32>) -> !ptx.reg<b64>
     %zero = ptx.const 0.0 : !ptx.reg<f32>
@@ -59,24 +59,24 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     %d2 = ptx.mov %zero : !ptx.reg<f32>
     %d3 = ptx.mov %zero : !ptx.reg<f32>
     %acc = hopper.accumulator %d0, %d1, %d2, %d3 : !hopper.accumulator<64x8xf32>
-    hopper.wgmma_fence
+    ptx.wgmma_fence
     hopper.wgmma_mma_async m64n8k16 bf16 %da, %db, %acc {a_major = "k", b_major = "mn", scale_d = 0} : (!ptx.reg<b64>, !ptx.reg<b64>, !hopper.accumulator<64x8xf32>) -> ()
     hopper.wgmma_mma_async m64n8k16 f16 %da, %da, %acc {a_major = "k", b_major = "k", scale_d = 1} : (!ptx.reg<b64>, !ptx.reg<b64>, !hopper.accumulator<64x8xf32>) -> ()
-    hopper.wgmma_commit_group
-    hopper.wgmma_wait_group 1
-    hopper.wgmma_wait_group 0
-    hopper.named_barrier sync 1 256
-    hopper.named_barrier arrive 2 128
+    ptx.wgmma_commit
+    ptx.wgmma_wait 1
+    ptx.wgmma_wait 0
+    ptx.bar sync 1 256
+    ptx.bar arrive 2 128
     %p01 = ptx.cvt_pack %d1, %d0 : (!ptx.reg<f32>, !ptx.reg<f32>) -> !ptx.reg<bf16x2>
     %p23 = ptx.cvt_pack %d3, %d2 : (!ptx.reg<f32>, !ptx.reg<f32>) -> !ptx.reg<bf16x2>
     hopper.stmatrix %smem, %p01, %p23, %p01, %p23 : (!ptx.reg<u32>, !ptx.reg<bf16x2>, !ptx.reg<bf16x2>, !ptx.reg<bf16x2>, !ptx.reg<bf16x2>) -> ()
     hopper.stmatrix %smem, %p01, %p23 {trans} : (!ptx.reg<u32>, !ptx.reg<bf16x2>, !ptx.reg<bf16x2>) -> ()
-    hopper.fence_proxy_async
+    ptx.fence proxy_async
     hopper.tma_store %smem to %tc[%x, %y] if %elected : !hopper.tensormap<?x?xf32, box 64x32, swizzle 128>, !ptx.reg<u32>, !ptx.reg<s32>, !ptx.reg<s32>
-    hopper.bulk_commit_group
-    hopper.bulk_wait_group 0 {read}
-    hopper.bulk_wait_group 1
-    hopper.setmaxnreg dec 40
+    ptx.bulk_commit
+    ptx.bulk_wait 0 {read}
+    ptx.bulk_wait 1
+    ptx.setmaxnreg dec 40
     ptx.ret
   }
 }
@@ -333,10 +333,10 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 // IR-NEXT: %bar1 = hopper.ring_barrier %ring[1] : !hopper.barrier_ring<stages = 2, count = 1>
 // IR-NEXT: hopper.mbarrier_init %bar if %first : !hopper.mbarrier<count = 1>
 // IR-NEXT: hopper.mbarrier_init %bar1 if %first : !hopper.mbarrier<count = 1>
-// IR-NEXT: hopper.fence_mbarrier_init
+// IR-NEXT: ptx.fence mbarrier_init
 // IR-NEXT: ptx.bar sync 0
 // IR-NEXT: %stage = hopper.ring_barrier %ring[%c0] : !hopper.barrier_ring<stages = 2, count = 1>, !ptx.reg<u32>
-// IR-NEXT: %elected = hopper.elect_sync : !ptx.reg<pred>
+// IR-NEXT: %elected = ptx.elect_sync : !ptx.reg<pred>
 // IR-NEXT: hopper.mbarrier_arrive_expect_tx 32768 %bar if %elected : !hopper.mbarrier<count = 1>
 // IR-NEXT: %x = ptx.const 64 : !ptx.reg<s32>
 // IR-NEXT: %y = ptx.const 128 : !ptx.reg<s32>
@@ -350,7 +350,7 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 // IR-NEXT: hopper.mbarrier_arrive %bar : !hopper.mbarrier<count = 1>
 // IR-NEXT: %remote = hopper.mapa %bar, %rank : (!hopper.mbarrier<count = 1>, !ptx.reg<u32>) -> !hopper.mbarrier<count = 1>
 // IR-NEXT: hopper.mbarrier_arrive cluster %remote : !hopper.mbarrier<count = 1>
-// IR-NEXT: hopper.setmaxnreg inc 232
+// IR-NEXT: ptx.setmaxnreg inc 232
 // IR-NEXT: %da = hopper.matrix_descriptor %smem {tile = #hopper.tile<k_major, swizzle 128, mn 128, k 64>, mn = 64, k = 16} : (!ptx.reg<u32>) -> !ptx.reg<b64>
 // IR-NEXT: %db = hopper.matrix_descriptor %smem {tile = #hopper.tile<mn_major, swizzle 128, mn 128, k 64>, mn = 0, k = 32} : (!ptx.reg<u32>) -> !ptx.reg<b64>
 // IR-NEXT: %zero = ptx.const 0.0 : !ptx.reg<f32>
@@ -359,24 +359,24 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 // IR-NEXT: %d2 = ptx.mov %zero : !ptx.reg<f32>
 // IR-NEXT: %d3 = ptx.mov %zero : !ptx.reg<f32>
 // IR-NEXT: %acc = hopper.accumulator %d0, %d1, %d2, %d3 : !hopper.accumulator<64x8xf32>
-// IR-NEXT: hopper.wgmma_fence
+// IR-NEXT: ptx.wgmma_fence
 // IR-NEXT: hopper.wgmma_mma_async m64n8k16 bf16 %da, %db, %acc {a_major = "k", b_major = "mn", scale_d = 0} : (!ptx.reg<b64>, !ptx.reg<b64>, !hopper.accumulator<64x8xf32>) -> ()
 // IR-NEXT: hopper.wgmma_mma_async m64n8k16 f16 %da, %da, %acc {a_major = "k", b_major = "k", scale_d = 1} : (!ptx.reg<b64>, !ptx.reg<b64>, !hopper.accumulator<64x8xf32>) -> ()
-// IR-NEXT: hopper.wgmma_commit_group
-// IR-NEXT: hopper.wgmma_wait_group 1
-// IR-NEXT: hopper.wgmma_wait_group 0
-// IR-NEXT: hopper.named_barrier sync 1 256
-// IR-NEXT: hopper.named_barrier arrive 2 128
+// IR-NEXT: ptx.wgmma_commit
+// IR-NEXT: ptx.wgmma_wait 1
+// IR-NEXT: ptx.wgmma_wait 0
+// IR-NEXT: ptx.bar sync 1 256
+// IR-NEXT: ptx.bar arrive 2 128
 // IR-NEXT: %p01 = ptx.cvt_pack %d1, %d0 : (!ptx.reg<f32>, !ptx.reg<f32>) -> !ptx.reg<bf16x2>
 // IR-NEXT: %p23 = ptx.cvt_pack %d3, %d2 : (!ptx.reg<f32>, !ptx.reg<f32>) -> !ptx.reg<bf16x2>
 // IR-NEXT: hopper.stmatrix %smem, %p01, %p23, %p01, %p23 : (!ptx.reg<u32>, !ptx.reg<bf16x2>, !ptx.reg<bf16x2>, !ptx.reg<bf16x2>, !ptx.reg<bf16x2>) -> ()
 // IR-NEXT: hopper.stmatrix %smem, %p01, %p23 {trans} : (!ptx.reg<u32>, !ptx.reg<bf16x2>, !ptx.reg<bf16x2>) -> ()
-// IR-NEXT: hopper.fence_proxy_async
+// IR-NEXT: ptx.fence proxy_async
 // IR-NEXT: hopper.tma_store %smem to %tc[%x, %y] if %elected : !hopper.tensormap<?x?xf32, box 64x32, swizzle 128>, !ptx.reg<u32>, !ptx.reg<s32>, !ptx.reg<s32>
-// IR-NEXT: hopper.bulk_commit_group
-// IR-NEXT: hopper.bulk_wait_group 0 {read}
-// IR-NEXT: hopper.bulk_wait_group 1
-// IR-NEXT: hopper.setmaxnreg dec 40
+// IR-NEXT: ptx.bulk_commit
+// IR-NEXT: ptx.bulk_wait 0 {read}
+// IR-NEXT: ptx.bulk_wait 1
+// IR-NEXT: ptx.setmaxnreg dec 40
 // IR-NEXT: ptx.ret
 // IR-NEXT: }
 // IR-NEXT: }

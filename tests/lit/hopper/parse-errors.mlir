@@ -30,16 +30,16 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 // An operand-less op takes no operand from the next line: %w stays the id's result.
 ptx.module version 8.0 target sm_90a address_size 64 {
   ptx.entry @k() {
-    hopper.wgmma_fence
+    ptx.wgmma_fence
     %w = hopper.id warpgroup : !ptx.reg<u32>
-    hopper.named_barrier sync 1 128
-    %p = hopper.elect_sync : !ptx.reg<pred>
+    ptx.bar sync 1 128
+    %p = ptx.elect_sync : !ptx.reg<pred>
   }
 }
-// CHECK: hopper.wgmma_fence
+// CHECK: ptx.wgmma_fence
 // CHECK-NEXT: %w = hopper.id warpgroup : !ptx.reg<u32>
-// CHECK-NEXT: hopper.named_barrier sync 1 128
-// CHECK-NEXT: %p = hopper.elect_sync : !ptx.reg<pred>
+// CHECK-NEXT: ptx.bar sync 1 128
+// CHECK-NEXT: %p = ptx.elect_sync : !ptx.reg<pred>
 
 
 // -----

@@ -4,8 +4,8 @@
 
 ptx.module version 8.0 target sm_90a address_size 64 {
   ptx.entry @k() {
-    hopper.wgmma_fence
+    %t = hopper.id thread.x : !ptx.reg<u32>
     ptx.ret
   }
 }
-// CHECK: hopper.wgmma_fence has no direct PTX text: run convert-hopper-to-ptx before emitting PTX
+// CHECK: hopper.id has no direct PTX text: run convert-hopper-to-ptx before emitting PTX
