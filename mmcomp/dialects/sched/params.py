@@ -218,6 +218,8 @@ class ScheduleParams:
         """The concrete raster order; "auto" walks along M when there are more N tiles."""
         if self.raster != "auto":
             return self.raster
+        if tiles_m < 1:
+            return "m"  # a dynamic m: groups cut along n, whose tile count is static
         return "m" if tiles_n > tiles_m else "n"
 
     def validate(self) -> None:
@@ -452,6 +454,8 @@ class ScheduleParams:
                 f"split_k = {self.split_k} is larger than the {k_blocks} K blocks of "
                 f"k = {problem.k} with tile k = {self.tile[2]}"
             )
+        if problem.dynamic_axes:
+            return  # the work units and the tiles along m are counted at call time
         tiles_m = ceil_div(problem.m, self.tile[0])
         tiles_n = ceil_div(problem.n, self.tile[1])
         work = problem.batch * tiles_m * tiles_n * self.split_k
