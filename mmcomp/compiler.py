@@ -218,7 +218,8 @@ class Kernel:
         """Stage name -> IR text after that stage, in pipeline order."""
         self._module = module
         self._runner = runner
-        self._dynamic_roles: list[tuple[str, ...]] | None | bool = False
+        self._dynamic_roles: list[tuple[str, ...]] | None = None
+        self._roles_known = False
         self._fast: Callable[[Sequence[Any]], tuple[Any, ...] | None] | None = None
         """After the first device call: the call's fast path (CallState.fast), which takes
         positional device arrays with no keyword and answers None where it cannot."""
@@ -306,11 +307,10 @@ class Kernel:
     @property
     def dynamic_roles(self) -> list[tuple[str, ...]] | None:
         """The axis roles of each input where the fusion has dynamic extents, else None."""
-        if self._dynamic_roles is False:
+        if not self._roles_known:
+            self._roles_known = True
             inputs = self.fusion.inputs
-            if not any(value.dynamic_axes for value in inputs):
-                self._dynamic_roles = None
-            else:
+            if any(value.dynamic_axes for value in inputs):
                 from mmcomp.roles import infer_axis_mapping
 
                 mapping = infer_axis_mapping(self.fusion.func)

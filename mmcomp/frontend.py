@@ -394,35 +394,36 @@ class Fusion:
             raise FusionError(
                 f"{where}: argument 'shape': expected a sequence of positive ints, found {shape!r}"
             )
-        extents = list(shape)
-        if not extents:
+        given: list[Any] = list(shape)
+        if not given:
             raise FusionError(
                 f"{where}: argument 'shape': expected rank >= 1, found [] (a rank-0 scalar); "
                 f"use shape [1] for a scalar, it broadcasts against any tensor"
             )
-        for axis, extent in enumerate(extents):
+        extents: list[int] = []
+        for axis, extent in enumerate(given):
             if extent is None or isinstance(extent, str):
                 if extent is not None and not extent.isidentifier():
                     raise FusionError(
                         f"{where}: argument 'shape': expected an identifier naming the "
                         f"dynamic extent of axis {axis}, found {extent!r} in {shape!r}"
                     )
-                extents[axis] = fd.DYNAMIC
+                extents.append(fd.DYNAMIC)
                 continue
             if isinstance(extent, bool | np.bool_) or not isinstance(extent, numbers.Integral):
                 raise FusionError(
                     f"{where}: argument 'shape': expected positive ints, found {extent!r} "
                     f"in {shape!r} (a name or None marks a dynamic extent)"
                 )
-            if extent < 1:
+            extents.append(int(extent))
+        for extent in extents:
+            if extent < 1 and not fd.is_dynamic(extent):
                 raise FusionError(
                     f"{where}: argument 'shape': expected positive extents, found {extent} "
                     f"in {_format_shape(extents)}"
                 )
         dtype = dtype_name(dtype, f"{where}: argument 'dtype'")
-        arg = self._block.insert_arg(
-            fd.tensor_type([int(e) for e in extents], dtype), len(self._inputs)
-        )
+        arg = self._block.insert_arg(fd.tensor_type(extents, dtype), len(self._inputs))
         arg.name_hint = name
         value = Value(self, arg, name)
         self._inputs.append(value)

@@ -25,6 +25,7 @@ from xdsl.interpreter import Interpreter
 from xdsl.interpreters.arith import ArithFunctions
 from xdsl.interpreters.func import FuncFunctions
 from xdsl.interpreters.scf import ScfFunctions
+from xdsl.ir import Attribute
 
 from mmcomp import hardware as hw
 from mmcomp.argcheck import bind_extents, check_shape_and_dtype
@@ -115,7 +116,7 @@ def _bind_input(kernel: func.FuncOp, index: int, array: np.ndarray) -> np.ndarra
     return np.require(array, requirements="C")  # keeps the rank, unlike ascontiguousarray
 
 
-def _arg_attr(kernel: func.FuncOp, index: int, name: str) -> builtin.Attribute | None:
+def _arg_attr(kernel: func.FuncOp, index: int, name: str) -> Attribute | None:
     if kernel.arg_attrs is None:
         return None
     return kernel.arg_attrs.data[index].data.get(name)
