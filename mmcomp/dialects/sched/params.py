@@ -454,12 +454,10 @@ class ScheduleParams:
                 f"split_k = {self.split_k} is larger than the {k_blocks} K blocks of "
                 f"k = {problem.k} with tile k = {self.tile[2]}"
             )
-        if problem.dynamic_axes:
-            return  # the work units and the tiles along m are counted at call time
         tiles_m = ceil_div(problem.m, self.tile[0])
         tiles_n = ceil_div(problem.n, self.tile[1])
         work = problem.batch * tiles_m * tiles_n * self.split_k
-        if work > hw.MAX_WORK_UNITS:
+        if not problem.dynamic_axes and work > hw.MAX_WORK_UNITS:
             raise ScheduleError(
                 f"tile {format_dims(self.tile)} with split_k = {self.split_k} gives {work} work "
                 f"units (batch {problem.batch} x {tiles_m} M tiles x {tiles_n} N tiles x "
@@ -467,6 +465,8 @@ class ScheduleParams:
                 f"at most {hw.MAX_WORK_UNITS}"
             )
         for axis, size, tiles in (("m", self.cluster[0], tiles_m), ("n", self.cluster[1], tiles_n)):
+            if axis in problem.dynamic_axes:
+                continue  # the m tiles are counted at call time; a cluster may pass the edge
             if size > tiles:
                 raise ScheduleError(
                     f"cluster {format_dims(self.cluster)}: {size} CTAs along {axis} but the "
