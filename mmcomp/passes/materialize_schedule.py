@@ -548,6 +548,7 @@ class _KernelBuilder:
 
         index = _Index(entry)
         self.counts = plan.counts(index, self.extents)
+        count_ops = list(entry.ops)
         cta = index.add(gpu.BlockIdOp(gpu.DimensionAttr(gpu.DimensionEnum.X))).results[0]
         cta.name_hint = "cta"
         size = plan.cluster_size
@@ -566,7 +567,13 @@ class _KernelBuilder:
         else:
             self._unit(index, cluster, rank)
         entry.add_op(func.ReturnOp())
+        for op in reversed(count_ops):
+            if not any(result.uses for result in op.results):
+                op.detach()
+                op.erase()
         constants = index.constant_ops()
+        if plan.dynamic_axes:
+            constants = [op for op in constants if op.results[0].uses]
         if entry.first_op is not None:
             entry.insert_ops_before(constants, entry.first_op)
 
