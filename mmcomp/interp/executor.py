@@ -220,6 +220,48 @@ def _int(value: object) -> int:
     return cast(builtin.IntegerAttr, value).value.data
 
 
+@dataclass(frozen=True)
+class _DynamicLaunch:
+    """The inputs of a kernel with dynamic extents and what its launch function gives."""
+
+    arguments: list[np.ndarray]
+    """The inputs, C-contiguous."""
+    extents: dict[str, int]
+    """The runtime extent of each dynamic axis."""
+    extent_args: list[int]
+    """The extents in the order of the kernel's index arguments."""
+    grid: int
+    """CTAs in the grid."""
+    cta_tiles: int
+    """The CTA tiles (the split-K workspaces' dynamic extent)."""
+
+
+def _bind_dynamic(
+    module: builtin.ModuleOp, kernel: func.FuncOp, inputs: Sequence[np.ndarray]
+) -> _DynamicLaunch:
+    """Check the inputs of a kernel with dynamic extents, read the extents from their
+    shapes and run the launch function on them."""
+    arrays = [np.asarray(array) for array in inputs]
+    extents = runtime_extents(kernel, [array.shape for array in arrays])
+    for index, array in enumerate(arrays):
+        dtype = numpy_dtype(_memref_type(kernel, index).element_type)
+        if array.dtype != dtype:
+            raise ScheduleError(
+                f"input {index} of kernel @{kernel.sym_name.data}: expected dtype "
+                f"{dtype}, found {array.dtype}"
+            )
+    launch = _launch_function(module, kernel)
+    extent_args = [extents[_extent_axis(launch, index)] for index in range(len(launch.args))]
+    grid, cta_tiles, units = _launch(module, launch, extent_args)
+    if units > hw.MAX_WORK_UNITS:
+        raise ScheduleError(
+            f"kernel @{kernel.sym_name.data}: {units} work units at {extents}; the "
+            f"kernel's {hw.INDEX_BITS}-bit tile loop counts at most {hw.MAX_WORK_UNITS}"
+        )
+    arguments = [np.require(array, requirements="C") for array in arrays]
+    return _DynamicLaunch(arguments, extents, extent_args, grid, cta_tiles)
+
+
 def execute(module: builtin.ModuleOp, inputs: Sequence[np.ndarray]) -> Execution:
     """Simulate every CTA of the module's kernel on `inputs`; check every output write.
 
@@ -237,32 +279,14 @@ def execute(module: builtin.ModuleOp, inputs: Sequence[np.ndarray]) -> Execution
         raise ScheduleError(
             f"kernel @{kernel.sym_name.data} takes {num_inputs} inputs, {len(inputs)} given"
         )
-    dynamic = isinstance(kernel.attributes.get("sched.grid"), builtin.SymbolRefAttr)
-    extents: dict[str, int] = {}
-    extent_args: list[int] = []
-    cta_tiles = 0
-    if dynamic:
-        arrays = [np.asarray(array) for array in inputs]
-        extents = runtime_extents(kernel, [array.shape for array in arrays])
-        for index, array in enumerate(arrays):
-            dtype = numpy_dtype(_memref_type(kernel, index).element_type)
-            if array.dtype != dtype:
-                raise ScheduleError(
-                    f"input {index} of kernel @{kernel.sym_name.data}: expected dtype "
-                    f"{dtype}, found {array.dtype}"
-                )
-        arguments = [np.require(array, requirements="C") for array in arrays]
-        launch = _launch_function(module, kernel)
-        extent_args = [extents[_extent_axis(launch, index)] for index in range(len(launch.args))]
-        grid, cta_tiles, units = _launch(module, launch, extent_args)
-        if units > hw.MAX_WORK_UNITS:
-            raise ScheduleError(
-                f"kernel @{kernel.sym_name.data}: {units} work units at {extents}; the "
-                f"kernel's {hw.INDEX_BITS}-bit tile loop counts at most {hw.MAX_WORK_UNITS}"
-            )
+    if isinstance(kernel.attributes.get("sched.grid"), builtin.SymbolRefAttr):
+        launch = _bind_dynamic(module, kernel, inputs)
+        arguments, extents, extent_args = launch.arguments, launch.extents, launch.extent_args
+        grid, cta_tiles = launch.grid, launch.cta_tiles
     else:
         grid = _int_attr(kernel, "sched.grid")
         arguments = [_bind_input(kernel, index, array) for index, array in enumerate(inputs)]
+        extents, extent_args, cta_tiles = {}, [], 0
     num_args = len(kernel.function_type.inputs.data) - len(extent_args)
     for index in range(num_inputs, num_args):
         memref_type = _memref_type(kernel, index)
