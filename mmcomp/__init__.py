@@ -13,11 +13,12 @@ if TYPE_CHECKING:
     from mmcomp.backend.kernel import load_kernel
     from mmcomp.compiler import Kernel, compile
     from mmcomp.errors import CudaError, FusionError, LaunchError, ScheduleError
-    from mmcomp.frontend import Fusion, Value, parse
+    from mmcomp.frontend import DYNAMIC, Fusion, Value, parse
     from mmcomp.interp.reference import reference
     from mmcomp.roles import roles_of
 
 _PUBLIC = {
+    "DYNAMIC": "mmcomp.frontend",
     "Fusion": "mmcomp.frontend",
     "Value": "mmcomp.frontend",
     "parse": "mmcomp.frontend",
@@ -33,6 +34,7 @@ _PUBLIC = {
 }
 
 __all__ = [
+    "DYNAMIC",
     "CudaError",
     "Fusion",
     "FusionError",

@@ -50,3 +50,53 @@ def check_shape_and_dtype(
     for problem in problems:
         if problem is not None:
             raise error(f"{label}: {problem}")
+
+
+def _role_name(role: str) -> str:
+    return {"m": "M", "n": "N", "k": "K"}.get(role, f"batch axis {role}")
+
+
+def bind_extents(
+    where: str,
+    names: Sequence[str],
+    shapes: Sequence[Sequence[int]],
+    expected: Sequence[Sequence[int]],
+    roles: Sequence[Sequence[str]],
+    error: type[Exception] = LaunchError,
+) -> dict[str, int]:
+    """The runtime extent of each dynamic role, read from the arrays' `shapes`.
+
+    `expected` are the declared shapes (a dynamic axis is `mmcomp.DYNAMIC`) and `roles`
+    the axis roles of each input. A static extent that differs is an error naming the input
+    and the axis; two inputs that disagree on one dynamic extent, an error naming both.
+    """
+    from mmcomp.dialects.fusion import format_extent, is_dynamic
+
+    found: dict[str, tuple[int, str, int]] = {}
+    for name, shape, declared, axis_roles in zip(names, shapes, expected, roles, strict=True):
+        label = f"{where}: input {name!r}"
+        if len(shape) != len(declared):
+            shown = "[" + ", ".join(format_extent(e) for e in declared) + "]"
+            raise error(
+                f"{label}: expected rank {len(declared)} (shape {shown}), found shape {list(shape)}"
+            )
+        for axis, (extent, want, role) in enumerate(zip(shape, declared, axis_roles, strict=True)):
+            if not is_dynamic(want):
+                if extent != want:
+                    raise error(
+                        f"{label}: axis {axis} ({_role_name(role) if role != '_' else 'absent'}): "
+                        f"expected extent {want} (a static axis), found {extent} (shape "
+                        f"{list(shape)})"
+                    )
+                continue
+            if role not in found:
+                found[role] = (extent, name, axis)
+                continue
+            first, first_name, first_axis = found[role]
+            if extent != first:
+                raise error(
+                    f"{where}: inputs {first_name!r} and {name!r} disagree on the dynamic "
+                    f"extent {_role_name(role)}: {first_name!r} axis {first_axis} is {first}, "
+                    f"{name!r} axis {axis} is {extent}"
+                )
+    return {role: extent for role, (extent, _, _) in found.items()}

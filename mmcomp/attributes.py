@@ -27,7 +27,9 @@ KNOWN: dict[str, str] = {
     "fusion.space": "a fusion function's iteration space (propagate-axis-mapping)",
     "fusion.roles": "the axis roles of a value (propagate-axis-mapping)",
     "sched.params": "a function's schedule parameters (choose-schedule, tile-split, ...)",
-    "sched.grid": "a kernel's CTA count (insert-persistent-loop, materialize-schedule)",
+    "sched.grid": "a kernel's CTA count, or its launch function where dynamic extents set it "
+    "(insert-persistent-loop, materialize-schedule)",
+    "sched.extent": "an index argument that is a runtime extent (materialize-schedule)",
     "sched.cluster": "a kernel's CTAs per cluster (materialize-schedule)",
     "sched.num_inputs": "a kernel's fusion inputs (materialize-schedule)",
     "sched.num_outputs": "a kernel's fusion outputs (materialize-schedule)",

@@ -218,6 +218,8 @@ class Kernel:
         """Stage name -> IR text after that stage, in pipeline order."""
         self._module = module
         self._runner = runner
+        self._dynamic_roles: list[tuple[str, ...]] | None = None
+        self._roles_known = False
         self._fast: Callable[[Sequence[Any]], tuple[Any, ...] | None] | None = None
         """After the first device call: the call's fast path (CallState.fast), which takes
         positional device arrays with no keyword and answers None where it cannot."""
@@ -268,6 +270,7 @@ class Kernel:
         where = f"kernel @{self.fusion.name}"
         bound = order_inputs(where, names, arrays, named)
         checked: list[Any] = []
+        shapes: list[tuple[int, ...]] = []
         takes_device = self.backend in DEVICE_ARRAY_BACKENDS
         for value, array in zip(inputs, bound, strict=True):
             found = _device_view(array, value.name or "input") if takes_device else None
@@ -279,6 +282,15 @@ class Kernel:
                         + f", found {type(array).__name__}"
                     )
                 found = array
+            if self.dynamic_roles is not None:
+                if found.dtype != value.numpy_dtype:
+                    raise FusionError(
+                        f"{where}: input {value.name!r}: expected dtype {value.numpy_dtype}, "
+                        f"found {found.dtype}"
+                    )
+                shapes.append(tuple(found.shape))
+                checked.append(array)
+                continue
             check_shape_and_dtype(
                 f"{where}: input {value.name!r}",
                 found.shape,
@@ -288,7 +300,48 @@ class Kernel:
                 FusionError,
             )
             checked.append(array)
+        if self.dynamic_roles is not None:
+            self.runtime_extents(shapes)
         return checked
+
+    @property
+    def dynamic_roles(self) -> list[tuple[str, ...]] | None:
+        """The axis roles of each input where the fusion has dynamic extents, else None."""
+        if not self._roles_known:
+            self._roles_known = True
+            inputs = self.fusion.inputs
+            if any(value.dynamic_axes for value in inputs):
+                from mmcomp.roles import infer_axis_mapping
+
+                mapping = infer_axis_mapping(self.fusion.func)
+                self._dynamic_roles = [mapping.roles[value.ssa] for value in inputs]
+        return self._dynamic_roles
+
+    def runtime_extents(self, shapes: Sequence[Sequence[int]]) -> dict[str, int]:
+        """The runtime extent of each dynamic axis for inputs of these shapes (fusion input
+        order); FusionError for a static extent that differs from the compiled one, inputs
+        that disagree on a dynamic extent, or one past what the kernel can index."""
+        from mmcomp.argcheck import bind_extents
+        from mmcomp.interp.executor import check_runtime_extents
+
+        roles = self.dynamic_roles
+        if roles is None:
+            return {}
+        inputs = self.fusion.inputs
+        where = f"kernel @{self.fusion.name}"
+        extents = bind_extents(
+            where,
+            [value.name or f"input {index}" for index, value in enumerate(inputs)],
+            shapes,
+            [value.shape for value in inputs],
+            roles,
+            FusionError,
+        )
+        try:
+            check_runtime_extents(where, extents)
+        except ScheduleError as error:
+            raise FusionError(str(error)) from None
+        return extents
 
     def __call__(
         self,

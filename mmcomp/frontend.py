@@ -36,6 +36,9 @@ from mmcomp.dialects import fusion as fd
 from mmcomp.errors import FusionError
 from mmcomp.narrowing import is_tensor
 
+DYNAMIC = fd.DYNAMIC
+"""The extent of a dynamic axis in `Value.shape` (`?` in IR)."""
+
 DTYPES = tuple(dtype.name for dtype in dtypes.FUSION_DTYPES)
 """The supported dtypes by short name."""
 
@@ -78,7 +81,7 @@ def _promote(lhs: str, rhs: str) -> str:
 
 
 def _format_shape(shape: Sequence[int]) -> str:
-    return "[" + ", ".join(str(extent) for extent in shape) + "]"
+    return "[" + ", ".join(fd.format_extent(extent) for extent in shape) + "]"
 
 
 def _is_scalar(value: object) -> TypeGuard[float]:
@@ -111,8 +114,13 @@ class Value:
 
     @property
     def shape(self) -> tuple[int, ...]:
-        """The static shape."""
+        """The shape; a dynamic axis has the extent `mmcomp.DYNAMIC` (`?` in IR)."""
         return tuple(self.type.get_shape())
+
+    @property
+    def dynamic_axes(self) -> tuple[int, ...]:
+        """The axes whose extent is dynamic, known only from the arrays at call time."""
+        return tuple(axis for axis, extent in enumerate(self.shape) if fd.is_dynamic(extent))
 
     @property
     def ndim(self) -> int:
@@ -362,8 +370,14 @@ class Fusion:
 
     # Inputs and outputs
 
-    def input(self, name: str, shape: Sequence[int], dtype: Any) -> Value:
-        """A new input (function argument); axes of extent 1 are broadcast axes."""
+    def input(self, name: str, shape: Sequence[int | str | None], dtype: Any) -> Value:
+        """A new input (function argument); axes of extent 1 are broadcast axes.
+
+        An extent given as a name (a string such as "m") or None is dynamic (`?` in IR):
+        the kernel takes any extent there and learns it from the arrays at call time.
+        Only m and batch axes may be dynamic (propagate-axis-mapping checks the roles);
+        every dynamic axis of one role is one runtime extent, whatever its name.
+        """
         where = "Fusion.input"
         if not isinstance(name, str) or not name.isidentifier() or not name.isascii():
             raise FusionError(
@@ -380,27 +394,36 @@ class Fusion:
             raise FusionError(
                 f"{where}: argument 'shape': expected a sequence of positive ints, found {shape!r}"
             )
-        extents = list(shape)
-        if not extents:
+        given: list[Any] = list(shape)
+        if not given:
             raise FusionError(
                 f"{where}: argument 'shape': expected rank >= 1, found [] (a rank-0 scalar); "
                 f"use shape [1] for a scalar, it broadcasts against any tensor"
             )
-        for extent in extents:
+        extents: list[int] = []
+        for axis, extent in enumerate(given):
+            if extent is None or isinstance(extent, str):
+                if extent is not None and not extent.isidentifier():
+                    raise FusionError(
+                        f"{where}: argument 'shape': expected an identifier naming the "
+                        f"dynamic extent of axis {axis}, found {extent!r} in {shape!r}"
+                    )
+                extents.append(fd.DYNAMIC)
+                continue
             if isinstance(extent, bool | np.bool_) or not isinstance(extent, numbers.Integral):
                 raise FusionError(
                     f"{where}: argument 'shape': expected positive ints, found {extent!r} "
-                    f"in {shape!r}"
+                    f"in {shape!r} (a name or None marks a dynamic extent)"
                 )
-            if extent < 1:
+            extents.append(int(extent))
+        for extent in extents:
+            if extent < 1 and not fd.is_dynamic(extent):
                 raise FusionError(
                     f"{where}: argument 'shape': expected positive extents, found {extent} "
                     f"in {_format_shape(extents)}"
                 )
         dtype = dtype_name(dtype, f"{where}: argument 'dtype'")
-        arg = self._block.insert_arg(
-            fd.tensor_type([int(e) for e in extents], dtype), len(self._inputs)
-        )
+        arg = self._block.insert_arg(fd.tensor_type(extents, dtype), len(self._inputs))
         arg.name_hint = name
         value = Value(self, arg, name)
         self._inputs.append(value)

@@ -273,16 +273,26 @@ def clamp_split_k(split_k: int, problem: Problem, tile: tuple[int, int, int]) ->
 def choose_params(problem: Problem, **overrides: object) -> ScheduleParams:
     """Params for `problem`: the overrides as given, the rest chosen; ScheduleError if invalid.
 
+    For a problem with dynamic extents the choice is made at NOMINAL_EXTENTS and checked
+    against what is static (the extents themselves are checked at call time).
+
     Where split-K would not leave SPLIT_K_MARGIN of the consumer registers spare beside
     the tile (`ScheduleParams.consumer_registers`), a narrower tile is taken if the tile
     is not given, else no split if split_k is not given.
     """
     given = normalize_overrides(overrides)
-    params = _choose(problem, given)
-    if params.split_k > 1 and not params.fits_registers(problem, SPLIT_K_MARGIN):
-        params = _refit_split(problem, given, params)
+    chosen_for = problem.with_extents(NOMINAL_EXTENTS) if problem.dynamic_axes else problem
+    params = _choose(chosen_for, given)
+    if params.split_k > 1 and not params.fits_registers(chosen_for, SPLIT_K_MARGIN):
+        params = _refit_split(chosen_for, given, params)
     params.check(problem)
     return params
+
+
+NOMINAL_EXTENTS = {"m": 4096}
+"""The extents a dynamic axis is taken to have where the heuristic chooses a schedule (a
+dynamic batch axis: 1): one schedule serves every M, so it is chosen for a large one,
+where the schedule matters most."""
 
 
 SPLIT_K_MARGIN = 48

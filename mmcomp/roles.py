@@ -37,6 +37,9 @@ from mmcomp.dialects.fusion import (
     MatmulOp,
     MmaOp,
     PointwiseOp,
+    format_extent,
+    is_dynamic,
+    may_be_dynamic,
     role_order,
 )
 from mmcomp.errors import FusionError
@@ -199,7 +202,7 @@ def _fused_multiply_sum_roles(op: FusedMultiplySumOp) -> ContractionRoles:
             )
         a_roles.append(role if role == "m" else ABSENT)
         b_roles.append(role if role == "n" else ABSENT)
-        extents[role] = max(a_extent, b_extent)
+        extents[role] = b_extent if a_extent == 1 else a_extent
     out_roles = tuple(
         role if role != ABSENT or b_role == ABSENT else b_role
         for axis, (role, b_role) in enumerate(zip(a_roles, b_roles, strict=True))
@@ -338,8 +341,9 @@ def _build_space(func: FuncOp, contractions: list[ContractionRoles]) -> dict[str
             if extent != space[role]:
                 _fail(
                     op,
-                    f"{op.name}: {_role_name(role)} is {extent} here, but the iteration space "
-                    f"has {role} = {space[role]} (from the first contraction, "
+                    f"{op.name}: {_role_name(role)} is {format_extent(extent)} here, but the "
+                    f"iteration space has {role} = {format_extent(space[role])} (from the first "
+                    "contraction, "
                     f"{first.op.name}); every contraction of a fusion shares one iteration "
                     "space",
                 )
@@ -413,6 +417,7 @@ def infer_axis_mapping(func: FuncOp) -> AxisMapping:
     classes = _AxisClasses()
     for contraction in contractions:
         for what, value, fixed in contraction.operand_roles():
+            _check_dynamic_roles(contraction.op, what, value, fixed)
             for axis, role in enumerate(fixed):
                 found = classes.fix((value, axis), role)
                 if found is None:
@@ -443,10 +448,13 @@ def infer_axis_mapping(func: FuncOp) -> AxisMapping:
                 candidate = layout[position] if 0 <= position < len(layout) else None
                 if candidate is None or space[candidate] != extent or candidate in roles:
                     site = _report_site(value, func)
-                    sizes = ", ".join(f"{role} = {size}" for role, size in space.items())
+                    sizes = ", ".join(
+                        f"{role} = {format_extent(size)}" for role, size in space.items()
+                    )
                     _fail(
                         site,
-                        f"{site.name}: {_describe(value)}: axis {axis} (extent {extent}) fits "
+                        f"{site.name}: {_describe(value)}: axis {axis} (extent "
+                        f"{format_extent(extent)}) fits "
                         f"no axis of the iteration space ({sizes}); an epilogue operand must "
                         "line up with the contraction's result, as [M, N], [1, N], [M, 1] or [N]",
                     )
@@ -461,8 +469,41 @@ def infer_axis_mapping(func: FuncOp) -> AxisMapping:
                 f"{site.name}: {_describe(value)}: expected each iteration axis at most once "
                 f"among the axis roles, found {roles}",
             )
+        site = _report_site(value, func)
+        _check_dynamic_roles(site, _describe(value), value, roles)
+        _check_tied(site, _describe(value), value, roles, space)
         mapping[value] = tuple(roles)
     return AxisMapping(space, mapping, contractions)
+
+
+def _check_dynamic_roles(op: Operation, what: str, value: SSAValue, roles: Sequence[str]) -> None:
+    """A verifier error at `op` where a dynamic axis of `value` has a role other than m or
+    a batch role (n and k are static: tiles, K blocks and operand strides depend on them)."""
+    for axis, (extent, role) in enumerate(zip(_shape(value), roles, strict=True)):
+        if not is_dynamic(extent) or may_be_dynamic(role):
+            continue
+        described = _role_name(role) if role != ABSENT else "absent (_)"
+        _fail(
+            op,
+            f"{op.name}: {what}: axis {axis} is dynamic (?) but has role {role} "
+            f"({described}); only M and batch extents may be dynamic, N and K are static",
+        )
+
+
+def _check_tied(
+    op: Operation, what: str, value: SSAValue, roles: Sequence[str], space: dict[str, int]
+) -> None:
+    """A verifier error at `op` where an axis of `value` is static but its role's extent is
+    dynamic, or the other way round: every axis of one role is one runtime extent."""
+    for axis, (extent, role) in enumerate(zip(_shape(value), roles, strict=True)):
+        if role == ABSENT or is_dynamic(extent) == is_dynamic(space[role]):
+            continue
+        _fail(
+            op,
+            f"{op.name}: {what}: axis {axis} has extent {format_extent(extent)}, but the "
+            f"iteration space has {role} = {format_extent(space[role])}; every axis of one "
+            "role is one runtime extent",
+        )
 
 
 def annotate(func: FuncOp, mapping: AxisMapping) -> None:

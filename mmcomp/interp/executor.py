@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 from xdsl.dialects import builtin, func
@@ -24,8 +25,11 @@ from xdsl.interpreter import Interpreter
 from xdsl.interpreters.arith import ArithFunctions
 from xdsl.interpreters.func import FuncFunctions
 from xdsl.interpreters.scf import ScfFunctions
+from xdsl.ir import Attribute
 
-from mmcomp.argcheck import check_shape_and_dtype
+from mmcomp import hardware as hw
+from mmcomp.argcheck import bind_extents, check_shape_and_dtype
+from mmcomp.dialects.fusion import AxisRolesAttr, is_dynamic
 from mmcomp.errors import ScheduleError
 from mmcomp.interp.tile_functions import numpy_dtype
 from mmcomp.narrowing import is_memref
@@ -67,6 +71,15 @@ def kernel_of(module: builtin.ModuleOp) -> func.FuncOp:
     return kernels[0]
 
 
+def _extent_axis(function: func.FuncOp, index: int) -> str:
+    attr = _arg_attr(function, index, "sched.extent")
+    if not isinstance(attr, builtin.StringAttr):
+        raise ScheduleError(
+            f"@{function.sym_name.data}: argument {index} has no 'sched.extent' axis name"
+        )
+    return attr.data
+
+
 def _int_attr(kernel: func.FuncOp, name: str) -> int:
     attr = kernel.attributes.get(name)
     if not isinstance(attr, builtin.IntegerAttr):
@@ -103,28 +116,184 @@ def _bind_input(kernel: func.FuncOp, index: int, array: np.ndarray) -> np.ndarra
     return np.require(array, requirements="C")  # keeps the rank, unlike ascontiguousarray
 
 
+def _arg_attr(kernel: func.FuncOp, index: int, name: str) -> Attribute | None:
+    if kernel.arg_attrs is None:
+        return None
+    return kernel.arg_attrs.data[index].data.get(name)
+
+
+def _arg_roles(kernel: func.FuncOp, index: int) -> tuple[str, ...]:
+    roles = _arg_attr(kernel, index, "fusion.roles")
+    if not isinstance(roles, AxisRolesAttr):
+        raise ScheduleError(
+            f"kernel @{kernel.sym_name.data}: argument {index} has no 'fusion.roles'"
+        )
+    return roles.roles
+
+
+def _launch_function(module: builtin.ModuleOp, kernel: func.FuncOp) -> func.FuncOp:
+    """The launch function that the kernel's `sched.grid` names."""
+    grid = kernel.attributes["sched.grid"]
+    assert isinstance(grid, builtin.SymbolRefAttr)
+    name = grid.root_reference.data
+    for op in module.walk():
+        if isinstance(op, func.FuncOp) and op.sym_name.data == name:
+            return op
+    raise ScheduleError(
+        f"kernel @{kernel.sym_name.data}: no launch function @{name} in the module (its "
+        "'sched.grid')"
+    )
+
+
+def runtime_extents(
+    kernel: func.FuncOp, shapes: Sequence[Sequence[int]], where: str | None = None
+) -> dict[str, int]:
+    """The runtime extent of each dynamic axis of `kernel`, from its inputs' shapes; a
+    ScheduleError for a static extent that differs, inputs that disagree, or an extent
+    past what the kernel can index."""
+    names = [
+        kernel.body.block.args[index].name_hint or f"input {index}" for index in range(len(shapes))
+    ]
+    extents = bind_extents(
+        where or f"kernel @{kernel.sym_name.data}",
+        names,
+        shapes,
+        [tuple(_memref_type(kernel, index).get_shape()) for index in range(len(shapes))],
+        [_arg_roles(kernel, index) for index in range(len(shapes))],
+        ScheduleError,
+    )
+    check_runtime_extents(where or f"kernel @{kernel.sym_name.data}", extents)
+    return extents
+
+
+def check_runtime_extents(where: str, extents: dict[str, int]) -> None:
+    """A ScheduleError for a runtime extent past what a kernel indexes (32-bit indices)."""
+    for axis, extent in extents.items():
+        if extent > hw.MAX_EXTENT:
+            name = "M" if axis == "m" else f"batch axis {axis}"
+            raise ScheduleError(
+                f"{where}: the dynamic extent {name} = {extent} is past what the kernel can "
+                f"index; each extent must be at most {hw.MAX_EXTENT} (tile indices, loop "
+                f"bounds and TMA coordinates are {hw.INDEX_BITS}-bit integers)"
+            )
+
+
+def _resolved(
+    kernel: func.FuncOp, index: int, extents: dict[str, int], cta_tiles: int
+) -> tuple[int, ...]:
+    """The runtime shape of argument `index`: each `?` its role's extent (a workspace's,
+    the CTA tiles)."""
+    shape = tuple(_memref_type(kernel, index).get_shape())
+    if not any(is_dynamic(extent) for extent in shape):
+        return shape
+    if _arg_attr(kernel, index, "sched.workspace") is not None:
+        return tuple(cta_tiles if is_dynamic(extent) else extent for extent in shape)
+    roles = _arg_roles(kernel, index)
+    return tuple(
+        extents[role] if is_dynamic(extent) else extent
+        for extent, role in zip(shape, roles, strict=True)
+    )
+
+
+def _launch(
+    module: builtin.ModuleOp, launch: func.FuncOp, extents: Sequence[int]
+) -> tuple[int, int, int]:
+    """Run the launch function on the runtime extents: (grid, CTA tiles, work units)."""
+    from mmcomp.interp.tile_functions import TileFunctions
+
+    interpreter = Interpreter(module)
+    interpreter.register_implementations(ArithFunctions())
+    interpreter.register_implementations(FuncFunctions())
+    interpreter.register_implementations(TileFunctions(grid=0))
+    results = interpreter.call_op(launch, _index_values(extents))
+    grid, cta_tiles, units = (_int(value) for value in results)
+    return grid, cta_tiles, units
+
+
+def _index_values(values: Sequence[int]) -> tuple[builtin.IntegerAttr, ...]:
+    """Index values as xDSL's interpreter holds them."""
+    return tuple(builtin.IntegerAttr(value, builtin.IndexType()) for value in values)
+
+
+def _int(value: object) -> int:
+    assert isinstance(value, builtin.IntegerAttr)
+    return cast(builtin.IntegerAttr, value).value.data
+
+
+@dataclass(frozen=True)
+class _DynamicLaunch:
+    """The inputs of a kernel with dynamic extents and what its launch function gives."""
+
+    arguments: list[np.ndarray]
+    """The inputs, C-contiguous."""
+    extents: dict[str, int]
+    """The runtime extent of each dynamic axis."""
+    extent_args: list[int]
+    """The extents in the order of the kernel's index arguments."""
+    grid: int
+    """CTAs in the grid."""
+    cta_tiles: int
+    """The CTA tiles (the split-K workspaces' dynamic extent)."""
+
+
+def _bind_dynamic(
+    module: builtin.ModuleOp, kernel: func.FuncOp, inputs: Sequence[np.ndarray]
+) -> _DynamicLaunch:
+    """Check the inputs of a kernel with dynamic extents, read the extents from their
+    shapes and run the launch function on them."""
+    arrays = [np.asarray(array) for array in inputs]
+    extents = runtime_extents(kernel, [array.shape for array in arrays])
+    for index, array in enumerate(arrays):
+        dtype = numpy_dtype(_memref_type(kernel, index).element_type)
+        if array.dtype != dtype:
+            raise ScheduleError(
+                f"input {index} of kernel @{kernel.sym_name.data}: expected dtype "
+                f"{dtype}, found {array.dtype}"
+            )
+    launch = _launch_function(module, kernel)
+    extent_args = [extents[_extent_axis(launch, index)] for index in range(len(launch.args))]
+    grid, cta_tiles, units = _launch(module, launch, extent_args)
+    if units > hw.MAX_WORK_UNITS:
+        raise ScheduleError(
+            f"kernel @{kernel.sym_name.data}: {units} work units at {extents}; the "
+            f"kernel's {hw.INDEX_BITS}-bit tile loop counts at most {hw.MAX_WORK_UNITS}"
+        )
+    arguments = [np.require(array, requirements="C") for array in arrays]
+    return _DynamicLaunch(arguments, extents, extent_args, grid, cta_tiles)
+
+
 def execute(module: builtin.ModuleOp, inputs: Sequence[np.ndarray]) -> Execution:
-    """Simulate every CTA of the module's kernel on `inputs`; check every output write."""
+    """Simulate every CTA of the module's kernel on `inputs`; check every output write.
+
+    A kernel with dynamic extents takes them from the inputs' shapes; its launch function
+    gives the grid and the split-K workspaces' size for them. An extent of 0 launches
+    nothing and gives empty outputs.
+    """
     from mmcomp.interp.reference import FusionFunctions
     from mmcomp.interp.tile_functions import TileFunctions
 
     kernel = kernel_of(module)
-    grid = _int_attr(kernel, "sched.grid")
     num_inputs = _int_attr(kernel, "sched.num_inputs")
     num_outputs = _int_attr(kernel, "sched.num_outputs")
     if len(inputs) != num_inputs:
         raise ScheduleError(
             f"kernel @{kernel.sym_name.data} takes {num_inputs} inputs, {len(inputs)} given"
         )
-    arguments: list[np.ndarray] = [
-        _bind_input(kernel, index, array) for index, array in enumerate(inputs)
-    ]
-    num_args = len(kernel.function_type.inputs.data)
+    if isinstance(kernel.attributes.get("sched.grid"), builtin.SymbolRefAttr):
+        launch = _bind_dynamic(module, kernel, inputs)
+        arguments, extents, extent_args = launch.arguments, launch.extents, launch.extent_args
+        grid, cta_tiles = launch.grid, launch.cta_tiles
+    else:
+        grid = _int_attr(kernel, "sched.grid")
+        arguments = [_bind_input(kernel, index, array) for index, array in enumerate(inputs)]
+        extents, extent_args, cta_tiles = {}, [], 0
+    num_args = len(kernel.function_type.inputs.data) - len(extent_args)
     for index in range(num_inputs, num_args):
         memref_type = _memref_type(kernel, index)
         dtype = numpy_dtype(memref_type.element_type)
-        arguments.append(np.zeros(tuple(memref_type.get_shape()), dtype=dtype))
+        arguments.append(np.zeros(_resolved(kernel, index, extents, cta_tiles), dtype=dtype))
     outputs = arguments[num_inputs : num_inputs + num_outputs]
+    call_arguments: tuple[object, ...] = (*arguments, *_index_values(extent_args))
 
     tiles = TileFunctions(grid=grid)
     for output in outputs:
@@ -141,7 +310,7 @@ def execute(module: builtin.ModuleOp, inputs: Sequence[np.ndarray]) -> Execution
         for block in range(grid):
             tiles.block_id = block
             before = tiles.stores
-            interpreter.call_op(kernel, tuple(arguments))
+            interpreter.call_op(kernel, call_arguments)
             tiles_per_cta.append(tiles.stores - before)
 
     writes = tuple(tiles.writes_of(output) for output in outputs)

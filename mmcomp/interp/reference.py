@@ -20,7 +20,8 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.dialects.func import FuncOp
 from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_impls
 from xdsl.interpreters.func import FuncFunctions
-from xdsl.ir import Attribute, Operation
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.utils.exceptions import VerifyException
 
 from mmcomp.argcheck import check_shape_and_dtype
 from mmcomp.dialects.fusion import (
@@ -44,6 +45,7 @@ from mmcomp.dialects.fusion import (
     SubOp,
     TanhOp,
     UnaryOp,
+    is_dynamic,
 )
 from mmcomp.dtypes import of_element_type
 from mmcomp.errors import FusionError
@@ -119,6 +121,21 @@ class FusionFunctions(InterpreterFunctions):
             )
         self.accumulate = accumulate
         """The type every op computes in before rounding to its result type."""
+        self.extents: dict[str, int] = {}
+        """The runtime extent of each dynamic role (m, b0, ...) of the call."""
+        self.roles: dict[SSAValue, tuple[str, ...]] = {}
+        """The axis roles of the function's values, where it has dynamic extents."""
+
+    def shape_of(self, value: SSAValue) -> tuple[int, ...]:
+        """The runtime shape of a tensor value: its type's, each `?` the call's extent."""
+        shape = tuple(_tensor_type(value.type, "value").get_shape())
+        if not any(is_dynamic(extent) for extent in shape):
+            return shape
+        roles = self.roles[value]
+        return tuple(
+            self.extents[role] if is_dynamic(extent) else extent
+            for extent, role in zip(shape, roles, strict=True)
+        )
 
     def _wide(self, value: np.ndarray) -> np.ndarray:
         return np.asarray(value).astype(self.accumulate)
@@ -166,14 +183,16 @@ class FusionFunctions(InterpreterFunctions):
         result_type = _tensor_type(op.result.type, f"{op.name} result")
         extents = iter(source.shape)
         with_axes = [1 if inserted else next(extents) for inserted in op.inserted]
-        expanded = np.broadcast_to(source.reshape(with_axes), result_type.get_shape())
+        del result_type
+        expanded = np.broadcast_to(source.reshape(with_axes), self.shape_of(op.result))
         return (np.ascontiguousarray(expanded),)
 
     @impl(SplatOp)
     def run_splat(self, interpreter: Interpreter, op: SplatOp, args: tuple[Any, ...]):
         result_type = _tensor_type(op.result.type, f"{op.name} result")
         value = np.asarray(op.scalar, dtype=np.float64).astype(_result_dtype(op))
-        return (np.full(result_type.get_shape(), value, dtype=value.dtype),)
+        del result_type
+        return (np.full(self.shape_of(op.result), value, dtype=value.dtype),)
 
     @impl(CastOp)
     def run_cast(self, interpreter: Interpreter, op: CastOp, args: tuple[Any, ...]):
@@ -286,6 +305,56 @@ def _check_input(func: FuncOp, index: int, array: Any) -> np.ndarray:
     return array
 
 
+def _is_dynamic(func: FuncOp) -> bool:
+    """Whether any argument or result of `func` has a dynamic extent."""
+    types = [*func.function_type.inputs.data, *func.function_type.outputs.data]
+    return any(
+        is_tensor(value_type) and any(is_dynamic(extent) for extent in value_type.get_shape())
+        for value_type in types
+    )
+
+
+def _check_dynamic_inputs(
+    func: FuncOp, arrays: Sequence[Any], functions: FusionFunctions
+) -> list[np.ndarray]:
+    """The inputs of a function with dynamic extents, checked; the call's extents and the
+    values' roles stored in `functions` (the broadcasts and splats need them)."""
+    from mmcomp.argcheck import bind_extents
+    from mmcomp.roles import infer_axis_mapping
+
+    try:
+        mapping = infer_axis_mapping(func)
+    except VerifyException as error:
+        raise FusionError(f"reference: {error}") from None
+    args = list(func.body.block.args)
+    names = [_input_name(func, index) for index in range(len(args))]
+    checked: list[np.ndarray] = []
+    for index, array in enumerate(arrays):
+        arg_type = _tensor_type(args[index].type, f"input {names[index]!r}")
+        expected_dtype = numpy_dtype(arg_type.element_type)
+        if not is_ndarray(array):
+            raise FusionError(
+                f"reference: input {names[index]!r}: expected a numpy array of dtype "
+                f"{expected_dtype}, found {type(array).__name__}"
+            )
+        if array.dtype != expected_dtype:
+            raise FusionError(
+                f"reference: input {names[index]!r}: expected dtype {expected_dtype}, "
+                f"found {array.dtype}"
+            )
+        checked.append(array)
+    functions.extents = bind_extents(
+        "reference",
+        names,
+        [array.shape for array in checked],
+        [tuple(_tensor_type(arg.type, "input").get_shape()) for arg in args],
+        [mapping.roles[arg] for arg in args],
+        FusionError,
+    )
+    functions.roles = mapping.roles
+    return checked
+
+
 def run_function(
     func: FuncOp, arrays: Sequence[Any], accumulate: Any = np.float64
 ) -> tuple[np.ndarray, ...]:
@@ -297,12 +366,16 @@ def run_function(
             f"reference: @{func.sym_name.data}: expected {count} inputs {names}, "
             f"found {len(arrays)}"
         )
-    checked = [_check_input(func, index, array) for index, array in enumerate(arrays)]
+    functions = FusionFunctions(accumulate)
+    if _is_dynamic(func):
+        checked = _check_dynamic_inputs(func, arrays, functions)
+    else:
+        checked = [_check_input(func, index, array) for index, array in enumerate(arrays)]
     parent = func.parent_op()
     module = parent if isinstance(parent, ModuleOp) else ModuleOp([])
     interpreter = Interpreter(module)
     interpreter.register_implementations(FuncFunctions())
-    interpreter.register_implementations(FusionFunctions(accumulate))
+    interpreter.register_implementations(functions)
     with np.errstate(over="ignore", under="ignore"):
         results = interpreter.run_ssacfg_region(func.body, tuple(checked), func.sym_name.data)
     return tuple(np.asarray(result) for result in results)

@@ -10,6 +10,10 @@ outer one a serial loop, outermost:
     sched.parallelize %iter to serial : !sched.axis<3>
     sched.reorder %iter, %k_blk, ...
 
+With a dynamic extent the work count is known only at call time: the split is by the most
+clusters the SMs hold (the launch takes min(units, that)), and the loop bound is the
+runtime count of units (docs/dynamic-shapes.md).
+
 One tile per CTA (`strategy = one-tile-per-cta`): the grid is the number of work units and
 the work index itself is bound to blockIdx.x. With clusters, the CTA's rank in its cluster
 is merged in as the fastest part of blockIdx.x (`sched.merge %slot, %rank`).
@@ -24,6 +28,7 @@ from xdsl.passes import ModulePass
 
 from mmcomp import hardware as hw
 from mmcomp.dialects import sched
+from mmcomp.dialects.fusion import is_dynamic
 from mmcomp.passes.tile_split import (
     ScheduleView,
     append,
@@ -42,7 +47,9 @@ def bind_work(view: ScheduleView) -> None:
     cluster_size = params.cluster[0] * params.cluster[1]
     slot: SSAValue = work
     if params.strategy == "persistent":
-        clusters = min(extent(work), max(hw.SM_COUNT // cluster_size, 1))
+        clusters = max(hw.SM_COUNT // cluster_size, 1)
+        if not is_dynamic(extent(work)):
+            clusters = min(extent(work), clusters)
         iteration, slot = split(schedule, work, clusters, "iter", "slot")
         append(schedule, sched.ParallelizeOp(iteration, "serial"))
         reorder(schedule, iteration)

@@ -40,6 +40,7 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
     StringAttr,
+    SymbolRefAttr,
     TensorType,
     UnitAttr,
     f32,
@@ -52,11 +53,20 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from mmcomp.diagnostics import at
 from mmcomp.dialects import fusion, sched
+from mmcomp.dialects.fusion import DYNAMIC, is_dynamic
 from mmcomp.narrowing import is_tensor
 from mmcomp.passes.tile_split import GRID_ATTR, ScheduleView, extent, scheduled_functions
 
 ROLES_ATTR = "fusion.roles"
 """The attribute holding the axis roles of an op result or a function argument."""
+
+EXTENT_ATTR = "sched.extent"
+"""The argument attribute of a runtime extent (an index argument): the axis it gives."""
+
+
+Count = int | SSAValue
+"""A count the kernel uses: an int where the extents fix it, else an index SSA value
+computed from the runtime extents."""
 
 
 class _Index:
@@ -141,9 +151,33 @@ class _Index:
         divisor = self.const(rhs) if isinstance(rhs, int) else rhs
         return self._binary(arith.RemUIOp, lhs, divisor, name)
 
-    def minus(self, lhs: int, rhs: SSAValue, name: str = "") -> SSAValue:
+    def minus(self, lhs: int | SSAValue, rhs: SSAValue, name: str = "") -> SSAValue:
         """lhs - rhs."""
-        return self._binary(arith.SubiOp, self.const(lhs), rhs, name)
+        left = self.const(lhs) if isinstance(lhs, int) else lhs
+        return self._binary(arith.SubiOp, left, rhs, name)
+
+    def times(self, lhs: Count, rhs: Count, name: str = "") -> Count:
+        """lhs * rhs: an int when both are, else the product's SSA value."""
+        if isinstance(lhs, int) and isinstance(rhs, int):
+            return lhs * rhs
+        if isinstance(lhs, int):
+            lhs, rhs = rhs, lhs
+        assert isinstance(lhs, SSAValue)
+        if isinstance(rhs, int):
+            return self.mul(lhs, rhs, name)
+        return self._binary(arith.MuliOp, lhs, rhs, name)
+
+    def ceil_div(self, lhs: Count, rhs: int, name: str = "") -> Count:
+        """lhs / rhs rounded up: an int when lhs is one, else its SSA value."""
+        if isinstance(lhs, int):
+            return _ceil_div(lhs, rhs)
+        if rhs == 1:
+            return lhs
+        return self._binary(arith.CeilDivUIOp, lhs, self.const(rhs), name)
+
+    def value(self, count: Count) -> SSAValue:
+        """`count` as an SSA value (a pooled constant for an int)."""
+        return self.const(count) if isinstance(count, int) else count
 
     def min(self, lhs: SSAValue, rhs: int, name: str = "") -> SSAValue:
         """min(lhs, rhs)."""
@@ -151,31 +185,32 @@ class _Index:
 
 
 def swizzled_tile(
-    index: _Index, unit: SSAValue, tiles_m: int, tiles_n: int, raster: str, swizzle: int
+    index: _Index, unit: SSAValue, tiles_m: Count, tiles_n: Count, raster: str, swizzle: int
 ) -> tuple[SSAValue, SSAValue]:
     """Emit the (m tile, n tile) of the linear tile index `unit` under raster and swizzle.
 
     Consecutive indices walk the raster's major axis (m for raster m); the minor axis is cut
     into groups of `swizzle` tiles, and a group is finished before the next one starts (the
     grouped rasterization of CUTLASS and Triton). A last, partial group is walked with its
-    own size, so every tile is visited exactly once.
+    own size, so every tile is visited exactly once. A tile count that is an SSA value (a
+    dynamic extent) is used as such, and its group's size is always computed.
     """
     major_axis, minor_axis = ("m", "n") if raster == "m" else ("n", "m")
     major_tiles, minor_tiles = (tiles_m, tiles_n) if raster == "m" else (tiles_n, tiles_m)
     major_name, minor_name = f"tile_{major_axis}", f"tile_{minor_axis}"
-    group = min(swizzle, minor_tiles)
+    group = min(swizzle, minor_tiles) if isinstance(minor_tiles, int) else swizzle
     if group == 1:
         minor = index.div(unit, major_tiles, minor_name)
         major = index.rem(unit, major_tiles, major_name)
-    elif group == minor_tiles:
+    elif isinstance(minor_tiles, int) and group == minor_tiles:
         minor = index.rem(unit, minor_tiles, minor_name)
         major = index.div(unit, minor_tiles, major_name)
     else:
-        group_units = group * major_tiles
+        group_units = index.times(major_tiles, group, "group_units")
         group_index = index.div(unit, group_units, "group")
         first = index.mul(group_index, group, "group_first")
         offset = index.rem(unit, group_units, "group_offset")
-        if minor_tiles % group == 0:
+        if isinstance(minor_tiles, int) and minor_tiles % group == 0:
             size = index.const(group)
         else:
             left = index.minus(minor_tiles, first, "group_left")
@@ -188,7 +223,19 @@ def swizzled_tile(
 
 
 def _ceil_div(value: int, divisor: int) -> int:
+    if is_dynamic(value):
+        return DYNAMIC
     return -(-value // divisor)
+
+
+def _product(*values: int) -> int:
+    """The product of counts; dynamic if one of them is."""
+    product = 1
+    for value in values:
+        if is_dynamic(value):
+            return DYNAMIC
+        product *= value
+    return product
 
 
 @dataclass(frozen=True)
@@ -252,32 +299,58 @@ class SchedulePlan:
     @property
     def batch_count(self) -> int:
         """Product of the batch extents."""
-        count = 1
-        for axis in self.batch_axes:
-            count *= self.space[axis]
-        return count
+        return _product(*(self.space[axis] for axis in self.batch_axes))
 
     @property
     def cluster_units(self) -> int:
         """Output tiles of clusters (batch included), each done by one cluster."""
-        return self.batch_count * self.cluster_tiles_m * self.cluster_tiles_n
+        return _product(self.batch_count, self.cluster_tiles_m, self.cluster_tiles_n)
 
     @property
     def work_units(self) -> int:
         """Work units of clusters: output cluster tiles times split-K slices."""
-        return self.cluster_units * self.split_k
+        return _product(self.cluster_units, self.split_k)
 
     @property
     def cta_tiles(self) -> int:
         """Output tiles of CTAs, including those a cluster tile has beyond the edge."""
-        return self.cluster_units * self.cluster_size
+        return _product(self.cluster_units, self.cluster_size)
 
     @property
     def grid_ctas(self) -> int:
-        """CTAs in the grid."""
+        """CTAs in the grid (dynamic when a dynamic extent sets it)."""
+        if self.dynamic_axes:
+            return DYNAMIC
         if self.grid:
             return self.grid
         return self.work_units * self.cluster_size
+
+    @property
+    def dynamic_axes(self) -> tuple[str, ...]:
+        """The iteration axes with a dynamic extent, in space order."""
+        return tuple(axis for axis, extent in self.space.items() if is_dynamic(extent))
+
+    def counts(self, index: _Index, extents: dict[str, SSAValue]) -> dict[str, Count]:
+        """The tile and unit counts, emitted from the runtime `extents` where they depend on
+        one (nothing is emitted for a static space): batch extents, tiles_m, tiles_n,
+        mn_units, cluster_units, work_units, cta_tiles."""
+        space: dict[str, Count] = {
+            axis: extents[axis] if is_dynamic(extent) else extent
+            for axis, extent in self.space.items()
+        }
+        counts: dict[str, Count] = {axis: space[axis] for axis in self.batch_axes}
+        tiles_m = index.ceil_div(space["m"], self.tile[0], "tiles_m")
+        tiles_n = index.ceil_div(space["n"], self.tile[1], "tiles_n")
+        counts["tiles_m"] = index.ceil_div(tiles_m, self.cluster[0], "cluster_tiles_m")
+        counts["tiles_n"] = index.ceil_div(tiles_n, self.cluster[1], "cluster_tiles_n")
+        counts["mn_units"] = index.times(counts["tiles_m"], counts["tiles_n"], "mn_units")
+        units = counts["mn_units"]
+        for axis in self.batch_axes:
+            units = index.times(units, space[axis], "cluster_units")
+        counts["cluster_units"] = units
+        counts["work_units"] = index.times(units, self.split_k, "units")
+        counts["cta_tiles"] = index.times(units, self.cluster_size, "cta_tiles")
+        return counts
 
 
 @dataclass
@@ -448,14 +521,24 @@ class _KernelBuilder:
                 arg_attrs.append(DictionaryAttr({"sched.workspace": StringAttr("partials")}))
             arg_types.append(MemRefType(i32, (plan.cta_tiles,)))
             arg_attrs.append(DictionaryAttr({"sched.workspace": StringAttr("arrivals")}))
+        for axis in plan.dynamic_axes:
+            arg_types.append(IndexType())
+            arg_attrs.append(DictionaryAttr({EXTENT_ATTR: StringAttr(axis)}))
         entry = Block(arg_types=arg_types)
+        extent_args = entry.args[len(entry.args) - len(plan.dynamic_axes) :]
+        self.extents: dict[str, SSAValue] = {}
+        for axis, arg in zip(plan.dynamic_axes, extent_args, strict=True):
+            arg.name_hint = axis
+            self.extents[axis] = arg
         self.args = list(entry.args)
         for arg, source in zip(self.args, body.inputs, strict=False):
             arg.name_hint = source.name_hint
         self.outputs = self.args[len(body.inputs) : len(body.inputs) + len(body.outputs)]
         for index, arg in enumerate(self.outputs):
             arg.name_hint = f"out{index}"
-        scratch = self.args[len(body.inputs) + len(body.outputs) :]
+        scratch = self.args[
+            len(body.inputs) + len(body.outputs) : len(arg_types) - len(extent_args)
+        ]
         self.workspaces = scratch[: len(body.mmas)]
         self.arrivals = scratch[-1] if scratch else None
         for index, arg in enumerate(self.workspaces):
@@ -464,6 +547,8 @@ class _KernelBuilder:
             self.arrivals.name_hint = "arrivals"
 
         index = _Index(entry)
+        self.counts = plan.counts(index, self.extents)
+        count_ops = list(entry.ops)
         cta = index.add(gpu.BlockIdOp(gpu.DimensionAttr(gpu.DimensionEnum.X))).results[0]
         cta.name_hint = "cta"
         size = plan.cluster_size
@@ -477,11 +562,18 @@ class _KernelBuilder:
             loop_block.args[0].name_hint = "unit"
             self._unit(index.at(loop_block), loop_block.args[0], rank)
             loop_block.add_op(scf.YieldOp())
-            index.add(scf.ForOp(cluster, index.const(plan.work_units), clusters, [], loop_block))
+            units = index.value(self.counts["work_units"])
+            index.add(scf.ForOp(cluster, units, clusters, [], loop_block))
         else:
             self._unit(index, cluster, rank)
         entry.add_op(func.ReturnOp())
+        for op in reversed(count_ops):
+            if not any(result.uses for result in op.results):
+                op.detach()
+                op.erase()
         constants = index.constant_ops()
+        if plan.dynamic_axes:
+            constants = [op for op in constants if op.results[0].uses]
         if entry.first_op is not None:
             entry.insert_ops_before(constants, entry.first_op)
 
@@ -491,7 +583,10 @@ class _KernelBuilder:
             Region(entry),
             arg_attrs=ArrayAttr(arg_attrs),
         )
-        kernel.attributes[GRID_ATTR] = IntegerAttr(plan.grid_ctas, i64)
+        if plan.dynamic_axes:
+            kernel.attributes[GRID_ATTR] = SymbolRefAttr(launch_name(kernel.sym_name.data))
+        else:
+            kernel.attributes[GRID_ATTR] = IntegerAttr(plan.grid_ctas, i64)
         kernel.attributes["sched.cluster"] = IntegerAttr(plan.cluster_size, i64)
         kernel.attributes["sched.num_inputs"] = IntegerAttr(len(body.inputs), i64)
         kernel.attributes["sched.num_outputs"] = IntegerAttr(len(body.outputs), i64)
@@ -509,17 +604,18 @@ class _KernelBuilder:
             unit = index.div(unit, plan.split_k, "tile_unit")
         tile_unit = unit
         starts: dict[str, SSAValue] = {}
-        mn_units = plan.cluster_tiles_m * plan.cluster_tiles_n
+        counts = self.counts
+        mn_units = counts["mn_units"]
         if plan.batch_axes:
             batch = index.div(unit, mn_units, "batch")
             unit = index.rem(unit, mn_units, "mn_unit")
             outermost, *inner = plan.batch_axes
             for axis in reversed(inner):
-                starts[axis] = index.rem(batch, plan.space[axis], axis)
-                batch = index.div(batch, plan.space[axis], outermost if axis == inner[0] else "")
+                starts[axis] = index.rem(batch, counts[axis], axis)
+                batch = index.div(batch, counts[axis], outermost if axis == inner[0] else "")
             starts[outermost] = batch
         tile_m, tile_n = swizzled_tile(
-            index, unit, plan.cluster_tiles_m, plan.cluster_tiles_n, plan.raster, plan.swizzle
+            index, unit, counts["tiles_m"], counts["tiles_n"], plan.raster, plan.swizzle
         )
         cluster_m, cluster_n = plan.cluster
         if plan.cluster_size > 1:
@@ -715,7 +811,7 @@ def plan_of(view: ScheduleView) -> SchedulePlan:
         grid = persistent.factor.data * cluster_size
     else:
         slot = work
-        grid = extent(work) * cluster_size
+        grid = 0 if is_dynamic(extent(work)) else extent(work) * cluster_size
     bound = view.bound("block_x")
     cta = slot
     rank = view.rank
@@ -741,6 +837,41 @@ def plan_of(view: ScheduleView) -> SchedulePlan:
     )
 
 
+def launch_name(kernel: str) -> str:
+    """The symbol of the launch function of the dynamic kernel `kernel`."""
+    return f"{kernel}_launch"
+
+
+def build_launch(name: str, plan: SchedulePlan) -> func.FuncOp:
+    """The launch function of a kernel with dynamic extents: from the runtime extents (one
+    index argument per dynamic axis, in space order) to (grid CTAs, CTA tiles, work units).
+    The CTA tiles size the split-K workspaces; the work units bound the tile loop."""
+    entry = Block(arg_types=[IndexType() for _ in plan.dynamic_axes])
+    extents: dict[str, SSAValue] = {}
+    for axis, arg in zip(plan.dynamic_axes, entry.args, strict=True):
+        arg.name_hint = axis
+        extents[axis] = arg
+    index = _Index(entry)
+    counts = plan.counts(index, extents)
+    clusters = index.value(counts["work_units"])
+    if plan.persistent:
+        clusters = index.min(clusters, plan.grid // plan.cluster_size, "clusters")
+    grid = index.value(index.times(clusters, plan.cluster_size, "grid"))
+    results = [grid, index.value(counts["cta_tiles"]), index.value(counts["work_units"])]
+    entry.add_op(func.ReturnOp(*results))
+    constants = index.constant_ops()
+    if entry.first_op is not None:
+        entry.insert_ops_before(constants, entry.first_op)
+    return func.FuncOp(
+        launch_name(name),
+        ([IndexType()] * len(plan.dynamic_axes), [IndexType()] * 3),
+        Region(entry),
+        arg_attrs=ArrayAttr(
+            [DictionaryAttr({EXTENT_ATTR: StringAttr(axis)}) for axis in plan.dynamic_axes]
+        ),
+    )
+
+
 class MaterializeSchedule(ModulePass):
     """Lower each scheduled function to its kernel: loops, index arithmetic, tile ops."""
 
@@ -752,5 +883,7 @@ class MaterializeSchedule(ModulePass):
             kernel = _KernelBuilder(function, plan).build()
             kernel.attributes["sched.params"] = schedule.params
             op.body.block.insert_op_after(kernel, function)
+            if plan.dynamic_axes:
+                op.body.block.insert_op_after(build_launch(kernel.sym_name.data, plan), kernel)
             function.detach()
             function.erase()

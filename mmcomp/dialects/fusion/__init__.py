@@ -1,6 +1,7 @@
 """The `fusion` dialect: matmul fusions at the tensor level, as users write them.
 
-Bodies are `func.func` with builtin ranked tensor types of static shape. Element types are
+Bodies are `func.func` with builtin ranked tensor types; an m or batch extent may be
+dynamic (`tensor<?x4096xbf16>`), n and k are static (docs/dynamic-shapes.md). Element types are
 bf16, f16 and f32; contractions (`matmul`, `linear`, `fused_multiply_sum`, `mma`) produce
 f32. Pointwise operands have equal shapes and element types: broadcasts (`broadcast`),
 casts (`cast`) and scalar constants (`splat`) are explicit ops.
@@ -13,12 +14,17 @@ The syntax of every op, with one example each, is in docs/fusion-dialect.md.
 from xdsl.ir import Dialect
 
 from mmcomp.dialects.fusion.attrs import (
+    DYNAMIC,
+    DYNAMIC_ROLES,
     ELEMENT_TYPES,
     AxisRolesAttr,
     IterationSpaceAttr,
     dtype_name,
     float_literal,
+    format_extent,
+    is_dynamic,
     is_role,
+    may_be_dynamic,
     parse_role_list,
     print_role_list,
     role_order,
@@ -64,6 +70,11 @@ from mmcomp.dialects.fusion.pointwise import (
 )
 
 __all__ = [
+    "DYNAMIC",
+    "DYNAMIC_ROLES",
+    "is_dynamic",
+    "may_be_dynamic",
+    "format_extent",
     "ELEMENT_TYPES",
     "dtype_name",
     "tensor_type",

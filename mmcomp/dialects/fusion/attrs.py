@@ -10,6 +10,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     ArrayAttr,
     IntAttr,
     StringAttr,
@@ -29,6 +30,27 @@ ELEMENT_TYPES: dict[str, Attribute] = {dtype.name: dtype.element_type for dtype 
 """The supported element types by their short names (from mmcomp.dtypes)."""
 
 _ROLE = re.compile(r"b(0|[1-9][0-9]*)|m|n|k|_")
+
+DYNAMIC = DYNAMIC_INDEX
+"""The extent of a dynamic axis (`?` in IR): known only from the arrays at call time."""
+
+DYNAMIC_ROLES = ("m", "b")
+"""The roles that may be dynamic: m and the batch roles (b0, b1, ...); n and k are static."""
+
+
+def is_dynamic(extent: int) -> bool:
+    """Whether `extent` is the dynamic extent `?`."""
+    return extent == DYNAMIC
+
+
+def may_be_dynamic(role: str) -> bool:
+    """Whether an axis of `role` may have a dynamic extent (m or a batch role)."""
+    return role == "m" or (role.startswith("b") and is_role(role))
+
+
+def format_extent(extent: int) -> str:
+    """An extent as IR and diagnostics write it: the number, or `?` when dynamic."""
+    return "?" if is_dynamic(extent) else str(extent)
 
 
 def dtype_name(element_type: Attribute) -> str | None:
@@ -134,6 +156,8 @@ class IterationSpaceAttr(ParametrizedAttribute):
         def parse_entry() -> tuple[str, int]:
             axis = parser.parse_identifier(context_msg=" as an iteration axis name")
             parser.parse_punctuation("=")
+            if parser.parse_optional_punctuation("?") is not None:
+                return axis, DYNAMIC
             return axis, parser.parse_integer(allow_boolean=False, allow_negative=False)
 
         pos = parser.pos
@@ -150,7 +174,7 @@ class IterationSpaceAttr(ParametrizedAttribute):
         printer.print_string("<")
         printer.print_list(
             self.extents.items(),
-            lambda item: printer.print_string(f"{item[0]} = {item[1]}"),
+            lambda item: printer.print_string(f"{item[0]} = {format_extent(item[1])}"),
         )
         printer.print_string(">")
 
@@ -186,7 +210,9 @@ def space_problem(entries: Sequence[tuple[str, int]]) -> str | None:
     for axis, size in entries:
         if not is_role(axis) or axis == "_":
             return f"expected b<i>, m, n or k as an axis name, found {axis!r}"
-        if size < 1:
+        if is_dynamic(size) and not may_be_dynamic(axis):
+            return f"axis {axis!r}: expected a static extent (only m and batch axes are dynamic)"
+        if size < 1 and not is_dynamic(size):
             return f"axis {axis!r}: expected a positive extent, found {size}"
     if len(set(axes)) != len(axes):
         return f"an axis appears twice in {axes}"

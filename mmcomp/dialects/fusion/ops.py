@@ -39,6 +39,8 @@ from mmcomp.dialects.fusion.attrs import (
     AxisRolesAttr,
     dtype_name,
     float_literal,
+    format_extent,
+    is_dynamic,
     parse_role_list,
     print_role_list,
     tensor_type,
@@ -55,7 +57,7 @@ from mmcomp.narrowing import is_tensor
 
 def format_shape(shape: Sequence[int]) -> str:
     """A shape as the diagnostics write it: `[4, 8]`."""
-    return "[" + ", ".join(str(extent) for extent in shape) + "]"
+    return "[" + ", ".join(format_extent(extent) for extent in shape) + "]"
 
 
 # Attributes
@@ -72,9 +74,9 @@ def checked_tensor(op: IRDLOperation, what: str, value_type: Attribute) -> Tenso
             f"{op.name}: {what}: unsupported element type: expected bf16, f16 or f32, "
             f"found {value_type.element_type}"
         )
-    if any(extent < 1 for extent in value_type.get_shape()):
+    if any(extent < 1 and not is_dynamic(extent) for extent in value_type.get_shape()):
         raise VerifyException(
-            f"{op.name}: {what}: expected a static shape with positive extents, found {value_type}"
+            f"{op.name}: {what}: expected positive (or dynamic, ?) extents, found {value_type}"
         )
     return value_type
 
@@ -87,7 +89,8 @@ def static_shape(value_type: TensorType) -> tuple[int, ...]:
 def broadcast_shapes(
     lhs: Sequence[int], rhs: Sequence[int], *, align_right: bool = True
 ) -> tuple[int, ...] | None:
-    """The numpy broadcast of two shapes, or None when some extents differ and neither is 1."""
+    """The numpy broadcast of two shapes, or None when some extents differ and neither is 1
+    (a dynamic extent `?` broadcasts with 1 and with itself)."""
     rank = max(len(lhs), len(rhs))
     lhs = (1,) * (rank - len(lhs)) + tuple(lhs) if align_right else tuple(lhs)
     rhs = (1,) * (rank - len(rhs)) + tuple(rhs) if align_right else tuple(rhs)
@@ -95,7 +98,7 @@ def broadcast_shapes(
     for left, right in zip(lhs, rhs, strict=True):
         if left != right and 1 not in (left, right):
             return None
-        result.append(max(left, right))
+        result.append(right if left == 1 else left)
     return tuple(result)
 
 

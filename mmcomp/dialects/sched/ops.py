@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
-import math
 import re
 from collections.abc import Mapping, Sequence
 from typing import Self
 
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     ArrayAttr,
     IntAttr,
     StringAttr,
@@ -40,6 +40,8 @@ from xdsl.utils.exceptions import VerifyException
 from mmcomp.dialects.sched.attrs import (
     AxisType,
     axis_extent,
+    extent_product,
+    show_extent,
 )
 from mmcomp.dialects.sched.params import (
     BINDINGS,
@@ -215,13 +217,17 @@ class SpaceOp(IRDLOperation):
         def entry() -> tuple[str, int]:
             name = parser.parse_identifier(context_msg=" as an axis name")
             parser.parse_punctuation("=")
+            if parser.parse_optional_punctuation("?") is not None:
+                return name, DYNAMIC_INDEX
             return name, parser.parse_integer(allow_negative=False, allow_boolean=False)
 
         entries = parser.parse_comma_separated_list(parser.Delimiter.NONE, entry)
         return with_attributes(cls(dict(entries)), parser.parse_optional_attr_dict())
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(" " + ", ".join(f"{k} = {v}" for k, v in self.extents.items()))
+        printer.print_string(
+            " " + ", ".join(f"{k} = {show_extent(v)}" for k, v in self.extents.items())
+        )
         printer.print_op_attributes(self.attributes)
 
 
@@ -260,10 +266,11 @@ class SplitOp(TransformOp):
         found = (axis_extent(self.outer), axis_extent(self.inner))
         if found != expected:
             raise VerifyException(
-                f"sched.split of an axis of {extent} {how} {factor}: expected outer x inner "
-                f"{expected[0]} x {expected[1]}, found {found[0]} x {found[1]}"
+                f"sched.split of an axis of {show_extent(extent)} {how} {factor}: expected "
+                f"outer x inner {show_extent(expected[0])} x {show_extent(expected[1])}, found "
+                f"{show_extent(found[0])} x {show_extent(found[1])}"
             )
-        if self.parts is not None and factor > extent:
+        if self.parts is not None and extent != DYNAMIC_INDEX and factor > extent:
             raise VerifyException(
                 f"sched.split into {factor} parts of an axis of only {extent} values"
             )
@@ -284,8 +291,11 @@ class SplitOp(TransformOp):
 
 
 def _split_extents(extent: int, factor: int, parts: bool) -> tuple[int, int]:
-    """(outer, inner) extents of `sched.split` by or into `factor`."""
+    """(outer, inner) extents of `sched.split` by or into `factor`; the part of a dynamic
+    axis that the factor does not fix is dynamic."""
     factor = max(factor, 1)
+    if extent == DYNAMIC_INDEX:
+        return (factor, DYNAMIC_INDEX) if parts else (DYNAMIC_INDEX, factor)
     if parts:
         return factor, ceil_div(extent, factor)
     return ceil_div(extent, factor), factor
@@ -304,18 +314,16 @@ class MergeOp(AxisListOp):
 
     @classmethod
     def axis_result_types(cls, axes: Sequence[SSAValue]) -> list[Attribute]:
-        return [AxisType(math.prod(axis_extent(axis) for axis in axes))]
+        return [AxisType(extent_product(axis_extent(axis) for axis in axes))]
 
     def verify_(self) -> None:
         if not self.axes:
             raise VerifyException("sched.merge needs at least one axis")
-        extent = 1
-        for axis in self.axes:
-            extent *= axis_extent(axis)
+        extent = extent_product(axis_extent(axis) for axis in self.axes)
         if axis_extent(self.result) != extent:
             raise VerifyException(
-                f"sched.merge result extent {axis_extent(self.result)} is not the product "
-                f"{extent} of its axes"
+                f"sched.merge result extent {show_extent(axis_extent(self.result))} is not the "
+                f"product {show_extent(extent)} of its axes"
             )
 
 
@@ -338,7 +346,7 @@ class SwizzleOp(TransformOp):
         super().__init__(
             operands=[slow, fast],
             properties={"group": IntAttr(group)},
-            result_types=[AxisType(axis_extent(slow) * axis_extent(fast))],
+            result_types=[AxisType(extent_product((axis_extent(slow), axis_extent(fast))))],
         )
 
     def verify_(self) -> None:
@@ -346,10 +354,11 @@ class SwizzleOp(TransformOp):
             raise VerifyException(
                 f"sched.swizzle group must be at least 1, found {self.group.data}"
             )
-        extent = axis_extent(self.slow) * axis_extent(self.fast)
+        extent = extent_product((axis_extent(self.slow), axis_extent(self.fast)))
         if axis_extent(self.result) != extent:
             raise VerifyException(
-                f"sched.swizzle result extent {axis_extent(self.result)} is not {extent}"
+                f"sched.swizzle result extent {show_extent(axis_extent(self.result))} is not "
+                f"{show_extent(extent)}"
             )
 
     @classmethod

@@ -218,6 +218,8 @@ class ScheduleParams:
         """The concrete raster order; "auto" walks along M when there are more N tiles."""
         if self.raster != "auto":
             return self.raster
+        if tiles_m < 1:
+            return "m"  # a dynamic m: groups cut along n, whose tile count is static
         return "m" if tiles_n > tiles_m else "n"
 
     def validate(self) -> None:
@@ -455,7 +457,7 @@ class ScheduleParams:
         tiles_m = ceil_div(problem.m, self.tile[0])
         tiles_n = ceil_div(problem.n, self.tile[1])
         work = problem.batch * tiles_m * tiles_n * self.split_k
-        if work > hw.MAX_WORK_UNITS:
+        if not problem.dynamic_axes and work > hw.MAX_WORK_UNITS:
             raise ScheduleError(
                 f"tile {format_dims(self.tile)} with split_k = {self.split_k} gives {work} work "
                 f"units (batch {problem.batch} x {tiles_m} M tiles x {tiles_n} N tiles x "
@@ -463,6 +465,8 @@ class ScheduleParams:
                 f"at most {hw.MAX_WORK_UNITS}"
             )
         for axis, size, tiles in (("m", self.cluster[0], tiles_m), ("n", self.cluster[1], tiles_n)):
+            if axis in problem.dynamic_axes:
+                continue  # the m tiles are counted at call time; a cluster may pass the edge
             if size > tiles:
                 raise ScheduleError(
                     f"cluster {format_dims(self.cluster)}: {size} CTAs along {axis} but the "

@@ -6,10 +6,12 @@ rejects problems past what a kernel can index.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     DictionaryAttr,
     MemRefType,
     TensorType,
@@ -90,12 +92,28 @@ class Problem:
 
     @property
     def batch(self) -> int:
-        """Product of the batch extents (1 when there are none)."""
+        """Product of the batch extents (1 when there are none; dynamic if one is)."""
         count = 1
         for name, extent in self.extents.items():
             if name.startswith("b"):
+                if extent == DYNAMIC_INDEX:
+                    return DYNAMIC_INDEX
                 count *= extent
         return count
+
+    @property
+    def dynamic_axes(self) -> tuple[str, ...]:
+        """The iteration axes whose extent is dynamic (`?`), known only at call time."""
+        return tuple(axis for axis, extent in self.extents.items() if extent == DYNAMIC_INDEX)
+
+    def with_extents(self, extents: Mapping[str, int]) -> Problem:
+        """The same problem with these extents in place of the dynamic ones (1 for a dynamic
+        axis that `extents` leaves out)."""
+        resolved = {
+            axis: extents.get(axis, 1) if extent == DYNAMIC_INDEX else extent
+            for axis, extent in self.extents.items()
+        }
+        return dataclasses.replace(self, extents=resolved)
 
 
 def _element_bytes(typ: Attribute) -> int:
@@ -113,7 +131,7 @@ def check_extents(problem: Problem) -> None:
     TMA_STRIDE_LIMIT. (Its rank is checked where its tensor map is built.)
     """
     for axis, extent in problem.extents.items():
-        if extent > hw.MAX_EXTENT:
+        if extent != DYNAMIC_INDEX and extent > hw.MAX_EXTENT:
             name = (
                 f"{_AXIS_NAMES[axis]} (iteration axis {axis})"
                 if axis in _AXIS_NAMES
@@ -129,6 +147,8 @@ def check_extents(problem: Problem) -> None:
         what = f"mma operand {index} ({format_dims(shape)})"
         stride = problem.element_bytes
         for axis in range(len(shape) - 1, 0, -1):
+            if shape[axis] == DYNAMIC_INDEX:
+                break  # checked at call time, with the actual extent
             stride *= shape[axis]
             if stride >= hw.TMA_STRIDE_LIMIT:
                 raise ScheduleError(
