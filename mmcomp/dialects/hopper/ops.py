@@ -194,6 +194,75 @@ def _parse_typed(parser: Parser, op: str, base: type[Attribute], what: str) -> A
 # ----------------------------------------------------------------------------------------
 
 
+def _print_tma_load(
+    printer: Printer, op: TmaLoadOp | TmaLoadMulticastOp, mask: SSAValue | None
+) -> None:
+    """`%map[%c0, ...], %bar to %dst [mask %m] [guard] : map, barrier, registers[, mask]`."""
+    printer.print_string(" ")
+    _print_tensor_access(printer, op.tensor_map, op.coordinates)
+    printer.print_string(", ")
+    printer.print_operand(op.barrier)
+    printer.print_string(" to ")
+    printer.print_operand(op.dst)
+    if mask is not None:
+        printer.print_string(" mask ")
+        printer.print_operand(mask)
+    _print_guard(printer, op)
+    printer.print_string(" : ")
+    printer.print_list((op.tensor_map.type, op.barrier.type), printer.print_attribute)
+    printer.print_string(", ")
+    _print_register_types(printer, [op.dst, *op.coordinates])
+    if mask is not None:
+        printer.print_string(", ")
+        printer.print_attribute(mask.type)
+
+
+@dataclass
+class _TmaLoadSyntax:
+    """The operands of a TMA load as its syntax gives them."""
+
+    dst: SSAValue
+    tensor_map: SSAValue
+    barrier: SSAValue
+    mask: SSAValue | None
+    coordinates: list[SSAValue]
+    guard: _Guard
+
+    @staticmethod
+    def parse(parser: Parser, name: str, with_mask: bool) -> _TmaLoadSyntax:
+        """What `_print_tma_load` printed (with the mask where `with_mask`)."""
+        tensor_map, coords = _parse_tensor_access(parser)
+        parser.parse_punctuation(",")
+        barrier = parser.parse_unresolved_operand()
+        parser.parse_keyword("to")
+        dst = parser.parse_unresolved_operand()
+        mask = None
+        if with_mask:
+            parser.parse_keyword("mask")
+            mask = parser.parse_unresolved_operand()
+        guard = _Guard.parse(parser)
+        parser.parse_punctuation(":")
+        map_type = _parse_typed(parser, name, TensorMapType, "a !hopper.tensormap type")
+        parser.parse_punctuation(",")
+        barrier_type = _parse_typed(parser, name, MbarrierType, "a !hopper.mbarrier type")
+        parser.parse_punctuation(",")
+        pos = parser.pos
+        types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
+        mask_value = None
+        if mask is not None:
+            *types, mask_type = types
+            mask_value = parser.resolve_operand(mask, mask_type)
+        dst_value, *coord_values = _resolve_registers(parser, [dst, *coords], types, pos)
+        return _TmaLoadSyntax(
+            dst_value,
+            parser.resolve_operand(tensor_map, map_type),
+            parser.resolve_operand(barrier, barrier_type),
+            mask_value,
+            coord_values,
+            guard,
+        )
+
+
 @irdl_op_definition
 class TensorMapParamOp(HopperInstruction):
     """The tensor map of a `tmap` kernel parameter, as TMA copies take it."""
@@ -274,41 +343,12 @@ class TmaLoadOp(HopperInstruction):
         _coordinates(self, self.tensor_map, self.coordinates)
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        _print_tensor_access(printer, self.tensor_map, self.coordinates)
-        printer.print_string(", ")
-        printer.print_operand(self.barrier)
-        printer.print_string(" to ")
-        printer.print_operand(self.dst)
-        _print_guard(printer, self)
-        printer.print_string(" : ")
-        printer.print_list((self.tensor_map.type, self.barrier.type), printer.print_attribute)
-        printer.print_string(", ")
-        _print_register_types(printer, [self.dst, *self.coordinates])
+        _print_tma_load(printer, self, None)
 
     @classmethod
     def parse(cls, parser: Parser) -> Self:
-        tensor_map, coords = _parse_tensor_access(parser)
-        parser.parse_punctuation(",")
-        barrier = parser.parse_unresolved_operand()
-        parser.parse_keyword("to")
-        dst = parser.parse_unresolved_operand()
-        guard = _Guard.parse(parser)
-        parser.parse_punctuation(":")
-        map_type = _parse_typed(parser, cls.name, TensorMapType, "a !hopper.tensormap type")
-        parser.parse_punctuation(",")
-        barrier_type = _parse_typed(parser, cls.name, MbarrierType, "a !hopper.mbarrier type")
-        parser.parse_punctuation(",")
-        pos = parser.pos
-        types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
-        dst_value, *coord_values = _resolve_registers(parser, [dst, *coords], types, pos)
-        op = cls(
-            dst_value,
-            parser.resolve_operand(tensor_map, map_type),
-            parser.resolve_operand(barrier, barrier_type),
-            coord_values,
-        )
-        return guard.apply(op)
+        load = _TmaLoadSyntax.parse(parser, cls.name, with_mask=False)
+        return load.guard.apply(cls(load.dst, load.tensor_map, load.barrier, load.coordinates))
 
 
 @irdl_op_definition
@@ -344,50 +384,14 @@ class TmaLoadMulticastOp(HopperInstruction):
         _coordinates(self, self.tensor_map, self.coordinates)
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        _print_tensor_access(printer, self.tensor_map, self.coordinates)
-        printer.print_string(", ")
-        printer.print_operand(self.barrier)
-        printer.print_string(" to ")
-        printer.print_operand(self.dst)
-        printer.print_string(" mask ")
-        printer.print_operand(self.cta_mask)
-        _print_guard(printer, self)
-        printer.print_string(" : ")
-        printer.print_list((self.tensor_map.type, self.barrier.type), printer.print_attribute)
-        printer.print_string(", ")
-        _print_register_types(printer, [self.dst, *self.coordinates])
-        printer.print_string(", ")
-        printer.print_attribute(self.cta_mask.type)
+        _print_tma_load(printer, self, self.cta_mask)
 
     @classmethod
     def parse(cls, parser: Parser) -> Self:
-        tensor_map, coords = _parse_tensor_access(parser)
-        parser.parse_punctuation(",")
-        barrier = parser.parse_unresolved_operand()
-        parser.parse_keyword("to")
-        dst = parser.parse_unresolved_operand()
-        parser.parse_keyword("mask")
-        mask = parser.parse_unresolved_operand()
-        guard = _Guard.parse(parser)
-        parser.parse_punctuation(":")
-        map_type = _parse_typed(parser, cls.name, TensorMapType, "a !hopper.tensormap type")
-        parser.parse_punctuation(",")
-        barrier_type = _parse_typed(parser, cls.name, MbarrierType, "a !hopper.mbarrier type")
-        parser.parse_punctuation(",")
-        pos = parser.pos
-        *types, mask_type = parser.parse_comma_separated_list(
-            parser.Delimiter.NONE, parser.parse_type
-        )
-        dst_value, *coord_values = _resolve_registers(parser, [dst, *coords], types, pos)
-        op = cls(
-            dst_value,
-            parser.resolve_operand(tensor_map, map_type),
-            parser.resolve_operand(barrier, barrier_type),
-            parser.resolve_operand(mask, mask_type),
-            coord_values,
-        )
-        return guard.apply(op)
+        load = _TmaLoadSyntax.parse(parser, cls.name, with_mask=True)
+        assert load.mask is not None
+        op = cls(load.dst, load.tensor_map, load.barrier, load.mask, load.coordinates)
+        return load.guard.apply(op)
 
 
 @irdl_op_definition
