@@ -35,19 +35,20 @@ One structured op is not an instruction: `hopper.warp_specialize`, which
 partition-warp-roles wraps around a kernel's body, one region per warp role
 (`mmcomp.dialects.hopper.warp_specialize`). The package's modules: `attrs` (`#hopper.tile`,
 `#hopper.warp_roles`), `types` (tensor maps, barrier rings, mbarriers, accumulators),
-`ops` (the instructions), `warp_specialize`.
+`base` (the instructions' base, checks and syntax pieces), `tma` (tensor maps and TMA
+copies), `ops` (mbarriers, wgmma, stores, ids), `warp_specialize`.
 """
 
 from xdsl.ir import Attribute, Dialect, Operation
 
 from mmcomp.dialects.hopper.attrs import TileAttr, WarpRolesAttr, tile
+from mmcomp.dialects.hopper.base import HopperInstruction
 from mmcomp.dialects.hopper.ops import (
     IDS,
     WGMMA_SHAPE,
     WGMMA_TYPES,
     AccumulatorOp,
     BarrierRingOp,
-    HopperInstruction,
     IdOp,
     MapaOp,
     MatrixDescriptorOp,
@@ -57,12 +58,14 @@ from mmcomp.dialects.hopper.ops import (
     MbarrierWaitOp,
     RingBarrierOp,
     StmatrixOp,
+    WgmmaMmaAsyncOp,
+)
+from mmcomp.dialects.hopper.tma import (
     TensorMapParamOp,
     TensorMapPrefetchOp,
     TmaLoadMulticastOp,
     TmaLoadOp,
     TmaStoreOp,
-    WgmmaMmaAsyncOp,
 )
 from mmcomp.dialects.hopper.types import (
     BARRIER_BYTES,

@@ -1,0 +1,300 @@
+"""The TMA ops of the `hopper` dialect: tensor maps and the tiled copies through them.
+
+A tensor map is a typed value (`!hopper.tensormap`) that `hopper.tensormap_param` makes
+from a `tmap` entry parameter; the copies take it at box coordinates, in the style of
+NVGPU's TMA ops: `hopper.tma_load %t[%k, %m], %bar to %smem`, `hopper.tma_store %smem to
+%t[...]`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import ClassVar, Self
+
+from xdsl.dialects.builtin import StringAttr
+from xdsl.ir import SSAValue
+from xdsl.irdl import (
+    irdl_op_definition,
+    operand_def,
+    prop_def,
+    result_def,
+    var_operand_def,
+)
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import VerifyException
+
+from mmcomp.dialects.hopper.base import (
+    Guard,
+    HopperInstruction,
+    check_coordinates,
+    int_register,
+    parse_tensor_access,
+    parse_typed,
+    print_guard,
+    print_register_types,
+    print_tensor_access,
+    resolve_registers,
+    shared_address,
+)
+from mmcomp.dialects.hopper.types import (
+    MbarrierType,
+    TensorMapType,
+)
+from mmcomp.dialects.ptx import (
+    EntryOp,
+    RegType,
+    TensorMapAttr,
+)
+
+# ----------------------------------------------------------------------------------------
+# TMA
+# ----------------------------------------------------------------------------------------
+
+
+def _print_tma_load(
+    printer: Printer, op: TmaLoadOp | TmaLoadMulticastOp, mask: SSAValue | None
+) -> None:
+    """`%map[%c0, ...], %bar to %dst [mask %m] [guard] : map, barrier, registers[, mask]`."""
+    printer.print_string(" ")
+    print_tensor_access(printer, op.tensor_map, op.coordinates)
+    printer.print_string(", ")
+    printer.print_operand(op.barrier)
+    printer.print_string(" to ")
+    printer.print_operand(op.dst)
+    if mask is not None:
+        printer.print_string(" mask ")
+        printer.print_operand(mask)
+    print_guard(printer, op)
+    printer.print_string(" : ")
+    printer.print_list((op.tensor_map.type, op.barrier.type), printer.print_attribute)
+    printer.print_string(", ")
+    print_register_types(printer, [op.dst, *op.coordinates])
+    if mask is not None:
+        printer.print_string(", ")
+        printer.print_attribute(mask.type)
+
+
+@dataclass
+class _TmaLoadSyntax:
+    """The operands of a TMA load as its syntax gives them."""
+
+    dst: SSAValue
+    tensor_map: SSAValue
+    barrier: SSAValue
+    mask: SSAValue | None
+    coordinates: list[SSAValue]
+    guard: Guard
+
+    @staticmethod
+    def parse(parser: Parser, name: str, with_mask: bool) -> _TmaLoadSyntax:
+        """What `_print_tma_load` printed (with the mask where `with_mask`)."""
+        tensor_map, coords = parse_tensor_access(parser)
+        parser.parse_punctuation(",")
+        barrier = parser.parse_unresolved_operand()
+        parser.parse_keyword("to")
+        dst = parser.parse_unresolved_operand()
+        mask = None
+        if with_mask:
+            parser.parse_keyword("mask")
+            mask = parser.parse_unresolved_operand()
+        guard = Guard.parse(parser)
+        parser.parse_punctuation(":")
+        map_type = parse_typed(parser, name, TensorMapType, "a !hopper.tensormap type")
+        parser.parse_punctuation(",")
+        barrier_type = parse_typed(parser, name, MbarrierType, "a !hopper.mbarrier type")
+        parser.parse_punctuation(",")
+        pos = parser.pos
+        types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
+        mask_value = None
+        if mask is not None:
+            *types, mask_type = types
+            mask_value = parser.resolve_operand(mask, mask_type)
+        dst_value, *coord_values = resolve_registers(parser, [dst, *coords], types, pos)
+        return _TmaLoadSyntax(
+            dst_value,
+            parser.resolve_operand(tensor_map, map_type),
+            parser.resolve_operand(barrier, barrier_type),
+            mask_value,
+            coord_values,
+            guard,
+        )
+
+
+@irdl_op_definition
+class TensorMapParamOp(HopperInstruction):
+    """The tensor map of a `tmap` kernel parameter, as TMA copies take it."""
+
+    name = "hopper.tensormap_param"
+    KEYWORDS: ClassVar[tuple[str, ...]] = ("param",)
+
+    param = prop_def(StringAttr)
+    """The entry parameter (of kind `tmap`)."""
+    result = result_def(TensorMapType)
+
+    def __init__(self, param: str, tensor_map: TensorMapType):
+        super().__init__(
+            properties={"param": StringAttr(param)}, operands=[[]], result_types=[tensor_map]
+        )
+
+    def verify_kinds(self) -> None:
+        entry = self.parent_op()
+        if not isinstance(entry, EntryOp):
+            return
+        param = entry.param(self.param.data)
+        if param is None or param.kind.data != "tmap":
+            found = "no such parameter" if param is None else f"a {param.kind.data} parameter"
+            raise VerifyException(
+                f"{self.name}: '{self.param.data}' must be a tmap parameter of entry "
+                f"@{entry.sym_name.data}, found {found}"
+            )
+        if not isinstance(param.info, TensorMapAttr):
+            return
+        assert isinstance(self.result.type, TensorMapType)
+        if not self.result.type.describes(param.info.data):
+            raise VerifyException(
+                f"{self.name}: the type of '{self.param.data}' must be the map its launch "
+                f"data describes, {TensorMapType.of(param.info.data)}, found "
+                f"{self.result.type}"
+            )
+
+
+@irdl_op_definition
+class TensorMapPrefetchOp(HopperInstruction):
+    """Prefetch a tensor map into the descriptor cache: `prefetch.tensormap`."""
+
+    name = "hopper.tensor_map_prefetch"
+
+    tensor_map = operand_def(TensorMapType)
+    """The tensor map."""
+
+    def __init__(self, tensor_map: SSAValue):
+        super().__init__(operands=[tensor_map, []])
+
+
+@irdl_op_definition
+class TmaLoadOp(HopperInstruction):
+    """Tiled TMA load of one box into shared memory, completing bytes on an mbarrier."""
+
+    name = "hopper.tma_load"
+
+    dst = operand_def(RegType)
+    """Shared-memory destination (32-bit shared address)."""
+    tensor_map = operand_def(TensorMapType)
+    """The tensor map read."""
+    barrier = operand_def(MbarrierType)
+    """The mbarrier whose transaction count the copy completes."""
+    coordinates = var_operand_def(RegType)
+    """Box coordinates in elements, innermost dimension first."""
+
+    def __init__(
+        self,
+        dst: SSAValue,
+        tensor_map: SSAValue,
+        barrier: SSAValue,
+        coordinates: Sequence[SSAValue],
+    ):
+        super().__init__(operands=[dst, tensor_map, barrier, list(coordinates), []])
+
+    def verify_kinds(self) -> None:
+        shared_address(self, "the destination", self.dst)
+        check_coordinates(self, self.tensor_map, self.coordinates)
+
+    def print(self, printer: Printer) -> None:
+        _print_tma_load(printer, self, None)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> Self:
+        load = _TmaLoadSyntax.parse(parser, cls.name, with_mask=False)
+        return load.guard.apply(cls(load.dst, load.tensor_map, load.barrier, load.coordinates))
+
+
+@irdl_op_definition
+class TmaLoadMulticastOp(HopperInstruction):
+    """Tiled TMA load written to the same offset in every CTA of a cluster mask."""
+
+    name = "hopper.tma_load_multicast"
+
+    dst = operand_def(RegType)
+    """Shared-memory destination (32-bit, the same offset in each destination CTA)."""
+    tensor_map = operand_def(TensorMapType)
+    """The tensor map read."""
+    barrier = operand_def(MbarrierType)
+    """The mbarrier (same offset in each destination CTA) the copy completes bytes on."""
+    cta_mask = operand_def(RegType)
+    """16-bit mask of destination CTA ranks in the cluster."""
+    coordinates = var_operand_def(RegType)
+    """Box coordinates in elements, innermost dimension first."""
+
+    def __init__(
+        self,
+        dst: SSAValue,
+        tensor_map: SSAValue,
+        barrier: SSAValue,
+        cta_mask: SSAValue,
+        coordinates: Sequence[SSAValue],
+    ):
+        super().__init__(operands=[dst, tensor_map, barrier, cta_mask, list(coordinates), []])
+
+    def verify_kinds(self) -> None:
+        shared_address(self, "the destination", self.dst)
+        int_register(self, "the CTA mask", self.cta_mask, (16,))
+        check_coordinates(self, self.tensor_map, self.coordinates)
+
+    def print(self, printer: Printer) -> None:
+        _print_tma_load(printer, self, self.cta_mask)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> Self:
+        load = _TmaLoadSyntax.parse(parser, cls.name, with_mask=True)
+        assert load.mask is not None
+        op = cls(load.dst, load.tensor_map, load.barrier, load.mask, load.coordinates)
+        return load.guard.apply(op)
+
+
+@irdl_op_definition
+class TmaStoreOp(HopperInstruction):
+    """Tiled TMA store of one box from shared memory, in the current bulk group."""
+
+    name = "hopper.tma_store"
+
+    tensor_map = operand_def(TensorMapType)
+    """The tensor map written."""
+    src = operand_def(RegType)
+    """Shared-memory source (32-bit shared address)."""
+    coordinates = var_operand_def(RegType)
+    """Box coordinates in elements, innermost first (out-of-bounds parts are clipped)."""
+
+    def __init__(self, tensor_map: SSAValue, src: SSAValue, coordinates: Sequence[SSAValue]):
+        super().__init__(operands=[tensor_map, src, list(coordinates), []])
+
+    def verify_kinds(self) -> None:
+        shared_address(self, "the source", self.src)
+        check_coordinates(self, self.tensor_map, self.coordinates)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.src)
+        printer.print_string(" to ")
+        print_tensor_access(printer, self.tensor_map, self.coordinates)
+        print_guard(printer, self)
+        printer.print_string(" : ")
+        printer.print_attribute(self.tensor_map.type)
+        printer.print_string(", ")
+        print_register_types(printer, [self.src, *self.coordinates])
+
+    @classmethod
+    def parse(cls, parser: Parser) -> Self:
+        src = parser.parse_unresolved_operand()
+        parser.parse_keyword("to")
+        tensor_map, coords = parse_tensor_access(parser)
+        guard = Guard.parse(parser)
+        parser.parse_punctuation(":")
+        map_type = parse_typed(parser, cls.name, TensorMapType, "a !hopper.tensormap type")
+        parser.parse_punctuation(",")
+        pos = parser.pos
+        types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
+        src_value, *coord_values = resolve_registers(parser, [src, *coords], types, pos)
+        op = cls(parser.resolve_operand(tensor_map, map_type), src_value, coord_values)
+        return guard.apply(op)
