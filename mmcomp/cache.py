@@ -132,7 +132,11 @@ def parameters_key(params: Mapping[str, object]) -> str:
     """Every compile keyword, normalized, in a canonical text."""
     from mmcomp.heuristics import normalize_overrides
 
-    normalized = normalize_overrides(params)
+    rest = dict(params)
+    schedule_m = rest.pop("schedule_m", None)
+    normalized = normalize_overrides(rest)
+    if schedule_m is not None:
+        normalized["schedule_m"] = schedule_m
     return repr(sorted(normalized.items()))
 
 

@@ -66,6 +66,8 @@ class Compilation:
     """The params, set by choose-schedule."""
     backend: str = "cuda"
     """The back end the schedule is chosen for (choose-schedule's option `backend`)."""
+    schedule_m: int | None = None
+    """For a dynamic M: the M the schedule is chosen for (choose-schedule's `schedule-m`)."""
 
 
 @dataclass(frozen=True)
@@ -99,7 +101,9 @@ def _choose_schedule(ctx: Context, module: ModuleOp, compilation: Compilation) -
     functions = _functions(module)
     if len(functions) != 1:
         raise FusionError(f"compile: expected one func.func, found {len(functions)}")
-    ChooseSchedule.with_keywords(compilation.backend, compilation.overrides).apply(ctx, module)
+    ChooseSchedule.with_keywords(
+        compilation.backend, compilation.overrides, compilation.schedule_m
+    ).apply(ctx, module)
     attr = functions[0].attributes[PARAMS_ATTR]
     assert isinstance(attr, ScheduleParamsAttr)
     compilation.params = attr.data
@@ -223,6 +227,11 @@ class Kernel:
         self._fast: Callable[[Sequence[Any]], tuple[Any, ...] | None] | None = None
         """After the first device call: the call's fast path (CallState.fast), which takes
         positional device arrays with no keyword and answers None where it cannot."""
+
+    @property
+    def runner(self) -> Runner:
+        """What runs the kernel on its back end (the CPU executor, or the cuda kernel)."""
+        return self._runner
 
     @property
     def module(self) -> ModuleOp:
@@ -402,6 +411,7 @@ def run_pipeline(
     params: Mapping[str, object] | None = None,
     backend: str = "cuda",
     until: str | None = None,
+    schedule_m: int | None = None,
 ) -> tuple[ModuleOp, ScheduleParams, dict[str, str]]:
     """Run PIPELINE on a copy of `module`, scheduling for `backend`: (final module, params,
     IR text after each stage). The interp back end stops at the materialized kernel; the
@@ -410,7 +420,7 @@ def run_pipeline(
     ctx = context()
     module = module.clone()
     stages = {"fusion": _text(module)}
-    compilation = Compilation(params or {}, backend=backend)
+    compilation = Compilation(params or {}, backend=backend, schedule_m=schedule_m)
     for stage in PIPELINE:
         if last in stages:
             break
@@ -436,30 +446,39 @@ def compile(f: Fusion | str | ModuleOp, backend: str = "cuda", **params: Any) ->
     raster="m" | "n" | "auto", swizzle=int, strategy="one-tile-per-cta" | "persistent",
     split_k=int, warp_specialization="none" | "cooperative" | "pingpong",
     registers=(producer, consumer), epilogue="registers" | "smem".
+
+    A fusion with a dynamic M gives a `mmcomp.buckets.BucketedKernel`: at each call it runs
+    the kernel of the actual M's bucket, compiled on first use. `schedule_m=M` instead
+    compiles one kernel, its schedule chosen for that M, which runs at every M.
     """
     if backend not in BACKENDS:
         raise ValueError(
             f"compile: unknown backend {backend!r}; expected one of {', '.join(BACKENDS)}"
         )
+    from mmcomp.buckets import BucketedKernel, check_schedule_m, has_dynamic_m
     from mmcomp.heuristics import normalize_overrides
 
+    schedule_m = check_schedule_m(params.pop("schedule_m", None))
     normalize_overrides(params)
     fusion = _as_fusion(f)
+    if schedule_m is None and has_dynamic_m(fusion):
+        return BucketedKernel(fusion, backend, params)
     from mmcomp.cache import compile_cached
 
     def build() -> Kernel:
-        return _build_without_spills(fusion, backend, params)
+        return _build_without_spills(fusion, backend, params, schedule_m)
 
-    return compile_cached(fusion, backend, params, build)
+    keyed = params if schedule_m is None else {**params, "schedule_m": schedule_m}
+    return compile_cached(fusion, backend, keyed, build)
 
 
 def _build(
-    fusion: Fusion, backend: str, params: Mapping[str, object]
+    fusion: Fusion, backend: str, params: Mapping[str, object], schedule_m: int | None = None
 ) -> tuple[Kernel, ScheduleParams]:
     """The Kernel for `params` and the schedule chosen; SpilledError where ptxas spills it."""
     from mmcomp.spill_refit import SpilledError, is_spill_report
 
-    module, chosen, stages = run_pipeline(fusion.module, params, backend)
+    module, chosen, stages = run_pipeline(fusion.module, params, backend, schedule_m=schedule_m)
     try:
         return _kernel(fusion, backend, chosen, stages, module), chosen
     except Exception as error:
@@ -476,7 +495,9 @@ def _kernel(
     return Kernel(fusion, backend, chosen, stages, materialized, RUNNERS[backend](module))
 
 
-def _build_without_spills(fusion: Fusion, backend: str, params: Mapping[str, object]) -> Kernel:
+def _build_without_spills(
+    fusion: Fusion, backend: str, params: Mapping[str, object], schedule_m: int | None = None
+) -> Kernel:
     """The kernel for `params`, refitted where ptxas spills it (mmcomp.spill_refit): the
     keywords and the keys written in the fusion's own `#sched.params` are the pins."""
     from mmcomp.passes.choose_schedule import written_params
@@ -487,4 +508,4 @@ def _build_without_spills(fusion: Fusion, backend: str, params: Mapping[str, obj
         if isinstance(op, FuncOp):
             with contextlib.suppress(ScheduleError):  # choose-schedule reports a bad one
                 written.update(written_params(op))
-    return fit(lambda pinned: _build(fusion, backend, pinned), {**written, **params})
+    return fit(lambda pinned: _build(fusion, backend, pinned, schedule_m), {**written, **params})

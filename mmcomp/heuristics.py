@@ -270,10 +270,13 @@ def clamp_split_k(split_k: int, problem: Problem, tile: tuple[int, int, int]) ->
     return min(split_k, _ceil_div(problem.k, tile[2]))
 
 
-def choose_params(problem: Problem, **overrides: object) -> ScheduleParams:
+def choose_params(
+    problem: Problem, schedule_m: int | None = None, **overrides: object
+) -> ScheduleParams:
     """Params for `problem`: the overrides as given, the rest chosen; ScheduleError if invalid.
 
-    For a problem with dynamic extents the choice is made at NOMINAL_EXTENTS and checked
+    For a problem with dynamic extents the choice is made at NOMINAL_EXTENTS (M =
+    `schedule_m` where given: a bucket's M, mmcomp.buckets) and checked
     against what is static (the extents themselves are checked at call time).
 
     Where split-K would not leave SPLIT_K_MARGIN of the consumer registers spare beside
@@ -281,7 +284,8 @@ def choose_params(problem: Problem, **overrides: object) -> ScheduleParams:
     is not given, else no split if split_k is not given.
     """
     given = normalize_overrides(overrides)
-    chosen_for = problem.with_extents(NOMINAL_EXTENTS) if problem.dynamic_axes else problem
+    nominal = NOMINAL_EXTENTS if schedule_m is None else {**NOMINAL_EXTENTS, "m": schedule_m}
+    chosen_for = problem.with_extents(nominal) if problem.dynamic_axes else problem
     params = _choose(chosen_for, given)
     if params.split_k > 1 and not params.fits_registers(chosen_for, SPLIT_K_MARGIN):
         params = _refit_split(chosen_for, given, params)

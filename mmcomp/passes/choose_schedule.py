@@ -132,10 +132,14 @@ def check_cuda_extents(function: FuncOp) -> None:
 
 
 def choose_schedule(
-    function: FuncOp, overrides: Mapping[str, object], backend: str = "cuda"
+    function: FuncOp,
+    overrides: Mapping[str, object],
+    backend: str = "cuda",
+    schedule_m: int | None = None,
 ) -> ScheduleParams:
     """Choose `function`'s params for `backend` (written keys, then `overrides`, win) and
-    attach them; FusionError for what the back end cannot run."""
+    attach them (for a dynamic M, chosen as if M were `schedule_m`, default 4096);
+    FusionError for what the back end cannot run."""
     if not isinstance(function.attributes.get(SPACE_ATTR), IterationSpaceAttr):
         raise ScheduleError(f"no '{SPACE_ATTR}': run propagate-axis-mapping first")
     if backend not in BACKENDS:
@@ -143,7 +147,8 @@ def choose_schedule(
     if backend == "cuda":
         check_cuda_extents(function)
         check_cuda_operands(function)
-    params = choose_params(problem_of(function), **{**written_params(function), **overrides})
+    given = {**written_params(function), **overrides}
+    params = choose_params(problem_of(function), schedule_m, **given)
     function.attributes[PARAMS_ATTR] = ScheduleParamsAttr(params)
     return params
 
@@ -201,11 +206,16 @@ class ChooseSchedule(ModulePass):
     """Registers per thread of the producer and consumer warpgroups."""
     epilogue: str | None = None
     """registers or smem."""
+    schedule_m: int | None = None
+    """For a fusion with a dynamic M: the M its schedule is chosen for (default 4096)."""
 
     @classmethod
-    def with_keywords(cls, backend: str, keywords: Mapping[str, object]) -> ChooseSchedule:
+    def with_keywords(
+        cls, backend: str, keywords: Mapping[str, object], schedule_m: int | None = None
+    ) -> ChooseSchedule:
         """The pass for `mmcomp.compile`'s keywords (checked by normalize_overrides)."""
-        return cls(backend, **normalize_overrides(keywords))  # pyright: ignore[reportArgumentType]
+        checked = normalize_overrides(keywords)
+        return cls(backend, schedule_m=schedule_m, **checked)  # pyright: ignore[reportArgumentType]
 
     def overrides(self) -> dict[str, object]:
         """The parameters the options set, as `mmcomp.compile`'s keywords."""
@@ -228,11 +238,14 @@ class ChooseSchedule(ModulePass):
             if not isinstance(function, FuncOp) or not is_fusion_function(function):
                 continue
             try:
-                choose_schedule(function, overrides, self.backend)
+                choose_schedule(function, overrides, self.backend, self.schedule_m)
             except FusionError as error:
                 message = str(error)
                 if not is_located(message):
-                    message = f"{self.name}: @{function.sym_name.data}: {message}"
+                    named = f"@{function.sym_name.data}: "
+                    message = (
+                        self.name + ": " + ("" if message.startswith(named) else named) + message
+                    )
                 raise DiagnosticException(message) from error
             except ScheduleError as error:
                 raise schedule_error(self.name, function.sym_name.data, str(error)) from error

@@ -1,0 +1,140 @@
+"""M buckets: one compile of a fusion with a dynamic M serves every M, with a schedule per
+range of M.
+
+The best schedule depends on M (a decode step's 16 tokens want other tiles and K splits
+than a prefill's 8192), but a dynamic kernel runs one schedule at every M. So
+`mmcomp.compile` of a fusion whose M is dynamic returns a `BucketedKernel`: at each call it
+reads M from the arrays, takes the smallest bucket of M_BUCKETS that holds it (the last
+for any larger M), and runs that bucket's kernel: the same dynamic fusion compiled with
+its schedule chosen as if M were the bucket's bound (`mmcomp.compile(f,
+schedule_m=bucket)`). A bucket's kernel is compiled on its first call and kept, in memory
+and, through mmcomp.cache, on disk; the 4096 bucket's is compiled at once, so that what
+the back end refuses is refused at compile time. Eight buckets cover M from 1 to 65536
+(and beyond, in the last), so a serving loop compiles at most eight kernels.
+
+`mmcomp.compile(f, schedule_m=M)` pins one schedule, chosen for M, for every M: a plain
+Kernel.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from mmcomp.compiler import Kernel
+from mmcomp.errors import ScheduleError
+
+if TYPE_CHECKING:
+    from mmcomp.frontend import Fusion
+
+M_BUCKETS = (16, 64, 128, 256, 1024, 4096, 16384, 65536)
+"""The bounds of the M buckets: bucket b holds the M above the previous bound up to b."""
+
+NOMINAL_BUCKET = 4096
+"""The bucket compiled at once (mmcomp.heuristics.NOMINAL_EXTENTS' M)."""
+
+
+def bucket_for(m: int) -> int:
+    """The bucket of M: the smallest bound that holds it, else the largest."""
+    for bound in M_BUCKETS:
+        if m <= bound:
+            return bound
+    return M_BUCKETS[-1]
+
+
+def check_schedule_m(value: object) -> int | None:
+    """`schedule_m` as given (None or a positive int); ScheduleError otherwise."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ScheduleError(f"schedule_m: expected a positive int (an M), found {value!r}")
+    return value
+
+
+def has_dynamic_m(fusion: Fusion) -> bool:
+    """Whether an input of `fusion` has a dynamic axis of role m."""
+    inputs = fusion.inputs
+    if not any(value.dynamic_axes for value in inputs):
+        return False
+    from mmcomp.roles import infer_axis_mapping
+
+    mapping = infer_axis_mapping(fusion.func)
+    return any(
+        mapping.roles[value.ssa][axis] == "m" for value in inputs for axis in value.dynamic_axes
+    )
+
+
+class BucketedKernel(Kernel):
+    """A fusion with a dynamic M, compiled once: call it on arrays of any M.
+
+    As a Kernel it is the 4096 bucket's (`params`, `stages`, `ir()`, `module`, `ptx`, ...);
+    `kernel_for(m)` gives the kernel that runs at M, and `kernels` the ones built so far.
+    """
+
+    def __init__(self, fusion: Fusion, backend: str, params: dict[str, Any]):
+        self.keywords = dict(params)
+        """The schedule keywords every bucket's kernel is compiled with."""
+        self.kernels: dict[int, Kernel] = {}
+        """The kernels built so far, by bucket."""
+        self._lock = threading.Lock()
+        self._fusion = fusion
+        self._backend = backend
+        nominal = self.kernel_for(NOMINAL_BUCKET)
+        super().__init__(fusion, backend, nominal.params, nominal.stages, None, nominal.runner)
+
+    def kernel_for(self, m: int) -> Kernel:
+        """The kernel that runs at M (its bucket's; compiled on first use)."""
+        bucket = bucket_for(m)
+        kernel = self.kernels.get(bucket)
+        if kernel is not None:
+            return kernel
+        import mmcomp
+
+        with self._lock:
+            kernel = self.kernels.get(bucket)
+            if kernel is None:
+                kernel = mmcomp.compile(
+                    self._fusion, self._backend, schedule_m=bucket, **self.keywords
+                )
+                self.kernels[bucket] = kernel
+        return kernel
+
+    def __call__(
+        self,
+        *arrays: Any,
+        out: Any = None,
+        stream: Any = None,
+        check: bool | None = None,
+        **named: Any,
+    ) -> tuple[Any, ...]:
+        """Run the kernel of the arrays' M (see `mmcomp.Kernel.__call__`)."""
+        from mmcomp.backend.call import order_inputs
+
+        names = [value.name or f"input{index}" for index, value in enumerate(self.fusion.inputs)]
+        ordered = order_inputs(f"kernel @{self.fusion.name}", names, arrays, named)
+        kernel = self.kernels[NOMINAL_BUCKET]
+        shapes = _shapes(ordered)
+        if shapes is not None:
+            m = kernel.runtime_extents(shapes).get("m")
+            if m is not None:
+                kernel = self.kernel_for(m)
+        return kernel(*ordered, out=out, stream=stream, check=check)
+
+    def __repr__(self) -> str:
+        built = ", ".join(str(bucket) for bucket in sorted(self.kernels))
+        return (
+            f"<mmcomp.BucketedKernel @{self.fusion.name} backend={self.backend} "
+            f"buckets built: {built}>"
+        )
+
+
+def _shapes(arrays: Sequence[Any]) -> list[tuple[int, ...]] | None:
+    """The arrays' shapes; None where one has none (the kernel's call says what is wrong)."""
+    shapes: list[tuple[int, ...]] = []
+    for array in arrays:
+        shape = getattr(array, "shape", None)
+        if shape is None:
+            return None
+        shapes.append(tuple(int(extent) for extent in shape))
+    return shapes
