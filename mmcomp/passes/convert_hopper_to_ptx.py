@@ -129,12 +129,10 @@ def _lower_tensor_map_prefetch(op: hopper.TensorMapPrefetchOp, out: _Emitter) ->
 
 def _lower_tma_load(op: hopper.TmaLoadOp, out: _Emitter) -> None:
     tensor_map = register_of(op.tensor_map)
-    out.emit(ptx.TmaLoadOp(op.dst, tensor_map, register_of(op.barrier), op.coordinates))
-
-
-def _lower_tma_load_multicast(op: hopper.TmaLoadMulticastOp, out: _Emitter) -> None:
-    tensor_map = register_of(op.tensor_map)
     barrier = register_of(op.barrier)
+    if op.cta_mask is None:
+        out.emit(ptx.TmaLoadOp(op.dst, tensor_map, barrier, op.coordinates))
+        return
     out.emit(ptx.TmaLoadMulticastOp(op.dst, tensor_map, barrier, op.cta_mask, op.coordinates))
 
 
@@ -203,7 +201,6 @@ def _lower_id(op: hopper.IdOp, out: _Emitter) -> None:
 _LOWERINGS: dict[type[hopper.HopperInstruction], Callable[[Any, _Emitter], None]] = {
     hopper.TensorMapPrefetchOp: _lower_tensor_map_prefetch,
     hopper.TmaLoadOp: _lower_tma_load,
-    hopper.TmaLoadMulticastOp: _lower_tma_load_multicast,
     hopper.TmaStoreOp: _lower_tma_store,
     hopper.MbarrierInitOp: _lower_mbarrier_init,
     hopper.MbarrierArriveOp: _lower_mbarrier_arrive,

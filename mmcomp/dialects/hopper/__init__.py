@@ -63,7 +63,6 @@ from mmcomp.dialects.hopper.ops import (
 from mmcomp.dialects.hopper.tma import (
     TensorMapParamOp,
     TensorMapPrefetchOp,
-    TmaLoadMulticastOp,
     TmaLoadOp,
     TmaStoreOp,
 )
@@ -107,7 +106,6 @@ __all__ = [
     "TensorMapPrefetchOp",
     "TensorMapType",
     "TileAttr",
-    "TmaLoadMulticastOp",
     "TmaLoadOp",
     "TmaStoreOp",
     "WGMMA_SHAPE",
@@ -126,7 +124,6 @@ def all_ops() -> list[type[Operation]]:
         TensorMapParamOp,
         TensorMapPrefetchOp,
         TmaLoadOp,
-        TmaLoadMulticastOp,
         TmaStoreOp,
         BarrierRingOp,
         RingBarrierOp,

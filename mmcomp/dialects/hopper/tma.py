@@ -17,6 +17,7 @@ from xdsl.ir import SSAValue
 from xdsl.irdl import (
     irdl_op_definition,
     operand_def,
+    opt_operand_def,
     prop_def,
     result_def,
     var_operand_def,
@@ -53,9 +54,7 @@ from mmcomp.dialects.ptx import (
 # ----------------------------------------------------------------------------------------
 
 
-def _print_tma_load(
-    printer: Printer, op: TmaLoadOp | TmaLoadMulticastOp, mask: SSAValue | None
-) -> None:
+def _print_tma_load(printer: Printer, op: TmaLoadOp, mask: SSAValue | None) -> None:
     """`%map[%c0, ...], %bar to %dst [mask %m] [guard] : map, barrier, registers[, mask]`."""
     printer.print_string(" ")
     print_tensor_access(printer, op.tensor_map, op.coordinates)
@@ -88,16 +87,15 @@ class _TmaLoadSyntax:
     guard: Guard
 
     @staticmethod
-    def parse(parser: Parser, name: str, with_mask: bool) -> _TmaLoadSyntax:
-        """What `_print_tma_load` printed (with the mask where `with_mask`)."""
+    def parse(parser: Parser, name: str) -> _TmaLoadSyntax:
+        """What `_print_tma_load` printed."""
         tensor_map, coords = parse_tensor_access(parser)
         parser.parse_punctuation(",")
         barrier = parser.parse_unresolved_operand()
         parser.parse_keyword("to")
         dst = parser.parse_unresolved_operand()
         mask = None
-        if with_mask:
-            parser.parse_keyword("mask")
+        if parser.parse_optional_keyword("mask") is not None:
             mask = parser.parse_unresolved_operand()
         guard = Guard.parse(parser)
         parser.parse_punctuation(":")
@@ -175,16 +173,19 @@ class TensorMapPrefetchOp(HopperInstruction):
 
 @irdl_op_definition
 class TmaLoadOp(HopperInstruction):
-    """Tiled TMA load of one box into shared memory, completing bytes on an mbarrier."""
+    """Tiled TMA load of one box into shared memory, completing bytes on an mbarrier; with a
+    CTA mask, written to the same offset in every CTA of the mask (multicast)."""
 
     name = "hopper.tma_load"
 
     dst = operand_def(RegType)
-    """Shared-memory destination (32-bit shared address)."""
+    """Shared-memory destination (32-bit shared address; the same offset in each CTA)."""
     tensor_map = operand_def(TensorMapType)
     """The tensor map read."""
     barrier = operand_def(MbarrierType)
-    """The mbarrier whose transaction count the copy completes."""
+    """The mbarrier whose transaction count the copy completes (the same offset in each CTA)."""
+    cta_mask = opt_operand_def(RegType)
+    """16-bit mask of the destination CTA ranks in the cluster (a multicast load), if any."""
     coordinates = var_operand_def(RegType)
     """Box coordinates in elements, innermost dimension first."""
 
@@ -194,52 +195,15 @@ class TmaLoadOp(HopperInstruction):
         tensor_map: SSAValue,
         barrier: SSAValue,
         coordinates: Sequence[SSAValue],
+        cta_mask: SSAValue | None = None,
     ):
-        super().__init__(operands=[dst, tensor_map, barrier, list(coordinates), []])
+        mask = [] if cta_mask is None else [cta_mask]
+        super().__init__(operands=[dst, tensor_map, barrier, mask, list(coordinates), []])
 
     def verify_kinds(self) -> None:
         shared_address(self, "the destination", self.dst)
-        check_coordinates(self, self.tensor_map, self.coordinates)
-
-    def print(self, printer: Printer) -> None:
-        _print_tma_load(printer, self, None)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> Self:
-        load = _TmaLoadSyntax.parse(parser, cls.name, with_mask=False)
-        return load.guard.apply(cls(load.dst, load.tensor_map, load.barrier, load.coordinates))
-
-
-@irdl_op_definition
-class TmaLoadMulticastOp(HopperInstruction):
-    """Tiled TMA load written to the same offset in every CTA of a cluster mask."""
-
-    name = "hopper.tma_load_multicast"
-
-    dst = operand_def(RegType)
-    """Shared-memory destination (32-bit, the same offset in each destination CTA)."""
-    tensor_map = operand_def(TensorMapType)
-    """The tensor map read."""
-    barrier = operand_def(MbarrierType)
-    """The mbarrier (same offset in each destination CTA) the copy completes bytes on."""
-    cta_mask = operand_def(RegType)
-    """16-bit mask of destination CTA ranks in the cluster."""
-    coordinates = var_operand_def(RegType)
-    """Box coordinates in elements, innermost dimension first."""
-
-    def __init__(
-        self,
-        dst: SSAValue,
-        tensor_map: SSAValue,
-        barrier: SSAValue,
-        cta_mask: SSAValue,
-        coordinates: Sequence[SSAValue],
-    ):
-        super().__init__(operands=[dst, tensor_map, barrier, cta_mask, list(coordinates), []])
-
-    def verify_kinds(self) -> None:
-        shared_address(self, "the destination", self.dst)
-        int_register(self, "the CTA mask", self.cta_mask, (16,))
+        if self.cta_mask is not None:
+            int_register(self, "the CTA mask", self.cta_mask, (16,))
         check_coordinates(self, self.tensor_map, self.coordinates)
 
     def print(self, printer: Printer) -> None:
@@ -247,9 +211,8 @@ class TmaLoadMulticastOp(HopperInstruction):
 
     @classmethod
     def parse(cls, parser: Parser) -> Self:
-        load = _TmaLoadSyntax.parse(parser, cls.name, with_mask=True)
-        assert load.mask is not None
-        op = cls(load.dst, load.tensor_map, load.barrier, load.mask, load.coordinates)
+        load = _TmaLoadSyntax.parse(parser, cls.name)
+        op = cls(load.dst, load.tensor_map, load.barrier, load.coordinates, load.mask)
         return load.guard.apply(op)
 
 

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import ClassVar, Self, TypeVar
 
 from xdsl.dialects.builtin import (
+    DenseArrayBase,
     FloatData,
     FunctionType,
     IntAttr,
@@ -97,8 +98,7 @@ class PtxInstruction(IRDLOperation, ABC):
 
     def set_guard(self, pred: SSAValue | None, negated: bool = False) -> Self:
         """Return a copy of this op guarded by `pred` (used by builders)."""
-        operands = list(self.data_operands())
-        groups = _group(type(self), operands, _operand_defs(type(self)), "operand")
+        groups = self._operand_groups()
         props = dict(self.properties)
         props.pop("operandSegmentSizes", None)
         props.pop("negated", None)
@@ -116,6 +116,27 @@ class PtxInstruction(IRDLOperation, ABC):
             properties=props,
             attributes=dict(self.attributes),
         )
+
+    def _operand_groups(self) -> list[SSAValue | list[SSAValue]]:
+        """The operands but the guard, one entry per definition (a list for a variadic or
+        an optional one), as the op's segment sizes split them."""
+        sizes = self.properties.get("operandSegmentSizes")
+        if not isinstance(sizes, DenseArrayBase):
+            return _group(
+                type(self), list(self.data_operands()), _operand_defs(type(self)), "operand"
+            )
+        groups: list[SSAValue | list[SSAValue]] = []
+        start = 0
+        for (name, definition), size in zip(
+            type(self).get_irdl_definition().operands, sizes.get_values(), strict=True
+        ):
+            part = list(self.operands[start : start + size])
+            start += size
+            if name == "guard":
+                continue
+            several = isinstance(definition, VarOperandDef | OptOperandDef)
+            groups.append(part if several else part[0])
+        return groups
 
     def verify_(self) -> None:
         if self.guard is not None and kind_of(self.guard).name != "pred":

@@ -99,12 +99,12 @@ class Loads:
                 if piece:
                     outer[0] = k.add(outer[0], k.const(piece * rows))
                 ctx.put(
-                    hopper.TmaLoadMulticastOp(
+                    hopper.TmaLoadOp(
                         k.add(dst, k.const(offset)) if offset else dst,
                         ctx.maps[slot],
                         full,
-                        cluster.mask,
                         [inner, *outer],
+                        cluster.mask,
                     ),
                     cluster.rank_is[unit % size],
                 )

@@ -168,10 +168,10 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     %r = hopper.barrier_ring %s : (!ptx.reg<u32>) -> !hopper.barrier_ring<stages = 2, count = 1>
     %b = hopper.ring_barrier %r[0] : !hopper.barrier_ring<stages = 2, count = 1>
     %c = ptx.const 0 : !ptx.reg<s32>
-    hopper.tma_load_multicast %t[%c, %c], %b to %s mask %s : !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !ptx.reg<u32>, !ptx.reg<s32>, !ptx.reg<s32>, !ptx.reg<u32>
+    hopper.tma_load %t[%c, %c], %b to %s mask %s : !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !ptx.reg<u32>, !ptx.reg<s32>, !ptx.reg<s32>, !ptx.reg<u32>
   }
 }
-// CHECK: hopper.tma_load_multicast: the CTA mask must be a 16-bit integer register, found !ptx.reg<u32>
+// CHECK: hopper.tma_load: the CTA mask must be a 16-bit integer register, found !ptx.reg<u32>
 
 // -----
 

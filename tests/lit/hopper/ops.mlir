@@ -44,7 +44,7 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     hopper.tma_load %ta[%x, %y], %bar to %smem if %elected : !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !ptx.reg<u32>, !ptx.reg<s32>, !ptx.reg<s32>
     hopper.tma_load %tb[%x, %y, %z], %stage to %smem : !hopper.tensormap<4x256x128xbf16, box 1x128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !ptx.reg<u32>, !ptx.reg<s32>, !ptx.reg<s32>, !ptx.reg<s32>
     %mask = ptx.const 3 : !ptx.reg<b16>
-    hopper.tma_load_multicast %ta[%x, %y], %bar to %smem mask %mask : !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !ptx.reg<u32>, !ptx.reg<s32>, !ptx.reg<s32>, !ptx.reg<b16>
+    hopper.tma_load %ta[%x, %y], %bar to %smem mask %mask : !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !ptx.reg<u32>, !ptx.reg<s32>, !ptx.reg<s32>, !ptx.reg<b16>
     hopper.mbarrier_wait %bar, %c0 : (!hopper.mbarrier<count = 1>, !ptx.reg<u32>) -> ()
     hopper.mbarrier_wait %bar, %c0 if not %first : (!hopper.mbarrier<count = 1>, !ptx.reg<u32>) -> ()
     hopper.mbarrier_arrive %bar : !hopper.mbarrier<count = 1>
@@ -344,7 +344,7 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 // IR-NEXT: hopper.tma_load %ta[%x, %y], %bar to %smem if %elected : !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !ptx.reg<u32>, !ptx.reg<s32>, !ptx.reg<s32>
 // IR-NEXT: hopper.tma_load %tb[%x, %y, %z], %stage to %smem : !hopper.tensormap<4x256x128xbf16, box 1x128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !ptx.reg<u32>, !ptx.reg<s32>, !ptx.reg<s32>, !ptx.reg<s32>
 // IR-NEXT: %mask = ptx.const 3 : !ptx.reg<b16>
-// IR-NEXT: hopper.tma_load_multicast %ta[%x, %y], %bar to %smem mask %mask : !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !ptx.reg<u32>, !ptx.reg<s32>, !ptx.reg<s32>, !ptx.reg<b16>
+// IR-NEXT: hopper.tma_load %ta[%x, %y], %bar to %smem mask %mask : !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !ptx.reg<u32>, !ptx.reg<s32>, !ptx.reg<s32>, !ptx.reg<b16>
 // IR-NEXT: hopper.mbarrier_wait %bar, %c0 : (!hopper.mbarrier<count = 1>, !ptx.reg<u32>) -> ()
 // IR-NEXT: hopper.mbarrier_wait %bar, %c0 if not %first : (!hopper.mbarrier<count = 1>, !ptx.reg<u32>) -> ()
 // IR-NEXT: hopper.mbarrier_arrive %bar : !hopper.mbarrier<count = 1>
