@@ -22,7 +22,7 @@ import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from mmcomp.compiler import Kernel
+from mmcomp.compiler import Kernel, dynamic_input_roles
 from mmcomp.errors import ScheduleError
 
 if TYPE_CHECKING:
@@ -54,14 +54,13 @@ def check_schedule_m(value: object) -> int | None:
 
 def has_dynamic_m(fusion: Fusion) -> bool:
     """Whether an input of `fusion` has a dynamic axis of role m."""
-    inputs = fusion.inputs
-    if not any(value.dynamic_axes for value in inputs):
+    roles = dynamic_input_roles(fusion)
+    if roles is None:
         return False
-    from mmcomp.roles import infer_axis_mapping
-
-    mapping = infer_axis_mapping(fusion.func)
     return any(
-        mapping.roles[value.ssa][axis] == "m" for value in inputs for axis in value.dynamic_axes
+        roles[index][axis] == "m"
+        for index, value in enumerate(fusion.inputs)
+        for axis in value.dynamic_axes
     )
 
 
@@ -78,8 +77,8 @@ class BucketedKernel(Kernel):
         self.kernels: dict[int, Kernel] = {}
         """The kernels built so far, by bucket."""
         self._lock = threading.Lock()
-        self._fusion = fusion
-        self._backend = backend
+        self.fusion = fusion  # kernel_for reads them before Kernel.__init__ sets them
+        self.backend = backend
         nominal = self.kernel_for(NOMINAL_BUCKET)
         super().__init__(fusion, backend, nominal.params, nominal.stages, None, nominal.runner)
 
@@ -95,7 +94,7 @@ class BucketedKernel(Kernel):
             kernel = self.kernels.get(bucket)
             if kernel is None:
                 kernel = mmcomp.compile(
-                    self._fusion, self._backend, schedule_m=bucket, **self.keywords
+                    self.fusion, self.backend, schedule_m=bucket, **self.keywords
                 )
                 self.kernels[bucket] = kernel
         return kernel

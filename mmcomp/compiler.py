@@ -200,6 +200,17 @@ _call_kernel: Callable[..., tuple[Any, ...]] | None = None
 """mmcomp.backend.call.call_kernel, imported at the first call."""
 
 
+def dynamic_input_roles(fusion: Fusion) -> list[tuple[str, ...]] | None:
+    """The axis roles of each input of a fusion with dynamic extents, else None."""
+    inputs = fusion.inputs
+    if not any(value.dynamic_axes for value in inputs):
+        return None
+    from mmcomp.roles import infer_axis_mapping
+
+    mapping = infer_axis_mapping(fusion.func)
+    return [mapping.roles[value.ssa] for value in inputs]
+
+
 class Kernel:
     """A compiled fusion: call it on arrays; it returns the outputs in fusion output order."""
 
@@ -318,12 +329,7 @@ class Kernel:
         """The axis roles of each input where the fusion has dynamic extents, else None."""
         if not self._roles_known:
             self._roles_known = True
-            inputs = self.fusion.inputs
-            if any(value.dynamic_axes for value in inputs):
-                from mmcomp.roles import infer_axis_mapping
-
-                mapping = infer_axis_mapping(self.fusion.func)
-                self._dynamic_roles = [mapping.roles[value.ssa] for value in inputs]
+            self._dynamic_roles = dynamic_input_roles(self.fusion)
         return self._dynamic_roles
 
     def runtime_extents(self, shapes: Sequence[Sequence[int]]) -> dict[str, int]:
