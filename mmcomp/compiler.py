@@ -15,7 +15,9 @@ that pass did:
     materialize-schedule      scf / arith / gpu loops with explicit indices and tile ops
     ---- backend="interp" stops here: the CPU executor runs the materialized kernel
     partition-warp-roles      producer / consumer warpgroups, ring slots
-    lower-schedule-to-hopper  a ptx.entry of hopper and ptx ops, its launch data on it
+    lower-schedule-to-hopper  a ptx.entry of hopper and ptx ops and the index arithmetic,
+                              its launch data on it
+    convert-arith-to-ptx      the index arithmetic as 32-bit ptx instructions
     convert-hopper-to-ptx     ptx instructions only: the kernel as the back end runs it
 
 Back ends: "interp" runs the materialized kernel on the CPU (mmcomp.interp.executor,

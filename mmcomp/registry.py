@@ -38,6 +38,7 @@ PASSES: dict[str, Callable[[], Any]] = {
     "lower-schedule-to-hopper": _lazy(
         "mmcomp.passes.lower_schedule_to_hopper", "LowerScheduleToHopper"
     ),
+    "convert-arith-to-ptx": _lazy("mmcomp.passes.convert_arith_to_ptx", "ConvertArithToPtx"),
     "convert-hopper-to-ptx": _lazy("mmcomp.passes.convert_hopper_to_ptx", "ConvertHopperToPtx"),
 }
 """Pass name -> factory returning the `ModulePass` class. One module per pass."""
@@ -52,6 +53,7 @@ DEFAULT_PIPELINE: tuple[str, ...] = (
     "materialize-schedule",
     "partition-warp-roles",
     "lower-schedule-to-hopper",
+    "convert-arith-to-ptx",
     "convert-hopper-to-ptx",
 )
 """The default pipeline from a fusion to a ptx module, in order: the pass `compile-to-ptx`."""

@@ -19,6 +19,7 @@ from mmcomp.dialects.ptx import (
     PtxInstruction,
     PtxModuleOp,
     SharedOp,
+    is_index_arithmetic,
     kind_of,
 )
 
@@ -61,6 +62,12 @@ def _param_decl(name: str, kind: str) -> str:
 
 
 def _emit_entry(entry: EntryOp, lines: list[str]) -> None:
+    for op in entry.body.block.ops:
+        if is_index_arithmetic(op):
+            raise DiagnosticException(
+                f"ptx emission: {op.name} has no direct PTX text: run convert-arith-to-ptx "
+                "before emitting PTX"
+            )
     names = RegisterNames(entry)
     params = [_param_decl(p.param_name.data, p.kind.data) for p in entry.params.data]
     if params:

@@ -31,7 +31,12 @@ def _numpy_dtype(name: str) -> np.dtype:
     return dtype.numpy_dtype
 
 
-LOWERING = ("partition-warp-roles", "lower-schedule-to-hopper", "convert-hopper-to-ptx")
+LOWERING = (
+    "partition-warp-roles",
+    "lower-schedule-to-hopper",
+    "convert-arith-to-ptx",
+    "convert-hopper-to-ptx",
+)
 """The registered passes from a materialized kernel to its ptx module (the end of
 `compile-to-ptx`)."""
 

@@ -2,14 +2,17 @@
 
 The input is a kernel after `materialize-schedule` and `partition-warp-roles`. Each such
 `func.func` is replaced by a `ptx.module` holding one `ptx.entry` whose body mixes hopper
-ops (TMA, mbarriers, wgmma, setmaxnreg) and ptx instructions; `convert-hopper-to-ptx` then
-lowers the hopper ops and `-t ptx` prints PTX.
+ops (TMA, mbarriers, wgmma, setmaxnreg), the index arithmetic and ptx instructions;
+`convert-arith-to-ptx` then lowers the index arithmetic, `convert-hopper-to-ptx` the hopper
+ops, and `-t ptx` prints PTX.
 
 What each piece of the materialized IR becomes:
 
-- index arithmetic (`arith` on `index`, `gpu.block_id`, `gpu.grid_dim`) becomes 32-bit
-  integer instructions, one per op: what runs on the GPU is exactly the schedule's
-  arithmetic (persistent loop, split-K slice, batch, grouped raster);
+- index arithmetic (`arith` on `index`, `gpu.block_id`, `gpu.grid_dim`) is copied as it
+  is, in each role's program order: what runs on the GPU is exactly the schedule's
+  arithmetic (persistent loop, split-K slice, batch, grouped raster); where a ptx or
+  hopper op reads an index value, a `builtin.unrealized_conversion_cast` gives its u32
+  register, and `convert-arith-to-ptx` lowers the arithmetic to 32-bit instructions;
 - `scf.for` becomes a counted loop of labels and branches;
 - `hopper.warp_specialize`: each region is lowered as its role's program (the producer
   region by the producer warpgroup, the consumer region by the consumer warpgroups);
@@ -59,7 +62,6 @@ from mmcomp.dialects.sched import PARAMS_ATTR, ScheduleParamsAttr
 from mmcomp.errors import ScheduleError
 from mmcomp.lowering.hopper.barriers import NamedBarriers
 from mmcomp.lowering.hopper.context import Cluster, KernelContext
-from mmcomp.lowering.hopper.index import lower_index_arithmetic
 from mmcomp.lowering.hopper.kernel import emit_kernel
 from mmcomp.lowering.hopper.plan import (
     SHARED_NAME,
@@ -111,7 +113,6 @@ def lower_kernel(func: FuncOp) -> ptx.PtxModuleOp:
         warp_specialize_of(func, where),
         mainloop=mainloop_of(func),
     )
-    lower_index_arithmetic(func)
     emit_kernel(ctx)
     arrays, launch = launch_data(plan)
     write_launch_data(module, arrays, [*plan.operands, *plan.store_maps.values()], launch)

@@ -1,8 +1,9 @@
 """The hopper level's typed values: tensor maps, barrier rings, mbarriers, accumulators.
 
 The hopper-level IR that lower-schedule-to-hopper prints is a level of its own: it parses
-back to the same text, and convert-hopper-to-ptx on the parsed file gives the PTX that the
-whole pipeline gives (every typed value back in the registers that held it).
+back to the same text, and convert-arith-to-ptx and convert-hopper-to-ptx on the parsed file
+give the PTX that the whole pipeline gives (the index arithmetic and every typed value back
+in the registers that held them).
 """
 
 from __future__ import annotations
@@ -48,14 +49,19 @@ def test_hopper_level_round_trips_and_lowers_alone(tmp_path: Path, name: str):
     stages[stages.index("choose-schedule")] = f"choose-schedule{{{options(selected.params)}}}"
     whole = _run(tmp_path, source, ",".join(stages), "whole.ptx", "ptx")
     level = tmp_path / "hopper.mlir"
-    level.write_text(_run(tmp_path, source, ",".join(stages[:-1]), "level.mlir"))
+    hopper_level = stages[: stages.index("lower-schedule-to-hopper") + 1]
+    level.write_text(_run(tmp_path, source, ",".join(hopper_level), "level.mlir"))
     text = level.read_text()
     assert "hopper.tensormap_param" in text and "hopper.ring_barrier" in text
     assert "hopper.accumulator" in text
+    assert "arith.divui" in text and "gpu.block_id" in text
     reprinted = tmp_path / "reprinted.mlir"
     mmcomp_opt([str(level), "-o", str(reprinted)])
     assert reprinted.read_text() == text
-    assert _run(tmp_path, level, "convert-hopper-to-ptx", "alone.ptx", "ptx") == whole
+    lowered = _run(
+        tmp_path, level, "convert-arith-to-ptx,convert-hopper-to-ptx", "alone.ptx", "ptx"
+    )
+    assert lowered == whole
 
 
 def test_tensor_map_type_of_launch_data():

@@ -1,16 +1,18 @@
-"""The rewrite patterns and the barrier allocation of lower-schedule-to-hopper."""
+"""The rewrite patterns (index arithmetic, pointwise math) and the barrier allocation of the
+Hopper lowering."""
 
 from __future__ import annotations
 
 from cases import case
-from xdsl.dialects import arith, gpu
+from xdsl.dialects.builtin import ModuleOp, UnrealizedConversionCastOp
 from xdsl.dialects.func import FuncOp
 
-from mmcomp.compiler import run_pipeline
-from mmcomp.dialects import ptx, sched
+from mmcomp.compiler import context, run_pipeline
+from mmcomp.dialects import ptx
 from mmcomp.lowering.hopper.barriers import NamedBarriers
-from mmcomp.lowering.hopper.index import lower_index_arithmetic
 from mmcomp.lowering.hopper.pointwise import Pointwise
+from mmcomp.passes.convert_arith_to_ptx import INDEX_OPS, ConvertArithToPtx
+from mmcomp.passes.lower_schedule_to_hopper import lower_kernel
 from mmcomp.passes.partition_warp_roles import partition
 
 
@@ -25,19 +27,16 @@ def partitioned(name: str) -> FuncOp:
     return func
 
 
-def test_index_arithmetic_becomes_ptx_outside_the_epilogue():
-    func = partitioned("split_k_linear")
-    lower_index_arithmetic(func)
-    left = [
-        op
-        for op in func.walk()
-        if isinstance(op, arith.ConstantOp | arith.AddiOp | arith.CmpiOp | gpu.BlockIdOp)
-    ]
+def test_index_arithmetic_stays_arith_until_convert_arith_to_ptx():
+    module = ModuleOp([lower_kernel(partitioned("split_k_linear"))])
+    kept = {op.name for op in module.walk() if isinstance(op, INDEX_OPS)}
+    assert {"arith.constant", "arith.divui", "arith.cmpi", "gpu.block_id"} <= kept
+    assert any(isinstance(op, UnrealizedConversionCastOp) for op in module.walk())
+    ConvertArithToPtx().apply(context(), module)
+    left = [op for op in module.walk() if isinstance(op, (*INDEX_OPS, UnrealizedConversionCastOp))]
     assert not left
-    names = {op.name for op in func.walk() if isinstance(op, ptx.PtxInstruction)}
+    names = {op.name for op in module.walk() if isinstance(op, ptx.PtxInstruction)}
     assert {"ptx.const", "ptx.sreg", "ptx.setp", "ptx.selp"} <= names
-    epilogue = next(op for op in func.walk() if isinstance(op, sched.EpilogueOp))
-    assert not any(isinstance(op, ptx.PtxInstruction) for op in epilogue.walk())
 
 
 def test_a_pointwise_op_becomes_its_instructions():

@@ -18,6 +18,7 @@ from mmcomp.compiler import context, run_pipeline
 from mmcomp.dialects.hopper import WarpRolesAttr
 from mmcomp.dialects.sched import PARAMS_ATTR, ScheduleParamsAttr
 from mmcomp.errors import ScheduleError
+from mmcomp.passes.convert_arith_to_ptx import ConvertArithToPtx
 from mmcomp.passes.convert_hopper_to_ptx import ConvertHopperToPtx
 from mmcomp.passes.lower_schedule_to_hopper import lower_kernel
 from mmcomp.passes.partition_warp_roles import (
@@ -51,6 +52,7 @@ def ptx_of(func: FuncOp) -> str:
     """The PTX text of a partitioned kernel."""
     module = lower_kernel(func)
     outer = ModuleOp([module])
+    ConvertArithToPtx().apply(context(), outer)
     ConvertHopperToPtx().apply(context(), outer)
     return emit_ptx(outer)
 

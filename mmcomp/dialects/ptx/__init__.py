@@ -144,9 +144,11 @@ from mmcomp.dialects.ptx.memory_ops import (
     StOp,
 )
 from mmcomp.dialects.ptx.module import (
+    INDEX_ARITHMETIC,
     EntryOp,
     PtxModuleOp,
     SharedOp,
+    is_index_arithmetic,
 )
 from mmcomp.dialects.ptx.syntax import (
     FixedInstruction,
@@ -297,6 +299,8 @@ __all__ = [
     "PtxModuleOp",
     "SharedOp",
     "EntryOp",
+    "INDEX_ARITHMETIC",
+    "is_index_arithmetic",
     "NameOf",
     "PtxInstruction",
     "RegisterInstruction",

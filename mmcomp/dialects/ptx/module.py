@@ -180,6 +180,14 @@ class SharedOp(IRDLOperation):
 
 # ---- ptx.entry ------------------------------------------------------------------------
 
+INDEX_ARITHMETIC = ("builtin.unrealized_conversion_cast", "gpu.block_id", "gpu.grid_dim")
+"""The ops besides `arith` that an entry holds before convert-arith-to-ptx."""
+
+
+def is_index_arithmetic(op: Operation) -> bool:
+    """The op is index arithmetic that convert-arith-to-ptx lowers (or one of its casts)."""
+    return op.name.startswith("arith.") or op.name in INDEX_ARITHMETIC
+
 
 @irdl_op_definition
 class EntryOp(IRDLOperation):
@@ -258,10 +266,10 @@ class EntryOp(IRDLOperation):
                 if op.label.data in labels:
                     raise VerifyException(f"{entry}: label '{op.label.data}' is defined twice")
                 labels.add(op.label.data)
-            elif not isinstance(op, PtxInstruction):
+            elif not isinstance(op, PtxInstruction) and not is_index_arithmetic(op):
                 raise VerifyException(
-                    f"{entry}: expected only ptx instructions and labels in the body, "
-                    f"found {op.name}"
+                    f"{entry}: expected only ptx instructions, labels and index arithmetic "
+                    f"in the body, found {op.name}"
                 )
         for op in self.body.block.ops:
             if isinstance(op, BraOp) and op.target.data not in labels:

@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from xdsl.dialects import scf
+from xdsl.dialects.builtin import UnrealizedConversionCastOp
 from xdsl.dialects.func import FuncOp
-from xdsl.ir import SSAValue
+from xdsl.ir import Attribute, SSAValue
 
 from mmcomp.dialects import ptx
 from mmcomp.dialects.hopper import WarpSpecializeOp
@@ -96,7 +97,13 @@ class KernelContext:
     threads: Threads = field(init=False)
     """Made in the prologue."""
     regs: dict[SSAValue, SSAValue] = field(default_factory=dict[SSAValue, SSAValue])
-    """The register holding each index value and kernel argument emitted so far."""
+    """The entry's value of each kernel value emitted so far: an index value (a copy of
+    the index arithmetic) or the register holding it (kernel arguments, induction
+    variables)."""
+    casts: dict[tuple[SSAValue, Attribute], SSAValue] = field(
+        default_factory=dict[tuple[SSAValue, Attribute], SSAValue]
+    )
+    """The cast of each entry value to each type it has been read as."""
     loops: list[tuple[SSAValue, SSAValue, SSAValue]] = field(
         default_factory=list[tuple[SSAValue, SSAValue, SSAValue]]
     )
@@ -121,11 +128,33 @@ class KernelContext:
             op = guarded
         return self.k.append(op)
 
-    def reg(self, value: SSAValue) -> SSAValue:
-        """The register holding an index value of the kernel."""
+    def _found(self, value: SSAValue) -> SSAValue:
+        """The entry's value of a kernel value."""
         found = self.regs.get(value)
         if found is None:
             raise ScheduleError(f"{self.where}: value {value} is used before a register holds it")
+        return found
+
+    def _cast(self, value: SSAValue, type: Attribute) -> SSAValue:
+        """`value` read as `type`, through one cast made at its first read."""
+        found = self.casts.get((value, type))
+        if found is None:
+            cast = self.k.append(UnrealizedConversionCastOp.get([value], [type]))
+            found = self.casts[(value, type)] = cast.results[0]
+        return found
+
+    def reg(self, value: SSAValue) -> SSAValue:
+        """The register holding a value of the kernel (an index value as u32)."""
+        found = self._found(value)
+        if isinstance(found.type, ptx.RegType):
+            return found
+        return self._cast(found, ptx.U32)
+
+    def index(self, value: SSAValue) -> SSAValue:
+        """An index value of the kernel as the hopper level's index arithmetic reads it."""
+        found = self._found(value)
+        if isinstance(found.type, ptx.RegType):
+            return self._cast(found, value.type)
         return found
 
     @property

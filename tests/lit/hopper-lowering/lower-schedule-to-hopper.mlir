@@ -1,7 +1,8 @@
 // RUN: mmcomp-opt %s -p partition-warp-roles,lower-schedule-to-hopper | filecheck %s
 
-// The same kernel in the hopper dialect, before convert-hopper-to-ptx: the func becomes a
-// ptx.module whose entry holds the producer and consumer code side by side.
+// The same kernel in the hopper dialect, before convert-arith-to-ptx and
+// convert-hopper-to-ptx: the func becomes a ptx.module whose entry holds the producer and
+// consumer code side by side.
 // each into its ring slot; everything else to the consumers.
 builtin.module {
   func.func @lin(%a: memref<300x200xbf16> {fusion.roles = #fusion.roles<[m, k]>}, %w: memref<500x200xbf16> {fusion.roles = #fusion.roles<[n, k]>}, %bias: memref<500xbf16> {fusion.roles = #fusion.roles<[n]>}, %out0: memref<300x500xbf16> {fusion.roles = #fusion.roles<[m, n]>, sched.output}) attributes {sched.grid = 12 : i64, sched.cluster = 1 : i64, sched.num_inputs = 3 : i64, sched.num_outputs = 1 : i64, fusion.space = #fusion.space<m = 300, n = 500, k = 200>, sched.params = #sched.params<tile = 128x128x64, warpgroup = 64x128, instr = m64n128k16, stages = 4, cluster = 1x1, raster = m, swizzle = 1, strategy = persistent, split_k = 1, warp_specialization = cooperative, registers = 40/232, epilogue = registers>} {
@@ -67,12 +68,28 @@ builtin.module {
 // (k0, m0) and (k0, n0), coordinates innermost first, both completing on the stage's full
 // barrier.
 // CHECK:          ptx.setmaxnreg dec 40
+// The producer's index arithmetic stays arith on index (convert-arith-to-ptx lowers it);
+// a loop's induction variable is a register, read as an index through a cast, and an
+// index that a ptx or hopper op reads is cast to its u32 register.
+// CHECK:          %[[CTA:.*]] = "gpu.block_id"() <{dimension = #gpu<dim x>}> : () -> index
+// CHECK:          %[[CTA_REG:.*]] = builtin.unrealized_conversion_cast %[[CTA]] : index to !ptx.reg<u32>
+// CHECK-NEXT:     %[[UNIT:.*]] = ptx.mov %[[CTA_REG]] : !ptx.reg<u32>
+// CHECK:          %[[UNIT_INDEX:.*]] = builtin.unrealized_conversion_cast %[[UNIT]] : !ptx.reg<u32> to index
+// CHECK-NEXT:     %[[TILE_N:.*]] = arith.divui %[[UNIT_INDEX]], %{{.*}} : index
+// CHECK-NEXT:     %[[TILE_M:.*]] = arith.remui %[[UNIT_INDEX]], %{{.*}} : index
+// CHECK-NEXT:     %[[M0:.*]] = arith.muli %[[TILE_M]], %{{.*}} : index
+// CHECK-NEXT:     %[[N0:.*]] = arith.muli %[[TILE_N]], %{{.*}} : index
+// CHECK:          %[[KB:.*]] = builtin.unrealized_conversion_cast %{{.*}} : !ptx.reg<u32> to index
+// CHECK-NEXT:     %[[K0_INDEX:.*]] = arith.muli %[[KB]], %{{.*}} : index
 // CHECK:          %[[EMPTY:.*]] = hopper.ring_barrier %[[EMPTIES]][%[[STAGE:.*]]] : !hopper.barrier_ring<stages = 4, count = 2>, !ptx.reg<u32>
 // CHECK:          hopper.mbarrier_wait %[[EMPTY]], %{{.*}} : (!hopper.mbarrier<count = 2>, !ptx.reg<u32>) -> ()
 // CHECK-NEXT:     %[[FULL:.*]] = hopper.ring_barrier %[[FULLS]][%[[STAGE]]] : !hopper.barrier_ring<stages = 4, count = 1>, !ptx.reg<u32>
 // CHECK-NEXT:     hopper.mbarrier_arrive_expect_tx 32768 %[[FULL]] : !hopper.mbarrier<count = 1>
-// CHECK:          hopper.tma_load %[[TMAP0]][%[[K0:.*]], %{{.*}}], %[[FULL]] to %{{.*}} : !hopper.tensormap<300x200xbf16, box 128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !ptx.reg<u32>
-// CHECK:          hopper.tma_load %[[TMAP1]][%[[K0]], %{{.*}}], %[[FULL]] to %{{.*}} :
+// CHECK:          %[[K0:.*]] = builtin.unrealized_conversion_cast %[[K0_INDEX]] : index to !ptx.reg<u32>
+// CHECK-NEXT:     %[[M0_REG:.*]] = builtin.unrealized_conversion_cast %[[M0]] : index to !ptx.reg<u32>
+// CHECK:          hopper.tma_load %[[TMAP0]][%[[K0]], %[[M0_REG]]], %[[FULL]] to %{{.*}} : !hopper.tensormap<300x200xbf16, box 128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !ptx.reg<u32>
+// CHECK-NEXT:     %[[N0_REG:.*]] = builtin.unrealized_conversion_cast %[[N0]] : index to !ptx.reg<u32>
+// CHECK:          hopper.tma_load %[[TMAP1]][%[[K0]], %[[N0_REG]]], %[[FULL]] to %{{.*}} :
 // The consumers: wait full, descriptors of 128B-swizzled K-major tiles, wgmma, release.
 // CHECK:          ptx.setmaxnreg inc 232
 // Each tile's zero accumulator: 64 f32 registers per thread of one 64x128 wgmma tile.

@@ -364,3 +364,15 @@ ptx.module version 8.0 target sm_90a address_size 64 {
   }
 }
 // CHECK: ptx.cvta: result must be a 64-bit register (sm_90 has no 32-bit addressing; cvt a shared address to u32 afterwards), found !ptx.reg<u32>
+
+// -----
+
+// An entry holds ptx instructions, labels and (before convert-arith-to-ptx) the index
+// arithmetic; nothing else.
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.entry @k() {
+    %x = "test.op"() : () -> !ptx.reg<u32>
+    ptx.ret
+  }
+}
+// CHECK: ptx.entry @k: expected only ptx instructions, labels and index arithmetic in the body, found test.op

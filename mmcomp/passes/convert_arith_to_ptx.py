@@ -1,0 +1,200 @@
+"""`convert-arith-to-ptx`: lower the index arithmetic of each ptx entry to ptx instructions.
+
+After `lower-schedule-to-hopper` the schedule's index arithmetic (persistent loop, split-K
+slice, batch, grouped raster) is still `arith` on `index` values (and `i1` comparisons),
+with `gpu.block_id` and `gpu.grid_dim` for the grid, in each role's program order. Each op
+becomes the 32-bit unsigned ptx instruction(s) of the same meaning, one pattern per op:
+a constant a `mov` of its immediate, a grid query a read of %ctaid.x or %nctaid.x, a binary
+op the ptx instruction of its name, `arith.cmpi` a `setp` and a `selp` of 1 or 0, and
+`arith.select` a `setp.ne` against 0 and a `selp`.
+
+The hopper level reads registers where it meets an index value: a
+`builtin.unrealized_conversion_cast` of the value to `!ptx.reg<u32>` (a hopper op's
+coordinate, a branch's condition), or of a register to `index` (a loop's induction
+variable, which the loop updates in place). The patterns read their operands through
+these casts (`register_of`); once every op is lowered, a cast of a register to its own
+type is replaced by the register and a cast no op reads is erased.
+
+A `func.func` that the pipeline has not yet lowered to a ptx.module (a partitioned or
+materialized kernel, a fusion) is an error naming the passes to run first; plain functions
+are left alone.
+"""
+
+from __future__ import annotations
+
+from xdsl.context import Context
+from xdsl.dialects import arith, gpu
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, UnrealizedConversionCastOp
+from xdsl.dialects.func import FuncOp
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.utils.exceptions import DiagnosticException
+
+from mmcomp.dialects import ptx
+from mmcomp.passes.partition_warp_roles import level_error
+
+BINARY: dict[type[Operation], type[ptx.BinaryOp]] = {
+    arith.AddiOp: ptx.AddOp,
+    arith.SubiOp: ptx.SubOp,
+    arith.MuliOp: ptx.MulOp,
+    arith.DivUIOp: ptx.DivOp,
+    arith.RemUIOp: ptx.RemOp,
+    arith.MinUIOp: ptx.MinOp,
+    arith.MaxUIOp: ptx.MaxOp,
+}
+"""The ptx instruction of each binary index op."""
+COMPARISONS = {0: "eq", 1: "ne", 6: "lo", 7: "ls", 8: "hi", 9: "hs", 2: "lo", 3: "ls"}
+"""The unsigned setp comparison of each arith.cmpi predicate (index values are unsigned)."""
+SPECIAL_REGISTERS: dict[type[Operation], str] = {
+    gpu.BlockIdOp: "ctaid.x",
+    gpu.GridDimOp: "nctaid.x",
+}
+"""The special register of each grid query (the kernels' grids are one-dimensional)."""
+INDEX_OPS: tuple[type[Operation], ...] = (
+    arith.ConstantOp,
+    arith.CmpiOp,
+    arith.SelectOp,
+    *SPECIAL_REGISTERS,
+    *BINARY,
+)
+"""The ops of the index arithmetic that the hopper level keeps."""
+
+
+def register_of(value: SSAValue) -> SSAValue:
+    """The register holding an operand: the value itself, or the register a cast reads."""
+    if isinstance(value.type, ptx.RegType):
+        return value
+    owner = value.owner
+    if isinstance(owner, UnrealizedConversionCastOp) and len(owner.inputs) == 1:
+        (source,) = owner.inputs
+        if isinstance(source.type, ptx.RegType):
+            return source
+    raise DiagnosticException(
+        f"convert-arith-to-ptx: a value of type {value.type} is not held in a register "
+        "(it must come from the index arithmetic of this entry)"
+    )
+
+
+class ConstantToPtx(RewritePattern):
+    """An integer constant becomes a `mov` of its 32-bit immediate."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: arith.ConstantOp, rewriter: PatternRewriter) -> None:
+        """Rewrite an integer `arith.constant`."""
+        if not isinstance(op.value, IntegerAttr):
+            return
+        rewriter.replace(op, ptx.ConstOp(op.value.value.data & 0xFFFFFFFF, ptx.U32))
+
+
+class GridQueryToPtx(RewritePattern):
+    """`gpu.block_id` / `gpu.grid_dim` become reads of %ctaid.x / %nctaid.x."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        """Rewrite a grid query."""
+        sreg = SPECIAL_REGISTERS.get(type(op))
+        if sreg is None:
+            return
+        rewriter.replace(op, ptx.SregOp(sreg, ptx.U32))
+
+
+class BinaryToPtx(RewritePattern):
+    """A binary index op becomes the ptx instruction of the same name (32-bit, unsigned)."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        """Rewrite `arith.addi`, `subi`, `muli`, `divui`, `remui`, `minui`, `maxui`."""
+        kind = BINARY.get(type(op))
+        if kind is None:
+            return
+        lhs, rhs = (register_of(operand) for operand in op.operands)
+        rewriter.replace(op, kind(lhs, rhs))
+
+
+class CompareToPtx(RewritePattern):
+    """`arith.cmpi` becomes a `setp` and a `selp` of 1 or 0 (a u32 holding the truth)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: arith.CmpiOp, rewriter: PatternRewriter) -> None:
+        """Rewrite an unsigned or equality comparison."""
+        cmp = COMPARISONS.get(op.predicate.value.data)
+        if cmp is None:
+            return
+        pred = ptx.SetpOp(cmp, register_of(op.lhs), register_of(op.rhs))
+        one = ptx.ConstOp(1, ptx.U32)
+        zero = ptx.ConstOp(0, ptx.U32)
+        select = ptx.SelpOp(one.result, zero.result, pred.result)
+        rewriter.replace(op, [pred, one, zero, select], [select.result])
+
+
+class SelectToPtx(RewritePattern):
+    """`arith.select` becomes `setp.ne` of its condition against 0 and a `selp`."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: arith.SelectOp, rewriter: PatternRewriter) -> None:
+        """Rewrite a select of index values."""
+        zero = ptx.ConstOp(0, ptx.U32)
+        cond = ptx.SetpOp("ne", register_of(op.cond), zero.result)
+        select = ptx.SelpOp(register_of(op.lhs), register_of(op.rhs), cond.result)
+        rewriter.replace(op, [zero, cond, select], [select.result])
+
+
+PATTERNS: tuple[RewritePattern, ...] = (
+    ConstantToPtx(),
+    GridQueryToPtx(),
+    BinaryToPtx(),
+    CompareToPtx(),
+    SelectToPtx(),
+)
+"""The patterns of the index arithmetic."""
+
+
+class FoldRegisterCast(RewritePattern):
+    """A cast of a register to its own type becomes the register; an unread cast of a
+    register is erased."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: UnrealizedConversionCastOp, rewriter: PatternRewriter) -> None:
+        """Fold or erase a cast of one register."""
+        if len(op.inputs) != 1 or len(op.results) != 1:
+            return
+        (source,) = op.inputs
+        (result,) = op.results
+        if not isinstance(source.type, ptx.RegType):
+            return
+        if result.type == source.type:
+            rewriter.replace(op, [], [source])
+        elif not result.uses:
+            rewriter.erase(op)
+
+
+def lower_index_arithmetic(entry: ptx.EntryOp) -> None:
+    """Rewrite the index arithmetic of `entry` into ptx instructions, in place."""
+    PatternRewriteWalker(
+        GreedyRewritePatternApplier(list(PATTERNS), dce_enabled=False), apply_recursively=False
+    ).rewrite_region(entry.body)
+    PatternRewriteWalker(FoldRegisterCast(), apply_recursively=False).rewrite_region(entry.body)
+
+
+class ConvertArithToPtx(ModulePass):
+    """Lower the index arithmetic in the module's ptx entries to ptx instructions."""
+
+    name = "convert-arith-to-ptx"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        """Lower every entry's index arithmetic; a kernel or fusion still in a func.func is
+        an error."""
+        del ctx
+        for func in op.walk():
+            if not isinstance(func, FuncOp):
+                continue
+            too_early = level_error(self.name, func, "not lowered to a ptx.module")
+            if too_early is not None:
+                raise too_early
+        for entry in [entry for entry in op.walk() if isinstance(entry, ptx.EntryOp)]:
+            lower_index_arithmetic(entry)
