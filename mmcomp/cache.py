@@ -207,6 +207,7 @@ def store_artifact(name: str, kernel: Kernel) -> bool:
         "cubin": device.cubin,
         "num_inputs": device.num_inputs,
         "num_outputs": device.num_outputs,
+        "launch": "" if device.launch_module is None else str(device.launch_module),
     }
     payload = zlib.compress(pickle.dumps(artifact, protocol=pickle.HIGHEST_PROTOCOL), 1)
     return artifact_store().store(name, payload)
@@ -249,9 +250,12 @@ def load_artifact(name: str, fusion: Fusion) -> Kernel | None:
         )
         path.unlink(missing_ok=True)
         return None
-    from mmcomp.backend.kernel import CudaKernel
-    from mmcomp.compiler import CudaRunner, Kernel
+    from xdsl.parser import Parser
 
+    from mmcomp.backend.kernel import CudaKernel
+    from mmcomp.compiler import CudaRunner, Kernel, context
+
+    launch = artifact.get("launch") or ""
     device = CudaKernel(
         artifact["ptx"],
         artifact["plan"],
@@ -259,6 +263,7 @@ def load_artifact(name: str, fusion: Fusion) -> Kernel | None:
         artifact["num_inputs"],
         artifact["num_outputs"],
         artifact["cubin"],
+        launch_module=Parser(context(), launch).parse_module() if launch else None,
     )
     return Kernel(
         fusion,

@@ -387,8 +387,9 @@ class Kernel:
 
             _call_kernel = call_kernel
         outputs = _call_kernel(self, arrays, named, out, stream, check)
-        if fast is None and isinstance(self._runner, CudaRunner):
-            self._fast = self._runner.kernel.call_state().fast_path()
+        runner = self._runner
+        if fast is None and isinstance(runner, CudaRunner) and not runner.kernel.plan.dynamic:
+            self._fast = runner.kernel.call_state().fast_path()
         return outputs
 
     def run(self, inputs: list[Any]) -> tuple[np.ndarray, ...]:

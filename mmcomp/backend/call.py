@@ -661,6 +661,8 @@ def call(
 ) -> tuple[Any, ...]:
     """Run `kernel` on its inputs (in kernel input order); see the module docstring."""
     state = kernel.call_state()
+    if kernel.plan.grid == 0:
+        return _empty_call(state, inputs, out)
     if out is None and stream is None and not check and not CHECK_DEFAULT:
         outputs = state.fast(inputs)
         if outputs is not None:
@@ -739,6 +741,33 @@ def _call(
     if debug and not is_capturing(prepared.stream):
         _synchronize(state, prepared.stream)
     return tuple(outputs)
+
+
+def _empty_call(state: CallState, inputs: Sequence[Any], out: Any) -> tuple[Any, ...]:
+    """A call at a runtime extent of 0: empty outputs (or the `out=` entries, checked),
+    no launch."""
+    frame = frame_of(inputs[0])
+    like = inputs[0]
+    host = _key(frame, like, f"{state.where}: input {state.inputs[0][0]!r}")[4] == HOST
+    entries = (
+        [None] * len(state.outputs)
+        if out is None
+        else out_entries(state.where, out, state.output_names)
+    )
+    results: list[Any] = []
+    for index, (entry, (_, shape, dtype)) in enumerate(zip(entries, state.outputs, strict=True)):
+        if entry is not None:
+            found = frame_of(entry)
+            _key(found, entry, f"{state.where}: out[{index}]")
+            view = found.to_numpy(entry) if host else as_device_array(entry, f"out[{index}]")
+            assert view is not None
+            spec = ArraySpec(f"out[{index}]", dtype, shape, role="output")
+            check_dtype_and_shape(spec, view.dtype, view.shape, state.where)
+            results.append(entry)
+            continue
+        empty = np.empty(shape, dtype)
+        results.append(frame.from_numpy(empty, like) if host else frame.empty(like, shape, dtype))
+    return tuple(results)
 
 
 def _synchronize(state: CallState, stream: Any) -> None:
@@ -878,6 +907,18 @@ def host_inputs(
     return frames, arrays
 
 
+def _shape_of(where: str, kernel: Kernel, array: Any, index: int) -> tuple[int, ...]:
+    """The shape of input `index` (an array of any kind), to read the runtime extents."""
+    shape = getattr(array, "shape", None)
+    if shape is None:
+        name = kernel.fusion.inputs[index].name or f"input {index}"
+        raise LaunchError(
+            f"{where}: input {name!r}: expected an array (numpy, torch, cupy or a DLPack / "
+            f"__cuda_array_interface__ array), found {type(array).__name__}"
+        )
+    return tuple(int(extent) for extent in shape)
+
+
 def call_kernel(
     kernel: Kernel,
     arrays: Sequence[Any],
@@ -893,7 +934,13 @@ def call_kernel(
             names = [
                 value.name or f"input{index}" for index, value in enumerate(kernel.fusion.inputs)
             ]
-            arrays = order_inputs(device.call_state().where, names, arrays, named)
+            arrays = order_inputs(f"kernel @{device.plan.entry}", names, arrays, named)
+        if device.plan.dynamic:
+            shapes = [
+                _shape_of(f"kernel @{kernel.fusion.name}", kernel, a, i)
+                for i, a in enumerate(arrays)
+            ]
+            device = device.specialized(kernel.runtime_extents(shapes))
         return call(device, arrays, out, stream, check)
     where = f"kernel @{kernel.fusion.name}"
     if stream is not None:

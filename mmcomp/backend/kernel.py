@@ -9,15 +9,20 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.func import FuncOp
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
 
 from mmcomp import dtypes
 from mmcomp.backend.plan import LaunchPlan, launch_plan
 from mmcomp.dialects import ptx
 from mmcomp.errors import LaunchError
+from mmcomp.lowering.hopper.plan import CTA_TILES
 
 if TYPE_CHECKING:
     from mmcomp.backend.call import CallState
+
+SPECIALIZED_KEPT = 64
+"""Specializations of a dynamic kernel kept (one per runtime extents; the oldest goes)."""
 
 POISON_BYTE = 0xFF
 """Outputs are filled with this byte before a launch (NaN in bf16, f16 and f32)."""
@@ -111,7 +116,8 @@ class BoundLaunch:
         """One tensor map per mainloop operand and TMA-stored output; the padded staging
         copies of operands whose rows TMA cannot address (mmcomp.runtime.staging), refilled
         on the launch stream before every launch."""
-        self.args: list[Any] = [*self.arrays, *self.maps]
+        extents = [np.uint32(value) for value in plan.extent_values]
+        self.args: list[Any] = [*self.arrays, *extents, *self.maps]
         self.grid = plan.grid
         """CTAs launched: the plan's grid, or for a persistent kernel with clusters, as many
         as run at once (set at the first launch)."""
@@ -212,11 +218,61 @@ class CudaKernel:
     """Kernel arguments that are fusion outputs (after the inputs)."""
     cubin: bytes | None = None
     """The cubin ptxas assembled (for SASS checks), None without ptxas."""
+    launch_module: ModuleOp | None = None
+    """With runtime extents: a module holding the launch function (`plan.grid_function`)."""
+    parent: CudaKernel | None = None
+    """A kernel specialized for runtime extents: the dynamic kernel it shares its loaded
+    module with."""
     _function: Any = None
     _calls: Any = None
+    _specialized: dict[tuple[int, ...], CudaKernel] | None = None
+
+    def specialized(self, extents: dict[str, int]) -> CudaKernel:
+        """This kernel at runtime extents (m, b0, ...): the launch plan with concrete
+        shapes, tensor maps and grid from the launch function; the same PTX and loaded
+        module. Cached per extents (the most recent SPECIALIZED_KEPT)."""
+        from mmcomp.errors import ScheduleError
+        from mmcomp.interp.executor import check_runtime_extents, launch_counts
+
+        where = f"kernel @{self.plan.entry}"
+        if not self.plan.dynamic or self.launch_module is None:
+            raise LaunchError(f"{where}: the kernel takes no runtime extents")
+        key = tuple(extents[name] for name in self.plan.extents)
+        cache = self._specialized
+        if cache is None:
+            cache = self._specialized = {}
+        found = cache.get(key)
+        if found is not None:
+            return found
+        launch = next(
+            op
+            for op in self.launch_module.ops
+            if isinstance(op, FuncOp) and op.sym_name.data == self.plan.grid_function
+        )
+        try:
+            check_runtime_extents(where, extents)
+            grid, cta_tiles, _ = launch_counts(self.launch_module, launch, extents, where)
+        except ScheduleError as error:
+            raise LaunchError(str(error)) from None
+        plan = self.plan.specialized({**extents, CTA_TILES: cta_tiles}, grid)
+        found = CudaKernel(
+            self.ptx,
+            plan,
+            self.report,
+            self.num_inputs,
+            self.num_outputs,
+            self.cubin,
+            parent=self,
+        )
+        if len(cache) >= SPECIALIZED_KEPT:
+            cache.pop(next(iter(cache)))
+        cache[key] = found
+        return found
 
     def function(self) -> Any:
         """The loaded kernel (mmcomp.runtime.Function); loads the module on first use."""
+        if self.parent is not None:
+            return self.parent.function()
         if self._function is None:
             from mmcomp.runtime import gpu_unavailable_reason, load_module
 
@@ -253,6 +309,11 @@ class CudaKernel:
 
     def bind(self, arrays: Sequence[Any]) -> BoundLaunch:
         """Bind device arrays (inputs, outputs, workspaces in order) for repeated launches."""
+        if self.plan.dynamic:
+            raise LaunchError(
+                f"kernel @{self.plan.entry} takes the runtime extents "
+                f"{', '.join(self.plan.extents)}; bind its `specialized(extents)` kernel"
+            )
         specs = self.argument_specs()
         if len(arrays) != len(specs):
             raise LaunchError(
@@ -287,6 +348,19 @@ def build_cuda_kernel(module: ModuleOp | ptx.PtxModuleOp, check_spills: bool = T
     from mmcomp.targets import emit_ptx
 
     plan = launch_plan(module)
+    launch_module = None
+    if plan.grid_function:
+        found = [
+            op
+            for op in module.walk()
+            if isinstance(op, FuncOp) and op.sym_name.data == plan.grid_function
+        ]
+        if not found:
+            raise LaunchError(
+                f"ptx.entry @{plan.entry}: its launch names the grid function "
+                f"@{plan.grid_function}, which the module lacks"
+            )
+        launch_module = ModuleOp([found[0].clone()])
     text = emit_ptx(module)
     report = None
     cubin = None
@@ -296,7 +370,15 @@ def build_cuda_kernel(module: ModuleOp | ptx.PtxModuleOp, check_spills: bool = T
             ptxas.check_no_spills(assembled)
         report = assembled.resources.get(plan.entry)
         cubin = assembled.cubin
-    return CudaKernel(text, plan, report, plan.count("input"), plan.count("output"), cubin)
+    return CudaKernel(
+        text,
+        plan,
+        report,
+        plan.count("input"),
+        plan.count("output"),
+        cubin,
+        launch_module=launch_module,
+    )
 
 
 def load_kernel(source: str | Path) -> CudaKernel:

@@ -9,6 +9,7 @@ the cuda back end reads its plan from the final module, and a ptx-level file tha
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from xdsl.dialects.builtin import ModuleOp
@@ -38,6 +39,33 @@ class LaunchPlan:
     """CTAs per cluster (the grid is a multiple)."""
     persistent: bool = False
     """The CTAs loop over work units, so the grid may be cut to the CTAs that fit at once."""
+    extents: tuple[str, ...] = ()
+    """The runtime extents the kernel takes (u32 parameters after the pointers)."""
+    grid_function: str = ""
+    """With runtime extents: the launch function giving the grid (see `specialized`)."""
+    extent_values: tuple[int, ...] = ()
+    """A plan specialized for runtime extents: their values, in `extents` order."""
+
+    @property
+    def dynamic(self) -> bool:
+        """Whether the plan still has extents known only at launch (see `specialized`)."""
+        return bool(self.extents) and not self.extent_values
+
+    def specialized(self, values: dict[str, int], grid: int) -> LaunchPlan:
+        """The plan at these runtime extents (m, b0, ... and cta_tiles): concrete array
+        shapes, each tensor map over its array's shape, the grid given."""
+        arrays = tuple(array.specialized(values) for array in self.arrays)
+        maps = tuple(
+            spec.specialized(arrays[spec.arg].shape) if spec.dynamic else spec
+            for spec in self.tensor_maps
+        )
+        return dataclasses.replace(
+            self,
+            arrays=arrays,
+            tensor_maps=maps,
+            grid=grid,
+            extent_values=tuple(values[name] for name in self.extents),
+        )
 
     @property
     def arguments(self) -> tuple[str, ...]:
@@ -78,25 +106,38 @@ def launch_plan(module: ModuleOp | ptx.PtxModuleOp) -> LaunchPlan:
     if entry.reqntid is None:
         raise LaunchError(f"{where}: no reqntid, so the block size is unknown")
     arrays: list[ptx.KernelArray] = []
+    extents: list[str] = []
     maps: list[ptx.TensorMap] = []
     for param in entry.params.data:
         info = param.info
         name = param.param_name.data
         if isinstance(info, ptx.KernelArrayAttr):
-            if maps:
-                raise LaunchError(f"{where}: pointer parameter '{name}' after a tensor map")
+            if maps or extents:
+                raise LaunchError(
+                    f"{where}: pointer parameter '{name}' after a runtime extent or tensor map"
+                )
             arrays.append(info.data)
+        elif isinstance(info, ptx.KernelExtentAttr):
+            if maps:
+                raise LaunchError(f"{where}: runtime extent '{name}' after a tensor map")
+            extents.append(info.data.name)
         elif isinstance(info, ptx.TensorMapAttr):
             maps.append(info.data)
         else:
             raise LaunchError(
-                f"{where}: parameter '{name}' says nothing of what to pass (a #ptx.array "
-                "or #ptx.tensor_map)"
+                f"{where}: parameter '{name}' says nothing of what to pass (a #ptx.array, "
+                "#ptx.extent or #ptx.tensor_map)"
             )
     for spec in maps:
         if not 0 <= spec.arg < len(arrays):
             raise LaunchError(f"{where}: a tensor map views argument {spec.arg}, which is absent")
     launch = entry.launch.data
+    if bool(extents) != bool(launch.grid_function):
+        raise LaunchError(
+            f"{where}: a kernel takes runtime extents exactly when its launch names a "
+            f"grid_function (extents: {list(extents)}, grid_function: "
+            f"{launch.grid_function or 'none'})"
+        )
     threads = 1
     for dim in entry.reqntid.data:
         threads *= dim.data
@@ -109,4 +150,6 @@ def launch_plan(module: ModuleOp | ptx.PtxModuleOp) -> LaunchPlan:
         launch.smem,
         launch.cluster,
         launch.persistent,
+        tuple(extents),
+        launch.grid_function,
     )

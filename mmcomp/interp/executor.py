@@ -195,6 +195,23 @@ def _resolved(
     )
 
 
+def launch_counts(
+    module: builtin.ModuleOp, launch: func.FuncOp, extents: dict[str, int], where: str
+) -> tuple[int, int, int]:
+    """Run a kernel's launch function on its runtime extents (by name: m, b0, ...):
+    (grid, CTA tiles, work units); a ScheduleError for more work units than the kernel's
+    32-bit tile loop counts. The CPU executor and the cuda back end both size their
+    launches with it."""
+    extent_args = [extents[_extent_axis(launch, index)] for index in range(len(launch.args))]
+    grid, cta_tiles, units = _launch(module, launch, extent_args)
+    if units > hw.MAX_WORK_UNITS:
+        raise ScheduleError(
+            f"{where}: {units} work units at {extents}; the kernel's {hw.INDEX_BITS}-bit "
+            f"tile loop counts at most {hw.MAX_WORK_UNITS}"
+        )
+    return grid, cta_tiles, units
+
+
 def _launch(
     module: builtin.ModuleOp, launch: func.FuncOp, extents: Sequence[int]
 ) -> tuple[int, int, int]:
@@ -252,12 +269,7 @@ def _bind_dynamic(
             )
     launch = _launch_function(module, kernel)
     extent_args = [extents[_extent_axis(launch, index)] for index in range(len(launch.args))]
-    grid, cta_tiles, units = _launch(module, launch, extent_args)
-    if units > hw.MAX_WORK_UNITS:
-        raise ScheduleError(
-            f"kernel @{kernel.sym_name.data}: {units} work units at {extents}; the "
-            f"kernel's {hw.INDEX_BITS}-bit tile loop counts at most {hw.MAX_WORK_UNITS}"
-        )
+    grid, cta_tiles, _ = launch_counts(module, launch, extents, f"kernel @{kernel.sym_name.data}")
     arguments = [np.require(array, requirements="C") for array in arrays]
     return _DynamicLaunch(arguments, extents, extent_args, grid, cta_tiles)
 

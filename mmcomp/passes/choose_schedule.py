@@ -27,8 +27,8 @@ warp-specialization=pingpong epilogue=registers`).
 
 The schedule is for a back end, the option `backend` (`choose-schedule{backend=interp}`):
 "cuda", the default and what `compile-to-ptx` builds, refuses mma operands that its wgmma
-cannot take (f32: tf32 is not built) and dynamic extents (its kernels take no runtime
-extent yet); "interp", the CPU executor, takes both.
+cannot take (f32: tf32 is not built); "interp", the CPU executor, takes them. Both take
+dynamic extents (the kernel then takes them at launch).
 """
 
 from __future__ import annotations
@@ -45,13 +45,12 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from mmcomp.attributes import check_attributes
 from mmcomp.diagnostics import at, is_located
-from mmcomp.dialects.fusion import IterationSpaceAttr, MmaOp, dtype_name, is_dynamic
+from mmcomp.dialects.fusion import IterationSpaceAttr, MmaOp, dtype_name
 from mmcomp.dialects.sched import PARAMS_ATTR, ScheduleParams, ScheduleParamsAttr, problem_of
 from mmcomp.errors import FusionError, ScheduleError
 from mmcomp.heuristics import PARAMETERS, choose_params, normalize_overrides
 from mmcomp.narrowing import is_tensor
 from mmcomp.passes.tile_split import SPACE_ATTR, is_fusion_function, schedule_error
-from mmcomp.roles import roles_of
 
 
 def written_params(function: FuncOp) -> dict[str, object]:
@@ -95,42 +94,6 @@ def check_cuda_operands(function: FuncOp) -> None:
             )
 
 
-def check_cuda_extents(function: FuncOp) -> None:
-    """Raise FusionError for a dynamic extent: the cuda back end's kernels take none yet."""
-    space = function.attributes.get(SPACE_ATTR)
-    assert isinstance(space, IterationSpaceAttr)
-    dynamic = [axis for axis, extent in space.extents.items() if is_dynamic(extent)]
-    if not dynamic:
-        return
-    axis = dynamic[0]
-    for arg in function.body.block.args:
-        roles = roles_of(arg)
-        tensor = arg.type
-        assert is_tensor(tensor)
-        for index, (role, extent) in enumerate(zip(roles, tensor.get_shape(), strict=True)):
-            if role != axis or not is_dynamic(extent):
-                continue
-            label = f"%{arg.name_hint}" if arg.name_hint else f"argument #{arg.index}"
-            name = "M" if axis == "m" else f"batch axis {axis}"
-            raise FusionError(
-                at(
-                    function,
-                    f"@{function.sym_name.data}: {label} ({tensor}) axis {index} is the dynamic "
-                    f"extent {name} (iteration axis {axis} = ?): the cuda back end does not "
-                    "take a runtime extent yet; compile it for a fixed extent, or schedule for "
-                    "the CPU executor (backend='interp'; mmcomp-opt: "
-                    "choose-schedule{backend=interp})",
-                )
-            )
-    raise FusionError(
-        at(
-            function,
-            f"@{function.sym_name.data}: iteration axis {axis} is dynamic (?): the cuda back "
-            "end does not take a runtime extent yet",
-        )
-    )
-
-
 def choose_schedule(
     function: FuncOp,
     overrides: Mapping[str, object],
@@ -145,7 +108,6 @@ def choose_schedule(
     if backend not in BACKENDS:
         raise ScheduleError(f"unknown backend {backend!r}; expected one of {', '.join(BACKENDS)}")
     if backend == "cuda":
-        check_cuda_extents(function)
         check_cuda_operands(function)
     given = {**written_params(function), **overrides}
     params = choose_params(problem_of(function), schedule_m, **given)

@@ -5,7 +5,8 @@ slice, batch, grouped raster) is still `arith` on `index` values (and `i1` compa
 with `gpu.block_id` and `gpu.grid_dim` for the grid, in each role's program order. Each op
 becomes the 32-bit unsigned ptx instruction(s) of the same meaning, one pattern per op:
 a constant a `mov` of its immediate, a grid query a read of %ctaid.x or %nctaid.x, a binary
-op the ptx instruction of its name, `arith.cmpi` a `setp` and a `selp` of 1 or 0, and
+op the ptx instruction of its name, `arith.ceildivui` an add and a division (the tile
+counts of a runtime extent), `arith.cmpi` a `setp` and a `selp` of 1 or 0, and
 `arith.select` a `setp.ne` against 0 and a `selp`.
 
 The hopper level reads registers where it meets an index value: a
@@ -59,6 +60,7 @@ SPECIAL_REGISTERS: dict[type[Operation], str] = {
 """The special register of each grid query (the kernels' grids are one-dimensional)."""
 INDEX_OPS: tuple[type[Operation], ...] = (
     arith.ConstantOp,
+    arith.CeilDivUIOp,
     arith.CmpiOp,
     arith.SelectOp,
     *SPECIAL_REGISTERS,
@@ -116,6 +118,21 @@ class BinaryToPtx(RewritePattern):
         rewriter.replace(op, kind(lhs, rhs))
 
 
+class CeilDivToPtx(RewritePattern):
+    """`arith.ceildivui` becomes `(a + b - 1) / b`: the kernels' operands (tile counts of
+    extents at most hardware.MAX_EXTENT) cannot wrap."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: arith.CeilDivUIOp, rewriter: PatternRewriter) -> None:
+        """Rewrite an unsigned ceiling division."""
+        lhs, rhs = register_of(op.lhs), register_of(op.rhs)
+        one = ptx.ConstOp(1, ptx.U32)
+        less = ptx.SubOp(rhs, one.result)
+        total = ptx.AddOp(lhs, less.result)
+        quotient = ptx.DivOp(total.result, rhs)
+        rewriter.replace(op, [one, less, total, quotient], [quotient.result])
+
+
 class CompareToPtx(RewritePattern):
     """`arith.cmpi` becomes a `setp` and a `selp` of 1 or 0 (a u32 holding the truth)."""
 
@@ -148,6 +165,7 @@ PATTERNS: tuple[RewritePattern, ...] = (
     ConstantToPtx(),
     GridQueryToPtx(),
     BinaryToPtx(),
+    CeilDivToPtx(),
     CompareToPtx(),
     SelectToPtx(),
 )

@@ -51,10 +51,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ArrayAttr, ModuleOp
+from xdsl.dialects.builtin import ArrayAttr, MemRefType, ModuleOp, SymbolRefAttr
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute
 from xdsl.passes import ModulePass
+from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import DiagnosticException
 
 from mmcomp.dialects import ptx
@@ -68,6 +69,7 @@ from mmcomp.lowering.hopper.plan import (
     SMEM_ALIGN,
     OperandPlan,
     TmaOperand,
+    extent_args,
     launch_data,
 )
 from mmcomp.passes.partition_warp_roles import (
@@ -81,19 +83,40 @@ from mmcomp.passes.partition_warp_roles import (
 __all__ = ["LowerScheduleToHopper", "TmaOperand", "lower_kernel"]
 
 
-def lower_kernel(func: FuncOp) -> ptx.PtxModuleOp:
+def launch_function_of(func: FuncOp) -> FuncOp | None:
+    """The launch function of a kernel with runtime extents (its `sched.grid` symbol, in
+    the kernel's module), None for a static kernel."""
+    grid = func.attributes.get("sched.grid")
+    if not isinstance(grid, SymbolRefAttr):
+        return None
+    found = SymbolTable.lookup_symbol(func, grid)
+    if not isinstance(found, FuncOp):
+        raise ScheduleError(
+            f"lower-schedule-to-hopper: @{func.sym_name.data}: no launch function "
+            f"@{grid.root_reference.data} in the module (its 'sched.grid')"
+        )
+    return found
+
+
+def lower_kernel(func: FuncOp, launch: FuncOp | None = None) -> ptx.PtxModuleOp:
     """Lower one partitioned kernel: the ptx module with hopper ops, its launch data on the
-    entry."""
+    entry. A kernel with runtime extents needs its launch function (`launch`, else looked
+    up in the kernel's module), which sizes its split-K workspaces."""
     where = f"lower-schedule-to-hopper: @{func.sym_name.data}"
     params = func.attributes.get(PARAMS_ATTR)
     if not isinstance(params, ScheduleParamsAttr) or ROLES_ATTR not in func.attributes:
         raise ScheduleError(f"{where}: run materialize-schedule and partition-warp-roles first")
     roles = warp_roles(func)
+    if launch is None:
+        launch = launch_function_of(func)
     func = func.clone()
     plan = OperandPlan.build(func, params.data, roles)
     module = ptx.PtxModuleOp()
     module.body.block.add_op(ptx.SharedOp(SHARED_NAME, SMEM_ALIGN))
-    arguments = [(f"arg{i}", "ptr") for i in range(len(func.body.block.args))]
+    arguments = [
+        (f"arg{arg.index}", "ptr" if isinstance(arg.type, MemRefType) else "u32")
+        for arg in func.body.block.args
+    ]
     tensor_maps = [(f"tmap{j}", "tmap") for j in range(plan.tensor_maps)]
     builder = ptx.KernelBuilder.create(
         module,
@@ -112,23 +135,28 @@ def lower_kernel(func: FuncOp) -> ptx.PtxModuleOp:
         Cluster(plan.cluster_size),
         warp_specialize_of(func, where),
         mainloop=mainloop_of(func),
+        launch_function=launch,
     )
     emit_kernel(ctx)
-    arrays, launch = launch_data(plan)
-    write_launch_data(module, arrays, [*plan.operands, *plan.store_maps.values()], launch)
+    arrays, launch_attr = launch_data(plan)
+    extents = [ptx.KernelExtent(name) for _, name in extent_args(func)]
+    maps = [*plan.operands, *plan.store_maps.values()]
+    write_launch_data(module, arrays, extents, maps, launch_attr)
     return module
 
 
 def write_launch_data(
     module: ptx.PtxModuleOp,
     arrays: Sequence[ptx.KernelArray],
+    extents: Sequence[ptx.KernelExtent],
     maps: Sequence[ptx.TensorMap],
     launch: ptx.Launch,
 ) -> None:
-    """Put the launch data on the module's entry, parameter by parameter (pointers, then
-    tensor maps), and the launch (mmcomp.dialects.ptx.launch)."""
+    """Put the launch data on the module's entry, parameter by parameter (pointers, runtime
+    extents, then tensor maps), and the launch (mmcomp.dialects.ptx.launch)."""
     entry = next(op for op in module.body.block.ops if isinstance(op, ptx.EntryOp))
     infos: list[Attribute] = [ptx.KernelArrayAttr(array) for array in arrays]
+    infos += [ptx.KernelExtentAttr(extent) for extent in extents]
     infos += [ptx.TensorMapAttr(tensor_map) for tensor_map in maps]
     entry.properties["params"] = ArrayAttr(
         [

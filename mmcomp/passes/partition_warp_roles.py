@@ -43,7 +43,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import scf
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, i64
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
@@ -55,7 +55,6 @@ from mmcomp.dialects.hopper import SLOT_ATTR, WarpRolesAttr, WarpSpecializeOp
 from mmcomp.dialects.hopper.warp_specialize import is_index_arithmetic
 from mmcomp.dialects.sched import PARAMS_ATTR, ScheduleParams, ScheduleParamsAttr
 from mmcomp.errors import ScheduleError
-from mmcomp.passes.materialize_schedule import EXTENT_ATTR
 from mmcomp.passes.tile_split import (
     GRID_ATTR,
     SPACE_ATTR,
@@ -415,23 +414,6 @@ def partition(func: FuncOp) -> WarpRoles:
     return warp_roles(func, "partition-warp-roles")
 
 
-def refuse_runtime_extents(pass_name: str, func: FuncOp) -> None:
-    """A DiagnosticException for a materialized kernel that takes a runtime extent (an
-    argument marked `sched.extent`): the Hopper lowering takes static extents only."""
-    if func.arg_attrs is None:
-        return
-    for arg, attrs in zip(func.args, func.arg_attrs.data, strict=False):
-        axis = attrs.data.get(EXTENT_ATTR)
-        if not isinstance(axis, StringAttr):
-            continue
-        name = f"%{arg.name_hint}" if arg.name_hint else f"argument {arg.index}"
-        raise DiagnosticException(
-            f"{pass_name}: @{func.sym_name.data}: {name} is the runtime extent "
-            f'{axis.data.upper()} (sched.extent = "{axis.data}"); the Hopper lowering takes '
-            "static extents only (compile for backend='interp', or give the extent)"
-        )
-
-
 class PartitionWarpRoles(ModulePass):
     """Assign the tile ops of each materialized kernel to producer and consumer warpgroups."""
 
@@ -451,7 +433,6 @@ class PartitionWarpRoles(ModulePass):
         for func in functions:
             if not is_materialized(func):
                 continue
-            refuse_runtime_extents(self.name, func)
             try:
                 partition(func)
             except ScheduleError as error:

@@ -122,12 +122,16 @@ from mmcomp.dialects.ptx.hopper_ops import (
 )
 from mmcomp.dialects.ptx.launch import (
     ARRAY_ROLES,
+    DYNAMIC,
     KernelArray,
     KernelArrayAttr,
+    KernelExtent,
+    KernelExtentAttr,
     Launch,
     LaunchAttr,
     TensorMap,
     TensorMapAttr,
+    view_strides,
 )
 from mmcomp.dialects.ptx.memory_ops import (
     LOAD_QUALIFIERS,
@@ -260,19 +264,23 @@ PTX = Dialect(
         StmatrixOp,
         InstOp,
     ],
-    [RegType, ParamAttr, KernelArrayAttr, TensorMapAttr, LaunchAttr],
+    [RegType, ParamAttr, KernelArrayAttr, KernelExtentAttr, TensorMapAttr, LaunchAttr],
 )
 """The ptx dialect."""
 
 __all__ = [
     "IntAttr",
     "ARRAY_ROLES",
+    "DYNAMIC",
     "KernelArray",
     "KernelArrayAttr",
+    "KernelExtent",
+    "KernelExtentAttr",
     "Launch",
     "LaunchAttr",
     "TensorMap",
     "TensorMapAttr",
+    "view_strides",
     "RegKind",
     "KINDS",
     "DECL_ORDER",

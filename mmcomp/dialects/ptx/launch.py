@@ -14,8 +14,16 @@ A lowered kernel's entry says everything its launch needs, so that a ptx-level f
 - a tensor-map parameter's `#ptx.tensor_map`: the kernel argument it views, the view's
   global shape (and strides, where not compact), the TMA box, the boxes per tile, the
   swizzle, the multicast split and the padded staging pitch;
+- a runtime extent's `#ptx.extent`: the extent (m, b0, ...) the host passes as a u32;
 - on the entry: the grid, the CTAs per cluster, the dynamic shared memory, and whether the
   CTAs loop over work units (a persistent grid may be cut to the CTAs that fit at once).
+
+A kernel that takes runtime extents (a dynamic M or batch extent) has `?` in the shapes
+its extents fill: an array names the extent of each `?` axis (`extents = "m"`; a split-K
+workspace's is `cta_tiles`), a tensor map takes its extents and strides from its array at
+bind time, and the grid comes from the launch function the entry names
+(`grid_function = "linear_launch"`, a `func.func` beside the ptx.module, from the extents
+to the grid, the CTA tiles and the work units).
 
 Each is written `key = value`: an integer, a word, a string or a list of integers. Keys at
 their default value are left out.
@@ -28,6 +36,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, TypeVar, cast
 
+from xdsl.dialects.builtin import DYNAMIC_INDEX
 from xdsl.ir import Data
 from xdsl.irdl import irdl_attr_definition
 from xdsl.parser import AttrParser
@@ -40,6 +49,12 @@ _T = TypeVar("_T")
 
 ARRAY_ROLES = ("input", "output", "workspace")
 """What a pointer parameter's array is to the call."""
+
+DYNAMIC = DYNAMIC_INDEX
+"""An extent known only at launch (xDSL's dynamic index), printed `?`."""
+
+TMA_STRIDE_BYTES = 16
+"""TMA global strides are multiples of 16 bytes."""
 
 
 @dataclass(frozen=True)
@@ -54,6 +69,28 @@ class KernelArray:
     """Extents, outermost first."""
     dtype: str
     """Element type (a name of mmcomp.dtypes)."""
+    extents: str = ""
+    """The runtime extent of each `?` axis, in order, space-separated ("m", "b0 m",
+    "cta_tiles")."""
+
+    @property
+    def dynamic(self) -> bool:
+        """Whether some extent is known only at launch."""
+        return DYNAMIC in self.shape
+
+    def specialized(self, values: dict[str, int]) -> KernelArray:
+        """The array at these runtime extents (each `?` its extent's value)."""
+        names = iter(self.extents.split())
+        shape = tuple(values[next(names)] if e == DYNAMIC else e for e in self.shape)
+        return dataclasses.replace(self, shape=shape, extents="")
+
+
+@dataclass(frozen=True)
+class KernelExtent:
+    """A runtime extent passed as a u32 parameter."""
+
+    name: str
+    """The extent: m, or a batch axis b0, b1, ..."""
 
 
 @dataclass(frozen=True)
@@ -91,6 +128,20 @@ class TensorMap:
         return ELEMENT_BYTES[self.dtype]
 
     @property
+    def dynamic(self) -> bool:
+        """Whether some extent of the view is known only at bind time."""
+        return DYNAMIC in self.shape
+
+    def specialized(self, arg_shape: tuple[int, ...]) -> TensorMap:
+        """The map over an argument of this runtime shape: the view's extents and strides
+        from it (`?` filled in; the box, swizzle and staging pitch are the compiled ones)."""
+        if not self.axes:
+            return dataclasses.replace(self, shape=tuple(arg_shape))
+        extents = tuple(arg_shape[axis] if axis >= 0 else 1 for axis in self.axes)
+        strides = view_strides(arg_shape, self.axes, extents, self.pitch, self.element_bytes)
+        return dataclasses.replace(self, shape=extents, strides=strides)
+
+    @property
     def byte_strides(self) -> tuple[int, ...]:
         """Byte strides of the view, outermost first (the innermost is one element)."""
         strides = self.strides or tuple(
@@ -114,18 +165,48 @@ class TensorMap:
         return self.box_bytes * self.boxes * self.row_pieces
 
 
+def view_strides(
+    arg_shape: tuple[int, ...],
+    axes: tuple[int, ...],
+    extents: tuple[int, ...],
+    pitch: int,
+    element_bytes: int,
+) -> tuple[int, ...]:
+    """Element strides of a TMA view of a C-contiguous argument (its `axes`, -1 for an axis
+    it lacks), outermost first. With a staging `pitch`, rows are `pitch` elements apart;
+    an axis of extent 1 gets a stride TMA accepts (it is never stepped along)."""
+    inner = extents[-1]
+    compact = [math.prod(arg_shape[axis + 1 :]) if axis >= 0 else 0 for axis in axes]
+    row = pitch or inner
+    strides = [stride // inner * row if pitch else stride for stride in compact[:-1]] + [1]
+    per_chunk = TMA_STRIDE_BYTES // element_bytes
+    filler = -(-row // per_chunk) * per_chunk
+    return tuple(
+        stride if extent > 1 or position == len(axes) - 1 else filler
+        for position, (extent, stride) in enumerate(zip(extents, strides, strict=True))
+    )
+
+
 @dataclass(frozen=True)
 class Launch:
     """How the entry is launched."""
 
     grid: int
-    """CTAs in the grid."""
+    """CTAs in the grid (0 where the grid function gives it at launch)."""
     smem: int
     """Dynamic shared memory per CTA, bytes (the alignment slack included)."""
     cluster: int = 1
     """CTAs per cluster (the grid is a multiple)."""
     persistent: bool = False
     """The CTAs loop over work units: the grid may be cut to the CTAs that fit at once."""
+    grid_function: str = ""
+    """For runtime extents: the launch function (a func.func beside the ptx.module) from
+    the extents to (grid, CTA tiles, work units)."""
+
+
+def _dims(values: tuple[int, ...]) -> str:
+    """`[4096, ?]`: a list of extents, DYNAMIC as `?`."""
+    return "[" + ", ".join("?" if v == DYNAMIC else str(v) for v in values) + "]"
 
 
 def print_fields(printer: Printer, value: Any) -> None:
@@ -138,8 +219,8 @@ def print_fields(printer: Printer, value: Any) -> None:
         if isinstance(item, bool):
             text = "true" if item else "false"
         elif isinstance(item, tuple):
-            text = "[" + ", ".join(str(v) for v in cast(tuple[int, ...], item)) + "]"
-        elif isinstance(item, str) and field.name == "name":
+            text = _dims(cast(tuple[int, ...], item))
+        elif isinstance(item, str) and field.name in ("name", "extents", "grid_function"):
             text = '"' + item.replace("\\", "\\\\").replace('"', '\\"') + '"'
         else:
             text = str(item)
@@ -185,7 +266,12 @@ def _parse_value(parser: AttrParser, annotation: object) -> object:
     if "tuple" in str(annotation):
         return tuple(
             parser.parse_comma_separated_list(
-                parser.Delimiter.SQUARE, lambda: parser.parse_integer(allow_boolean=False)
+                parser.Delimiter.SQUARE,
+                lambda: (
+                    DYNAMIC
+                    if parser.parse_optional_punctuation("?")
+                    else parser.parse_integer(allow_boolean=False)
+                ),
             )
         )
     if str(annotation) == "int":
@@ -225,10 +311,24 @@ class KernelArrayAttr(_LaunchData[KernelArray]):
                 f"#ptx.array '{self.data.name}': role must be one of "
                 f"{', '.join(ARRAY_ROLES)}, found '{self.data.role}'"
             )
-        if any(extent < 0 for extent in self.data.shape):
+        if any(extent < 0 and extent != DYNAMIC for extent in self.data.shape):
             raise VerifyException(
                 f"#ptx.array '{self.data.name}': negative extent in {list(self.data.shape)}"
             )
+        if len(self.data.extents.split()) != self.data.shape.count(DYNAMIC):
+            raise VerifyException(
+                f"#ptx.array '{self.data.name}': shape {_dims(self.data.shape)} has "
+                f"{self.data.shape.count(DYNAMIC)} dynamic extents but extents = "
+                f'"{self.data.extents}" names {len(self.data.extents.split())}'
+            )
+
+
+@irdl_attr_definition
+class KernelExtentAttr(_LaunchData[KernelExtent]):
+    """A runtime extent parameter: `#ptx.extent<name = m>`."""
+
+    name = "ptx.extent"
+    payload = KernelExtent
 
 
 @irdl_attr_definition
@@ -240,7 +340,10 @@ class LaunchAttr(_LaunchData[Launch]):
 
     def verify(self) -> None:
         launch = self.data
-        if launch.grid < 1 or launch.cluster < 1 or launch.grid % launch.cluster:
+        from_function = bool(launch.grid_function) and launch.grid == 0
+        if launch.cluster < 1 or (
+            not from_function and (launch.grid < 1 or launch.grid % launch.cluster)
+        ):
             raise VerifyException(
                 f"#ptx.launch: the grid ({launch.grid}) must be a positive multiple of the "
                 f"cluster ({launch.cluster})"

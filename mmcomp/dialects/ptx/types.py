@@ -14,6 +14,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from mmcomp.dialects.ptx.launch import (
     KernelArrayAttr,
+    KernelExtentAttr,
     TensorMapAttr,
     parse_field_list,
     print_fields,
@@ -180,7 +181,8 @@ class ParamAttr(ParametrizedAttribute):
     kind: StringAttr
     """A key of `PARAM_KINDS`."""
     info: Attribute
-    """A pointer's #ptx.array or a tensor map's #ptx.tensor_map; NoneAttr when unsaid."""
+    """A pointer's #ptx.array, a runtime extent's #ptx.extent or a tensor map's
+    #ptx.tensor_map; NoneAttr when unsaid."""
 
     def __init__(self, param_name: str, kind: str, info: Attribute | None = None):
         super().__init__(StringAttr(param_name), StringAttr(kind), info or NoneAttr())
@@ -212,8 +214,9 @@ class ParamAttr(ParametrizedAttribute):
         return (StringAttr(name), StringAttr(kind), info)
 
 
-PARAM_INFO: dict[str, type[KernelArrayAttr] | type[TensorMapAttr]] = {
+PARAM_INFO: dict[str, type[KernelArrayAttr] | type[KernelExtentAttr] | type[TensorMapAttr]] = {
     "ptr": KernelArrayAttr,
+    "u32": KernelExtentAttr,
     "tmap": TensorMapAttr,
 }
 """The launch data each parameter kind may carry."""
@@ -222,7 +225,7 @@ PARAM_INFO: dict[str, type[KernelArrayAttr] | type[TensorMapAttr]] = {
 def print_param(printer: Printer, param: ParamAttr) -> None:
     """`name : kind`, then the launch data's keys (`<role = input, ...>`) if any."""
     printer.print_string(f"{param.param_name.data} : {param.kind.data}")
-    if isinstance(param.info, KernelArrayAttr | TensorMapAttr):
+    if isinstance(param.info, KernelArrayAttr | KernelExtentAttr | TensorMapAttr):
         print_fields(printer, param.info.data)
 
 

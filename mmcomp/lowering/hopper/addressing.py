@@ -77,16 +77,21 @@ class Addressing:
         assert isinstance(memref_type, MemRefType)
         roles = self.memref_roles(memref)
         shape = list(memref_type.get_shape())
+        dims = [
+            self.ctx.dimension(memref, axis, roles[axis] if axis < len(roles) else "")
+            for axis in range(len(shape))
+        ]
         dtype = dtype_of(memref_type.element_type)
         size = 4 if dtype == "f32" else 2
-        strides = [math.prod(shape[d + 1 :]) for d in range(len(shape))]
-        wide = math.prod(shape) > WIDE_OFFSETS
+        strides = [self.stride(dims[d + 1 :]) for d in range(len(dims))]
+        # A runtime extent may make the array larger than 32-bit offsets reach.
+        wide = ptx.DYNAMIC in shape or math.prod(shape) > WIDE_OFFSETS
         halves = len(self.rows) if "m" in roles or store else 1
-        row_terms: list[list[tuple[SSAValue, int]]] = [[] for _ in range(halves)]
+        row_terms: list[list[tuple[SSAValue, int | SSAValue]]] = [[] for _ in range(halves)]
         row_ok: list[SSAValue | None] = [None] * halves
         if store and "m" not in roles:
             row_ok = [k.setp("eq", self.rows[half], k.const(0)) for half in range(halves)]
-        col_term: tuple[SSAValue, int] | None = None
+        col_term: tuple[SSAValue, int | SSAValue] | None = None
         col_limit: SSAValue | None = None
         col_stride = 0
         if store and "n" not in roles:
@@ -96,21 +101,28 @@ class Addressing:
         for dim, (index, role) in enumerate(zip(indices, roles, strict=True)):
             position = self.ctx.reg(index)
             if role == "n":
+                stride = strides[dim]
+                assert isinstance(stride, int), "N is static"
                 position = k.add(position, self.col0)
                 col_limit = k.mov(k.sub(k.const(shape[dim]), position), ptx.S32)
-                col_stride = strides[dim] * size
-                col_term = (position, strides[dim])
+                col_stride = stride * size
+                col_term = (position, stride)
                 if not wide:
-                    col_part = k.mul(position, k.const(strides[dim]))
+                    col_part = k.mul(position, k.const(stride))
                 continue
             for half in range(halves):
                 at = k.add(position, self.rows[half]) if role == "m" else position
                 if role == "m":
-                    row_ok[half] = k.setp("lo", at, k.const(shape[dim]))
+                    bound = dims[dim]
+                    row_ok[half] = k.setp(
+                        "lo", at, bound if isinstance(bound, SSAValue) else k.const(bound)
+                    )
                 if wide:
                     row_terms[half].append((at, strides[dim]))
                     continue
-                term = k.mul(at, k.const(strides[dim])) if strides[dim] != 1 else at
+                stride = strides[dim]
+                assert isinstance(stride, int), "narrow offsets have static strides"
+                term = k.mul(at, k.const(stride)) if stride != 1 else at
                 previous = row_parts[half]
                 row_parts[half] = term if previous is None else k.add(previous, term)
         base = self.ctx.reg(memref)
@@ -128,27 +140,49 @@ class Addressing:
         self.accesses[key] = found
         return found
 
+    def stride(self, inner: Sequence[int | SSAValue]) -> int | SSAValue:
+        """The element stride over these inner extents: an integer where all are static,
+        else a u64 register (the product of their runtime and static extents)."""
+        k = self.ctx.k
+        static = math.prod(extent for extent in inner if isinstance(extent, int))
+        product: SSAValue | None = None
+        for extent in inner:
+            if isinstance(extent, int):
+                continue
+            if product is None:
+                product = k.mul_wide(extent, k.const(static))
+            else:
+                product = k.mul(product, k.cvt(extent, ptx.U64))
+        return static if product is None else product
+
     def wide_bases(
         self,
         base: SSAValue,
-        row_terms: list[list[tuple[SSAValue, int]]],
-        col_term: tuple[SSAValue, int] | None,
+        row_terms: list[list[tuple[SSAValue, int | SSAValue]]],
+        col_term: tuple[SSAValue, int | SSAValue] | None,
         size: int,
     ) -> list[SSAValue]:
         """Per row slot: `base` plus the byte offset of its terms, summed in 64 bits."""
         if col_term is not None:
-            base = self.add_wide(base, col_term[0], col_term[1] * size)
+            base = self.add_wide(base, col_term[0], col_term[1], size)
         bases: list[SSAValue] = []
         for terms in row_terms:
             address = base
             for at, stride in terms:
-                address = self.add_wide(address, at, stride * size)
+                address = self.add_wide(address, at, stride, size)
             bases.append(address)
         return bases
 
-    def add_wide(self, address: SSAValue, index: SSAValue, stride_bytes: int) -> SSAValue:
-        """`address + index * stride_bytes` in 64 bits (`index` a 32-bit register)."""
+    def add_wide(
+        self, address: SSAValue, index: SSAValue, stride: int | SSAValue, size: int
+    ) -> SSAValue:
+        """`address + index * stride * size` in 64 bits (`index` a 32-bit register, `stride`
+        elements: an integer or a u64 register)."""
         k = self.ctx.k
+        if isinstance(stride, SSAValue):
+            stride_bytes = k.mul(stride, k.const(size, ptx.U64))
+            return k.add(address, k.mul(k.cvt(index, ptx.U64), stride_bytes))
+        stride_bytes = stride * size
         if stride_bytes < 1 << 32:
             return k.mad_wide(index, k.const(stride_bytes), address)
         product = k.mul(k.cvt(index, ptx.U64), k.const(stride_bytes, ptx.U64))

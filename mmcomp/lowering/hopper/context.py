@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from xdsl.dialects import scf
-from xdsl.dialects.builtin import UnrealizedConversionCastOp
+from xdsl.dialects.builtin import MemRefType, UnrealizedConversionCastOp
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, SSAValue
 
@@ -114,6 +114,14 @@ class KernelContext:
     """The consumers' K loop."""
     maps: list[SSAValue] = field(default_factory=list[SSAValue])
     """The tensor maps of the tensor-map parameters (`!hopper.tensormap` values)."""
+    launch_function: FuncOp | None = None
+    """A kernel with runtime extents: its launch function (extents -> grid, CTA tiles,
+    work units)."""
+    extents: dict[str, SSAValue] = field(default_factory=dict[str, SSAValue])
+    """The u32 register of each runtime extent (m, b0, ...), loaded in the prologue."""
+    cta_tiles: SSAValue | None = None
+    """With runtime extents and split-K: the CTA tiles (the workspaces' `?` extent), an
+    index value computed in the prologue by the launch function's arithmetic."""
 
     @property
     def where(self) -> str:
@@ -156,6 +164,27 @@ class KernelContext:
         if isinstance(found.type, ptx.RegType):
             return self._cast(found, value.type)
         return found
+
+    def extent(self, name: str) -> SSAValue:
+        """The u32 register of a runtime extent of the kernel."""
+        found = self.extents.get(name)
+        if found is None:
+            raise ScheduleError(f"{self.where}: the kernel takes no runtime extent {name}")
+        return found
+
+    def dimension(self, memref: SSAValue, axis: int, role: str) -> int | SSAValue:
+        """An extent of a kernel array: the static one, or its runtime extent's register
+        (a workspace's `?` is the CTA tiles)."""
+        memref_type = memref.type
+        assert isinstance(memref_type, MemRefType)
+        extent = memref_type.get_shape()[axis]
+        if extent != ptx.DYNAMIC:
+            return extent
+        if role:
+            return self.extent(role)
+        if self.cta_tiles is None:
+            raise ScheduleError(f"{self.where}: a workspace's runtime extent is not computed")
+        return self.reg(self.cta_tiles)
 
     @property
     def m_blocks(self) -> int:

@@ -12,16 +12,19 @@ warpgroup.
 
 from __future__ import annotations
 
-from xdsl.dialects import scf
+from xdsl.dialects import func, scf
+from xdsl.dialects.builtin import StringAttr
 from xdsl.ir import Operation, SSAValue
 
 from mmcomp import hardware as hw
 from mmcomp.dialects import hopper, ptx, sched
+from mmcomp.errors import ScheduleError
 from mmcomp.lowering.hopper.context import ConsumerThreads, KernelContext, Threads
 from mmcomp.lowering.hopper.control import Walker
 from mmcomp.lowering.hopper.epilogue import Epilogue
+from mmcomp.lowering.hopper.index import place
 from mmcomp.lowering.hopper.mainloop import MAINLOOPS, zero_accumulator
-from mmcomp.lowering.hopper.plan import SHARED_NAME, SMEM_ALIGN
+from mmcomp.lowering.hopper.plan import SHARED_NAME, SMEM_ALIGN, extent_args
 from mmcomp.lowering.hopper.pointwise import Pointwise
 from mmcomp.lowering.hopper.producer import emit_producer
 from mmcomp.lowering.hopper.ring import Ring
@@ -58,6 +61,10 @@ def emit_prologue(ctx: KernelContext) -> Ring:
     ]
     for index, arg in enumerate(ctx.func.body.block.args):
         ctx.regs[arg] = k.ld_param(f"arg{index}")
+    for arg, name in extent_args(ctx.func):
+        ctx.extents[name] = ctx.regs[arg]
+    if ctx.launch_function is not None and ctx.plan.dynamic_workspaces:
+        ctx.cta_tiles = emit_cta_tiles(ctx, ctx.launch_function)
     leader = k.setp("eq", tid, k.const(0))
     ctx.threads = Threads(tid, leader)
     ring.init_barriers(leader)
@@ -72,6 +79,23 @@ def emit_prologue(ctx: KernelContext) -> Ring:
         cluster.rank_is = [k.setp("eq", rank, k.const(q)) for q in range(cluster.size)]
         cluster.mask = k.const((1 << cluster.size) - 1, ptx.U16)
     return ring
+
+
+def emit_cta_tiles(ctx: KernelContext, launch: func.FuncOp) -> SSAValue:
+    """The CTA tiles at the kernel's runtime extents (the split-K workspaces' `?`): the
+    launch function's arithmetic, placed in the prologue; returns its value."""
+    attrs = launch.arg_attrs
+    assert attrs is not None
+    for arg, entry in zip(launch.body.block.args, attrs.data, strict=True):
+        extent = entry.data.get("sched.extent")
+        assert isinstance(extent, StringAttr)
+        ctx.regs[arg] = ctx.extent(extent.data)
+    for op in launch.body.block.ops:
+        if isinstance(op, func.ReturnOp):
+            return op.operands[1]
+        if not place(ctx, op):
+            raise ScheduleError(f"{ctx.where}: cannot place {op.name} of @{launch.sym_name.data}")
+    raise ScheduleError(f"{ctx.where}: @{launch.sym_name.data} returns nothing")
 
 
 def emit_kernel(ctx: KernelContext) -> None:

@@ -22,6 +22,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     MemRefType,
     StringAttr,
+    SymbolRefAttr,
     TensorType,
 )
 from xdsl.dialects.func import FuncOp
@@ -142,6 +143,15 @@ class OperandPlan:
         """Tensor-map parameters: the mainloop operands', then the TMA-stored outputs'."""
         return len(self.operands) + len(self.store_maps)
 
+    @property
+    def dynamic_workspaces(self) -> bool:
+        """Whether a split-K workspace's extent is known only at launch (the CTA tiles)."""
+        return any(
+            is_partials(self.func, arg) and ptx.DYNAMIC in arg.type.get_shape()
+            for arg in memref_args(self.func)
+            if isinstance(arg.type, MemRefType)
+        )
+
     def store_map_index(self, operand: TmaOperand) -> int:
         """The tensor-map parameter of a TMA-stored output."""
         return len(self.operands) + list(self.store_maps).index(operand.arg)
@@ -202,7 +212,11 @@ class OperandPlan:
             raise ScheduleError(f"{self.where}: mainloop operand {name} has no fusion.roles")
         # Axes of extent 1 add nothing to an address: the view drops them (but keeps k, so
         # that a K of 1 stays a K-major operand).
-        axes = [axis for axis, role in enumerate(roles) if shape[axis] > 1 or role == "k"]
+        axes = [
+            axis
+            for axis, role in enumerate(roles)
+            if shape[axis] > 1 or shape[axis] == ptx.DYNAMIC or role == "k"
+        ]
         view_roles = [roles[axis] for axis in axes]
         inner_role = view_roles[-1] if view_roles else ABSENT
         if inner_role not in ("k", row_role):
@@ -254,22 +268,28 @@ class OperandPlan:
                     f"TMA coordinates are signed 32-bit, so at most {MAX_COORDINATE}"
                 )
         element = 4 if dtype == "f32" else 2
-        inner = extents[-1]
-        compact = [math.prod(shape[axis + 1 :]) if axis >= 0 else 0 for axis in axes]
+        # A runtime extent is at least 1: a stride it multiplies is aligned for every value
+        # where it is aligned at 1. Such maps take their strides from the array at bind time.
+        static = tuple(1 if extent == ptx.DYNAMIC else extent for extent in shape)
+        compact = [math.prod(static[axis + 1 :]) if axis >= 0 else 0 for axis in axes]
         aligned = all(
             extent == 1 or (stride * element) % TMA_STRIDE_BYTES == 0
             for extent, stride in zip(extents[:-1], compact[:-1], strict=True)
         )
         per_chunk = TMA_STRIDE_BYTES // element
-        pitch = 0 if aligned else -(-inner // per_chunk) * per_chunk
-        row = pitch or inner
+        pitch = 0 if aligned else -(-extents[-1] // per_chunk) * per_chunk
         # The staging copy keeps the argument's element order with rows of `pitch`.
-        strides = [stride // inner * row if pitch else stride for stride in compact[:-1]] + [1]
-        filler = -(-row // per_chunk) * per_chunk
-        strides = [
-            stride if extent > 1 or position == len(axes) - 1 else filler
-            for position, (extent, stride) in enumerate(zip(extents, strides, strict=True))
-        ]
+        dynamic = ptx.DYNAMIC in shape
+        if dynamic and extents[-1] == ptx.DYNAMIC:
+            raise ScheduleError(
+                f"{self.where}: mainloop operand {name} (roles [{', '.join(roles)}]) has the "
+                "runtime extent M as its contiguous axis: TMA needs 16-byte row strides, "
+                "which a runtime extent does not promise; store it with k contiguous, or "
+                "compile it for a fixed extent"
+            )
+        strides = (
+            () if dynamic else ptx.view_strides(shape, tuple(axes), tuple(extents), pitch, element)
+        )
         return TmaOperand(
             source.index,
             dtype,
@@ -277,7 +297,7 @@ class OperandPlan:
             (*box[:-1], BOX_ELEMENTS),
             box[-1] // BOX_ELEMENTS,
             major,
-            strides=tuple(strides),
+            strides=strides,
             axes=tuple(axes),
             pitch=pitch,
         )
@@ -364,13 +384,56 @@ class OperandPlan:
             self.store_maps[arg.index] = TmaOperand(arg.index, dtype, shape, box, 1, "n")
 
 
+def memref_args(func: FuncOp) -> list[BlockArgument]:
+    """The kernel's array arguments (inputs, outputs, workspaces), before its extents."""
+    return [arg for arg in func.body.block.args if isinstance(arg.type, MemRefType)]
+
+
+def extent_args(func: FuncOp) -> list[tuple[BlockArgument, str]]:
+    """The kernel's runtime extent arguments and the extent each is (m, b0, ...)."""
+    found: list[tuple[BlockArgument, str]] = []
+    attrs = func.arg_attrs
+    for arg in func.body.block.args:
+        if isinstance(arg.type, MemRefType) or attrs is None:
+            continue
+        entry = attrs.data[arg.index]
+        assert isinstance(entry, DictionaryAttr)
+        extent = entry.data.get("sched.extent")
+        assert isinstance(extent, StringAttr)
+        found.append((arg, extent.data))
+    return found
+
+
+CTA_TILES = "cta_tiles"
+"""The extent of a split-K workspace's `?` axis: the CTA tiles the launch function gives."""
+
+
+def dynamic_extents(func: FuncOp, arg: BlockArgument) -> str:
+    """The runtime extent of each `?` axis of an array argument, space-separated."""
+    assert isinstance(arg.type, MemRefType)
+    shape = tuple(arg.type.get_shape())
+    if ptx.DYNAMIC not in shape:
+        return ""
+    attrs = func.arg_attrs
+    assert attrs is not None
+    entry = attrs.data[arg.index]
+    assert isinstance(entry, DictionaryAttr)
+    if "sched.workspace" in entry.data:
+        return " ".join(CTA_TILES for extent in shape if extent == ptx.DYNAMIC)
+    roles = arg_roles(func, arg.index)
+    return " ".join(
+        role for extent, role in zip(shape, roles, strict=True) if extent == ptx.DYNAMIC
+    )
+
+
 def launch_data(plan: OperandPlan) -> tuple[list[ptx.KernelArray], ptx.Launch]:
     """What the entry says of its launch: each pointer parameter's array (role, name,
     shape, dtype) and the grid, cluster and shared memory; a ScheduleError for what cannot
-    launch. The tensor maps are the plan's operands and store maps as they stand."""
+    launch. The tensor maps are the plan's operands and store maps as they stand. A kernel
+    with runtime extents names its launch function for the grid."""
     func = plan.func
     where = plan.where
-    args = func.body.block.args
+    args = memref_args(func)
     if plan.smem_bytes() > hw.MAX_DYNAMIC_SMEM_PER_BLOCK:
         raise ScheduleError(
             f"{where}: {plan.roles.stages} stages of {plan.stage_bytes} bytes, the "
@@ -379,12 +442,15 @@ def launch_data(plan: OperandPlan) -> tuple[list[ptx.KernelArray], ptx.Launch]:
             "(use fewer stages)"
         )
     grid_attr = func.attributes.get("sched.grid")
-    if not isinstance(grid_attr, IntegerAttr):
+    if isinstance(grid_attr, SymbolRefAttr):
+        grid, grid_function = 0, grid_attr.root_reference.data
+    elif isinstance(grid_attr, IntegerAttr):
+        grid, grid_function = grid_attr.value.data, ""
+    else:
         raise ScheduleError(f"{where}: missing sched.grid (run materialize-schedule)")
-    if grid_attr.value.data % plan.cluster_size:
+    if grid % plan.cluster_size:
         raise ScheduleError(
-            f"{where}: grid {grid_attr.value.data} is not a multiple of the cluster "
-            f"size {plan.cluster_size}"
+            f"{where}: grid {grid} is not a multiple of the cluster size {plan.cluster_size}"
         )
     for arg in args:
         assert isinstance(arg.type, MemRefType)
@@ -413,7 +479,8 @@ def launch_data(plan: OperandPlan) -> tuple[list[ptx.KernelArray], ptx.Launch]:
             shape = workspace_shape(plan.params, arg)
         index = arg.index
         role = "input" if index < inputs else "output" if index < inputs + outputs else "workspace"
-        arrays.append(ptx.KernelArray(role, arg.name_hint or f"arg{index}", shape, dtype))
+        name = arg.name_hint or f"arg{index}"
+        arrays.append(ptx.KernelArray(role, name, shape, dtype, dynamic_extents(func, arg)))
     persistent = plan.params.strategy == "persistent"
-    launch = ptx.Launch(grid_attr.value.data, plan.smem_bytes(), plan.cluster_size, persistent)
+    launch = ptx.Launch(grid, plan.smem_bytes(), plan.cluster_size, persistent, grid_function)
     return arrays, launch

@@ -56,7 +56,8 @@ class SplitK:
         tile_elements = ctx.params.tile[0] * ctx.params.tile[1]
         part = self.registers * hw.WARPGROUP_SIZE
         thread = self.mode.threads.thread_in_warpgroup
-        if math.prod(workspace_shape(ctx.params, workspace)) > WIDE_OFFSETS:
+        shape = workspace_shape(ctx.params, workspace)
+        if ptx.DYNAMIC in shape or math.prod(shape) > WIDE_OFFSETS:
             inner = self.mode.part_offset(thread, part)
             address = k.add(ctx.reg(workspace), k.mul_wide(inner, k.const(4)))
             return k.mad_wide(slab, k.const(tile_elements * 4), address)
@@ -70,11 +71,14 @@ class SplitK:
         k = ctx.k
         memref_type = workspace.type
         assert isinstance(memref_type, MemRefType)
-        shape = list(memref_type.get_shape())
         slab: SSAValue | None = None
         for dim, index in enumerate(indices):
             term = ctx.reg(index)
-            slab = term if slab is None else k.mad(slab, k.const(shape[dim]), term)
+            if slab is None:
+                slab = term
+                continue
+            extent = ctx.dimension(workspace, dim, "")
+            slab = k.mad(slab, extent if isinstance(extent, SSAValue) else k.const(extent), term)
         assert slab is not None
         return slab
 
@@ -121,12 +125,15 @@ class SplitK:
         assert isinstance(memref_type, MemRefType)
         shape = list(memref_type.get_shape())
         slices = shape[0]
-        tiles = shape[1]
+        tiles = ctx.dimension(op.workspace, 1, "")
         registers = self.registers
         tile = ctx.reg(op.indices[0])
         sums: list[SSAValue] = []
         for piece in range(slices):
-            slab = k.add(tile, k.const(piece * tiles))
+            if isinstance(tiles, SSAValue):
+                slab = k.mad(k.const(piece), tiles, tile) if piece else tile
+            else:
+                slab = k.add(tile, k.const(piece * tiles))
             address = self.partial_address(op.workspace, slab)
             for index in range(registers):
                 (value,) = k.ld("global", address, ptx.F32, 1, index * FRAGMENT_STRIDE)
