@@ -17,8 +17,10 @@ Autograd is not built: a custom op's outputs require grad when an input does, an
 backward through one raises NotImplementedError naming mmcomp (it never yields silent zero
 gradients). Run the ops under `torch.no_grad()` or `torch.inference_mode()`.
 
-Shapes are static: the modules compile one kernel per distinct leading extent (tokens) and
-keep it; the first call with a new extent pays for its compile (or a compile-cache hit).
+The modules' kernels take their row count (tokens) at run time: each is one fusion with a
+dynamic M (mmcomp.buckets), so a new token count compiles nothing unless it falls in an M
+bucket not used before (at most eight), and `torch.compile(dynamic=True)` traces them once
+for every token count.
 """
 
 from __future__ import annotations
@@ -230,12 +232,34 @@ def _single(outputs: tuple[Any, ...]) -> Any:
     return outputs[0] if len(outputs) == 1 else outputs
 
 
+def _output_axes(fusion: Any, output: Any) -> list[int | tuple[int, int]]:
+    """Each extent of an output: static, or (input, axis) of an input axis that has the same
+    dynamic extent (the fake implementation reads it from the traced inputs)."""
+    from mmcomp.roles import roles_of
+
+    sources: dict[str, tuple[int, int]] = {}
+    for index, value in enumerate(fusion.inputs):
+        roles: tuple[str, ...] = roles_of(value)
+        axes: tuple[int, ...] = value.dynamic_axes
+        for axis in axes:
+            sources.setdefault(roles[axis], (index, axis))
+    dynamic = set(output.dynamic_axes)
+    out_roles: tuple[str, ...] = roles_of(output) if dynamic else ()
+    return [
+        sources[out_roles[axis]] if axis in dynamic else extent
+        for axis, extent in enumerate(output.shape)
+    ]
+
+
 def op(fusion: Any, *, backend: str = "cuda", **schedule: Any) -> Any:
     """Compile `fusion` (a Fusion or IR text) and register it as the op `mmcomp::<name>`.
 
     The op takes the fusion's inputs as tensors, in order, and returns its output (or a
     tuple of outputs); its fake implementation gives the outputs' shapes and dtypes on the
-    inputs' device. Registering the same fusion and schedule again returns the same op.
+    inputs' device. A fusion with a dynamic M or batch extent gives an op for every extent:
+    its outputs take the extent from the inputs (symbolic under
+    `torch.compile(dynamic=True)`), and its M buckets compile at most a few kernels.
+    Registering the same fusion and schedule again returns the same op.
     """
     import mmcomp
 
@@ -243,7 +267,7 @@ def op(fusion: Any, *, backend: str = "cuda", **schedule: Any) -> Any:
     compiled = kernel.fusion
     names = [_argument(value.name or "", index) for index, value in enumerate(compiled.inputs)]
     shapes = [
-        (tuple(value.shape), NUMPY_DTYPES[np.dtype(value.numpy_dtype)])
+        (_output_axes(compiled, value), NUMPY_DTYPES[np.dtype(value.numpy_dtype)])
         for value in compiled.outputs
     ]
     where = f"mmcomp op for @{compiled.name}"
@@ -254,7 +278,15 @@ def op(fusion: Any, *, backend: str = "cuda", **schedule: Any) -> Any:
 
     def fake(*tensors: Any) -> Any:
         like = tensors[0]
-        return _single(tuple(like.new_empty(shape, dtype=dtype) for shape, dtype in shapes))
+        return _single(
+            tuple(
+                like.new_empty(
+                    [e if isinstance(e, int) else tensors[e[0]].shape[e[1]] for e in axes],
+                    dtype=dtype,
+                )
+                for axes, dtype in shapes
+            )
+        )
 
     return _register(name, _schema(names, (), len(shapes)), impl, fake, where)
 
@@ -327,37 +359,36 @@ def _fusion_dtype(tensor: Any, where: str, what: str) -> str:
     return dtype
 
 
-class _PerExtent:
-    """Kernels of one module family, compiled per leading extent on first use."""
+class _RowFamily:
+    """The kernel of a module: its fusion with a dynamic row count (M), compiled on first
+    use; its M buckets serve every row count."""
 
-    def __init__(self, build: Callable[[int], Any], schedule: dict[str, Any]):
+    def __init__(self, build: Callable[[], Any], schedule: dict[str, Any]):
         self.build = build
-        """Leading extent -> the fusion."""
+        """The fusion, M dynamic."""
         self.schedule = schedule
-        """The schedule keywords of every compile."""
-        self.kernels: dict[int, Any] = {}
+        """The schedule keywords of the compile."""
+        self._kernel: Any = None
         self.lock = threading.Lock()
 
-    def kernel(self, extent: int) -> Any:
-        """The kernel for `extent` rows (compiled now if new)."""
-        kernel = self.kernels.get(extent)
+    def kernel(self) -> Any:
+        """The kernel (compiled now if new)."""
+        kernel = self._kernel
         if kernel is not None:
             return kernel
         import mmcomp
 
         with self.lock:
-            kernel = self.kernels.get(extent)
-            if kernel is None:
-                kernel = mmcomp.compile(self.build(extent), **self.schedule)
-                self.kernels[extent] = kernel
-        return kernel
+            if self._kernel is None:
+                self._kernel = mmcomp.compile(self.build(), **self.schedule)
+        return self._kernel
 
 
 def _family_op(
     name: str,
     inputs: Sequence[str],
     optional: Sequence[str],
-    family: _PerExtent,
+    family: _RowFamily,
     out_features: int,
     where: str,
 ) -> Any:
@@ -365,7 +396,7 @@ def _family_op(
 
     def impl(x: Any, *rest: Any) -> Any:
         arrays = [x, *(tensor for tensor in rest if tensor is not None)]
-        return family.kernel(int(x.shape[0]))(*arrays)[0]
+        return family.kernel()(*arrays)[0]
 
     def fake(x: Any, *rest: Any) -> Any:
         return x.new_empty((x.shape[0], out_features))
@@ -408,17 +439,17 @@ class FusedLinear(nn.Module):
                 f"{where}: linear.bias: expected dtype {linear.weight.dtype}, found {bias.dtype}"
             )
 
-        def build(m: int) -> Any:
+        def build() -> Any:
             from mmcomp.frontend import Fusion
 
             f = Fusion(f"linear_{act}")
-            a = f.input("x", [m, k], dtype)
+            a = f.input("x", ["m", k], dtype)
             w = f.input("w", [n, k], dtype)
             b = f.input("bias", [n], dtype) if has_bias else None
             f.output(f.cast(_activate(f, f.linear(a, w, b), act), dtype))
             return f
 
-        self._family = _PerExtent(build, dict(schedule))
+        self._family = _RowFamily(build, dict(schedule))
         description = f"linear {n}x{k} {dtype} bias={has_bias} {act} {sorted(schedule.items())}"
         self._op = _family_op(
             _op_name(f"linear_{act}", description),
@@ -501,11 +532,11 @@ class GatedMLP(nn.Module):
         biased = (gate.bias is not None, up.bias is not None)
         schedule = dict(gate_up_schedule or {})
 
-        def build(m: int) -> Any:
+        def build() -> Any:
             from mmcomp.frontend import Fusion
 
             f = Fusion(f"gated_{act}")
-            x = f.input("x", [m, h], dtype)
+            x = f.input("x", ["m", h], dtype)
             wg = f.input("wg", [i, h], dtype)
             wu = f.input("wu", [i, h], dtype)
             bg = f.input("bg", [i], dtype) if biased[0] else None
@@ -514,7 +545,7 @@ class GatedMLP(nn.Module):
             f.output(f.cast(gated, dtype))
             return f
 
-        self._family = _PerExtent(build, schedule)
+        self._family = _RowFamily(build, schedule)
         description = f"gated {h}->{i} {dtype} bias={biased} {act} {sorted(schedule.items())}"
         self._op = _family_op(
             _op_name(f"gated_{act}", description),

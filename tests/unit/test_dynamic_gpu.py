@@ -1,7 +1,9 @@
 """Dynamic M and batch extents on the GPU: one compiled kernel per fusion family, called at
 every M of `MS` on fresh random inputs with poisoned outputs, against the float64
 reference. Each family is compiled once (`mmcomp.compile` of the dynamic fusion); the M
-buckets compile a kernel per bucket on first use, and the test reports how many were built.
+buckets compile a kernel per bucket on first use, and the test prints how many were built
+(`pytest -rP` shows it). The torch ops and modules on dynamic fusions run under
+`torch.compile(dynamic=True)` with one trace for every M.
 
 Skipped (gpu marker) without an sm_90 GPU.
 """
@@ -41,15 +43,14 @@ def _check(kernel: mmcomp.Kernel, fusion: mmcomp.Fusion, inputs: list[np.ndarray
 
 
 @pytest.mark.parametrize("family", list(FAMILIES))
-def test_family_runs_at_every_m(family: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_family_runs_at_every_m(family: str) -> None:
     fusion = FAMILIES[family](N, K)
     kernel = mmcomp.compile(fusion)
     rng = np.random.default_rng(21)
     for m in MS:
         _check(kernel, fusion, dynamic_inputs(fusion, {"m": m, "b0": 2}, rng))
     built = len(kernel.kernels) if isinstance(kernel, BucketedKernel) else 1
-    with capsys.disabled():
-        print(f"\n{family}: {len(MS)} extents of M, {built} kernels built")
+    print(f"{family}: {len(MS)} extents of M, {built} kernels built")  # shown by pytest -rP
     assert built <= 8
 
 
@@ -97,3 +98,38 @@ def test_device_arrays_and_an_empty_m() -> None:
         got = y.float().cpu().numpy()
         error = float(np.abs(got - want).max()) / float(np.abs(want).max())
         assert error < 1e-2
+
+
+def test_torch_compile_dynamic_traces_once() -> None:
+    torch = pytest.importorskip("torch")
+    from torch._dynamo.testing import CompileCounter  # pyright: ignore[reportMissingImports]
+
+    import mmcomp.torch as mt
+
+    torch.manual_seed(0)
+    linear = torch.nn.Linear(K, N, dtype=torch.bfloat16, device="cuda")
+    fused = mt.FusedLinear(linear, "silu")
+    counter = CompileCounter()
+    compiled = torch.compile(fused, backend=counter, dynamic=True, fullgraph=True)
+    weight, bias = linear.weight.double(), linear.bias.double()
+    with torch.no_grad():
+        for m in (5, 64, 130, 1000, 77):
+            x = torch.randn(m, K, dtype=torch.bfloat16, device="cuda")
+            got = compiled(x)
+            want = torch.nn.functional.silu(x.double() @ weight.t() + bias)
+            error = float((got.double() - want).abs().max() / want.abs().max())
+            assert tuple(got.shape) == (m, N) and error < 2e-2, (m, error)
+    assert counter.frame_count == 1  # one trace for every M
+
+    op = mt.op(epilogue_operand(N, K))
+    inductor = torch.compile(lambda a, w, t: op(a, w, t), dynamic=True, fullgraph=True)
+    rng = np.random.default_rng(4)
+    for m in (3, 200, 129):
+        arrays = dynamic_inputs(epilogue_operand(N, K), {"m": m}, rng)
+        tensors = [torch.from_numpy(a.view(np.int16)).view(torch.bfloat16).cuda() for a in arrays]
+        y, o = inductor(*tensors)
+        want_y, want_o = mmcomp.reference(epilogue_operand(N, K), *arrays)
+        for got, want in ((y, want_y), (o, want_o)):
+            assert tuple(got.shape) == (m, N)
+            error = float(np.abs(got.float().cpu().numpy() - want).max() / np.abs(want).max())
+            assert error < 2e-2, (m, error)
