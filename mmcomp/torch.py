@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from mmcomp import dtypes
-from mmcomp.backend.call import HOST, Frame
+from mmcomp.backend.frames import HOST, Frame
 from mmcomp.errors import FusionError, LaunchError
 from mmcomp.runtime.arrays import BFLOAT16, DeviceArray
 

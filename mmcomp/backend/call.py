@@ -33,7 +33,6 @@ passed in (torch is then already imported by the caller).
 from __future__ import annotations
 
 import contextlib
-import importlib
 import os
 import threading
 from collections.abc import Callable, Generator, Mapping, Sequence
@@ -41,6 +40,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
+from mmcomp.backend.frames import DEVICE, HOST, Frame, frame_of, key_of
 from mmcomp.errors import FusionError, LaunchError
 from mmcomp.runtime.arrays import (
     ArraySpec,
@@ -72,184 +72,6 @@ LAUNCH_CACHE_SIZE = 64
 
 POISON_BYTE = 0xFF
 """Debug mode fills outputs with this byte before a launch (NaN in bf16, f16 and f32)."""
-
-HOST = -1
-"""The device field of a host array's key."""
-
-DEVICE = 0
-"""The CUDA device mmcomp runs on: the runtime retains device 0's primary context (the one
-torch and cupy use, so their pointers are valid in mmcomp's launches)."""
-
-
-# ----------------------------------------------------------------------------------------
-# Frameworks
-# ----------------------------------------------------------------------------------------
-
-
-class Frame:
-    """How the call reads, allocates and finds the stream of one framework's arrays.
-
-    `key(value)` is what the launch cache is keyed by: (pointer, shape, strides, dtype,
-    device), in the framework's own terms (device HOST for a host array).
-    """
-
-    name = "array"
-    """The framework's name, for messages."""
-
-    def key(self, value: Any) -> tuple[Any, ...]:
-        """(pointer, shape, strides, dtype, device) of `value`."""
-        raise NotImplementedError
-
-    def pointer(self, value: Any) -> int:
-        """The device address of `value` (the first field of its key)."""
-        return self.key(value)[0]
-
-    def view(self, value: Any, name: str) -> DeviceArray:
-        """A DeviceArray over a device array's memory that keeps nothing alive."""
-        raise NotImplementedError
-
-    def to_numpy(self, value: Any) -> np.ndarray:
-        """A numpy array sharing a host array's memory."""
-        raise NotImplementedError
-
-    def from_numpy(self, array: np.ndarray, like: Any) -> Any:
-        """A host output of this framework holding `array`."""
-        return array
-
-    def empty(self, like: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
-        """A new device array of this framework on the device of `like`."""
-        return DeviceBuffer(shape, dtype)
-
-    def stream(self, like: Any) -> int:
-        """The handle of the framework's current stream for `like`'s device."""
-        return 0
-
-    def describe(self, value: Any) -> str:
-        """What `value` is, in a few words."""
-        return type(value).__name__
-
-
-class NumpyFrame(Frame):
-    """numpy arrays: host arrays, copied in and out."""
-
-    name = "numpy"
-
-    def key(self, value: Any) -> tuple[Any, ...]:
-        return (0, value.shape, value.strides, value.dtype, HOST)
-
-    def to_numpy(self, value: Any) -> np.ndarray:
-        return value
-
-    def describe(self, value: Any) -> str:
-        return "a host numpy array"
-
-
-class MmcompFrame(Frame):
-    """mmcomp's own DeviceArray / DeviceBuffer; outputs are DeviceBuffers."""
-
-    name = "mmcomp"
-
-    def key(self, value: Any) -> tuple[Any, ...]:
-        return (value.ptr, value.shape, value.strides, value.dtype, DEVICE)
-
-    def view(self, value: Any, name: str) -> DeviceArray:
-        return DeviceArray(value.ptr, value.shape, value.dtype, value.strides)
-
-    def describe(self, value: Any) -> str:
-        return f"an mmcomp {type(value).__name__}"
-
-
-class GenericFrame(Frame):
-    """Anything with `__cuda_array_interface__` or `__dlpack__`; outputs are DeviceBuffers."""
-
-    name = "device array"
-
-    def key(self, value: Any) -> tuple[Any, ...]:
-        view = as_device_array(value, "array")
-        if view is not None:
-            return (view.ptr, view.shape, view.strides, view.dtype, DEVICE)
-        if hasattr(value, "__dlpack__"):
-            host = np.from_dlpack(value)
-            return (0, host.shape, host.strides, host.dtype, HOST)
-        raise TypeError(type(value).__name__)
-
-    def view(self, value: Any, name: str) -> DeviceArray:
-        view = as_device_array(value, name)
-        assert view is not None
-        return DeviceArray(view.ptr, view.shape, view.dtype, view.strides)
-
-    def to_numpy(self, value: Any) -> np.ndarray:
-        return np.from_dlpack(value)
-
-    def describe(self, value: Any) -> str:
-        return f"a {type(value).__name__}"
-
-
-class CupyFrame(Frame):
-    """cupy arrays; outputs allocated by cupy on its current stream's device."""
-
-    name = "cupy"
-
-    def key(self, value: Any) -> tuple[Any, ...]:
-        return (value.data.ptr, value.shape, value.strides, value.dtype, value.device.id)
-
-    def view(self, value: Any, name: str) -> DeviceArray:
-        return DeviceArray(value.data.ptr, value.shape, value.dtype, value.strides)
-
-    def empty(self, like: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
-        cupy = importlib.import_module("cupy")
-        try:
-            return cupy.empty(shape, dtype)
-        except (TypeError, ValueError):  # a dtype cupy lacks (bfloat16): an mmcomp buffer
-            return DeviceBuffer(shape, dtype)
-
-    def stream(self, like: Any) -> int:
-        return int(importlib.import_module("cupy").cuda.get_current_stream().ptr)
-
-    def describe(self, value: Any) -> str:
-        return "a cupy array"
-
-
-NUMPY = NumpyFrame()
-MMCOMP = MmcompFrame()
-GENERIC = GenericFrame()
-CUPY = CupyFrame()
-
-_FRAMES: dict[type, Frame] = {np.ndarray: NUMPY}
-"""The frame of each array type seen so far."""
-
-
-def frame_of(value: object) -> Frame:
-    """The frame that handles `value`'s type."""
-    cls = type(value)
-    frame = _FRAMES.get(cls)
-    if frame is not None:
-        return frame
-    top = cls.__module__.split(".", 1)[0]
-    if issubclass(cls, np.ndarray):
-        frame = NUMPY
-    elif issubclass(cls, DeviceArray):
-        frame = MMCOMP
-    elif top == "torch" and hasattr(cls, "data_ptr"):
-        frame = importlib.import_module("mmcomp.torch").ARRAYS
-    elif top == "cupy" and hasattr(cls, "data") and hasattr(cls, "device"):
-        frame = CUPY
-    else:
-        frame = GENERIC
-    _FRAMES[cls] = frame
-    return frame
-
-
-def _key(frame: Frame, value: Any, what: str) -> tuple[Any, ...]:
-    """`frame.key(value)`, with a LaunchError naming `what` when it is not an array."""
-    try:
-        return frame.key(value)
-    except (TypeError, AttributeError):
-        raise LaunchError(
-            f"{what}: expected an array (numpy, torch, cupy, or an object with "
-            f"__cuda_array_interface__ or __dlpack__), found {type(value).__name__}"
-        ) from None
-
 
 # ----------------------------------------------------------------------------------------
 # Streams
@@ -683,9 +505,9 @@ def _call(
     keys: list[tuple[Any, ...]] = []
     value: object
     for (name, _, _), value in zip(state.inputs, inputs, strict=True):
-        frame = _FRAMES.get(type(value)) or frame_of(value)
+        frame = frame_of(value)
         frames.append(frame)
-        keys.append(_key(frame, value, f"{state.where}: input {name!r}"))
+        keys.append(key_of(frame, value, f"{state.where}: input {name!r}"))
     host = [entry[4] == HOST for entry in keys]
     if all(host):
         return _host_call(state, inputs, frames, out, stream)
@@ -715,7 +537,7 @@ def _call(
         ]
         out_frames = [frame_of(value) for value in outputs]
     out_keys = [
-        _key(f, value, f"{state.where}: out[{index}]")
+        key_of(f, value, f"{state.where}: out[{index}]")
         for index, (f, value) in enumerate(zip(out_frames, outputs, strict=True))
     ]
     key = (handle, *keys, *out_keys)
@@ -748,7 +570,7 @@ def _empty_call(state: CallState, inputs: Sequence[Any], out: Any) -> tuple[Any,
     no launch."""
     frame = frame_of(inputs[0])
     like = inputs[0]
-    host = _key(frame, like, f"{state.where}: input {state.inputs[0][0]!r}")[4] == HOST
+    host = key_of(frame, like, f"{state.where}: input {state.inputs[0][0]!r}")[4] == HOST
     entries = (
         [None] * len(state.outputs)
         if out is None
@@ -758,7 +580,7 @@ def _empty_call(state: CallState, inputs: Sequence[Any], out: Any) -> tuple[Any,
     for index, (entry, (_, shape, dtype)) in enumerate(zip(entries, state.outputs, strict=True)):
         if entry is not None:
             found = frame_of(entry)
-            _key(found, entry, f"{state.where}: out[{index}]")
+            key_of(found, entry, f"{state.where}: out[{index}]")
             view = found.to_numpy(entry) if host else as_device_array(entry, f"out[{index}]")
             assert view is not None
             spec = ArraySpec(f"out[{index}]", dtype, shape, role="output")
@@ -800,7 +622,7 @@ def _host_call(
             targets.append(None)
             continue
         frame = frame_of(entry)
-        key = _key(frame, entry, f"{where}: out[{index}]")
+        key = key_of(frame, entry, f"{where}: out[{index}]")
         if key[4] != HOST:
             raise LaunchError(
                 f"{where}: out[{index}]: expected a host array (the inputs are on the host), "
@@ -868,7 +690,7 @@ def host_outputs(
             targets.append(None)
             continue
         frame = frame_of(entry)
-        key = _key(frame, entry, f"{where}: out[{index}]")
+        key = key_of(frame, entry, f"{where}: out[{index}]")
         if key[4] != HOST:
             raise LaunchError(f"{where}: out[{index}]: expected a host array, found a device one")
         target = frame.to_numpy(entry)
@@ -896,7 +718,7 @@ def host_inputs(
     arrays: list[np.ndarray] = []
     for name, value in zip(names, inputs, strict=True):
         frame = frame_of(value)
-        key = _key(frame, value, f"{where}: input {name!r}")
+        key = key_of(frame, value, f"{where}: input {name!r}")
         if key[4] != HOST:
             raise LaunchError(
                 f"{where}: input {name!r}: expected a host array (numpy or CPU torch), found "
