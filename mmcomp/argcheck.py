@@ -67,8 +67,9 @@ def bind_extents(
     """The runtime extent of each dynamic role, read from the arrays' `shapes`.
 
     `expected` are the declared shapes (a dynamic axis is `mmcomp.DYNAMIC`) and `roles`
-    the axis roles of each input. A static extent that differs is an error naming the input
-    and the axis; two inputs that disagree on one dynamic extent, an error naming both.
+    the axis roles of each input ("" where unknown: a static axis of a loaded kernel). A
+    static extent that differs is an error naming the input and the axis; two inputs that
+    disagree on one dynamic extent, an error naming both.
     """
     from mmcomp.dialects.fusion import format_extent, is_dynamic
 
@@ -83,10 +84,10 @@ def bind_extents(
         for axis, (extent, want, role) in enumerate(zip(shape, declared, axis_roles, strict=True)):
             if not is_dynamic(want):
                 if extent != want:
+                    what = f" ({_role_name(role) if role != '_' else 'absent'})" if role else ""
                     raise error(
-                        f"{label}: axis {axis} ({_role_name(role) if role != '_' else 'absent'}): "
-                        f"expected extent {want} (a static axis), found {extent} (shape "
-                        f"{list(shape)})"
+                        f"{label}: axis {axis}{what}: expected extent {want} (a static axis), "
+                        f"found {extent} (shape {list(shape)})"
                     )
                 continue
             if role not in found:

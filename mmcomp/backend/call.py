@@ -481,7 +481,15 @@ def call(
     stream: Any = None,
     check: bool | None = None,
 ) -> tuple[Any, ...]:
-    """Run `kernel` on its inputs (in kernel input order); see the module docstring."""
+    """Run `kernel` on its inputs (in kernel input order); see the module docstring. A
+    kernel with runtime extents runs specialized for those of the inputs."""
+    if kernel.plan.dynamic:
+        where = f"kernel @{kernel.plan.entry}"
+        names = [array.name for array in kernel.plan.arrays if array.role == "input"]
+        if len(inputs) != len(names):
+            raise LaunchError(f"{where}: expected {len(names)} inputs {names}, found {len(inputs)}")
+        shapes = [shape_of(where, name, array) for name, array in zip(names, inputs, strict=True)]
+        kernel = kernel.specialized(kernel.runtime_extents(shapes))
     state = kernel.call_state()
     if kernel.plan.grid == 0:
         return _empty_call(state, inputs, out)
@@ -729,11 +737,10 @@ def host_inputs(
     return frames, arrays
 
 
-def _shape_of(where: str, kernel: Kernel, array: Any, index: int) -> tuple[int, ...]:
-    """The shape of input `index` (an array of any kind), to read the runtime extents."""
+def shape_of(where: str, name: str, array: Any) -> tuple[int, ...]:
+    """The shape of input `name` (an array of any kind), to read the runtime extents."""
     shape = getattr(array, "shape", None)
     if shape is None:
-        name = kernel.fusion.inputs[index].name or f"input {index}"
         raise LaunchError(
             f"{where}: input {name!r}: expected an array (numpy, torch, cupy or a DLPack / "
             f"__cuda_array_interface__ array), found {type(array).__name__}"
@@ -758,10 +765,9 @@ def call_kernel(
             ]
             arrays = order_inputs(f"kernel @{device.plan.entry}", names, arrays, named)
         if device.plan.dynamic:
-            shapes = [
-                _shape_of(f"kernel @{kernel.fusion.name}", kernel, a, i)
-                for i, a in enumerate(arrays)
-            ]
+            where = f"kernel @{kernel.fusion.name}"
+            names = [value.name or f"input {i}" for i, value in enumerate(kernel.fusion.inputs)]
+            shapes = [shape_of(where, name, a) for name, a in zip(names, arrays, strict=True)]
             device = device.specialized(kernel.runtime_extents(shapes))
         return call(device, arrays, out, stream, check)
     where = f"kernel @{kernel.fusion.name}"

@@ -269,9 +269,28 @@ class CudaKernel:
         cache[key] = found
         return found
 
+    def runtime_extents(self, shapes: Sequence[Sequence[int]]) -> dict[str, int]:
+        """The runtime extents of a call on inputs of these shapes (each `?` axis of an
+        input names its extent); LaunchError for a static extent that differs or inputs
+        that disagree, naming them."""
+        from mmcomp.argcheck import bind_extents
+
+        inputs = [array for array in self.plan.arrays if array.role == "input"]
+        roles: list[list[str]] = []
+        for array in inputs:
+            names = iter(array.extents.split())
+            roles.append([next(names) if e == ptx.DYNAMIC else "" for e in array.shape])
+        return bind_extents(
+            f"kernel @{self.plan.entry}",
+            [array.name for array in inputs],
+            shapes,
+            [array.shape for array in inputs],
+            roles,
+        )
+
     def function(self) -> Any:
         """The loaded kernel (mmcomp.runtime.Function); loads the module on first use."""
-        if self.parent is not None:
+        if self._function is None and self.parent is not None:
             return self.parent.function()
         if self._function is None:
             from mmcomp.runtime import gpu_unavailable_reason, load_module

@@ -90,3 +90,17 @@ def test_saved_ptx_level_file_specializes(tmp_path: Path) -> None:
     assert loaded.specialized({"m": 77}).plan == kernel.device_kernel.specialized({"m": 77}).plan
     with pytest.raises(LaunchError, match=r"takes the runtime extents m; bind its"):
         loaded.bind([])
+
+
+def test_a_loaded_kernel_reads_its_extents_from_the_inputs() -> None:
+    fusion = epilogue_operand(N, K)
+    device = mmcomp.compile(fusion, schedule_m=64).device_kernel
+    a, w, t = dynamic_inputs(fusion, {"m": 100}, np.random.default_rng(0))
+    assert device.runtime_extents([a.shape, w.shape, t.shape]) == {"m": 100}
+    with pytest.raises(LaunchError, match=r"inputs 'a' and 't' disagree on the dynamic extent M"):
+        device.runtime_extents([a.shape, w.shape, t[:99].shape])
+    with pytest.raises(LaunchError, match=r"input 'w': axis 1: expected extent 136 \(a static"):
+        device.runtime_extents([a.shape, w[:, :135].shape, t.shape])
+    empty = [array[:0] if array.shape[0] == 100 else array for array in (a, w, t)]
+    y, o = device(*empty)  # M = 0 from the inputs: nothing launched, no GPU needed
+    assert y.shape == (0, N) and o.shape == (0, N)
