@@ -73,13 +73,15 @@ FEATURES = {
     "broadcast-m1": "fused_multiply_sum with M = 1 or N = 1 (an operand without its m/n axis)",
     "split-k-over": "split_k larger than the K blocks (clamped to them)",
     "one-row-tile": "64-row cooperative tiles (the cuda back end refuses them)",
+    "dynamic-m": "M (and a batch extent) dynamic in a share of the cases: one kernel, its "
+    "schedule chosen for the case's M (schedule_m), run at that M",
 }
 """Features that widen the grammar, each enabled by `--feature NAME`. They hold what the
 cuda back end does not take yet (or is being fixed); the default grammar is what both back
 ends are documented to run."""
 
 DEFAULT_FEATURES: frozenset[str] = frozenset(
-    {"split-k-over", "unaligned-k", "broadcast-m1", "broadcast-form"}
+    {"split-k-over", "unaligned-k", "broadcast-m1", "broadcast-form", "dynamic-m"}
 )
 """Features in the default grammar (those that both back ends run)."""
 
@@ -160,11 +162,18 @@ class Spec:
         return len(self.layout.split(",")) if self.family == "horizontal" else 1
 
 
+DYNAMIC_SHARE = 0.3
+"""With the feature dynamic-m: the share of cases whose M (and batch extent) is dynamic."""
+DYNAMIC_ROLES = {"m": "m", "b": "b"}
+"""The input roles made dynamic in such a case, and the extent names they get."""
+
+
 @dataclass
 class Built:
     """A Spec as a Fusion, with what the inputs and checks need to know of it."""
 
     fusion: Fusion
+    """The fusion at the spec's extents (inputs, reference and checks read it)."""
     roles: list[tuple[str, ...]]
     """Per input, a role per axis: "b", "m", "n", "k" or "1" (a size-1 axis)."""
     kinds: list[str]
@@ -174,6 +183,16 @@ class Built:
     cast (epilogue ops in bf16/f16, casts inside the chain)."""
     approx: list[set[str]] = field(default_factory=list)
     """Per output, the transcendental ops in its chain."""
+    compiled: Fusion | None = None
+    """A dynamic case: the same fusion with its M and batch extents dynamic, the one
+    compiled (None: `fusion` is)."""
+
+    def compile(self, spec: Spec, backend: str, params: dict[str, Any]) -> mmcomp.Kernel:
+        """`mmcomp.compile` of the case: a dynamic case's one kernel is scheduled for the
+        spec's M (schedule_m) and runs at it."""
+        if self.compiled is None:
+            return mmcomp.compile(self.fusion, backend=backend, **params)
+        return mmcomp.compile(self.compiled, backend=backend, schedule_m=spec.m, **params)
 
 
 def _contraction(f: Fusion, spec: Spec, index: int, inputs: dict[str, Value]) -> Value:
@@ -261,23 +280,43 @@ def operand_shape(spec: Spec, operand: Operand) -> tuple[tuple[int, ...], tuple[
     return (spec.m, spec.n), ("m", "n")
 
 
+def _extents(shape: Sequence[int], roles: Sequence[str], dynamic: bool) -> list[int | str]:
+    """An input's extents, those of the DYNAMIC_ROLES named instead where `dynamic`."""
+    return [
+        DYNAMIC_ROLES[role] if dynamic and role in DYNAMIC_ROLES else extent
+        for extent, role in zip(shape, roles, strict=True)
+    ]
+
+
 TRANSCENDENTAL = {"tanh", "gelu_tanh", "gelu_none", "exp", "sigmoid", "silu", "div"}
 
 
-def build(spec: Spec, name: str = "fuzz") -> Built:
-    """The Fusion of `spec`."""
+def build(spec: Spec, name: str = "fuzz", dynamic: bool = False) -> Built:
+    """The Fusion of `spec`; with `dynamic`, also its form with dynamic M and batch extents
+    (`Built.compiled`)."""
+    built = _build(spec, name, False)
+    if dynamic:
+        compiled = _build(spec, name, True).fusion
+        if any(value.dynamic_axes for value in compiled.inputs):
+            built.compiled = compiled
+    return built
+
+
+def _build(spec: Spec, name: str, dynamic: bool) -> Built:
+    """The Fusion of `spec`, its M and batch extents dynamic where `dynamic`."""
     f = Fusion(name)
     inputs: dict[str, Value] = {}
     roles: list[tuple[str, ...]] = []
     kinds: list[str] = []
     for input_name, shape, input_roles, kind in _contraction_inputs(spec):
         dtype = spec.bias if kind == "bias" and spec.bias is not None else spec.dtype
-        inputs[input_name] = f.input(input_name, list(shape), dtype)
+        inputs[input_name] = f.input(input_name, _extents(shape, input_roles, dynamic), dtype)
         roles.append(input_roles)
         kinds.append(kind)
     for operand in spec.operands:
         shape, operand_roles = operand_shape(spec, operand)
-        inputs[operand.name] = f.input(operand.name, list(shape), operand.dtype)
+        extents = _extents(shape, operand_roles, dynamic)
+        inputs[operand.name] = f.input(operand.name, extents, operand.dtype)
         roles.append(operand_roles)
         kinds.append("positive" if operand.positive else "signed")
     ys = [_contraction(f, spec, index, inputs) for index in range(spec.contractions)]
@@ -629,6 +668,8 @@ class Case:
     features: frozenset[str]
     spec: Spec
     params: dict[str, Any]
+    dynamic: bool = False
+    """Compiled with its M and batch extents dynamic (the feature dynamic-m)."""
 
     @property
     def name(self) -> str:
@@ -657,7 +698,15 @@ def draw_case(seed: int, index: int, backend: str, features: frozenset[str]) -> 
     rng = np.random.default_rng([seed, index])
     spec = draw_spec(rng, backend, features, np.random.default_rng([seed, index, 3]))
     params = draw_schedule(rng, spec, features)
-    return Case(seed, index, backend, features, spec, params)
+    dynamic = "dynamic-m" in features and (
+        np.random.default_rng([seed, index, 4]).random() < DYNAMIC_SHARE
+    )
+    return Case(seed, index, backend, features, spec, params, bool(dynamic))
+
+
+def build_case(case: Case) -> Built:
+    """The fusions of a case."""
+    return build(case.spec, case.name, case.dynamic)
 
 
 # ---------------------------------------------------------------------------------------
@@ -885,9 +934,9 @@ def judge(case: Case, built: Built, got: Sequence[np.ndarray], want: Sequence[np
 
 def run_interp(case: Case) -> Outcome:
     """Compile for the CPU executor, run, compare."""
-    built = build(case.spec, case.name)
+    built = build_case(case)
     try:
-        kernel = mmcomp.compile(built.fusion, backend="interp", **case.params)
+        kernel = built.compile(case.spec, "interp", case.params)
     except Exception as error:  # noqa: BLE001 - every exception is an outcome
         return classify_error(case, error)
     inputs = make_inputs(case, built)
@@ -922,20 +971,20 @@ def compile_cuda(case: Case, compile_only: bool, cli: bool = False) -> Outcome |
     written as its `#sched.params`: it must refuse what `mmcomp.compile` refuses and
     print the same PTX for the rest.
     """
-    built = build(case.spec, case.name)
+    built = build_case(case)
     try:
-        kernel = mmcomp.compile(built.fusion, backend="cuda", **case.params)
+        kernel = built.compile(case.spec, "cuda", case.params)
     except Exception as error:  # noqa: BLE001
         outcome = classify_error(case, error)
         if outcome.kind == "spills":
             outcome.chosen = scheduled_params(built, case.params)
-        if cli and outcome.status == "refused":
+        if cli and outcome.status == "refused" and built.compiled is None:
             return compare_cli(case, built, None, outcome) or outcome
         return outcome
     report = kernel.report
     if report is not None and (report.spill_stores or report.spill_loads):
         return _outcome(case, "fail", "spills", f"ptxas: {report}")
-    if cli:
+    if cli and built.compiled is None:  # mmcomp-opt's compile-to-ptx takes no schedule-m
         mismatch = compare_cli(case, built, kernel.ptx, None)
         if mismatch is not None:
             return mismatch
@@ -1086,8 +1135,7 @@ def run_on_gpu(
     device_kernel = pickle.loads(compiled.kernel)
     note = ""
     if stand_in:
-        fusion = build(case.spec, case.name).fusion
-        kernel = mmcomp.compile(fusion, backend="interp", **case.params)
+        kernel = build_case(case).compile(case.spec, "interp", case.params)
         runs = [list(kernel(*inputs))]
     else:
         module = _load_cubin(device_kernel)
@@ -1321,8 +1369,11 @@ def mode_flags(options: Options) -> str:
 
 def reproducer(case: Case, outcome: Outcome, flags: str = "") -> str:
     """A failure in full: the command, the schedule and the fusion's IR."""
-    built = build(case.spec, case.name)
-    keywords = ", ".join(f"{key}={value!r}" for key, value in case.params.items())
+    built = build_case(case)
+    params = dict(case.params)
+    if built.compiled is not None:
+        params = {"schedule_m": case.spec.m, **params}
+    keywords = ", ".join(f"{key}={value!r}" for key, value in params.items())
     lines = [
         f"FAIL {outcome.kind}: seed {case.seed} case {case.index} ({case.spec.family}, "
         f"{case.backend})",
@@ -1335,8 +1386,11 @@ def reproducer(case: Case, outcome: Outcome, flags: str = "") -> str:
     if outcome.chosen:
         lines.append(f"  kernel.params: {outcome.chosen}")
     lines.append(f"  spec: {case.spec}")
-    lines.append("  fusion:")
-    lines.extend("    " + line for line in str(built.fusion).rstrip().splitlines())
+    lines.append(
+        "  fusion:" if built.compiled is None else "  fusion (dynamic, run at the spec's M):"
+    )
+    compiled = built.fusion if built.compiled is None else built.compiled
+    lines.extend("    " + line for line in str(compiled).rstrip().splitlines())
     return "\n".join(lines)
 
 
@@ -1635,7 +1689,9 @@ def show_case(options: Options, index: int, shrink: bool = False) -> int:
     out(f"seed {case.seed} case {case.index}: {case.spec.family}, backend {case.backend}")
     out(f"spec: {case.spec}")
     out(f"schedule keywords: {case.params or '(the heuristic chooses)'}")
-    out(str(built.fusion).rstrip())
+    if built.compiled is not None:
+        out(f"dynamic: compiled with M and batch extents dynamic, schedule_m = {case.spec.m}")
+    out(str(built.fusion if built.compiled is None else built.compiled).rstrip())
     if outcome.chosen:
         out(f"kernel.params: {outcome.chosen}")
     for index_, (rounding, approx) in enumerate(zip(built.rounding, built.approx, strict=True)):

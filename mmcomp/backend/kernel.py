@@ -269,6 +269,26 @@ class CudaKernel:
         cache[key] = found
         return found
 
+    def __getstate__(self) -> dict[str, Any]:
+        """What pickles: the loaded module, the call state and the specializations stay
+        behind, the launch function goes as its text."""
+        state = dict(self.__dict__)
+        state.update(_function=None, _calls=None, _specialized=None)
+        if self.launch_module is not None:
+            state["launch_module"] = str(self.launch_module)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Rebuild from `__getstate__`'s state."""
+        launch = state.get("launch_module")
+        if isinstance(launch, str):
+            from xdsl.parser import Parser
+
+            from mmcomp.compiler import context
+
+            state["launch_module"] = Parser(context(), launch).parse_module()
+        self.__dict__.update(state)
+
     def runtime_extents(self, shapes: Sequence[Sequence[int]]) -> dict[str, int]:
         """The runtime extents of a call on inputs of these shapes (each `?` axis of an
         input names its extent); LaunchError for a static extent that differs or inputs
