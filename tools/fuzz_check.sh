@@ -2,7 +2,9 @@
 # The device run of the differential fuzzer: CASES (2000) cuda cases of SEED (1), and
 # compute-sanitizer memcheck and racecheck on three ragged fuzzer cases of seed 1 (case 20:
 # fused_multiply_sum 229 x 129 x 700, K not a multiple of 8, staged rows, split-K; case 27:
-# horizontal 63 x 129 x 127; case 34: ping-pong 65 x 127 x 129 in a 2x1 cluster). Logs
+# horizontal 63 x 129 x 127, with a dynamic M; case 34: ping-pong 65 x 127 x 129 in a 2x1
+# cluster; case 156: a linear 499 x 63 x 56 with a dynamic M, split-K 2 in a 2x1 cluster;
+# SANITIZE_CASES overrides the list). Logs
 # under $OUT; the sanitizers' own logs stay in /tmp, their summaries and first reports go to
 # $OUT/sanitizers.txt. Through the device tool, carrying .whl:
 #   bash tools/fuzz_check.sh
@@ -21,7 +23,7 @@ sanitize() {  # tool case
     "$(grep -E 'SUMMARY' "/tmp/sanitizer-$1-$2.txt" | tail -1)"
   grep -E -m 5 -A 3 "Program hit|Invalid|Race|Hazard|Barrier" "/tmp/sanitizer-$1-$2.txt"
 }
-(for c in 20 27 34; do sanitize memcheck "$c"; sanitize racecheck "$c"; done) \
+(for c in ${SANITIZE_CASES:-20 27 34 156}; do sanitize memcheck "$c"; sanitize racecheck "$c"; done) \
   > "$OUT/sanitizers.txt" 2>&1 &
 timeout "${FUZZ_TIMEOUT:-330}" python3 tools/fuzz.py --backend cuda --seed "$seed" \
   --cases "$cases" --budget "${FUZZ_BUDGET:-280}" --jobs 14 > "$OUT/fuzz.log" 2>&1
