@@ -17,7 +17,9 @@ timed again beside them. Inputs rotate over copies past L2 (bench.py's `rotating
 the achieved bandwidth counts the bytes of A, W and C once per launch.
 
 Results go to DIR/results.jsonl (one line per schedule and phase, written as measured) and
-DIR/summary.md (the best schedules of each shape and the heuristic's). `--grid heuristic`
+DIR/summary.md (the best schedules of each shape and the heuristic's). `--grid fill` sweeps
+the tile widths (not only powers of two) and splits that fill one wave of the SMs at the
+rows that hold M; `--grid heuristic`
 times the heuristic's choice alone (the final figures); `--build-only` builds without a GPU.
 """
 
@@ -129,6 +131,32 @@ def decode_grid(shape: tuple[int, int, int]) -> list[dict[str, Any]]:
                     "split_k": split,
                 }
             )
+    return grid
+
+
+FILL_WIDTHS = (64, 96, 112, 128, 160, 192, 224, 256)
+"""Tile widths of the fill grid (wgmma n multiples of 8 up to 256)."""
+
+
+def fill_grid(shape: tuple[int, int, int]) -> list[dict[str, Any]]:
+    """The one-wave grid: the rows that hold M (ping-pong's 64 up to M = 64, else
+    cooperative 128), each width of FILL_WIDTHS (tile k 64, and 128 at widths 64 and 128)
+    whose tiles fit in one wave, with every split_k up to 4 that keeps the work units
+    between half a wave and one."""
+    m, n, k = shape
+    ws, tile_m = ("pingpong", 64) if m <= 64 else ("cooperative", 128)
+    grid: list[dict[str, Any]] = []
+    for tile_n in FILL_WIDTHS:
+        tiles = ceil_div(m, tile_m) * ceil_div(n, tile_n)
+        for tile_k in (64, 128) if tile_n in (64, 128) else (64,):
+            for split in range(1, 5):
+                units = tiles * split
+                if units > SM_COUNT or (split > 1 and 2 * units < SM_COUNT):
+                    continue
+                if split > 1 and ceil_div(k, tile_k) < 4 * split:
+                    continue
+                tile = (tile_m, tile_n, tile_k)
+                grid.append({"tile": tile, "warp_specialization": ws, "split_k": split})
     return grid
 
 
@@ -347,7 +375,7 @@ def main(argv: list[str] | None = None) -> int:
     """Build, check and time the grid (and its refinement) on every shape."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--shapes", type=parse_shape, nargs="+", default=DECODE_SHAPES)
-    parser.add_argument("--grid", choices=("decode", "heuristic"), default="decode")
+    parser.add_argument("--grid", choices=("decode", "fill", "heuristic"), default="decode")
     parser.add_argument("--refine", type=int, default=0, help="vary the T best per shape")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--refine-rounds", type=int, default=9)
@@ -370,11 +398,10 @@ def main(argv: list[str] | None = None) -> int:
                     stream.write(json.dumps(entries[-1]) + "\n")
 
     candidates = [Candidate(shape, {}, "grid") for shape in args.shapes]
-    if args.grid == "decode":
+    if args.grid != "heuristic":
+        grid = decode_grid if args.grid == "decode" else fill_grid
         candidates += [
-            Candidate(shape, params, "grid")
-            for shape in args.shapes
-            for params in decode_grid(shape)
+            Candidate(shape, params, "grid") for shape in args.shapes for params in grid(shape)
         ]
     build_all(candidates, args.jobs, load=not args.build_only)
     refused = [c for c in candidates if c.kernel is None]
