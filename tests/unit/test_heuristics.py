@@ -65,12 +65,15 @@ def test_horizontal_fusion_fits_two_b_tiles():
 def test_small_problems_get_smaller_tiles():
     assert choose_params(Problem({"m": 1024, "n": 1024, "k": 1024})).tile == (128, 128, 64)
     # Cooperative kernels split 128 rows between two consumer warpgroups, whatever M is;
-    # ping-pong gives one warpgroup a 64-row tile.
-    assert choose_params(Problem({"m": 1, "n": 500, "k": 40})).tile[0] == 128
-    pingpong = choose_params(Problem({"m": 1, "n": 500, "k": 40}), warp_specialization="pingpong")
-    assert pingpong.tile[0] == 64
+    # ping-pong gives one warpgroup a 64-row tile, and is the heuristic's choice up to M = 64.
+    tiny = Problem({"m": 1, "n": 500, "k": 40})
+    assert choose_params(tiny, warp_specialization="cooperative").tile[0] == 128
+    assert choose_params(tiny, warp_specialization="pingpong").tile[0] == 64
+    assert choose_params(tiny).warp_specialization == "pingpong"
     # A narrow N still gets a 64-wide tile: one 128-byte swizzle row of a [K, N] operand.
-    assert choose_params(Problem({"m": 64, "n": 24, "k": 64})).tile == (128, 64, 64)
+    assert choose_params(Problem({"m": 64, "n": 24, "k": 64})).tile == (64, 64, 64)
+    narrow = choose_params(Problem({"m": 64, "n": 24, "k": 64}), warp_specialization="none")
+    assert narrow.tile == (128, 64, 64)
 
 
 def test_small_problems_compile_for_cuda():
