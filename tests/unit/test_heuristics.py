@@ -75,13 +75,16 @@ def test_small_problems_get_smaller_tiles():
     # Cooperative kernels split 128 rows between two consumer warpgroups, whatever M is;
     # ping-pong gives one warpgroup a 64-row tile, and is the heuristic's choice up to M = 64.
     tiny = Problem({"m": 1, "n": 500, "k": 40})
-    assert choose_params(tiny, warp_specialization="cooperative").tile[0] == 128
+    assert choose_params(tiny).tile[0] == 128
     assert choose_params(tiny, warp_specialization="pingpong").tile[0] == 64
-    assert choose_params(tiny).warp_specialization == "pingpong"
+    # With a K loop of 4 blocks or more, small M: ping-pong up to M = 64 (rule 8).
+    decode = Problem({"m": 1, "n": 500, "k": 256})
+    assert choose_params(decode, warp_specialization="cooperative").tile[0] == 128
+    assert choose_params(decode).tile[0] == 64
+    assert choose_params(decode).warp_specialization == "pingpong"
     # A narrow N still gets a 64-wide tile: one 128-byte swizzle row of a [K, N] operand.
-    assert choose_params(Problem({"m": 64, "n": 24, "k": 64})).tile == (64, 64, 64)
-    narrow = choose_params(Problem({"m": 64, "n": 24, "k": 64}), warp_specialization="none")
-    assert narrow.tile == (128, 64, 64)
+    assert choose_params(Problem({"m": 64, "n": 24, "k": 64})).tile == (128, 64, 64)
+    assert choose_params(Problem({"m": 64, "n": 24, "k": 256})).tile == (64, 64, 64)
 
 
 def test_small_problems_compile_for_cuda():
@@ -144,9 +147,12 @@ def test_small_m_warp_specialization_and_tile_rules():
     # Where no tile fits in one wave, the rule for large M (the widest reaching the SMs).
     wide = choose_params(Problem({"m": 512, "n": 14336, "k": 4096}))
     assert (wide.tile, wide.split_k) == ((128, 256, 64), 1)
-    # 4-byte inputs (the CPU executor's tf32) keep the rules for large M.
+    # 4-byte inputs (the CPU executor's tf32), and a K loop of fewer than 4 blocks, keep
+    # the rules for large M.
     f32 = choose_params(Problem({"m": 16, "n": 4096, "k": 4096}, element_bytes=4))
     assert (f32.warp_specialization, f32.tile[0]) == ("cooperative", 128)
+    short = choose_params(Problem({"m": 16, "n": 4096, "k": 192}))
+    assert (short.warp_specialization, short.tile) == ("cooperative", (128, 128, 64))
     # An epilogue holding [M, N] tiles, and the horizontal fusion, stay at most 128 wide.
     for problem in (
         Problem({"m": 1, "n": 1024, "k": 4096}, epilogue_tiles=1),

@@ -16,11 +16,10 @@ func.func @linear(%a: tensor<?x5120xbf16>, %w: tensor<14336x5120xbf16>) -> tenso
 
 // -----
 
-// A dynamic batch extent: taken as 1 where the heuristic chooses (M = 256 is small M: the
-// narrowest tile whose tiles fit in one wave).
+// A dynamic batch extent: taken as 1 where the heuristic chooses.
 // CHECK-LABEL: func.func @bmm
 // CHECK-SAME: fusion.space = #fusion.space<b0 = ?, m = 256, n = 128, k = 64>
-// CHECK-SAME: sched.params = #sched.params<tile = 128x64x64,
+// CHECK-SAME: sched.params = #sched.params<tile = 128x128x64,
 // CUDA: @bmm: %a (tensor<?x256x64xbf16>) axis 0 is the dynamic extent batch axis b0 (iteration axis b0 = ?): the cuda back end does not take a runtime extent yet
 func.func @bmm(%a: tensor<?x256x64xbf16>, %b: tensor<?x64x128xbf16>) -> tensor<?x256x128xf32> {
   %y = fusion.matmul %a, %b : (tensor<?x256x64xbf16>, tensor<?x64x128xbf16>) -> tensor<?x256x128xf32>
