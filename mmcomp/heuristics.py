@@ -48,6 +48,13 @@ MAX_SPLIT_K = 4
 """Largest split-K factor the heuristic picks."""
 MIN_K_BLOCKS_PER_SLICE = 4
 """K blocks each split-K slice keeps at least, so the pipeline still fills."""
+SMALL_M = 512
+"""Rows up to which the heuristic schedules a problem as a decode step (docs/schedule.md,
+"Small M"): each tile's K loop streams W for a few microseconds, so a second, partial wave
+of tiles is not hidden behind the first; its tiles are chosen to fit in one wave."""
+MIN_DEEP_STAGES = 4
+"""Stages a doubled K block must keep to be taken (a 2-stage ring does not hide the load
+latency: 128x256x128 at 2 stages ran 0.62x cuBLAS where 128x256x64 at 3 ran 0.89x)."""
 
 
 def _ceil_div(a: int, b: int) -> int:
@@ -132,11 +139,40 @@ def _fits(
     return params.fits_registers(problem)
 
 
+def is_small_m(problem: Problem) -> bool:
+    """Whether the small-M rules apply: M up to SMALL_M, with 2-byte inputs (the bf16 and
+    f16 kernels they were measured on; 4-byte inputs run on the CPU executor only) and a K
+    loop of MIN_K_BLOCKS_PER_SLICE blocks or more (a ring of W to stream; a shorter one is
+    all prologue and epilogue, which the rules were not measured on)."""
+    k_blocks = _ceil_div(problem.k, hw.TMA_SWIZZLE_BYTES // problem.element_bytes)
+    return (
+        problem.m <= SMALL_M and problem.element_bytes == 2 and k_blocks >= MIN_K_BLOCKS_PER_SLICE
+    )
+
+
+def choose_warp_specialization(problem: Problem, tile: tuple[int, ...] | None) -> str:
+    """Ping-pong where M fits one wgmma's 64 rows and the tile is left to the heuristic (or
+    given 64 rows): its 64-row tiles load no more than 64 rows of A, where a cooperative
+    tile loads 128 whatever M is; cooperative otherwise.
+
+    The rows of an A box past M are TMA's zero fill, and not free: at 16x14336x4096 on the
+    H200 the same 128x128x64 schedule took 51.6 us where at M = 128 it took 35.9 us, and
+    ping-pong's 64x128x64 took 34.7 us (docs/schedule.md, "Small M").
+    """
+    if not is_small_m(problem) or problem.m > hw.WGMMA_M:
+        return "cooperative"
+    if tile is not None and tile[0] != hw.WGMMA_M:
+        return "cooperative"
+    return "pingpong"
+
+
 def choose_tile(
     problem: Problem, warp_specialization: str = "cooperative", consumer: int | None = None
 ) -> tuple[int, int, int]:
     """The CTA tile: 128x256 (CUTLASS) unless that leaves SMs idle, or its accumulators
-    and epilogue would not fit the `consumer` registers (default_registers) of a thread."""
+    and epilogue would not fit the `consumer` registers (default_registers) of a thread;
+    at small M (`is_small_m`) the narrowest tile whose tiles fit in one wave
+    (`choose_small_m_tile`)."""
     if consumer is None:
         consumer = default_registers(warp_specialization, 2)[1]
     tile_k = hw.TMA_SWIZZLE_BYTES // problem.element_bytes
@@ -149,6 +185,10 @@ def choose_tile(
     # 128x256 leaves a consumer thread 128 accumulators: only a lone GEMM's epilogue fits
     # beside them without spilling (measured with ptxas: docs/hopper-lowering.md).
     widest = 256 if problem.b_operands == 1 and problem.epilogue_tiles == 0 else 128
+    if is_small_m(problem):
+        small = choose_small_m_tile(problem, warp_specialization, consumer, tile_k, widest)
+        if small is not None:
+            return small
     wide_pingpong = (2 * hw.WGMMA_M, 128, tile_k)
     if (
         warp_specialization == "pingpong"
@@ -175,6 +215,73 @@ def choose_tile(
         if tile_count(problem, (tile_m, tile_n, tile_k)) >= hw.SM_COUNT:
             return (tile_m, tile_n, tile_k)
     return (tile_m, min(128, fitting[0]), tile_k)
+
+
+def choose_small_m_tile(
+    problem: Problem, warp_specialization: str, consumer: int, tile_k: int, widest: int
+) -> tuple[int, int, int] | None:
+    """The tile of a small-M problem: the narrowest of 64, 128 and 256 (up to `widest`)
+    whose tiles fit in one wave of the SMs, with its K block doubled where that keeps more
+    of B in flight (`choose_tile_k`); None where none fits in one wave.
+
+    Rows: `tile_rows` (64 under ping-pong, which the heuristic takes up to M = 64, else
+    128). Where M leaves part of the tile's rows empty, at least 128 wide: the A box is
+    loaded whole whatever M is, and a wider tile loads less of it per byte of W (at
+    32x4096x14336, 64x128x128 with split_k 4 ran 0.95x cuBLAS, 64x64x128 with split_k 2
+    0.89x; at M = 64, 1.01x and 1.08x). Narrower tiles mean more tiles and so fewer K
+    slices (`choose_split_k` fills the wave with them): at 256x4096x4096, 128x64x64 ran
+    0.94x, 128x128x64 with split_k 2 0.79x.
+    """
+    rows = tile_rows(warp_specialization)
+    narrowest = MIN_TILE_N
+    if problem.m < rows and problem.n > MIN_TILE_N:
+        narrowest = 2 * MIN_TILE_N
+    for tile_n in (64, 128, 256):
+        tile = (rows, tile_n, tile_k)
+        if not narrowest <= tile_n <= widest or tile_count(problem, tile) > hw.SM_COUNT:
+            continue
+        if _fits(problem, tile, warp_specialization, consumer):
+            return (rows, tile_n, choose_tile_k(problem, tile, warp_specialization, consumer))
+    return None
+
+
+def ring_stages(problem: Problem, tile: tuple[int, int, int], warp_specialization: str) -> int:
+    """The stages the heuristic gives a tile (wanted_stages, at most what fits)."""
+    warpgroup = derive_warpgroup(tile, warp_specialization)
+    params = ScheduleParams(
+        tile=tile,
+        warpgroup=warpgroup,
+        instr=derive_instr(warpgroup, problem.element_bytes),
+        warp_specialization=warp_specialization,
+        registers=default_registers(warp_specialization, 2),
+        epilogue=choose_epilogue(problem),
+    )
+    return min(fit_stages(params, problem), wanted_stages(tile, problem))
+
+
+def choose_tile_k(
+    problem: Problem, tile: tuple[int, int, int], warp_specialization: str, consumer: int
+) -> int:
+    """The tile's K block, doubled where the ring then holds more bytes of B (stages x
+    tile n x tile k), keeps MIN_DEEP_STAGES stages and K holds MIN_K_BLOCKS_PER_SLICE
+    such blocks.
+
+    Of the small-M tiles only 64x64 gains: 8 stages (MAX_STAGES) of 64x64x64 hold 64 KiB
+    of W, 6 of 64x64x128 96 KiB (64x4096x14336 with split_k 2: 1.08x cuBLAS against
+    1.05x; at 1x4096x4096 with split_k 2 19.5 us against 20.5 us). 64x128, 128x64 and
+    128x128 hold as much either way and keep k = 64; 128x256x128 fits 2 stages.
+    """
+    tile_m, tile_n, tile_k = tile
+    deeper = (tile_m, tile_n, 2 * tile_k)
+    if _ceil_div(problem.k, deeper[2]) < MIN_K_BLOCKS_PER_SLICE:
+        return tile_k
+    if not _fits(problem, deeper, warp_specialization, consumer):
+        return tile_k
+    stages = ring_stages(problem, tile, warp_specialization)
+    deep_stages = ring_stages(problem, deeper, warp_specialization)
+    if deep_stages < MIN_DEEP_STAGES or deep_stages * 2 <= stages:
+        return tile_k
+    return deeper[2]
 
 
 def default_registers(warp_specialization: str, consumers: int) -> tuple[int, int]:
@@ -325,7 +432,8 @@ def _refit_split(
 
 def _choose(problem: Problem, given: dict[str, object]) -> ScheduleParams:
     """The params for `given` (normalized overrides), not yet checked."""
-    ws = str(given.get("warp_specialization", "cooperative"))
+    given_tile = cast("tuple[int, int, int] | None", given.get("tile"))
+    ws = str(given.get("warp_specialization", choose_warp_specialization(problem, given_tile)))
     pinned_registers = given.get("registers")
     consumer = (
         cast("tuple[int, int]", pinned_registers)[1]

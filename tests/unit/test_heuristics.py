@@ -10,6 +10,7 @@ from xdsl.parser import Parser
 
 import mmcomp
 from mmcomp import hardware as hw
+from mmcomp import heuristics
 from mmcomp.compiler import PIPELINE, Kernel, context
 from mmcomp.dialects.sched import (
     PARAMS_ATTR,
@@ -19,7 +20,14 @@ from mmcomp.dialects.sched import (
     problem_of,
 )
 from mmcomp.errors import FusionError, ScheduleError
-from mmcomp.heuristics import PARAMETERS, choose_params, choose_split_k, choose_swizzle, fit_stages
+from mmcomp.heuristics import (
+    PARAMETERS,
+    SMALL_M,
+    choose_params,
+    choose_split_k,
+    choose_swizzle,
+    fit_stages,
+)
 from mmcomp.passes.choose_schedule import choose_schedule
 from mmcomp.passes.propagate_axis_mapping import propagate
 
@@ -65,12 +73,18 @@ def test_horizontal_fusion_fits_two_b_tiles():
 def test_small_problems_get_smaller_tiles():
     assert choose_params(Problem({"m": 1024, "n": 1024, "k": 1024})).tile == (128, 128, 64)
     # Cooperative kernels split 128 rows between two consumer warpgroups, whatever M is;
-    # ping-pong gives one warpgroup a 64-row tile.
-    assert choose_params(Problem({"m": 1, "n": 500, "k": 40})).tile[0] == 128
-    pingpong = choose_params(Problem({"m": 1, "n": 500, "k": 40}), warp_specialization="pingpong")
-    assert pingpong.tile[0] == 64
+    # ping-pong gives one warpgroup a 64-row tile, and is the heuristic's choice up to M = 64.
+    tiny = Problem({"m": 1, "n": 500, "k": 40})
+    assert choose_params(tiny).tile[0] == 128
+    assert choose_params(tiny, warp_specialization="pingpong").tile[0] == 64
+    # With a K loop of 4 blocks or more, small M: ping-pong up to M = 64 (rule 8).
+    decode = Problem({"m": 1, "n": 500, "k": 256})
+    assert choose_params(decode, warp_specialization="cooperative").tile[0] == 128
+    assert choose_params(decode).tile[0] == 64
+    assert choose_params(decode).warp_specialization == "pingpong"
     # A narrow N still gets a 64-wide tile: one 128-byte swizzle row of a [K, N] operand.
     assert choose_params(Problem({"m": 64, "n": 24, "k": 64})).tile == (128, 64, 64)
+    assert choose_params(Problem({"m": 64, "n": 24, "k": 256})).tile == (64, 64, 64)
 
 
 def test_small_problems_compile_for_cuda():
@@ -81,6 +95,132 @@ def test_small_problems_compile_for_cuda():
         f.output(f.cast(f.matmul(a, b), "bf16"))
         # Rows that are not a multiple of 16 bytes are read through a padded staging copy.
         assert mmcomp.compile(f).report.spills == 0
+
+
+@pytest.mark.parametrize(
+    ("extents", "warp_specialization", "tile", "split_k", "stages"),
+    [
+        # M = 1..64: ping-pong's 64-row tiles; M below 64 at least 128 wide.
+        ((1, 4096, 4096), "pingpong", (64, 128, 64), 4, 8),  # 32 tiles x 4 slices
+        ((16, 14336, 4096), "pingpong", (64, 128, 64), 1, 8),  # 112 tiles
+        ((64, 4096, 14336), "pingpong", (64, 64, 128), 2, 6),  # 64 tiles x 2, K block 128
+        # M = 128..512: cooperative 128-row tiles, the narrowest within one wave.
+        ((128, 14336, 4096), "cooperative", (128, 128, 64), 1, 6),  # 112 tiles
+        ((256, 14336, 4096), "cooperative", (128, 256, 64), 1, 3),  # 112 tiles
+        ((512, 4096, 4096), "cooperative", (128, 128, 64), 1, 6),  # 128 tiles
+        ((128, 4096, 14336), "cooperative", (128, 64, 64), 2, 8),  # 64 tiles x 2
+        ((256, 4096, 4096), "cooperative", (128, 64, 64), 1, 8),  # 128 tiles
+    ],
+)
+def test_decode_rows_get_one_wave_of_tiles(extents, warp_specialization, tile, split_k, stages):
+    """The sweep's fastest schedules of LLM decode linears (docs/schedule.md, "Small M")."""
+    m, n, k = extents
+    problem = Problem({"m": m, "n": n, "k": k})
+    params = choose_params(problem)
+    assert params.warp_specialization == warp_specialization
+    assert (params.tile, params.split_k, params.stages) == (tile, split_k, stages)
+    assert (params.strategy, params.cluster, params.epilogue) == ("persistent", (1, 1), "smem")
+    units = -(-m // tile[0]) * -(-n // tile[1]) * split_k
+    assert hw.SM_COUNT // 2 < units <= hw.SM_COUNT
+
+
+def test_small_m_warp_specialization_and_tile_rules():
+    decode = Problem({"m": 16, "n": 4096, "k": 4096})
+    # Ping-pong up to M = 64, unless the caller chose the specialization or a 128-row tile;
+    # a given 64-row tile runs under ping-pong (the cuda back end's cooperative kernels
+    # need 128 rows).
+    assert choose_params(Problem({"m": 65, "n": 4096, "k": 4096})).warp_specialization == (
+        "cooperative"
+    )
+    cooperative = choose_params(decode, warp_specialization="cooperative")
+    assert cooperative.tile == (128, 128, 64)  # M < 128 rows: at least 128 wide
+    assert choose_params(decode, tile=(128, 64, 64)).warp_specialization == "cooperative"
+    given = choose_params(decode, tile=(64, 256, 64))
+    assert (given.warp_specialization, given.split_k) == ("pingpong", 4)
+    # M that fills the rows takes the narrowest tile (64 wide: 64 tiles, 2 K slices), and
+    # the 64x64 tile a K block of 128 (6 stages hold 96 KiB of W, 8 of 64x64x64 64 KiB);
+    # not where K holds fewer than 4 such blocks.
+    full = choose_params(Problem({"m": 64, "n": 4096, "k": 4096}))
+    assert (full.tile, full.stages, full.split_k) == ((64, 64, 128), 6, 2)
+    short_k = choose_params(Problem({"m": 64, "n": 4096, "k": 256}))
+    assert short_k.tile == (64, 64, 64)
+    # Where no tile fits in one wave, the rule for large M (the widest reaching the SMs).
+    wide = choose_params(Problem({"m": 512, "n": 14336, "k": 4096}))
+    assert (wide.tile, wide.split_k) == ((128, 256, 64), 1)
+    # 4-byte inputs (the CPU executor's tf32), and a K loop of fewer than 4 blocks, keep
+    # the rules for large M.
+    f32 = choose_params(Problem({"m": 16, "n": 4096, "k": 4096}, element_bytes=4))
+    assert (f32.warp_specialization, f32.tile[0]) == ("cooperative", 128)
+    short = choose_params(Problem({"m": 16, "n": 4096, "k": 192}))
+    assert (short.warp_specialization, short.tile) == ("cooperative", (128, 128, 64))
+    # An epilogue holding [M, N] tiles, and the horizontal fusion, stay at most 128 wide.
+    for problem in (
+        Problem({"m": 1, "n": 1024, "k": 4096}, epilogue_tiles=1),
+        Problem({"m": 1, "n": 1024, "k": 4096}, b_operands=2),
+    ):
+        assert choose_params(problem).tile[:2] == (64, 128)
+
+
+@pytest.mark.parametrize(
+    ("extents", "operands", "picked"),
+    [
+        ((1024, 4096, 4096), {}, ((128, 128, 64), 6, 1, "cooperative", "m", 16, "smem")),
+        ((1024, 1024, 1024), {}, ((128, 128, 64), 6, 2, "cooperative", "n", 8, "smem")),
+        ((2048, 2048, 2048), {}, ((128, 128, 64), 6, 1, "cooperative", "n", 16, "smem")),
+        ((8192, 14336, 4096), {}, ((128, 256, 64), 3, 1, "cooperative", "n", 16, "smem")),
+        ((1024, 16384, 1024), {}, ((128, 256, 64), 3, 1, "cooperative", "m", 8, "smem")),
+        (
+            (1024, 14336, 4096),
+            {"b_operands": 2},
+            ((128, 128, 64), 3, 1, "cooperative", "m", 8, "smem"),
+        ),
+        (
+            (1024, 4096, 14336),
+            {"epilogue_tiles": 1},
+            ((128, 128, 64), 6, 1, "cooperative", "m", 16, "registers"),
+        ),
+    ],
+)
+def test_large_m_picks_are_unchanged(extents, operands, picked):
+    """At M >= 1024 the heuristic picks what it picked before the small-M rules."""
+    m, n, k = extents
+    params = choose_params(Problem({"m": m, "n": n, "k": k}, **operands))
+    assert (
+        params.tile,
+        params.stages,
+        params.split_k,
+        params.warp_specialization,
+        params.raster,
+        params.swizzle,
+        params.epilogue,
+    ) == picked
+
+
+def test_small_m_rules_leave_every_large_m_choice_alone(monkeypatch: pytest.MonkeyPatch):
+    """With the small-M rules switched off, every choice at M >= 1024 is the same."""
+    problems = [
+        Problem({"m": m, "n": n, "k": k}, **operands)
+        for m in (1024, 1500, 4096, 16384)
+        for n in (7, 500, 4096, 14336)
+        for k in (16, 1000, 4096)
+        for operands in ({}, {"b_operands": 2}, {"epilogue_tiles": 1})
+    ]
+    keywords = ({}, {"warp_specialization": "pingpong"}, {"split_k": 2}, {"tile": (64, 64, 64)})
+
+    def choices() -> list[str]:
+        out = []
+        for problem in problems:
+            for given in keywords:
+                try:
+                    out.append(choose_params(problem, **given).format())
+                except ScheduleError as error:
+                    out.append(str(error))
+        return out
+
+    assert SMALL_M < 1024
+    with_rules = choices()
+    monkeypatch.setattr(heuristics, "SMALL_M", 0)
+    assert choices() == with_rules
 
 
 def test_stages_fill_shared_memory():
@@ -466,3 +606,63 @@ def test_a_division_by_a_row_gets_a_tile_that_assembles():
     assert kernel.params.tile == (128, 128, 64)
     assert kernel.report.spills == 0
     assert problem_of(fusion_function(kernel)).row_divisions == 1
+
+
+SMALL_M_GPU_CASES = [
+    ("linear", (1, 4096, 4096)),
+    ("linear", (16, 14336, 4096)),
+    ("linear", (64, 4096, 14336)),
+    ("linear", (128, 14336, 4096)),
+    ("linear", (256, 14336, 4096)),
+    ("linear", (512, 4096, 4096)),
+    ("linear", (1, 1000, 1000)),
+    ("linear", (7, 3000, 5000)),
+    ("linear", (33, 1000, 1001)),
+    ("linear", (65, 1500, 2500)),
+    ("linear_bias", (7, 1000, 3000)),
+    ("matmul", (33, 1000, 2000)),
+]
+"""Decode rows and ragged small M (N and K not multiples of the tile; K = 1001 through the
+staging copy) with the heuristic's own schedule."""
+
+
+@pytest.mark.gpu
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize(
+    ("family", "shape"),
+    SMALL_M_GPU_CASES,
+    ids=lambda value: "x".join(map(str, value)) if isinstance(value, tuple) else value,
+)
+def test_small_m_picks_run_right_on_the_gpu(family: str, shape: tuple[int, int, int]):
+    """The heuristic's small-M schedules through `mmcomp.compile(f)(...)` against a float64
+    numpy reference."""
+    import cases
+
+    m, n, k = shape
+    rng = np.random.default_rng(m * 7 + n + k)
+
+    def rand(*dims: int) -> np.ndarray:
+        return rng.standard_normal(dims, dtype=np.float32).astype(ml_dtypes.bfloat16)
+
+    a = rand(m, k)
+    if family == "matmul":
+        fusion, operand = cases.matmul(m, n, k), rand(k, n)
+        want = a.astype(np.float64) @ operand.astype(np.float64)
+        inputs = [a, operand]
+    else:
+        operand = rand(n, k)
+        want = a.astype(np.float64) @ operand.astype(np.float64).T
+        inputs = [a, operand]
+        fusion = cases.linear(m, n, k, bias=family == "linear_bias")
+        if family == "linear_bias":
+            bias = rand(n)
+            want += bias.astype(np.float64)
+            inputs.append(bias)
+    kernel = mmcomp.compile(fusion)
+    assert kernel.params.warp_specialization == ("pingpong" if m <= 64 else "cooperative")
+    (got,) = kernel(*inputs)
+    assert got.shape == (m, n)
+    result = got.astype(np.float64)
+    assert np.isfinite(result).all(), "outputs left unwritten"
+    error = float(np.abs(result - want).max() / np.abs(want).max())
+    assert error < 1e-2, f"{kernel.params.format()}: relative error {error:.3g}"
