@@ -203,7 +203,8 @@ def test_tune_keeps_the_fastest_and_a_second_call_times_nothing(cache_dir):
     assert report.chosen == fastest.schedule == kernel.params.format()
     assert report.heuristic == heuristic_params(f).format()
     assert report.candidates[0].label == "heuristic"
-    assert tuning.MIN_ROUNDS <= report.rounds <= tuning.MAX_ROUNDS == timer.rounds
+    assert tuning.MIN_ROUNDS <= report.rounds <= tuning.MAX_ROUNDS
+    assert timer.rounds == report.rounds + 1  # and the heuristic's first, untimed round
     assert all(len(c.round_ms) == report.rounds for c in timed)
     assert not report.cached and timer.closed
     assert len(entries(cache_dir)) == 1
@@ -380,6 +381,25 @@ def test_argument_errors():
         mmcomp.autotune(f, a, a, timer=FakeTimer())
 
 
+def test_relative_error_across_chunks():
+    import ml_dtypes
+
+    rng = np.random.default_rng(1)
+    want = rng.standard_normal(3 * tuning.CHUNK + 5, dtype=np.float32)
+    got = want.copy()
+    got[-1] += 0.5
+    scale = float(np.max(np.abs(want)))
+    assert tuning.relative_error(got, want) == pytest.approx(0.5 / scale, rel=1e-6)
+    assert tuning.relative_error(want, want) == 0.0
+    bf16 = want.astype(ml_dtypes.bfloat16)
+    assert tuning.relative_error(bf16, bf16) == 0.0
+    assert tuning.abs_max(bf16) == float(np.max(np.abs(bf16.astype(np.float32))))
+    for bad in (np.nan, np.inf):
+        broken = bf16.copy()
+        broken[tuning.CHUNK + 1] = bad
+        assert tuning.relative_error(broken, bf16) == float("inf")
+
+
 # ----------------------------------------------------------------------------------------
 # On the GPU
 # ----------------------------------------------------------------------------------------
@@ -435,3 +455,23 @@ def test_autotune_on_the_gpu_and_reuse_in_another_process(cache_dir):
     assert child["stats"]["reused"] == 1
     assert child["stats"]["tuned"] == 0 and child["stats"]["rounds"] == 0
     assert child["params"] == kernel.params.format()
+
+
+@pytest.mark.gpu
+def test_on_the_gpu_a_kernel_unlike_the_reference_is_never_kept(cache_dir, monkeypatch):
+    import mmcomp.interp.reference as interp
+
+    real = interp.reference
+
+    def negated(fusion, *arrays, **keywords):
+        outputs = real(fusion, *arrays, **keywords)
+        return tuple((-np.asarray(o, np.float32)).astype(o.dtype) for o in outputs)
+
+    monkeypatch.setattr(interp, "reference", negated)
+    f = linear(256, 512, 256)
+    with pytest.warns(UserWarning, match="no candidate passed the check"):
+        kernel = mmcomp.autotune(f, budget_s=3.0, max_candidates=3)
+    assert isinstance(kernel, tuning.TunedKernel)
+    assert {c.status for c in kernel.autotune_report.candidates} <= {"wrong", "skipped"}
+    assert "relative error" in kernel.autotune_report.candidates[0].detail
+    assert entries(cache_dir) == []
