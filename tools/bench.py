@@ -594,6 +594,11 @@ def _ratios(row: dict[str, Any], name: str, base: str = "cublas") -> list[float]
     return [b / t for b, t in zip(row["ms"][base], row["ms"][name], strict=True)]
 
 
+def _figure(tflops: float) -> str:
+    """TFLOP/s to three digits or so (a decimal below 10)."""
+    return f"{tflops:.1f}" if tflops < 10 else f"{tflops:.0f}"
+
+
 def _spread(ratios: list[float]) -> str:
     """The median and, in brackets, the min-max of per-round ratios."""
     return f"{statistics.median(ratios):.3f} ({min(ratios):.3f}-{max(ratios):.3f})"
@@ -625,11 +630,11 @@ def rows_report(args: argparse.Namespace) -> tuple[str, list[dict[str, Any]]]:
             tflops = {
                 name: problem.flops / statistics.median(ms) / 1e9 for name, ms in row["ms"].items()
             }
-            cells = [row["problem"], f"{tflops['cublas']:.0f}"]
+            cells = [row["problem"], _figure(tflops["cublas"])]
             for name in ("heuristic", "autotuned"):
                 ratios = _ratios(row, name)
                 medians[name].append(statistics.median(ratios))
-                cells += [f"{tflops[name]:.0f}", _spread(ratios)]
+                cells += [_figure(tflops[name]), _spread(ratios)]
             cells.append(_spread(_ratios(row, "autotuned", "heuristic")))
             lines.append("| " + " | ".join(cells) + " |")
             print(lines[-1], flush=True)
