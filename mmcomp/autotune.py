@@ -457,13 +457,18 @@ def _host_copy(view: Any, name: str) -> np.ndarray:
 
 
 def random_inputs(fusion: Fusion, m: int | None = None) -> list[np.ndarray]:
-    """Standard normal inputs of the fusion's shapes and dtypes (a dynamic axis: `m`, or 1
-    where no M is given)."""
+    """Standard normal inputs of the fusion's shapes and dtypes (a dynamic M: `m`, 1 where
+    none is given; another dynamic axis: 1)."""
+    from mmcomp.compiler import dynamic_input_roles
+
     rng = np.random.default_rng()
+    roles = dynamic_input_roles(fusion)
     arrays: list[np.ndarray] = []
-    for value in fusion.inputs:
+    for index, value in enumerate(fusion.inputs):
         shape = [
-            (m or 1) if axis in value.dynamic_axes else extent
+            ((m or 1) if roles is not None and roles[index][axis] == "m" else 1)
+            if axis in value.dynamic_axes
+            else extent
             for axis, extent in enumerate(value.shape)
         ]
         data = rng.standard_normal(shape, dtype=np.float32)
@@ -534,6 +539,9 @@ class DeviceTimer:
         if found is not None:
             return found
         device = kernel.device_kernel
+        if device.plan.dynamic:  # the plan at the inputs' extents (the same PTX and module)
+            shapes = [tuple(int(e) for e in array.shape) for array in self.sets[0]]
+            device = device.specialized(device.runtime_extents(shapes))
         launches: list[PreparedLaunch] = []
         buffers: list[list[Any]] = []
         for inputs in self.sets:
@@ -554,7 +562,7 @@ class DeviceTimer:
         from mmcomp.runtime import synchronize
 
         launches, buffers = self._prepared(kernel)
-        outputs = buffers[0][: kernel.device_kernel.num_outputs]
+        outputs = buffers[0][: launches[0].bound.kernel.num_outputs]
         self._stream.synchronize()
         for buffer in outputs:
             buffer.fill_bytes(POISON_BYTE)

@@ -364,6 +364,36 @@ def test_the_budget_stops_compiling_but_not_the_minimum_rounds(cache_dir):
     assert kernel.params == heuristic_params(f)
 
 
+def dynamic_linear() -> mmcomp.Fusion:
+    f = mmcomp.Fusion("linear")
+    a = f.input("a", ("m", SHAPE[2]), "bf16")
+    w = f.input("w", (SHAPE[1], SHAPE[2]), "bf16")
+    f.output(f.cast(f.linear(a, w), "bf16"))
+    return f
+
+
+def test_a_dynamic_m_is_keyed_by_its_bucket(cache_dir):
+    import ml_dtypes
+
+    f = dynamic_linear()
+    w = np.zeros((SHAPE[1], SHAPE[2]), ml_dtypes.bfloat16)
+
+    def tune(m: int) -> tuple[Kernel, FakeTimer]:
+        timer = FakeTimer(by_tile_n)
+        a = np.zeros((m, SHAPE[2]), ml_dtypes.bfloat16)
+        return mmcomp.autotune(f, a, w, timer=timer, max_candidates=3), timer
+
+    first, timer = tune(100)
+    assert timer.rounds > 0
+    assert isinstance(first, tuning.TunedKernel)
+    assert first.autotune_report.heuristic == mmcomp.compile(f, schedule_m=128).params.format()
+    same_bucket, timer = tune(120)
+    assert timer.rounds == 0 and same_bucket.params == first.params
+    _, timer = tune(300)
+    assert timer.rounds > 0
+    assert len(entries(cache_dir)) == 2
+
+
 def test_argument_errors():
     f = linear(*SHAPE)
     with pytest.raises(ValueError, match="budget_s"):
@@ -475,3 +505,25 @@ def test_on_the_gpu_a_kernel_unlike_the_reference_is_never_kept(cache_dir, monke
     assert {c.status for c in kernel.autotune_report.candidates} <= {"wrong", "skipped"}
     assert "relative error" in kernel.autotune_report.candidates[0].detail
     assert entries(cache_dir) == []
+
+
+@pytest.mark.gpu
+def test_a_dynamic_m_tunes_on_the_gpu_and_runs_at_every_m(cache_dir):
+    f = dynamic_linear()
+    rng = np.random.default_rng(2)
+    dtype = f.inputs[0].numpy_dtype
+
+    def rand(*shape: int) -> np.ndarray:
+        return rng.standard_normal(shape, dtype=np.float32).astype(dtype)
+
+    w = rand(SHAPE[1], SHAPE[2])
+    kernel = mmcomp.autotune(f, rand(100, SHAPE[2]), w, budget_s=4.0, max_candidates=4)
+    assert isinstance(kernel, tuning.TunedKernel)
+    report = kernel.autotune_report
+    assert report.rounds >= tuning.MIN_ROUNDS
+    assert report.heuristic == mmcomp.compile(f, schedule_m=128).params.format()
+    for m in (100, 37, 300):
+        a = rand(m, SHAPE[2])
+        (got,) = kernel(a, w, check=True)
+        (want,) = mmcomp.reference(f, a, w)
+        assert tuning.relative_error(np.asarray(got), np.asarray(want)) < 1e-2, m
