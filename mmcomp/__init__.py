@@ -10,6 +10,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from mmcomp.autotune import autotune
     from mmcomp.backend.kernel import load_kernel
     from mmcomp.compiler import Kernel, compile
     from mmcomp.errors import CudaError, FusionError, LaunchError, ScheduleError
@@ -25,6 +26,7 @@ _PUBLIC = {
     "reference": "mmcomp.interp.reference",
     "roles_of": "mmcomp.roles",
     "compile": "mmcomp.compiler",
+    "autotune": "mmcomp.autotune",
     "Kernel": "mmcomp.compiler",
     "load_kernel": "mmcomp.backend.kernel",
     "FusionError": "mmcomp.errors",
@@ -42,6 +44,7 @@ __all__ = [
     "LaunchError",
     "ScheduleError",
     "Value",
+    "autotune",
     "compile",
     "load_kernel",
     "parse",

@@ -448,7 +448,13 @@ def run_pipeline(
     return module, compilation.params, stages
 
 
-def compile(f: Fusion | str | ModuleOp, backend: str = "cuda", **params: Any) -> Kernel:  # noqa: A001
+def compile(  # noqa: A001
+    f: Fusion | str | ModuleOp,
+    backend: str = "cuda",
+    autotune: bool = False,
+    autotune_budget_s: float | None = None,
+    **params: Any,
+) -> Kernel:
     """Compile a fusion; parameters left out are chosen by mmcomp.heuristics.
 
     Keywords (all optional): tile=(m, n, k), stages=int, cluster=(cm, cn),
@@ -459,7 +465,17 @@ def compile(f: Fusion | str | ModuleOp, backend: str = "cuda", **params: Any) ->
     A fusion with a dynamic M gives a `mmcomp.buckets.BucketedKernel`: at each call it runs
     the kernel of the actual M's bucket, compiled on first use. `schedule_m=M` instead
     compiles one kernel, its schedule chosen for that M, which runs at every M.
+
+    `autotune=True` times candidate schedules on the GPU, on random inputs, within
+    `autotune_budget_s` seconds (default 30), and keeps the fastest correct one (the
+    keywords given pin theirs); `mmcomp.autotune` says more.
     """
+    if autotune:
+        from mmcomp.autotune import DEFAULT_BUDGET_S
+        from mmcomp.autotune import autotune as tune
+
+        budget = DEFAULT_BUDGET_S if autotune_budget_s is None else autotune_budget_s
+        return tune(f, backend=backend, budget_s=budget, **params)
     if backend not in BACKENDS:
         raise ValueError(
             f"compile: unknown backend {backend!r}; expected one of {', '.join(BACKENDS)}"

@@ -2,6 +2,7 @@
 
     python tools/bench.py [--quick] [--out docs/performance.md] [--repeat 50]
     python tools/bench.py --call [--quick] [--tokens 8192] [--out FILE]
+    python tools/bench.py --rows decode|fp16|large|all [--rounds 5] [--budget 15] [--out FILE]
 
 The suite (bf16, random normal inputs, the same arrays for every contender):
 linear (A W^T) and matmul (A B) at 4096^3, 8192^3, 8192x14336x4096, 8192x4096x14336,
@@ -13,6 +14,12 @@ median of the per-launch means); where one input set fits in L2 (50 MiB), launch
 over several copies so that no launch reads inputs a previous one left in L2. TFLOP/s
 counts only the matmuls (2 M N K each). The table, with device, versions, date and
 command, is printed and written to --out.
+
+`--rows` times linear rows (decode shapes, an fp16 row, the large bf16 suite: ROWS) in
+turns, in one process: each round times cuBLAS (`torch.nn.functional.linear`), the
+heuristic's kernel and the autotuned one (`mmcomp.autotune` on the row's inputs, within
+`--budget` seconds), rotating the order; a row reports the median over the rounds of each
+kernel's speed relative to cuBLAS and its spread (min-max of the per-round ratios).
 """
 
 from __future__ import annotations
@@ -49,6 +56,8 @@ class Problem:
     k: int
     family: str
     """"linear", "matmul", "gelu_bias" or "horizontal"."""
+    dtype: str = "bf16"
+    """The inputs' dtype ("bf16" or "f16"; the fused families are bf16 only)."""
 
     @property
     def flops(self) -> float:
@@ -84,9 +93,9 @@ def fusion_of(problem: Problem) -> Any:
 
     m, n, k = problem.m, problem.n, problem.k
     if problem.family == "linear":
-        return cases.linear(m, n, k)
+        return cases.linear(m, n, k, problem.dtype)
     if problem.family == "matmul":
-        return cases.matmul(m, n, k)
+        return cases.matmul(m, n, k, problem.dtype)
     if problem.family == "gelu_bias":
         return cases.gelu_bias(m, n, k)
     return swiglu(m, n, k)
@@ -142,13 +151,14 @@ def torch_inputs(problem: Problem, copies: int) -> list[dict[str, Any]]:
     import torch  # pyright: ignore[reportMissingImports]
 
     m, n, k = problem.m, problem.n, problem.k
+    dtype = torch.float16 if problem.dtype == "f16" else torch.bfloat16
     sets: list[dict[str, Any]] = []
     for _ in range(copies):
         generator = torch.Generator(device="cuda")
         generator.seed()  # fresh inputs on every run
 
         def rand(*shape: int, generator: Any = generator) -> Any:
-            return torch.randn(*shape, device="cuda", dtype=torch.bfloat16, generator=generator)
+            return torch.randn(*shape, device="cuda", dtype=dtype, generator=generator)
 
         inputs: dict[str, Any] = {"a": rand(m, k)}
         if problem.family == "matmul":
@@ -252,22 +262,27 @@ def rotating_launch(
     kernel: Any, names: list[str], sets: list[dict[str, Any]]
 ) -> tuple[Callable[[], None], Any]:
     """A launch of a built kernel (a CudaKernel) on torch's current stream, rotating over
-    the input sets (inputs by name, outputs allocated per set), and the first set's first
-    output."""
+    the input sets (inputs by name, outputs and split-K workspaces allocated per set, the
+    tile counters zeroed before each launch), and the first set's first output."""
     import torch  # pyright: ignore[reportMissingImports]
 
-    bound = []
+    from mmcomp.backend.call import PreparedLaunch
+    from mmcomp.runtime.stream import stream_handle
+
+    stream = stream_handle(torch.cuda.current_stream())
+    launches = []
     for inputs in sets:
-        outputs = kernel.allocate_outputs()
-        bound.append(kernel.bind([*(inputs[name] for name in names), *outputs]))
+        extra = kernel.allocate_outputs()
+        counters = (extra[-1].ptr, extra[-1].size) if len(extra) > kernel.num_outputs else None
+        bound = kernel.bind([*(inputs[name] for name in names), *extra])
+        launches.append(PreparedLaunch(bound, stream, counters, []))
     counter = [0]
-    stream = torch.cuda.current_stream().cuda_stream
 
     def run() -> None:
-        bound[counter[0] % len(bound)].launch(stream)
+        launches[counter[0] % len(launches)].launch()
         counter[0] += 1
 
-    return run, bound[0].arrays[len(names)]
+    return run, launches[0].bound.arrays[len(names)]
 
 
 def check_against_torch(problem: Problem, inputs: dict[str, Any], first_output: Any) -> None:
@@ -499,6 +514,165 @@ def call_report(args: argparse.Namespace) -> str:
     return "\n".join(header + lines) + "\n"
 
 
+ROWS: dict[str, list[Problem]] = {
+    "decode": [
+        Problem(f"linear {m}x{n}x{k}", m, n, k, "linear")
+        for m, n, k in (
+            (1, 4096, 4096),
+            (16, 14336, 4096),
+            (64, 4096, 14336),
+            (128, 14336, 4096),
+            (256, 14336, 4096),
+            (512, 4096, 4096),
+        )
+    ],
+    "fp16": [Problem("linear fp16 2048x2048x8192", 2048, 2048, 8192, "linear", "f16")],
+    "large": [
+        Problem(f"linear {m}x{n}x{k}", m, n, k, "linear")
+        for m, n, k in (
+            (4096, 4096, 4096),
+            (8192, 8192, 8192),
+            (8192, 14336, 4096),
+            (8192, 4096, 14336),
+            (4096, 14336, 5120),
+            (2048, 2048, 2048),
+        )
+    ],
+}
+"""The row groups of `--rows` (linear A W^T; bf16 but for the fp16 group)."""
+
+
+def brief(params: Any) -> str:
+    """A whole schedule in a few words: 128x256x64 cooperative smem raster n/16 3 stages."""
+    words = [
+        "x".join(str(t) for t in params.tile),
+        params.warp_specialization,
+        params.epilogue,
+        f"raster {params.raster}/{params.swizzle}",
+        f"{params.stages} stages",
+    ]
+    if params.split_k > 1:
+        words.append(f"split_k {params.split_k}")
+    if params.cluster != (1, 1):
+        words.append("cluster " + "x".join(str(c) for c in params.cluster))
+    return " ".join(words)
+
+
+def interleaved_row(problem: Problem, rounds: int, repeat: int, budget: float) -> dict[str, Any]:
+    """cuBLAS, the heuristic's kernel and the autotuned one on the same inputs, timed in
+    turns for `rounds` rounds (each round `median_ms` of each, the order rotating)."""
+    import mmcomp
+
+    sets, run_torch = rotating_torch(problem)
+    fusion = fusion_of(problem)
+    names = [value.name for value in fusion.inputs]
+    heuristic = mmcomp.compile(fusion)
+    tuned = mmcomp.autotune(fusion, *(sets[0][name] for name in names), budget_s=budget)
+    report = getattr(tuned, "autotune_report", None)
+    run_heuristic, heuristic_out = rotating_launch(heuristic.device_kernel, names, sets)
+    run_tuned, tuned_out = rotating_launch(tuned.device_kernel, names, sets)
+    runs = {"cublas": run_torch, "heuristic": run_heuristic, "autotuned": run_tuned}
+    order = list(runs)
+    times: dict[str, list[float]] = {name: [] for name in order}
+    for turn in range(rounds):
+        for name in order[turn % len(order) :] + order[: turn % len(order)]:
+            times[name].append(median_ms(runs[name], repeat))
+    check_against_torch(problem, sets[0], heuristic_out)
+    check_against_torch(problem, sets[0], tuned_out)
+    return {
+        "problem": problem.name,
+        "flops": problem.flops,
+        "ms": times,
+        "heuristic": brief(heuristic.params),
+        "autotuned": brief(tuned.params),
+        "report": report.to_json() if report is not None else None,
+    }
+
+
+def _ratios(row: dict[str, Any], name: str, base: str = "cublas") -> list[float]:
+    """Per round: `name`'s speed over `base`'s (base ms / name ms)."""
+    return [b / t for b, t in zip(row["ms"][base], row["ms"][name], strict=True)]
+
+
+def _figure(tflops: float) -> str:
+    """TFLOP/s to three digits or so (a decimal below 10)."""
+    return f"{tflops:.1f}" if tflops < 10 else f"{tflops:.0f}"
+
+
+def _spread(ratios: list[float]) -> str:
+    """The median and, in brackets, the min-max of per-round ratios."""
+    return f"{statistics.median(ratios):.3f} ({min(ratios):.3f}-{max(ratios):.3f})"
+
+
+def rows_report(args: argparse.Namespace) -> tuple[str, list[dict[str, Any]]]:
+    """The `--rows` table (and the raw figures): each row timed in turns, in one process."""
+    import torch  # pyright: ignore[reportMissingImports]
+
+    groups = list(ROWS) if args.rows == "all" else args.rows.split(",")
+    unknown = [group for group in groups if group not in ROWS]
+    if unknown:
+        raise SystemExit(f"--rows: unknown group {unknown[0]!r}; expected {', '.join(ROWS)} or all")
+    lines = [
+        "| problem | cuBLAS TFLOP/s | heuristic TFLOP/s | heuristic / cuBLAS (spread) | "
+        "autotuned TFLOP/s | autotuned / cuBLAS (spread) | autotuned / heuristic (spread) |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    schedules = [
+        "| problem | heuristic's schedule | autotuned schedule | candidates timed |",
+        "| --- | --- | --- | --- |",
+    ]
+    raw: list[dict[str, Any]] = []
+    for group in groups:
+        medians: dict[str, list[float]] = {"heuristic": [], "autotuned": []}
+        for problem in ROWS[group]:
+            row = interleaved_row(problem, args.rounds, args.repeat, args.budget)
+            raw.append(row)
+            tflops = {
+                name: problem.flops / statistics.median(ms) / 1e9 for name, ms in row["ms"].items()
+            }
+            cells = [row["problem"], _figure(tflops["cublas"])]
+            for name in ("heuristic", "autotuned"):
+                ratios = _ratios(row, name)
+                medians[name].append(statistics.median(ratios))
+                cells += [_figure(tflops[name]), _spread(ratios)]
+            cells.append(_spread(_ratios(row, "autotuned", "heuristic")))
+            lines.append("| " + " | ".join(cells) + " |")
+            print(lines[-1], flush=True)
+            report = row["report"]
+            timed = sum(c["status"] == "timed" for c in report["candidates"]) if report else 0
+            tuned_in = f" in {report['elapsed_s']:.1f} s" if report else ""
+            schedules.append(
+                f"| {row['problem']} | {row['heuristic']} | {row['autotuned']} | "
+                f"{timed}{tuned_in} |"
+            )
+        heuristic = statistics.geometric_mean(medians["heuristic"])
+        autotuned = statistics.geometric_mean(medians["autotuned"])
+        lines.append(f"| geomean, {group} | | | {heuristic:.3f} | | {autotuned:.3f} | |")
+        print(lines[-1], flush=True)
+    device = torch.cuda.get_device_name()
+    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    command = " ".join(sys.argv[1:])
+    header = [
+        "# Interleaved rows: cuBLAS, the heuristic's kernel, the autotuned kernel",
+        "",
+        f"- date: {stamp}",
+        f"- device: {device}; torch {torch.__version__} (CUDA {torch.version.cuda}); "
+        f"python {platform.python_version()}",
+        f"- command: `python tools/bench.py {command}`",
+        f"- method: {args.rounds} rounds in one process; each round times cuBLAS "
+        "(`torch.nn.functional.linear`), the heuristic's kernel and the autotuned one "
+        f"(`mmcomp.autotune`, budget {args.budget:g} s, on the row's inputs) with `median_ms` "
+        f"({max(args.repeat // BATCH, 5)} batches of {BATCH} launches), the order rotating by "
+        "round, inputs rotated over copies where one set fits in L2; a ratio is cuBLAS's "
+        "time over the kernel's (above 1: faster than cuBLAS), the median over the rounds "
+        "and, in brackets, the min-max of the per-round ratios; both kernels' outputs are "
+        "checked against torch",
+        "",
+    ]
+    text = "\n".join([*header, *lines, "", *schedules, ""])
+    return text, raw
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the suite, print the table and write it to --out."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
@@ -512,8 +686,25 @@ def main(argv: list[str] | None = None) -> int:
         help="the public call's rows instead: beside the bound launch, host time, LlamaMLP",
     )
     parser.add_argument("--tokens", type=int, default=8192, help="LlamaMLP tokens (--call)")
+    parser.add_argument(
+        "--rows",
+        default="",
+        help="interleaved rows instead: decode, fp16, large (comma-separated) or all",
+    )
+    parser.add_argument("--rounds", type=int, default=5, help="rounds per row (--rows)")
+    parser.add_argument("--budget", type=float, default=15.0, help="autotune seconds (--rows)")
+    parser.add_argument("--json", default="", help="also write the raw figures here (--rows)")
     args = parser.parse_args(argv)
     import torch  # pyright: ignore[reportMissingImports]
+
+    if args.rows:
+        text, raw = rows_report(args)
+        print(text)
+        if args.out:
+            Path(args.out).write_text(text)
+        if args.json:
+            Path(args.json).write_text(json.dumps(raw, indent=1))
+        return 0
 
     if args.call:
         text = call_report(args)
