@@ -10,13 +10,13 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from mmcomp.autotune import autotune
     from mmcomp.backend.kernel import load_kernel
     from mmcomp.compiler import Kernel, compile
     from mmcomp.errors import CudaError, FusionError, LaunchError, ScheduleError
     from mmcomp.frontend import DYNAMIC, Fusion, Value, parse
     from mmcomp.interp.reference import reference
     from mmcomp.roles import roles_of
+    from mmcomp.tuning import autotune
 
 _PUBLIC = {
     "DYNAMIC": "mmcomp.frontend",
@@ -26,7 +26,7 @@ _PUBLIC = {
     "reference": "mmcomp.interp.reference",
     "roles_of": "mmcomp.roles",
     "compile": "mmcomp.compiler",
-    "autotune": "mmcomp.autotune",
+    "autotune": "mmcomp.tuning",
     "Kernel": "mmcomp.compiler",
     "load_kernel": "mmcomp.backend.kernel",
     "FusionError": "mmcomp.errors",

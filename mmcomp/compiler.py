@@ -471,8 +471,8 @@ def compile(  # noqa: A001
     keywords given pin theirs); `mmcomp.autotune` says more.
     """
     if autotune:
-        from mmcomp.autotune import DEFAULT_BUDGET_S
-        from mmcomp.autotune import autotune as tune
+        from mmcomp.tuning import DEFAULT_BUDGET_S
+        from mmcomp.tuning import autotune as tune
 
         budget = DEFAULT_BUDGET_S if autotune_budget_s is None else autotune_budget_s
         return tune(f, backend=backend, budget_s=budget, **params)

@@ -20,7 +20,7 @@ import pytest
 from cases import child_environment, linear
 
 import mmcomp
-from mmcomp import autotune as tuning
+from mmcomp import tuning
 from mmcomp.compiler import Kernel, run_pipeline
 from mmcomp.dialects.sched import problem_of
 from mmcomp.errors import FusionError, ScheduleError
@@ -222,7 +222,7 @@ def test_the_chosen_keywords_rebuild_the_schedule(cache_dir):
     f = linear(*SHAPE)
     kernel = mmcomp.autotune(f, timer=FakeTimer(by_tile_n), max_candidates=LIMIT)
     assert isinstance(kernel, tuning.TunedKernel)
-    keywords = tuning._keywords(kernel.autotune_report)  # noqa: SLF001
+    keywords = tuning.keywords_of(kernel.autotune_report)  # noqa: SLF001
     assert mmcomp.compile(f, **keywords).params == kernel.params
 
 
@@ -438,7 +438,7 @@ CHILD = textwrap.dedent(
     """
     import json, sys
     import cases, mmcomp
-    from mmcomp import autotune as tuning
+    from mmcomp import tuning
     kernel = mmcomp.compile(cases.linear(*json.loads(sys.argv[1])), autotune=True)
     print(json.dumps({
         "stats": tuning.stats(),
