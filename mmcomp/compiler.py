@@ -17,8 +17,8 @@ that pass did:
     partition-warp-roles      producer / consumer warpgroups, ring slots
     lower-schedule-to-hopper  a ptx.entry of hopper and ptx ops and the index arithmetic,
                               its launch data on it
-    convert-arith-to-ptx      the index arithmetic as 32-bit ptx instructions
-    convert-hopper-to-ptx     ptx instructions only: the kernel as the back end runs it
+    convert-hopper-to-ptx     the hopper ops as ptx instructions (on the index arithmetic)
+    convert-arith-to-ptx      ptx instructions only: the kernel as the back end runs it
 
 Back ends: "interp" runs the materialized kernel on the CPU (mmcomp.interp.executor,
 simulating every CTA and checking that every output element is written exactly once).

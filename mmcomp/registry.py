@@ -53,8 +53,8 @@ DEFAULT_PIPELINE: tuple[str, ...] = (
     "materialize-schedule",
     "partition-warp-roles",
     "lower-schedule-to-hopper",
-    "convert-arith-to-ptx",
     "convert-hopper-to-ptx",
+    "convert-arith-to-ptx",
 )
 """The default pipeline from a fusion to a ptx module, in order: the pass `compile-to-ptx`."""
 

@@ -39,8 +39,8 @@ def _numpy_dtype(name: str) -> np.dtype:
 LOWERING = (
     "partition-warp-roles",
     "lower-schedule-to-hopper",
-    "convert-arith-to-ptx",
     "convert-hopper-to-ptx",
+    "convert-arith-to-ptx",
 )
 """The registered passes from a materialized kernel to its ptx module (the end of
 `compile-to-ptx`)."""

@@ -3,7 +3,7 @@
 It runs `mmcomp.registry.DEFAULT_PIPELINE` in order (propagate-axis-mapping,
 choose-schedule, tile-split, tile-merge, split-k, insert-persistent-loop,
 materialize-schedule, partition-warp-roles, lower-schedule-to-hopper,
-convert-arith-to-ptx, convert-hopper-to-ptx), so that
+convert-hopper-to-ptx, convert-arith-to-ptx), so that
 
     mmcomp-opt fusion.mlir -p compile-to-ptx -t ptx
 

@@ -16,9 +16,10 @@ variable, which the loop updates in place). The patterns read their operands thr
 these casts (`register_of`); once every op is lowered, a cast of a register to its own
 type is replaced by the register and a cast no op reads is erased.
 
-A `func.func` that the pipeline has not yet lowered to a ptx.module (a partitioned or
-materialized kernel, a fusion) is an error naming the passes to run first; plain functions
-are left alone.
+It runs after `convert-hopper-to-ptx`: an entry that still holds a hopper op is an error
+naming that pass. A `func.func` that the pipeline has not yet lowered to a ptx.module (a
+partitioned or materialized kernel, a fusion) is an error naming the passes to run first;
+plain functions (a kernel's launch function) are left alone.
 """
 
 from __future__ import annotations
@@ -67,6 +68,11 @@ INDEX_OPS: tuple[type[Operation], ...] = (
     *BINARY,
 )
 """The ops of the index arithmetic that the hopper level keeps."""
+
+
+def is_hopper_op(op: Operation) -> bool:
+    """An op of the hopper dialect."""
+    return op.name.startswith("hopper.")
 
 
 def register_of(value: SSAValue) -> SSAValue:
@@ -173,7 +179,8 @@ PATTERNS: tuple[RewritePattern, ...] = (
 
 
 class FoldRegisterCast(RewritePattern):
-    """A cast of a register to its own type becomes the register; an unread cast of a
+    """A cast of a register to its own type becomes the register, as does a cast back to a
+    register's type of a cast from it (register -> index -> register); an unread cast of a
     register is erased."""
 
     @op_type_rewrite_pattern
@@ -183,6 +190,15 @@ class FoldRegisterCast(RewritePattern):
             return
         (source,) = op.inputs
         (result,) = op.results
+        inner = source.owner
+        if (
+            isinstance(inner, UnrealizedConversionCastOp)
+            and len(inner.inputs) == 1
+            and inner.inputs[0].type == result.type
+            and isinstance(result.type, ptx.RegType)
+        ):
+            rewriter.replace(op, [], [inner.inputs[0]])
+            return
         if not isinstance(source.type, ptx.RegType):
             return
         if result.type == source.type:
@@ -215,4 +231,11 @@ class ConvertArithToPtx(ModulePass):
             if too_early is not None:
                 raise too_early
         for entry in [entry for entry in op.walk() if isinstance(entry, ptx.EntryOp)]:
+            hopper_op = next((inner for inner in entry.walk() if is_hopper_op(inner)), None)
+            if hopper_op is not None:
+                raise DiagnosticException(
+                    f"{self.name}: ptx.entry @{entry.sym_name.data} still holds "
+                    f"{hopper_op.name}: run convert-hopper-to-ptx first (the hopper ops read "
+                    "the index arithmetic this pass lowers)"
+                )
             lower_index_arithmetic(entry)

@@ -21,6 +21,10 @@ hopper op is lowered, are erased last.
 A guarded hopper op stays guarded: each instruction it becomes is predicated, except the
 wait loop, which is branched around when the guard is false.
 
+The pass runs before `convert-arith-to-ptx`: the copies' coordinates are `index` values of
+the schedule's arithmetic, which the ptx copies read through a cast to `!ptx.reg<u32>`;
+convert-arith-to-ptx then lowers the arithmetic and folds the casts.
+
 A `func.func` that the pipeline has not yet lowered to a ptx.module (a partitioned or
 materialized kernel, a fusion) is an error naming the passes to run first; plain functions
 are left alone.
@@ -127,17 +131,39 @@ def _lower_tensor_map_prefetch(op: hopper.TensorMapPrefetchOp, out: _Emitter) ->
     out.emit(ptx.InstOp("prefetch.tensormap [{0}]", [register_of(op.tensor_map)]))
 
 
+def _coordinate_registers(coordinates: Sequence[SSAValue], out: _Emitter) -> list[SSAValue]:
+    """The registers of a copy's index coordinates: the register behind a coordinate that
+    is a cast of one, else a cast to u32, which convert-arith-to-ptx resolves when it lowers
+    the arithmetic behind it."""
+    registers: list[SSAValue] = []
+    for coordinate in coordinates:
+        owner = coordinate.owner
+        if (
+            isinstance(owner, UnrealizedConversionCastOp)
+            and len(owner.inputs) == 1
+            and isinstance(owner.inputs[0].type, ptx.RegType)
+        ):
+            registers.append(owner.inputs[0])
+            continue
+        cast = UnrealizedConversionCastOp.get([coordinate], [ptx.U32])
+        out.ops.append(cast)
+        registers.append(cast.results[0])
+    return registers
+
+
 def _lower_tma_load(op: hopper.TmaLoadOp, out: _Emitter) -> None:
     tensor_map = register_of(op.tensor_map)
     barrier = register_of(op.barrier)
+    coordinates = _coordinate_registers(op.coordinates, out)
     if op.cta_mask is None:
-        out.emit(ptx.TmaLoadOp(op.dst, tensor_map, barrier, op.coordinates))
+        out.emit(ptx.TmaLoadOp(op.dst, tensor_map, barrier, coordinates))
         return
-    out.emit(ptx.TmaLoadMulticastOp(op.dst, tensor_map, barrier, op.cta_mask, op.coordinates))
+    out.emit(ptx.TmaLoadMulticastOp(op.dst, tensor_map, barrier, op.cta_mask, coordinates))
 
 
 def _lower_tma_store(op: hopper.TmaStoreOp, out: _Emitter) -> None:
-    out.emit(ptx.TmaStoreOp(op.src, register_of(op.tensor_map), op.coordinates))
+    coordinates = _coordinate_registers(op.coordinates, out)
+    out.emit(ptx.TmaStoreOp(op.src, register_of(op.tensor_map), coordinates))
 
 
 def _lower_mbarrier_init(op: hopper.MbarrierInitOp, out: _Emitter) -> None:
@@ -358,7 +384,12 @@ class ConvertHopperToPtx(ModulePass):
             LowerMbarrierWait(labels),
             LowerHopperOp(),
         ]
+        # No dead-code elimination: the index arithmetic is still arith, which the
+        # rewriter would otherwise prune where it is unused; what runs is what was lowered.
         PatternRewriteWalker(
-            GreedyRewritePatternApplier(patterns), apply_recursively=False
+            GreedyRewritePatternApplier(patterns, dce_enabled=False), apply_recursively=False
         ).rewrite_module(op)
-        PatternRewriteWalker(EraseRegisterCast(), apply_recursively=False).rewrite_module(op)
+        PatternRewriteWalker(
+            GreedyRewritePatternApplier([EraseRegisterCast()], dce_enabled=False),
+            apply_recursively=False,
+        ).rewrite_module(op)

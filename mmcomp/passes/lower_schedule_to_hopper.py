@@ -3,8 +3,8 @@
 The input is a kernel after `materialize-schedule` and `partition-warp-roles`. Each such
 `func.func` is replaced by a `ptx.module` holding one `ptx.entry` whose body mixes hopper
 ops (TMA, mbarriers, wgmma, setmaxnreg), the index arithmetic and ptx instructions;
-`convert-arith-to-ptx` then lowers the index arithmetic, `convert-hopper-to-ptx` the hopper
-ops, and `-t ptx` prints PTX.
+`convert-hopper-to-ptx` then lowers the hopper ops, `convert-arith-to-ptx` the index
+arithmetic (the TMA copies' coordinates among it), and `-t ptx` prints PTX.
 
 What each piece of the materialized IR becomes:
 

@@ -28,7 +28,13 @@ from typing import Any
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import DYNAMIC_INDEX, ModuleOp, bf16
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    IndexType,
+    ModuleOp,
+    UnrealizedConversionCastOp,
+    bf16,
+)
 from xdsl.ir import SSAValue
 
 from mmcomp.dialects import hopper, ptx
@@ -117,6 +123,11 @@ class _Ring:
             k.assign(self.phase, k.binary(XorOp, self.phase, one))
 
 
+def _index(k: KernelBuilder, register: SSAValue) -> SSAValue:
+    """A coordinate register as the index value the TMA copies take."""
+    return k.append(UnrealizedConversionCastOp.get([register], [IndexType()])).results[0]
+
+
 def _tensor_map(rows: int, columns: int, swizzle: int = 128) -> hopper.TensorMapType:
     """A bf16 matrix of extents known at launch, read or written in boxes rows x columns."""
     return hopper.TensorMapType((DYNAMIC_INDEX, DYNAMIC_INDEX), bf16, (rows, columns), swizzle)
@@ -184,13 +195,13 @@ def _emit_gemm(k: KernelBuilder, layout: str, epilogue: str) -> None:
     k.append(hopper.MbarrierArriveExpectTxOp(full, STAGE_BYTES))
     a_dst = stage_address(ring_in.stage)
     b_dst = k.add(a_dst, k.const(A_TILE.bytes))
-    k_coord = k.mov(k.shl(block, k.const(6)), S32)
-    k.append(hopper.TmaLoadOp(a_dst, map_a, full, [k_coord, k.mov(m0, S32)]))
+    k_coord = _index(k, k.mov(k.shl(block, k.const(6)), S32))
+    k.append(hopper.TmaLoadOp(a_dst, map_a, full, [k_coord, _index(k, k.mov(m0, S32))]))
     if layout == "linear":
-        k.append(hopper.TmaLoadOp(b_dst, map_b, full, [k_coord, k.mov(n0, S32)]))
+        k.append(hopper.TmaLoadOp(b_dst, map_b, full, [k_coord, _index(k, k.mov(n0, S32))]))
     else:
         for box in range(b_tile.boxes):
-            n_coord = k.mov(k.add(n0, k.const(box * b_tile.box_elements)), S32)
+            n_coord = _index(k, k.mov(k.add(n0, k.const(box * b_tile.box_elements)), S32))
             dst = k.add(b_dst, k.const(box * b_tile.box_bytes))
             k.append(hopper.TmaLoadOp(dst, map_b, full, [n_coord, k_coord]))
     k.assign(block, k.add(block, one))
@@ -316,7 +327,8 @@ def _tma_epilogue(
         c_type = _tensor_map(ROWS_PER_CONSUMER, TILE_N, swizzle=0)
         map_c = k.append(hopper.TensorMapParamOp("tmap_c", c_type)).result
         m_coord = k.mov(k.add(m0, k.mul(consumer, k.const(ROWS_PER_CONSUMER))), S32)
-        k.append(hopper.TmaStoreOp(map_c, staging, [k.mov(n0, S32), m_coord]))
+        n_coord = k.mov(n0, S32)
+        k.append(hopper.TmaStoreOp(map_c, staging, [_index(k, n_coord), _index(k, m_coord)]))
         k.append(ptx.BulkCommitOp())
         k.append(ptx.BulkWaitOp(0, read=True))
 

@@ -96,7 +96,7 @@ def test_a_saved_ptx_level_file_loads_as_the_compiled_kernel(tmp_path: Path, nam
 def test_the_entry_carries_every_tensor_map_box_and_swizzle():
     """The ptx-level IR names each map's box and swizzle, and the clustered launch."""
     kernel = mmcomp.compile(known("cluster_matmul").fusion(), **known("cluster_matmul").params)
-    text = kernel.ir("convert-hopper-to-ptx")
+    text = kernel.ir("convert-arith-to-ptx")
     assert "tmap0 : tmap<arg = 0" in text and "box = [" in text
     assert "cluster = 2" in text
     plan = kernel.device_kernel.plan

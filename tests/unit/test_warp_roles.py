@@ -52,8 +52,8 @@ def ptx_of(func: FuncOp) -> str:
     """The PTX text of a partitioned kernel."""
     module = lower_kernel(func)
     outer = ModuleOp([module])
-    ConvertArithToPtx().apply(context(), outer)
     ConvertHopperToPtx().apply(context(), outer)
+    ConvertArithToPtx().apply(context(), outer)
     return emit_ptx(outer)
 
 

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
+from xdsl.dialects.builtin import IndexType
 from xdsl.ir import Attribute, SSAValue
 from xdsl.parser import Parser
 from xdsl.parser.core import UnresolvedOperand
@@ -70,7 +71,7 @@ def unguarded(op: HopperInstruction) -> None:
 def check_coordinates(
     op: HopperInstruction, tensor_map: SSAValue, coordinates: Sequence[SSAValue]
 ) -> None:
-    """Raise unless there is one 32-bit coordinate per dimension of the tensor map."""
+    """Raise unless there is one coordinate (an index value) per dimension of the map."""
     assert isinstance(tensor_map.type, TensorMapType)
     rank = tensor_map.type.rank
     if len(coordinates) != rank:
@@ -78,8 +79,6 @@ def check_coordinates(
             f"{op.name}: a copy of a rank-{rank} tensor map takes {rank} coordinates, "
             f"found {len(coordinates)}"
         )
-    for index, value in enumerate(coordinates):
-        int_register(op, f"coordinate {index}", value, (32,))
 
 
 def print_guard(printer: Printer, op: HopperInstruction) -> None:
@@ -138,6 +137,11 @@ def resolve_registers(
             f"expected one register type or {len(unresolved)}, found {len(types)}", pos, parser.pos
         )
     return [parser.resolve_operand(u, t) for u, t in zip(unresolved, types, strict=True)]
+
+
+def resolve_indices(parser: Parser, unresolved: Sequence[UnresolvedOperand]) -> list[SSAValue]:
+    """Operands that are index values (a copy's coordinates)."""
+    return [parser.resolve_operand(operand, IndexType()) for operand in unresolved]
 
 
 def print_tensor_access(printer: Printer, tensor_map: SSAValue, coords: Sequence[SSAValue]):

@@ -3,7 +3,8 @@
 A tensor map is a typed value (`!hopper.tensormap`) that `hopper.tensormap_param` makes
 from a `tmap` entry parameter; the copies take it at box coordinates, in the style of
 NVGPU's TMA ops: `hopper.tma_load %t[%k, %m], %bar to %smem`, `hopper.tma_store %smem to
-%t[...]`.
+%t[...]`, the coordinates `index` values (the schedule's arithmetic, which
+convert-arith-to-ptx lowers after the copies became ptx instructions).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar, Self
 
-from xdsl.dialects.builtin import StringAttr
+from xdsl.dialects.builtin import IndexType, StringAttr
 from xdsl.ir import SSAValue
 from xdsl.irdl import (
     irdl_op_definition,
@@ -34,9 +35,8 @@ from mmcomp.dialects.hopper.base import (
     parse_tensor_access,
     parse_typed,
     print_guard,
-    print_register_types,
     print_tensor_access,
-    resolve_registers,
+    resolve_indices,
     shared_address,
 )
 from mmcomp.dialects.hopper.types import (
@@ -55,7 +55,8 @@ from mmcomp.dialects.ptx import (
 
 
 def _print_tma_load(printer: Printer, op: TmaLoadOp, mask: SSAValue | None) -> None:
-    """`%map[%c0, ...], %bar to %dst [mask %m] [guard] : map, barrier, registers[, mask]`."""
+    """`%map[%c0, ...], %bar to %dst [mask %m] [guard] : map, barrier, dst[, mask]` (the
+    coordinates are index values)."""
     printer.print_string(" ")
     print_tensor_access(printer, op.tensor_map, op.coordinates)
     printer.print_string(", ")
@@ -67,9 +68,7 @@ def _print_tma_load(printer: Printer, op: TmaLoadOp, mask: SSAValue | None) -> N
         printer.print_operand(mask)
     print_guard(printer, op)
     printer.print_string(" : ")
-    printer.print_list((op.tensor_map.type, op.barrier.type), printer.print_attribute)
-    printer.print_string(", ")
-    print_register_types(printer, [op.dst, *op.coordinates])
+    printer.print_list((op.tensor_map.type, op.barrier.type, op.dst.type), printer.print_attribute)
     if mask is not None:
         printer.print_string(", ")
         printer.print_attribute(mask.type)
@@ -103,19 +102,17 @@ class _TmaLoadSyntax:
         parser.parse_punctuation(",")
         barrier_type = parse_typed(parser, name, MbarrierType, "a !hopper.mbarrier type")
         parser.parse_punctuation(",")
-        pos = parser.pos
-        types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
+        dst_value = parser.resolve_operand(dst, parser.parse_type())
         mask_value = None
         if mask is not None:
-            *types, mask_type = types
-            mask_value = parser.resolve_operand(mask, mask_type)
-        dst_value, *coord_values = resolve_registers(parser, [dst, *coords], types, pos)
+            parser.parse_punctuation(",")
+            mask_value = parser.resolve_operand(mask, parser.parse_type())
         return _TmaLoadSyntax(
             dst_value,
             parser.resolve_operand(tensor_map, map_type),
             parser.resolve_operand(barrier, barrier_type),
             mask_value,
-            coord_values,
+            resolve_indices(parser, coords),
             guard,
         )
 
@@ -186,7 +183,7 @@ class TmaLoadOp(HopperInstruction):
     """The mbarrier whose transaction count the copy completes (the same offset in each CTA)."""
     cta_mask = opt_operand_def(RegType)
     """16-bit mask of the destination CTA ranks in the cluster (a multicast load), if any."""
-    coordinates = var_operand_def(RegType)
+    coordinates = var_operand_def(IndexType)
     """Box coordinates in elements, innermost dimension first."""
 
     def __init__(
@@ -226,7 +223,7 @@ class TmaStoreOp(HopperInstruction):
     """The tensor map written."""
     src = operand_def(RegType)
     """Shared-memory source (32-bit shared address)."""
-    coordinates = var_operand_def(RegType)
+    coordinates = var_operand_def(IndexType)
     """Box coordinates in elements, innermost first (out-of-bounds parts are clipped)."""
 
     def __init__(self, tensor_map: SSAValue, src: SSAValue, coordinates: Sequence[SSAValue]):
@@ -243,9 +240,7 @@ class TmaStoreOp(HopperInstruction):
         print_tensor_access(printer, self.tensor_map, self.coordinates)
         print_guard(printer, self)
         printer.print_string(" : ")
-        printer.print_attribute(self.tensor_map.type)
-        printer.print_string(", ")
-        print_register_types(printer, [self.src, *self.coordinates])
+        printer.print_list((self.tensor_map.type, self.src.type), printer.print_attribute)
 
     @classmethod
     def parse(cls, parser: Parser) -> Self:
@@ -256,8 +251,8 @@ class TmaStoreOp(HopperInstruction):
         parser.parse_punctuation(":")
         map_type = parse_typed(parser, cls.name, TensorMapType, "a !hopper.tensormap type")
         parser.parse_punctuation(",")
-        pos = parser.pos
-        types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
-        src_value, *coord_values = resolve_registers(parser, [src, *coords], types, pos)
-        op = cls(parser.resolve_operand(tensor_map, map_type), src_value, coord_values)
+        src_value = parser.resolve_operand(src, parser.parse_type())
+        op = cls(
+            parser.resolve_operand(tensor_map, map_type), src_value, resolve_indices(parser, coords)
+        )
         return guard.apply(op)

@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from xdsl.dialects import scf
-from xdsl.dialects.builtin import MemRefType, UnrealizedConversionCastOp
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, UnrealizedConversionCastOp
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, SSAValue
 
@@ -164,6 +164,18 @@ class KernelContext:
         if isinstance(found.type, ptx.RegType):
             return self._cast(found, value.type)
         return found
+
+    def index_constant(self, value: int) -> SSAValue:
+        """An index constant of the hopper level's arithmetic (`arith.constant`)."""
+        return self.k.append(arith.ConstantOp(IntegerAttr(value, IndexType()))).result
+
+    def index_add(self, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
+        """`lhs + rhs` on index values (`arith.addi`)."""
+        return self.k.append(arith.AddiOp(lhs, rhs)).result
+
+    def register_index(self, register: SSAValue) -> SSAValue:
+        """A register of the lowering's own arithmetic read as an index value."""
+        return self._cast(register, IndexType())
 
     def extent(self, name: str) -> SSAValue:
         """The u32 register of a runtime extent of the kernel."""

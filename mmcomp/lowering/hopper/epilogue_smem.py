@@ -169,17 +169,18 @@ class SmemEpilogue:
     def store_coordinates(
         self, store: sched.StoreTileOp, m_block: int, column0: int
     ) -> list[SSAValue]:
-        """TMA coordinates (innermost first) of the box of this warpgroup's tile at m block
-        `m_block` and column `column0`."""
+        """TMA coordinates (innermost first, index values) of the box of this warpgroup's
+        tile at m block `m_block` and column `column0`."""
         k = self.ctx.k
         roles = self.values.address.memref_roles(store.dest)
         rows = self.values.mode.part_offset(k.const(64 * m_block), self.ctx.params.warpgroup[0])
         coords: list[SSAValue] = []
+        ctx = self.ctx
         for index, role in zip(store.indices, roles, strict=True):
-            position = self.ctx.reg(index)
+            position = ctx.index(index)
             if role == "m":
-                position = k.add(position, rows)
+                position = ctx.index_add(position, ctx.register_index(rows))
             elif role == "n" and column0:
-                position = k.add(position, k.const(column0))
+                position = ctx.index_add(position, ctx.index_constant(column0))
             coords.append(position)
         return list(reversed(coords))

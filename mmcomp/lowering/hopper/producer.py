@@ -52,7 +52,7 @@ class Loads:
             slot = slot_of(op)
             operand = plan.operands[slot]
             coords = [
-                ctx.reg(op.indices[axis]) if axis >= 0 else k.const(0)
+                ctx.index(op.indices[axis]) if axis >= 0 else ctx.index_constant(0)
                 for axis in reversed(operand.axes)
             ]
             dst = k.add(slot_base, k.const(plan.slot_offsets[slot]))
@@ -62,7 +62,7 @@ class Loads:
             for box in range(operand.boxes):
                 inner = coords[0]
                 if box:
-                    inner = k.add(inner, k.const(box * BOX_ELEMENTS))
+                    inner = ctx.index_add(inner, ctx.index_constant(box * BOX_ELEMENTS))
                 k.append(
                     hopper.TmaLoadOp(
                         k.add(dst, k.const(box * operand.box_bytes)) if box else dst,
@@ -94,10 +94,10 @@ class Loads:
                 offset = (box * operand.row_pieces + piece) * operand.box_bytes
                 inner = coords[0]
                 if box:
-                    inner = k.add(inner, k.const(box * BOX_ELEMENTS))
+                    inner = ctx.index_add(inner, ctx.index_constant(box * BOX_ELEMENTS))
                 outer = list(coords[1:])
                 if piece:
-                    outer[0] = k.add(outer[0], k.const(piece * rows))
+                    outer[0] = ctx.index_add(outer[0], ctx.index_constant(piece * rows))
                 ctx.put(
                     hopper.TmaLoadOp(
                         k.add(dst, k.const(offset)) if offset else dst,

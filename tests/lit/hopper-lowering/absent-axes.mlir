@@ -12,7 +12,7 @@ func.func @broadcast_m1(%a: tensor<1x1x256xbf16>, %b: tensor<1x512x256xbf16>) ->
 
 // CHECK:      ptx.setmaxnreg dec 40
 // CHECK:      hopper.mbarrier_arrive_expect_tx 32768 %[[FULL:.*]] : !hopper.mbarrier<count = 1>
-// CHECK:      %[[ZERO:.*]] = ptx.const 0 : !ptx.reg<u32>
+// CHECK:      %[[ZERO:.*]] = arith.constant 0 : index
 // CHECK:      hopper.tma_load %{{.*}}[%[[K0:.*]], %[[ZERO]]], %[[FULL]] to %{{.*}} : !hopper.tensormap<1x256xbf16, box 128x64, swizzle 128>,
 // CHECK:      hopper.tma_load %{{.*}}[%[[K0]], %{{.*}}], %[[FULL]] to %{{.*}} :
 // The output [1, 512] has no m axis: only the tile's first row stores, its predicate

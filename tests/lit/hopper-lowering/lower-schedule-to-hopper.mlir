@@ -1,7 +1,7 @@
 // RUN: mmcomp-opt %s -p partition-warp-roles,lower-schedule-to-hopper | filecheck %s
 
-// The same kernel in the hopper dialect, before convert-arith-to-ptx and
-// convert-hopper-to-ptx: the func becomes a ptx.module whose entry holds the producer and
+// The same kernel in the hopper dialect, before convert-hopper-to-ptx and
+// convert-arith-to-ptx: the func becomes a ptx.module whose entry holds the producer and
 // consumer code side by side.
 // each into its ring slot; everything else to the consumers.
 builtin.module {
@@ -80,16 +80,14 @@ builtin.module {
 // CHECK-NEXT:     %[[M0:.*]] = arith.muli %[[TILE_M]], %{{.*}} : index
 // CHECK-NEXT:     %[[N0:.*]] = arith.muli %[[TILE_N]], %{{.*}} : index
 // CHECK:          %[[KB:.*]] = builtin.unrealized_conversion_cast %{{.*}} : !ptx.reg<u32> to index
-// CHECK-NEXT:     %[[K0_INDEX:.*]] = arith.muli %[[KB]], %{{.*}} : index
+// CHECK-NEXT:     %[[K0:.*]] = arith.muli %[[KB]], %{{.*}} : index
 // CHECK:          %[[EMPTY:.*]] = hopper.ring_barrier %[[EMPTIES]][%[[STAGE:.*]]] : !hopper.barrier_ring<stages = 4, count = 2>, !ptx.reg<u32>
 // CHECK:          hopper.mbarrier_wait %[[EMPTY]], %{{.*}} : (!hopper.mbarrier<count = 2>, !ptx.reg<u32>) -> ()
 // CHECK-NEXT:     %[[FULL:.*]] = hopper.ring_barrier %[[FULLS]][%[[STAGE]]] : !hopper.barrier_ring<stages = 4, count = 1>, !ptx.reg<u32>
 // CHECK-NEXT:     hopper.mbarrier_arrive_expect_tx 32768 %[[FULL]] : !hopper.mbarrier<count = 1>
-// CHECK:          %[[K0:.*]] = builtin.unrealized_conversion_cast %[[K0_INDEX]] : index to !ptx.reg<u32>
-// CHECK-NEXT:     %[[M0_REG:.*]] = builtin.unrealized_conversion_cast %[[M0]] : index to !ptx.reg<u32>
-// CHECK:          hopper.tma_load %[[TMAP0]][%[[K0]], %[[M0_REG]]], %[[FULL]] to %{{.*}} : !hopper.tensormap<300x200xbf16, box 128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !ptx.reg<u32>
-// CHECK-NEXT:     %[[N0_REG:.*]] = builtin.unrealized_conversion_cast %[[N0]] : index to !ptx.reg<u32>
-// CHECK:          hopper.tma_load %[[TMAP1]][%[[K0]], %[[N0_REG]]], %[[FULL]] to %{{.*}} :
+// The copies take their coordinates as the index values of the schedule's arithmetic.
+// CHECK:          hopper.tma_load %[[TMAP0]][%[[K0]], %[[M0]]], %[[FULL]] to %{{.*}} : !hopper.tensormap<300x200xbf16, box 128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !ptx.reg<u32>
+// CHECK:          hopper.tma_load %[[TMAP1]][%[[K0]], %[[N0]]], %[[FULL]] to %{{.*}} :
 // The consumers: wait full, descriptors of 128B-swizzled K-major tiles, wgmma, release.
 // CHECK:          ptx.setmaxnreg inc 232
 // Each tile's zero accumulator: 64 f32 registers per thread of one 64x128 wgmma tile.

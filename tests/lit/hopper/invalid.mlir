@@ -137,25 +137,11 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     %t = hopper.tensormap_param t : !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>
     %r = hopper.barrier_ring %s : (!ptx.reg<u32>) -> !hopper.barrier_ring<stages = 2, count = 1>
     %b = hopper.ring_barrier %r[0] : !hopper.barrier_ring<stages = 2, count = 1>
-    %c = ptx.const 0 : !ptx.reg<s32>
-    hopper.tma_load %t[%c, %c, %c], %b to %s : !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !ptx.reg<u32>, !ptx.reg<s32>, !ptx.reg<s32>, !ptx.reg<s32>
+    %c = arith.constant 0 : index
+    hopper.tma_load %t[%c, %c, %c], %b to %s : !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !ptx.reg<u32>
   }
 }
 // CHECK: hopper.tma_load: a copy of a rank-2 tensor map takes 2 coordinates, found 3
-
-// -----
-
-// A TMA store with a float coordinate.
-ptx.module version 8.0 target sm_90a address_size 64 {
-  ptx.shared @smem align 1024 size 1024
-  ptx.entry @k(t : tmap, d : b64) {
-    %s = ptx.addr_of smem : !ptx.reg<u32>
-    %t = hopper.tensormap_param t : !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>
-    %c = ptx.const 0.0 : !ptx.reg<f32>
-    hopper.tma_store %s to %t[%c, %c] : !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>, !ptx.reg<u32>, !ptx.reg<f32>, !ptx.reg<f32>
-  }
-}
-// CHECK: hopper.tma_store: coordinate 0 must be a 32-bit integer register, found !ptx.reg<f32>
 
 // -----
 
@@ -167,8 +153,8 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     %t = hopper.tensormap_param t : !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>
     %r = hopper.barrier_ring %s : (!ptx.reg<u32>) -> !hopper.barrier_ring<stages = 2, count = 1>
     %b = hopper.ring_barrier %r[0] : !hopper.barrier_ring<stages = 2, count = 1>
-    %c = ptx.const 0 : !ptx.reg<s32>
-    hopper.tma_load %t[%c, %c], %b to %s mask %s : !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !ptx.reg<u32>, !ptx.reg<s32>, !ptx.reg<s32>, !ptx.reg<u32>
+    %c = arith.constant 0 : index
+    hopper.tma_load %t[%c, %c], %b to %s mask %s : !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !ptx.reg<u32>, !ptx.reg<u32>
   }
 }
 // CHECK: hopper.tma_load: the CTA mask must be a 16-bit integer register, found !ptx.reg<u32>

@@ -1,6 +1,6 @@
 // RUN: mmcomp-opt %s | mmcomp-opt | filecheck %s --check-prefix=IR
-// RUN: mmcomp-opt %s -p convert-hopper-to-ptx | filecheck %s --check-prefix=LOWERED
-// RUN: mmcomp-opt %s -p convert-hopper-to-ptx -t ptx | filecheck %s
+// RUN: mmcomp-opt %s -p convert-hopper-to-ptx,convert-arith-to-ptx | filecheck %s --check-prefix=LOWERED
+// RUN: mmcomp-opt %s -p convert-hopper-to-ptx,convert-arith-to-ptx -t ptx | filecheck %s
 
 // Every hopper op form: the IR round trip, the ptx ops it lowers to, and the PTX text.
 // Tensor maps, mbarriers and the wgmma accumulator are typed values (a tensor map of each
@@ -38,13 +38,13 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     %stage = hopper.ring_barrier %ring[%c0] : !hopper.barrier_ring<stages = 2, count = 1>, !ptx.reg<u32>
     %elected = ptx.elect_sync : !ptx.reg<pred>
     hopper.mbarrier_arrive_expect_tx 32768 %bar if %elected : !hopper.mbarrier<count = 1>
-    %x = ptx.const 64 : !ptx.reg<s32>
-    %y = ptx.const 128 : !ptx.reg<s32>
-    %z = ptx.const 2 : !ptx.reg<s32>
-    hopper.tma_load %ta[%x, %y], %bar to %smem if %elected : !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !ptx.reg<u32>, !ptx.reg<s32>, !ptx.reg<s32>
-    hopper.tma_load %tb[%x, %y, %z], %stage to %smem : !hopper.tensormap<4x256x128xbf16, box 1x128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !ptx.reg<u32>, !ptx.reg<s32>, !ptx.reg<s32>, !ptx.reg<s32>
+    %x = arith.constant 64 : index
+    %y = arith.constant 128 : index
+    %z = arith.constant 2 : index
+    hopper.tma_load %ta[%x, %y], %bar to %smem if %elected : !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !ptx.reg<u32>
+    hopper.tma_load %tb[%x, %y, %z], %stage to %smem : !hopper.tensormap<4x256x128xbf16, box 1x128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !ptx.reg<u32>
     %mask = ptx.const 3 : !ptx.reg<b16>
-    hopper.tma_load %ta[%x, %y], %bar to %smem mask %mask : !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !ptx.reg<u32>, !ptx.reg<s32>, !ptx.reg<s32>, !ptx.reg<b16>
+    hopper.tma_load %ta[%x, %y], %bar to %smem mask %mask : !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !ptx.reg<u32>, !ptx.reg<b16>
     hopper.mbarrier_wait %bar, %c0 : (!hopper.mbarrier<count = 1>, !ptx.reg<u32>) -> ()
     hopper.mbarrier_wait %bar, %c0 if not %first : (!hopper.mbarrier<count = 1>, !ptx.reg<u32>) -> ()
     hopper.mbarrier_arrive %bar : !hopper.mbarrier<count = 1>
@@ -72,7 +72,7 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     hopper.stmatrix %smem, %p01, %p23, %p01, %p23 : (!ptx.reg<u32>, !ptx.reg<bf16x2>, !ptx.reg<bf16x2>, !ptx.reg<bf16x2>, !ptx.reg<bf16x2>) -> ()
     hopper.stmatrix %smem, %p01, %p23 {trans} : (!ptx.reg<u32>, !ptx.reg<bf16x2>, !ptx.reg<bf16x2>) -> ()
     ptx.fence proxy_async
-    hopper.tma_store %smem to %tc[%x, %y] if %elected : !hopper.tensormap<?x?xf32, box 64x32, swizzle 128>, !ptx.reg<u32>, !ptx.reg<s32>, !ptx.reg<s32>
+    hopper.tma_store %smem to %tc[%x, %y] if %elected : !hopper.tensormap<?x?xf32, box 64x32, swizzle 128>, !ptx.reg<u32>
     ptx.bulk_commit
     ptx.bulk_wait 0 {read}
     ptx.bulk_wait 1
@@ -135,9 +135,9 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 // CHECK-NEXT: mad.lo.u32 %r25, %r19, %r24, %r2;
 // CHECK-NEXT: elect.sync _|%p2, 0xffffffff;
 // CHECK-NEXT: @%p2 mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r21], 32768;
-// CHECK-NEXT: mov.s32 %r26, 64;
-// CHECK-NEXT: mov.s32 %r27, 128;
-// CHECK-NEXT: mov.s32 %r28, 2;
+// CHECK-NEXT: mov.u32 %r26, 64;
+// CHECK-NEXT: mov.u32 %r27, 128;
+// CHECK-NEXT: mov.u32 %r28, 2;
 // CHECK-NEXT: @%p2 cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd2, {%r26, %r27}], [%r21];
 // CHECK-NEXT: cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd4, {%r26, %r27, %r28}], [%r25];
 // CHECK-NEXT: mov.b16 %rs1, 3;
@@ -242,13 +242,13 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 // LOWERED-NEXT: %stage_1 = ptx.mad %c0, %stage, %bars : !ptx.reg<u32>
 // LOWERED-NEXT: %elected = ptx.elect_sync : !ptx.reg<pred>
 // LOWERED-NEXT: ptx.mbarrier_arrive %bar_1 if %elected {tx_bytes = 32768} : !ptx.reg<u32>
-// LOWERED-NEXT: %x = ptx.const 64 : !ptx.reg<s32>
-// LOWERED-NEXT: %y = ptx.const 128 : !ptx.reg<s32>
-// LOWERED-NEXT: %z = ptx.const 2 : !ptx.reg<s32>
-// LOWERED-NEXT: ptx.tma_load %smem, %ta_1, %bar_1, %x, %y if %elected : (!ptx.reg<u32>, !ptx.reg<b64>, !ptx.reg<u32>, !ptx.reg<s32>, !ptx.reg<s32>) -> ()
-// LOWERED-NEXT: ptx.tma_load %smem, %tb_1, %stage_1, %x, %y, %z : (!ptx.reg<u32>, !ptx.reg<b64>, !ptx.reg<u32>, !ptx.reg<s32>, !ptx.reg<s32>, !ptx.reg<s32>) -> ()
+// LOWERED-NEXT: %x = ptx.const 64 : !ptx.reg<u32>
+// LOWERED-NEXT: %y = ptx.const 128 : !ptx.reg<u32>
+// LOWERED-NEXT: %z = ptx.const 2 : !ptx.reg<u32>
+// LOWERED-NEXT: ptx.tma_load %smem, %ta_1, %bar_1, %x, %y if %elected : (!ptx.reg<u32>, !ptx.reg<b64>, !ptx.reg<u32>, !ptx.reg<u32>, !ptx.reg<u32>) -> ()
+// LOWERED-NEXT: ptx.tma_load %smem, %tb_1, %stage_1, %x, %y, %z : (!ptx.reg<u32>, !ptx.reg<b64>, !ptx.reg<u32>, !ptx.reg<u32>, !ptx.reg<u32>, !ptx.reg<u32>) -> ()
 // LOWERED-NEXT: %mask = ptx.const 3 : !ptx.reg<b16>
-// LOWERED-NEXT: ptx.tma_load_multicast %smem, %ta_1, %bar_1, %mask, %x, %y : (!ptx.reg<u32>, !ptx.reg<b64>, !ptx.reg<u32>, !ptx.reg<b16>, !ptx.reg<s32>, !ptx.reg<s32>) -> ()
+// LOWERED-NEXT: ptx.tma_load_multicast %smem, %ta_1, %bar_1, %mask, %x, %y : (!ptx.reg<u32>, !ptx.reg<b64>, !ptx.reg<u32>, !ptx.reg<b16>, !ptx.reg<u32>, !ptx.reg<u32>) -> ()
 // LOWERED-NEXT: ptx.label hopper_wait_1
 // LOWERED-NEXT: %0 = ptx.mbarrier_try_wait %bar_1, %c0 : (!ptx.reg<u32>, !ptx.reg<u32>) -> !ptx.reg<pred>
 // LOWERED-NEXT: ptx.bra hopper_wait_1 if not %0
@@ -299,7 +299,7 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 // LOWERED-NEXT: ptx.stmatrix %smem, %p01, %p23, %p01, %p23 : (!ptx.reg<u32>, !ptx.reg<bf16x2>, !ptx.reg<bf16x2>, !ptx.reg<bf16x2>, !ptx.reg<bf16x2>) -> ()
 // LOWERED-NEXT: ptx.stmatrix trans %smem, %p01, %p23 : (!ptx.reg<u32>, !ptx.reg<bf16x2>, !ptx.reg<bf16x2>) -> ()
 // LOWERED-NEXT: ptx.fence proxy_async
-// LOWERED-NEXT: ptx.tma_store %smem, %tc_1, %x, %y if %elected : (!ptx.reg<u32>, !ptx.reg<b64>, !ptx.reg<s32>, !ptx.reg<s32>) -> ()
+// LOWERED-NEXT: ptx.tma_store %smem, %tc_1, %x, %y if %elected : (!ptx.reg<u32>, !ptx.reg<b64>, !ptx.reg<u32>, !ptx.reg<u32>) -> ()
 // LOWERED-NEXT: ptx.bulk_commit
 // LOWERED-NEXT: ptx.bulk_wait 0 {read}
 // LOWERED-NEXT: ptx.bulk_wait 1
@@ -338,13 +338,13 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 // IR-NEXT: %stage = hopper.ring_barrier %ring[%c0] : !hopper.barrier_ring<stages = 2, count = 1>, !ptx.reg<u32>
 // IR-NEXT: %elected = ptx.elect_sync : !ptx.reg<pred>
 // IR-NEXT: hopper.mbarrier_arrive_expect_tx 32768 %bar if %elected : !hopper.mbarrier<count = 1>
-// IR-NEXT: %x = ptx.const 64 : !ptx.reg<s32>
-// IR-NEXT: %y = ptx.const 128 : !ptx.reg<s32>
-// IR-NEXT: %z = ptx.const 2 : !ptx.reg<s32>
-// IR-NEXT: hopper.tma_load %ta[%x, %y], %bar to %smem if %elected : !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !ptx.reg<u32>, !ptx.reg<s32>, !ptx.reg<s32>
-// IR-NEXT: hopper.tma_load %tb[%x, %y, %z], %stage to %smem : !hopper.tensormap<4x256x128xbf16, box 1x128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !ptx.reg<u32>, !ptx.reg<s32>, !ptx.reg<s32>, !ptx.reg<s32>
+// IR-NEXT: %x = arith.constant 64 : index
+// IR-NEXT: %y = arith.constant 128 : index
+// IR-NEXT: %z = arith.constant 2 : index
+// IR-NEXT: hopper.tma_load %ta[%x, %y], %bar to %smem if %elected : !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !ptx.reg<u32>
+// IR-NEXT: hopper.tma_load %tb[%x, %y, %z], %stage to %smem : !hopper.tensormap<4x256x128xbf16, box 1x128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !ptx.reg<u32>
 // IR-NEXT: %mask = ptx.const 3 : !ptx.reg<b16>
-// IR-NEXT: hopper.tma_load %ta[%x, %y], %bar to %smem mask %mask : !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !ptx.reg<u32>, !ptx.reg<s32>, !ptx.reg<s32>, !ptx.reg<b16>
+// IR-NEXT: hopper.tma_load %ta[%x, %y], %bar to %smem mask %mask : !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !ptx.reg<u32>, !ptx.reg<b16>
 // IR-NEXT: hopper.mbarrier_wait %bar, %c0 : (!hopper.mbarrier<count = 1>, !ptx.reg<u32>) -> ()
 // IR-NEXT: hopper.mbarrier_wait %bar, %c0 if not %first : (!hopper.mbarrier<count = 1>, !ptx.reg<u32>) -> ()
 // IR-NEXT: hopper.mbarrier_arrive %bar : !hopper.mbarrier<count = 1>
@@ -372,7 +372,7 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 // IR-NEXT: hopper.stmatrix %smem, %p01, %p23, %p01, %p23 : (!ptx.reg<u32>, !ptx.reg<bf16x2>, !ptx.reg<bf16x2>, !ptx.reg<bf16x2>, !ptx.reg<bf16x2>) -> ()
 // IR-NEXT: hopper.stmatrix %smem, %p01, %p23 {trans} : (!ptx.reg<u32>, !ptx.reg<bf16x2>, !ptx.reg<bf16x2>) -> ()
 // IR-NEXT: ptx.fence proxy_async
-// IR-NEXT: hopper.tma_store %smem to %tc[%x, %y] if %elected : !hopper.tensormap<?x?xf32, box 64x32, swizzle 128>, !ptx.reg<u32>, !ptx.reg<s32>, !ptx.reg<s32>
+// IR-NEXT: hopper.tma_store %smem to %tc[%x, %y] if %elected : !hopper.tensormap<?x?xf32, box 64x32, swizzle 128>, !ptx.reg<u32>
 // IR-NEXT: ptx.bulk_commit
 // IR-NEXT: ptx.bulk_wait 0 {read}
 // IR-NEXT: ptx.bulk_wait 1

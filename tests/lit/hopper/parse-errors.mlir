@@ -108,7 +108,7 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     %r = hopper.barrier_ring %s : (!ptx.reg<u32>) -> !hopper.barrier_ring<stages = 2, count = 1>
     %b = hopper.ring_barrier %r[0] : !hopper.barrier_ring<stages = 2, count = 1>
     %c = ptx.const 0 : !ptx.reg<s32>
-    hopper.tma_load %d[%c, %c], %b to %s : !ptx.reg<b64>, !hopper.mbarrier<count = 1>, !ptx.reg<u32>, !ptx.reg<s32>, !ptx.reg<s32>
+    hopper.tma_load %d[%c, %c], %b to %s : !ptx.reg<b64>, !hopper.mbarrier<count = 1>, !ptx.reg<u32>
   }
 }
 // CHECK: hopper.tma_load: expected a !hopper.tensormap type, found !ptx.reg<b64>
@@ -122,7 +122,22 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     %s = ptx.addr_of smem : !ptx.reg<u32>
     %t = hopper.tensormap_param t : !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>
     %c = ptx.const 0 : !ptx.reg<s32>
-    hopper.tma_load %t[%c, %c], %s to %s : !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>, !ptx.reg<u32>, !ptx.reg<u32>, !ptx.reg<s32>, !ptx.reg<s32>
+    hopper.tma_load %t[%c, %c], %s to %s : !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>, !ptx.reg<u32>, !ptx.reg<u32>
   }
 }
 // CHECK: hopper.tma_load: expected a !hopper.mbarrier type, found !ptx.reg<u32>
+
+// -----
+
+// A TMA store at a register coordinate: the copies take index values (the schedule's
+// arithmetic), which convert-arith-to-ptx lowers after them.
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.shared @smem align 1024 size 1024
+  ptx.entry @k(t : tmap, d : b64) {
+    %s = ptx.addr_of smem : !ptx.reg<u32>
+    %t = hopper.tensormap_param t : !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>
+    %c = ptx.const 0 : !ptx.reg<s32>
+    hopper.tma_store %s to %t[%c, %c] : !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>, !ptx.reg<u32>
+  }
+}
+// CHECK: operand is used with type index, but has been previously used or defined with type !ptx.reg<s32>
