@@ -400,7 +400,9 @@ class Kernel:
         return f"<mmcomp.Kernel @{self.fusion.name} backend={self.backend} {self.params.format()}>"
 
 
-def _as_fusion(f: object) -> Fusion:
+def as_fusion(f: object, where: str = "compile") -> Fusion:
+    """The fusion of an mmcomp.Fusion, IR text or a builtin.module (argument 'f' of
+    `where`)."""
     from mmcomp.frontend import Fusion, parse
 
     if isinstance(f, Fusion):
@@ -410,7 +412,7 @@ def _as_fusion(f: object) -> Fusion:
     if isinstance(f, ModuleOp):
         return Fusion.from_module(f.clone())
     raise FusionError(
-        f"compile: argument 'f': expected an mmcomp.Fusion, IR text or a builtin.module, "
+        f"{where}: argument 'f': expected an mmcomp.Fusion, IR text or a builtin.module, "
         f"found {type(f).__name__}"
     )
 
@@ -485,7 +487,7 @@ def compile(  # noqa: A001
 
     schedule_m = check_schedule_m(params.pop("schedule_m", None))
     normalize_overrides(params)
-    fusion = _as_fusion(f)
+    fusion = as_fusion(f)
     if schedule_m is None and has_dynamic_m(fusion):
         return BucketedKernel(fusion, backend, params)
     from mmcomp.cache import compile_cached

@@ -558,6 +558,19 @@ def brief(params: Any) -> str:
     return " ".join(words)
 
 
+def timed_in_turns(
+    runs: dict[str, Callable[[], None]], rounds: int, repeat: int
+) -> dict[str, list[float]]:
+    """Each contender's `median_ms` per round, the contenders timed in turns for `rounds`
+    rounds, the order rotating from round to round (a clock or power dip hits each alike)."""
+    order = list(runs)
+    times: dict[str, list[float]] = {name: [] for name in order}
+    for turn in range(rounds):
+        for name in order[turn % len(order) :] + order[: turn % len(order)]:
+            times[name].append(median_ms(runs[name], repeat))
+    return times
+
+
 def interleaved_row(problem: Problem, rounds: int, repeat: int, budget: float) -> dict[str, Any]:
     """cuBLAS, the heuristic's kernel and the autotuned one on the same inputs, timed in
     turns for `rounds` rounds (each round `median_ms` of each, the order rotating)."""
@@ -572,11 +585,7 @@ def interleaved_row(problem: Problem, rounds: int, repeat: int, budget: float) -
     run_heuristic, heuristic_out = rotating_launch(heuristic.device_kernel, names, sets)
     run_tuned, tuned_out = rotating_launch(tuned.device_kernel, names, sets)
     runs = {"cublas": run_torch, "heuristic": run_heuristic, "autotuned": run_tuned}
-    order = list(runs)
-    times: dict[str, list[float]] = {name: [] for name in order}
-    for turn in range(rounds):
-        for name in order[turn % len(order) :] + order[: turn % len(order)]:
-            times[name].append(median_ms(runs[name], repeat))
+    times = timed_in_turns(runs, rounds, repeat)
     check_against_torch(problem, sets[0], heuristic_out)
     check_against_torch(problem, sets[0], tuned_out)
     return {

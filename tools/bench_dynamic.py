@@ -58,17 +58,12 @@ def row(dynamic: Any, m: int, n: int, k: int, rounds: int, repeat: int) -> dict[
     torch.cuda.synchronize()
     bench.check_against_torch(problem, sets[0], dynamic_out)
     bench.check_against_torch(problem, sets[0], static_out)
-    ratios: list[float] = []
-    dynamic_ms: list[float] = []
-    static_ms: list[float] = []
-    for _ in range(rounds):
-        static_ms.append(bench.median_ms(static_run, repeat))
-        dynamic_ms.append(bench.median_ms(dynamic_run, repeat))
-        ratios.append(static_ms[-1] / dynamic_ms[-1])
+    times = bench.timed_in_turns({"static": static_run, "dynamic": dynamic_run}, rounds, repeat)
+    ratios = [s / d for s, d in zip(times["static"], times["dynamic"], strict=True)]
     return {
         "ratios": ratios,
-        "static_ms": statistics.median(static_ms),
-        "dynamic_ms": statistics.median(dynamic_ms),
+        "static_ms": statistics.median(times["static"]),
+        "dynamic_ms": statistics.median(times["dynamic"]),
         "schedule": bucket.params.format(),
     }
 

@@ -80,17 +80,12 @@ def compare(problem: bench.Problem, rounds: int, repeat: int) -> dict[str, Any]:
     new_run, new_schedule, new_out = bound_runner("mmcomp", problem, sets)
     bench.check_against_torch(problem, sets[0], base_out)
     bench.check_against_torch(problem, sets[0], new_out)
-    ratios: list[float] = []
-    base_ms: list[float] = []
-    new_ms: list[float] = []
-    for _ in range(rounds):
-        base_ms.append(bench.median_ms(base_run, repeat))
-        new_ms.append(bench.median_ms(new_run, repeat))
-        ratios.append(base_ms[-1] / new_ms[-1])
+    times = bench.timed_in_turns({"base": base_run, "new": new_run}, rounds, repeat)
+    ratios = [b / n for b, n in zip(times["base"], times["new"], strict=True)]
     return {
         "ratios": ratios,
-        "base_ms": statistics.median(base_ms),
-        "new_ms": statistics.median(new_ms),
+        "base_ms": statistics.median(times["base"]),
+        "new_ms": statistics.median(times["new"]),
         "base_schedule": base_schedule,
         "new_schedule": new_schedule,
     }

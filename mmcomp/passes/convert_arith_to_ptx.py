@@ -27,7 +27,6 @@ from __future__ import annotations
 from xdsl.context import Context
 from xdsl.dialects import arith, gpu
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, UnrealizedConversionCastOp
-from xdsl.dialects.func import FuncOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -40,7 +39,7 @@ from xdsl.pattern_rewriter import (
 from xdsl.utils.exceptions import DiagnosticException
 
 from mmcomp.dialects import ptx
-from mmcomp.passes.partition_warp_roles import level_error
+from mmcomp.passes.partition_warp_roles import check_lowered_to_ptx
 
 BINARY: dict[type[Operation], type[ptx.BinaryOp]] = {
     arith.AddiOp: ptx.AddOp,
@@ -224,12 +223,7 @@ class ConvertArithToPtx(ModulePass):
         """Lower every entry's index arithmetic; a kernel or fusion still in a func.func is
         an error."""
         del ctx
-        for func in op.walk():
-            if not isinstance(func, FuncOp):
-                continue
-            too_early = level_error(self.name, func, "not lowered to a ptx.module")
-            if too_early is not None:
-                raise too_early
+        check_lowered_to_ptx(self.name, op)
         for entry in [entry for entry in op.walk() if isinstance(entry, ptx.EntryOp)]:
             hopper_op = next((inner for inner in entry.walk() if is_hopper_op(inner)), None)
             if hopper_op is not None:

@@ -38,7 +38,6 @@ from typing import Any
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, UnrealizedConversionCastOp
-from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -52,7 +51,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from mmcomp.dialects import hopper, ptx
 from mmcomp.hopper_layout import Major, descriptor_base
-from mmcomp.passes.partition_warp_roles import level_error
+from mmcomp.passes.partition_warp_roles import check_lowered_to_ptx
 
 
 def _reg_type(value: SSAValue) -> ptx.RegType:
@@ -366,12 +365,7 @@ class ConvertHopperToPtx(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         """Lower every hopper op; a kernel or fusion still in a func.func is an error."""
-        for func in op.walk():
-            if not isinstance(func, FuncOp):
-                continue
-            too_early = level_error(self.name, func, "not lowered to a ptx.module")
-            if too_early is not None:
-                raise too_early
+        check_lowered_to_ptx(self.name, op)
         labels = _Labels(
             {label.label.data for label in op.walk() if isinstance(label, ptx.LabelOp)}
         )

@@ -250,6 +250,17 @@ def level_error(pass_name: str, func: FuncOp, missing: str) -> DiagnosticExcepti
     return schedule_error(pass_name, func.sym_name.data, f"{missing} ({found}): run {steps} first")
 
 
+def check_lowered_to_ptx(pass_name: str, module: ModuleOp) -> None:
+    """Raise `level_error` for a kernel or fusion of `module` still in a func.func (the
+    passes after lower-schedule-to-hopper take ptx modules; plain functions pass)."""
+    for func in module.walk():
+        if not isinstance(func, FuncOp):
+            continue
+        too_early = level_error(pass_name, func, "not lowered to a ptx.module")
+        if too_early is not None:
+            raise too_early
+
+
 def kernel_params(func: FuncOp) -> ScheduleParams:
     """The `sched.params` of a materialized kernel, or a ScheduleError naming the function."""
     attr = func.attributes.get(PARAMS_ATTR)

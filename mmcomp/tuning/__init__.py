@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from mmcomp.compiler import Kernel
+from mmcomp.compiler import Kernel, as_fusion
 from mmcomp.errors import FusionError, ScheduleError
 from mmcomp.tuning.candidates import MAX_CANDIDATES, SEARCHED, Plan, plan_candidates
 from mmcomp.tuning.report import AutotuneReport, Candidate, TunedKernel
@@ -74,24 +74,6 @@ def stats() -> dict[str, int]:
     """What this process's autotunes did: tuned (timed), reused (from disk), fallbacks
     (no GPU: the heuristic), rounds (timing rounds run)."""
     return dict(_stats)
-
-
-def _fusion_of(f: object) -> Fusion:
-    """The fusion of an mmcomp.Fusion, IR text or a builtin.module."""
-    from xdsl.dialects.builtin import ModuleOp
-
-    from mmcomp.frontend import Fusion, parse
-
-    if isinstance(f, Fusion):
-        return f
-    if isinstance(f, str):
-        return parse(f)
-    if isinstance(f, ModuleOp):
-        return Fusion.from_module(f.clone())
-    raise FusionError(
-        f"autotune: argument 'f': expected an mmcomp.Fusion, IR text or a builtin.module, "
-        f"found {type(f).__name__}"
-    )
 
 
 def gpu_reason() -> str | None:
@@ -219,7 +201,7 @@ def autotune(
     start = time.monotonic()
     given_m = check_schedule_m(params.pop("schedule_m", None))
     keywords: dict[str, Any] = normalize_overrides(params)
-    fusion = _fusion_of(f)
+    fusion = as_fusion(f, "autotune")
     if arrays:
         _check_arrays(fusion, arrays)
     reason = "backend 'interp' runs on the CPU" if backend != "cuda" else None
