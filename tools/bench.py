@@ -703,8 +703,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=5, help="rounds per row (--rows)")
     parser.add_argument("--budget", type=float, default=15.0, help="autotune seconds (--rows)")
     parser.add_argument("--json", default="", help="also write the raw figures here (--rows)")
+    parser.add_argument(
+        "--dynamic",
+        action="store_true",
+        help="a dynamic-M kernel against static ones of the same M and schedule instead "
+        "(tools/bench_dynamic.py, M = 128, 4096, 8192 at N = 14336, K = 4096)",
+    )
     args = parser.parse_args(argv)
     import torch  # pyright: ignore[reportMissingImports]
+
+    if args.dynamic:
+        import bench_dynamic
+
+        out = ["--out", args.out] if args.out else []
+        bench_dynamic.main(["--rounds", str(args.rounds), "--repeat", str(args.repeat), *out])
+        return 0
 
     if args.rows:
         text, raw = rows_report(args)

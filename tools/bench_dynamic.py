@@ -1,6 +1,7 @@
 """Time a dynamic-M kernel against a static kernel compiled for the same M and schedule.
 
     python tools/bench_dynamic.py [--ms 128,4096,8192] [--n 14336] [--k 4096] [--rounds 5]
+    python tools/bench.py --dynamic [--rounds 5] [--out FILE]     # the same, the defaults
 
 One `mmcomp.compile` of the bf16 linear A[M, K] W[N, K]^T with a dynamic M (a
 BucketedKernel) gives, for each M, the kernel of M's bucket and its schedule; the static
@@ -68,7 +69,7 @@ def row(dynamic: Any, m: int, n: int, k: int, rounds: int, repeat: int) -> dict[
     }
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     """Parse the arguments, time every M, print (and write) the table."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--ms", default="128,4096,8192")
@@ -77,7 +78,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--repeat", type=int, default=50)
     parser.add_argument("--out", default="")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     dynamic = mmcomp.compile(linear("m", args.n, args.k))
     assert isinstance(dynamic, BucketedKernel)
     lines = [
