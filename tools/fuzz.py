@@ -978,13 +978,13 @@ def compile_cuda(case: Case, compile_only: bool, cli: bool = False) -> Outcome |
         outcome = classify_error(case, error)
         if outcome.kind == "spills":
             outcome.chosen = scheduled_params(built, case.params)
-        if cli and outcome.status == "refused" and built.compiled is None:
+        if cli and outcome.status == "refused":
             return compare_cli(case, built, None, outcome) or outcome
         return outcome
     report = kernel.report
     if report is not None and (report.spill_stores or report.spill_loads):
         return _outcome(case, "fail", "spills", f"ptxas: {report}")
-    if cli and built.compiled is None:  # mmcomp-opt's compile-to-ptx takes no schedule-m
+    if cli:
         mismatch = compare_cli(case, built, kernel.ptx, None)
         if mismatch is not None:
             return mismatch
@@ -1037,9 +1037,10 @@ def with_params(text: str, params: dict[str, Any]) -> str:
     )
 
 
-def run_cli(text: str) -> tuple[str | None, str]:
-    """mmcomp-opt -p compile-to-ptx -t ptx on IR text, in this process: (PTX, "") or
-    (None, its error). An exception mmcomp-opt does not report as an error propagates."""
+def run_cli(text: str, schedule_m: int | None = None) -> tuple[str | None, str]:
+    """mmcomp-opt -p compile-to-ptx -t ptx on IR text (`compile-to-ptx{schedule-m=M}` for
+    a dynamic case), in this process: (PTX, "") or (None, its error). An exception
+    mmcomp-opt does not report as an error propagates."""
     from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
 
     from mmcomp.cli import MmcompOptMain
@@ -1048,7 +1049,10 @@ def run_cli(text: str) -> tuple[str | None, str]:
         source = Path(directory) / "fusion.mlir"
         target = Path(directory) / "kernel.ptx"
         source.write_text(text)
-        args = [str(source), "-p", "compile-to-ptx", "-t", "ptx", "-o", str(target)]
+        passes = (
+            "compile-to-ptx" if schedule_m is None else f"compile-to-ptx{{schedule-m={schedule_m}}}"
+        )
+        args = [str(source), "-p", passes, "-t", "ptx", "-o", str(target)]
         try:
             MmcompOptMain(description="mmcomp-opt", args=args).run()
         except (ParseError, VerifyException, DiagnosticException, ValueError) as error:
@@ -1060,7 +1064,10 @@ def compare_cli(
     case: Case, built: Built, ptx: str | None, refusal: Outcome | None
 ) -> Outcome | None:
     """A `cli` failure where mmcomp-opt and mmcomp.compile disagree, else None."""
-    cli_ptx, error = run_cli(with_params(str(built.fusion), case.params))
+    if built.compiled is None:
+        cli_ptx, error = run_cli(with_params(str(built.fusion), case.params))
+    else:
+        cli_ptx, error = run_cli(with_params(str(built.compiled), case.params), case.spec.m)
     if ptx is None and cli_ptx is not None:
         assert refusal is not None
         return _outcome(

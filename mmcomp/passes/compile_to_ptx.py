@@ -15,7 +15,8 @@ spills is compiled again with the refits of `mmcomp.spill_refit`, the keys writt
 `#sched.params` kept as pins: the search `mmcomp.compile` runs with its keywords, so both
 tools give the same kernel. A function whose pinned schedule spills whatever is refitted
 is an error naming the spill and what would fit. `compile-to-ptx{refit-spills=false}`
-skips the check (as the pass list written out does).
+skips the check (as the pass list written out does). `compile-to-ptx{schedule-m=16}`
+schedules a dynamic M as if it were 16, as `mmcomp.compile(f, schedule_m=16)` does.
 """
 
 from __future__ import annotations
@@ -34,12 +35,17 @@ from mmcomp.errors import ScheduleError
 from mmcomp.registry import DEFAULT_PIPELINE, PASSES
 
 
-def run_default_pipeline(ctx: Context, module: ModuleOp) -> dict[str, ScheduleParams]:
-    """Run DEFAULT_PIPELINE on `module`: the params choose-schedule gave each fusion
-    function, by name."""
+def run_default_pipeline(
+    ctx: Context, module: ModuleOp, schedule_m: int | None = None
+) -> dict[str, ScheduleParams]:
+    """Run DEFAULT_PIPELINE on `module` (choose-schedule with `schedule_m`, for a dynamic
+    M): the params choose-schedule gave each fusion function, by name."""
     chosen: dict[str, ScheduleParams] = {}
     for name in DEFAULT_PIPELINE:
-        PASSES[name]()().apply(ctx, module)
+        if name == "choose-schedule" and schedule_m is not None:
+            PASSES[name]()(schedule_m=schedule_m).apply(ctx, module)
+        else:
+            PASSES[name]()().apply(ctx, module)
         if name == "choose-schedule":
             chosen = {
                 function.sym_name.data: attr.data
@@ -97,15 +103,18 @@ class CompileToPtx(ModulePass):
 
     refit_spills: bool = True
     """Assemble with ptxas (where found) and refit the schedule of an entry that spills."""
+    schedule_m: int | None = None
+    """For a dynamic M: schedule as if M were this (choose-schedule's `schedule-m`, an M
+    bucket's bound; `mmcomp.compile(f, schedule_m=M)`)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         from mmcomp import ptxas
 
         if not self.refit_spills or ptxas.find_tool("ptxas") is None:
-            run_default_pipeline(ctx, op)
+            run_default_pipeline(ctx, op, self.schedule_m)
             return
         source = op.clone()
-        run_default_pipeline(ctx, op)
+        run_default_pipeline(ctx, op, self.schedule_m)
         spilled = spilling_entries(op)
         if not spilled:
             return
@@ -114,7 +123,7 @@ class CompileToPtx(ModulePass):
             if name not in spilled:
                 continue
             self._refit(ctx, source, name)
-        run_default_pipeline(ctx, source)
+        run_default_pipeline(ctx, source, self.schedule_m)
         _replace_body(op, source)
 
     def _refit(self, ctx: Context, source: ModuleOp, name: str) -> None:
@@ -126,7 +135,7 @@ class CompileToPtx(ModulePass):
             candidate = source.clone()
             try:
                 _pin(candidate, name, pins)
-                chosen = run_default_pipeline(ctx, candidate)[name]
+                chosen = run_default_pipeline(ctx, candidate, self.schedule_m)[name]
             except (DiagnosticException, VerifyException) as error:
                 raise ScheduleError(str(error)) from None  # these settings do not apply
             report = spilling_entries(candidate).get(name)

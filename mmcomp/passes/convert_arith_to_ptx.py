@@ -211,7 +211,7 @@ def lower_index_arithmetic(entry: ptx.EntryOp) -> None:
     PatternRewriteWalker(
         GreedyRewritePatternApplier(list(PATTERNS), dce_enabled=False), apply_recursively=False
     ).rewrite_region(entry.body)
-    PatternRewriteWalker(FoldRegisterCast(), apply_recursively=False).rewrite_region(entry.body)
+    PatternRewriteWalker(FoldRegisterCast(), apply_recursively=True).rewrite_region(entry.body)
 
 
 class ConvertArithToPtx(ModulePass):

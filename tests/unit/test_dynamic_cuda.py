@@ -104,3 +104,17 @@ def test_a_loaded_kernel_reads_its_extents_from_the_inputs() -> None:
     empty = [array[:0] if array.shape[0] == 100 else array for array in (a, w, t)]
     y, o = device(*empty)  # M = 0 from the inputs: nothing launched, no GPU needed
     assert y.shape == (0, N) and o.shape == (0, N)
+
+
+@pytest.mark.parametrize("schedule_m", [16, 4096])
+def test_mmcomp_opt_compiles_a_bucket_as_compile_does(tmp_path: Path, schedule_m: int) -> None:
+    from mmcomp.cli import MmcompOptMain
+
+    fusion = epilogue_operand(N, K)
+    kernel = mmcomp.compile(fusion, schedule_m=schedule_m)
+    source = tmp_path / "fusion.mlir"
+    source.write_text(str(fusion))
+    target = tmp_path / "kernel.ptx"
+    passes = f"compile-to-ptx{{schedule-m={schedule_m}}}"
+    MmcompOptMain(args=[str(source), "-p", passes, "-t", "ptx", "-o", str(target)]).run()
+    assert target.read_text().strip() == kernel.ptx.strip()
