@@ -237,6 +237,9 @@ class Kernel:
         self._runner = runner
         self._dynamic_roles: list[tuple[str, ...]] | None = None
         self._roles_known = False
+        self._by_shapes: dict[tuple[tuple[int, ...], ...], CudaKernel] = {}
+        """With runtime extents on the cuda back end: the specialized kernel of each tuple
+        of input shapes seen (the most recent SPECIALIZED_KEPT)."""
         self._fast: Callable[[Sequence[Any]], tuple[Any, ...] | None] | None = None
         """After the first device call: the call's fast path (CallState.fast), which takes
         positional device arrays with no keyword and answers None where it cannot."""
@@ -333,6 +336,20 @@ class Kernel:
             self._roles_known = True
             self._dynamic_roles = dynamic_input_roles(self.fusion)
         return self._dynamic_roles
+
+    def device_kernel_at(self, shapes: tuple[tuple[int, ...], ...]) -> CudaKernel:
+        """The cuda kernel specialized for inputs of these shapes (checked as
+        `runtime_extents` does), cached by the shapes."""
+        from mmcomp.backend.kernel import SPECIALIZED_KEPT
+
+        found = self._by_shapes.get(shapes)
+        if found is not None:
+            return found
+        found = self.device_kernel.specialized(self.runtime_extents(shapes))
+        if len(self._by_shapes) >= SPECIALIZED_KEPT:
+            self._by_shapes.pop(next(iter(self._by_shapes)))
+        self._by_shapes[shapes] = found
+        return found
 
     def runtime_extents(self, shapes: Sequence[Sequence[int]]) -> dict[str, int]:
         """The runtime extent of each dynamic axis for inputs of these shapes (fusion input

@@ -765,10 +765,14 @@ def call_kernel(
             ]
             arrays = order_inputs(f"kernel @{device.plan.entry}", names, arrays, named)
         if device.plan.dynamic:
-            where = f"kernel @{kernel.fusion.name}"
-            names = [value.name or f"input {i}" for i, value in enumerate(kernel.fusion.inputs)]
-            shapes = [shape_of(where, name, a) for name, a in zip(names, arrays, strict=True)]
-            device = device.specialized(kernel.runtime_extents(shapes))
+            try:
+                shapes = tuple(tuple(array.shape) for array in arrays)
+            except AttributeError:
+                where = f"kernel @{kernel.fusion.name}"
+                inputs = kernel.fusion.inputs
+                names = [value.name or f"input {i}" for i, value in enumerate(inputs)]
+                shapes = tuple(shape_of(where, n, a) for n, a in zip(names, arrays, strict=True))
+            device = kernel.device_kernel_at(shapes)
         return call(device, arrays, out, stream, check)
     where = f"kernel @{kernel.fusion.name}"
     if stream is not None:
