@@ -514,18 +514,18 @@ def call_report(args: argparse.Namespace) -> str:
     return "\n".join(header + lines) + "\n"
 
 
+DECODE_SHAPES = (
+    (1, 4096, 4096),
+    (16, 14336, 4096),
+    (64, 4096, 14336),
+    (128, 14336, 4096),
+    (256, 14336, 4096),
+    (512, 4096, 4096),
+)
+"""LLM decode linears, M x N x K (M tokens; Llama-3-8B's attention and MLP widths)."""
+
 ROWS: dict[str, list[Problem]] = {
-    "decode": [
-        Problem(f"linear {m}x{n}x{k}", m, n, k, "linear")
-        for m, n, k in (
-            (1, 4096, 4096),
-            (16, 14336, 4096),
-            (64, 4096, 14336),
-            (128, 14336, 4096),
-            (256, 14336, 4096),
-            (512, 4096, 4096),
-        )
-    ],
+    "decode": [Problem(f"linear {m}x{n}x{k}", m, n, k, "linear") for m, n, k in DECODE_SHAPES],
     "fp16": [Problem("linear fp16 2048x2048x8192", 2048, 2048, 8192, "linear", "f16")],
     "large": [
         Problem(f"linear {m}x{n}x{k}", m, n, k, "linear")

@@ -43,6 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench import (  # noqa: E402
     COMMON,
+    DECODE_SHAPES,
     ROOT,
     TESTS,
     Problem,
@@ -53,15 +54,6 @@ from bench import (  # noqa: E402
     rotating_torch,
 )
 
-DECODE_SHAPES = [
-    (1, 4096, 4096),
-    (16, 14336, 4096),
-    (64, 4096, 14336),
-    (128, 14336, 4096),
-    (256, 14336, 4096),
-    (512, 4096, 4096),
-]
-"""LLM decode linears (M tokens, Llama-3-8B's attention and MLP widths)."""
 SM_COUNT = 132
 """SMs of the H200 (mmcomp.hardware.SM_COUNT; work units past a few waves are not swept)."""
 MAX_WAVES = 4
