@@ -71,9 +71,18 @@ class BucketedKernel(Kernel):
     `kernel_for(m)` gives the kernel that runs at M, and `kernels` the ones built so far.
     """
 
-    def __init__(self, fusion: Fusion, backend: str, params: dict[str, Any]):
+    def __init__(
+        self,
+        fusion: Fusion,
+        backend: str,
+        params: dict[str, Any],
+        autotune_budget_s: float | None = None,
+    ):
         self.keywords = dict(params)
         """The schedule keywords every bucket's kernel is compiled with."""
+        self.autotune_budget_s = autotune_budget_s
+        """With `mmcomp.compile(f, autotune=True)`: each bucket's kernel is autotuned (for
+        M = its bound, on random inputs, within this many seconds) when first used."""
         self.kernels: dict[int, Kernel] = {}
         """The kernels built so far, by bucket."""
         self._lock = threading.Lock()
@@ -92,6 +101,15 @@ class BucketedKernel(Kernel):
 
         with self._lock:
             kernel = self.kernels.get(bucket)
+            if kernel is None and self.autotune_budget_s is not None:
+                kernel = mmcomp.autotune(
+                    self.fusion,
+                    backend=self.backend,
+                    budget_s=self.autotune_budget_s,
+                    schedule_m=bucket,
+                    **self.keywords,
+                )
+                self.kernels[bucket] = kernel
             if kernel is None:
                 kernel = mmcomp.compile(
                     self.fusion, self.backend, schedule_m=bucket, **self.keywords

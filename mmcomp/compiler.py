@@ -487,14 +487,23 @@ def compile(  # noqa: A001
 
     `autotune=True` times candidate schedules on the GPU, on random inputs, within
     `autotune_budget_s` seconds (default 30), and keeps the fastest correct one (the
-    keywords given pin theirs); `mmcomp.autotune` says more.
+    keywords given pin theirs); `mmcomp.autotune` says more. For a dynamic M each bucket is
+    tuned when first used, at its bound.
     """
     if autotune:
+        from mmcomp.buckets import BucketedKernel, has_dynamic_m
         from mmcomp.tuning import DEFAULT_BUDGET_S
         from mmcomp.tuning import autotune as tune
 
         budget = DEFAULT_BUDGET_S if autotune_budget_s is None else autotune_budget_s
-        return tune(f, backend=backend, budget_s=budget, **params)
+        fusion = as_fusion(f)
+        if "schedule_m" not in params and has_dynamic_m(fusion):
+            from mmcomp.heuristics import normalize_overrides
+
+            keywords = dict(params)
+            normalize_overrides(keywords)
+            return BucketedKernel(fusion, backend, keywords, autotune_budget_s=budget)
+        return tune(fusion, backend=backend, budget_s=budget, **params)
     if backend not in BACKENDS:
         raise ValueError(
             f"compile: unknown backend {backend!r}; expected one of {', '.join(BACKENDS)}"

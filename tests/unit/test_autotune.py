@@ -119,6 +119,34 @@ def test_interp_backend_falls_back(monkeypatch):
     assert kernel.params == mmcomp.compile(f, backend="interp").params
 
 
+def test_a_dynamic_m_tunes_each_bucket_when_first_used(monkeypatch, cache_dir):
+    """compile(autotune=True) of a dynamic M gives M buckets, each tuned at first use (here
+    without a GPU: the heuristic's kernel of the bucket, as compile gives)."""
+    from mmcomp.buckets import BucketedKernel
+
+    monkeypatch.setattr(tuning, "_warned", False)
+    monkeypatch.setattr(tuning, "gpu_reason", lambda: "no GPU in this test")
+    calls: list[object] = []
+    real = tuning.autotune
+
+    def spy(*args, **keywords):
+        calls.append(keywords.get("schedule_m"))
+        return real(*args, **keywords)
+
+    monkeypatch.setattr(mmcomp, "autotune", spy)
+    f = mmcomp.Fusion("linear")
+    a = f.input("a", ("m", SHAPE[2]), "bf16")
+    w = f.input("w", (SHAPE[1], SHAPE[2]), "bf16")
+    f.output(f.cast(f.linear(a, w), "bf16"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        kernel = mmcomp.compile(f, autotune=True, autotune_budget_s=5.0)
+        small = kernel.kernel_for(10)
+    assert isinstance(kernel, BucketedKernel) and kernel.autotune_budget_s == 5.0
+    assert calls == [4096, 16]
+    assert small.params == mmcomp.compile(f, schedule_m=16).params
+
+
 # ----------------------------------------------------------------------------------------
 # The candidates
 # ----------------------------------------------------------------------------------------
