@@ -74,7 +74,7 @@ FEATURES = {
     "split-k-over": "split_k larger than the K blocks (clamped to them)",
     "one-row-tile": "64-row cooperative tiles (the cuda back end refuses them)",
     "dynamic-m": "M (and a batch extent) dynamic in a share of the cases: one kernel, its "
-    "schedule chosen for the case's M (schedule_m), run at that M",
+    "schedule chosen for the bound of the M bucket of the case's M, run at that M",
 }
 """Features that widen the grammar, each enabled by `--feature NAME`. They hold what the
 cuda back end does not take yet (or is being fixed); the default grammar is what both back
@@ -189,10 +189,12 @@ class Built:
 
     def compile(self, spec: Spec, backend: str, params: dict[str, Any]) -> mmcomp.Kernel:
         """`mmcomp.compile` of the case: a dynamic case's one kernel is scheduled for the
-        spec's M (schedule_m) and runs at it."""
+        bound of the spec's M bucket (schedule_m) and runs at the spec's M."""
         if self.compiled is None:
             return mmcomp.compile(self.fusion, backend=backend, **params)
-        return mmcomp.compile(self.compiled, backend=backend, schedule_m=spec.m, **params)
+        return mmcomp.compile(
+            self.compiled, backend=backend, schedule_m=schedule_m_of(spec), **params
+        )
 
 
 def _contraction(f: Fusion, spec: Spec, index: int, inputs: dict[str, Value]) -> Value:
@@ -278,6 +280,14 @@ def operand_shape(spec: Spec, operand: Operand) -> tuple[tuple[int, ...], tuple[
     if spec.batch:
         return (spec.batch, spec.m, spec.n), ("b", "m", "n")
     return (spec.m, spec.n), ("m", "n")
+
+
+def schedule_m_of(spec: Spec) -> int:
+    """The M a dynamic case is scheduled for: the bound of the M bucket its M runs in, as
+    the kernel of `mmcomp.compile` runs it (mmcomp.buckets)."""
+    from mmcomp.buckets import bucket_for
+
+    return bucket_for(spec.m)
 
 
 def _extents(shape: Sequence[int], roles: Sequence[str], dynamic: bool) -> list[int | str]:
@@ -1067,7 +1077,8 @@ def compare_cli(
     if built.compiled is None:
         cli_ptx, error = run_cli(with_params(str(built.fusion), case.params))
     else:
-        cli_ptx, error = run_cli(with_params(str(built.compiled), case.params), case.spec.m)
+        text = with_params(str(built.compiled), case.params)
+        cli_ptx, error = run_cli(text, schedule_m_of(case.spec))
     if ptx is None and cli_ptx is not None:
         assert refusal is not None
         return _outcome(
@@ -1379,7 +1390,7 @@ def reproducer(case: Case, outcome: Outcome, flags: str = "") -> str:
     built = build_case(case)
     params = dict(case.params)
     if built.compiled is not None:
-        params = {"schedule_m": case.spec.m, **params}
+        params = {"schedule_m": schedule_m_of(case.spec), **params}
     keywords = ", ".join(f"{key}={value!r}" for key, value in params.items())
     lines = [
         f"FAIL {outcome.kind}: seed {case.seed} case {case.index} ({case.spec.family}, "
@@ -1697,7 +1708,8 @@ def show_case(options: Options, index: int, shrink: bool = False) -> int:
     out(f"spec: {case.spec}")
     out(f"schedule keywords: {case.params or '(the heuristic chooses)'}")
     if built.compiled is not None:
-        out(f"dynamic: compiled with M and batch extents dynamic, schedule_m = {case.spec.m}")
+        bound = schedule_m_of(case.spec)
+        out(f"dynamic: compiled with M and batch extents dynamic, schedule_m = {bound}")
     out(str(built.fusion if built.compiled is None else built.compiled).rstrip())
     if outcome.chosen:
         out(f"kernel.params: {outcome.chosen}")
