@@ -51,6 +51,8 @@ FORMAT = "mmcomp-compiled-kernel-1"
 
 ARTIFACT_SUFFIX = ".kernel"
 """File suffix of a compiled-kernel entry (load_module's cubins are `.cubin`)."""
+AUTOTUNE_SUFFIX = ".autotune"
+"""File suffix of an autotune choice (mmcomp.tuning.store)."""
 
 TARGET = "sm_90a"
 """The architecture every cuda kernel is compiled for."""
@@ -282,7 +284,12 @@ def load_artifact(name: str, fusion: Fusion) -> Kernel | None:
 
 def _entries(directory: Path) -> dict[str, list[Path]]:
     """The files of the cache directory by kind."""
-    kinds: dict[str, list[Path]] = {"kernels": [], "cubins": [], "temporaries": []}
+    kinds: dict[str, list[Path]] = {
+        "kernels": [],
+        "cubins": [],
+        "autotune": [],
+        "temporaries": [],
+    }
     if not directory.is_dir():
         return kinds
     for path in sorted(directory.iterdir()):
@@ -292,6 +299,8 @@ def _entries(directory: Path) -> dict[str, list[Path]]:
             kinds["kernels"].append(path)
         elif path.suffix == ".cubin":
             kinds["cubins"].append(path)
+        elif path.suffix == AUTOTUNE_SUFFIX:
+            kinds["autotune"].append(path)
     return kinds
 
 
@@ -313,6 +322,7 @@ def info(verbose: bool = False) -> str:
         f"mmcomp cache: {directory}" + ("" if directory.is_dir() else " (not created yet)"),
         f"  compiled kernels: {len(kinds['kernels'])} ({_size(kinds['kernels'])})",
         f"  cubins:           {len(kinds['cubins'])} ({_size(kinds['cubins'])})",
+        f"  autotune choices: {len(kinds['autotune'])} ({_size(kinds['autotune'])})",
     ]
     if kinds["temporaries"]:
         lines.append(f"  temporaries:      {len(kinds['temporaries'])} (writes in progress)")
@@ -327,7 +337,8 @@ def info(verbose: bool = False) -> str:
 
 
 def clear() -> int:
-    """Remove every compiled kernel, cubin and stale temporary; how many files went."""
+    """Remove every compiled kernel, cubin, autotune choice and stale temporary; how many
+    files went."""
     removed = 0
     for paths in _entries(default_cache_dir()).values():
         for path in paths:

@@ -11,12 +11,13 @@ from typing import TYPE_CHECKING, Any, cast
 if TYPE_CHECKING:
     from mmcomp.runtime import KernelCache
 
+from mmcomp.cache import AUTOTUNE_SUFFIX
 from mmcomp.tuning.report import AutotuneReport
 
 FORMAT = "mmcomp-autotune-1"
 """The entry format; part of every key."""
 
-SUFFIX = ".autotune"
+SUFFIX = AUTOTUNE_SUFFIX
 """File suffix of an autotune entry in the cache directory."""
 
 

@@ -177,9 +177,11 @@ def test_cache_command_shows_and_clears(tmp_path: Path):
         assert done.returncode == 0, done.stderr
         return done.stdout
 
+    (tmp_path / "choice.autotune").write_text("{}")  # an autotune choice (mmcomp.tuning)
     shown = run("info", "-v")
     assert f"mmcomp cache: {tmp_path}" in shown
     assert "compiled kernels: 1" in shown and "@gelu_bias tile = 128x128x64" in shown
-    assert "removed 1 files" in run("clear")
+    assert "autotune choices: 1" in shown
+    assert "removed 2 files" in run("clear")
     assert not entries(tmp_path)
     assert "compiled kernels: 0" in run("info")
