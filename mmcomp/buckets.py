@@ -33,6 +33,8 @@ M_BUCKETS = (16, 64, 128, 256, 1024, 4096, 16384, 65536)
 
 NOMINAL_BUCKET = 4096
 """The bucket compiled at once (mmcomp.heuristics.NOMINAL_EXTENTS' M)."""
+SHAPES_KEPT = 64
+"""Input-shape tuples whose kernel a BucketedKernel keeps."""
 
 
 def bucket_for(m: int) -> int:
@@ -85,6 +87,9 @@ class BucketedKernel(Kernel):
         M = its bound, on random inputs, within this many seconds) when first used."""
         self.kernels: dict[int, Kernel] = {}
         """The kernels built so far, by bucket."""
+        self._bucket_by_shapes: dict[tuple[tuple[int, ...], ...], Kernel] = {}
+        """The kernel of each tuple of input shapes called with (the most recent
+        SHAPES_KEPT), so a repeated shape reads no extent again."""
         self._lock = threading.Lock()
         self.fusion = fusion  # kernel_for reads them before Kernel.__init__ sets them
         self.backend = backend
@@ -101,18 +106,18 @@ class BucketedKernel(Kernel):
 
         with self._lock:
             kernel = self.kernels.get(bucket)
-            if kernel is None and self.autotune_budget_s is not None:
-                kernel = mmcomp.autotune(
-                    self.fusion,
-                    backend=self.backend,
-                    budget_s=self.autotune_budget_s,
-                    schedule_m=bucket,
-                    **self.keywords,
-                )
-                self.kernels[bucket] = kernel
             if kernel is None:
-                kernel = mmcomp.compile(
-                    self.fusion, self.backend, schedule_m=bucket, **self.keywords
+                budget = self.autotune_budget_s
+                kernel = (
+                    mmcomp.compile(self.fusion, self.backend, schedule_m=bucket, **self.keywords)
+                    if budget is None
+                    else mmcomp.autotune(
+                        self.fusion,
+                        backend=self.backend,
+                        budget_s=budget,
+                        schedule_m=bucket,
+                        **self.keywords,
+                    )
                 )
                 self.kernels[bucket] = kernel
         return kernel
@@ -130,12 +135,19 @@ class BucketedKernel(Kernel):
 
         names = [value.name or f"input{index}" for index, value in enumerate(self.fusion.inputs)]
         ordered = order_inputs(f"kernel @{self.fusion.name}", names, arrays, named)
-        kernel = self.kernels[NOMINAL_BUCKET]
         shapes = _shapes(ordered)
-        if shapes is not None:
+        kernel = (
+            self.kernels[NOMINAL_BUCKET] if shapes is None else self._bucket_by_shapes.get(shapes)
+        )
+        if kernel is None:
+            assert shapes is not None
+            kernel = self.kernels[NOMINAL_BUCKET]
             m = kernel.runtime_extents(shapes).get("m")
             if m is not None:
                 kernel = self.kernel_for(m)
+            if len(self._bucket_by_shapes) >= SHAPES_KEPT:
+                self._bucket_by_shapes.pop(next(iter(self._bucket_by_shapes)))
+            self._bucket_by_shapes[shapes] = kernel
         return kernel(*ordered, out=out, stream=stream, check=check)
 
     def __repr__(self) -> str:
@@ -146,7 +158,7 @@ class BucketedKernel(Kernel):
         )
 
 
-def _shapes(arrays: Sequence[Any]) -> list[tuple[int, ...]] | None:
+def _shapes(arrays: Sequence[Any]) -> tuple[tuple[int, ...], ...] | None:
     """The arrays' shapes; None where one has none (the kernel's call says what is wrong)."""
     shapes: list[tuple[int, ...]] = []
     for array in arrays:
@@ -154,4 +166,4 @@ def _shapes(arrays: Sequence[Any]) -> list[tuple[int, ...]] | None:
         if shape is None:
             return None
         shapes.append(tuple(int(extent) for extent in shape))
-    return shapes
+    return tuple(shapes)

@@ -460,11 +460,24 @@ def host_time_rows() -> list[str]:
     return rows
 
 
+def run_header(title: str) -> list[str]:
+    """A report's title and its date, device, versions and command lines."""
+    import torch  # pyright: ignore[reportMissingImports]
+
+    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    return [
+        title,
+        "",
+        f"- date: {stamp}",
+        f"- device: {torch.cuda.get_device_name()}; torch {torch.__version__} "
+        f"(CUDA {torch.version.cuda}); python {platform.python_version()}",
+        f"- command: `python tools/bench.py {' '.join(sys.argv[1:])}`",
+    ]
+
+
 def call_report(args: argparse.Namespace) -> str:
     """The public-call rows: TFLOP/s beside the bound launch, host time, the LlamaMLP example."""
     import importlib.util
-
-    import torch  # pyright: ignore[reportMissingImports]
 
     path = Path(__file__).resolve().parents[1] / "examples" / "llama_mlp.py"
     spec = importlib.util.spec_from_file_location("llama_mlp", path)
@@ -499,18 +512,7 @@ def call_report(args: argparse.Namespace) -> str:
     )
     lines += ["", example.table(result)]
     print(lines[-1], flush=True)
-    device = torch.cuda.get_device_name()
-    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    command = " ".join(sys.argv[1:])
-    header = [
-        "# The public call",
-        "",
-        f"- date: {stamp}",
-        f"- device: {device}; torch {torch.__version__} (CUDA {torch.version.cuda}); "
-        f"python {platform.python_version()}",
-        f"- command: `python tools/bench.py {command}`",
-        "",
-    ]
+    header = [*run_header("# The public call"), ""]
     return "\n".join(header + lines) + "\n"
 
 
@@ -615,7 +617,6 @@ def _spread(ratios: list[float]) -> str:
 
 def rows_report(args: argparse.Namespace) -> tuple[str, list[dict[str, Any]]]:
     """The `--rows` table (and the raw figures): each row timed in turns, in one process."""
-    import torch  # pyright: ignore[reportMissingImports]
 
     groups = list(ROWS) if args.rows == "all" else args.rows.split(",")
     unknown = [group for group in groups if group not in ROWS]
@@ -658,16 +659,8 @@ def rows_report(args: argparse.Namespace) -> tuple[str, list[dict[str, Any]]]:
         autotuned = statistics.geometric_mean(medians["autotuned"])
         lines.append(f"| geomean, {group} | | | {heuristic:.3f} | | {autotuned:.3f} | |")
         print(lines[-1], flush=True)
-    device = torch.cuda.get_device_name()
-    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    command = " ".join(sys.argv[1:])
     header = [
-        "# Interleaved rows: cuBLAS, the heuristic's kernel, the autotuned kernel",
-        "",
-        f"- date: {stamp}",
-        f"- device: {device}; torch {torch.__version__} (CUDA {torch.version.cuda}); "
-        f"python {platform.python_version()}",
-        f"- command: `python tools/bench.py {command}`",
+        *run_header("# Interleaved rows: cuBLAS, the heuristic's kernel, the autotuned kernel"),
         f"- method: {args.rounds} rounds in one process; each round times cuBLAS "
         "(`torch.nn.functional.linear`), the heuristic's kernel and the autotuned one "
         f"(`mmcomp.autotune`, budget {args.budget:g} s, on the row's inputs) with `median_ms` "

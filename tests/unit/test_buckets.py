@@ -6,21 +6,12 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 import pytest
+from test_dynamic import K, N, linear
 
 import mmcomp
 import mmcomp.cache
 from mmcomp.buckets import M_BUCKETS, NOMINAL_BUCKET, BucketedKernel, bucket_for
 from mmcomp.errors import FusionError, ScheduleError
-
-N, K = 48, 40
-
-
-def linear(k: int = K, n: int = N) -> mmcomp.Fusion:
-    f = mmcomp.Fusion("linear")
-    a = f.input("a", ("m", k), "bf16")
-    w = f.input("w", (n, k), "bf16")
-    f.output(f.linear(a, w))
-    return f
 
 
 def random(shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:

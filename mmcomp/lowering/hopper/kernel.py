@@ -13,7 +13,6 @@ warpgroup.
 from __future__ import annotations
 
 from xdsl.dialects import func, scf
-from xdsl.dialects.builtin import StringAttr
 from xdsl.ir import Operation, SSAValue
 
 from mmcomp import hardware as hw
@@ -84,12 +83,8 @@ def emit_prologue(ctx: KernelContext) -> Ring:
 def emit_cta_tiles(ctx: KernelContext, launch: func.FuncOp) -> SSAValue:
     """The CTA tiles at the kernel's runtime extents (the split-K workspaces' `?`): the
     launch function's arithmetic, placed in the prologue; returns its value."""
-    attrs = launch.arg_attrs
-    assert attrs is not None
-    for arg, entry in zip(launch.body.block.args, attrs.data, strict=True):
-        extent = entry.data.get("sched.extent")
-        assert isinstance(extent, StringAttr)
-        ctx.regs[arg] = ctx.extent(extent.data)
+    for arg, name in extent_args(launch):
+        ctx.regs[arg] = ctx.extent(name)
     for op in launch.body.block.ops:
         if isinstance(op, func.ReturnOp):
             return op.operands[1]

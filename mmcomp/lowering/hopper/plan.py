@@ -33,6 +33,7 @@ from mmcomp.dialects import ptx, sched
 from mmcomp.dialects.fusion import AxisRolesAttr
 from mmcomp.dialects.sched import ScheduleParams
 from mmcomp.errors import ScheduleError
+from mmcomp.passes.materialize_schedule import EXTENT_ATTR
 from mmcomp.passes.partition_warp_roles import WarpRoles, mainloop_of
 from mmcomp.roles import ABSENT, iteration_space
 
@@ -390,7 +391,8 @@ def memref_args(func: FuncOp) -> list[BlockArgument]:
 
 
 def extent_args(func: FuncOp) -> list[tuple[BlockArgument, str]]:
-    """The kernel's runtime extent arguments and the extent each is (m, b0, ...)."""
+    """The runtime extent arguments of a kernel (or of its launch function) and the extent
+    each is (m, b0, ...)."""
     found: list[tuple[BlockArgument, str]] = []
     attrs = func.arg_attrs
     for arg in func.body.block.args:
@@ -398,7 +400,7 @@ def extent_args(func: FuncOp) -> list[tuple[BlockArgument, str]]:
             continue
         entry = attrs.data[arg.index]
         assert isinstance(entry, DictionaryAttr)
-        extent = entry.data.get("sched.extent")
+        extent = entry.data.get(EXTENT_ATTR)
         assert isinstance(extent, StringAttr)
         found.append((arg, extent.data))
     return found
