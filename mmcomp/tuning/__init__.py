@@ -65,6 +65,10 @@ MIN_ROUNDS = 3
 """Timing rounds run whatever the budget (each candidate once per round)."""
 MAX_ROUNDS = 9
 """Timing rounds at most."""
+CONFIRM_ROUNDS = 5
+"""Head-to-head rounds of the winner against the heuristic's kernel (after the timing)."""
+CONFIRM_MARGIN = 0.01
+"""How much faster than the heuristic's kernel the winner must be in the head-to-head."""
 
 _stats = {"tuned": 0, "reused": 0, "fallbacks": 0, "rounds": 0}
 _warned = False
@@ -324,6 +328,17 @@ class _Tuner:
             else c
             for c in outcomes
         ]
+        confirmation: tuple[float, float] | None = None
+        if (
+            chosen is not None
+            and timed
+            and timed[0][1] is heuristic
+            and chosen[0] is not timed[0][0]
+        ):
+            confirmation = self._confirm(timer, heuristic, chosen[1])
+            lead = confirmation[0] / confirmation[1]
+            if lead < 1.0 + CONFIRM_MARGIN and timer.check(heuristic) is None:
+                chosen = timed[0]  # the winner's lead was the timing's noise
         if chosen is None:
             warnings.warn(
                 f"mmcomp autotune: @{self.fusion.name}: no candidate passed the check against "
@@ -341,6 +356,7 @@ class _Tuner:
             rounds=len(times[0]) if times else 0,
             budget_s=self.budget_s,
             elapsed_s=self.elapsed(),
+            confirmation_ms=confirmation,
         )
         return kernel, report, chosen is not None
 
@@ -354,6 +370,19 @@ class _Tuner:
             message = f"{type(error).__name__}: {error}"[:300]
             outcomes.append(Candidate(plan.label, plan.params.format(), "failed", message))
             return None
+
+    def _confirm(self, timer: Timer, heuristic: Kernel, winner: Kernel) -> tuple[float, float]:
+        """The medians (heuristic's, winner's) of CONFIRM_ROUNDS rounds of the two alone,
+        their order swapped each round: the winner was picked as the least of several noisy
+        medians, so its own rounds overstate its lead."""
+        pair: list[list[float]] = [[], []]
+        for turn in range(CONFIRM_ROUNDS):
+            order = (0, 1) if turn % 2 == 0 else (1, 0)
+            measured = timer.round([(heuristic, winner)[i] for i in order])
+            for i, ms in zip(order, measured, strict=True):
+                pair[i].append(ms)
+            _stats["rounds"] += 1
+        return statistics.median(pair[0]), statistics.median(pair[1])
 
     def _rounds(self, timer: Timer, kernels: list[Kernel]) -> list[list[float]]:
         """Per kernel, its milliseconds in each round: MIN_ROUNDS at least, then while the
@@ -383,6 +412,8 @@ def _median(results: Mapping[str, list[float]], kernel: Kernel | str) -> float:
 
 __all__ = [
     "CHUNK",
+    "CONFIRM_MARGIN",
+    "CONFIRM_ROUNDS",
     "DEFAULT_BUDGET_S",
     "MAX_CANDIDATES",
     "MAX_ROUNDS",

@@ -53,10 +53,17 @@ class AutotuneReport:
     """Seconds the autotune took."""
     cached: bool = False
     """True when read from disk (this process timed nothing)."""
+    confirmation_ms: tuple[float, float] | None = None
+    """The head-to-head medians (heuristic's, winner's) of the fastest candidate against
+    the heuristic's kernel; None where the heuristic's was the fastest."""
 
     @property
     def speedup(self) -> float:
-        """The heuristic's median over the chosen one's (1.0 where either is missing)."""
+        """The heuristic's median over the chosen one's: from their head-to-head rounds
+        where those ran, else from the tuner's rounds (1.0 where either is missing)."""
+        if self.confirmation_ms is not None:
+            heuristic_ms, winner_ms = self.confirmation_ms
+            return heuristic_ms / winner_ms if self.chosen != self.heuristic else 1.0
         times = {c.schedule: c.median_ms for c in self.candidates if c.median_ms is not None}
         heuristic, chosen = times.get(self.heuristic), times.get(self.chosen)
         if not heuristic or not chosen:
@@ -103,7 +110,16 @@ class AutotuneReport:
             budget_s=float(data["budget_s"]),
             elapsed_s=float(data["elapsed_s"]),
             cached=bool(data["cached"]),
+            confirmation_ms=_pair(data.get("confirmation_ms")),
         )
+
+
+def _pair(value: Any) -> tuple[float, float] | None:
+    """Two milliseconds from JSON (a list of two numbers), or None."""
+    if value is None:
+        return None
+    heuristic, winner = value
+    return float(heuristic), float(winner)
 
 
 class TunedKernel(Kernel):

@@ -246,6 +246,52 @@ def test_tune_keeps_the_fastest_and_a_second_call_times_nothing(cache_dir):
     assert reused.autotune_report.candidates == report.candidates
 
 
+def test_a_clear_winner_is_confirmed_against_the_heuristic(cache_dir):
+    f = linear(*SHAPE)
+    heuristic = heuristic_params(f).format()
+
+    def times(kernel: Kernel) -> float:
+        """Every candidate twice as fast as the heuristic's, wider tiles slower."""
+        schedule = kernel.params.format()
+        return 1.0 if schedule == heuristic else 0.5 + kernel.params.tile[1] / 10000
+
+    timer = FakeTimer(times)
+    kernel = mmcomp.autotune(f, timer=timer, max_candidates=LIMIT)
+    assert isinstance(kernel, tuning.TunedKernel)
+    report = kernel.autotune_report
+    assert report.chosen != heuristic
+    assert report.confirmation_ms == (1.0, times(kernel))
+    assert report.speedup == pytest.approx(1.0 / times(kernel))
+    assert timer.rounds == 1 + report.rounds + tuning.CONFIRM_ROUNDS
+    stored = tuning.load_entry(entries(cache_dir)[0].stem)
+    assert stored is not None and stored.confirmation_ms == report.confirmation_ms
+
+
+def test_a_lead_seen_only_among_many_keeps_the_heuristic(cache_dir):
+    f = linear(*SHAPE)
+    heuristic = heuristic_params(f).format()
+
+    class Noisy(FakeTimer):
+        """One candidate fast in the rounds of every candidate, level in the head-to-head."""
+
+        def round(self, kernels: Sequence[Kernel]) -> list[float]:
+            self.rounds += 1
+            many = len(kernels) > 2
+            return [
+                0.9 if many and k.params.format() != heuristic and k.params.split_k > 1 else 1.0
+                for k in kernels
+            ]
+
+    timer = Noisy()
+    kernel = mmcomp.autotune(f, timer=timer, max_candidates=LIMIT, budget_s=600)
+    assert isinstance(kernel, tuning.TunedKernel)
+    report = kernel.autotune_report
+    assert any(c.status == "timed" and c.median_ms == 0.9 for c in report.candidates)
+    assert report.confirmation_ms == (1.0, 1.0)
+    assert report.chosen == report.heuristic == heuristic == kernel.params.format()
+    assert report.speedup == 1.0
+
+
 def test_the_chosen_keywords_rebuild_the_schedule(cache_dir):
     f = linear(*SHAPE)
     kernel = mmcomp.autotune(f, timer=FakeTimer(by_tile_n), max_candidates=LIMIT)
