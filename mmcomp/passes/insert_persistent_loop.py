@@ -14,6 +14,9 @@ With a dynamic extent the work count is known only at call time: the split is by
 clusters the SMs hold (the launch takes min(units, that)), and the loop bound is the
 runtime count of units (docs/dynamic-shapes.md).
 
+Stream-K (`strategy = stream-k` or `hybrid-stream-k`) binds the work index as persistent;
+materialize-schedule then gives the CTAs their K-block iteration ranges.
+
 One tile per CTA (`strategy = one-tile-per-cta`): the grid is the number of work units and
 the work index itself is bound to blockIdx.x. With clusters, the CTA's rank in its cluster
 is merged in as the fastest part of blockIdx.x (`sched.merge %slot, %rank`).
@@ -46,7 +49,7 @@ def bind_work(view: ScheduleView) -> None:
     work = view.work
     cluster_size = params.cluster[0] * params.cluster[1]
     slot: SSAValue = work
-    if params.strategy == "persistent":
+    if params.strategy == "persistent" or params.stream_k:
         clusters = max(hw.SM_COUNT // cluster_size, 1)
         if not is_dynamic(extent(work)):
             clusters = min(extent(work), clusters)
