@@ -39,7 +39,6 @@ from mmcomp.dialects.fusion import AxisRolesAttr
 from mmcomp.dtypes import DTYPES, by_name
 from mmcomp.errors import ScheduleError
 
-
 T = TypeVar("T")
 
 
@@ -177,8 +176,9 @@ class KBlockLedger:
         self.sums: list[tuple[int, tuple[KBlock, ...]]] = []
         """(CTA, the K blocks of the accumulator in summation order) at each epilogue."""
 
-    def _remember(self, table: dict[int, tuple[weakref.ref[np.ndarray], T]], array: np.ndarray,
-                  value: T) -> None:
+    def _remember(
+        self, table: dict[int, tuple[weakref.ref[np.ndarray], T]], array: np.ndarray, value: T
+    ) -> None:
         key = id(array)
         table[key] = (weakref.ref(array, lambda _, key=key: table.pop(key, None)), value)
 

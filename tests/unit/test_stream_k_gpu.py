@@ -64,7 +64,10 @@ def dynamic_linear(n: int, k: int) -> Fusion:
 CASES: dict[str, tuple[Callable[[], Fusion], dict[str, Any]]] = {
     "linear": (lambda: linear(1000, 1000, 1000), SK),
     "linear_128x256_smem": (lambda: linear(1000, 1000, 1000), {**SMEM, "tile": (128, 256, 64)}),
-    "linear_pingpong": (lambda: linear(1000, 1000, 1000), {**SK, "warp_specialization": "pingpong"}),
+    "linear_pingpong": (
+        lambda: linear(1000, 1000, 1000),
+        {**SK, "warp_specialization": "pingpong"},
+    ),
     "linear_none": (lambda: linear(1000, 1000, 1000), {**SK, "warp_specialization": "none"}),
     "linear_k_heavy": (lambda: linear(100, 1000, 8000), SK),
     "linear_m1": (lambda: linear(1, 256, 4096), SK),
@@ -112,10 +115,14 @@ def run(name: str) -> dict[str, Any]:
     identical = True
     rng = np.random.default_rng(0)
     for shape in shapes:
-        inputs = [
-            rng.standard_normal(extents).astype(np.float32).astype(value.numpy_dtype)
-            for extents, value in zip(shape, fusion.inputs, strict=True)
-        ] if name.startswith("dynamic") else inputs_for(fusion)
+        inputs = (
+            [
+                rng.standard_normal(extents).astype(np.float32).astype(value.numpy_dtype)
+                for extents, value in zip(shape, fusion.inputs, strict=True)
+            ]
+            if name.startswith("dynamic")
+            else inputs_for(fusion)
+        )
         first = kernel(*inputs, check=True)
         again = [kernel(*inputs, check=True) for _ in range(2)]
         identical &= all(
