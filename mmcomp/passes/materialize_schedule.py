@@ -903,7 +903,9 @@ def launch_name(kernel: str) -> str:
 def build_launch(name: str, plan: SchedulePlan) -> func.FuncOp:
     """The launch function of a kernel with dynamic extents: from the runtime extents (one
     index argument per dynamic axis, in space order) to (grid CTAs, CTA tiles, work units).
-    The CTA tiles size the split-K workspaces; the work units bound the tile loop."""
+    The CTA tiles size the split-K workspaces (and stream-K's counters); the work units
+    bound the tile loop (under stream-K: the iterations times the grid, the largest
+    product its iteration ranges compute)."""
     entry = Block(arg_types=[IndexType() for _ in plan.dynamic_axes])
     extents: dict[str, SSAValue] = {}
     for axis, arg in zip(plan.dynamic_axes, entry.args, strict=True):
@@ -912,12 +914,17 @@ def build_launch(name: str, plan: SchedulePlan) -> func.FuncOp:
     index = _Index(entry)
     counts = plan.counts(index, extents)
     clusters = index.value(counts["work_units"])
+    units = index.value(counts["work_units"])
     if plan.stream_k:
         clusters = index.value(counts["iterations"])
     if plan.persistent:
         clusters = index.min(clusters, plan.grid // plan.cluster_size, "clusters")
     grid = index.value(index.times(clusters, plan.cluster_size, "grid"))
-    results = [grid, index.value(counts["cta_tiles"]), index.value(counts["work_units"])]
+    if plan.stream_k:
+        # The largest product of stream-K's 32-bit iteration arithmetic (a CTA's range
+        # starts at cta x iterations / grid), checked as the work units are.
+        units = index.value(index.times(counts["iterations"], grid, "iteration_products"))
+    results = [grid, index.value(counts["cta_tiles"]), units]
     entry.add_op(func.ReturnOp(*results))
     constants = index.constant_ops()
     if entry.first_op is not None:

@@ -149,11 +149,11 @@ class StreamK:
         shared.add_op(scf.YieldOp())
         index.add(scf.IfOp(whole, [], [alone], [shared]))
 
-    def _cta_of(self, index: _Index, iteration: SSAValue) -> SSAValue:
-        """The CTA whose range holds `iteration`: the largest c with c T / P <= it."""
-        one = index.const(1)
-        scaled = index.times(index.plus(iteration, one), self.grid)
-        return index.div(index.minus(index.value(scaled), one), self.iterations)
+    def _cta_before(self, index: _Index, bound: SSAValue, name: str) -> SSAValue:
+        """The CTA whose range holds iteration `bound` - 1: the largest c with
+        c T / P < bound, (bound P - 1) / T."""
+        scaled = index.value(index.times(bound, self.grid))
+        return index.div(index.minus(scaled, index.const(1)), self.iterations, name)
 
     def _fixup(
         self,
@@ -171,10 +171,8 @@ class StreamK:
         slot = index.select(later, one, zero, "slot")
         for accumulator, workspace in zip(accumulators, builder.workspaces, strict=True):
             index.add(sched.StorePartialOp(accumulator, workspace, [self.cta, slot]))
-        first = self._cta_of(index, base)
-        first.name_hint = "first_cta"
-        last = self._cta_of(index, index.plus(base, index.const(self.k_blocks - 1)))
-        last.name_hint = "last_cta"
+        first = self._cta_before(index, index.plus(base, one), "first_cta")
+        last = self._cta_before(index, index.plus(base, index.const(self.k_blocks)), "last_cta")
         others = index.minus(last, first, "other_segments")
         segments = index.plus(others, one, "segments")
         assert builder.arrivals is not None

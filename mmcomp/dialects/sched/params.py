@@ -70,10 +70,6 @@ def _align(size: int, alignment: int) -> int:
 # The parameters
 
 
-MAX_STREAM_K = (1 << hw.INDEX_BITS) - 1
-"""Largest product of the K-block iterations and the CTAs that stream-K's unsigned 32-bit
-iteration ranges (CTA c starts at c x iterations / CTAs) compute without overflow."""
-
 REGISTER_BASE = 40
 """Consumer registers a kernel needs besides its tiles (addresses, indices, loop and
 barrier state), measured with ptxas: see `ScheduleParams.consumer_registers`."""
@@ -492,12 +488,13 @@ class ScheduleParams:
                 f"at most {hw.MAX_WORK_UNITS}"
             )
         iterations = problem.batch * tiles_m * tiles_n * k_blocks
-        if self.stream_k and not problem.dynamic_axes and iterations * hw.SM_COUNT > MAX_STREAM_K:
+        products = iterations * hw.SM_COUNT
+        if self.stream_k and not problem.dynamic_axes and products > hw.MAX_WORK_UNITS:
             raise ScheduleError(
                 f"strategy {self.strategy}: {iterations} K-block iterations (batch "
                 f"{problem.batch} x {tiles_m} M tiles x {tiles_n} N tiles x {k_blocks} K "
                 f"blocks) times {hw.SM_COUNT} CTAs pass the kernel's {hw.INDEX_BITS}-bit "
-                f"iteration arithmetic (at most {MAX_STREAM_K}); use strategy persistent"
+                f"iteration arithmetic (at most {hw.MAX_WORK_UNITS}); use strategy persistent"
             )
         for axis, size, tiles in (("m", self.cluster[0], tiles_m), ("n", self.cluster[1], tiles_n)):
             if axis in problem.dynamic_axes:
