@@ -27,7 +27,6 @@ axis (role _) at 0 with extent 1. So an operand never sees an axis it does not h
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -52,7 +51,6 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
-from mmcomp import hardware as hw
 from mmcomp.diagnostics import at
 from mmcomp.dialects import fusion, sched
 from mmcomp.dialects.fusion import DYNAMIC, is_dynamic
@@ -888,11 +886,13 @@ def plan_of(view: ScheduleView) -> SchedulePlan:
         return plan
     if plan.cluster_size != 1 or plan.split_k != 1 or not plan.persistent:
         raise view.fail(f"strategy {stream_k} needs a persistent grid of single CTAs, unsplit")
-    # The CTAs share the K-block iterations of every tile: as many CTAs as the SMs, at most
-    # one per iteration (each then has at least one).
     iterations = _product(plan.cta_tiles, plan.k_blocks)
-    grid = hw.SM_COUNT if is_dynamic(iterations) else min(hw.SM_COUNT, iterations)
-    return dataclasses.replace(plan, grid=grid)
+    if not is_dynamic(iterations) and plan.grid > iterations:
+        raise view.fail(
+            f"strategy {stream_k}: a grid of {plan.grid} CTAs for {iterations} K-block "
+            "iterations leaves CTAs without one (run insert-persistent-loop on the schedule)"
+        )
+    return plan
 
 
 def launch_name(kernel: str) -> str:

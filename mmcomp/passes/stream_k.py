@@ -95,7 +95,7 @@ class StreamK:
                 waves = index.minus(index.greater(full, index.const(1)), index.const(1), "dp")
         self.waves = waves
         """Data-parallel waves (0 for pure stream-K)."""
-        self.dp_tiles = index.times(waves, grid, "dp_tiles")
+        self.dp_tiles = 0 if waves == 0 else index.times(waves, grid, "dp_tiles")
         """Tiles of the data-parallel waves."""
         sk_tiles = self._sub(index, tiles, self.dp_tiles, "sk_tiles")
         self.iterations = index.times(sk_tiles, self.k_blocks, "iterations")
