@@ -22,8 +22,15 @@ func.func @lin(%a: tensor<300x1000xbf16>, %w: tensor<256x1000xbf16>) -> tensor<3
 // CHECK:      ptx.st global %[[SLAB:[0-9]+]], %{{[0-9]+}} : (!ptx.reg<u64>, !ptx.reg<f32>) -> ()
 // CHECK-NEXT: ptx.st global %[[SLAB]], %{{[0-9]+}} {offset = 512} : (!ptx.reg<u64>, !ptx.reg<f32>) -> ()
 // CHECK:      ptx.st global %[[SLAB]], %{{[0-9]+}} {offset = 32256} : (!ptx.reg<u64>, !ptx.reg<f32>) -> ()
-// CHECK-NEXT: %[[NEXT:[0-9]+]] = arith.addi %{{[0-9]+}}, %{{[0-9]+}} : index
-// CHECK:      %[[OTHERS:[0-9]+]] = arith.subi %{{[0-9]+}}, %{{[0-9]+}} : index
+// CHECK-NEXT: arith.addi
+// CHECK-NEXT: arith.muli
+// CHECK-NEXT: arith.subi
+// CHECK-NEXT: %[[FIRST:[0-9]+]] = arith.divui
+// CHECK-NEXT: arith.addi
+// CHECK-NEXT: arith.muli
+// CHECK-NEXT: arith.subi
+// CHECK-NEXT: %[[LAST_CTA:[0-9]+]] = arith.divui
+// CHECK-NEXT: %[[OTHERS:[0-9]+]] = arith.subi %[[LAST_CTA]], %[[FIRST]] : index
 // CHECK-NEXT: %[[SEGMENTS:[0-9]+]] = arith.addi %[[OTHERS]], %{{[0-9]+}} : index
 // CHECK-NEXT: ptx.fence acq_rel_gpu
 // CHECK-NEXT: ptx.bar sync 3 256
