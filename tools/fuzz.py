@@ -673,6 +673,11 @@ def draw_schedule(rng: np.random.Generator, spec: Spec, features: frozenset[str]
             params["registers"] = _choice(rng, ((40, 232), (24, 240), (32, 232), (56, 224)))
     if "epilogue" in present:
         params["epilogue"] = _choice(rng, ("registers", "smem"))
+    if params.get("strategy") in STRATEGY_CHOICES[1:3]:
+        # Stream-K splits K itself and runs without clusters (refused with either pinned):
+        # the case runs stream-K instead of a refusal.
+        params.pop("split_k", None)
+        params.pop("cluster", None)
     return params
 
 
