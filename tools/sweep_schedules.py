@@ -1,7 +1,8 @@
 """Sweep schedules of bf16 linears (A[M,K] W[N,K]^T) against cuBLAS, timed in turns.
 
     python tools/sweep_schedules.py [--shapes 1x4096x4096 16x14336x4096 ...]
-        [--grid decode | fill | stream-k | heuristic] [--refine 4] [--rounds 5] [--jobs 14] [--out DIR]
+        [--grid decode | fill | stream-k | heuristic] [--refine 4] [--rounds 5] [--jobs 14]
+        [--out DIR]
 
 For each shape, every schedule of the grid (and the heuristic's own choice, `{}`) is built
 with the pipeline as tools/bench.py's `time_mmcomp_chosen` does (`run_pipeline`, then
