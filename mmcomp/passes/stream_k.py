@@ -44,7 +44,12 @@ from xdsl.ir import Block, SSAValue
 from mmcomp.dialects import sched
 
 if TYPE_CHECKING:
-    from mmcomp.passes.materialize_schedule import Count, _Coordinates, _Index, _KernelBuilder
+    from mmcomp.passes.materialize_schedule import (
+        Count,
+        _Coordinates,  # pyright: ignore[reportPrivateUsage]
+        _Index,  # pyright: ignore[reportPrivateUsage]
+        _KernelBuilder,  # pyright: ignore[reportPrivateUsage]
+    )
 
 
 class StreamK:
@@ -102,9 +107,9 @@ class StreamK:
         """K-block iterations of the stream-K tiles."""
         cta = self.cta
         after = index.plus(cta, index.const(1))
-        self.start = index.div(index.times(cta, self.iterations), grid, "start")
+        self.start = index.div(index.value(index.times(cta, self.iterations)), grid, "start")
         """The first iteration of this CTA's range."""
-        self.end = index.div(index.times(after, self.iterations), grid, "end")
+        self.end = index.div(index.value(index.times(after, self.iterations)), grid, "end")
         """The iteration after its range."""
         self.first_tile = index.div(self.start, self.k_blocks, "first_tile")
         """The first stream-K tile of the range (counted from the first stream-K tile)."""
@@ -134,7 +139,7 @@ class StreamK:
         hi = index.minus(index.lesser(self.end, index.plus(base, kb)), base, "kb_hi")
         tile = index.plus(index.value(self.dp_tiles), sk_tile, "tile")
         if data_parallel is not None:
-            wave_tile = index.plus(index.times(unit, self.grid), self.cta)
+            wave_tile = index.plus(index.value(index.times(unit, self.grid)), self.cta)
             tile = index.select(data_parallel, wave_tile, tile, "tile")
             lo = index.select(data_parallel, index.const(0), lo, "kb_lo")
             hi = index.select(data_parallel, kb, hi, "kb_hi")
@@ -181,7 +186,9 @@ class StreamK:
         is_last = index.compare("eq", arrived, others, "last_segment")
         reduce = Block()
         red = index.at(reduce)
-        first_start = red.div(red.times(first, self.iterations), self.grid, "first_start")
+        first_start = red.div(
+            red.value(red.times(first, self.iterations)), self.grid, "first_start"
+        )
         first_later = red.compare("ne", first_start, base, "first_later")
         first_slot = red.select(first_later, one, zero, "first_slot")
         zeros: list[SSAValue] = []
