@@ -327,3 +327,55 @@ def test_ptx_assembles_without_spills(family: str, params: dict[str, Any], strat
     ptx = kernel.ptx
     assert "atom.global.acq_rel.gpu.add.u32" in ptx
     assert ptx.count("fence.acq_rel.gpu") >= 2
+
+
+RING_CASES: list[tuple[str, Callable[[], Fusion], dict[str, Any]]] = [
+    ("cooperative", lambda: linear(300, 256, 1000), {"tile": (128, 128, 64)}),
+    (
+        "pingpong",
+        lambda: gelu_bias(300, 256, 1000),
+        {"tile": (64, 128, 64), "warp_specialization": "pingpong"},
+    ),
+    (
+        "none",
+        lambda: linear(300, 256, 1000),
+        {"tile": (128, 128, 64), "warp_specialization": "none"},
+    ),
+    ("smem", lambda: linear(300, 256, 1000), {"tile": (128, 128, 64), "epilogue": "smem"}),
+    ("horizontal", lambda: horizontal(300, 256, 640), {"tile": (128, 64, 64)}),
+]
+"""Kernels whose every tile is split over several CTAs (96 to 132 of them)."""
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize(("make", "params"), [pytest.param(m, p, id=n) for n, m, p in RING_CASES])
+def test_ring_and_counters_run_to_the_end(
+    make: Callable[[], Fusion], params: dict[str, Any], strategy: str
+):
+    """The PTX model of tests/unit/ptx_ring_model.py runs every CTA of the grid to the end
+    (mbarrier ring, named barriers, the arrival atomics; no thread waits forever), and
+    every tile's counter is back at 0: all its segments arrived, and the last reset it."""
+    from ptx_ring_model import run_grid
+
+    from mmcomp.backend.kernel import lower_to_ptx
+
+    module, _, _ = run_pipeline(make().module, {"strategy": strategy, **params})
+    text, plan = lower_to_ptx(module)
+    assert "atom.global.acq_rel.gpu.add.u32" in text
+    model = run_grid(text, plan)
+    assert model.tma_loads > 0
+    assert model.global_u32 and set(model.global_u32.values()) == {0}
+
+
+def test_ring_of_the_hybrid_with_a_data_parallel_wave():
+    """306 tiles on 132 CTAs: one data-parallel wave, then 174 tiles' K blocks stream-K."""
+    from ptx_ring_model import run_grid
+
+    from mmcomp.backend.kernel import lower_to_ptx
+
+    fusion = linear(2200, 2100, 300)
+    params = {"strategy": "hybrid-stream-k", "tile": (128, 128, 64)}
+    module, _, _ = run_pipeline(fusion.module, params)
+    text, plan = lower_to_ptx(module)
+    model = run_grid(text, plan)
+    assert model.global_u32 and set(model.global_u32.values()) == {0}
