@@ -18,7 +18,10 @@ then its outputs, then split-K scratch buffers) whose body is
 
 With split-K, each unit stores its partial (`sched.store_partial`), counts its arrival
 (`sched.arrive`), and the last slice to arrive sums the partials in slice order
-(`sched.reduce_partials`) before the epilogue and the stores, inside an `scf.if`.
+(`sched.reduce_partials`) before the epilogue and the stores, inside an `scf.if`. Under
+stream-K each CTA walks the tiles of its range of K-block iterations instead, and the last
+segment of a shared tile to arrive sums the segments in CTA order
+(`sched.arrive_segment`, `sched.accumulate_partial`; mmcomp.passes.stream_k).
 
 Every start index comes from the roles: an axis with role m starts at the tile's m offset,
 n at its n offset, k at the K block's offset, a batch role at the batch index, and an absent
@@ -287,7 +290,7 @@ class SchedulePlan:
     """CTAs in the grid (0: one per work unit)."""
     stream_k: str = ""
     """"stream-k" or "hybrid-stream-k" where the CTAs split the K blocks of all tiles
-    (`materialize_stream_k`), else empty."""
+    (mmcomp.passes.stream_k), else empty."""
     batch_axes: tuple[str, ...] = field(init=False)
     """The batch axes, outermost first."""
 
