@@ -342,6 +342,11 @@ RING_CASES: list[tuple[str, Callable[[], Fusion], dict[str, Any]]] = [
         {"tile": (128, 128, 64), "warp_specialization": "none"},
     ),
     ("smem", lambda: linear(300, 256, 1000), {"tile": (128, 128, 64), "epilogue": "smem"}),
+    (
+        "pingpong_smem",
+        lambda: gelu_bias(300, 256, 1000),
+        {"tile": (64, 128, 64), "warp_specialization": "pingpong", "epilogue": "smem"},
+    ),
     ("horizontal", lambda: horizontal(300, 256, 640), {"tile": (128, 64, 64)}),
 ]
 """Kernels whose every tile is split over several CTAs (96 to 132 of them)."""
