@@ -69,6 +69,7 @@ class StreamK:
         """K blocks per tile."""
 
     def _sub(self, index: _Index, lhs: Count, rhs: Count, name: str = "") -> Count:
+        """lhs - rhs: an int when both are."""
         if isinstance(lhs, int) and isinstance(rhs, int):
             return lhs - rhs
         if isinstance(rhs, int) and rhs == 0:
@@ -76,11 +77,13 @@ class StreamK:
         return index.minus(lhs, index.value(rhs), name)
 
     def _add(self, index: _Index, lhs: Count, rhs: Count, name: str = "") -> Count:
+        """lhs + rhs: an int when both are."""
         if isinstance(lhs, int) and isinstance(rhs, int):
             return lhs + rhs
         return index.plus(index.value(lhs), index.value(rhs), name)
 
     def _div(self, index: _Index, lhs: Count, rhs: Count, name: str = "") -> Count:
+        """lhs floordiv rhs: an int when both are."""
         if isinstance(lhs, int) and isinstance(rhs, int):
             return lhs // rhs
         return index.div(index.value(lhs), rhs, name)
