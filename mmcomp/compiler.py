@@ -477,8 +477,9 @@ def compile(  # noqa: A001
     """Compile a fusion; parameters left out are chosen by mmcomp.heuristics.
 
     Keywords (all optional): tile=(m, n, k), stages=int, cluster=(cm, cn),
-    raster="m" | "n" | "auto", swizzle=int, strategy="one-tile-per-cta" | "persistent",
-    split_k=int, warp_specialization="none" | "cooperative" | "pingpong",
+    raster="m" | "n" | "auto", swizzle=int, strategy="one-tile-per-cta" | "persistent" |
+    "stream-k" | "hybrid-stream-k", split_k=int,
+    warp_specialization="none" | "cooperative" | "pingpong",
     registers=(producer, consumer), epilogue="registers" | "smem".
 
     A fusion with a dynamic M gives a `mmcomp.buckets.BucketedKernel`: at each call it runs

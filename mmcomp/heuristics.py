@@ -474,6 +474,8 @@ def _choose(problem: Problem, given: dict[str, object]) -> ScheduleParams:
     else:
         swizzle = choose_swizzle(tiles_m, band_rows=a_rows, other_rows=b_rows)
     split_k = given.get("split_k", choose_split_k(problem, tile))
+    if params.stream_k and "split_k" not in given:
+        split_k = 1  # stream-K splits the K blocks itself
     assert isinstance(split_k, int)
     params = params.replace(
         raster=raster,

@@ -610,6 +610,12 @@ SCHEDULE_KEYS = PARAMETERS
 """The keywords of mmcomp.compile that a case may pin (the heuristic's parameter names)."""
 
 
+STRATEGY_CHOICES = ("persistent", "stream-k", "hybrid-stream-k", "one-tile-per-cta")
+"""The strategies a case may pin."""
+STRATEGY_WEIGHTS = (4, 1, 1, 3)
+"""Their weights: persistent 4/9, each stream-K strategy 1/9, one tile per CTA 3/9."""
+
+
 def draw_schedule(rng: np.random.Generator, spec: Spec, features: frozenset[str]) -> dict[str, Any]:
     """Keywords of mmcomp.compile, each present or left to the heuristic; {} often."""
     if rng.random() < 0.3:
@@ -651,7 +657,9 @@ def draw_schedule(rng: np.random.Generator, spec: Spec, features: frozenset[str]
     if "swizzle" in present:
         params["swizzle"] = _choice(rng, (1, 2, 3, 4, 8, 16, int(rng.integers(1, 133))))
     if "strategy" in present:
-        params["strategy"] = _choice(rng, ("persistent", "one-tile-per-cta"), (2, 1))
+        # Persistent's share is split with the stream-K strategies: one-tile-per-CTA keeps
+        # its draws, so a case drawn before stream-K existed keeps that strategy.
+        params["strategy"] = _choice(rng, STRATEGY_CHOICES, STRATEGY_WEIGHTS)
     if "split_k" in present:
         k_blocks = -(-spec.k // tile_k)
         split = int(rng.integers(1, 5))
@@ -665,6 +673,11 @@ def draw_schedule(rng: np.random.Generator, spec: Spec, features: frozenset[str]
             params["registers"] = _choice(rng, ((40, 232), (24, 240), (32, 232), (56, 224)))
     if "epilogue" in present:
         params["epilogue"] = _choice(rng, ("registers", "smem"))
+    if params.get("strategy") in STRATEGY_CHOICES[1:3]:
+        # Stream-K splits K itself and runs without clusters (refused with either pinned):
+        # the case runs stream-K instead of a refusal.
+        params.pop("split_k", None)
+        params.pop("cluster", None)
     return params
 
 

@@ -1,7 +1,8 @@
 """Sweep schedules of bf16 linears (A[M,K] W[N,K]^T) against cuBLAS, timed in turns.
 
     python tools/sweep_schedules.py [--shapes 1x4096x4096 16x14336x4096 ...]
-        [--grid decode | heuristic] [--refine 4] [--rounds 5] [--jobs 14] [--out DIR]
+        [--grid decode | fill | stream-k | heuristic] [--refine 4] [--rounds 5] [--jobs 14]
+        [--out DIR]
 
 For each shape, every schedule of the grid (and the heuristic's own choice, `{}`) is built
 with the pipeline as tools/bench.py's `time_mmcomp_chosen` does (`run_pipeline`, then
@@ -19,7 +20,8 @@ the achieved bandwidth counts the bytes of A, W and C once per launch.
 Results go to DIR/results.jsonl (one line per schedule and phase, written as measured) and
 DIR/summary.md (the best schedules of each shape and the heuristic's). `--grid fill` sweeps
 the tile widths (not only powers of two) and splits that fill one wave of the SMs at the
-rows that hold M; `--grid heuristic`
+rows that hold M; `--grid stream-k` times data-parallel (persistent), stream-K and the
+hybrid side by side at the heuristic's tile, 128x256 and 128x128; `--grid heuristic`
 times the heuristic's choice alone (the final figures); `--build-only` builds without a GPU.
 """
 
@@ -149,6 +151,22 @@ def fill_grid(shape: tuple[int, int, int]) -> list[dict[str, Any]]:
                     continue
                 tile = (tile_m, tile_n, tile_k)
                 grid.append({"tile": tile, "warp_specialization": ws, "split_k": split})
+    return grid
+
+
+STREAM_K_TILES = ((128, 256, 64), (128, 128, 64))
+"""The tiles the stream-K grid times each strategy at (besides the heuristic's own)."""
+
+
+def stream_k_grid(shape: tuple[int, int, int]) -> list[dict[str, Any]]:
+    """The stream-K grid: data-parallel (persistent), stream-K and the hybrid, each at the
+    heuristic's tile and at STREAM_K_TILES, the rest left to the heuristic."""
+    del shape
+    strategies = ("persistent", "stream-k", "hybrid-stream-k")
+    grid: list[dict[str, Any]] = [{"strategy": strategy} for strategy in strategies]
+    grid += [
+        {"strategy": strategy, "tile": tile} for tile in STREAM_K_TILES for strategy in strategies
+    ]
     return grid
 
 
@@ -367,7 +385,9 @@ def main(argv: list[str] | None = None) -> int:
     """Build, check and time the grid (and its refinement) on every shape."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--shapes", type=parse_shape, nargs="+", default=DECODE_SHAPES)
-    parser.add_argument("--grid", choices=("decode", "fill", "heuristic"), default="decode")
+    parser.add_argument(
+        "--grid", choices=("decode", "fill", "stream-k", "heuristic"), default="decode"
+    )
     parser.add_argument("--refine", type=int, default=0, help="vary the T best per shape")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--refine-rounds", type=int, default=9)
@@ -391,7 +411,7 @@ def main(argv: list[str] | None = None) -> int:
 
     candidates = [Candidate(shape, {}, "grid") for shape in args.shapes]
     if args.grid != "heuristic":
-        grid = decode_grid if args.grid == "decode" else fill_grid
+        grid = {"decode": decode_grid, "fill": fill_grid, "stream-k": stream_k_grid}[args.grid]
         candidates += [
             Candidate(shape, params, "grid") for shape in args.shapes for params in grid(shape)
         ]

@@ -10,7 +10,9 @@ interpreter functions.
 
 Every write to an output element is counted. After the grid has run, each element must
 have been written exactly once: a missed or doubled tile raises `CoverageError` naming the
-output and the first bad element, instead of giving a wrong number.
+output and the first bad element, instead of giving a wrong number. Every (tile, K block)
+product is tracked too (`KBlockLedger`): each must have been computed exactly once and
+reached its tile's epilogue once, summed in a fixed order (K order under stream-K).
 """
 
 from __future__ import annotations
@@ -30,9 +32,11 @@ from xdsl.ir import Attribute
 from mmcomp import hardware as hw
 from mmcomp.argcheck import bind_extents, check_shape_and_dtype
 from mmcomp.dialects.fusion import AxisRolesAttr, is_dynamic
+from mmcomp.dialects.sched import PARAMS_ATTR, ScheduleParams, ScheduleParamsAttr
 from mmcomp.errors import ScheduleError
-from mmcomp.interp.tile_functions import numpy_dtype
+from mmcomp.interp.tile_functions import KBlock, KBlockLedger, numpy_dtype
 from mmcomp.narrowing import is_memref
+from mmcomp.roles import iteration_space
 
 
 class CoverageError(RuntimeError):
@@ -53,6 +57,9 @@ class Execution:
     """For each CTA, how many output tiles it stored."""
     trace: tuple[tuple[int, str, tuple[int, ...]], ...]
     """(CTA, output argument name, start indices) of every tile store, in order."""
+    sums: tuple[tuple[int, tuple[KBlock, ...]], ...] = ()
+    """(CTA, the (contraction, tile, K start) products of the accumulator, in summation
+    order) of every accumulator an epilogue read, in order."""
 
 
 def kernel_of(module: builtin.ModuleOp) -> func.FuncOp:
@@ -274,12 +281,19 @@ def _bind_dynamic(
     return _DynamicLaunch(arguments, extents, extent_args, grid, cta_tiles)
 
 
-def execute(module: builtin.ModuleOp, inputs: Sequence[np.ndarray]) -> Execution:
-    """Simulate every CTA of the module's kernel on `inputs`; check every output write.
+def execute(
+    module: builtin.ModuleOp,
+    inputs: Sequence[np.ndarray],
+    cta_order: Sequence[int] | None = None,
+) -> Execution:
+    """Simulate every CTA of the module's kernel on `inputs`; check every output write and
+    that every (tile, K block) product was computed exactly once and summed into its tile.
 
     A kernel with dynamic extents takes them from the inputs' shapes; its launch function
     gives the grid and the split-K workspaces' size for them. An extent of 0 launches
-    nothing and gives empty outputs.
+    nothing and gives empty outputs. `cta_order` runs the CTAs in that order (a
+    permutation of the grid; by default 0, 1, ...): which CTA of a tile's split-K slices
+    or stream-K segments arrives last then changes, and the outputs must not.
     """
     from mmcomp.interp.reference import FusionFunctions
     from mmcomp.interp.tile_functions import TileFunctions
@@ -317,13 +331,18 @@ def execute(module: builtin.ModuleOp, inputs: Sequence[np.ndarray]) -> Execution
     interpreter.register_implementations(tiles)
     interpreter.register_implementations(FusionFunctions(np.float32))
 
-    tiles_per_cta: list[int] = []
+    order = list(range(grid)) if cta_order is None else [int(block) for block in cta_order]
+    if sorted(order) != list(range(grid)):
+        raise ScheduleError(
+            f"cta_order must be a permutation of the {grid} CTAs of the grid, found {order}"
+        )
+    tiles_per_cta = [0] * grid
     with np.errstate(all="ignore"):
-        for block in range(grid):
+        for block in order:
             tiles.block_id = block
             before = tiles.stores
             interpreter.call_op(kernel, call_arguments)
-            tiles_per_cta.append(tiles.stores - before)
+            tiles_per_cta[block] = tiles.stores - before
 
     writes = tuple(tiles.writes_of(output) for output in outputs)
     name = kernel.sym_name.data
@@ -336,8 +355,10 @@ def execute(module: builtin.ModuleOp, inputs: Sequence[np.ndarray]) -> Execution
             f"kernel @{name}: output {index} element {first} was written {int(count[first])} "
             f"times (expected exactly once); {len(bad)} of {count.size} elements are wrong"
         )
+    stream_k = _params_of(kernel).stream_k
     for index, count in enumerate(tiles.partial_writes()):
-        bad = np.argwhere(count != 1)
+        # A stream-K CTA leaves a partial in a slot only where its range splits a tile.
+        bad = np.argwhere(count > 1 if stream_k else count != 1)
         if bad.size == 0:
             continue
         first = tuple(int(i) for i in bad[0])
@@ -345,4 +366,60 @@ def execute(module: builtin.ModuleOp, inputs: Sequence[np.ndarray]) -> Execution
             f"kernel @{name}: split-K workspace {index}: partial (slice, tile) {first} was "
             f"written {int(count[first])} times (expected exactly once)"
         )
-    return Execution(tuple(outputs), writes, grid, tuple(tiles_per_cta), tuple(tiles.trace))
+    if grid:
+        check_k_blocks(kernel, tiles.ledger)
+    return Execution(
+        tuple(outputs),
+        writes,
+        grid,
+        tuple(tiles_per_cta),
+        tuple(tiles.trace),
+        tuple(tiles.ledger.sums),
+    )
+
+
+def _params_of(kernel: func.FuncOp) -> ScheduleParams:
+    params = kernel.attributes.get(PARAMS_ATTR)
+    if not isinstance(params, ScheduleParamsAttr):
+        raise ScheduleError(f"kernel @{kernel.sym_name.data} has no {PARAMS_ATTR}")
+    return params.data
+
+
+def check_k_blocks(kernel: func.FuncOp, ledger: KBlockLedger) -> None:
+    """Raise CoverageError unless every (tile, K block) product of each contraction was
+    computed exactly once, and every accumulator an epilogue read holds all the K blocks
+    of one tile, each once, summed in a fixed order: K order under stream-K (its segments
+    in CTA order), slice order under split-K (whichever CTA arrived last)."""
+    name = kernel.sym_name.data
+    params = _params_of(kernel)
+    k_extent = iteration_space(kernel).get("k", 1)
+    expected = list(range(0, k_extent, params.tile[2])) if k_extent > 0 else [0]
+    for block, count in ledger.computed.items():
+        if count != 1:
+            raise CoverageError(
+                f"kernel @{name}: contraction {block[0]} tile {dict(block[1])} K block at "
+                f"k = {block[2]} was computed {count} times (expected exactly once)"
+            )
+    summed: set[KBlock] = set()
+    for cta, blocks in ledger.sums:
+        tiles = {(contraction, tile) for contraction, tile, _ in blocks}
+        starts = [k0 for _, _, k0 in blocks]
+        if len(tiles) != 1 or sorted(starts) != expected:
+            raise CoverageError(
+                f"kernel @{name}: CTA {cta} applied the epilogue to an accumulator of "
+                f"{len(blocks)} K block products of {len(tiles)} tiles (K starts {starts}); "
+                f"expected each of the {len(expected)} K blocks of one tile once"
+            )
+        if params.stream_k and starts != expected:
+            raise CoverageError(
+                f"kernel @{name}: CTA {cta} summed a tile's stream-K segments in the K "
+                f"order {starts}; expected the segment order {expected}"
+            )
+        summed.update(blocks)
+    missing = sorted(set(ledger.computed) - summed)
+    if missing:
+        contraction, tile, k0 = missing[0]
+        raise CoverageError(
+            f"kernel @{name}: contraction {contraction} tile {dict(tile)} K block at "
+            f"k = {k0} was computed but never reached an epilogue ({len(missing)} such)"
+        )

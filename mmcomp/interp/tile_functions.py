@@ -9,12 +9,15 @@ with numpy slicing and matmul, never element by element:
 - `mma_tile`: acc + A x B in float32, the axes of A, B and acc named by their roles;
 - `store_tile`: writes the part of a tile that lies inside the destination (clipped),
   counting the writes of every destination element;
-- `reduce_partials`: the split-K partial tiles summed in the fixed order 0, 1, ..., S-1.
+- `reduce_partials`: the split-K partial tiles summed in the fixed order 0, 1, ..., S-1;
+- `accumulate_partial`: a stream-K segment's partial tile added to the running sum.
 """
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
+from typing import TypeVar
 
 import numpy as np
 from xdsl.dialects import arith, gpu
@@ -29,11 +32,14 @@ from xdsl.interpreter import (
     register_impls,
 )
 from xdsl.interpreters.builtin import scalar_attr
-from xdsl.ir import Attribute
+from xdsl.ir import Attribute, BlockArgument, SSAValue
 
 from mmcomp.dialects import sched
+from mmcomp.dialects.fusion import AxisRolesAttr
 from mmcomp.dtypes import DTYPES, by_name
 from mmcomp.errors import ScheduleError
+
+T = TypeVar("T")
 
 
 def _window(
@@ -141,6 +147,114 @@ def reduce_partials(partials: np.ndarray) -> np.ndarray:
     return total
 
 
+def accumulate_partial(total: np.ndarray, partial: np.ndarray) -> np.ndarray:
+    """total + partial in float32 (a new array)."""
+    return np.add(total, partial, dtype=np.float32)
+
+
+KBlock = tuple[int, tuple[tuple[str, int], ...], int]
+"""One K block's product: (contraction, the tile's start per role, the K block's start)."""
+
+
+class KBlockLedger:
+    """Tracks which (tile, K block) products each accumulator and workspace partial holds.
+
+    Every `sched.mma` adds the product of one K block of one tile (told by the starts of
+    its operand loads) to the accumulator's list; a partial stored to the workspace keeps
+    its list, and a sum of partials concatenates them in the order it adds them. At each
+    epilogue the lists of its accumulators are recorded (`sums`): the executor checks that
+    every tile's K blocks were each computed exactly once and summed in a fixed order.
+    """
+
+    def __init__(self) -> None:
+        self._held: dict[int, tuple[weakref.ref[np.ndarray], tuple[KBlock, ...]]] = {}
+        self._loads: dict[int, tuple[weakref.ref[np.ndarray], dict[str, int]]] = {}
+        self._partials: dict[tuple[int, tuple[int, ...]], tuple[KBlock, ...]] = {}
+        self._contractions: dict[int, int] = {}
+        self.computed: dict[KBlock, int] = {}
+        """How many times each K block product was computed."""
+        self.sums: list[tuple[int, tuple[KBlock, ...]]] = []
+        """(CTA, the K blocks of the accumulator in summation order) at each epilogue."""
+
+    def _remember(
+        self, table: dict[int, tuple[weakref.ref[np.ndarray], T]], array: np.ndarray, value: T
+    ) -> None:
+        key = id(array)
+        table[key] = (weakref.ref(array, lambda _, key=key: table.pop(key, None)), value)
+
+    def hold(self, array: np.ndarray, blocks: tuple[KBlock, ...]) -> None:
+        """`array` holds the products `blocks`, in summation order."""
+        self._remember(self._held, array, blocks)
+
+    def of(self, array: np.ndarray) -> tuple[KBlock, ...]:
+        """The products `array` holds; () for an array not tracked."""
+        entry = self._held.get(id(array))
+        if entry is None or entry[0]() is not array:
+            return ()
+        return entry[1]
+
+    def loaded(self, tile: np.ndarray, roles: Sequence[str], starts: Sequence[int]) -> None:
+        """`tile` was loaded at `starts`, one per role."""
+        self._remember(self._loads, tile, dict(zip(roles, starts, strict=True)))
+
+    def _starts(self, tile: np.ndarray) -> dict[str, int]:
+        entry = self._loads.get(id(tile))
+        if entry is None or entry[0]() is not tile:
+            return {}
+        return entry[1]
+
+    def mma(
+        self, op: sched.MmaOp, a: np.ndarray, b: np.ndarray, acc: np.ndarray, result: np.ndarray
+    ) -> None:
+        """`result` = `acc` + the K block product of the loaded tiles `a` and `b`."""
+        contraction = self._contractions.setdefault(id(op), len(self._contractions))
+        starts = {**self._starts(b), **self._starts(a)}
+        k0 = starts.pop("k", 0)
+        tile = tuple(sorted((role, start) for role, start in starts.items() if role != "_"))
+        block: KBlock = (contraction, tile, k0)
+        self.computed[block] = self.computed.get(block, 0) + 1
+        self.hold(result, (*self.of(acc), block))
+
+    def stored(self, tile: np.ndarray, workspace: np.ndarray, where: tuple[int, ...]) -> None:
+        """The partial `tile` was stored to the workspace at `where`."""
+        self._partials[(id(workspace), where)] = self.of(tile)
+
+    def partials_of(
+        self, workspace: np.ndarray, slabs: Sequence[tuple[int, ...]]
+    ) -> tuple[KBlock, ...]:
+        """The products of the workspace's partials at `slabs`, in that order."""
+        blocks: list[KBlock] = []
+        for where in slabs:
+            blocks.extend(self._partials.get((id(workspace), tuple(where)), ()))
+        return tuple(blocks)
+
+    def summed(self, cta: int, accumulators: Sequence[np.ndarray]) -> None:
+        """An epilogue of CTA `cta` reads `accumulators`."""
+        for accumulator in accumulators:
+            self.sums.append((cta, self.of(accumulator)))
+
+
+def _accumulator_inputs(op: sched.EpilogueOp) -> int:
+    """How many of an epilogue's first inputs are f32 accumulators (not loaded tiles)."""
+    count = 0
+    for value in op.inputs:
+        if not isinstance(value.owner, sched.LoadTileOp):
+            count += 1
+    return count
+
+
+def _roles_of(value: SSAValue) -> tuple[str, ...]:
+    """The fusion.roles of a kernel argument (() where none)."""
+    if not isinstance(value, BlockArgument):
+        return ()
+    owner = value.block.parent_op()
+    attrs = getattr(owner, "arg_attrs", None)
+    if attrs is None:
+        return ()
+    roles = attrs.data[value.index].data.get("fusion.roles")
+    return tuple(roles.roles) if isinstance(roles, AxisRolesAttr) else ()
+
+
 def numpy_dtype(element_type: Attribute) -> np.dtype:
     """The numpy dtype of a memref or tile element type."""
     dtype = by_name(str(element_type))
@@ -185,6 +299,8 @@ class TileFunctions(InterpreterFunctions):
         """(CTA, destination name, start indices) of every stored output tile, in order."""
         self._writes: dict[int, np.ndarray] = {}
         self._partial_writes: dict[int, np.ndarray] = {}
+        self.ledger = KBlockLedger()
+        """Which (tile, K block) products every accumulator and partial holds."""
 
     def track(self, array: np.ndarray) -> None:
         """Count the writes to every element of `array`."""
@@ -224,6 +340,11 @@ class TileFunctions(InterpreterFunctions):
         lhs, rhs = _indices(args)
         return (_scalar(interpreter, min(lhs, rhs), op.result.type),)
 
+    @impl(arith.MaxUIOp)
+    def run_maxui(self, interpreter: Interpreter, op: arith.MaxUIOp, args: PythonValues):
+        lhs, rhs = _indices(args)
+        return (_scalar(interpreter, max(lhs, rhs), op.result.type),)
+
     @impl(arith.CeilDivUIOp)
     def run_ceildivui(self, interpreter: Interpreter, op: arith.CeilDivUIOp, args: PythonValues):
         lhs, rhs = _indices(args)
@@ -233,7 +354,9 @@ class TileFunctions(InterpreterFunctions):
     def run_zero_tile(self, interpreter: Interpreter, op: sched.ZeroTileOp, args: PythonValues):
         tile_type = op.result.type
         assert isinstance(tile_type, TensorType)
-        return (np.zeros(tuple(tile_type.get_shape()), dtype=numpy_dtype(tile_type.element_type)),)
+        zero = np.zeros(tuple(tile_type.get_shape()), dtype=numpy_dtype(tile_type.element_type))
+        self.ledger.hold(zero, ())
+        return (zero,)
 
     @impl(sched.LoadTileOp)
     def run_load_tile(self, interpreter: Interpreter, op: sched.LoadTileOp, args: PythonValues):
@@ -241,7 +364,9 @@ class TileFunctions(InterpreterFunctions):
         tile_type = op.result.type
         assert isinstance(tile_type, TensorType)
         what = f"{op.name} of {op.source.name_hint or 'operand'}"
-        return (load_tile(source, _indices(starts), tuple(tile_type.get_shape()), what),)
+        tile = load_tile(source, _indices(starts), tuple(tile_type.get_shape()), what)
+        self.ledger.loaded(tile, _roles_of(op.source), _indices(starts))
+        return (tile,)
 
     @impl(sched.StoreTileOp)
     def run_store_tile(self, interpreter: Interpreter, op: sched.StoreTileOp, args: PythonValues):
@@ -257,10 +382,13 @@ class TileFunctions(InterpreterFunctions):
     @impl(sched.MmaOp)
     def run_mma(self, interpreter: Interpreter, op: sched.MmaOp, args: PythonValues):
         a, b, acc = args
-        return (mma_tile(a, b, acc, op.a_roles.roles, op.b_roles.roles, op.acc_roles.roles),)
+        result = mma_tile(a, b, acc, op.a_roles.roles, op.b_roles.roles, op.acc_roles.roles)
+        self.ledger.mma(op, a, b, acc, result)
+        return (result,)
 
     @impl(sched.EpilogueOp)
     def run_epilogue(self, interpreter: Interpreter, op: sched.EpilogueOp, args: PythonValues):
+        self.ledger.summed(self.block_id, args[: _accumulator_inputs(op)])
         return interpreter.run_ssacfg_region(op.body, args, "epilogue")
 
     @impl_terminator(sched.YieldOp)
@@ -274,6 +402,7 @@ class TileFunctions(InterpreterFunctions):
         tile, workspace, *indices = args
         where = tuple(_indices(indices))
         workspace[where] = tile
+        self.ledger.stored(tile, workspace, where)
         shape: tuple[int, ...] = workspace.shape[: len(where)]
         counts = self._partial_writes.setdefault(id(workspace), np.zeros(shape, dtype=np.int64))
         counts[where] += 1
@@ -293,4 +422,33 @@ class TileFunctions(InterpreterFunctions):
     ):
         workspace, *indices = args
         where = (slice(None), *_indices(indices))
-        return (reduce_partials(workspace[where]),)
+        total = reduce_partials(workspace[where])
+        slabs = [(piece, *_indices(indices)) for piece in range(workspace.shape[0])]
+        self.ledger.hold(total, self.ledger.partials_of(workspace, slabs))
+        return (total,)
+
+    @impl(sched.ArriveSegmentOp)
+    def run_arrive_segment(
+        self, interpreter: Interpreter, op: sched.ArriveSegmentOp, args: PythonValues
+    ):
+        counters, index, segments = args
+        where = _index(index)
+        old = int(counters[where])
+        if old >= _index(segments):
+            raise ScheduleError(
+                f"{op.name}: tile {where} has {_index(segments)} segments, but this is "
+                f"arrival {old + 1}"
+            )
+        counters[where] = old + 1
+        return (_scalar(interpreter, old, op.old.type),)
+
+    @impl(sched.AccumulatePartialOp)
+    def run_accumulate_partial(
+        self, interpreter: Interpreter, op: sched.AccumulatePartialOp, args: PythonValues
+    ):
+        total, workspace, *indices = args
+        where = tuple(_indices(indices))
+        result = accumulate_partial(total, workspace[where])
+        held = self.ledger.of(total) + self.ledger.partials_of(workspace, [where])
+        self.ledger.hold(result, held)
+        return (result,)

@@ -159,7 +159,7 @@ class ChooseSchedule(ModulePass):
     swizzle: int | None = None
     """Tiles per raster group."""
     strategy: str | None = None
-    """one-tile-per-cta or persistent."""
+    """one-tile-per-cta, persistent, stream-k or hybrid-stream-k."""
     split_k: int | None = None
     """K slices."""
     warp_specialization: str | None = None

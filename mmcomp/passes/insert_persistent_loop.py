@@ -14,6 +14,10 @@ With a dynamic extent the work count is known only at call time: the split is by
 clusters the SMs hold (the launch takes min(units, that)), and the loop bound is the
 runtime count of units (docs/dynamic-shapes.md).
 
+Stream-K (`strategy = stream-k` or `hybrid-stream-k`) binds the work index as persistent,
+split by as many CTAs as the SMs hold or the K-block iterations (tiles x K blocks) number,
+whichever is fewer; materialize-schedule then gives each CTA its range of iterations.
+
 One tile per CTA (`strategy = one-tile-per-cta`): the grid is the number of work units and
 the work index itself is bound to blockIdx.x. With clusters, the CTA's rank in its cluster
 is merged in as the fastest part of blockIdx.x (`sched.merge %slot, %rank`).
@@ -28,7 +32,7 @@ from xdsl.passes import ModulePass
 
 from mmcomp import hardware as hw
 from mmcomp.dialects import sched
-from mmcomp.dialects.fusion import is_dynamic
+from mmcomp.dialects.fusion import DYNAMIC, is_dynamic
 from mmcomp.passes.tile_split import (
     ScheduleView,
     append,
@@ -46,10 +50,14 @@ def bind_work(view: ScheduleView) -> None:
     work = view.work
     cluster_size = params.cluster[0] * params.cluster[1]
     slot: SSAValue = work
-    if params.strategy == "persistent":
+    if params.strategy == "persistent" or params.stream_k:
         clusters = max(hw.SM_COUNT // cluster_size, 1)
-        if not is_dynamic(extent(work)):
-            clusters = min(extent(work), clusters)
+        units = extent(work)
+        if params.stream_k:
+            # The CTAs share the K-block iterations: at most one CTA per iteration.
+            units = DYNAMIC if is_dynamic(units) else units * extent(view.tile_axis("k"))
+        if not is_dynamic(units):
+            clusters = min(units, clusters)
         iteration, slot = split(schedule, work, clusters, "iter", "slot")
         append(schedule, sched.ParallelizeOp(iteration, "serial"))
         reorder(schedule, iteration)

@@ -18,7 +18,10 @@ then its outputs, then split-K scratch buffers) whose body is
 
 With split-K, each unit stores its partial (`sched.store_partial`), counts its arrival
 (`sched.arrive`), and the last slice to arrive sums the partials in slice order
-(`sched.reduce_partials`) before the epilogue and the stores, inside an `scf.if`.
+(`sched.reduce_partials`) before the epilogue and the stores, inside an `scf.if`. Under
+stream-K each CTA walks the tiles of its range of K-block iterations instead, and the last
+segment of a shared tile to arrive sums the segments in CTA order
+(`sched.arrive_segment`, `sched.accumulate_partial`; mmcomp.passes.stream_k).
 
 Every start index comes from the roles: an axis with role m starts at the tile's m offset,
 n at its n offset, k at the K block's offset, a batch role at the batch index, and an absent
@@ -55,7 +58,12 @@ from mmcomp.diagnostics import at
 from mmcomp.dialects import fusion, sched
 from mmcomp.dialects.fusion import DYNAMIC, is_dynamic
 from mmcomp.narrowing import is_tensor
+from mmcomp.passes.stream_k import StreamK
 from mmcomp.passes.tile_split import GRID_ATTR, ScheduleView, extent, scheduled_functions
+
+STREAM_K_SLOTS = 2
+"""Partial tiles a stream-K CTA may leave in the workspace: its first tile's and its
+last's (the tiles between are whole)."""
 
 ROLES_ATTR = "fusion.roles"
 """The attribute holding the axis roles of an op result or a function argument."""
@@ -183,6 +191,28 @@ class _Index:
         """min(lhs, rhs)."""
         return self._binary(arith.MinUIOp, lhs, self.const(rhs), name)
 
+    def lesser(self, lhs: SSAValue, rhs: SSAValue, name: str = "") -> SSAValue:
+        """min(lhs, rhs) of two values."""
+        return self._binary(arith.MinUIOp, lhs, rhs, name)
+
+    def greater(self, lhs: SSAValue, rhs: SSAValue, name: str = "") -> SSAValue:
+        """max(lhs, rhs) of two values."""
+        return self._binary(arith.MaxUIOp, lhs, rhs, name)
+
+    def compare(self, predicate: str, lhs: SSAValue, rhs: SSAValue, name: str = "") -> SSAValue:
+        """The i1 `lhs <predicate> rhs` (arith.cmpi: eq, ne, ult, ...)."""
+        result = self.add(arith.CmpiOp(lhs, rhs, predicate)).results[0]
+        if name:
+            result.name_hint = name
+        return result
+
+    def select(self, cond: SSAValue, lhs: SSAValue, rhs: SSAValue, name: str = "") -> SSAValue:
+        """`lhs` where `cond` holds, else `rhs`."""
+        result = self.add(arith.SelectOp(cond, lhs, rhs)).results[0]
+        if name:
+            result.name_hint = name
+        return result
+
 
 def swizzled_tile(
     index: _Index, unit: SSAValue, tiles_m: Count, tiles_n: Count, raster: str, swizzle: int
@@ -258,6 +288,9 @@ class SchedulePlan:
     """K slices per tile, reduced through an f32 workspace."""
     grid: int = 0
     """CTAs in the grid (0: one per work unit)."""
+    stream_k: str = ""
+    """"stream-k" or "hybrid-stream-k" where the CTAs split the K blocks of all tiles
+    (mmcomp.passes.stream_k), else empty."""
     batch_axes: tuple[str, ...] = field(init=False)
     """The batch axes, outermost first."""
 
@@ -350,6 +383,8 @@ class SchedulePlan:
         counts["cluster_units"] = units
         counts["work_units"] = index.times(units, self.split_k, "units")
         counts["cta_tiles"] = index.times(units, self.cluster_size, "cta_tiles")
+        if self.stream_k:
+            counts["iterations"] = index.times(units, self.k_blocks, "iterations")
         return counts
 
 
@@ -514,6 +549,13 @@ class _KernelBuilder:
         self.acc_types = [
             tile_type(mma.result.type, mma.out_roles.roles, plan) for mma in body.mmas
         ]
+        if plan.stream_k:
+            for acc_type in self.acc_types:
+                leading = (plan.grid, STREAM_K_SLOTS)
+                arg_types.append(MemRefType(f32, (*leading, *acc_type.get_shape())))
+                arg_attrs.append(DictionaryAttr({"sched.workspace": StringAttr("partials")}))
+            arg_types.append(MemRefType(i32, (plan.cta_tiles,)))
+            arg_attrs.append(DictionaryAttr({"sched.workspace": StringAttr("arrivals")}))
         if plan.split_k > 1:
             for acc_type in self.acc_types:
                 leading = (plan.split_k, plan.cta_tiles)
@@ -554,7 +596,13 @@ class _KernelBuilder:
         size = plan.cluster_size
         cluster = index.div(cta, size, "cluster")
         rank = index.rem(cta, size, "rank")
-        if plan.persistent:
+        if plan.stream_k:
+            ctas = None
+            if plan.dynamic_axes:
+                ctas = index.add(gpu.GridDimOp(gpu.DimensionAttr(gpu.DimensionEnum.X))).results[0]
+                ctas.name_hint = "grid"
+            StreamK(self, index, cta, ctas).emit()
+        elif plan.persistent:
             ctas = index.add(gpu.GridDimOp(gpu.DimensionAttr(gpu.DimensionEnum.X))).results[0]
             ctas.name_hint = "grid"
             clusters = index.div(ctas, size, "clusters")
@@ -824,8 +872,9 @@ def plan_of(view: ScheduleView) -> SchedulePlan:
         cta = merges[0].result if merges else None
     if cta is None or cta not in bound:
         raise view.fail("the work index is not bound to block_x (run insert-persistent-loop first)")
+    stream_k = params.strategy if params.stream_k else ""
     del params
-    return SchedulePlan(
+    plan = SchedulePlan(
         space=view.extents,
         tile=tile,
         cluster=(cluster[0], cluster[1]),
@@ -834,7 +883,19 @@ def plan_of(view: ScheduleView) -> SchedulePlan:
         persistent=persistent is not None,
         split_k=split_k,
         grid=grid,
+        stream_k=stream_k,
     )
+    if not stream_k:
+        return plan
+    if plan.cluster_size != 1 or plan.split_k != 1 or not plan.persistent:
+        raise view.fail(f"strategy {stream_k} needs a persistent grid of single CTAs, unsplit")
+    iterations = _product(plan.cta_tiles, plan.k_blocks)
+    if not is_dynamic(iterations) and plan.grid > iterations:
+        raise view.fail(
+            f"strategy {stream_k}: a grid of {plan.grid} CTAs for {iterations} K-block "
+            "iterations leaves CTAs without one (run insert-persistent-loop on the schedule)"
+        )
+    return plan
 
 
 def launch_name(kernel: str) -> str:
@@ -845,7 +906,9 @@ def launch_name(kernel: str) -> str:
 def build_launch(name: str, plan: SchedulePlan) -> func.FuncOp:
     """The launch function of a kernel with dynamic extents: from the runtime extents (one
     index argument per dynamic axis, in space order) to (grid CTAs, CTA tiles, work units).
-    The CTA tiles size the split-K workspaces; the work units bound the tile loop."""
+    The CTA tiles size the split-K workspaces (and stream-K's counters); the work units
+    bound the tile loop (under stream-K: the iterations times the grid, the largest
+    product its iteration ranges compute)."""
     entry = Block(arg_types=[IndexType() for _ in plan.dynamic_axes])
     extents: dict[str, SSAValue] = {}
     for axis, arg in zip(plan.dynamic_axes, entry.args, strict=True):
@@ -854,10 +917,17 @@ def build_launch(name: str, plan: SchedulePlan) -> func.FuncOp:
     index = _Index(entry)
     counts = plan.counts(index, extents)
     clusters = index.value(counts["work_units"])
+    units = index.value(counts["work_units"])
+    if plan.stream_k:
+        clusters = index.value(counts["iterations"])
     if plan.persistent:
         clusters = index.min(clusters, plan.grid // plan.cluster_size, "clusters")
     grid = index.value(index.times(clusters, plan.cluster_size, "grid"))
-    results = [grid, index.value(counts["cta_tiles"]), index.value(counts["work_units"])]
+    if plan.stream_k:
+        # The largest product of stream-K's 32-bit iteration arithmetic (a CTA's range
+        # starts at cta x iterations / grid), checked as the work units are.
+        units = index.value(index.times(counts["iterations"], grid, "iteration_products"))
+    results = [grid, index.value(counts["cta_tiles"]), units]
     entry.add_op(func.ReturnOp(*results))
     constants = index.constant_ops()
     if entry.first_op is not None:

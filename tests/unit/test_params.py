@@ -200,7 +200,12 @@ INVALID = [
         {"tile": (256, 256, 64), "warpgroup": (64, 256)},
         r"needs 4 consumer warpgroups; .* at most 2",
     ),
-    ({"strategy": "stream-k"}, r'unknown strategy "stream-k"; expected one of "one-tile-per-cta"'),
+    ({"strategy": "stream-j"}, r'unknown strategy "stream-j"; expected one of "one-tile-per-cta"'),
+    ({"strategy": "stream-k", "split_k": 2}, r"strategy stream-k with split_k = 2: .* must be 1"),
+    (
+        {"strategy": "hybrid-stream-k", "cluster": (1, 2)},
+        r"strategy hybrid-stream-k with cluster 1x2: .* runs with cluster 1x1",
+    ),
     ({"raster": "diagonal"}, r'unknown raster "diagonal"; expected one of "m", "n", "auto"'),
     ({"epilogue": "tma"}, r'unknown epilogue "tma"; expected one of "registers", "smem"'),
     ({"warp_specialization": "triple"}, r'unknown warp_specialization "triple"'),

@@ -104,6 +104,7 @@ from mmcomp.dialects.sched.params import (
     RASTERS,
     REGISTER_BASE,
     STRATEGIES,
+    STREAM_K_STRATEGIES,
     SWIZZLE_LIMIT,
     WARP_SPECIALIZATIONS,
     ScheduleParams,
@@ -120,7 +121,9 @@ from mmcomp.dialects.sched.problem import (
     problem_of,
 )
 from mmcomp.dialects.sched.tile_ops import (
+    AccumulatePartialOp,
     ArriveOp,
+    ArriveSegmentOp,
     EpilogueOp,
     LoadTileOp,
     MmaOp,
@@ -171,6 +174,9 @@ __all__ = [
     "StorePartialOp",
     "ArriveOp",
     "ReducePartialsOp",
+    "ArriveSegmentOp",
+    "AccumulatePartialOp",
+    "STREAM_K_STRATEGIES",
     "Sched",
 ]
 
@@ -193,6 +199,8 @@ Sched = Dialect(
         StorePartialOp,
         ArriveOp,
         ReducePartialsOp,
+        ArriveSegmentOp,
+        AccumulatePartialOp,
     ],
     [ScheduleParamsAttr, AxisType],
 )

@@ -36,8 +36,11 @@ PARAMS_ATTR = "sched.params"
 
 RASTERS = ("m", "n", "auto")
 """Raster orders: the tile index along M or N varies fastest, or the heuristic picks."""
-STRATEGIES = ("one-tile-per-cta", "persistent")
-"""Tiling strategies (stream-K is reserved for later)."""
+STRATEGIES = ("one-tile-per-cta", "persistent", "stream-k", "hybrid-stream-k")
+"""Tiling strategies: one tile per CTA, persistent tiles, stream-K (the CTAs split the
+K blocks of all tiles evenly), and data-parallel waves with a stream-K tail."""
+STREAM_K_STRATEGIES = ("stream-k", "hybrid-stream-k")
+"""The strategies whose CTAs split the K blocks of all tiles (fixed up in the workspace)."""
 WARP_SPECIALIZATIONS = ("none", "cooperative", "pingpong")
 """Warp specializations: none, two consumers sharing a tile, or two alternating tiles."""
 EPILOGUES = ("registers", "smem")
@@ -115,7 +118,7 @@ class ScheduleParams:
     swizzle: int = 8
     """Swizzle group size of the grouped tile order (1: plain raster), 1 to SWIZZLE_LIMIT."""
     strategy: str = "persistent"
-    """"one-tile-per-cta" or "persistent"."""
+    """"one-tile-per-cta", "persistent", "stream-k" or "hybrid-stream-k"."""
     split_k: int = 1
     """Number of K slices computed by different CTAs and reduced through an f32 workspace."""
     warp_specialization: str = "cooperative"
@@ -158,6 +161,11 @@ class ScheduleParams:
         return (self.consumer_warpgroups + producers) * hw.WARPGROUP_SIZE
 
     @property
+    def stream_k(self) -> bool:
+        """Whether the CTAs split the K blocks of all tiles (a stream-K strategy)."""
+        return self.strategy in STREAM_K_STRATEGIES
+
+    @property
     def accumulator_registers(self) -> int:
         """f32 accumulator registers per consumer thread."""
         return self.warpgroup[0] * self.warpgroup[1] // hw.WARPGROUP_SIZE
@@ -179,7 +187,7 @@ class ScheduleParams:
         wg_m, wg_n = self.warpgroup
         split = 0
         staged = self.epilogue == "smem" or self.warp_specialization == "none"
-        if self.split_k > 1 and problem.contractions > 1 and staged:
+        if (self.split_k > 1 or self.stream_k) and problem.contractions > 1 and staged:
             split = tile * problem.contractions
         return {
             "accumulators": tile * problem.contractions,
@@ -318,11 +326,26 @@ class ScheduleParams:
             )
         if self.split_k < 1:
             raise ScheduleError(f"split_k = {self.split_k}: must be at least 1")
+        self._validate_stream_k()
         cluster_size = self.cluster[0] * self.cluster[1]
         if cluster_size > hw.MAX_CLUSTER_SIZE:
             raise ScheduleError(
                 f"cluster {format_dims(self.cluster)} has {cluster_size} CTAs; the portable "
                 f"limit is {hw.MAX_CLUSTER_SIZE}"
+            )
+
+    def _validate_stream_k(self) -> None:
+        if not self.stream_k:
+            return
+        if self.split_k != 1:
+            raise ScheduleError(
+                f"strategy {self.strategy} with split_k = {self.split_k}: stream-K splits the "
+                "K blocks itself; split_k must be 1"
+            )
+        if self.cluster != (1, 1):
+            raise ScheduleError(
+                f"strategy {self.strategy} with cluster {format_dims(self.cluster)}: the CTAs "
+                "of a cluster would need the same K blocks; stream-K runs with cluster 1x1"
             )
 
     def _validate_shapes(self) -> None:
@@ -463,6 +486,15 @@ class ScheduleParams:
                 f"units (batch {problem.batch} x {tiles_m} M tiles x {tiles_n} N tiles x "
                 f"{self.split_k} slices); the kernel's {hw.INDEX_BITS}-bit tile loop counts "
                 f"at most {hw.MAX_WORK_UNITS}"
+            )
+        iterations = problem.batch * tiles_m * tiles_n * k_blocks
+        products = iterations * hw.SM_COUNT
+        if self.stream_k and not problem.dynamic_axes and products > hw.MAX_WORK_UNITS:
+            raise ScheduleError(
+                f"strategy {self.strategy}: {iterations} K-block iterations (batch "
+                f"{problem.batch} x {tiles_m} M tiles x {tiles_n} N tiles x {k_blocks} K "
+                f"blocks) times {hw.SM_COUNT} CTAs pass the kernel's {hw.INDEX_BITS}-bit "
+                f"iteration arithmetic (at most {hw.MAX_WORK_UNITS}); use strategy persistent"
             )
         for axis, size, tiles in (("m", self.cluster[0], tiles_m), ("n", self.cluster[1], tiles_n)):
             if axis in problem.dynamic_axes:

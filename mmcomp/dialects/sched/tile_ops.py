@@ -401,3 +401,74 @@ class ReducePartialsOp(IRDLOperation):
         _check_workspace(
             "sched.reduce_partials", self.workspace.type, self.result.type, len(self.indices) + 1
         )
+
+
+# Stream-K: a tile's K-block segments, fixed up through the f32 workspace in segment order.
+
+
+@irdl_op_definition
+class ArriveSegmentOp(IRDLOperation):
+    """Atomically add 1 to a tile's counter of `segments` arrivals; the old value (stream-K).
+
+    The arrival whose old value is `segments - 1` is the tile's last; on the GPU it also
+    resets the counter to 0 for the next launch.
+    """
+
+    name = "sched.arrive_segment"
+
+    counters = operand_def(MemRefType)
+    """The i32 arrival counters, one per tile."""
+    index = operand_def(IndexType)
+    """The counter's index (the tile)."""
+    segments = operand_def(IndexType)
+    """How many segments of the tile arrive in all."""
+    old = result_def(IndexType)
+    """The value before the increment."""
+
+    assembly_format = (
+        "$counters `[` $index `]` `of` $segments attr-dict `:` type($counters) `->` type($old)"
+    )
+
+    def __init__(self, counters: SSAValue, index: SSAValue, segments: SSAValue):
+        super().__init__(operands=[counters, index, segments], result_types=[IndexType()])
+
+    def verify_(self) -> None:
+        typ = cast(MemRefType, self.counters.type)
+        if typ.get_num_dims() != 1:
+            raise VerifyException(
+                f"sched.arrive_segment: counters {typ} must be one-dimensional (one per tile)"
+            )
+
+
+@irdl_op_definition
+class AccumulatePartialOp(IRDLOperation):
+    """acc + the f32 partial tile of the workspace at [cta, slot] (stream-K's fixup)."""
+
+    name = "sched.accumulate_partial"
+
+    acc = operand_def(TensorType)
+    """The running f32 sum."""
+    workspace = operand_def(MemRefType)
+    """The f32 workspace: [CTAs, slots, tile...]."""
+    indices = var_operand_def(IndexType)
+    """The partial's CTA and slot."""
+    result = result_def(TensorType)
+    """The new sum."""
+
+    assembly_format = (
+        "$acc `,` $workspace `[` $indices `]` attr-dict `:` type($acc) `,` type($workspace) "
+        "`->` type($result)"
+    )
+
+    def __init__(self, acc: SSAValue, workspace: SSAValue, indices: Sequence[SSAValue]):
+        super().__init__(operands=[acc, workspace, indices], result_types=[acc.type])
+
+    def verify_(self) -> None:
+        _check_workspace(
+            "sched.accumulate_partial", self.workspace.type, self.acc.type, len(self.indices)
+        )
+        if self.result.type != self.acc.type:
+            raise VerifyException(
+                f"sched.accumulate_partial: result {self.result.type} differs from the sum "
+                f"{self.acc.type}"
+            )

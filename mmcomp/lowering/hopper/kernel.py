@@ -19,7 +19,7 @@ from mmcomp import hardware as hw
 from mmcomp.dialects import hopper, ptx, sched
 from mmcomp.errors import ScheduleError
 from mmcomp.lowering.hopper.context import ConsumerThreads, KernelContext, Threads
-from mmcomp.lowering.hopper.control import Walker
+from mmcomp.lowering.hopper.control import Walker, emit_loop
 from mmcomp.lowering.hopper.epilogue import Epilogue
 from mmcomp.lowering.hopper.index import place
 from mmcomp.lowering.hopper.mainloop import MAINLOOPS, zero_accumulator
@@ -146,7 +146,19 @@ def emit_consumer(ctx: KernelContext, ring: Ring, consumer: SSAValue) -> None:
             mainloop.emit(op)
             return True
         if isinstance(op, sched.ZeroTileOp):
+            if is_sum_init(op, ctx.mainloop):
+                ctx.accumulators[op.result] = split_k.zero_sum()
+                return True
             ctx.accumulators[op.result] = zero_accumulator(ctx)
+            return True
+        if isinstance(op, scf.ForOp) and op.iter_args and op is not ctx.mainloop:
+            emit_sum_loop(ctx, op, walker)
+            return True
+        if isinstance(op, sched.ArriveSegmentOp):
+            split_k.arrive_segment(op)
+            return True
+        if isinstance(op, sched.AccumulatePartialOp):
+            split_k.accumulate_partial(op)
             return True
         if epilogue.collect(op):
             return True
@@ -161,8 +173,31 @@ def emit_consumer(ctx: KernelContext, ring: Ring, consumer: SSAValue) -> None:
             return True
         return False
 
-    Walker(ctx, special, tile_end=mainloop.end_of_tile).walk(ctx.warp_specialize.consumer.block.ops)
+    walker = Walker(ctx, special, tile_end=mainloop.end_of_tile)
+    walker.walk(ctx.warp_specialize.consumer.block.ops)
     if ctx.plan.store_maps:
         # Shared memory must outlive the TMA stores that read it.
         leader = k.setp("eq", thread_in_warpgroup, k.const(0))
         ctx.put(ptx.BulkWaitOp(0, read=False), leader)
+
+
+def is_sum_init(op: sched.ZeroTileOp, mainloop: scf.ForOp | None) -> bool:
+    """The zero tile starts a sum of partial tiles (a loop other than the K loop)."""
+    users = [use.operation for use in op.result.uses]
+    return bool(users) and all(
+        isinstance(user, scf.ForOp) and user is not mainloop for user in users
+    )
+
+
+def emit_sum_loop(ctx: KernelContext, loop: scf.ForOp, walker: Walker) -> None:
+    """A loop that carries sums of partial tiles (stream-K's segments): its accumulators
+    live in the registers of their initial values, which the body updates in place."""
+    for arg, init in zip(loop.body.block.args[1:], loop.iter_args, strict=True):
+        ctx.accumulators[arg] = ctx.accumulators[init]
+    yielded = loop.body.block.last_op
+    assert isinstance(yielded, scf.YieldOp)
+    emit_loop(ctx, loop, lambda: walker.walk(loop.body.block.ops))
+    for result, init, value in zip(loop.results, loop.iter_args, yielded.operands, strict=True):
+        if ctx.accumulators[value] is not ctx.accumulators[init]:
+            raise ScheduleError(f"{ctx.where}: a sum loop must update its sums in place")
+        ctx.accumulators[result] = ctx.accumulators[init]

@@ -5,13 +5,16 @@ workspace in fragment order (warpgroup part, register, thread: every access coal
 `sched.arrive` is a `fence.acq_rel.gpu`, a named barrier of the tile's threads and one
 `atom.global.acq_rel.gpu.add` whose old value is broadcast through shared memory (the last
 arriver resets the counter for the next launch); `sched.reduce_partials` sums slices
-0, 1, ..., S-1 in that order (deterministic).
+0, 1, ..., S-1 in that order (deterministic). Stream-K uses the same traffic:
+`sched.arrive_segment` counts to the tile's segment count held in a register, and
+`sched.accumulate_partial` adds one segment's partial into the running sum's registers,
+in the segment loop's order.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects.builtin import MemRefType
@@ -94,14 +97,30 @@ class SplitK:
 
     def arrive(self, op: sched.ArriveOp) -> None:
         """Count this slice on the tile's counter; every thread gets the old count."""
-        ctx = self.ctx
-        k = ctx.k
         memref_type = op.counters.type
         assert isinstance(memref_type, MemRefType)
+        ctx = self.ctx
         slices = ctx.params.split_k
+        last = lambda: ctx.k.const(slices - 1)  # noqa: E731
+        ctx.regs[op.old] = self.count_arrival(op.counters, op.indices[0], last)
+
+    def arrive_segment(self, op: sched.ArriveSegmentOp) -> None:
+        """Count this stream-K segment on the tile's counter; every thread gets the old
+        count."""
+        ctx = self.ctx
+        last = lambda: ctx.k.sub(ctx.reg(op.segments), ctx.k.const(1))  # noqa: E731
+        ctx.regs[op.old] = self.count_arrival(op.counters, op.index, last)
+
+    def count_arrival(
+        self, counters: SSAValue, index: SSAValue, last_count: Callable[[], SSAValue]
+    ) -> SSAValue:
+        """Add 1 to counter `index` (the arrival that finds `last_count()` resets it); the
+        old count, broadcast to every thread of the tile."""
+        ctx = self.ctx
+        k = ctx.k
         k.append(ptx.FenceOp("acq_rel_gpu"))
         self.mode.sync_tile_threads()
-        counter = k.add(ctx.reg(op.counters), k.mul_wide(ctx.reg(op.indices[0]), k.const(4)))
+        counter = k.add(ctx.reg(counters), k.mul_wide(ctx.reg(index), k.const(4)))
         thread = self.mode.threads.thread_in_warpgroup
         leader = self.mode.arrive_leader(k.setp("eq", thread, k.const(0)))
         slot = self.mode.arrive_slot(self.ring.after_barriers)
@@ -109,13 +128,35 @@ class SplitK:
             ptx.InstOp("atom.global.acq_rel.gpu.add.u32 {0}, [{1}], 1", [counter], [ptx.U32]),
             leader,
         ).results[0]
-        last = k.setp("eq", old, k.const(slices - 1))
+        last = k.setp("eq", old, last_count())
         ctx.put(ptx.StOp("global", counter, [k.const(0)]), k.binary(ptx.AndOp, leader, last))
         ctx.put(ptx.StOp("shared", slot, [old]), leader)
         self.mode.sync_tile_threads()
         (shared,) = k.ld("shared", slot, ptx.U32)
         k.append(ptx.FenceOp("acq_rel_gpu"))
-        ctx.regs[op.old] = shared
+        return shared
+
+    def accumulate_partial(self, op: sched.AccumulatePartialOp) -> None:
+        """Add a stream-K segment's partial tile, at [CTA, slot] of the workspace, to the
+        running sum's registers (in place: the sum is carried by the segment loop)."""
+        ctx = self.ctx
+        k = ctx.k
+        total = ctx.accumulators[op.acc]
+        slab = self.workspace_slab(list(op.indices), op.workspace)
+        address = self.partial_address(op.workspace, slab)
+        flat = [reg for chunk in total.chunks for reg in chunk]
+        for index, reg in enumerate(flat):
+            (value,) = k.ld("global", address, ptx.F32, 1, index * FRAGMENT_STRIDE)
+            k.assign(reg, k.add(reg, value))
+        ctx.accumulators[op.result] = total
+
+    def zero_sum(self) -> Accumulator:
+        """Fresh f32 registers of zero for a sum of partial tiles (no wgmma fragments)."""
+        ctx = self.ctx
+        k = ctx.k
+        n = ctx.params.instr[1] // 2
+        chunks = [[k.const(0.0, ptx.F32) for _ in range(n)] for _ in range(self.registers // n)]
+        return Accumulator(chunks)
 
     def reduce_partials(self, op: sched.ReducePartialsOp) -> None:
         """Sum the slices' partial tiles in slice order 0, 1, ..., S-1 into accumulators."""

@@ -103,10 +103,25 @@ func.func @pingpong_fill() attributes {sched.params = #sched.params<warp_special
 // -----
 
 // Unknown names.
-func.func @strategy() attributes {sched.params = #sched.params<strategy = stream-k>} {
+func.func @strategy() attributes {sched.params = #sched.params<strategy = stream-j>} {
   func.return
 }
-// CHECK: unknown strategy "stream-k"; expected one of "one-tile-per-cta", "persistent"
+// CHECK: unknown strategy "stream-j"; expected one of "one-tile-per-cta", "persistent", "stream-k", "hybrid-stream-k"
+
+// -----
+
+// Stream-K splits the K blocks itself, and runs without clusters.
+func.func @stream_k_split() attributes {sched.params = #sched.params<strategy = stream-k, split_k = 2>} {
+  func.return
+}
+// CHECK: strategy stream-k with split_k = 2: stream-K splits the K blocks itself; split_k must be 1
+
+// -----
+
+func.func @stream_k_cluster() attributes {sched.params = #sched.params<strategy = hybrid-stream-k, cluster = 2x1>} {
+  func.return
+}
+// CHECK: strategy hybrid-stream-k with cluster 2x1: the CTAs of a cluster would need the same K blocks; stream-K runs with cluster 1x1
 
 // -----
 

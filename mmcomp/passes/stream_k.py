@@ -1,0 +1,220 @@
+"""Stream-K materialization: the CTAs split the K-block iterations of all tiles evenly.
+
+With `strategy = stream-k` the K blocks of every tile, tile after tile in the linear tile
+order (batch, raster, swizzle: the order of the persistent kernels), make one sequence of
+T = tiles x K blocks iterations. CTA c of the P in the grid takes the iterations
+[c T / P, (c + 1) T / P) (rounded down): a run of K blocks that may start and end inside
+a tile. It walks the tiles its range touches, one unit each, with a K loop over the
+range's part of the tile:
+
+    scf.for %u = %c0 to %units step %c1 {             // the tiles of this CTA's range
+      ... %tile, %lo, %hi ...                          // K blocks [lo, hi) of the tile
+      %acc = scf.for %kb = %lo to %hi step %c1 ...
+      scf.if %whole { epilogue }                       // the CTA's range covers the tile
+      else {                                           // a segment of a shared tile
+        sched.store_partial %acc, %partials[%cta, %slot]
+        %old = sched.arrive_segment %arrivals[%tile] of %segments
+        scf.if %old == %segments - 1 {                 // the last segment to arrive
+          %sum = scf.for %c = %first to %last + 1 iter_args(%zero) {  // in segment order
+            sched.accumulate_partial %sum, %partials[%c, %slot_c] }
+          epilogue
+        }
+      }
+    }
+
+A CTA leaves at most two partial tiles, its first tile's (slot 0) and its last's (slot 1):
+the tiles between lie wholly in its range. So the workspace holds [P, 2, tile] f32 for
+any problem, and the segments of a tile are those of the CTAs first..last whose ranges
+meet it, in CTA order: the K order. Whichever arrives last sums them in that order from
+zero, so the bits do not depend on which CTA finished first.
+
+`strategy = hybrid-stream-k` first runs floor(tiles / P) - 1 waves data-parallel (CTA c
+takes tiles c, c + P, ...: whole tiles, no workspace), and spreads only the K blocks of
+the tiles left (one full wave and the partial one) stream-K over all CTAs, so that the
+tail of a wave-quantized problem is balanced without splitting every tile.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from xdsl.dialects import scf
+from xdsl.ir import Block, SSAValue
+
+from mmcomp.dialects import sched
+
+if TYPE_CHECKING:
+    from mmcomp.passes.materialize_schedule import (
+        Count,
+        _Coordinates,  # pyright: ignore[reportPrivateUsage]
+        _Index,  # pyright: ignore[reportPrivateUsage]
+        _KernelBuilder,  # pyright: ignore[reportPrivateUsage]
+    )
+
+
+class StreamK:
+    """Emits a stream-K kernel's work: the CTA's units, K loops and fixups."""
+
+    def __init__(
+        self, builder: _KernelBuilder, index: _Index, cta: SSAValue, grid: SSAValue | None
+    ):
+        self.builder = builder
+        self.index = index
+        self.cta = cta
+        """This CTA (gpu.block_id)."""
+        plan = builder.plan
+        self.grid: Count = plan.grid if grid is None else grid
+        """CTAs in the grid: the plan's where the extents are static, else gpu.grid_dim."""
+        self.k_blocks = plan.k_blocks
+        """K blocks per tile."""
+
+    def _sub(self, index: _Index, lhs: Count, rhs: Count, name: str = "") -> Count:
+        """lhs - rhs: an int when both are."""
+        if isinstance(lhs, int) and isinstance(rhs, int):
+            return lhs - rhs
+        if isinstance(rhs, int) and rhs == 0:
+            return lhs
+        return index.minus(lhs, index.value(rhs), name)
+
+    def _add(self, index: _Index, lhs: Count, rhs: Count, name: str = "") -> Count:
+        """lhs + rhs: an int when both are."""
+        if isinstance(lhs, int) and isinstance(rhs, int):
+            return lhs + rhs
+        return index.plus(index.value(lhs), index.value(rhs), name)
+
+    def _div(self, index: _Index, lhs: Count, rhs: Count, name: str = "") -> Count:
+        """lhs floordiv rhs: an int when both are."""
+        if isinstance(lhs, int) and isinstance(rhs, int):
+            return lhs // rhs
+        return index.div(index.value(lhs), rhs, name)
+
+    def emit(self) -> None:
+        """The CTA's loop over the tiles of its data-parallel waves and its stream-K range."""
+        builder, index = self.builder, self.index
+        plan = builder.plan
+        tiles: Count = builder.counts["work_units"]
+        grid = self.grid
+        waves: Count = 0
+        if plan.stream_k == "hybrid-stream-k":
+            full = self._div(index, tiles, grid, "waves")
+            if isinstance(full, int):
+                waves = max(full, 1) - 1
+            else:
+                waves = index.minus(index.greater(full, index.const(1)), index.const(1), "dp")
+        self.waves = waves
+        """Data-parallel waves (0 for pure stream-K)."""
+        self.dp_tiles = 0 if waves == 0 else index.times(waves, grid, "dp_tiles")
+        """Tiles of the data-parallel waves."""
+        sk_tiles = self._sub(index, tiles, self.dp_tiles, "sk_tiles")
+        self.iterations = index.times(sk_tiles, self.k_blocks, "iterations")
+        """K-block iterations of the stream-K tiles."""
+        cta = self.cta
+        after = index.plus(cta, index.const(1))
+        self.start = index.div(index.value(index.times(cta, self.iterations)), grid, "start")
+        """The first iteration of this CTA's range."""
+        self.end = index.div(index.value(index.times(after, self.iterations)), grid, "end")
+        """The iteration after its range."""
+        self.first_tile = index.div(self.start, self.k_blocks, "first_tile")
+        """The first stream-K tile of the range (counted from the first stream-K tile)."""
+        end_tile = index.ceil_div(self.end, self.k_blocks, "end_tile")
+        units = self._add(index, waves, index.minus(end_tile, self.first_tile), "units")
+        loop = Block(arg_types=[index.const(0).type])
+        loop.args[0].name_hint = "unit"
+        self._unit(index.at(loop), loop.args[0])
+        loop.add_op(scf.YieldOp())
+        index.add(scf.ForOp(index.const(0), index.value(units), index.const(1), [], loop))
+
+    def _unit(self, index: _Index, unit: SSAValue) -> None:
+        """One unit: a data-parallel tile or the range's part of a stream-K tile."""
+        builder = self.builder
+        kb = index.const(self.k_blocks)
+        waves = self.waves
+        if isinstance(waves, int) and waves == 0:
+            sk_tile = index.plus(self.first_tile, unit, "sk_tile")
+            data_parallel = None
+        else:
+            waves_value = index.value(waves)
+            data_parallel = index.compare("ult", unit, waves_value, "data_parallel")
+            past = index.minus(index.select(data_parallel, waves_value, unit), waves_value)
+            sk_tile = index.plus(self.first_tile, past, "sk_tile")
+        base = index.mul(sk_tile, self.k_blocks, "kb_base")
+        lo = index.minus(index.greater(self.start, base), base, "kb_lo")
+        hi = index.minus(index.lesser(self.end, index.plus(base, kb)), base, "kb_hi")
+        tile = index.plus(index.value(self.dp_tiles), sk_tile, "tile")
+        if data_parallel is not None:
+            wave_tile = index.plus(index.value(index.times(unit, self.grid)), self.cta)
+            tile = index.select(data_parallel, wave_tile, tile, "tile")
+            lo = index.select(data_parallel, index.const(0), lo, "kb_lo")
+            hi = index.select(data_parallel, kb, hi, "kb_hi")
+        at = builder._coordinates(index, tile, index.const(0))  # pyright: ignore[reportPrivateUsage]
+        accumulators = builder._k_loop(index, at, lo, hi, 1)  # pyright: ignore[reportPrivateUsage]
+        whole = index.compare("eq", index.minus(hi, lo), kb, "whole_tile")
+        alone = Block()
+        builder._epilogue(index.at(alone), at, accumulators)  # pyright: ignore[reportPrivateUsage]
+        alone.add_op(scf.YieldOp())
+        shared = Block()
+        self._fixup(index.at(shared), at, tile, sk_tile, base, accumulators)
+        shared.add_op(scf.YieldOp())
+        index.add(scf.IfOp(whole, [], [alone], [shared]))
+
+    def _cta_before(self, index: _Index, bound: SSAValue, name: str) -> SSAValue:
+        """The CTA whose range holds iteration `bound` - 1: the largest c with
+        c T / P < bound, (bound P - 1) / T."""
+        scaled = index.value(index.times(bound, self.grid))
+        return index.div(index.minus(scaled, index.const(1)), self.iterations, name)
+
+    def _fixup(
+        self,
+        index: _Index,
+        at: _Coordinates,
+        tile: SSAValue,
+        sk_tile: SSAValue,
+        base: SSAValue,
+        accumulators: list[SSAValue],
+    ) -> None:
+        """Store this segment's partial, count it, and let the last segment sum them all."""
+        builder = self.builder
+        zero, one = index.const(0), index.const(1)
+        later = index.compare("ne", sk_tile, self.first_tile, "later_tile")
+        slot = index.select(later, one, zero, "slot")
+        for accumulator, workspace in zip(accumulators, builder.workspaces, strict=True):
+            index.add(sched.StorePartialOp(accumulator, workspace, [self.cta, slot]))
+        first = self._cta_before(index, index.plus(base, one), "first_cta")
+        last = self._cta_before(index, index.plus(base, index.const(self.k_blocks)), "last_cta")
+        others = index.minus(last, first, "other_segments")
+        segments = index.plus(others, one, "segments")
+        assert builder.arrivals is not None
+        arrived = index.add(sched.ArriveSegmentOp(builder.arrivals, tile, segments)).results[0]
+        arrived.name_hint = "arrived"
+        is_last = index.compare("eq", arrived, others, "last_segment")
+        reduce = Block()
+        red = index.at(reduce)
+        first_start = red.div(
+            red.value(red.times(first, self.iterations)), self.grid, "first_start"
+        )
+        first_later = red.compare("ne", first_start, base, "first_later")
+        first_slot = red.select(first_later, one, zero, "first_slot")
+        zeros: list[SSAValue] = []
+        for acc_type in builder.acc_types:
+            value = red.add(sched.ZeroTileOp(acc_type)).results[0]
+            value.name_hint = "zero"
+            zeros.append(value)
+        body = Block(arg_types=[zero.type, *builder.acc_types])
+        body.args[0].name_hint = "segment"
+        inner = red.at(body)
+        is_first = inner.compare("eq", body.args[0], first, "is_first")
+        segment_slot = inner.select(is_first, first_slot, zero, "segment_slot")
+        sums: list[SSAValue] = []
+        for total, workspace in zip(body.args[1:], builder.workspaces, strict=True):
+            total.name_hint = "sum"
+            op = sched.AccumulatePartialOp(total, workspace, [body.args[0], segment_slot])
+            result = inner.add(op).results[0]
+            result.name_hint = "sum"
+            sums.append(result)
+        body.add_op(scf.YieldOp(*sums))
+        loop = red.add(scf.ForOp(first, red.plus(last, one), one, zeros, body))
+        for result in loop.results:
+            result.name_hint = "sum"
+        builder._epilogue(red, at, list(loop.results))  # pyright: ignore[reportPrivateUsage]
+        reduce.add_op(scf.YieldOp())
+        index.add(scf.IfOp(is_last, [], [reduce]))

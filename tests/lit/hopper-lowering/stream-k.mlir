@@ -1,0 +1,56 @@
+// RUN: mmcomp-opt %s -p propagate-axis-mapping,choose-schedule,tile-split,tile-merge,split-k,insert-persistent-loop,materialize-schedule,partition-warp-roles,lower-schedule-to-hopper | filecheck %s
+
+// Stream-K, 3 x 2 tiles of 128x128 and 16 K blocks: 96 iterations on 96 CTAs. After each
+// unit's K loop, a CTA that covered its tile stores it from registers; otherwise each thread
+// stores its 64 accumulator registers to the CTA's slab of the f32 workspace (512 bytes
+// apart: register, then thread), the tile's threads count the segment with one acq_rel atomic
+// (the arrival that finds segments - 1 resets the counter), and the last one sums the slabs
+// of CTAs first_cta .. last_cta in that order into 64 fresh registers (slab = CTA x 2 +
+// slot, in place: ld, add, assign) before its own epilogue.
+func.func @lin(%a: tensor<300x1000xbf16>, %w: tensor<256x1000xbf16>) -> tensor<300x256xbf16> attributes {sched.params = #sched.params<tile = 128x128x64, stages = 4, strategy = stream-k, epilogue = registers>} {
+  %y = fusion.linear %a, %w : (tensor<300x1000xbf16>, tensor<256x1000xbf16>) -> tensor<300x256xf32>
+  %o = fusion.cast %y : tensor<300x256xf32> to tensor<300x256xbf16>
+  func.return %o : tensor<300x256xbf16>
+}
+
+// CHECK:      ptx.setmaxnreg inc 232
+// CHECK:      ptx.wgmma_fence
+// CHECK:      ptx.label loop_end_{{[0-9]+}}
+// CHECK:      ptx.bra else_[[ELSE:[0-9]+]] if not
+// CHECK:      ptx.st global %{{[0-9]+}}, %{{[0-9]+}} if %{{[0-9]+}} : (!ptx.reg<u64>, !ptx.reg<bf16x2>) -> ()
+// CHECK:      ptx.label else_[[ELSE]]
+// CHECK:      ptx.st global %[[SLAB:[0-9]+]], %{{[0-9]+}} : (!ptx.reg<u64>, !ptx.reg<f32>) -> ()
+// CHECK-NEXT: ptx.st global %[[SLAB]], %{{[0-9]+}} {offset = 512} : (!ptx.reg<u64>, !ptx.reg<f32>) -> ()
+// CHECK:      ptx.st global %[[SLAB]], %{{[0-9]+}} {offset = 32256} : (!ptx.reg<u64>, !ptx.reg<f32>) -> ()
+// CHECK-NEXT: arith.addi
+// CHECK-NEXT: arith.muli
+// CHECK-NEXT: arith.subi
+// CHECK-NEXT: %[[FIRST:[0-9]+]] = arith.divui
+// CHECK-NEXT: arith.addi
+// CHECK-NEXT: arith.muli
+// CHECK-NEXT: arith.subi
+// CHECK-NEXT: %[[LAST_CTA:[0-9]+]] = arith.divui
+// CHECK-NEXT: %[[OTHERS:[0-9]+]] = arith.subi %[[LAST_CTA]], %[[FIRST]] : index
+// CHECK-NEXT: %[[SEGMENTS:[0-9]+]] = arith.addi %[[OTHERS]], %{{[0-9]+}} : index
+// CHECK-NEXT: ptx.fence acq_rel_gpu
+// CHECK-NEXT: ptx.bar sync 3 256
+// CHECK:      %[[OLD:[0-9]+]] = ptx.inst "atom.global.acq_rel.gpu.add.u32 {0}, [{1}], 1"
+// CHECK-NEXT: %[[COUNT:[0-9]+]] = builtin.unrealized_conversion_cast %[[SEGMENTS]] : index to !ptx.reg<u32>
+// CHECK-NEXT: %[[ONE:[0-9]+]] = ptx.const 1 : !ptx.reg<u32>
+// CHECK-NEXT: %[[LAST:[0-9]+]] = ptx.sub %[[COUNT]], %[[ONE]] : !ptx.reg<u32>
+// CHECK-NEXT: %[[IS_LAST:[0-9]+]] = ptx.setp eq %[[OLD]], %[[LAST]]
+// CHECK:      ptx.bar sync 3 256
+// CHECK-NEXT: %[[SHARED:[0-9]+]] = ptx.ld shared
+// CHECK-NEXT: ptx.fence acq_rel_gpu
+// CHECK-NEXT: %[[ARRIVED:[0-9]+]] = builtin.unrealized_conversion_cast %[[SHARED]] : !ptx.reg<u32> to index
+// CHECK-NEXT: arith.cmpi eq, %[[ARRIVED]], %[[OTHERS]] : index
+// CHECK:      %[[SUM0:[0-9]+]] = ptx.const 0.0 : !ptx.reg<f32>
+// CHECK:      ptx.label loop_{{[0-9]+}}
+// CHECK:      %[[SLOT:[0-9]+]] = arith.select
+// CHECK:      ptx.mad %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}} : !ptx.reg<u32>
+// CHECK:      %[[PART:[0-9]+]] = ptx.ld global %[[ADDRESS:[0-9]+]] : (!ptx.reg<u64>) -> !ptx.reg<f32>
+// CHECK-NEXT: %[[ADDED:[0-9]+]] = ptx.add %[[SUM0]], %[[PART]] : !ptx.reg<f32>
+// CHECK-NEXT: ptx.assign %[[SUM0]], %[[ADDED]] : !ptx.reg<f32>
+// CHECK-NEXT: ptx.ld global %[[ADDRESS]] {offset = 512} : (!ptx.reg<u64>) -> !ptx.reg<f32>
+// CHECK:      ptx.label loop_end_{{[0-9]+}}
+// CHECK:      ptx.st global %{{[0-9]+}}, %{{[0-9]+}} if %{{[0-9]+}} : (!ptx.reg<u64>, !ptx.reg<bf16x2>) -> ()
