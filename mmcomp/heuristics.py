@@ -293,21 +293,27 @@ def swap_tile_m(m: int) -> int:
 def choose_swap_tile(
     problem: Problem, warp_specialization: str, consumer: int | None = None
 ) -> tuple[int, int, int]:
-    """The swapped tile: M rows rounded up to 8 (wgmma's n), and the narrowest N of 128
-    and 256 (64 too under ping-pong) whose tiles fit in one wave (the small-M rule), else
-    the widest that fits the registers; K doubled as `choose_tile_k` does."""
+    """The swapped tile: M rows rounded up to 8 (wgmma's n; halved while no width fits the
+    registers), and the narrowest N of 128 and 256 (64 too under ping-pong) whose tiles fit
+    in one wave (the small-M rule), else the widest that fits; K doubled as
+    `choose_tile_k` does."""
     if consumer is None:
         consumer = default_registers(warp_specialization, 2)[1]
     tile_k = hw.TMA_SWIZZLE_BYTES // problem.element_bytes
-    tile_m = swap_tile_m(problem.m)
     widest = 256 if problem.b_operands == 1 and problem.epilogue_tiles == 0 else 128
     widths = (64, 128, 256) if warp_specialization == "pingpong" else (128, 256)
-    fitting = [
-        n
-        for n in widths
-        if n <= max(widest, widths[0])
-        and _fits(problem, (tile_m, n, tile_k), warp_specialization, consumer, True)
-    ]
+    tile_m = swap_tile_m(problem.m)
+    fitting: list[int] = []
+    while True:
+        fitting = [
+            n
+            for n in widths
+            if n <= max(widest, widths[0])
+            and _fits(problem, (tile_m, n, tile_k), warp_specialization, consumer, True)
+        ]
+        if fitting or tile_m <= hw.WGMMA_N_MIN:
+            break
+        tile_m = swap_tile_m(tile_m // 2)
     if not fitting:
         return (tile_m, widths[0], tile_k)
     tile_n = fitting[-1]

@@ -90,8 +90,13 @@ class Addressing:
         assert isinstance(memref_type, MemRefType)
         roles = self.memref_roles(memref)
         shape = list(memref_type.get_shape())
+        # A runtime extent is named by the axis's own role (m), whatever the fragment's.
+        assert isinstance(memref, BlockArgument)
+        extent_roles = arg_roles(self.ctx.func, memref.index) if self.swapped else roles
         dims = [
-            self.ctx.dimension(memref, axis, roles[axis] if axis < len(roles) else "")
+            self.ctx.dimension(
+                memref, axis, extent_roles[axis] if axis < len(extent_roles) else ""
+            )
             for axis in range(len(shape))
         ]
         dtype = dtype_of(memref_type.element_type)
