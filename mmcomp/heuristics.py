@@ -274,7 +274,7 @@ def choose_swap_ab(problem: Problem, given: Mapping[str, object]) -> bool:
     or NOMINAL_EXTENTS' M)."""
     if "swap_ab" in given:
         return bool(given["swap_ab"])
-    if any(key in given for key in SWAP_AB_KEYS):
+    if any(key in given for key in SWAP_AB_KEYS) or problem.a_m_contiguous:
         return False
     return is_small_m(problem) and problem.m <= SWAP_AB_MAX_M
 
@@ -293,16 +293,18 @@ def swap_tile_m(m: int) -> int:
 def choose_swap_tile(
     problem: Problem, warp_specialization: str, consumer: int | None = None
 ) -> tuple[int, int, int]:
-    """The swapped tile: M rows rounded up to 8 (wgmma's n; halved while no width fits the
-    registers), and the narrowest N of 128 and 256 (64 too under ping-pong) whose tiles fit
-    in one wave (the small-M rule), else the widest that fits; K doubled as
-    `choose_tile_k` does."""
+    """The swapped tile: M rows rounded up to 8 (wgmma's n; to 64 for an A contiguous along
+    M; halved while no width fits the registers), and the narrowest N of 128 and 256 (64
+    too under ping-pong) whose tiles fit in one wave (the small-M rule), else the widest
+    that fits; K doubled as `choose_tile_k` does."""
     if consumer is None:
         consumer = default_registers(warp_specialization, 2)[1]
     tile_k = hw.TMA_SWIZZLE_BYTES // problem.element_bytes
     widest = 256 if problem.b_operands == 1 and problem.epilogue_tiles == 0 else 128
     widths = (64, 128, 256) if warp_specialization == "pingpong" else (128, 256)
     tile_m = swap_tile_m(problem.m)
+    step = hw.WGMMA_M if problem.a_m_contiguous else hw.WGMMA_N_STEP
+    tile_m = min(hw.WGMMA_N_MAX, _ceil_div(tile_m, step) * step)
     fitting: list[int] = []
     while True:
         fitting = [
@@ -311,9 +313,9 @@ def choose_swap_tile(
             if n <= max(widest, widths[0])
             and _fits(problem, (tile_m, n, tile_k), warp_specialization, consumer, True)
         ]
-        if fitting or tile_m <= hw.WGMMA_N_MIN:
+        if fitting or tile_m <= step:
             break
-        tile_m = swap_tile_m(tile_m // 2)
+        tile_m = max(step, _ceil_div(tile_m // 2, step) * step)
     if not fitting:
         return (tile_m, widths[0], tile_k)
     tile_n = fitting[-1]

@@ -608,15 +608,39 @@ def _draw_step(
 
 SCHEDULE_KEYS = PARAMETERS
 """The keywords of mmcomp.compile that a case may pin (the heuristic's parameter names)."""
+DRAWN_KEYS = tuple(key for key in SCHEDULE_KEYS if key != "swap_ab")
+"""The keys `draw_schedule` draws from the case's generator; swap_ab is drawn from a
+generator of its own (`draw_swap_ab`), so that adding it left every earlier case as it was."""
+SWAP_AB_SHARE = 0.15
+"""Cases that pin swap_ab=True (their tile, epilogue and specialization made to fit it)."""
+
+
+def draw_swap_ab(rng: np.random.Generator, params: dict[str, Any]) -> dict[str, Any]:
+    """`params` with swap_ab=True in SWAP_AB_SHARE of the cases: a drawn tile gets rows a
+    multiple of 8 (wgmma's n) up to 256 and a width a multiple of 64 (wgmma's m; 128 or
+    more unless ping-pong, whose two consumers do not split it), a drawn smem epilogue
+    becomes registers; the rest stays drawn."""
+    if rng.random() >= SWAP_AB_SHARE:
+        return params
+    swapped = {**params, "swap_ab": True}
+    if "tile" in params:
+        _, tile_n, tile_k = params["tile"]
+        tile_m = _choice(rng, (8, 16, 24, 32, 40, 64, 128, 8 * int(rng.integers(1, 33))))
+        pingpong = params.get("warp_specialization") == "pingpong"
+        tile_n = max(-(-tile_n // 64) * 64, 64 if pingpong else 128)
+        swapped["tile"] = (tile_m, tile_n, tile_k)
+    if params.get("epilogue") == "smem":
+        swapped["epilogue"] = "registers"
+    return swapped
 
 
 def draw_schedule(rng: np.random.Generator, spec: Spec, features: frozenset[str]) -> dict[str, Any]:
     """Keywords of mmcomp.compile, each present or left to the heuristic; {} often."""
     if rng.random() < 0.3:
         return {}
-    present = {key for key in SCHEDULE_KEYS if rng.random() < 0.35}
+    present = {key for key in DRAWN_KEYS if rng.random() < 0.35}
     if not present:
-        present = {_choice(rng, SCHEDULE_KEYS)}
+        present = {_choice(rng, DRAWN_KEYS)}
     params: dict[str, Any] = {}
     ws = _choice(rng, ("cooperative", "pingpong", "none"), (5, 3, 2))
     if "warp_specialization" in present:
@@ -707,7 +731,9 @@ def draw_case(seed: int, index: int, backend: str, features: frozenset[str]) -> 
     """Case `index` of `seed`: the same on every machine and in every process."""
     rng = np.random.default_rng([seed, index])
     spec = draw_spec(rng, backend, features, np.random.default_rng([seed, index, 3]))
-    params = draw_schedule(rng, spec, features)
+    params = draw_swap_ab(
+        np.random.default_rng([seed, index, 5]), draw_schedule(rng, spec, features)
+    )
     dynamic = "dynamic-m" in features and (
         np.random.default_rng([seed, index, 4]).random() < DYNAMIC_SHARE
     )

@@ -11,8 +11,8 @@ from typing import Any
 import cases
 import numpy as np
 import pytest
-from test_dynamic import FAMILIES as DYNAMIC_FAMILIES
 from test_cli import mmcomp_opt
+from test_dynamic import FAMILIES as DYNAMIC_FAMILIES
 from test_dynamic import check_outputs, dynamic_inputs
 from xdsl.utils.exceptions import ParseError
 

@@ -440,8 +440,8 @@ class ScheduleParams:
             )
         if self.epilogue != "registers":
             raise ScheduleError(
-                f'swap_ab with epilogue = {self.epilogue}: the accumulator holds C^T, which '
-                'the shared-memory epilogue does not stage; use epilogue = registers'
+                f"swap_ab with epilogue = {self.epilogue}: the accumulator holds C^T, which "
+                "the shared-memory epilogue does not stage; use epilogue = registers"
             )
 
     def _validate_registers(self) -> None:
@@ -521,6 +521,12 @@ class ScheduleParams:
             )
         self._validate_registers()
         self._check_consumer_registers(problem)
+        if self.swap_ab and problem.a_m_contiguous and self.tile[0] % 64:
+            raise ScheduleError(
+                f"swap_ab with tile {format_dims(self.tile)}: an A operand is contiguous along "
+                f"M, which TMA loads in boxes of 64 along M, so the tile's m = {self.tile[0]} "
+                "(wgmma's n) must be a multiple of 64; or store A with K contiguous"
+            )
         k_blocks = ceil_div(problem.k, self.tile[2])
         if self.split_k > k_blocks:
             raise ScheduleError(

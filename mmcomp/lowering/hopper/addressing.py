@@ -94,9 +94,7 @@ class Addressing:
         assert isinstance(memref, BlockArgument)
         extent_roles = arg_roles(self.ctx.func, memref.index) if self.swapped else roles
         dims = [
-            self.ctx.dimension(
-                memref, axis, extent_roles[axis] if axis < len(extent_roles) else ""
-            )
+            self.ctx.dimension(memref, axis, extent_roles[axis] if axis < len(extent_roles) else "")
             for axis in range(len(shape))
         ]
         dtype = dtype_of(memref_type.element_type)

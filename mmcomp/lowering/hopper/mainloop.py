@@ -49,9 +49,7 @@ def zero_accumulator(ctx: KernelContext) -> Accumulator:
     return Accumulator(chunks, fragments)
 
 
-def wgmma_operands(
-    op: sched.MmaOp, swap_ab: bool
-) -> tuple[sched.LoadTileOp, sched.LoadTileOp]:
+def wgmma_operands(op: sched.MmaOp, swap_ab: bool) -> tuple[sched.LoadTileOp, sched.LoadTileOp]:
     """The tile loads behind wgmma's A and B operands: the sched.mma's A and B, or with
     swap_ab its B (the tile's N rows, wgmma's m) and A (the tile's M rows, wgmma's n), so
     that the accumulator holds the tile's C^T."""
