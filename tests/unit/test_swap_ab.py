@@ -208,3 +208,58 @@ def test_dynamic_m_builds_for_the_device():
     module, params, _ = run_pipeline(fusion.module, {"swap_ab": True}, schedule_m=16)
     assert params.swap_ab and params.tile[0] == 16
     assert build_cuda_kernel(module).report.spill_stores == 0
+
+
+VALUE_CASES: list[tuple[str, int, dict[str, Any]]] = [
+    ("linear", 7, {}),
+    ("linear_bias", 1, {}),
+    ("matmul", 33, {}),
+    ("gelu_bias", 7, {"split_k": 2}),
+    ("silu_mul", 33, {"warp_specialization": "pingpong", "tile": (40, 64, 64)}),
+    ("horizontal", 7, {}),
+    ("row_ops", 7, {"warp_specialization": "none", "tile": (16, 128, 64)}),
+    ("broadcast_inputs", 1, {}),
+    ("broadcast_silu_mul", 33, {"tile": (16, 256, 64), "stages": 3}),
+]
+"""(family, M, keywords besides swap_ab=True) run through the PTX value model."""
+
+
+def _model_errors(fusion: Fusion, params: dict[str, Any]) -> list[float]:
+    """Each output's relative error against float64 when the PTX value model runs the
+    emitted kernel (outputs poisoned with NaN)."""
+    from ptx_value_model import run_values
+
+    from mmcomp.backend.kernel import lower_to_ptx
+    from mmcomp.compiler import run_pipeline
+
+    module, _, _ = run_pipeline(fusion.module, params)
+    text, plan = lower_to_ptx(module)
+    inputs = cases.inputs_for(fusion)
+    want = [np.asarray(w) for w in reference(fusion, *inputs, accumulate=np.float64)]
+    poisoned = [
+        np.full(w.shape, np.nan, dtype=out.numpy_dtype)
+        for w, out in zip(want, fusion.outputs, strict=True)
+    ]
+    got = run_values(text, plan, inputs, poisoned)
+    return [cases.relative_error(g, w) for g, w in zip(got, want, strict=True)]
+
+
+@pytest.mark.parametrize(("family", "m", "params"), VALUE_CASES, ids=[c[0] for c in VALUE_CASES])
+def test_emitted_swapped_kernel_computes_the_product(family: str, m: int, params: dict[str, Any]):
+    """The swapped PTX itself (wgmma operands, transposed fragment, addresses, clipping,
+    split-K) run by the value model at a ragged shape (K = 320: rows of 16-byte multiples,
+    which the model reads without staging)."""
+    fusion = FAMILIES[family](m, N, 320)
+    for index, error in enumerate(_model_errors(fusion, {"swap_ab": True, **params})):
+        assert error < cases.TOLERANCE[fusion.outputs[index].dtype], f"output {index}: {error}"
+
+
+@pytest.mark.parametrize(
+    ("family", "params"),
+    [("linear", {"epilogue": "registers"}), ("matmul", {"epilogue": "registers"})],
+)
+def test_value_model_matches_unswapped_kernels(family: str, params: dict[str, Any]):
+    """The model's control: kernels that run on the H200 (K-major and MN-major operands)."""
+    fusion = FAMILIES[family](33, N, 320)
+    for index, error in enumerate(_model_errors(fusion, params)):
+        assert error < cases.TOLERANCE[fusion.outputs[index].dtype], f"output {index}: {error}"
