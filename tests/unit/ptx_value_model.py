@@ -87,6 +87,8 @@ class ValueModel(Model):
     maps: list[Any] = field(default_factory=list[Any])
     """The plan's tensor maps (`ptx.TensorMap`), by parameter."""
     shared_bytes: np.ndarray = field(default_factory=lambda: np.zeros(SHARED_BYTES, np.uint8))
+    extent_values: list[int] = field(default_factory=list[int])
+    """The runtime extents the kernel takes after its arrays (M, batch), in order."""
 
     def run_cta(self, ctaid: int) -> Any:
         """Run CTA `ctaid` with all of its threads."""
@@ -150,6 +152,11 @@ class ValueModel(Model):
             return True
         parts = opcode.split(".")
         head = parts[0]
+        if opcode.startswith("ld.param") and parts[-1] == "u32":
+            index = int(ops[1].strip("[]").removeprefix("arg")) - len(self.arrays)
+            self.set(thread, ops[0], self.extent_values[index])
+            thread.pc += 1
+            return True
         if opcode.startswith("cp.async.bulk.tensor") and ".global.mbarrier" in opcode:
             self.tma_load(thread, cta, ops)
             return super().step(thread, cta, reps)
@@ -348,14 +355,32 @@ class ValueModel(Model):
 
 
 def run_values(
-    ptx: str, plan: Any, inputs: Sequence[np.ndarray], outputs: Sequence[np.ndarray]
+    ptx: str,
+    plan: Any,
+    inputs: Sequence[np.ndarray],
+    outputs: Sequence[np.ndarray],
+    extents: Sequence[int] = (),
+    grid: int | None = None,
 ) -> list[np.ndarray]:
     """Run every CTA of the launch on `inputs`, writing into copies of `outputs` (their
-    initial contents, e.g. NaN poison), and return the copies."""
+    initial contents, e.g. NaN poison), and return the copies. A kernel with runtime
+    extents takes them in `extents` (in the plan's order) and runs on `grid` CTAs (its
+    persistent loop strides by the grid, so any grid covers the tiles)."""
     if plan.cluster != 1:
         raise ValueError("the value model runs CTAs one after another: no clusters")
+    if plan.extents and (grid is None or len(extents) != len(plan.extents)):
+        raise ValueError(f"a kernel with runtime extents {plan.extents} needs them and a grid")
+    if any(
+        -1 in spec.shape or min(spec.shape) < 0
+        for spec in plan.arrays[len(inputs) + len(outputs) :]
+    ):
+        raise ValueError("workspaces of a runtime extent are not modelled")
     model = ValueModel(
-        parse(ptx), [m.box_bytes for m in plan.tensor_maps], plan.grid, maps=plan.tensor_maps
+        parse(ptx),
+        [m.box_bytes for m in plan.tensor_maps],
+        grid or plan.grid,
+        maps=plan.tensor_maps,
+        extent_values=list(extents),
     )
     results: list[np.ndarray] = []
     hosts = [np.ascontiguousarray(a) for a in [*inputs, *outputs]]

@@ -263,3 +263,28 @@ def test_value_model_matches_unswapped_kernels(family: str, params: dict[str, An
     fusion = FAMILIES[family](33, N, 320)
     for index, error in enumerate(_model_errors(fusion, params)):
         assert error < cases.TOLERANCE[fusion.outputs[index].dtype], f"output {index}: {error}"
+
+
+@pytest.mark.parametrize("family", ["linear", "linear_bias_gelu", "epilogue_operand", "horizontal"])
+def test_emitted_swapped_kernel_takes_a_runtime_m(family: str):
+    """One swapped kernel of a dynamic fusion (its schedule chosen at M = 16) run by the
+    value model at several M, clipped at the runtime extent."""
+    from ptx_value_model import run_values
+
+    from mmcomp.backend.kernel import lower_to_ptx
+    from mmcomp.compiler import run_pipeline
+
+    fusion = DYNAMIC_FAMILIES[family]()
+    module, params, _ = run_pipeline(fusion.module, {"swap_ab": True}, schedule_m=16)
+    assert params.swap_ab
+    text, plan = lower_to_ptx(module)
+    assert plan.extents == ("m",)
+    rng = np.random.default_rng(2)
+    for m in (1, 7, 33):
+        inputs = dynamic_inputs(fusion, {"m": m}, rng)
+        want = [np.asarray(w) for w in reference(fusion, *inputs, accumulate=np.float64)]
+        poisoned = [np.full(w.shape, np.nan, dtype=w.dtype) for w in want]
+        got = run_values(text, plan, inputs, poisoned, extents=(m,), grid=2)
+        for index, (g, w) in enumerate(zip(got, want, strict=True)):
+            error = cases.relative_error(g, w)
+            assert error < 1e-2, f"M = {m}, output {index}: {error}"
