@@ -288,3 +288,13 @@ def test_emitted_swapped_kernel_takes_a_runtime_m(family: str):
         for index, (g, w) in enumerate(zip(got, want, strict=True)):
             error = cases.relative_error(g, w)
             assert error < 1e-2, f"M = {m}, output {index}: {error}"
+
+
+def test_autotune_tries_the_swapped_schedule_at_small_m():
+    from mmcomp import tuning
+
+    small = tuning.plan_candidates(cases.linear(16, 14336, 4096))
+    assert any(plan.params.swap_ab for plan in small[1:])
+    assert not small[0].params.swap_ab
+    large = tuning.plan_candidates(cases.linear(8192, 14336, 4096))
+    assert not any(plan.params.swap_ab for plan in large)
