@@ -166,6 +166,8 @@ def swap_grid(shape: tuple[int, int, int]) -> list[dict[str, Any]]:
     grid: list[dict[str, Any]] = [forced]
     tile_m = swap_tile_m(m)
     for tile_n, tile_k in itertools.product((128, 256), (64, 128)):
+        if tile_m * tile_n > 128 * 256:
+            continue  # over 128 accumulators per consumer thread
         tiles = ceil_div(m, tile_m) * ceil_div(n, tile_n)
         split = max(
             s
