@@ -1056,6 +1056,8 @@ def params_attribute(params: dict[str, Any]) -> str:
             text = "x".join(str(v) for v in value)
         elif key == "registers":
             text = "/".join(str(v) for v in value)
+        elif isinstance(value, bool):
+            text = "true" if value else "false"
         else:
             text = str(value)
         keys.append(f"{key} = {text}")
