@@ -18,6 +18,7 @@ from test_dynamic import FAMILIES as DYNAMIC_FAMILIES
 from test_dynamic import dynamic_inputs
 
 import mmcomp
+from mmcomp import heuristics
 from mmcomp.frontend import Fusion
 from mmcomp.interp.reference import reference
 
@@ -82,7 +83,10 @@ def test_dynamic_m_in_every_bucket(family: str) -> None:
             assert error < 2 * cases.TOLERANCE[dtype], f"M = {m}, output {index}: {error}"
 
 
-def test_heuristic_swaps_a_decode_row() -> None:
+def test_swap_rule_runs_a_decode_row(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The heuristic's swap rule (off until it is measured: heuristics.SWAP_AB_MAX_M)
+    switched on, and its pick run."""
+    monkeypatch.setattr(heuristics, "SWAP_AB_MAX_M", heuristics.SWAP_AB_CANDIDATE_M)
     fusion = cases.linear(16, 4096, 1024)
     kernel = mmcomp.compile(fusion)
     assert kernel.params.swap_ab
