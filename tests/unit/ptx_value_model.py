@@ -21,7 +21,8 @@ Floating-point registers hold numpy float32 values, 16-bit ones their bits. It c
 lowering's arithmetic and addressing (which elements a thread computes and where it stores
 them), not the hardware: the approximations and the order of a wgmma's sums are exact
 here. Only kernels without clusters (CTAs one after another) and without the
-shared-memory epilogue are modelled.
+shared-memory epilogue are modelled; a staged operand (rows not 16-byte multiples) is read
+as its elements, which its padded copy holds.
 """
 
 from __future__ import annotations
@@ -278,8 +279,8 @@ class ValueModel(Model):
         coords = [c - (1 << 32) if c & (1 << 31) else c for c in coords]
         dst = self.address(thread, cta, ops[0])
         array = next(a for a in self.arrays if a.base == (tmap.arg + 1) * PARAM_BASE)
-        if tmap.pitch:
-            raise RingError("staged operands (rows not 16-byte multiples) are not modelled")
+        # A staged operand (rows not 16-byte multiples: `tmap.pitch`) is read by TMA from a
+        # padded copy of the same elements; the model reads the elements themselves.
         compact = [int(np.prod(array.shape[axis + 1 :])) for axis in range(len(array.shape))]
         extents = [array.shape[axis] if axis >= 0 else 1 for axis in tmap.axes]
         strides = [compact[axis] if axis >= 0 else 0 for axis in tmap.axes]
