@@ -298,3 +298,16 @@ def test_autotune_tries_the_swapped_schedule_at_small_m():
     assert not small[0].params.swap_ab
     large = tuning.plan_candidates(cases.linear(8192, 14336, 4096))
     assert not any(plan.params.swap_ab for plan in large)
+
+
+@pytest.mark.parametrize("schedule", ["heuristic", "split_k", "pingpong", "wide"])
+@pytest.mark.parametrize("family", list(FAMILIES))
+def test_gpu_test_kernels_in_the_value_model(family: str, schedule: str):
+    """The kernels test_swap_ab_gpu.py runs on the GPU (K = 300: staged operands), run by
+    the value model, at one of its M each."""
+    from test_swap_ab_gpu import MS, SCHEDULES
+
+    m = MS[(list(FAMILIES).index(family) + list(SCHEDULES).index(schedule)) % len(MS)]
+    fusion = FAMILIES[family](m, N, K)
+    for index, error in enumerate(_model_errors(fusion, {"swap_ab": True, **SCHEDULES[schedule]})):
+        assert error < cases.TOLERANCE[fusion.outputs[index].dtype], f"output {index}: {error}"
