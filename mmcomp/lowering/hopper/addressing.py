@@ -118,7 +118,7 @@ class Addressing:
             position = self.ctx.reg(index)
             if role == "n":
                 stride = strides[dim]
-                assert isinstance(stride, int), "the axes inside the columns' are static"
+                assert isinstance(stride, int), "the axes inside the column axis are static"
                 position = k.add(position, self.col0)
                 # Under swap_ab the columns run along M, whose extent may be a runtime one.
                 extent = dims[dim]
