@@ -22,7 +22,7 @@ sanitize() {  # tool case
   echo "$1 $2 (rc $?): $(grep -E 'SUMMARY' "$OUT/sanitizer-$1-$2.txt" | tail -1)"
 }
 (sanitize racecheck swap_ab_silu_mul; sanitize synccheck swap_ab_silu_mul) > "$OUT/sanitizers.txt" &
-python3 -m pytest -m gpu -q -rs tests/unit/test_swap_ab_gpu.py tests/unit/test_cuda_gpu.py \
+python3 -m pytest -m gpu -n 6 -q -rs tests/unit/test_swap_ab_gpu.py tests/unit/test_cuda_gpu.py \
   -k "swap" 2>&1 | tee "$OUT/gpu-tests.txt" | tail -15
 wait
 cat "$OUT/sanitizers.txt"
