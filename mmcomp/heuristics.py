@@ -109,6 +109,10 @@ def normalize_overrides(overrides: Mapping[str, object]) -> dict[str, object]:
             result[name] = _choice(name, value, STRATEGIES)
         elif name == "warp_specialization":
             result[name] = _choice(name, value, WARP_SPECIALIZATIONS)
+        elif name == "swap_ab":
+            if not isinstance(value, bool):
+                raise ScheduleError(f"swap_ab={value!r}: expected True or False")
+            result[name] = value
         else:
             result[name] = _choice(name, value, EPILOGUES)
     return result
@@ -124,15 +128,20 @@ MIN_TILE_N = hw.TMA_SWIZZLE_BYTES // 2
 
 
 def _fits(
-    problem: Problem, tile: tuple[int, int, int], warp_specialization: str, consumer: int
+    problem: Problem,
+    tile: tuple[int, int, int],
+    warp_specialization: str,
+    consumer: int,
+    swap_ab: bool = False,
 ) -> bool:
     """Whether a consumer thread's registers hold the tile's accumulators and epilogue
     (`ScheduleParams.consumer_registers`, the rule measured with ptxas)."""
     params = ScheduleParams(
         tile=tile,
-        warpgroup=derive_warpgroup(tile, warp_specialization),
+        warpgroup=derive_warpgroup(tile, warp_specialization, swap_ab),
         warp_specialization=warp_specialization,
         registers=(hw.SETMAXNREG_MIN, consumer),
+        swap_ab=swap_ab,
     )
     if params.accumulator_registers > consumer - hw.ACCUMULATOR_HEADROOM:
         return False
@@ -245,22 +254,102 @@ def choose_small_m_tile(
     return None
 
 
-def ring_stages(problem: Problem, tile: tuple[int, int, int], warp_specialization: str) -> int:
+SWAP_AB_CANDIDATE_M = hw.WGMMA_M // 2
+"""The rows the swap rule is meant for (docs/schedule.md, "Swap-AB"): where M fills at most
+half of a 64-row wgmma, the swapped kernel's wgmma n covers M (rounded up to 8) and its A
+box holds M rows instead of 64."""
+SWAP_AB_MAX_M = 0
+"""Rows up to which the heuristic swaps A and B on its own. 0 (it never does) until the
+swapped kernels are timed on the device against the unswapped picks (tools/
+sweep_schedules.py --grid swap; docs/performance.md, "Swap-AB"): then SWAP_AB_CANDIDATE_M
+where they are faster."""
+SWAP_AB_KEYS = ("tile", "warp_specialization", "epilogue")
+"""Overrides that leave the heuristic's swap_ab off: they were given for the unswapped
+mapping (a tile's rows, the smem epilogue)."""
+
+
+def choose_swap_ab(problem: Problem, given: Mapping[str, object]) -> bool:
+    """Swap A and B where it was given, or (none of SWAP_AB_KEYS given) at small M up to
+    SWAP_AB_MAX_M rows, with a static M (a dynamic one is chosen for at its bucket's bound
+    or NOMINAL_EXTENTS' M)."""
+    if "swap_ab" in given:
+        return bool(given["swap_ab"])
+    if any(key in given for key in SWAP_AB_KEYS) or problem.a_m_contiguous:
+        return False
+    return is_small_m(problem) and problem.m <= SWAP_AB_MAX_M
+
+
+def choose_swap_warp_specialization(problem: Problem) -> str:
+    """Cooperative: two consumers split the tile's N (wgmma's rows) in m64 blocks, so a
+    tile of 128 wide keeps both busy; ping-pong only where N is narrower than that."""
+    return "pingpong" if problem.n <= hw.WGMMA_M else "cooperative"
+
+
+def swap_tile_m(m: int) -> int:
+    """The tile's M under swap_ab: M rounded up to wgmma's n step (8), at most 256."""
+    return min(hw.WGMMA_N_MAX, _ceil_div(m, hw.WGMMA_N_STEP) * hw.WGMMA_N_STEP)
+
+
+def choose_swap_tile(
+    problem: Problem, warp_specialization: str, consumer: int | None = None
+) -> tuple[int, int, int]:
+    """The swapped tile: M rows rounded up to 8 (wgmma's n; to 64 for an A contiguous along
+    M; halved while no width fits the registers), and the narrowest N of 128 and 256 (64
+    too under ping-pong) whose tiles fit in one wave (the small-M rule), else the widest
+    that fits; K doubled as `choose_tile_k` does."""
+    if consumer is None:
+        consumer = default_registers(warp_specialization, 2)[1]
+    tile_k = hw.TMA_SWIZZLE_BYTES // problem.element_bytes
+    widest = 256 if problem.b_operands == 1 and problem.epilogue_tiles == 0 else 128
+    widths = (64, 128, 256) if warp_specialization == "pingpong" else (128, 256)
+    tile_m = swap_tile_m(problem.m)
+    step = hw.WGMMA_M if problem.a_m_contiguous else hw.WGMMA_N_STEP
+    tile_m = min(hw.WGMMA_N_MAX, _ceil_div(tile_m, step) * step)
+    fitting: list[int] = []
+    while True:
+        fitting = [
+            n
+            for n in widths
+            if n <= max(widest, widths[0])
+            and _fits(problem, (tile_m, n, tile_k), warp_specialization, consumer, True)
+        ]
+        if fitting or tile_m <= step:
+            break
+        tile_m = max(step, _ceil_div(tile_m // 2, step) * step)
+    if not fitting:
+        return (tile_m, widths[0], tile_k)
+    tile_n = fitting[-1]
+    for width in fitting:
+        if tile_count(problem, (tile_m, width, tile_k)) <= hw.SM_COUNT:
+            tile_n = width
+            break
+    tile = (tile_m, tile_n, tile_k)
+    return (tile_m, tile_n, choose_tile_k(problem, tile, warp_specialization, consumer, True))
+
+
+def ring_stages(
+    problem: Problem, tile: tuple[int, int, int], warp_specialization: str, swap_ab: bool = False
+) -> int:
     """The stages the heuristic gives a tile (wanted_stages, at most what fits)."""
-    warpgroup = derive_warpgroup(tile, warp_specialization)
+    warpgroup = derive_warpgroup(tile, warp_specialization, swap_ab)
     params = ScheduleParams(
         tile=tile,
         warpgroup=warpgroup,
-        instr=derive_instr(warpgroup, problem.element_bytes),
+        instr=derive_instr(warpgroup, problem.element_bytes, swap_ab),
         warp_specialization=warp_specialization,
         registers=default_registers(warp_specialization, 2),
-        epilogue=choose_epilogue(problem),
+        epilogue="registers" if swap_ab else choose_epilogue(problem),
+        swap_ab=swap_ab,
     )
     return min(fit_stages(params, problem), wanted_stages(tile, problem))
 
 
 def choose_tile_k(
-    problem: Problem, tile: tuple[int, int, int], warp_specialization: str, consumer: int
+    problem: Problem,
+    tile: tuple[int, int, int],
+    warp_specialization: str,
+    consumer: int,
+    swap_ab: bool = False,
 ) -> int:
     """The tile's K block, doubled where the ring then holds more bytes of B (stages x
     tile n x tile k), keeps MIN_DEEP_STAGES stages and K holds MIN_K_BLOCKS_PER_SLICE
@@ -275,10 +364,10 @@ def choose_tile_k(
     deeper = (tile_m, tile_n, 2 * tile_k)
     if _ceil_div(problem.k, deeper[2]) < MIN_K_BLOCKS_PER_SLICE:
         return tile_k
-    if not _fits(problem, deeper, warp_specialization, consumer):
+    if not _fits(problem, deeper, warp_specialization, consumer, swap_ab):
         return tile_k
-    stages = ring_stages(problem, tile, warp_specialization)
-    deep_stages = ring_stages(problem, deeper, warp_specialization)
+    stages = ring_stages(problem, tile, warp_specialization, swap_ab)
+    deep_stages = ring_stages(problem, deeper, warp_specialization, swap_ab)
     if deep_stages < MIN_DEEP_STAGES or deep_stages * 2 <= stages:
         return tile_k
     return deeper[2]
@@ -418,6 +507,7 @@ def _refit_split(
 ) -> ScheduleParams:
     """Params whose split-K fits the registers with SPLIT_K_MARGIN to spare: a narrower
     tile, or else one K slice; `params` when both are given."""
+    given = {**given, "swap_ab": params.swap_ab}
     if "tile" not in given:
         tile_m, tile_n, tile_k = params.tile
         while tile_n > MIN_TILE_N:
@@ -433,25 +523,34 @@ def _refit_split(
 def _choose(problem: Problem, given: dict[str, object]) -> ScheduleParams:
     """The params for `given` (normalized overrides), not yet checked."""
     given_tile = cast("tuple[int, int, int] | None", given.get("tile"))
-    ws = str(given.get("warp_specialization", choose_warp_specialization(problem, given_tile)))
+    swap = choose_swap_ab(problem, given)
+    if swap:
+        ws = str(given.get("warp_specialization", choose_swap_warp_specialization(problem)))
+    else:
+        ws = str(given.get("warp_specialization", choose_warp_specialization(problem, given_tile)))
     pinned_registers = given.get("registers")
     consumer = (
         cast("tuple[int, int]", pinned_registers)[1]
         if isinstance(pinned_registers, tuple)
         else None
     )
-    tile = given.get("tile") or choose_tile(problem, ws, consumer)
+    if swap:
+        tile = given.get("tile") or choose_swap_tile(problem, ws, consumer)
+    else:
+        tile = given.get("tile") or choose_tile(problem, ws, consumer)
     assert isinstance(tile, tuple)
     tile = cast("tuple[int, int, int]", tile)
-    warpgroup = derive_warpgroup(tile, ws)
+    warpgroup = derive_warpgroup(tile, ws, swap)
+    epilogue = "registers" if swap else choose_epilogue(problem)
     params = ScheduleParams(
         tile=tile,
         warpgroup=warpgroup,
-        instr=derive_instr(warpgroup, problem.element_bytes),
+        instr=derive_instr(warpgroup, problem.element_bytes, swap),
         warp_specialization=ws,
         strategy=str(given.get("strategy", "persistent")),
         cluster=given.get("cluster", (1, 1)),  # pyright: ignore[reportArgumentType]
-        epilogue=str(given.get("epilogue", choose_epilogue(problem))),
+        epilogue=str(given.get("epilogue", epilogue)),
+        swap_ab=swap,
     )
     registers = given.get("registers") or default_registers(ws, params.consumer_warpgroups)
     params = params.replace(registers=registers)

@@ -75,6 +75,8 @@ FEATURES = {
     "one-row-tile": "64-row cooperative tiles (the cuda back end refuses them)",
     "dynamic-m": "M (and a batch extent) dynamic in a share of the cases: one kernel, its "
     "schedule chosen for the bound of the M bucket of the case's M, run at that M",
+    "swap-ab": "swap_ab=True in a share of the cases (C^T = W A^T; the cuda back end's "
+    "swapped kernels have not run on the device yet)",
 }
 """Features that widen the grammar, each enabled by `--feature NAME`. They hold what the
 cuda back end does not take yet (or is being fixed); the default grammar is what both back
@@ -85,7 +87,7 @@ DEFAULT_FEATURES: frozenset[str] = frozenset(
 )
 """Features in the default grammar (those that both back ends run)."""
 
-INTERP_FEATURES: frozenset[str] = frozenset({"one-row-tile"})
+INTERP_FEATURES: frozenset[str] = frozenset({"one-row-tile", "swap-ab"})
 """Features the CPU executor runs, in its default grammar too."""
 
 UNARY = ("relu", "neg", "silu", "sigmoid", "tanh", "gelu_tanh", "gelu_none", "exp")
@@ -608,6 +610,31 @@ def _draw_step(
 
 SCHEDULE_KEYS = PARAMETERS
 """The keywords of mmcomp.compile that a case may pin (the heuristic's parameter names)."""
+DRAWN_KEYS = tuple(key for key in SCHEDULE_KEYS if key != "swap_ab")
+"""The keys `draw_schedule` draws from the case's generator; swap_ab is drawn from a
+generator of its own (`draw_swap_ab`, with the feature swap-ab), so that every case it
+leaves unswapped is the case it was before."""
+SWAP_AB_SHARE = 0.15
+"""Cases that pin swap_ab=True (their tile and epilogue made to fit it), with swap-ab."""
+
+
+def draw_swap_ab(rng: np.random.Generator, params: dict[str, Any]) -> dict[str, Any]:
+    """`params` with swap_ab=True in SWAP_AB_SHARE of the cases: a drawn tile gets rows a
+    multiple of 8 (wgmma's n) up to 256 and a width a multiple of 64 (wgmma's m; 128 or
+    more unless ping-pong, whose two consumers do not split it), a drawn smem epilogue
+    becomes registers; the rest stays drawn."""
+    if rng.random() >= SWAP_AB_SHARE:
+        return params
+    swapped = {**params, "swap_ab": True}
+    if "tile" in params:
+        _, tile_n, tile_k = params["tile"]
+        tile_m = _choice(rng, (8, 16, 24, 32, 40, 64, 128, 8 * int(rng.integers(1, 33))))
+        pingpong = params.get("warp_specialization") == "pingpong"
+        tile_n = max(-(-tile_n // 64) * 64, 64 if pingpong else 128)
+        swapped["tile"] = (tile_m, tile_n, tile_k)
+    if params.get("epilogue") == "smem":
+        swapped["epilogue"] = "registers"
+    return swapped
 
 
 STRATEGY_CHOICES = ("persistent", "stream-k", "hybrid-stream-k", "one-tile-per-cta")
@@ -620,9 +647,9 @@ def draw_schedule(rng: np.random.Generator, spec: Spec, features: frozenset[str]
     """Keywords of mmcomp.compile, each present or left to the heuristic; {} often."""
     if rng.random() < 0.3:
         return {}
-    present = {key for key in SCHEDULE_KEYS if rng.random() < 0.35}
+    present = {key for key in DRAWN_KEYS if rng.random() < 0.35}
     if not present:
-        present = {_choice(rng, SCHEDULE_KEYS)}
+        present = {_choice(rng, DRAWN_KEYS)}
     params: dict[str, Any] = {}
     ws = _choice(rng, ("cooperative", "pingpong", "none"), (5, 3, 2))
     if "warp_specialization" in present:
@@ -721,6 +748,8 @@ def draw_case(seed: int, index: int, backend: str, features: frozenset[str]) -> 
     rng = np.random.default_rng([seed, index])
     spec = draw_spec(rng, backend, features, np.random.default_rng([seed, index, 3]))
     params = draw_schedule(rng, spec, features)
+    if "swap-ab" in features:
+        params = draw_swap_ab(np.random.default_rng([seed, index, 5]), params)
     dynamic = "dynamic-m" in features and (
         np.random.default_rng([seed, index, 4]).random() < DYNAMIC_SHARE
     )
@@ -1040,6 +1069,8 @@ def params_attribute(params: dict[str, Any]) -> str:
             text = "x".join(str(v) for v in value)
         elif key == "registers":
             text = "/".join(str(v) for v in value)
+        elif isinstance(value, bool):
+            text = "true" if value else "false"
         else:
             text = str(value)
         keys.append(f"{key} = {text}")

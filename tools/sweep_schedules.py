@@ -21,7 +21,8 @@ Results go to DIR/results.jsonl (one line per schedule and phase, written as mea
 DIR/summary.md (the best schedules of each shape and the heuristic's). `--grid fill` sweeps
 the tile widths (not only powers of two) and splits that fill one wave of the SMs at the
 rows that hold M; `--grid stream-k` times data-parallel (persistent), stream-K and the
-hybrid side by side at the heuristic's tile, 128x256 and 128x128; `--grid heuristic`
+hybrid side by side at the heuristic's tile, 128x256 and 128x128; `--grid swap` times the
+heuristic's choice beside swap-AB schedules (`swap_grid`); `--grid heuristic`
 times the heuristic's choice alone (the final figures); `--build-only` builds without a GPU.
 """
 
@@ -167,6 +168,33 @@ def stream_k_grid(shape: tuple[int, int, int]) -> list[dict[str, Any]]:
     grid += [
         {"strategy": strategy, "tile": tile} for tile in STREAM_K_TILES for strategy in strategies
     ]
+    return grid
+
+
+def swap_grid(shape: tuple[int, int, int]) -> list[dict[str, Any]]:
+    """The swap-AB grid: what the heuristic picks with swap_ab forced (in full), then the
+    swapped tiles of M rows (rounded up to 8, at most 256) by 128 or 256 with K block 64
+    or 128, each with the largest split_k up to 4 that keeps the work units in one wave
+    and 4 K blocks per slice."""
+    from mmcomp.dialects.sched import Problem as SchedProblem
+    from mmcomp.heuristics import choose_params, swap_tile_m
+
+    m, n, k = shape
+    forced = keywords_of(choose_params(SchedProblem({"m": m, "n": n, "k": k}), swap_ab=True))
+    grid: list[dict[str, Any]] = [forced]
+    tile_m = swap_tile_m(m)
+    for tile_n, tile_k in itertools.product((128, 256), (64, 128)):
+        if tile_m * tile_n > 128 * 256:
+            continue  # over 128 accumulators per consumer thread
+        tiles = ceil_div(m, tile_m) * ceil_div(n, tile_n)
+        split = max(
+            s
+            for s in range(1, 5)
+            if s == 1 or (tiles * s <= SM_COUNT and ceil_div(k, tile_k) >= 4 * s)
+        )
+        tile = (tile_m, tile_n, tile_k)
+        if (tile, split) != (forced["tile"], forced["split_k"]):
+            grid.append({"swap_ab": True, "tile": tile, "split_k": split})
     return grid
 
 
@@ -386,7 +414,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--shapes", type=parse_shape, nargs="+", default=DECODE_SHAPES)
     parser.add_argument(
-        "--grid", choices=("decode", "fill", "stream-k", "heuristic"), default="decode"
+        "--grid", choices=("decode", "fill", "stream-k", "swap", "heuristic"), default="decode"
     )
     parser.add_argument("--refine", type=int, default=0, help="vary the T best per shape")
     parser.add_argument("--rounds", type=int, default=5)
@@ -411,7 +439,8 @@ def main(argv: list[str] | None = None) -> int:
 
     candidates = [Candidate(shape, {}, "grid") for shape in args.shapes]
     if args.grid != "heuristic":
-        grid = {"decode": decode_grid, "fill": fill_grid, "stream-k": stream_k_grid}[args.grid]
+        grids = {"decode": decode_grid, "fill": fill_grid, "stream-k": stream_k_grid}
+        grid = {**grids, "swap": swap_grid}[args.grid]
         candidates += [
             Candidate(shape, params, "grid") for shape in args.shapes for params in grid(shape)
         ]

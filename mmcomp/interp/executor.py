@@ -281,6 +281,14 @@ def _bind_dynamic(
     return _DynamicLaunch(arguments, extents, extent_args, grid, cta_tiles)
 
 
+def swaps_ab(kernel: func.FuncOp) -> bool:
+    """Whether the kernel's schedule computes its tile products transposed (swap_ab)."""
+    from mmcomp.dialects.sched import PARAMS_ATTR, ScheduleParamsAttr
+
+    params = kernel.attributes.get(PARAMS_ATTR)
+    return isinstance(params, ScheduleParamsAttr) and params.data.swap_ab
+
+
 def execute(
     module: builtin.ModuleOp,
     inputs: Sequence[np.ndarray],
@@ -322,6 +330,7 @@ def execute(
     call_arguments: tuple[object, ...] = (*arguments, *_index_values(extent_args))
 
     tiles = TileFunctions(grid=grid)
+    tiles.swap_ab = swaps_ab(kernel)
     for output in outputs:
         tiles.track(output)
     interpreter = Interpreter(module)

@@ -280,6 +280,24 @@ def _scalar(interpreter: Interpreter, value: int, value_type: Attribute) -> Inte
     return result
 
 
+def mma_tile_transposed(
+    a: np.ndarray,
+    b: np.ndarray,
+    acc: np.ndarray,
+    a_roles: Sequence[str],
+    b_roles: Sequence[str],
+    acc_roles: Sequence[str],
+) -> np.ndarray:
+    """`mma_tile` as a swapped schedule (swap_ab) computes it: the transposed product
+    acc^T + B^T x A^T in float32, B's tile (n, k) as the left operand and A's (k, m) as the
+    right, accumulated into the (n, m) view of acc."""
+    w_matrix = _matrix_view(b, b_roles, "n", "k").astype(np.float32)
+    x_matrix = _matrix_view(a, a_roles, "k", "m").astype(np.float32)
+    result = acc.astype(np.float32, copy=True)
+    _matrix_view(result, acc_roles, "n", "m")[...] += np.einsum("nk,km->nm", w_matrix, x_matrix)
+    return result
+
+
 @register_impls
 class TileFunctions(InterpreterFunctions):
     """Implementations of the gpu ids, unsigned index arithmetic and the sched tile ops.
@@ -301,6 +319,8 @@ class TileFunctions(InterpreterFunctions):
         self._partial_writes: dict[int, np.ndarray] = {}
         self.ledger = KBlockLedger()
         """Which (tile, K block) products every accumulator and partial holds."""
+        self.swap_ab = False
+        """The schedule computes each tile's product transposed (`mma_tile_transposed`)."""
 
     def track(self, array: np.ndarray) -> None:
         """Count the writes to every element of `array`."""
@@ -385,6 +405,8 @@ class TileFunctions(InterpreterFunctions):
         result = mma_tile(a, b, acc, op.a_roles.roles, op.b_roles.roles, op.acc_roles.roles)
         self.ledger.mma(op, a, b, acc, result)
         return (result,)
+        product = mma_tile_transposed if self.swap_ab else mma_tile
+        return (product(a, b, acc, op.a_roles.roles, op.b_roles.roles, op.acc_roles.roles),)
 
     @impl(sched.EpilogueOp)
     def run_epilogue(self, interpreter: Interpreter, op: sched.EpilogueOp, args: PythonValues):

@@ -168,6 +168,8 @@ class ChooseSchedule(ModulePass):
     """Registers per thread of the producer and consumer warpgroups."""
     epilogue: str | None = None
     """registers or smem."""
+    swap_ab: bool | None = None
+    """Compute the transposed product (true or false)."""
     schedule_m: int | None = None
     """For a fusion with a dynamic M: the M its schedule is chosen for (default 4096)."""
 

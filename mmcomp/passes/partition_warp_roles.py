@@ -274,6 +274,14 @@ def kernel_params(func: FuncOp) -> ScheduleParams:
 
 def check_buildable(params: ScheduleParams, where: str) -> None:
     """Raise ScheduleError for a parameter combination the Hopper lowering cannot build."""
+    if params.swap_ab and params.consumer_warpgroups != 2:
+        raise ScheduleError(
+            f"{where}: the kernels have 2 consumer warpgroups; swap_ab with tile "
+            f"{params.tile[0]}x{params.tile[1]} and warpgroup tile "
+            f"{params.warpgroup[0]}x{params.warpgroup[1]} gives {params.consumer_warpgroups} "
+            f"(the consumers split the tile's n); use a tile n of 128 or more "
+            f"(tile=({params.tile[0]}, 128, {params.tile[2]})) or warp_specialization='pingpong'"
+        )
     if params.consumer_warpgroups != 2:
         raise ScheduleError(
             f"{where}: the kernels have 2 consumer warpgroups; tile "
@@ -282,7 +290,12 @@ def check_buildable(params: ScheduleParams, where: str) -> None:
             f"use a tile of 128 rows (tile=(128, {params.tile[1]}, {params.tile[2]})) or "
             "warp_specialization='pingpong'"
         )
-    if params.warpgroup[0] % hw.WGMMA_M:
+    if params.swap_ab and params.warpgroup[1] % hw.WGMMA_M:
+        raise ScheduleError(
+            f"{where}: swap_ab: the warpgroup tile n = {params.warpgroup[1]} is wgmma's m, so "
+            f"it must be a multiple of {hw.WGMMA_M}"
+        )
+    if not params.swap_ab and params.warpgroup[0] % hw.WGMMA_M:
         raise ScheduleError(
             f"{where}: the warpgroup tile m = {params.warpgroup[0]} must be a multiple of "
             f"{hw.WGMMA_M} (wgmma m)"

@@ -21,7 +21,16 @@ if TYPE_CHECKING:
 MAX_CANDIDATES = 12
 """Candidate schedules at most by default, the heuristic's included."""
 
-SEARCHED = ("tile", "warp_specialization", "split_k", "cluster", "raster", "swizzle", "stages")
+SEARCHED = (
+    "tile",
+    "warp_specialization",
+    "split_k",
+    "cluster",
+    "raster",
+    "swizzle",
+    "stages",
+    "swap_ab",
+)
 """The parameters the candidates vary."""
 
 
@@ -45,8 +54,27 @@ def full_keywords(params: ScheduleParams) -> dict[str, object]:
     return {key: getattr(params, key) for key in PARAMETERS}
 
 
+def _swaps(
+    problem: Problem, heuristic: ScheduleParams, schedule_m: int | None
+) -> list[tuple[str, dict[str, object]]]:
+    """At small M (the decode rows), the schedule with A and B swapped (swap_ab: the
+    heuristic's swapped tile, and it one wave wide with K split) or, where the heuristic
+    swapped, the unswapped one."""
+    from mmcomp.heuristics import NOMINAL_EXTENTS, is_small_m
+
+    if problem.dynamic_axes:
+        problem = problem.with_extents(
+            {**NOMINAL_EXTENTS, **({"m": schedule_m} if schedule_m else {})}
+        )
+    if not is_small_m(problem):
+        return []
+    if heuristic.swap_ab:
+        return [_move(swap_ab=False)]
+    return [_move(swap_ab=True), _move(swap_ab=True, split_k=1)]
+
+
 def _moves(
-    problem: Problem, heuristic: ScheduleParams
+    problem: Problem, heuristic: ScheduleParams, schedule_m: int | None = None
 ) -> list[list[tuple[str, dict[str, object]]]]:
     """Changes of the heuristic's schedule, by group, the likeliest first in each."""
     from mmcomp.heuristics import MAX_SWIZZLE, tile_count
@@ -92,7 +120,7 @@ def _moves(
         _move(raster=other),
     ]
     stages = [_move(stages=s) for s in (heuristic.stages + 1, heuristic.stages - 1) if s >= 2]
-    return [tiles, split, clusters, rasters, stages]
+    return [tiles, _swaps(problem, heuristic, schedule_m), split, clusters, rasters, stages]
 
 
 def _move(**changes: object) -> tuple[str, dict[str, object]]:
@@ -172,7 +200,7 @@ def plan_candidates(
     extra: dict[str, Any] = {} if schedule_m is None else {"schedule_m": schedule_m}
     plans = [Plan("heuristic", {**given, **extra}, heuristic)]
     seen = {heuristic.format()}
-    for label, move in _interleave(_moves(problem, heuristic)):
+    for label, move in _interleave(_moves(problem, heuristic, schedule_m)):
         if len(plans) >= limit:
             break
         if any(key in pins and pins[key] != value for key, value in move.items()):

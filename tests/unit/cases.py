@@ -246,6 +246,13 @@ CASES: list[Case] = [
         lambda: gelu_bias(300, 500, 200),
         {**PING, "tile": (128, 128, 64), "strategy": "one-tile-per-cta"},
     ),
+    Case("swap_ab_silu_mul", lambda: silu_mul(33, 200, 300), {"swap_ab": True, "split_k": 2}),
+    Case("swap_ab_horizontal", lambda: horizontal(7, 1000, 1000), {"swap_ab": True}),
+    Case(
+        "swap_ab_pingpong",
+        lambda: gelu_bias(1, 500, 200),
+        {"swap_ab": True, "warp_specialization": "pingpong", "tile": (8, 64, 64)},
+    ),
 ]
 """Every case, by name."""
 

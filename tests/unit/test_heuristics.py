@@ -388,6 +388,7 @@ def test_compile_keywords_are_the_public_parameter_names():
         "warp_specialization",
         "registers",
         "epilogue",
+        "swap_ab",
     )
 
 

@@ -19,6 +19,12 @@ docs/schedule-passes.md):
                     split_k = 1, warp_specialization = cooperative, registers = 40/232,
                     epilogue = smem>
 
+  `swap_ab` (false unless written) is printed only where it is true: `swap_ab = true`
+  computes each tile's C^T = W A^T, the tile's N being wgmma's m and its M wgmma's n;
+  tile and warpgroup stay in problem terms, instr is the wgmma as it runs (docs/
+  schedule.md, "Swap-AB"). `#sched.params<swap_ab = true>` fills a 64-row tile and the
+  registers epilogue.
+
 * The iteration space and its transforms: one `sched.schedule params #sched.params<...>`
   op in the body of the scheduled `func.func` (its verifier checks the params against the
   function: shared memory for every A and B operand, split-K against the K blocks, ...).

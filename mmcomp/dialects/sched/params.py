@@ -81,9 +81,14 @@ def tile_rows(warp_specialization: str) -> int:
     return hw.WGMMA_M if warp_specialization == "pingpong" else 2 * hw.WGMMA_M
 
 
-def derive_warpgroup(tile: tuple[int, int, int], warp_specialization: str) -> tuple[int, int]:
-    """The warpgroup tile mmcomp uses for a CTA tile under a warp specialization."""
+def derive_warpgroup(
+    tile: tuple[int, int, int], warp_specialization: str, swap_ab: bool = False
+) -> tuple[int, int]:
+    """The warpgroup tile mmcomp uses for a CTA tile under a warp specialization (with
+    `swap_ab`, two consumers split the tile's N, wgmma's rows, instead of its M)."""
     tile_m, tile_n, _ = tile
+    if swap_ab:
+        return swapped_warpgroup(tile, warp_specialization)
     if warp_specialization == "pingpong":
         return (tile_m, tile_n)
     if tile_m >= 2 * hw.WGMMA_M and tile_m % (2 * hw.WGMMA_M) == 0:
@@ -91,12 +96,33 @@ def derive_warpgroup(tile: tuple[int, int, int], warp_specialization: str) -> tu
     return (tile_m, tile_n)
 
 
-def derive_instr(warpgroup: tuple[int, int], element_bytes: int = 2) -> tuple[int, int, int]:
-    """The wgmma shape (m, n, k) covering a warpgroup tile in as few instructions as fit."""
+def derive_instr(
+    warpgroup: tuple[int, int], element_bytes: int = 2, swap_ab: bool = False
+) -> tuple[int, int, int]:
+    """The wgmma shape (m, n, k) covering a warpgroup tile in as few instructions as fit
+    (with `swap_ab`, the tile's N is wgmma's m and its M wgmma's n)."""
+    if swap_ab:
+        warpgroup = (warpgroup[1], warpgroup[0])
     n = min(warpgroup[1], hw.WGMMA_N_MAX)
     while n > hw.WGMMA_N_MIN and warpgroup[1] % n:
         n -= hw.WGMMA_N_STEP
     return (hw.WGMMA_M, max(n, hw.WGMMA_N_MIN), hw.wgmma_k(element_bytes))
+
+
+SWAP_AB_ROWS = hw.WGMMA_M
+"""Rows (M) of the tile a swapped schedule is filled with when its tile is not written."""
+
+
+def swapped_warpgroup(tile: tuple[int, int, int], warp_specialization: str) -> tuple[int, int]:
+    """The warpgroup tile (m, n) of a swapped CTA tile: ping-pong gives each consumer the
+    whole tile; otherwise two consumers split N (wgmma's rows) in halves that are whole
+    m64 blocks, where N allows it."""
+    tile_m, tile_n, _ = tile
+    if warp_specialization == "pingpong":
+        return (tile_m, tile_n)
+    if tile_n >= 2 * hw.WGMMA_M and tile_n % (2 * hw.WGMMA_M) == 0:
+        return (tile_m, tile_n // 2)
+    return (tile_m, tile_n)
 
 
 @dataclass(frozen=True)
@@ -127,6 +153,10 @@ class ScheduleParams:
     """setmaxnreg counts (producer, consumer)."""
     epilogue: str = "smem"
     """"registers" or "smem" (staged in shared memory, stored with TMA)."""
+    swap_ab: bool = False
+    """Compute the transposed product C^T = W A^T: the tile's N is wgmma's 64-row m and
+    its M wgmma's n (8 to 256), for small M. Tile, warpgroup and the problem's axes stay in
+    problem terms; `instr` is the wgmma shape as the hardware runs it."""
     written: frozenset[str] | None = None
     """The keys fixed by `#sched.params<...>` text that left others out; None when every
     key is fixed. The other keys hold the fill of `ScheduleParams.build` until
@@ -145,7 +175,11 @@ class ScheduleParams:
         "warp_specialization",
         "registers",
         "epilogue",
+        "swap_ab",
     )
+    OPTIONAL_KEYS: ClassVar[frozenset[str]] = frozenset({"swap_ab"})
+    """Keys that complete params may leave out of their text (they then hold their
+    default, and are printed only where they differ from it)."""
 
     @property
     def consumer_warpgroups(self) -> int:
@@ -189,14 +223,25 @@ class ScheduleParams:
         staged = self.epilogue == "smem" or self.warp_specialization == "none"
         if (self.split_k > 1 or self.stream_k) and problem.contractions > 1 and staged:
             split = tile * problem.contractions
+        # A thread holds wn / 4 columns and wm / 32 rows of the fragment, or with swap_ab
+        # (whose fragment is transposed) wn / 32 of the tile's N and wm / 4 of its M.
+        per_row, per_column = (32, 4) if self.swap_ab else (4, 32)
         return {
             "accumulators": tile * problem.contractions,
             "[M, N] operands": tile * problem.tile_operands,
-            "rows": (problem.row_operands + problem.row_divisions) * wg_n // 4,
-            "columns": problem.column_operands * wg_m // 32,
+            "rows": (problem.row_operands + problem.row_divisions) * wg_n // per_row,
+            "columns": problem.column_operands * wg_m // per_column,
             "split-K reduction": split,
             "addresses and indices": REGISTER_BASE,
         }
+
+    @property
+    def wgmma_warpgroup(self) -> tuple[int, int]:
+        """The warpgroup tile as wgmma computes it (rows, columns): (m, n), or with swap_ab
+        (n, m)."""
+        if self.swap_ab:
+            return (self.warpgroup[1], self.warpgroup[0])
+        return self.warpgroup
 
     def fits_registers(self, problem: Problem, margin: int = 0) -> bool:
         """The consumer threads' registers hold what `consumer_registers` estimates, with
@@ -260,18 +305,20 @@ class ScheduleParams:
         completions: list[ScheduleParams] = [self]
         if self.written is None or "tile" in self.written:
             return completions
-        rows = tile_rows(self.warp_specialization)
+        rows = SWAP_AB_ROWS if self.swap_ab else tile_rows(self.warp_specialization)
         tiles = [(rows, n) for n in (256, 128, 64)]
-        if self.warp_specialization == "pingpong":
+        if self.swap_ab:
+            tiles += [(m, n) for m in (32, 16, 8) for n in (256, 128)]
+        elif self.warp_specialization == "pingpong":
             tiles.append((2 * hw.WGMMA_M, 128))
         for tile_m, tile_n in tiles:
             tile = (tile_m, tile_n, self.tile[2])
             warpgroup = self.warpgroup
             if "warpgroup" not in self.written:
-                warpgroup = derive_warpgroup(tile, self.warp_specialization)
+                warpgroup = derive_warpgroup(tile, self.warp_specialization, self.swap_ab)
             instr = self.instr
             if "instr" not in self.written:
-                i_m, i_n, _ = derive_instr(warpgroup)
+                i_m, i_n, _ = derive_instr(warpgroup, swap_ab=self.swap_ab)
                 instr = (i_m, i_n, self.instr[2])
             completions.append(self.replace(tile=tile, warpgroup=warpgroup, instr=instr))
         return completions
@@ -311,6 +358,8 @@ class ScheduleParams:
             if value not in allowed:
                 expected = ", ".join(f'"{a}"' for a in allowed)
                 raise ScheduleError(f'unknown {key} "{value}"; expected one of {expected}')
+        if not isinstance(self.swap_ab, bool):
+            raise ScheduleError(f"swap_ab = {self.swap_ab!r}: expected true or false")
 
     def _validate_counts(self) -> None:
         if self.stages < 2:
@@ -349,8 +398,10 @@ class ScheduleParams:
             )
 
     def _validate_shapes(self) -> None:
+        if self.swap_ab:
+            self._validate_swap_ab()
         tile_m, tile_n, tile_k = self.tile
-        wg_m, wg_n = self.warpgroup
+        wg_m, wg_n = self.wgmma_warpgroup
         i_m, i_n, i_k = self.instr
         if i_m != hw.WGMMA_M:
             raise ScheduleError(f"instr m{i_m}n{i_n}k{i_k}: wgmma has m = {hw.WGMMA_M}")
@@ -370,17 +421,18 @@ class ScheduleParams:
                     f"limit of {hw.TMA_MAX_BOX}"
                 )
         if wg_m % i_m or wg_n % i_n or tile_k % i_k:
+            swapped = " (swap_ab: its n is wgmma's m, its m wgmma's n)" * self.swap_ab
             raise ScheduleError(
                 f"tile {format_dims(self.tile)} with warpgroup tile "
-                f"{format_dims(self.warpgroup)} is "
+                f"{format_dims(self.warpgroup)}{swapped} is "
                 f"not divisible by the instruction shape m{i_m}n{i_n}k{i_k}"
             )
-        if tile_m % wg_m or tile_n % wg_n:
+        if tile_m % self.warpgroup[0] or tile_n % self.warpgroup[1]:
             raise ScheduleError(
                 f"tile {format_dims(self.tile)} is not divisible by the warpgroup tile "
                 f"{format_dims(self.warpgroup)}"
             )
-        if self.warp_specialization == "pingpong" and (wg_m, wg_n) != (tile_m, tile_n):
+        if self.warp_specialization == "pingpong" and self.warpgroup != (tile_m, tile_n):
             raise ScheduleError(
                 f"pingpong gives each consumer warpgroup a whole tile, so the warpgroup "
                 f"tile {format_dims(self.warpgroup)} must equal the CTA tile {tile_m}x{tile_n}"
@@ -392,6 +444,27 @@ class ScheduleParams:
                 f"{format_dims(self.warpgroup)} needs "
                 f"{consumers} consumer warpgroups; the kernels have at most "
                 f"{hw.MAX_CONSUMER_WARPGROUPS}"
+            )
+
+    def _validate_swap_ab(self) -> None:
+        """What the hardware mapping of swap_ab needs: the tile's M is wgmma's n, its N
+        whole m64 blocks, and the epilogue stores the transposed fragment from registers."""
+        tile_m, tile_n, _ = self.tile
+        where = f"swap_ab with tile {format_dims(self.tile)}"
+        if tile_m % hw.WGMMA_N_STEP or tile_m > hw.WGMMA_N_MAX:
+            raise ScheduleError(
+                f"{where}: the tile's m = {tile_m} is wgmma's n, so it must be a multiple of "
+                f"{hw.WGMMA_N_STEP} from {hw.WGMMA_N_MIN} to {hw.WGMMA_N_MAX}"
+            )
+        if tile_n % hw.WGMMA_M or self.warpgroup[1] % hw.WGMMA_M:
+            raise ScheduleError(
+                f"{where} and warpgroup tile {format_dims(self.warpgroup)}: the n of both is "
+                f"wgmma's m, so it must be a multiple of {hw.WGMMA_M}"
+            )
+        if self.epilogue != "registers":
+            raise ScheduleError(
+                f"swap_ab with epilogue = {self.epilogue}: the accumulator holds C^T, which "
+                "the shared-memory epilogue does not stage; use epilogue = registers"
             )
 
     def _validate_registers(self) -> None:
@@ -471,6 +544,12 @@ class ScheduleParams:
             )
         self._validate_registers()
         self._check_consumer_registers(problem)
+        if self.swap_ab and problem.a_m_contiguous and self.tile[0] % 64:
+            raise ScheduleError(
+                f"swap_ab with tile {format_dims(self.tile)}: an A operand is contiguous along "
+                f"M, which TMA loads in boxes of 64 along M, so the tile's m = {self.tile[0]} "
+                "(wgmma's n) must be a multiple of 64; or store A with K contiguous"
+            )
         k_blocks = ceil_div(problem.k, self.tile[2])
         if self.split_k > k_blocks:
             raise ScheduleError(
@@ -553,9 +632,15 @@ class ScheduleParams:
             "cluster": format_dims(self.cluster),
             "registers": f"{self.registers[0]}/{self.registers[1]}",
         }
-        return ", ".join(
-            f"{key} = {text.get(key, getattr(self, key))}" for key in self.written_keys
-        )
+        text["swap_ab"] = "true" if self.swap_ab else "false"
+        keys = [
+            key
+            for key in self.written_keys
+            if self.written is not None
+            or key not in self.OPTIONAL_KEYS
+            or getattr(self, key) != getattr(ScheduleParams, key)
+        ]
+        return ", ".join(f"{key} = {text.get(key, getattr(self, key))}" for key in keys)
 
     @staticmethod
     def build(values: Mapping[str, object], element_bytes: int = 2) -> ScheduleParams:
@@ -569,15 +654,19 @@ class ScheduleParams:
                 + ", ".join(ScheduleParams.KEYS)
             )
         params = ScheduleParams().replace(**values)
+        swap = params.swap_ab is True
         if "tile" not in values:
             _, tile_n, tile_k = params.tile
-            params = params.replace(tile=(tile_rows(params.warp_specialization), tile_n, tile_k))
+            rows = SWAP_AB_ROWS if swap else tile_rows(params.warp_specialization)
+            params = params.replace(tile=(rows, tile_n, tile_k))
+        if swap and "epilogue" not in values:
+            params = params.replace(epilogue="registers")
         if "warpgroup" not in values:
             params = params.replace(
-                warpgroup=derive_warpgroup(params.tile, params.warp_specialization)
+                warpgroup=derive_warpgroup(params.tile, params.warp_specialization, swap)
             )
         if "instr" not in values:
-            params = params.replace(instr=derive_instr(params.warpgroup, element_bytes))
+            params = params.replace(instr=derive_instr(params.warpgroup, element_bytes, swap))
         return params
 
     @staticmethod
@@ -585,7 +674,7 @@ class ScheduleParams:
         """Params that fix only the keys of `values`, as `#sched.params<...>` text does; the
         others hold the fill of `build` (16-bit inputs) until choose-schedule chooses them."""
         params = ScheduleParams.build(values)
-        if set(values) == set(ScheduleParams.KEYS):
+        if set(values) | ScheduleParams.OPTIONAL_KEYS >= set(ScheduleParams.KEYS):
             return params
         return params.replace(written=frozenset(values))
 
@@ -638,6 +727,12 @@ def _parse_value(parser: AttrParser, key: str) -> object:
         return (producer, consumer)
     if key in ("stages", "swizzle", "split_k"):
         return parser.parse_integer(allow_boolean=False)
+    if key == "swap_ab":
+        pos = parser.pos
+        word = parser.parse_identifier()
+        if word not in ("true", "false"):
+            parser.raise_error(f"swap_ab: expected true or false, found {word}", pos)
+        return word == "true"
     return _parse_name(parser)
 
 

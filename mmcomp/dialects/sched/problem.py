@@ -74,6 +74,9 @@ class Problem:
     """Shapes of the mma operands (loaded by TMA), in the order they are first used."""
     row_divisions: int = 0
     """Epilogue divisions by a row value (n but no m axis, e.g. `y / bias`)."""
+    a_m_contiguous: bool = False
+    """An A operand's contiguous axis is M (MN-major: TMA loads its tile in 64-wide boxes
+    along M, so under swap_ab, where M is wgmma's n, the tile's m must be a multiple of 64)."""
 
     @property
     def m(self) -> int:
@@ -196,7 +199,32 @@ def problem_of(func: Operation) -> Problem:
         tile_operands=operands["tile"],
         row_operands=operands["row"],
         column_operands=operands["column"],
+        a_m_contiguous=any(_contiguous_role(value) == "m" for value in a_values),
     )
+
+
+def _contiguous_role(value: SSAValue) -> str:
+    """The role of a tensor's innermost axis of extent above 1 ("" where unknown)."""
+    roles = _value_roles(value)
+    if roles is None:
+        return ""
+    shape = _tensor_shape(value)
+    kept = [role for role, extent in zip(roles, shape, strict=False) if extent != 1]
+    return kept[-1] if kept else ""
+
+
+def _value_roles(value: SSAValue) -> tuple[str, ...] | None:
+    """The fusion.roles of a value: its op's attribute, or its function argument's."""
+    owner = value.owner
+    if isinstance(owner, Operation):
+        roles = owner.attributes.get("fusion.roles")
+    else:
+        parent = owner.parent_op()
+        index = value.index if isinstance(value, BlockArgument) else 0
+        arg_attrs = parent.arg_attrs if isinstance(parent, FuncOp) else None
+        entry = arg_attrs.data[index] if arg_attrs is not None else None
+        roles = entry.data.get("fusion.roles") if isinstance(entry, DictionaryAttr) else None
+    return tuple(roles.roles) if isinstance(roles, AxisRolesAttr) else None
 
 
 def _divides_by_a_row(op: Operation) -> bool:

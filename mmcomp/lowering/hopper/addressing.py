@@ -24,6 +24,13 @@ WIDE_OFFSETS = 1 << 32
 """Arrays of more elements than this get 64-bit element offsets (32-bit ones would wrap)."""
 
 
+def fragment_roles(roles: Sequence[str]) -> tuple[str, ...]:
+    """A memref's roles with m and n exchanged: how the transposed accumulator of swap_ab
+    (rows along the tile's N, columns along M) addresses it."""
+    swap = {"m": "n", "n": "m"}
+    return tuple(swap.get(role, role) for role in roles)
+
+
 @dataclass
 class Access:
     """How one thread addresses a memref's elements in the current tile's epilogue."""
@@ -49,15 +56,21 @@ class Addressing:
     """This thread's rows in the tile, per row slot (m block r // 2, upper or lower 8)."""
     col0: SSAValue
     """This thread's first column in an 8-column block."""
+    swapped: bool = False
+    """The accumulator holds the tile's C^T (swap_ab): its rows run along the tile's N and
+    its columns along M, so each memref's m and n axes are addressed the other way round
+    (`fragment_roles`)."""
     accesses: dict[tuple[SSAValue, ...], Access] = field(
         default_factory=dict[tuple[SSAValue, ...], Access]
     )
     col_ok: dict[tuple[int, int], SSAValue] = field(default_factory=dict[tuple[int, int], SSAValue])
 
     def memref_roles(self, memref: SSAValue) -> tuple[str, ...]:
-        """The roles of a kernel argument's axes."""
+        """The roles of a kernel argument's axes as the accumulator fragment sees them:
+        "m" along its rows, "n" along its columns (`fragment_roles`)."""
         assert isinstance(memref, BlockArgument)
-        return arg_roles(self.ctx.func, memref.index)
+        roles = arg_roles(self.ctx.func, memref.index)
+        return fragment_roles(roles) if self.swapped else roles
 
     def access(self, memref: SSAValue, indices: Sequence[SSAValue], store: bool = False) -> Access:
         """Per-tile addressing of a memref's elements at this thread's accumulator layout.
@@ -77,8 +90,11 @@ class Addressing:
         assert isinstance(memref_type, MemRefType)
         roles = self.memref_roles(memref)
         shape = list(memref_type.get_shape())
+        # A runtime extent is named by the axis's own role (m), whatever the fragment's.
+        assert isinstance(memref, BlockArgument)
+        extent_roles = arg_roles(self.ctx.func, memref.index) if self.swapped else roles
         dims = [
-            self.ctx.dimension(memref, axis, roles[axis] if axis < len(roles) else "")
+            self.ctx.dimension(memref, axis, extent_roles[axis] if axis < len(extent_roles) else "")
             for axis in range(len(shape))
         ]
         dtype = dtype_of(memref_type.element_type)
@@ -102,9 +118,12 @@ class Addressing:
             position = self.ctx.reg(index)
             if role == "n":
                 stride = strides[dim]
-                assert isinstance(stride, int), "N is static"
+                assert isinstance(stride, int), "the axes inside the column axis are static"
                 position = k.add(position, self.col0)
-                col_limit = k.mov(k.sub(k.const(shape[dim]), position), ptx.S32)
+                # Under swap_ab the columns run along M, whose extent may be a runtime one.
+                extent = dims[dim]
+                limit = extent if isinstance(extent, SSAValue) else k.const(extent)
+                col_limit = k.mov(k.sub(limit, position), ptx.S32)
                 col_stride = stride * size
                 col_term = (position, stride)
                 if not wide:

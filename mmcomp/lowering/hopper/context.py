@@ -200,10 +200,10 @@ class KernelContext:
 
     @property
     def m_blocks(self) -> int:
-        """wgmma m64 row blocks per consumer warpgroup."""
-        return self.params.warpgroup[0] // 64
+        """wgmma m64 row blocks per consumer warpgroup (of the tile's N under swap_ab)."""
+        return self.params.wgmma_warpgroup[0] // 64
 
     @property
     def n_chunks(self) -> int:
-        """wgmma N chunks per consumer warpgroup."""
-        return self.params.warpgroup[1] // self.params.instr[1]
+        """wgmma N chunks per consumer warpgroup (of the tile's M under swap_ab)."""
+        return self.params.wgmma_warpgroup[1] // self.params.instr[1]

@@ -97,7 +97,7 @@ class Epilogue:
         yielded = block.last_op
         assert isinstance(yielded, sched.YieldOp)
         instr_n = self.ctx.params.instr[1]
-        chunks = self.ctx.params.warpgroup[1] // instr_n
+        chunks = self.ctx.params.wgmma_warpgroup[1] // instr_n
         # Bind block arguments to accumulators or operand tiles.
         self.bound = {}
         for arg, value in zip(block.args, op.inputs, strict=True):
@@ -146,7 +146,9 @@ class Epilogue:
             k.add(self.threads.row0, k.const(64 * (r // 2) + 8 * (r % 2)))
             for r in range(2 * self.ctx.m_blocks)
         ]
-        self.addressing = Addressing(self.ctx, self.rows, self.threads.col0)
+        self.addressing = Addressing(
+            self.ctx, self.rows, self.threads.col0, swapped=self.ctx.params.swap_ab
+        )
         self.load_memo = {}
 
     def store_map(self, store: sched.StoreTileOp) -> TmaOperand | None:
@@ -258,7 +260,7 @@ class Epilogue:
         instr_n = self.ctx.params.instr[1]
         return [
             chunk * instr_n + block8 * 8 + e
-            for chunk in range(self.ctx.params.warpgroup[1] // instr_n)
+            for chunk in range(self.ctx.params.wgmma_warpgroup[1] // instr_n)
             for block8 in range(instr_n // 8)
             for e in range(2)
         ]

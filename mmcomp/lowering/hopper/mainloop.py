@@ -49,6 +49,16 @@ def zero_accumulator(ctx: KernelContext) -> Accumulator:
     return Accumulator(chunks, fragments)
 
 
+def wgmma_operands(op: sched.MmaOp, swap_ab: bool) -> tuple[sched.LoadTileOp, sched.LoadTileOp]:
+    """The tile loads behind wgmma's A and B operands: the sched.mma's A and B, or with
+    swap_ab its B (the tile's N rows, wgmma's m) and A (the tile's M rows, wgmma's n), so
+    that the accumulator holds the tile's C^T."""
+    a_load, b_load = op.a.owner, op.b.owner
+    assert isinstance(a_load, sched.LoadTileOp)
+    assert isinstance(b_load, sched.LoadTileOp)
+    return (b_load, a_load) if swap_ab else (a_load, b_load)
+
+
 class ConsumerMainloop:
     """The K loop of the consumer warpgroups; subclasses are the warp-specialization modes."""
 
@@ -72,7 +82,7 @@ class ConsumerMainloop:
     def first_row(self, consumer: SSAValue, row: SSAValue) -> SSAValue:
         """This thread's first accumulator row in the tile, from its row in the warpgroup."""
         k = self.ctx.k
-        return k.add(k.mul(consumer, k.const(self.ctx.params.warpgroup[0])), row)
+        return k.add(k.mul(consumer, k.const(self.ctx.params.wgmma_warpgroup[0])), row)
 
     def start(self, threads: ConsumerThreads) -> None:
         """Take the consumer thread registers; count the tiles walked past."""
@@ -151,7 +161,8 @@ class ConsumerMainloop:
 
     def a_base(self, base: SSAValue, tile: hopper.TileAttr) -> SSAValue:
         """The shared address of this consumer's rows of the A tile at `base`."""
-        return self.part_offset(base, tile.layout.start_offset(self.ctx.params.warpgroup[0], 0))
+        rows = self.ctx.params.wgmma_warpgroup[0]
+        return self.part_offset(base, tile.layout.start_offset(rows, 0))
 
     def mma(self, op: sched.MmaOp, slot_base: SSAValue) -> None:
         """The wgmmas of one sched.mma on the stage at `slot_base`."""
@@ -162,14 +173,13 @@ class ConsumerMainloop:
         tile_m, tile_n, tile_k = ctx.params.tile
         acc = ctx.accumulators[op.acc]
         ctx.accumulators[op.result] = acc
-        a_load, b_load = op.a.owner, op.b.owner
-        assert isinstance(a_load, sched.LoadTileOp)
-        assert isinstance(b_load, sched.LoadTileOp)
+        a_load, b_load = wgmma_operands(op, ctx.params.swap_ab)
         a_slot, b_slot = slot_of(a_load), slot_of(b_load)
         a_op = plan.operands[a_slot]
         b_op = plan.operands[b_slot]
-        a_tile = hopper.TileAttr(a_op.major, SWIZZLE, tile_m, tile_k)
-        b_tile = hopper.TileAttr(b_op.major, SWIZZLE, tile_n, tile_k)
+        a_rows, b_rows = (tile_n, tile_m) if ctx.params.swap_ab else (tile_m, tile_n)
+        a_tile = hopper.TileAttr(a_op.major, SWIZZLE, a_rows, tile_k)
+        b_tile = hopper.TileAttr(b_op.major, SWIZZLE, b_rows, tile_k)
         a_base = self.a_base(k.add(slot_base, k.const(plan.slot_offsets[a_slot])), a_tile)
         b_base = k.add(slot_base, k.const(plan.slot_offsets[b_slot]))
         for kk in range(tile_k // 16):
