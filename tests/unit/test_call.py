@@ -15,6 +15,7 @@ import pytest
 
 import mmcomp
 from mmcomp.backend.call import RESERVED_KEYWORDS, stream_value
+from mmcomp.backend.frames import GenericFrame
 from mmcomp.errors import FusionError, LaunchError
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -257,3 +258,57 @@ def test_host_inputs_are_checked_before_the_gpu_is_needed(linear):
         LaunchError, match=r"out\[0\]: expected a host array .* found a FakeDeviceArray"
     ):
         kernel(a, w, out=[FakeDeviceArray((300, 500), BF16)])
+
+
+class StubFrame(GenericFrame):
+    """Device arrays by the CUDA array interface, on a chosen stream, whose new outputs are
+    FakeDeviceArrays at chosen addresses (nothing is allocated)."""
+
+    def __init__(self, stream: int, addresses: list[int]):
+        self.handle = stream
+        self.addresses = addresses
+
+    def empty(self, like, shape, dtype):
+        return FakeDeviceArray(shape, dtype, self.addresses.pop(0))
+
+    def stream(self, like):
+        return self.handle
+
+
+def test_the_fast_path_finds_the_launch_the_full_call_kept(linear):
+    """A launch kept by the full call (its key: the stream, each input's key, each new
+    output's) is found by the fast path from the same arrays, stream and output address,
+    and by nothing else."""
+    from mmcomp.backend.call import PreparedLaunch
+
+    kernel, _ = linear
+    state = kernel.device_kernel.call_state()
+    a, w = device_inputs()
+    out = 1 << 40
+    frame = StubFrame(7, [])
+    launched: list[int] = []
+    prepared = PreparedLaunch(None, None, None, [])  # pyright: ignore[reportArgumentType]
+    prepared.relaunch = lambda: launched.append(1)
+    output = FakeDeviceArray((300, 500), BF16, out)
+    key = (7, frame.key(a), frame.key(w), frame.key(output))
+    state.remember(frame, key, prepared)
+    assert state.hot_frame is frame
+
+    frame.addresses[:] = [out]
+    (y,) = state.fast([a, w])
+    assert launched == [1]
+    assert y.__cuda_array_interface__["data"][0] == out
+    frame.addresses[:] = [out + 4096]  # a new output elsewhere: not kept
+    assert state.fast([a, w]) is None
+    frame.addresses[:] = [out]
+    frame.handle = 8  # another stream
+    assert state.fast([a, w]) is None
+    frame.handle = 7
+    frame.addresses[:] = [out]
+    assert state.fast([a, FakeDeviceArray((500, 200), BF16, 1 << 33)]) is None
+    frame.addresses[:] = [out]
+    assert state.fast([a]) is None  # the full call names what is missing
+    assert state.fast([random((300, 200)), random((500, 200))]) is None  # host arrays
+    assert launched == [1]
+    state.fast_launches.clear()
+    state.hot = state.hot_frame = None
