@@ -433,6 +433,10 @@ def _fusion_dtype(tensor: Any, where: str, what: str) -> str:
     return dtype
 
 
+ROW_COUNTS_KEPT = 64
+"""Row counts whose kernel's fast path a module keeps."""
+
+
 class _RowFamily:
     """The kernel of a module: its fusion with a dynamic row count (M), compiled on first
     use; its M buckets serve every row count."""
@@ -443,6 +447,9 @@ class _RowFamily:
         self.schedule = schedule
         """The schedule keywords of the compile."""
         self._kernel: Any = None
+        self._fast: dict[int, Callable[[Sequence[Any]], tuple[Any, ...] | None]] = {}
+        """By row count: the fast path of the cuda kernel that ran it (its bucket's,
+        specialized for it), which answers None unless its launch for the arrays is kept."""
         self.lock = threading.Lock()
 
     def kernel(self) -> Any:
@@ -457,6 +464,32 @@ class _RowFamily:
                 self._kernel = mmcomp.compile(self.build(), **self.schedule)
         return self._kernel
 
+    def run(self, arrays: Sequence[Any]) -> Any:
+        """The kernel's output on `arrays` (the rows first): straight to the launch kept
+        for the arrays where there is one, else through the kernel's call."""
+        rows = arrays[0].shape[0]
+        fast = self._fast.get(rows)
+        if fast is not None:
+            found = fast(arrays)
+            if found is not None:
+                return found[0]
+        kernel = self.kernel()
+        outputs = kernel(*arrays)
+        if fast is None and kernel.backend == "cuda":
+            from mmcomp.buckets import BucketedKernel
+
+            bucket = kernel.kernel_for(rows) if isinstance(kernel, BucketedKernel) else kernel
+            device = bucket.device_kernel
+            if device.plan.dynamic:
+                shapes = tuple(tuple(int(extent) for extent in array.shape) for array in arrays)
+                device = bucket.device_kernel_at(shapes)
+            found_path = device.call_state().fast_path()
+            if found_path is not None:
+                if len(self._fast) >= ROW_COUNTS_KEPT:
+                    self._fast.pop(next(iter(self._fast)))
+                self._fast[rows] = found_path
+        return outputs[0]
+
 
 def _family_op(
     name: str,
@@ -469,8 +502,7 @@ def _family_op(
     """An op whose impl runs `family`'s kernel for the first input's row count."""
 
     def impl(x: Any, *rest: Any) -> Any:
-        arrays = [x, *(tensor for tensor in rest if tensor is not None)]
-        return family.kernel()(*arrays)[0]
+        return family.run((x, *(tensor for tensor in rest if tensor is not None)))
 
     def fake(x: Any, *rest: Any) -> Any:
         return x.new_empty((x.shape[0], out_features))

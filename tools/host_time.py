@@ -37,16 +37,29 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "unit"))
 
 
-def samples_of(call: Callable[[], Any], calls: int) -> list[int]:
-    """Nanoseconds of each of `calls` calls of `call`, each timed alone (after a warm-up)."""
+def samples_of(call: Callable[[], Any], calls: int, synchronize: Callable[[], Any]) -> list[int]:
+    """Nanoseconds of each of `calls` calls of `call`, each timed alone (after a warm-up and
+    `synchronize`, so that no queue is left from it)."""
     for _ in range(min(1000, calls)):
         call()
+    synchronize()
     samples: list[int] = []
     for _ in range(calls):
         start = time.perf_counter_ns()
         call()
         samples.append(time.perf_counter_ns() - start)
     return samples
+
+
+def timed(call: Callable[[], Any], calls: int) -> tuple[float, float]:
+    """(median, 90th percentile) microseconds of `call`, each call timed alone (the GPU
+    synchronized before and after; tools/bench.py's host-time rows)."""
+    import torch  # pyright: ignore[reportMissingImports]
+
+    torch.cuda.synchronize()
+    samples = sorted(samples_of(call, calls, torch.cuda.synchronize))
+    torch.cuda.synchronize()
+    return samples[len(samples) // 2] / 1e3, samples[int(len(samples) * 0.9)] / 1e3
 
 
 def timed_in_turns(
@@ -60,7 +73,7 @@ def timed_in_turns(
     for turn in range(rounds):
         shift = turn % len(names)
         for name in names[shift:] + names[:shift]:
-            found = samples_of(pieces[name], calls)
+            found = samples_of(pieces[name], calls, synchronize)
             synchronize()
             samples[name] += found
             medians[name].append(statistics.median(found) / 1e3)
