@@ -312,3 +312,50 @@ def test_the_fast_path_finds_the_launch_the_full_call_kept(linear):
     assert launched == [1]
     state.fast_launches.clear()
     state.hot = state.hot_frame = None
+
+
+@pytest.mark.parametrize("second", ["CUDA_SUCCESS", "CUDA_ERROR_INVALID_CONTEXT"])
+def test_a_refused_relaunch_makes_the_context_current_and_launches_again(
+    linear, monkeypatch, second
+):
+    """The kept relaunch of a kernel without clusters is one cuLaunchKernel with ints; where
+    the driver refuses it, the context is made current and the launch made again, and a
+    second refusal is raised naming the kernel."""
+    from types import SimpleNamespace
+
+    import mmcomp.runtime.device as device
+    from mmcomp.backend.kernel import BoundLaunch
+    from mmcomp.errors import CudaError
+    from mmcomp.runtime.driver import driver_api
+    from mmcomp.runtime.launch import KernelArguments
+    from mmcomp.runtime.staging import Staging
+
+    driver = driver_api()
+    kernel = linear[0].device_kernel
+    assert kernel.plan.cluster == 1
+    handle = object()
+    monkeypatch.setattr(kernel, "_function", SimpleNamespace(handle=handle))
+    bound = object.__new__(BoundLaunch)
+    bound.kernel, bound.grid, bound.staging = kernel, 12, Staging()
+    bound._config, bound._packed = object(), KernelArguments([])
+    results = [driver.CUresult.CUDA_ERROR_INVALID_CONTEXT, getattr(driver.CUresult, second)]
+    launches: list[tuple] = []
+    made_current: list[int] = []
+
+    def launch(*args):
+        launches.append(args)
+        return (results[len(launches) - 1],)
+
+    monkeypatch.setattr(driver, "cuLaunchKernel", launch)
+    monkeypatch.setattr(device, "ensure_context", lambda: made_current.append(1))
+    stream = object()
+    relaunch = bound.relauncher(stream)
+    plan = kernel.plan
+    if second == "CUDA_SUCCESS":
+        relaunch()
+    else:
+        with pytest.raises(CudaError, match=r"INVALID_CONTEXT while launching kernel linear"):
+            relaunch()
+    params = bound._packed.pointers.ctypes.data
+    want = (handle, 12, 1, 1, plan.threads, 1, 1, plan.smem_bytes, stream, params, 0)
+    assert launches == [want, want] and made_current == [1]
