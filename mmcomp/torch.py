@@ -69,6 +69,10 @@ def _raw_stream() -> Callable[[int], int]:
     return lambda device: torch.cuda.current_stream(device).cuda_stream
 
 
+def _no_launch() -> None:
+    """The relaunch of no launch (the fast path's last hit before the first one)."""
+
+
 class TorchArrays(Frame):
     """How the public call treats torch tensors (CPU ones as host arrays)."""
 
@@ -140,10 +144,14 @@ class TorchArrays(Frame):
         launches: Mapping[tuple[Any, ...], Callable[[], None]],
     ) -> Callable[[Sequence[Any]], tuple[Any, ...] | None]:
         """Frame.fast_call for CUDA tensors, each tensor's key read in place (no call per
-        tensor), the output allocated with its torch dtype resolved once."""
+        tensor), the output allocated with its torch dtype resolved once, and the last hit
+        compared first."""
         raw_stream = self._stream
         made_types = [(shape, NUMPY_DTYPES[dtype]) for shape, dtype in outputs]
         get = launches.get
+        # The last hit, (its key as a list, its relaunch), replaced as one tuple: comparing
+        # two lists costs less than building, hashing and looking up the key's tuple.
+        last: list[tuple[list[Any] | None, Callable[[], None]]] = [(None, _no_launch)]
 
         if len(made_types) != 1:
 
@@ -169,9 +177,12 @@ class TorchArrays(Frame):
                     return None
                 for tensor in made:
                     key.append(tensor.data_ptr())
-                relaunch = get(tuple(key))
-                if relaunch is None:
-                    return None
+                last_key, relaunch = last[0]
+                if key != last_key:
+                    relaunch = get(tuple(key))
+                    if relaunch is None:
+                        return None
+                    last[0] = (key, relaunch)
                 relaunch()
                 return tuple(made)
 
@@ -199,9 +210,12 @@ class TorchArrays(Frame):
             except (AttributeError, TypeError):  # not CUDA tensors: the full call says why
                 return None
             key.append(made.data_ptr())
-            relaunch = get(tuple(key))
-            if relaunch is None:
-                return None
+            last_key, relaunch = last[0]
+            if key != last_key:
+                relaunch = get(tuple(key))
+                if relaunch is None:
+                    return None
+                last[0] = (key, relaunch)
             relaunch()
             return (made,)
 
