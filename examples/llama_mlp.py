@@ -6,8 +6,8 @@
 Builds transformers' LlamaMLP (random weights, nothing downloaded) in bf16 on the GPU,
 builds `mmcomp.torch.GatedMLP` from it (sharing its weights: no copy), checks both outputs
 against a float64 reference of the module's math (down(silu(x Wg^T) * (x Wu^T))), and times
-eager, torch.compile and CUDA-graph replay of each. Needs an sm_90 GPU, torch and
-transformers.
+eager, torch.compile and CUDA-graph replay of each, all of them in turns in one block (so
+that modes compare as well as modules). Needs an sm_90 GPU, torch and transformers.
 """
 
 from __future__ import annotations
@@ -65,10 +65,18 @@ def relative_error(got: Any, want: Any) -> float:
     return float((got - want).abs().max() / want.abs().max())
 
 
-def interleaved_ms(runs: dict[str, Callable[[], Any]], repeat: int) -> dict[str, float]:
-    """Median milliseconds per call of each run, timed in turns: every round times BATCH
-    calls of each (queued between two CUDA events, the order rotating from round to round),
-    so that the clock and power drift of a long measurement falls on all of them alike."""
+def interleaved_ms(runs: dict[Any, Callable[[], Any]], repeat: int) -> dict[Any, float]:
+    """Median milliseconds per call of each run, timed in turns (see `interleaved_spread`)."""
+    return {name: median for name, (median, _, _) in interleaved_spread(runs, repeat).items()}
+
+
+def interleaved_spread(
+    runs: dict[Any, Callable[[], Any]], repeat: int
+) -> dict[Any, tuple[float, float, float]]:
+    """(median, lowest, highest) milliseconds per call of each run over the rounds, timed
+    in turns: every round times BATCH calls of each (queued between two CUDA events, the
+    order rotating from round to round), so that the clock and power drift of a long
+    measurement falls on all of them alike."""
     import torch  # pyright: ignore[reportMissingImports]
 
     names = list(runs)
@@ -76,7 +84,7 @@ def interleaved_ms(runs: dict[str, Callable[[], Any]], repeat: int) -> dict[str,
         for _ in range(3):
             runs[name]()
     torch.cuda.synchronize()
-    times: dict[str, list[float]] = {name: [] for name in names}
+    times: dict[Any, list[float]] = {name: [] for name in names}
     for turn in range(max(repeat // BATCH, 5)):
         for name in names[turn % len(names) :] + names[: turn % len(names)]:
             start = torch.cuda.Event(enable_timing=True)
@@ -87,7 +95,10 @@ def interleaved_ms(runs: dict[str, Callable[[], Any]], repeat: int) -> dict[str,
             end.record()
             end.synchronize()
             times[name].append(start.elapsed_time(end) / BATCH)
-    return {name: statistics.median(values) for name, values in times.items()}
+    return {
+        name: (statistics.median(values), min(values), max(values))
+        for name, values in times.items()
+    }
 
 
 def graphed(module: Any, x: Any) -> Callable[[], Any]:
@@ -140,7 +151,6 @@ def run(
             name: relative_error(module(x), want) for name, module in modules.items()
         }
         del want
-        times: dict[str, dict[str, float]] = {name: {} for name in modules}
         modes: dict[str, dict[str, Callable[[], Any]]] = {
             "eager": {name: (lambda m=module: m(x)) for name, module in modules.items()}
         }
@@ -148,9 +158,16 @@ def run(
             fast = {name: torch.compile(module) for name, module in modules.items()}
             modes["torch.compile"] = {name: (lambda f=f: f(x)) for name, f in fast.items()}
         modes["CUDA graph"] = {name: graphed(module, x.clone()) for name, module in modules.items()}
-        for mode, runs in modes.items():
-            for name, milliseconds in interleaved_ms(runs, repeat).items():
-                times[name][mode] = milliseconds
+        # Every module in every mode in one block of turns: the GPU's clock drifts over a
+        # run, so modes timed one block after another do not compare.
+        runs = {(name, mode): run for mode, named in modes.items() for name, run in named.items()}
+        timed = interleaved_spread(runs, repeat)
+        times: dict[str, dict[str, float]] = {
+            name: {mode: timed[name, mode][0] for mode in modes} for name in modules
+        }
+        result["spread"] = {
+            name: {mode: timed[name, mode][1:] for mode in modes} for name in modules
+        }
     result["ms"] = times
     result["flops"] = 3 * 2.0 * tokens * hidden * intermediate
     result["speedup"] = {
@@ -166,14 +183,19 @@ def table(result: dict[str, Any]) -> str:
     modes = list(result["ms"]["LlamaMLP"])
     lines = [
         f"LlamaMLP, {result['tokens']} tokens, hidden {result['hidden']}, intermediate "
-        f"{result['intermediate']}, bf16: ms per forward (TFLOP/s of the three matmuls), "
-        "the modules timed in turns",
+        f"{result['intermediate']}, bf16: median ms per forward (TFLOP/s of the three "
+        "matmuls) [lowest-highest round], every module in every mode timed in turns",
         "",
         "| module | rel. error vs float64 | " + " | ".join(modes) + " |",
         "| --- | --- | " + " | ".join("---" for _ in modes) + " |",
     ]
     for name, times in result["ms"].items():
-        cells = [f"{times[mode]:.3f} ({result['flops'] / times[mode] / 1e9:.0f})" for mode in modes]
+        spread = result["spread"][name]
+        cells = [
+            f"{times[mode]:.3f} ({result['flops'] / times[mode] / 1e9:.0f}) "
+            f"[{spread[mode][0]:.3f}-{spread[mode][1]:.3f}]"
+            for mode in modes
+        ]
         label = "transformers LlamaMLP" if name == "LlamaMLP" else f"mmcomp {name}"
         lines.append(f"| {label} | {result['error'][name]:.2e} | " + " | ".join(cells) + " |")
     for name, speedup in result["speedup"].items():

@@ -29,7 +29,7 @@ import hashlib
 import importlib
 import re
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -67,6 +67,10 @@ def _raw_stream() -> Callable[[int], int]:
     if raw is not None:
         return raw
     return lambda device: torch.cuda.current_stream(device).cuda_stream
+
+
+def _no_launch() -> None:
+    """The relaunch of no launch (the fast path's last hit before the first one)."""
 
 
 class TorchArrays(Frame):
@@ -132,6 +136,90 @@ class TorchArrays(Frame):
     def describe(self, value: Any) -> str:
         device = value.get_device()
         return "a CPU torch tensor" if device == HOST else f"a CUDA torch tensor (cuda:{device})"
+
+    def fast_call(
+        self,
+        count: int,
+        outputs: Sequence[tuple[tuple[int, ...], np.dtype]],
+        launches: Mapping[tuple[Any, ...], Callable[[], None]],
+    ) -> Callable[[Sequence[Any]], tuple[Any, ...] | None]:
+        """Frame.fast_call for CUDA tensors, each tensor's key read in place (no call per
+        tensor), the output allocated with its torch dtype resolved once, and the last hit
+        compared first."""
+        raw_stream = self._stream
+        made_types = [(shape, NUMPY_DTYPES[dtype]) for shape, dtype in outputs]
+        get = launches.get
+        # The last hit, (its key as a list, its relaunch), replaced as one tuple: comparing
+        # two lists costs less than building, hashing and looking up the key's tuple.
+        last: list[tuple[list[Any] | None, Callable[[], None]]] = [(None, _no_launch)]
+
+        if len(made_types) != 1:
+
+            def fast(inputs: Sequence[Any]) -> tuple[Any, ...] | None:
+                if len(inputs) != count:
+                    return None
+                like = inputs[0]
+                try:
+                    device = like.get_device()
+                    if device < 0:
+                        return None
+                    key: list[Any] = [raw_stream(device)]
+                    for tensor in inputs:
+                        key += (
+                            tensor.data_ptr(),
+                            tensor.shape,
+                            tensor.stride(),
+                            tensor.dtype,
+                            tensor.get_device(),
+                        )
+                    made = [like.new_empty(shape, dtype=dtype) for shape, dtype in made_types]
+                except (AttributeError, TypeError):  # not CUDA tensors: the full call says why
+                    return None
+                for tensor in made:
+                    key.append(tensor.data_ptr())
+                last_key, relaunch = last[0]
+                if key != last_key:
+                    relaunch = get(tuple(key))
+                    if relaunch is None:
+                        return None
+                    last[0] = (key, relaunch)
+                relaunch()
+                return tuple(made)
+
+            return fast
+        ((shape, dtype),) = made_types
+
+        def fast_one(inputs: Sequence[Any]) -> tuple[Any, ...] | None:
+            if len(inputs) != count:
+                return None
+            like = inputs[0]
+            try:
+                device = like.get_device()
+                if device < 0:
+                    return None
+                key: list[Any] = [raw_stream(device)]
+                for tensor in inputs:
+                    key += (
+                        tensor.data_ptr(),
+                        tensor.shape,
+                        tensor.stride(),
+                        tensor.dtype,
+                        tensor.get_device(),
+                    )
+                made = like.new_empty(shape, dtype=dtype)
+            except (AttributeError, TypeError):  # not CUDA tensors: the full call says why
+                return None
+            key.append(made.data_ptr())
+            last_key, relaunch = last[0]
+            if key != last_key:
+                relaunch = get(tuple(key))
+                if relaunch is None:
+                    return None
+                last[0] = (key, relaunch)
+            relaunch()
+            return (made,)
+
+        return fast_one
 
 
 ARRAYS = TorchArrays()
@@ -359,6 +447,10 @@ def _fusion_dtype(tensor: Any, where: str, what: str) -> str:
     return dtype
 
 
+ROW_COUNTS_KEPT = 64
+"""Row counts whose kernel's fast path a module keeps."""
+
+
 class _RowFamily:
     """The kernel of a module: its fusion with a dynamic row count (M), compiled on first
     use; its M buckets serve every row count."""
@@ -369,6 +461,9 @@ class _RowFamily:
         self.schedule = schedule
         """The schedule keywords of the compile."""
         self._kernel: Any = None
+        self._fast: dict[int, Callable[[Sequence[Any]], tuple[Any, ...] | None]] = {}
+        """By row count: the fast path of the cuda kernel that ran it (its bucket's,
+        specialized for it), which answers None unless its launch for the arrays is kept."""
         self.lock = threading.Lock()
 
     def kernel(self) -> Any:
@@ -383,6 +478,32 @@ class _RowFamily:
                 self._kernel = mmcomp.compile(self.build(), **self.schedule)
         return self._kernel
 
+    def run(self, arrays: Sequence[Any]) -> Any:
+        """The kernel's output on `arrays` (the rows first): straight to the launch kept
+        for the arrays where there is one, else through the kernel's call."""
+        rows = arrays[0].shape[0]
+        fast = self._fast.get(rows)
+        if fast is not None:
+            found = fast(arrays)
+            if found is not None:
+                return found[0]
+        kernel = self.kernel()
+        outputs = kernel(*arrays)
+        if fast is None and kernel.backend == "cuda":
+            from mmcomp.buckets import BucketedKernel
+
+            bucket = kernel.kernel_for(rows) if isinstance(kernel, BucketedKernel) else kernel
+            device = bucket.device_kernel
+            if device.plan.dynamic:
+                shapes = tuple(tuple(int(extent) for extent in array.shape) for array in arrays)
+                device = bucket.device_kernel_at(shapes)
+            found_path = device.call_state().fast_path()
+            if found_path is not None:
+                if len(self._fast) >= ROW_COUNTS_KEPT:
+                    self._fast.pop(next(iter(self._fast)))
+                self._fast[rows] = found_path
+        return outputs[0]
+
 
 def _family_op(
     name: str,
@@ -395,8 +516,7 @@ def _family_op(
     """An op whose impl runs `family`'s kernel for the first input's row count."""
 
     def impl(x: Any, *rest: Any) -> Any:
-        arrays = [x, *(tensor for tensor in rest if tensor is not None)]
-        return family.kernel()(*arrays)[0]
+        return family.run((x, *(tensor for tensor in rest if tensor is not None)))
 
     def fake(x: Any, *rest: Any) -> Any:
         return x.new_empty((x.shape[0], out_features))

@@ -262,22 +262,24 @@ class PreparedLaunch:
         """(address, count) of the split-K tile counters, zeroed before each launch."""
         self.outputs = outputs
         """(address, pitch, row bytes, rows) of each output, for the debug mode's poison."""
-        self.relaunch: Any = None
-        """After the first launch, `bound.relauncher(stream)`."""
+        self.relaunch: Callable[[], None] | None = None
+        """After the first launch, `bound.relauncher(stream, counters)`: the counter reset
+        and the launch with nothing checked or looked up."""
 
     def launch(self) -> None:
         """Queue the launch (and the counter reset) on the stream."""
+        relaunch = self.relaunch
+        if relaunch is not None:
+            relaunch()
+            return
         if self.counters is not None:
             address, count = self.counters
             check_result(
                 driver_api().cuMemsetD32Async(address, 0, count, self.stream),
                 "zeroing the split-K tile counters",
             )
-        if self.relaunch is not None:
-            self.relaunch()
-            return
         self.bound.launch(self.stream)
-        self.relaunch = self.bound.relauncher(self.stream)
+        self.relaunch = self.bound.relauncher(self.stream, self.counters)
 
     def poison(self) -> None:
         """Fill the outputs with POISON_BYTE on the stream."""
@@ -328,15 +330,18 @@ class CallState:
         """The outputs' names, as `out=` dicts take them."""
         self.output_types = [(shape, dtype) for _, shape, dtype in self.outputs]
         """(shape, dtype) of each output."""
-        self.frame: Frame | None = None
-        """The frame of the first input of the last call that went the whole way."""
-        self.output_tails: list[tuple[Callable[[Any], int], tuple[Any, ...]]] | None = None
-        """For each new output of that call: its frame's pointer reader and its key less the
-        pointer (shape, strides, dtype, device: the same for every new output), for `fast`."""
         self.through_tma = {operand.arg for operand in kernel.plan.tensor_maps}
         """Argument indices read or written through a tensor map."""
         self.launches: dict[tuple[Any, ...], PreparedLaunch] = {}
         """Prepared launches by key (stream, then each input's and output's key)."""
+        self.fast_launches: dict[tuple[Any, ...], Callable[[], None]] = {}
+        """The relaunch of each prepared launch with new outputs, by its flat key: the
+        stream, each input's key fields in turn, then each output's pointer (the rest of a
+        new output's key follows from the first input's)."""
+        self.hot_frame: Frame | None = None
+        """The frame of the first input of the last plain call that went the whole way."""
+        self.hot: Callable[[Sequence[Any]], tuple[Any, ...] | None] | None = None
+        """`hot_frame.fast_call` over `fast_launches`: the fast path for arrays of it."""
         self.workspaces: dict[int, list[DeviceBuffer]] = {}
         """Split-K workspaces by stream handle."""
         self.streams: dict[int, Any] = {}
@@ -348,30 +353,29 @@ class CallState:
         return None if CHECK_DEFAULT else self.fast
 
     def fast(self, inputs: Sequence[Any]) -> tuple[Any, ...] | None:
-        """The common call (device inputs of the last full call's frame, new outputs, the
-        current stream, no debug mode) where its launch is prepared: the outputs; None
+        """The common call (device inputs of the last full plain call's frame, new outputs,
+        the current stream, no debug mode) where its launch is prepared: the outputs; None
         where it is not (the full call runs then)."""
-        frame, tails = self.frame, self.output_tails
-        if frame is None or tails is None or len(inputs) != len(self.inputs):
-            return None
-        like = inputs[0]
-        try:
-            keys = [frame.key(value) for value in inputs]
-            if keys[0][4] == HOST:
-                return None
-            outputs = [frame.empty(like, shape, dtype) for shape, dtype in self.output_types]
-            out_keys = [
-                (pointer(value), *tail)
-                for value, (pointer, tail) in zip(outputs, tails, strict=True)
-            ]
-        except (AttributeError, TypeError):  # not arrays of the frame: the full call says why
-            return None
-        prepared = self.launches.get((frame.stream(like), *keys, *out_keys))
-        if prepared is None:
-            return None
-        ensure_context()
-        prepared.launch()
-        return tuple(outputs)
+        hot = self.hot
+        return None if hot is None else hot(inputs)
+
+    def remember(self, frame: Frame, key: tuple[Any, ...], prepared: PreparedLaunch) -> None:
+        """Keep `prepared` (launched, with new outputs) for the fast path of `frame`."""
+        relaunch = prepared.relaunch
+        if relaunch is None:
+            return
+        count = len(self.inputs)
+        flat: list[Any] = [key[0]]
+        for entry in key[1 : 1 + count]:
+            flat += entry
+        flat += [entry[0] for entry in key[1 + count :]]
+        with self.lock:
+            if len(self.fast_launches) >= LAUNCH_CACHE_SIZE:
+                self.fast_launches.pop(next(iter(self.fast_launches)))
+            self.fast_launches[tuple(flat)] = relaunch
+            if self.hot_frame is not frame:
+                self.hot = frame.fast_call(count, self.output_types, self.fast_launches)
+                self.hot_frame = frame
 
     def cu_stream(self, handle: int) -> Any:
         """The CUstream of a raw handle (kept)."""
@@ -557,17 +561,13 @@ def _call(
             prepared.poison()
         with relaxed_capture():  # the first launch queries the kernel and the occupancy
             prepared.launch()
-        if out is None:
-            state.frame = frame
-            state.output_tails = [
-                (out_frame.pointer, key[1:])
-                for out_frame, key in zip(out_frames, out_keys, strict=True)
-            ]
     else:
         ensure_context()
         if debug:
             prepared.poison()
         prepared.launch()
+    if out is None:
+        state.remember(frame, key, prepared)
     if debug and not is_capturing(prepared.stream):
         _synchronize(state, prepared.stream)
     return tuple(outputs)

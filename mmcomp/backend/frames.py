@@ -9,6 +9,7 @@ and its fast path compare; the device field is HOST for a host array.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -70,6 +71,40 @@ class Frame:
     def describe(self, value: Any) -> str:
         """What `value` is, in a few words."""
         return type(value).__name__
+
+    def fast_call(
+        self,
+        count: int,
+        outputs: Sequence[tuple[tuple[int, ...], np.dtype]],
+        launches: Mapping[tuple[Any, ...], Callable[[], None]],
+    ) -> Callable[[Sequence[Any]], tuple[Any, ...] | None]:
+        """The call's fast path for `count` device arrays of this frame: new outputs of
+        `outputs` (shape, dtype), and the launch of `launches` whose flat key (the stream,
+        each input's key fields, each output's pointer) the call has; None where there is
+        none, or where the arrays are not this frame's device arrays."""
+        key_of, empty, stream_of, pointer = self.key, self.empty, self.stream, self.pointer
+
+        def fast(inputs: Sequence[Any]) -> tuple[Any, ...] | None:
+            if len(inputs) != count:
+                return None
+            like = inputs[0]
+            try:
+                key: list[Any] = []
+                for value in inputs:
+                    key += key_of(value)
+                if key[4] == HOST:
+                    return None
+                made = [empty(like, shape, dtype) for shape, dtype in outputs]
+                key += [pointer(value) for value in made]
+                relaunch = launches.get((stream_of(like), *key))
+            except Exception:  # not this frame's arrays: the full call says why
+                return None
+            if relaunch is None:
+                return None
+            relaunch()
+            return tuple(made)
+
+        return fast
 
 
 class NumpyFrame(Frame):

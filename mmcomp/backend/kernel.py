@@ -174,32 +174,74 @@ class BoundLaunch:
             f"launching kernel {plan.entry}",
         )
 
-    def relauncher(self, stream: Any) -> Callable[[], None]:
+    def relauncher(
+        self, stream: Any, counters: tuple[int, int] | None = None
+    ) -> Callable[[], None]:
         """After the first launch: a function relaunching on `stream` (a CUstream) alone,
-        with the packed parameters and the launch configuration (the staging copies first),
-        and none of `launch`'s checks; the public call's cached launches use it."""
+        with the packed parameters (the split-K tile `counters`, (address, count), zeroed
+        and the staging copies refilled first), and none of `launch`'s checks; the public
+        call's cached launches use it. It makes mmcomp's context current only where the
+        launch is refused (a thread that has not used it yet), then launches again.
+
+        A kernel without clusters goes through cuLaunchKernel, its grid, block and shared
+        memory passed as ints; a cluster needs cuLaunchKernelEx and the launch config.
+        """
+        from mmcomp.runtime.device import ensure_context
         from mmcomp.runtime.driver import check, driver_api
+        from mmcomp.runtime.launch import cluster_launch_config
 
         if self._config is None:
             raise LaunchError(f"kernel @{self.kernel.plan.entry}: relauncher before a launch")
         driver = driver_api()
-        launch_ex = driver.cuLaunchKernelEx
         success = driver.CUresult.CUDA_SUCCESS
-        config = self._config
-        config.hStream = stream
-        handle = self.kernel.function().handle
+        plan = self.kernel.plan
+        function = self.kernel.function()
         params = self._packed.pointers.ctypes.data
-        staging = self.staging
-        entry = self.kernel.plan.entry
+        copies = self.staging.copies
+        copy_in = self.staging.copy_in
+        entry = plan.entry
+        launch: Callable[..., Any]
+        args: tuple[Any, ...]
+        if plan.cluster == 1:
+            launch = driver.cuLaunchKernel
+            grid, threads, smem = self.grid, plan.threads, plan.smem_bytes
+            args = (function.handle, grid, 1, 1, threads, 1, 1, smem, stream, params, 0)
+        else:
+            launch = driver.cuLaunchKernelEx
+            config = cluster_launch_config(
+                function, self.grid, plan.threads, plan.cluster, plan.smem_bytes
+            )
+            config.hStream = stream
+            args = (config, function.handle, params, 0)
 
-        def relaunch() -> None:
-            if staging.copies:
-                staging.copy_in(stream)
-            result = launch_ex(config, handle, params, 0)
-            if result[0] != success:
-                check(result, f"launching kernel {entry}")
+        def retry() -> None:
+            # A thread where mmcomp's context is not current yet: make it so, launch again.
+            # (A refused launch queued nothing; a second refusal is raised.)
+            ensure_context()
+            check(launch(*args), f"launching kernel {entry}")
 
-        return relaunch
+        if counters is None and not copies:
+
+            def relaunch() -> None:
+                result = launch(*args)
+                if result[0] is not success:
+                    retry()
+
+            return relaunch
+        memset = driver.cuMemsetD32Async
+        address, count = counters if counters is not None else (0, 0)
+
+        def relaunch_with_setup() -> None:
+            ensure_context()
+            if count:
+                check(memset(address, 0, count, stream), "zeroing the split-K tile counters")
+            if copies:
+                copy_in(stream)
+            result = launch(*args)
+            if result[0] is not success:
+                retry()
+
+        return relaunch_with_setup
 
 
 @dataclass

@@ -15,6 +15,7 @@ import pytest
 
 import mmcomp
 from mmcomp.backend.call import RESERVED_KEYWORDS, stream_value
+from mmcomp.backend.frames import GenericFrame
 from mmcomp.errors import FusionError, LaunchError
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -257,3 +258,104 @@ def test_host_inputs_are_checked_before_the_gpu_is_needed(linear):
         LaunchError, match=r"out\[0\]: expected a host array .* found a FakeDeviceArray"
     ):
         kernel(a, w, out=[FakeDeviceArray((300, 500), BF16)])
+
+
+class StubFrame(GenericFrame):
+    """Device arrays by the CUDA array interface, on a chosen stream, whose new outputs are
+    FakeDeviceArrays at chosen addresses (nothing is allocated)."""
+
+    def __init__(self, stream: int, addresses: list[int]):
+        self.handle = stream
+        self.addresses = addresses
+
+    def empty(self, like, shape, dtype):
+        return FakeDeviceArray(shape, dtype, self.addresses.pop(0))
+
+    def stream(self, like):
+        return self.handle
+
+
+def test_the_fast_path_finds_the_launch_the_full_call_kept(linear):
+    """A launch kept by the full call (its key: the stream, each input's key, each new
+    output's) is found by the fast path from the same arrays, stream and output address,
+    and by nothing else."""
+    from mmcomp.backend.call import PreparedLaunch
+
+    kernel, _ = linear
+    state = kernel.device_kernel.call_state()
+    a, w = device_inputs()
+    out = 1 << 40
+    frame = StubFrame(7, [])
+    launched: list[int] = []
+    prepared = PreparedLaunch(None, None, None, [])  # pyright: ignore[reportArgumentType]
+    prepared.relaunch = lambda: launched.append(1)
+    output = FakeDeviceArray((300, 500), BF16, out)
+    key = (7, frame.key(a), frame.key(w), frame.key(output))
+    state.remember(frame, key, prepared)
+    assert state.hot_frame is frame
+
+    frame.addresses[:] = [out]
+    (y,) = state.fast([a, w])
+    assert launched == [1]
+    assert y.__cuda_array_interface__["data"][0] == out
+    frame.addresses[:] = [out + 4096]  # a new output elsewhere: not kept
+    assert state.fast([a, w]) is None
+    frame.addresses[:] = [out]
+    frame.handle = 8  # another stream
+    assert state.fast([a, w]) is None
+    frame.handle = 7
+    frame.addresses[:] = [out]
+    assert state.fast([a, FakeDeviceArray((500, 200), BF16, 1 << 33)]) is None
+    frame.addresses[:] = [out]
+    assert state.fast([a]) is None  # the full call names what is missing
+    assert state.fast([random((300, 200)), random((500, 200))]) is None  # host arrays
+    assert launched == [1]
+    state.fast_launches.clear()
+    state.hot = state.hot_frame = None
+
+
+@pytest.mark.parametrize("second", ["CUDA_SUCCESS", "CUDA_ERROR_INVALID_CONTEXT"])
+def test_a_refused_relaunch_makes_the_context_current_and_launches_again(
+    linear, monkeypatch, second
+):
+    """The kept relaunch of a kernel without clusters is one cuLaunchKernel with ints; where
+    the driver refuses it, the context is made current and the launch made again, and a
+    second refusal is raised naming the kernel."""
+    from types import SimpleNamespace
+
+    import mmcomp.runtime.device as device
+    from mmcomp.backend.kernel import BoundLaunch
+    from mmcomp.errors import CudaError
+    from mmcomp.runtime.driver import driver_api
+    from mmcomp.runtime.launch import KernelArguments
+    from mmcomp.runtime.staging import Staging
+
+    driver = driver_api()
+    kernel = linear[0].device_kernel
+    assert kernel.plan.cluster == 1
+    handle = object()
+    monkeypatch.setattr(kernel, "_function", SimpleNamespace(handle=handle))
+    bound = object.__new__(BoundLaunch)
+    bound.kernel, bound.grid, bound.staging = kernel, 12, Staging()
+    bound._config, bound._packed = object(), KernelArguments([])
+    results = [driver.CUresult.CUDA_ERROR_INVALID_CONTEXT, getattr(driver.CUresult, second)]
+    launches: list[tuple] = []
+    made_current: list[int] = []
+
+    def launch(*args):
+        launches.append(args)
+        return (results[len(launches) - 1],)
+
+    monkeypatch.setattr(driver, "cuLaunchKernel", launch)
+    monkeypatch.setattr(device, "ensure_context", lambda: made_current.append(1))
+    stream = object()
+    relaunch = bound.relauncher(stream)
+    plan = kernel.plan
+    if second == "CUDA_SUCCESS":
+        relaunch()
+    else:
+        with pytest.raises(CudaError, match=r"INVALID_CONTEXT while launching kernel linear"):
+            relaunch()
+    params = bound._packed.pointers.ctypes.data
+    want = (handle, 12, 1, 1, plan.threads, 1, 1, plan.smem_bytes, stream, params, 0)
+    assert launches == [want, want] and made_current == [1]

@@ -150,3 +150,34 @@ def test_module_misuse_names_the_argument():
         fused(torch.randn(4, 32))
     assert mt.activation_name(torch.nn.GELU(approximate="tanh"), "w") == "gelu_tanh"
     assert mt.activation_name("gelu_pytorch_tanh", "w") == "gelu_tanh"
+
+
+def test_the_torch_fast_path_reads_the_keys_the_full_call_keeps(monkeypatch):
+    """The torch frame's fast path builds the flat key `CallState.remember` keeps (stream,
+    each tensor's TorchArrays.key fields, the new output's pointer), relaunches a hit (the
+    last one compared first), and answers None for anything else. CPU tensors pose as
+    tensors of device 0 and the output is one tensor handed back, so nothing runs."""
+    frame = mt.TorchArrays()
+    streams = [7]
+    frame._stream = lambda device: streams[0]
+    a, w = bf16(4, 8), bf16(6, 8)
+    y = torch.empty(4, 6, dtype=torch.bfloat16)
+    monkeypatch.setattr(torch.Tensor, "get_device", lambda self: 0)
+    monkeypatch.setattr(torch.Tensor, "new_empty", lambda self, shape, dtype=None: y)
+    launched: list[str] = []
+    launches = {}
+    fast = frame.fast_call(2, [((4, 6), np.dtype(mt.BFLOAT16))], launches)
+    assert fast([a, w]) is None
+    flat = (7, *frame.key(a), *frame.key(w), y.data_ptr())
+    launches[flat] = lambda: launched.append("a w")
+    for _ in range(2):  # a lookup, then the last hit
+        (out,) = fast([a, w])
+        assert out is y
+    assert launched == ["a w", "a w"]
+    assert fast([a, bf16(6, 8)]) is None  # another weight
+    assert fast([a, w.t().contiguous().t()]) is None  # the same shape at other strides
+    streams[0] = 8
+    assert fast([a, w]) is None  # another stream
+    streams[0] = 7
+    assert fast([a]) is None and fast([a.float().numpy(), w]) is None
+    assert launched == ["a w", "a w"]
