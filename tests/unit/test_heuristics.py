@@ -77,11 +77,13 @@ def test_small_problems_get_smaller_tiles():
     tiny = Problem({"m": 1, "n": 500, "k": 40})
     assert choose_params(tiny).tile[0] == 128
     assert choose_params(tiny, warp_specialization="pingpong").tile[0] == 64
-    # With a K loop of 4 blocks or more, small M: ping-pong up to M = 64 (rule 8).
+    # With a K loop of 4 blocks or more, small M: ping-pong up to M = 64 (rule 8), and
+    # up to M = 16 swap-AB unless a mapping was given (docs/schedule.md, "Swap-AB").
     decode = Problem({"m": 1, "n": 500, "k": 256})
     assert choose_params(decode, warp_specialization="cooperative").tile[0] == 128
-    assert choose_params(decode).tile[0] == 64
-    assert choose_params(decode).warp_specialization == "pingpong"
+    assert choose_params(decode).swap_ab and choose_params(decode).tile[0] == 8
+    unswapped = choose_params(decode, swap_ab=False)
+    assert unswapped.tile[0] == 64 and unswapped.warp_specialization == "pingpong"
     # A narrow N still gets a 64-wide tile: one 128-byte swizzle row of a [K, N] operand.
     assert choose_params(Problem({"m": 64, "n": 24, "k": 64})).tile == (128, 64, 64)
     assert choose_params(Problem({"m": 64, "n": 24, "k": 256})).tile == (64, 64, 64)
@@ -113,10 +115,11 @@ def test_small_problems_compile_for_cuda():
     ],
 )
 def test_decode_rows_get_one_wave_of_tiles(extents, warp_specialization, tile, split_k, stages):
-    """The sweep's fastest schedules of LLM decode linears (docs/schedule.md, "Small M")."""
+    """The sweep's fastest unswapped schedules of LLM decode linears (docs/schedule.md,
+    "Small M"; up to M = 16 the heuristic swaps A and B unless told not to)."""
     m, n, k = extents
     problem = Problem({"m": m, "n": n, "k": k})
-    params = choose_params(problem)
+    params = choose_params(problem, swap_ab=False)
     assert params.warp_specialization == warp_specialization
     assert (params.tile, params.split_k, params.stages) == (tile, split_k, stages)
     assert (params.strategy, params.cluster, params.epilogue) == ("persistent", (1, 1), "smem")
@@ -158,7 +161,8 @@ def test_small_m_warp_specialization_and_tile_rules():
         Problem({"m": 1, "n": 1024, "k": 4096}, epilogue_tiles=1),
         Problem({"m": 1, "n": 1024, "k": 4096}, b_operands=2),
     ):
-        assert choose_params(problem).tile[:2] == (64, 128)
+        assert choose_params(problem, swap_ab=False).tile[:2] == (64, 128)
+        assert choose_params(problem).tile[:2] == (8, 128)  # swapped: M rows, 128 of N
 
 
 @pytest.mark.parametrize(
