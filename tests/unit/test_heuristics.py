@@ -664,7 +664,10 @@ def test_small_m_picks_run_right_on_the_gpu(family: str, shape: tuple[int, int, 
             want += bias.astype(np.float64)
             inputs.append(bias)
     kernel = mmcomp.compile(fusion)
-    assert kernel.params.warp_specialization == ("pingpong" if m <= 64 else "cooperative")
+    if kernel.params.swap_ab:  # up to SWAP_AB_MAX_M rows, cooperative
+        assert m <= heuristics.SWAP_AB_MAX_M and kernel.params.warp_specialization == "cooperative"
+    else:
+        assert kernel.params.warp_specialization == ("pingpong" if m <= 64 else "cooperative")
     (got,) = kernel(*inputs)
     assert got.shape == (m, n)
     result = got.astype(np.float64)
