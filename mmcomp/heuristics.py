@@ -258,10 +258,11 @@ SWAP_AB_CANDIDATE_M = hw.WGMMA_M // 2
 """The rows the swap rule is meant for (docs/schedule.md, "Swap-AB"): where M fills at most
 half of a 64-row wgmma, the swapped kernel's wgmma n covers M (rounded up to 8) and its A
 box holds M rows instead of 64."""
-SWAP_AB_MAX_M = 16
+SWAP_AB_MAX_M = SWAP_AB_CANDIDATE_M
 """Rows up to which the heuristic swaps A and B on its own: measured on the H200
 (docs/performance.md, "Swap-AB"), the swapped picks ran 1.20x cuBLAS at 1x4096x4096 (the
-unswapped pick 1.02x) and 1.01x at 16x14336x4096 (0.95x), and lost at M = 64 and above."""
+unswapped pick 1.02x), 1.01x at 16x14336x4096 (0.95x) and 1.05x at 32x14336x4096 (1.00x),
+and lost at M = 64 and above."""
 SWAP_AB_KEYS = ("tile", "warp_specialization", "epilogue")
 """Overrides that leave the heuristic's swap_ab off: they were given for the unswapped
 mapping (a tile's rows, the smem epilogue)."""

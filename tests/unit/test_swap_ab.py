@@ -124,11 +124,11 @@ def test_forced_swap_keeps_the_tile_in_problem_terms():
 
 
 def test_heuristic_swaps_where_it_was_measured_faster():
-    """Up to SWAP_AB_MAX_M rows (16: measured at M = 1 and 16, slower at 64)."""
-    for m in (1, 7, 16):
+    """Up to SWAP_AB_MAX_M rows (32: measured at M = 1, 16 and 32, slower at 64)."""
+    for m in (1, 7, 16, 17, 32):
         params = choose_params(Problem({"m": m, "n": 4096, "k": 4096}))
         assert params.swap_ab and params.tile[0] == -(-m // 8) * 8
-    for m in (17, 32, 64, 128, 512, 1024, 4096):
+    for m in (33, 64, 128, 512, 1024, 4096):
         assert not choose_params(Problem({"m": m, "n": 4096, "k": 4096})).swap_ab
 
 
@@ -297,7 +297,7 @@ def test_emitted_swapped_kernel_takes_a_runtime_m(family: str):
 def test_autotune_tries_the_swapped_schedule_at_small_m():
     from mmcomp import tuning
 
-    small = tuning.plan_candidates(cases.linear(32, 14336, 4096))
+    small = tuning.plan_candidates(cases.linear(48, 14336, 4096))
     assert any(plan.params.swap_ab for plan in small[1:])
     assert not small[0].params.swap_ab
     swapped = tuning.plan_candidates(cases.linear(16, 14336, 4096))  # the heuristic swaps
