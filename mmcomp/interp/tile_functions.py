@@ -128,14 +128,17 @@ def mma_tile(
     a_roles: Sequence[str],
     b_roles: Sequence[str],
     acc_roles: Sequence[str],
+    transposed: bool = False,
 ) -> np.ndarray:
-    """acc + A x B in float32; A spans (m, k), B (k, n), acc (m, n), other axes extent 1."""
-    a_matrix = _matrix_view(a, a_roles, "m", "k").astype(np.float32)
-    b_matrix = _matrix_view(b, b_roles, "k", "n").astype(np.float32)
+    """acc + A x B in float32; A spans (m, k), B (k, n), acc (m, n), other axes extent 1.
+    `transposed`: A spans (n, k) and B (k, m), and the product goes to acc's (n, m) view."""
+    rows, cols = ("n", "m") if transposed else ("m", "n")
+    a_matrix = _matrix_view(a, a_roles, rows, "k").astype(np.float32)
+    b_matrix = _matrix_view(b, b_roles, "k", cols).astype(np.float32)
     result = acc.astype(np.float32, copy=True)
     # einsum without `optimize` runs numpy's own single-threaded loop: multithreaded BLAS
     # spin-waits badly on a loaded 2-core machine (100x slower for one 128x64x128 tile).
-    _matrix_view(result, acc_roles, "m", "n")[...] += np.einsum("mk,kn->mn", a_matrix, b_matrix)
+    _matrix_view(result, acc_roles, rows, cols)[...] += np.einsum("ik,kj->ij", a_matrix, b_matrix)
     return result
 
 
@@ -291,11 +294,7 @@ def mma_tile_transposed(
     """`mma_tile` as a swapped schedule (swap_ab) computes it: the transposed product
     acc^T + B^T x A^T in float32, B's tile (n, k) as the left operand and A's (k, m) as the
     right, accumulated into the (n, m) view of acc."""
-    w_matrix = _matrix_view(b, b_roles, "n", "k").astype(np.float32)
-    x_matrix = _matrix_view(a, a_roles, "k", "m").astype(np.float32)
-    result = acc.astype(np.float32, copy=True)
-    _matrix_view(result, acc_roles, "n", "m")[...] += np.einsum("nk,km->nm", w_matrix, x_matrix)
-    return result
+    return mma_tile(b, a, acc, b_roles, a_roles, acc_roles, transposed=True)
 
 
 @register_impls

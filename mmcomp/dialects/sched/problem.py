@@ -238,18 +238,8 @@ def _divides_by_a_row(op: Operation) -> bool:
         "fusion.cast",
     ):
         value = value.owner.operands[0]
-    owner = value.owner
-    if isinstance(owner, Operation):
-        roles = owner.attributes.get("fusion.roles")
-    else:
-        parent = owner.parent_op()
-        index = value.index if isinstance(value, BlockArgument) else 0
-        arg_attrs = parent.arg_attrs if isinstance(parent, FuncOp) else None
-        entry = arg_attrs.data[index] if arg_attrs is not None else None
-        roles = entry.data.get("fusion.roles") if isinstance(entry, DictionaryAttr) else None
-    if not isinstance(roles, AxisRolesAttr):
-        return False
-    return "n" in roles.roles and "m" not in roles.roles
+    roles = _value_roles(value)
+    return roles is not None and "n" in roles and "m" not in roles
 
 
 def _tensor_shape(value: SSAValue) -> tuple[int, ...]:
