@@ -324,13 +324,18 @@ class Model:
             raise RingError(f"{operand}: not a tensor map")
         return value & 0xFFFF
 
+    def barrier_arrivals(self, count: int) -> int:
+        """The modelled threads that stand for `count` threads at a named barrier (two
+        representatives per warpgroup)."""
+        return count // 128 * 2
+
     def named_barrier(
         self, thread: Thread, cta: Cta, opcode: str, ops: list[str], reps: int
     ) -> bool:
         """bar.sync / bar.arrive (with the representatives of the threads they count)."""
         ident = int(ops[0]) if ops else 0
         count = int(ops[1]) if len(ops) > 1 else self.program.threads
-        expected = count // 128 * 2
+        expected = self.barrier_arrivals(count)
         state = cta.named.setdefault(ident, [0, 0])
         if thread.barrier_generation is not None:
             if state[1] == thread.barrier_generation:

@@ -107,27 +107,9 @@ class ValueModel(Model):
             if not progress:
                 raise RingDeadlock(self.describe(threads, cta))
 
-    def named_barrier(
-        self, thread: Thread, cta: Any, opcode: str, ops: list[str], reps: int
-    ) -> bool:
-        """bar.sync / bar.arrive counting every thread (all of them are modelled)."""
-        ident = int(ops[0]) if ops else 0
-        count = int(ops[1]) if len(ops) > 1 else self.program.threads
-        state = cta.named.setdefault(ident, [0, 0])
-        if thread.barrier_generation is not None:
-            if state[1] == thread.barrier_generation:
-                return False
-            thread.barrier_generation = None
-            return True
-        state[0] += 1
-        generation = state[1]
-        if state[0] == count:
-            state[0] = 0
-            state[1] += 1
-        if "arrive" in opcode or state[1] != generation:
-            return True
-        thread.barrier_generation = generation
-        return False
+    def barrier_arrivals(self, count: int) -> int:
+        """Every thread is modelled: a named barrier counts all `count` of them."""
+        return count
 
     def value(self, thread: Thread, cta: Any, operand: str) -> Any:
         """Registers as they are held; f32 immediates as float32."""
