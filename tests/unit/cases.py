@@ -33,6 +33,29 @@ def child_environment() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), *([path] if path else [])])}
 
 
+def run_child(args: list[str], timeout_s: float, what: str) -> dict[str, Any]:
+    """The JSON report (the last line of stdout) of `python args...` run in a child process
+    with `child_environment()`: a hang fails the test, and so does a non-zero exit."""
+    import json
+    import subprocess
+    import sys
+
+    import pytest
+
+    try:
+        result = subprocess.run(
+            [sys.executable, *args],
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+            env=child_environment(),
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"{what} did not finish in {timeout_s} s (a hang?)")
+    assert result.returncode == 0, result.stderr[-3000:]
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
 def linear(m: int, n: int, k: int, dtype: str = "bf16", bias: bool = False) -> Fusion:
     """C = A W^T (+ bias), cast to the input dtype."""
     f = Fusion("linear")

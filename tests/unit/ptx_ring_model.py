@@ -182,8 +182,7 @@ class Model:
     def run_cta(self, ctaid: int) -> Cta:
         """Run CTA `ctaid` to its end, or raise RingDeadlock / RingError."""
         cta = Cta(ctaid)
-        tids = [t for wg in range(self.program.threads // 128) for t in (128 * wg, 128 * wg + 1)]
-        threads = [Thread(tid) for tid in tids]
+        threads = [Thread(tid) for tid in self.thread_ids()]
         while True:
             live = [t for t in threads if not t.done]
             if not live:
@@ -323,6 +322,10 @@ class Model:
         if value >> 60 != 1:
             raise RingError(f"{operand}: not a tensor map")
         return value & 0xFFFF
+
+    def thread_ids(self) -> list[int]:
+        """The modelled threads of a CTA: two representatives per warpgroup."""
+        return [t for wg in range(self.program.threads // 128) for t in (128 * wg, 128 * wg + 1)]
 
     def barrier_arrivals(self, count: int) -> int:
         """The modelled threads that stand for `count` threads at a named barrier (two

@@ -91,21 +91,9 @@ class ValueModel(Model):
     extent_values: list[int] = field(default_factory=list[int])
     """The runtime extents the kernel takes after its arrays (M, batch), in order."""
 
-    def run_cta(self, ctaid: int) -> Any:
-        """Run CTA `ctaid` with all of its threads."""
-        from ptx_ring_model import Cta, RingDeadlock
-
-        cta = Cta(ctaid)
-        threads = [Thread(tid) for tid in range(self.program.threads)]
-        while True:
-            live = [t for t in threads if not t.done]
-            if not live:
-                return cta
-            progress = False
-            for thread in live:
-                progress |= self.run_thread(thread, cta, len(threads))
-            if not progress:
-                raise RingDeadlock(self.describe(threads, cta))
+    def thread_ids(self) -> list[int]:
+        """Every thread of the CTA is modelled (each computes its own data)."""
+        return list(range(self.program.threads))
 
     def barrier_arrivals(self, count: int) -> int:
         """Every thread is modelled: a named barrier counts all `count` of them."""

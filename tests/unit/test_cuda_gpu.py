@@ -8,12 +8,11 @@ error against the float64 reference. Elsewhere the tests are skipped with the re
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 
 import pytest
-from cases import CASES, TOLERANCE, child_environment
+from cases import CASES, TOLERANCE, child_environment, run_child
 
 pytestmark = pytest.mark.gpu
 
@@ -24,18 +23,7 @@ CASE_TIMEOUT_S = 120
 @pytest.mark.parametrize("name", [c.name for c in CASES])
 def test_case_matches_float64(name: str):
     """The kernel's outputs match the reference within the dtype's tolerance."""
-    try:
-        result = subprocess.run(
-            [sys.executable, "-m", "cases", name],
-            capture_output=True,
-            text=True,
-            timeout=CASE_TIMEOUT_S,
-            env=child_environment(),
-        )
-    except subprocess.TimeoutExpired:
-        pytest.fail(f"case {name} did not finish in {CASE_TIMEOUT_S} s (a hang?)")
-    assert result.returncode == 0, result.stderr[-3000:]
-    report = json.loads(result.stdout.strip().splitlines()[-1])
+    report = run_child(["-m", "cases", name], CASE_TIMEOUT_S, f"case {name}")
     for entry in report["errors"]:
         assert entry["error"] < TOLERANCE[entry["dtype"]], report
 

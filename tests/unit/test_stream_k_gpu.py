@@ -13,7 +13,6 @@ are skipped with the reason.
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -28,7 +27,6 @@ from cases import (  # noqa: E402
     TOLERANCE,
     broadcast_inputs,
     broadcast_silu_mul,
-    child_environment,
     gelu_bias,
     horizontal,
     inputs_for,
@@ -36,6 +34,7 @@ from cases import (  # noqa: E402
     matmul,
     relative_error,
     row_ops,
+    run_child,
     silu_mul,
 )
 
@@ -157,18 +156,7 @@ NAMES = [*CASES, "dynamic:stream-k", "dynamic:hybrid-stream-k"]
 @pytest.mark.parametrize("name", NAMES)
 def test_stream_k_matches_float64_and_repeats_bit_for_bit(name: str):
     """The outputs match the float64 reference, and repeated runs give the same bits."""
-    try:
-        result = subprocess.run(
-            [sys.executable, str(Path(__file__)), name],
-            capture_output=True,
-            text=True,
-            timeout=CASE_TIMEOUT_S,
-            env=child_environment(),
-        )
-    except subprocess.TimeoutExpired:
-        pytest.fail(f"case {name} did not finish in {CASE_TIMEOUT_S} s (a hang?)")
-    assert result.returncode == 0, result.stderr[-3000:]
-    report = json.loads(result.stdout.strip().splitlines()[-1])
+    report = run_child([str(Path(__file__)), name], CASE_TIMEOUT_S, f"case {name}")
     assert "stream-k" in report["params"], report
     assert report["identical"], report
     for entry in report["errors"]:

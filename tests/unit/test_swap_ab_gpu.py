@@ -8,7 +8,6 @@ Skipped (gpu marker) without an sm_90 GPU.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import cases
@@ -16,6 +15,7 @@ import numpy as np
 import pytest
 from test_dynamic import FAMILIES as DYNAMIC_FAMILIES
 from test_dynamic import dynamic_inputs
+from test_swap_ab import FAMILIES
 
 import mmcomp
 from mmcomp import heuristics
@@ -35,19 +35,6 @@ SCHEDULES: dict[str, dict[str, Any]] = {
     "wide": {"tile": (16, 256, 64), "stages": 3},
 }
 """Swapped schedules, as keywords besides swap_ab=True (tile in problem terms: m x n x k)."""
-
-FAMILIES: dict[str, Callable[[int, int, int], Fusion]] = {
-    "linear": cases.linear,
-    "linear_bias": lambda m, n, k: cases.linear(m, n, k, bias=True),
-    "matmul": cases.matmul,
-    "gelu_bias": cases.gelu_bias,
-    "silu_mul": cases.silu_mul,
-    "horizontal": cases.horizontal,
-    "row_ops": cases.row_ops,
-    "broadcast_inputs": cases.broadcast_inputs,
-    "broadcast_silu_mul": cases.broadcast_silu_mul,
-}
-"""Every family of tests/unit/cases.py, and the linear with a bias."""
 
 
 def _errors(fusion: Fusion, got: tuple[np.ndarray, ...], inputs: list[np.ndarray]) -> list[float]:
