@@ -1,8 +1,8 @@
 """Sweep schedules of bf16 linears (A[M,K] W[N,K]^T) against cuBLAS, timed in turns.
 
     python tools/sweep_schedules.py [--shapes 1x4096x4096 16x14336x4096 ...]
-        [--grid decode | fill | stream-k | heuristic] [--refine 4] [--rounds 5] [--jobs 14]
-        [--out DIR]
+        [--grid decode | fill | stream-k | swap | pingpong | heuristic] [--refine 4]
+        [--rounds 5] [--jobs 14] [--out DIR]
 
 For each shape, every schedule of the grid (and the heuristic's own choice, `{}`) is built
 with the pipeline as tools/bench.py's `time_mmcomp_chosen` does (`run_pipeline`, then
@@ -22,7 +22,8 @@ DIR/summary.md (the best schedules of each shape and the heuristic's). `--grid f
 the tile widths (not only powers of two) and splits that fill one wave of the SMs at the
 rows that hold M; `--grid stream-k` times data-parallel (persistent), stream-K and the
 hybrid side by side at the heuristic's tile, 128x256 and 128x128; `--grid swap` times the
-heuristic's choice beside swap-AB schedules (`swap_grid`); `--grid heuristic`
+heuristic's choice beside swap-AB schedules (`swap_grid`); `--grid pingpong` ping-pong
+128-row tiles beside clustered cooperative ones (`pingpong_grid`); `--grid heuristic`
 times the heuristic's choice alone (the final figures); `--build-only` builds without a GPU.
 """
 
@@ -152,6 +153,24 @@ def fill_grid(shape: tuple[int, int, int]) -> list[dict[str, Any]]:
                     continue
                 tile = (tile_m, tile_n, tile_k)
                 grid.append({"tile": tile, "warp_specialization": ws, "split_k": split})
+    return grid
+
+
+PINGPONG_WIDTHS = (64, 96, 112, 128)
+"""Widths of the ping-pong grid's 128-row warpgroup tiles (up to 128 accumulators a thread)."""
+
+
+def pingpong_grid(shape: tuple[int, int, int]) -> list[dict[str, Any]]:
+    """The ping-pong grid: 128-row tiles of PINGPONG_WIDTHS under ping-pong (each consumer
+    a whole tile, so that one's epilogue overlaps the other's mainloop), without and with a
+    2x1 cluster, beside cooperative tiles of the same widths in a 2x1 cluster."""
+    del shape
+    grid: list[dict[str, Any]] = []
+    for tile_n, cluster in itertools.product(PINGPONG_WIDTHS, ((1, 1), (2, 1))):
+        tile = (128, tile_n, 64)
+        grid.append({"tile": tile, "warp_specialization": "pingpong", "cluster": cluster})
+        if cluster == (2, 1):
+            grid.append({"tile": tile, "warp_specialization": "cooperative", "cluster": cluster})
     return grid
 
 
@@ -414,7 +433,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--shapes", type=parse_shape, nargs="+", default=DECODE_SHAPES)
     parser.add_argument(
-        "--grid", choices=("decode", "fill", "stream-k", "swap", "heuristic"), default="decode"
+        "--grid",
+        choices=("decode", "fill", "stream-k", "swap", "pingpong", "heuristic"),
+        default="decode",
     )
     parser.add_argument("--refine", type=int, default=0, help="vary the T best per shape")
     parser.add_argument("--rounds", type=int, default=5)
@@ -440,6 +461,7 @@ def main(argv: list[str] | None = None) -> int:
     candidates = [Candidate(shape, {}, "grid") for shape in args.shapes]
     if args.grid != "heuristic":
         grids = {"decode": decode_grid, "fill": fill_grid, "stream-k": stream_k_grid}
+        grids["pingpong"] = pingpong_grid
         grid = {**grids, "swap": swap_grid}[args.grid]
         candidates += [
             Candidate(shape, params, "grid") for shape in args.shapes for params in grid(shape)
