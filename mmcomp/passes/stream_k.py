@@ -105,29 +105,16 @@ class StreamK:
             return lhs + rhs
         return index.plus(index.value(lhs), index.value(rhs), name)
 
-    def _div(self, index: _Index, lhs: Count, rhs: Count, name: str = "") -> Count:
-        """lhs floordiv rhs: an int when both are."""
-        if isinstance(lhs, int) and isinstance(rhs, int):
-            return lhs // rhs
-        return index.div(index.value(lhs), rhs, name)
-
     def emit(self) -> None:
-        """The CTA's loop over the tiles of its data-parallel waves and its stream-K range."""
+        """The CTA's loop: its stream-K range, or the hybrid's waves and tail segments."""
         builder, index = self.builder, self.index
-        plan = builder.plan
         tiles: Count = builder.counts["work_units"]
         grid = self.grid
-        waves: Count = 0
-        if plan.stream_k == "hybrid-stream-k":
+        if builder.plan.stream_k == "hybrid-stream-k":
             self._emit_hybrid(tiles, grid)
             return
-        self.waves = waves
-        """Data-parallel waves (0 for pure stream-K)."""
-        self.dp_tiles = 0 if waves == 0 else index.times(waves, grid, "dp_tiles")
-        """Tiles of the data-parallel waves."""
-        sk_tiles = self._sub(index, tiles, self.dp_tiles, "sk_tiles")
-        self.iterations = index.times(sk_tiles, self.k_blocks, "iterations")
-        """K-block iterations of the stream-K tiles."""
+        self.iterations = index.times(tiles, self.k_blocks, "iterations")
+        """K-block iterations of all tiles."""
         cta = self.cta
         after = index.plus(cta, index.const(1))
         self.start = index.div(index.value(index.times(cta, self.iterations)), grid, "start")
@@ -135,9 +122,9 @@ class StreamK:
         self.end = index.div(index.value(index.times(after, self.iterations)), grid, "end")
         """The iteration after its range."""
         self.first_tile = index.div(self.start, self.k_blocks, "first_tile")
-        """The first stream-K tile of the range (counted from the first stream-K tile)."""
+        """The first tile of the range."""
         end_tile = index.ceil_div(self.end, self.k_blocks, "end_tile")
-        units = self._add(index, waves, index.minus(end_tile, self.first_tile), "units")
+        units = index.minus(end_tile, self.first_tile, "units")
         loop = Block(arg_types=[index.const(0).type])
         loop.args[0].name_hint = "unit"
         self._unit(index.at(loop), loop.args[0])
@@ -274,27 +261,13 @@ class StreamK:
         index.add(scf.IfOp(is_last, [], [reduce]))
 
     def _unit(self, index: _Index, unit: SSAValue) -> None:
-        """One unit: a data-parallel tile or the range's part of a stream-K tile."""
+        """One unit: the range's part of a tile."""
         builder = self.builder
         kb = index.const(self.k_blocks)
-        waves = self.waves
-        if isinstance(waves, int) and waves == 0:
-            sk_tile = index.plus(self.first_tile, unit, "sk_tile")
-            data_parallel = None
-        else:
-            waves_value = index.value(waves)
-            data_parallel = index.compare("ult", unit, waves_value, "data_parallel")
-            past = index.minus(index.select(data_parallel, waves_value, unit), waves_value)
-            sk_tile = index.plus(self.first_tile, past, "sk_tile")
-        base = index.mul(sk_tile, self.k_blocks, "kb_base")
+        tile = index.plus(self.first_tile, unit, "sk_tile")
+        base = index.mul(tile, self.k_blocks, "kb_base")
         lo = index.minus(index.greater(self.start, base), base, "kb_lo")
         hi = index.minus(index.lesser(self.end, index.plus(base, kb)), base, "kb_hi")
-        tile = index.plus(index.value(self.dp_tiles), sk_tile, "tile")
-        if data_parallel is not None:
-            wave_tile = index.plus(index.value(index.times(unit, self.grid)), self.cta)
-            tile = index.select(data_parallel, wave_tile, tile, "tile")
-            lo = index.select(data_parallel, index.const(0), lo, "kb_lo")
-            hi = index.select(data_parallel, kb, hi, "kb_hi")
         at = builder._coordinates(index, tile, index.const(0))  # pyright: ignore[reportPrivateUsage]
         accumulators = builder._k_loop(index, at, lo, hi, 1)  # pyright: ignore[reportPrivateUsage]
         whole = index.compare("eq", index.minus(hi, lo), kb, "whole_tile")
@@ -302,7 +275,7 @@ class StreamK:
         builder._epilogue(index.at(alone), at, accumulators)  # pyright: ignore[reportPrivateUsage]
         alone.add_op(scf.YieldOp())
         shared = Block()
-        self._fixup(index.at(shared), at, tile, sk_tile, base, accumulators)
+        self._fixup(index.at(shared), at, tile, base, accumulators)
         shared.add_op(scf.YieldOp())
         index.add(scf.IfOp(whole, [], [alone], [shared]))
 
@@ -317,14 +290,13 @@ class StreamK:
         index: _Index,
         at: _Coordinates,
         tile: SSAValue,
-        sk_tile: SSAValue,
         base: SSAValue,
         accumulators: list[SSAValue],
     ) -> None:
         """Store this segment's partial, count it, and let the last segment sum them all."""
         builder = self.builder
         zero, one = index.const(0), index.const(1)
-        later = index.compare("ne", sk_tile, self.first_tile, "later_tile")
+        later = index.compare("ne", tile, self.first_tile, "later_tile")
         slot = index.select(later, one, zero, "slot")
         for accumulator, workspace in zip(accumulators, builder.workspaces, strict=True):
             index.add(sched.StorePartialOp(accumulator, workspace, [self.cta, slot]))

@@ -424,13 +424,22 @@ def test_ring_and_counters_run_to_the_end(
     assert model.global_u32 and set(model.global_u32.values()) == {0}
 
 
-def test_ring_of_the_hybrid_with_a_data_parallel_wave():
-    """306 tiles on 132 CTAs: two data-parallel waves, then 42 tail tiles in 3 segments."""
+@pytest.mark.parametrize(
+    ("m", "n", "k"),
+    [
+        pytest.param(2200, 2100, 300, id="one_round"),
+        pytest.param(1250, 2500, 700, id="two_rounds"),
+    ],
+)
+def test_ring_of_the_hybrid_with_data_parallel_waves(m: int, n: int, k: int):
+    """306 tiles on 132 CTAs: two data-parallel waves, then 42 tail tiles in 3 segments
+    (one round); 200 tiles: one wave, then 68 tail tiles in 3 segments, 204 units (two
+    rounds, the second in slot 1)."""
     from ptx_ring_model import run_grid
 
     from mmcomp.backend.kernel import lower_to_ptx
 
-    fusion = linear(2200, 2100, 300)
+    fusion = linear(m, n, k)
     params = {"strategy": "hybrid-stream-k", "tile": (128, 128, 64)}
     module, _, _ = run_pipeline(fusion.module, params)
     text, plan = lower_to_ptx(module)
