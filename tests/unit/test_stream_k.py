@@ -214,6 +214,24 @@ def test_hybrid_tail_in_two_rounds():
     assert backward.tiles_per_cta == (3,) * 4 + (2,) * 60 + (1,) * 68
 
 
+def test_hybrid_keeps_a_tail_over_two_thirds_whole():
+    """360 tiles on 132 CTAs: the 96 tail tiles stay whole (one segment each), so the
+    hybrid stores what the persistent schedule stores, CTA by CTA in the same order (tiles
+    c, c + 132 and, below 96, c + 264), with the same bits."""
+    fusion = linear(2200, 1280, 192)
+    inputs = random_inputs(fusion)
+    runs = {}
+    for strategy in ("hybrid-stream-k", "persistent"):
+        module, _ = materialized(fusion, strategy=strategy, tile=(128, 64, 64))
+        runs[strategy] = execute(module, inputs)
+    hybrid, persistent = runs["hybrid-stream-k"], runs["persistent"]
+    check_against_float64(fusion, inputs, hybrid)
+    assert hybrid.grid == persistent.grid == 132
+    assert hybrid.tiles_per_cta == (3,) * 96 + (2,) * 36
+    assert hybrid.trace == persistent.trace
+    assert hybrid.outputs[0].tobytes() == persistent.outputs[0].tobytes()
+
+
 @pytest.mark.parametrize(
     ("tail", "k_blocks", "segments"),
     [(0, 64, 1), (20, 64, 6), (20, 4, 4), (16, 224, 8), (68, 128, 3), (100, 224, 1), (116, 64, 1)],
