@@ -16,7 +16,8 @@ runtime count of units (docs/dynamic-shapes.md).
 
 Stream-K (`strategy = stream-k` or `hybrid-stream-k`) binds the work index as persistent,
 split by as many CTAs as the SMs hold or the K-block iterations (tiles x K blocks) number,
-whichever is fewer; materialize-schedule then gives each CTA its range of iterations.
+whichever is fewer; materialize-schedule then gives each CTA its range of iterations
+(the hybrid: its data-parallel tiles and its segments of the partial wave's tiles).
 
 One tile per CTA (`strategy = one-tile-per-cta`): the grid is the number of work units and
 the work index itself is bound to blockIdx.x. With clusters, the CTA's rank in its cluster

@@ -19,8 +19,9 @@ then its outputs, then split-K scratch buffers) whose body is
 With split-K, each unit stores its partial (`sched.store_partial`), counts its arrival
 (`sched.arrive`), and the last slice to arrive sums the partials in slice order
 (`sched.reduce_partials`) before the epilogue and the stores, inside an `scf.if`. Under
-stream-K each CTA walks the tiles of its range of K-block iterations instead, and the last
-segment of a shared tile to arrive sums the segments in CTA order
+stream-K each CTA walks the tiles of its range of K-block iterations instead (the hybrid:
+whole tiles of the full waves, then its segments of the partial wave's), and the last
+segment of a shared tile to arrive sums the segments in K order
 (`sched.arrive_segment`, `sched.accumulate_partial`; mmcomp.passes.stream_k).
 
 Every start index comes from the roles: an axis with role m starts at the tile's m offset,

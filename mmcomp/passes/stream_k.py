@@ -28,10 +28,17 @@ any problem, and the segments of a tile are those of the CTAs first..last whose 
 meet it, in CTA order: the K order. Whichever arrives last sums them in that order from
 zero, so the bits do not depend on which CTA finished first.
 
-`strategy = hybrid-stream-k` first runs floor(tiles / P) - 1 waves data-parallel (CTA c
-takes tiles c, c + P, ...: whole tiles, no workspace), and spreads only the K blocks of
-the tiles left (one full wave and the partial one) stream-K over all CTAs, so that the
-tail of a wave-quantized problem is balanced without splitting every tile.
+`strategy = hybrid-stream-k` runs every full wave data-parallel (CTA c takes tiles c,
+c + P, ...: whole tiles, no workspace) and splits only the R tiles of the last, partial
+wave, each into S segments of K blocks at fixed points (segment j: [j kb / S,
+(j + 1) kb / S)). Tail unit u = j R + t (segment j of tail tile t) goes to CTA u mod P in
+its round u div P, segment-major: the CTAs of one round work on neighbouring tiles of the
+data-parallel order at the same K offset, so they share A and W panels in L2 as a
+data-parallel wave does (a contiguous split would put every CTA at a different K offset).
+S is the largest split that fits one round (P div R), or two rounds where that halves
+the tail further, at most MAX_TAIL_SEGMENTS and kb; where the tail is over half a wave
+S is 1 and the hybrid is data-parallel. The last segment to arrive sums the S partials
+in segment order from zero, so the bits do not depend on which CTA finished first.
 """
 
 from __future__ import annotations
@@ -50,6 +57,22 @@ if TYPE_CHECKING:
         _Index,  # pyright: ignore[reportPrivateUsage]
         _KernelBuilder,  # pyright: ignore[reportPrivateUsage]
     )
+
+
+MAX_TAIL_SEGMENTS = 8
+"""Most segments the hybrid splits a tail tile into (the last arriver reads each back)."""
+
+
+def tail_segments(tail: int, grid: int, k_blocks: int) -> int:
+    """Segments per tail tile of the hybrid: P div R (one round), or 2P div R where two
+    rounds of those end sooner, capped at MAX_TAIL_SEGMENTS and the K blocks."""
+    if tail <= 0:
+        return 1
+    cap = min(MAX_TAIL_SEGMENTS, k_blocks)
+    one = min(grid // tail, cap)
+    two = min(2 * grid // tail, cap)
+    rounds = -(-tail * two // grid)
+    return two if rounds * one < two else max(one, 1)
 
 
 class StreamK:
@@ -82,32 +105,16 @@ class StreamK:
             return lhs + rhs
         return index.plus(index.value(lhs), index.value(rhs), name)
 
-    def _div(self, index: _Index, lhs: Count, rhs: Count, name: str = "") -> Count:
-        """lhs floordiv rhs: an int when both are."""
-        if isinstance(lhs, int) and isinstance(rhs, int):
-            return lhs // rhs
-        return index.div(index.value(lhs), rhs, name)
-
     def emit(self) -> None:
-        """The CTA's loop over the tiles of its data-parallel waves and its stream-K range."""
+        """The CTA's loop: its stream-K range, or the hybrid's waves and tail segments."""
         builder, index = self.builder, self.index
-        plan = builder.plan
         tiles: Count = builder.counts["work_units"]
         grid = self.grid
-        waves: Count = 0
-        if plan.stream_k == "hybrid-stream-k":
-            full = self._div(index, tiles, grid, "waves")
-            if isinstance(full, int):
-                waves = max(full, 1) - 1
-            else:
-                waves = index.minus(index.greater(full, index.const(1)), index.const(1), "dp")
-        self.waves = waves
-        """Data-parallel waves (0 for pure stream-K)."""
-        self.dp_tiles = 0 if waves == 0 else index.times(waves, grid, "dp_tiles")
-        """Tiles of the data-parallel waves."""
-        sk_tiles = self._sub(index, tiles, self.dp_tiles, "sk_tiles")
-        self.iterations = index.times(sk_tiles, self.k_blocks, "iterations")
-        """K-block iterations of the stream-K tiles."""
+        if builder.plan.stream_k == "hybrid-stream-k":
+            self._emit_hybrid(tiles, grid)
+            return
+        self.iterations = index.times(tiles, self.k_blocks, "iterations")
+        """K-block iterations of all tiles."""
         cta = self.cta
         after = index.plus(cta, index.const(1))
         self.start = index.div(index.value(index.times(cta, self.iterations)), grid, "start")
@@ -115,37 +122,82 @@ class StreamK:
         self.end = index.div(index.value(index.times(after, self.iterations)), grid, "end")
         """The iteration after its range."""
         self.first_tile = index.div(self.start, self.k_blocks, "first_tile")
-        """The first stream-K tile of the range (counted from the first stream-K tile)."""
+        """The first tile of the range."""
         end_tile = index.ceil_div(self.end, self.k_blocks, "end_tile")
-        units = self._add(index, waves, index.minus(end_tile, self.first_tile), "units")
+        units = index.minus(end_tile, self.first_tile, "units")
         loop = Block(arg_types=[index.const(0).type])
         loop.args[0].name_hint = "unit"
         self._unit(index.at(loop), loop.args[0])
         loop.add_op(scf.YieldOp())
         index.add(scf.ForOp(index.const(0), index.value(units), index.const(1), [], loop))
 
-    def _unit(self, index: _Index, unit: SSAValue) -> None:
-        """One unit: a data-parallel tile or the range's part of a stream-K tile."""
+    def _tail_plan(self, tiles: Count, grid: Count) -> tuple[Count, Count, Count]:
+        """The hybrid's full waves, tail tiles R (at least 1, as a divisor) and segments S."""
+        index = self.index
+        if isinstance(tiles, int) and isinstance(grid, int):
+            waves, tail = divmod(tiles, grid)
+            return waves, max(tail, 1), tail_segments(tail, grid, self.k_blocks)
+        tiles_v, grid_v = index.value(tiles), index.value(grid)
+        waves = index.div(tiles_v, grid_v, "waves")
+        tail = index.minus(tiles_v, index.value(index.times(waves, grid_v)), "tail")
+        tail = index.greater(tail, index.const(1), "tail")
+        cap = index.const(min(MAX_TAIL_SEGMENTS, self.k_blocks))
+        one = index.lesser(index.div(grid_v, tail), cap, "one_round")
+        two_grid = index.value(index.times(grid_v, 2))
+        two = index.lesser(index.div(two_grid, tail), cap, "two_rounds")
+        spare = index.minus(grid_v, index.const(1))
+        product = index.value(index.times(tail, two))
+        rounds = index.div(index.plus(product, spare), grid_v, "rounds")
+        better = index.compare("ult", index.value(index.times(rounds, one)), two, "two_better")
+        one = index.greater(one, index.const(1))
+        return waves, tail, index.select(better, two, one, "segments")
+
+    def _emit_hybrid(self, tiles: Count, grid: Count) -> None:
+        """The hybrid's loop: full waves data-parallel, then this CTA's tail segments."""
+        index = self.index
+        waves, tail, segments = self._tail_plan(tiles, grid)
+        self.waves = waves
+        self.tail = tail
+        """Tiles of the partial wave (1 where there are none: it divides)."""
+        self.segments = segments
+        """Segments per tail tile."""
+        self.dp_tiles = index.times(waves, grid, "dp_tiles")
+        # The tail units exist only where the partial wave does: R S of them then.
+        remainder = self._sub(index, tiles, self.dp_tiles, "remainder")
+        tail_units = index.times(remainder, segments, "tail_units")
+        spare = index.minus(index.value(self._sub(index, grid, 1)), self.cta)
+        mine = index.div(index.plus(index.value(tail_units), spare), grid, "tail_rounds")
+        units = self._add(index, waves, mine, "units")
+        loop = Block(arg_types=[index.const(0).type])
+        loop.args[0].name_hint = "unit"
+        self._hybrid_unit(index.at(loop), loop.args[0])
+        loop.add_op(scf.YieldOp())
+        index.add(scf.ForOp(index.const(0), index.value(units), index.const(1), [], loop))
+
+    def _segment_bounds(self, index: _Index, segment: SSAValue) -> tuple[SSAValue, SSAValue]:
+        """K blocks [j kb / S, (j + 1) kb / S) of segment j."""
+        segments = index.value(self.segments)
+        lo = index.div(index.mul(segment, self.k_blocks), segments, "kb_lo")
+        after = index.plus(segment, index.const(1))
+        hi = index.div(index.mul(after, self.k_blocks), segments, "kb_hi")
+        return lo, hi
+
+    def _hybrid_unit(self, index: _Index, unit: SSAValue) -> None:
+        """One unit of the hybrid: a data-parallel tile or a segment of a tail tile."""
         builder = self.builder
         kb = index.const(self.k_blocks)
-        waves = self.waves
-        if isinstance(waves, int) and waves == 0:
-            sk_tile = index.plus(self.first_tile, unit, "sk_tile")
-            data_parallel = None
-        else:
-            waves_value = index.value(waves)
-            data_parallel = index.compare("ult", unit, waves_value, "data_parallel")
-            past = index.minus(index.select(data_parallel, waves_value, unit), waves_value)
-            sk_tile = index.plus(self.first_tile, past, "sk_tile")
-        base = index.mul(sk_tile, self.k_blocks, "kb_base")
-        lo = index.minus(index.greater(self.start, base), base, "kb_lo")
-        hi = index.minus(index.lesser(self.end, index.plus(base, kb)), base, "kb_hi")
-        tile = index.plus(index.value(self.dp_tiles), sk_tile, "tile")
-        if data_parallel is not None:
-            wave_tile = index.plus(index.value(index.times(unit, self.grid)), self.cta)
-            tile = index.select(data_parallel, wave_tile, tile, "tile")
-            lo = index.select(data_parallel, index.const(0), lo, "kb_lo")
-            hi = index.select(data_parallel, kb, hi, "kb_hi")
+        waves_value, grid = index.value(self.waves), index.value(self.grid)
+        data_parallel = index.compare("ult", unit, waves_value, "data_parallel")
+        past = index.minus(index.select(data_parallel, waves_value, unit), waves_value, "round")
+        tail_unit = index.plus(index.value(index.times(past, grid)), self.cta, "tail_unit")
+        tail_tile = index.rem(tail_unit, self.tail, "tail_tile")
+        segment = index.div(tail_unit, self.tail, "segment")
+        lo, hi = self._segment_bounds(index, segment)
+        wave_tile = index.plus(index.value(index.times(unit, grid)), self.cta)
+        tail_global = index.plus(index.value(self.dp_tiles), tail_tile)
+        tile = index.select(data_parallel, wave_tile, tail_global, "tile")
+        lo = index.select(data_parallel, index.const(0), lo, "kb_lo")
+        hi = index.select(data_parallel, kb, hi, "kb_hi")
         at = builder._coordinates(index, tile, index.const(0))  # pyright: ignore[reportPrivateUsage]
         accumulators = builder._k_loop(index, at, lo, hi, 1)  # pyright: ignore[reportPrivateUsage]
         whole = index.compare("eq", index.minus(hi, lo), kb, "whole_tile")
@@ -153,7 +205,77 @@ class StreamK:
         builder._epilogue(index.at(alone), at, accumulators)  # pyright: ignore[reportPrivateUsage]
         alone.add_op(scf.YieldOp())
         shared = Block()
-        self._fixup(index.at(shared), at, tile, sk_tile, base, accumulators)
+        self._tail_fixup(index.at(shared), at, tile, tail_tile, past, accumulators)
+        shared.add_op(scf.YieldOp())
+        index.add(scf.IfOp(whole, [], [alone], [shared]))
+
+    def _tail_fixup(
+        self,
+        index: _Index,
+        at: _Coordinates,
+        tile: SSAValue,
+        tail_tile: SSAValue,
+        slot: SSAValue,
+        accumulators: list[SSAValue],
+    ) -> None:
+        """Store this tail segment's partial in its round's slot, count it, and let the
+        last segment sum the tile's S partials in segment order."""
+        builder = self.builder
+        zero, one = index.const(0), index.const(1)
+        for accumulator, workspace in zip(accumulators, builder.workspaces, strict=True):
+            index.add(sched.StorePartialOp(accumulator, workspace, [self.cta, slot]))
+        segments = index.value(self.segments)
+        assert builder.arrivals is not None
+        arrived = index.add(sched.ArriveSegmentOp(builder.arrivals, tile, segments)).results[0]
+        arrived.name_hint = "arrived"
+        others = index.value(self._sub(index, self.segments, 1, "other_segments"))
+        is_last = index.compare("eq", arrived, others, "last_segment")
+        reduce = Block()
+        red = index.at(reduce)
+        zeros: list[SSAValue] = []
+        for acc_type in builder.acc_types:
+            value = red.add(sched.ZeroTileOp(acc_type)).results[0]
+            value.name_hint = "zero"
+            zeros.append(value)
+        body = Block(arg_types=[zero.type, *builder.acc_types])
+        body.args[0].name_hint = "segment"
+        inner = red.at(body)
+        unit = inner.plus(
+            inner.value(inner.times(body.args[0], self.tail)), tail_tile, "segment_unit"
+        )
+        owner = inner.rem(unit, self.grid, "segment_cta")
+        owner_slot = inner.div(unit, self.grid, "segment_slot")
+        sums: list[SSAValue] = []
+        for total, workspace in zip(body.args[1:], builder.workspaces, strict=True):
+            total.name_hint = "sum"
+            op = sched.AccumulatePartialOp(total, workspace, [owner, owner_slot])
+            result = inner.add(op).results[0]
+            result.name_hint = "sum"
+            sums.append(result)
+        body.add_op(scf.YieldOp(*sums))
+        loop = red.add(scf.ForOp(zero, segments, one, zeros, body))
+        for result in loop.results:
+            result.name_hint = "sum"
+        builder._epilogue(red, at, list(loop.results))  # pyright: ignore[reportPrivateUsage]
+        reduce.add_op(scf.YieldOp())
+        index.add(scf.IfOp(is_last, [], [reduce]))
+
+    def _unit(self, index: _Index, unit: SSAValue) -> None:
+        """One unit: the range's part of a tile."""
+        builder = self.builder
+        kb = index.const(self.k_blocks)
+        tile = index.plus(self.first_tile, unit, "sk_tile")
+        base = index.mul(tile, self.k_blocks, "kb_base")
+        lo = index.minus(index.greater(self.start, base), base, "kb_lo")
+        hi = index.minus(index.lesser(self.end, index.plus(base, kb)), base, "kb_hi")
+        at = builder._coordinates(index, tile, index.const(0))  # pyright: ignore[reportPrivateUsage]
+        accumulators = builder._k_loop(index, at, lo, hi, 1)  # pyright: ignore[reportPrivateUsage]
+        whole = index.compare("eq", index.minus(hi, lo), kb, "whole_tile")
+        alone = Block()
+        builder._epilogue(index.at(alone), at, accumulators)  # pyright: ignore[reportPrivateUsage]
+        alone.add_op(scf.YieldOp())
+        shared = Block()
+        self._fixup(index.at(shared), at, tile, base, accumulators)
         shared.add_op(scf.YieldOp())
         index.add(scf.IfOp(whole, [], [alone], [shared]))
 
@@ -168,14 +290,13 @@ class StreamK:
         index: _Index,
         at: _Coordinates,
         tile: SSAValue,
-        sk_tile: SSAValue,
         base: SSAValue,
         accumulators: list[SSAValue],
     ) -> None:
         """Store this segment's partial, count it, and let the last segment sum them all."""
         builder = self.builder
         zero, one = index.const(0), index.const(1)
-        later = index.compare("ne", sk_tile, self.first_tile, "later_tile")
+        later = index.compare("ne", tile, self.first_tile, "later_tile")
         slot = index.select(later, one, zero, "slot")
         for accumulator, workspace in zip(accumulators, builder.workspaces, strict=True):
             index.add(sched.StorePartialOp(accumulator, workspace, [self.cta, slot]))

@@ -36,6 +36,7 @@ from mmcomp.errors import ScheduleError
 from mmcomp.frontend import Fusion
 from mmcomp.interp.executor import CoverageError, Execution, execute, kernel_of
 from mmcomp.interp.reference import reference
+from mmcomp.passes.stream_k import tail_segments
 from mmcomp.ptxas import PtxasError, find_tool
 
 STRATEGIES = ("stream-k", "hybrid-stream-k")
@@ -176,8 +177,8 @@ def test_stream_k_splits_the_iterations_evenly():
 
 
 def test_hybrid_runs_whole_waves_data_parallel():
-    """288 tiles on 132 CTAs: one whole wave data-parallel (no workspace), the other 156
-    tiles' K blocks spread stream-K; pure stream-K splits tiles from the first."""
+    """288 tiles on 132 CTAs: two whole waves data-parallel (no workspace), the other 24
+    tiles split into 5 segments each; pure stream-K splits tiles from the first."""
     fusion = linear(1100, 2000, 100)
     inputs = random_inputs(fusion)
     runs = {}
@@ -191,7 +192,76 @@ def test_hybrid_runs_whole_waves_data_parallel():
     first_stores = [next(start for cta, _, start in hybrid.trace if cta == c) for c in range(132)]
     assert len(set(first_stores)) == 132
     for cta in range(132):
-        assert hybrid.tiles_per_cta[cta] >= 1
+        assert hybrid.tiles_per_cta[cta] >= 2
+
+
+def test_hybrid_tail_in_two_rounds():
+    """200 tiles of 3 K blocks on 132 CTAs: 1 wave data-parallel, the 68 tail tiles in 3
+    segments, 204 units: CTAs 0 to 71 take a second in slot 1; the reverse CTA order
+    gives the same bits."""
+    fusion = linear(1250, 1280, 192)
+    module, _ = materialized(fusion, strategy="hybrid-stream-k", tile=(128, 64, 64))
+    inputs = random_inputs(fusion)
+    forward = execute(module, inputs)
+    backward = execute(module, inputs, cta_order=range(131, -1, -1))
+    check_against_float64(fusion, inputs, forward)
+    assert forward.outputs[0].tobytes() == backward.outputs[0].tobytes()
+    assert len(forward.sums) == 200
+    # Tail tile t: segments on units t, t + 68 and t + 136 (CTA t + 4, slot 1); unit
+    # t + 68 is CTA t - 64's second for t >= 64. In CTA order the highest CTA of the three
+    # arrives last (t + 68, or t + 4 for t >= 64), in reverse the lowest (t, or t - 64).
+    assert forward.tiles_per_cta == (1,) * 68 + (3,) * 4 + (2,) * 60
+    assert backward.tiles_per_cta == (3,) * 4 + (2,) * 60 + (1,) * 68
+
+
+def test_hybrid_keeps_a_tail_over_two_thirds_whole():
+    """360 tiles on 132 CTAs: the 96 tail tiles stay whole (one segment each), so the
+    hybrid stores what the persistent schedule stores, CTA by CTA in the same order (tiles
+    c, c + 132 and, below 96, c + 264), with the same bits."""
+    fusion = linear(2200, 1280, 192)
+    inputs = random_inputs(fusion)
+    runs = {}
+    for strategy in ("hybrid-stream-k", "persistent"):
+        module, _ = materialized(fusion, strategy=strategy, tile=(128, 64, 64))
+        runs[strategy] = execute(module, inputs)
+    hybrid, persistent = runs["hybrid-stream-k"], runs["persistent"]
+    check_against_float64(fusion, inputs, hybrid)
+    assert hybrid.grid == persistent.grid == 132
+    assert hybrid.tiles_per_cta == (3,) * 96 + (2,) * 36
+    assert hybrid.trace == persistent.trace
+    assert hybrid.outputs[0].tobytes() == persistent.outputs[0].tobytes()
+
+
+@pytest.mark.parametrize(
+    ("tail", "k_blocks", "segments"),
+    [(0, 64, 1), (20, 64, 6), (20, 4, 4), (16, 224, 8), (68, 128, 3), (100, 224, 1), (116, 64, 1)],
+)
+def test_tail_segments(tail: int, k_blocks: int, segments: int):
+    """One round of P div R segments, two rounds where that ends sooner (68 tiles: 3
+    segments in 2 rounds, 2/3 of a tile, against 1 segment), capped at 8 and the K blocks;
+    a tail over half a wave stays whole."""
+    assert tail_segments(tail, 132, k_blocks) == segments
+
+
+def test_hybrid_splits_the_tail_segment_major():
+    """284 tiles of 12 K blocks on 132 CTAs: 2 waves data-parallel, the 20 tail tiles in
+    6 segments of 2 K blocks; segment j of tail tile t runs on CTA 20 j + t, so the CTAs
+    meet the tail tiles side by side at one K offset. In CTA order the last segment
+    (CTA t + 100) finishes each tail tile, in reverse order the first (CTA t); the bits
+    are the same."""
+    fusion = linear(512, 71 * 64, 12 * 64)
+    module, _ = materialized(fusion, strategy="hybrid-stream-k", tile=(128, 64, 64))
+    inputs = random_inputs(fusion)
+    forward = execute(module, inputs)
+    backward = execute(module, inputs, cta_order=range(131, -1, -1))
+    check_against_float64(fusion, inputs, forward)
+    assert forward.outputs[0].tobytes() == backward.outputs[0].tobytes()
+    assert tiles_summed(forward) == tiles_summed(backward)
+    assert len(forward.sums) == 284
+    finishers = sorted(cta for cta, count in enumerate(forward.tiles_per_cta) if count == 3)
+    assert finishers == list(range(100, 120))
+    first = sorted(cta for cta, count in enumerate(backward.tiles_per_cta) if count == 3)
+    assert first == list(range(20))
 
 
 def restart_k_loop(module: ModuleOp) -> ModuleOp:
@@ -372,13 +442,22 @@ def test_ring_and_counters_run_to_the_end(
     assert model.global_u32 and set(model.global_u32.values()) == {0}
 
 
-def test_ring_of_the_hybrid_with_a_data_parallel_wave():
-    """306 tiles on 132 CTAs: one data-parallel wave, then 174 tiles' K blocks stream-K."""
+@pytest.mark.parametrize(
+    ("m", "n", "k"),
+    [
+        pytest.param(2200, 2100, 300, id="one_round"),
+        pytest.param(1250, 2500, 700, id="two_rounds"),
+    ],
+)
+def test_ring_of_the_hybrid_with_data_parallel_waves(m: int, n: int, k: int):
+    """306 tiles on 132 CTAs: two data-parallel waves, then 42 tail tiles in 3 segments
+    (one round); 200 tiles: one wave, then 68 tail tiles in 3 segments, 204 units (two
+    rounds, the second in slot 1)."""
     from ptx_ring_model import run_grid
 
     from mmcomp.backend.kernel import lower_to_ptx
 
-    fusion = linear(2200, 2100, 300)
+    fusion = linear(m, n, k)
     params = {"strategy": "hybrid-stream-k", "tile": (128, 128, 64)}
     module, _, _ = run_pipeline(fusion.module, params)
     text, plan = lower_to_ptx(module)

@@ -88,6 +88,8 @@ CASES: dict[str, tuple[Callable[[], Fusion], dict[str, Any]]] = {
     ),
     "hybrid_horizontal": (lambda: horizontal(2200, 2100, 300), HYBRID),
     "hybrid_small": (lambda: linear(300, 500, 1000), HYBRID),
+    "hybrid_two_rounds": (lambda: linear(1250, 2500, 700), HYBRID),
+    "hybrid_whole_tail": (lambda: linear(2200, 2500, 700), HYBRID),
 }
 """Stream-K cases by name: the fusion at a ragged shape and its schedule overrides."""
 

@@ -118,9 +118,10 @@ func.func @lin(%a: tensor<300x200xbf16> {fusion.roles = #fusion.roles<[m, k]>}, 
 
 // -----
 
-// The hybrid: 284 tiles on 132 CTAs. floor(284 / 132) - 1 = 1 wave runs data-parallel (unit 0
-// of CTA c is tile c, K blocks 0 to 4, no workspace); the K blocks of the other 152 tiles (608
-// iterations) are spread stream-K, tile numbers counted from 132.
+// The hybrid: 284 tiles on 132 CTAs. floor(284 / 132) = 2 waves run data-parallel (unit u < 2
+// of CTA c is tile 132 u + c, K blocks 0 to 4, no workspace); the 20 tail tiles split into
+// min(132 / 20, 8, 4) = 4 segments of one K block, segment j of tail tile t on CTA 20 j + t
+// (80 tail units: CTAs 0 to 79 take one each, in their slot 0).
 
 func.func @lin(%a: tensor<9000x200xbf16> {fusion.roles = #fusion.roles<[m, k]>}, %w: tensor<500x200xbf16> {fusion.roles = #fusion.roles<[n, k]>}, %bias: tensor<500xf32> {fusion.roles = #fusion.roles<[n]>}) -> tensor<9000x500xf32> attributes {fusion.space = #fusion.space<m = 9000, n = 500, k = 200>} {
   sched.schedule params #sched.params<tile = 128x128x64, warpgroup = 64x128, instr = m64n128k16, stages = 4, cluster = 1x1, raster = m, swizzle = 2, strategy = hybrid-stream-k, split_k = 1, warp_specialization = cooperative, registers = 40/232, epilogue = smem> {
@@ -142,30 +143,37 @@ func.func @lin(%a: tensor<9000x200xbf16> {fusion.roles = #fusion.roles<[m, k]>},
 
 // CHECK-LABEL: func.func @lin(
 // CHECK-SAME:  %partials0: memref<132x2x128x128xf32> {sched.workspace = "partials"}, %arrivals: memref<284xi32> {sched.workspace = "arrivals"}) attributes {sched.grid = 132 : i64
-// CHECK:       %[[P:[0-9]+]] = arith.muli %cta, %c608 : index
-// CHECK-NEXT:  %start = arith.divui %[[P]], %c132 : index
-// CHECK:       %end = arith.divui %{{[0-9]+}}, %c132 : index
-// CHECK:       %[[SK:[0-9]+]] = arith.subi %end_tile, %first_tile : index
-// CHECK-NEXT:  %units = arith.addi %c1, %[[SK]] : index
+// CHECK:       %[[SPARE:[0-9]+]] = arith.subi %c131, %cta : index
+// CHECK-NEXT:  %[[UP:[0-9]+]] = arith.addi %c80, %[[SPARE]] : index
+// CHECK-NEXT:  %tail_rounds = arith.divui %[[UP]], %c132 : index
+// CHECK-NEXT:  %units = arith.addi %c2, %tail_rounds : index
 // CHECK-NEXT:  scf.for %unit = %c0 to %units step %c1 {
-// CHECK-NEXT:    %data_parallel = arith.cmpi ult, %unit, %c1 : index
-// CHECK-NEXT:    %[[PICK:[0-9]+]] = arith.select %data_parallel, %c1, %unit : index
-// CHECK-NEXT:    %[[PAST:[0-9]+]] = arith.subi %[[PICK]], %c1 : index
-// CHECK-NEXT:    %sk_tile = arith.addi %first_tile, %[[PAST]] : index
-// CHECK:         %tile = arith.addi %c132, %sk_tile : index
-// CHECK-NEXT:    %[[W:[0-9]+]] = arith.muli %unit, %c132 : index
+// CHECK-NEXT:    %data_parallel = arith.cmpi ult, %unit, %c2 : index
+// CHECK-NEXT:    %[[PICK:[0-9]+]] = arith.select %data_parallel, %c2, %unit : index
+// CHECK-NEXT:    %round = arith.subi %[[PICK]], %c2 : index
+// CHECK-NEXT:    %[[R:[0-9]+]] = arith.muli %round, %c132 : index
+// CHECK-NEXT:    %tail_unit = arith.addi %[[R]], %cta : index
+// CHECK-NEXT:    %tail_tile = arith.remui %tail_unit, %c20 : index
+// CHECK-NEXT:    %segment = arith.divui %tail_unit, %c20 : index
+// CHECK:         %[[W:[0-9]+]] = arith.muli %unit, %c132 : index
 // CHECK-NEXT:    %[[WT:[0-9]+]] = arith.addi %[[W]], %cta : index
-// CHECK-NEXT:    %[[TILE:[a-z0-9_]+]] = arith.select %data_parallel, %[[WT]], %tile : index
+// CHECK-NEXT:    %[[TT:[0-9]+]] = arith.addi %c264, %tail_tile : index
+// CHECK-NEXT:    %[[TILE:[a-z0-9_]+]] = arith.select %data_parallel, %[[WT]], %[[TT]] : index
 // CHECK-NEXT:    %[[LO:[a-z0-9_]+]] = arith.select %data_parallel, %c0, %kb_lo : index
 // CHECK-NEXT:    %[[HI:[a-z0-9_]+]] = arith.select %data_parallel, %c4, %kb_hi : index
 // CHECK-NEXT:    %group = arith.divui %[[TILE]], %c142 : index
 // CHECK:         %acc = scf.for %kb = %[[LO]] to %[[HI]] step %c1
 // CHECK:         scf.if %whole_tile {
 // CHECK:         } else {
-// CHECK:           sched.store_partial %acc, %partials0[%cta, %slot]
-// CHECK:           %arrived = sched.arrive_segment %arrivals[%[[TILE]]] of %segments : memref<284xi32> -> index
+// CHECK:           sched.store_partial %acc, %partials0[%cta, %round]
+// CHECK:           %arrived = sched.arrive_segment %arrivals[%[[TILE]]] of %c4 : memref<284xi32> -> index
+// CHECK-NEXT:      %last_segment = arith.cmpi eq, %arrived, %c3 : index
 // CHECK:           scf.if %last_segment {
-// CHECK:             sched.accumulate_partial
+// CHECK:             scf.for %{{.*}} = %c0 to %c4 step %c1
+// CHECK:               %segment_unit = arith.addi %{{[0-9]+}}, %tail_tile : index
+// CHECK-NEXT:          %segment_cta = arith.remui %segment_unit, %c132 : index
+// CHECK-NEXT:          %segment_slot = arith.divui %segment_unit, %c132 : index
+// CHECK-NEXT:          sched.accumulate_partial %sum_1, %partials0[%segment_cta, %segment_slot]
 
 
 // -----
