@@ -9,8 +9,11 @@ for any larger M), and runs that bucket's kernel: the same dynamic fusion compil
 its schedule chosen as if M were the bucket's bound (`mmcomp.compile(f,
 schedule_m=bucket)`). A bucket's kernel is compiled on its first call and kept, in memory
 and, through mmcomp.cache, on disk; the 4096 bucket's is compiled at once, so that what
-the back end refuses is refused at compile time. Eight buckets cover M from 1 to 65536
-(and beyond, in the last), so a serving loop compiles at most eight kernels.
+the back end refuses is refused at compile time. Eight buckets cover M from 1 to 16384,
+and the last serves every larger M (its schedule is the one of any larger M but for small
+differences of tiles and raster on narrow outputs), so a serving loop compiles at most
+eight kernels. The 32 bucket exists because from 17 to 32 rows the swapped (swap-AB) kernel
+of 32 rows is faster than the 64-row one.
 
 `mmcomp.compile(f, schedule_m=M)` pins one schedule, chosen for M, for every M: a plain
 Kernel.
@@ -28,7 +31,7 @@ from mmcomp.errors import ScheduleError
 if TYPE_CHECKING:
     from mmcomp.frontend import Fusion
 
-M_BUCKETS = (16, 64, 128, 256, 1024, 4096, 16384, 65536)
+M_BUCKETS = (16, 32, 64, 128, 256, 1024, 4096, 16384)
 """The bounds of the M buckets: bucket b holds the M above the previous bound up to b."""
 
 NOMINAL_BUCKET = 4096

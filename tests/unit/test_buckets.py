@@ -24,11 +24,13 @@ def relative_error(got: np.ndarray, a: np.ndarray, w: np.ndarray) -> float:
 
 
 def test_eight_buckets_cover_every_m():
-    assert len(M_BUCKETS) <= 8 and M_BUCKETS[-1] == 65536
-    assert [bucket_for(m) for m in (0, 1, 16, 17, 64, 65, 128, 129, 4096, 4097)] == [
+    assert len(M_BUCKETS) <= 8 and M_BUCKETS[-1] == 16384
+    assert [bucket_for(m) for m in (0, 1, 16, 17, 32, 33, 64, 65, 128, 129, 4096, 4097)] == [
         16,
         16,
         16,
+        32,
+        32,
         64,
         64,
         128,
@@ -37,7 +39,7 @@ def test_eight_buckets_cover_every_m():
         4096,
         16384,
     ]
-    assert bucket_for(65536) == 65536 and bucket_for(10**6) == 65536
+    assert bucket_for(16385) == bucket_for(65536) == bucket_for(10**6) == 16384
 
 
 def test_a_serving_loop_compiles_at_most_one_kernel_per_bucket():
