@@ -62,7 +62,7 @@ def test_dynamic_m_in_every_bucket(family: str) -> None:
     fusion = DYNAMIC_FAMILIES[family](N, K)
     kernel = mmcomp.compile(fusion, swap_ab=True)
     rng = np.random.default_rng(5)
-    for m in (1, 7, 16, 33, 100, 1000):
+    for m in (1, 7, 16, 24, 33, 100, 1000):
         inputs = dynamic_inputs(fusion, {"m": m, "b0": 2}, rng)
         got = kernel(*inputs, check=True)
         for index, error in enumerate(_errors(fusion, got, inputs)):
