@@ -477,7 +477,8 @@ def choose_params(
 
     Where split-K would not leave SPLIT_K_MARGIN of the consumer registers spare beside
     the tile (`ScheduleParams.consumer_registers`), a narrower tile is taken if the tile
-    is not given, else no split if split_k is not given.
+    is not given, else no split if split_k is not given. A static problem whose last wave
+    is nearly empty runs the hybrid stream-K where no strategy is given (`picks_hybrid`).
     """
     given = normalize_overrides(overrides)
     nominal = NOMINAL_EXTENTS if schedule_m is None else {**NOMINAL_EXTENTS, "m": schedule_m}
@@ -485,6 +486,8 @@ def choose_params(
     params = _choose(chosen_for, given)
     if params.split_k > 1 and not params.fits_registers(chosen_for, SPLIT_K_MARGIN):
         params = _refit_split(chosen_for, given, params)
+    if "strategy" not in given and picks_hybrid(problem, params):
+        params = params.replace(strategy="hybrid-stream-k")
     params.check(problem)
     return params
 
@@ -584,3 +587,42 @@ def _choose(problem: Problem, given: dict[str, object]) -> ScheduleParams:
     if "cluster" not in given:
         params = params.replace(cluster=choose_cluster(problem, params))
     return params
+
+
+HYBRID_MIN_GAIN = 0.03
+"""The modelled gain over the data-parallel waves (`hybrid_gain`) from which the heuristic
+runs the hybrid stream-K: measured on the H200 (docs/performance.md, "Stream-K"), the
+hybrid was 18% faster at 4352x4096x14336 (model: 21%) and 1.5-3% at 8192x14336x4096
+(model: 3.1%), and level where the model gives 2.1-2.4% (8192^3, 4096x14336x5120): the
+fixup of the split tail tiles costs about that."""
+
+
+def hybrid_gain(problem: Problem, tile: tuple[int, int, int]) -> float:
+    """The data-parallel kernel's modelled time over the hybrid's, less 1: ceil(T / P)
+    waves of whole tiles against the W full waves plus the tail's rounds of 1 / S of a tile
+    (T tiles on P CTAs, the tail's R tiles split into S segments, `tail_segments`); 0 where
+    there is no full wave, no tail, or S = 1 (then the hybrid is the data-parallel kernel)."""
+    from mmcomp.passes.stream_k import tail_segments
+
+    grid = hw.SM_COUNT
+    waves, tail = divmod(tile_count(problem, tile), grid)
+    if waves == 0 or tail == 0:
+        return 0.0
+    segments = tail_segments(tail, grid, _ceil_div(problem.k, tile[2]))
+    if segments == 1:
+        return 0.0
+    rounds = _ceil_div(tail * segments, grid)
+    return (waves + 1) / (waves + rounds / segments) - 1
+
+
+def picks_hybrid(problem: Problem, params: ScheduleParams) -> bool:
+    """Whether the heuristic runs `params` (chosen persistent) as the hybrid stream-K:
+    static extents, a cooperative kernel of one CTA per cluster, unswapped and unsplit,
+    where `hybrid_gain` is at least HYBRID_MIN_GAIN."""
+    if problem.dynamic_axes or params.strategy != "persistent" or params.swap_ab:
+        return False
+    if params.warp_specialization != "cooperative" or params.cluster != (1, 1):
+        return False
+    if params.split_k != 1:
+        return False
+    return hybrid_gain(problem, params.tile) >= HYBRID_MIN_GAIN

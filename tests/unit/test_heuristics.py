@@ -5,6 +5,7 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 import pytest
+from xdsl.dialects.builtin import DYNAMIC_INDEX
 from xdsl.dialects.func import FuncOp
 from xdsl.parser import Parser
 
@@ -676,3 +677,34 @@ def test_small_m_picks_run_right_on_the_gpu(family: str, shape: tuple[int, int, 
     assert np.isfinite(result).all(), "outputs left unwritten"
     error = float(np.abs(result - want).max() / np.abs(want).max())
     assert error < 1e-2, f"{kernel.params.format()}: relative error {error:.3g}"
+
+
+@pytest.mark.parametrize(
+    ("shape", "hybrid"),
+    [
+        ((4352, 4096, 14336), True),  # 544 tiles: 4 waves and 16 tail tiles in 8 segments
+        ((8192, 14336, 4096), True),  # 3584 tiles: 27 waves and 20 tail tiles in 6
+        ((8192, 8192, 8192), False),  # modelled 2.1%, measured level
+        ((4096, 4096, 4096), False),  # a tail of 116 tiles: S = 1
+        ((256, 14336, 4096), False),  # no full wave
+        ((2048, 2048, 2048), False),
+    ],
+)
+def test_the_hybrid_stream_k_runs_where_the_tail_wave_costs(
+    shape: tuple[int, int, int], hybrid: bool
+) -> None:
+    m, n, k = shape
+    problem = Problem({"m": m, "n": n, "k": k})
+    params = choose_params(problem)
+    assert (params.strategy == "hybrid-stream-k") is hybrid, params.format()
+    assert params.split_k == 1
+    assert (heuristics.hybrid_gain(problem, params.tile) >= heuristics.HYBRID_MIN_GAIN) is hybrid
+
+
+def test_the_hybrid_rule_leaves_given_and_dynamic_schedules_alone() -> None:
+    problem = Problem({"m": 4352, "n": 4096, "k": 14336})
+    assert choose_params(problem, strategy="persistent").strategy == "persistent"
+    assert choose_params(problem, split_k=2).strategy == "persistent"
+    assert choose_params(problem, warp_specialization="pingpong").strategy == "persistent"
+    dynamic = Problem({"m": DYNAMIC_INDEX, "n": 4096, "k": 14336})
+    assert choose_params(dynamic, schedule_m=4352).strategy == "persistent"
