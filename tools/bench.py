@@ -557,6 +557,10 @@ def brief(params: Any) -> str:
         words.append(f"split_k {params.split_k}")
     if params.cluster != (1, 1):
         words.append("cluster " + "x".join(str(c) for c in params.cluster))
+    if params.strategy != "persistent":
+        words.append(params.strategy)
+    if params.swap_ab:
+        words.append("swapped")
     return " ".join(words)
 
 

@@ -92,7 +92,7 @@ CASES: dict[str, tuple[Callable[[], Fusion], dict[str, Any]]] = {
     "hybrid_whole_tail": (lambda: linear(2200, 2500, 700), HYBRID),
     # The heuristic's own picks (no keywords): its hybrid rule (heuristics.picks_hybrid).
     "heuristic_linear": (lambda: linear(3000, 5000, 2048), {}),
-    "heuristic_gelu_bias": (lambda: gelu_bias(2200, 4500, 1000), {}),
+    "heuristic_gelu_bias": (lambda: gelu_bias(3000, 5000, 2048), {}),
     "heuristic_horizontal": (lambda: horizontal(2000, 4500, 1000), {}),
 }
 """Stream-K cases by name: the fusion at a ragged shape and its schedule overrides."""
