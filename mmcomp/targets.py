@@ -20,6 +20,7 @@ from mmcomp.dialects.ptx import (
     PtxModuleOp,
     SharedOp,
     is_index_arithmetic,
+    is_structured_control,
     kind_of,
 )
 
@@ -63,6 +64,11 @@ def _param_decl(name: str, kind: str) -> str:
 
 def _emit_entry(entry: EntryOp, lines: list[str]) -> None:
     for op in entry.body.block.ops:
+        if is_structured_control(op):
+            raise DiagnosticException(
+                f"ptx emission: {op.name} has no direct PTX text: run convert-scf-to-ptx "
+                "before emitting PTX"
+            )
         if is_index_arithmetic(op):
             raise DiagnosticException(
                 f"ptx emission: {op.name} has no direct PTX text: run convert-arith-to-ptx "

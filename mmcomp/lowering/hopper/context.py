@@ -146,7 +146,7 @@ class KernelContext:
     def _cast(self, value: SSAValue, type: Attribute) -> SSAValue:
         """`value` read as `type`, through one cast made at its first read."""
         found = self.casts.get((value, type))
-        if found is None:
+        if found is None or not self.k.sees(found):
             cast = self.k.append(UnrealizedConversionCastOp.get([value], [type]))
             found = self.casts[(value, type)] = cast.results[0]
         return found
