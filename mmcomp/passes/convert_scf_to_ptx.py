@@ -16,7 +16,8 @@ as the labels and branches that a hand-written kernel would, one pattern per op:
 - `scf.if %c` with labels `[else, end]` becomes `@!p bra else; <then>; bra end; else:
   <else>; end:` (its then-block's `scf.yield` is the `bra end`), with one label `[end]`
   (no else-region) `@!p bra end; <then>; end:`. `p` is the predicate register behind the
-  condition's cast; a condition `arith.xori %c, true` branches on `@p` instead. An
+  condition's cast, or `setp.ne` of an i1 of the index arithmetic against 0; a condition
+  `arith.xori %c, true` branches on `@p` instead. An
   `scf.if` whose one label is the end label of the `scf.if` around it, and which ends
   that one's region, branches straight to it (the outer op places the label).
 
@@ -42,6 +43,7 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     StringAttr,
     UnrealizedConversionCastOp,
+    i1,
 )
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
@@ -101,10 +103,10 @@ def register(value: SSAValue, ops: list[Operation]) -> SSAValue:
         (source,) = owner.inputs
         if isinstance(source.type, ptx.RegType):
             return source
-    if not isinstance(value.type, IndexType):
+    if not isinstance(value.type, IndexType) and value.type != i1:
         raise DiagnosticException(
             f"{NAME}: a value of type {value.type} is neither a register, a cast of one nor "
-            "an index value"
+            "an index or i1 value of the index arithmetic"
         )
     cast = UnrealizedConversionCastOp.get([value], [ptx.U32])
     ops.append(cast)
@@ -121,21 +123,24 @@ def _is_true(value: SSAValue) -> bool:
     )
 
 
-def branch_guard(cond: SSAValue) -> tuple[SSAValue, bool]:
+def branch_guard(cond: SSAValue, ops: list[Operation]) -> tuple[SSAValue, bool]:
     """The guard of the branch around an `scf.if`'s then-region: (the predicate register,
-    negated). `@!p` for a cast of `p`; `arith.xori %c, true` flips the negation."""
+    negated). `@!p` for a cast of a predicate `p`, `arith.xori %c, true` flips the
+    negation, and an i1 of the index arithmetic is tested with `setp.ne` against 0 (its
+    instructions appended to `ops`)."""
     owner = cond.owner
     if isinstance(owner, arith.XOrIOp) and _is_true(owner.rhs):
-        pred, negated = branch_guard(owner.lhs)
+        pred, negated = branch_guard(owner.lhs, ops)
         return pred, not negated
     if isinstance(owner, UnrealizedConversionCastOp) and len(owner.inputs) == 1:
         (source,) = owner.inputs
         if source.type == ptx.PRED:
             return source, True
-    raise DiagnosticException(
-        f"{NAME}: an scf.if condition must be a cast of a !ptx.reg<pred> register (or its "
-        "arith.xori with true)"
-    )
+    truth = register(cond, ops)
+    zero = ptx.ConstOp(0, ptx.U32)
+    taken = ptx.SetpOp("ne", truth, zero.result)
+    ops += [zero, taken]
+    return taken.result, True
 
 
 def _erase_unused_negation(cond: SSAValue, rewriter: PatternRewriter) -> None:
@@ -230,9 +235,11 @@ class IfToPtx(RewritePattern):
             )
         end = labels[-1]
         shared = self.ends_outer(op, end)
-        pred, negated = branch_guard(op.cond)
+        ops: list[Operation] = []
+        pred, negated = branch_guard(op.cond, ops)
         cond = op.cond
-        rewriter.insert_op(ptx.BraOp(labels[0]).set_guard(pred, negated), InsertPoint.before(op))
+        ops.append(ptx.BraOp(labels[0]).set_guard(pred, negated))
+        rewriter.insert_op(ops, InsertPoint.before(op))
         rewriter.inline_block(op.true_region.block, InsertPoint.before(op))
         if has_else:
             rewriter.insert_op(ptx.LabelOp(labels[0]), InsertPoint.before(op))

@@ -7,7 +7,8 @@ its own region of `hopper.warp_specialize`.
 
 The loops and branches stay structured (`counted_loop`, `branch`): an `scf.for` on the
 loop's index bounds, its induction variable the block argument (read as a register
-through a cast), and an `scf.if` on a ptx predicate (cast to i1), their bodies emitted
+through a cast), and an `scf.if` on the schedule's i1 or a ptx predicate (cast to i1),
+their bodies emitted
 inside with `KernelBuilder.inside`. Each carries the names of the labels that
 `convert-scf-to-ptx` writes for it, made here in emission order.
 """
@@ -22,6 +23,7 @@ from xdsl.dialects.builtin import IndexType, IntegerAttr, UnrealizedConversionCa
 from xdsl.dialects.func import ReturnOp
 from xdsl.ir import Block, Operation, SSAValue
 
+from mmcomp.dialects import ptx
 from mmcomp.errors import ScheduleError
 from mmcomp.lowering.hopper.context import KernelContext
 from mmcomp.lowering.hopper.index import place
@@ -61,11 +63,14 @@ def branch(
     negated: bool = False,
     otherwise: bool = False,
 ) -> scf.IfOp:
-    """An empty `scf.if` on the predicate register `pred` (on `!pred` if `negated`: an
-    `arith.xori` with true), appended, with an else-block if `otherwise`; `labels` are
-    (else, end) with an else-block, (end) without."""
+    """An empty `scf.if` on the predicate register `pred` (cast to i1) or on an i1 of the
+    index arithmetic (on `!pred` if `negated`: an `arith.xori` with true), appended, with
+    an else-block if `otherwise`; `labels` are (else, end) with an else-block, (end)
+    without."""
     k = ctx.k
-    cond = k.append(UnrealizedConversionCastOp.get([pred], [i1])).results[0]
+    cond = pred
+    if isinstance(pred.type, ptx.RegType):
+        cond = k.append(UnrealizedConversionCastOp.get([pred], [i1])).results[0]
     if negated:
         true = k.append(arith.ConstantOp(IntegerAttr(1, i1))).result
         cond = k.append(arith.XOrIOp(cond, true)).result
@@ -110,10 +115,9 @@ class Walker:
         k = self.ctx.k
         if op.results:
             raise ScheduleError(f"{self.ctx.where}: scf.if with results is not lowered")
-        taken = k.setp("ne", self.ctx.reg(op.cond), k.const(0))
         other = k.fresh_label("else")
         end = k.fresh_label("endif")
-        structured = branch(self.ctx, taken, (other, end), otherwise=True)
+        structured = branch(self.ctx, self.ctx.index(op.cond), (other, end), otherwise=True)
         with k.inside(structured.true_region.block):
             self.walk(op.true_region.block.ops)
         with k.inside(structured.false_region.block):
