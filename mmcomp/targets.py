@@ -63,12 +63,13 @@ def _param_decl(name: str, kind: str) -> str:
 
 
 def _emit_entry(entry: EntryOp, lines: list[str]) -> None:
+    structured = next((op for op in entry.body.block.ops if is_structured_control(op)), None)
+    if structured is not None:
+        raise DiagnosticException(
+            f"ptx emission: {structured.name} has no direct PTX text: run convert-scf-to-ptx "
+            "before emitting PTX"
+        )
     for op in entry.body.block.ops:
-        if is_structured_control(op):
-            raise DiagnosticException(
-                f"ptx emission: {op.name} has no direct PTX text: run convert-scf-to-ptx "
-                "before emitting PTX"
-            )
         if is_index_arithmetic(op):
             raise DiagnosticException(
                 f"ptx emission: {op.name} has no direct PTX text: run convert-arith-to-ptx "
