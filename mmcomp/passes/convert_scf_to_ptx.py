@@ -149,9 +149,9 @@ def _erase_unused_negation(cond: SSAValue, rewriter: PatternRewriter) -> None:
     if not isinstance(owner, arith.XOrIOp) or cond.uses:
         return
     inner, true = owner.lhs, owner.rhs
-    rewriter.erase_op(owner)
+    rewriter.erase(owner)
     if not true.uses and isinstance(true.owner, Operation):
-        rewriter.erase_op(true.owner)
+        rewriter.erase(true.owner)
     _erase_unused_negation(inner, rewriter)
 
 
@@ -183,13 +183,13 @@ class YieldToPtx(RewritePattern):
                 ptx.AssignOp(iv.results[0], following.result),
                 ptx.BraOp(head),
             ]
-            rewriter.replace_op(op, ops, [])
+            rewriter.replace(op, ops, [])
             return
         labels = labels_of(parent)
         if len(labels) == 2 and op.parent_region() is parent.true_region:
-            rewriter.replace_op(op, [ptx.BraOp(labels[1])], [])
+            rewriter.replace(op, [ptx.BraOp(labels[1])], [])
             return
-        rewriter.erase_op(op)
+        rewriter.erase(op)
 
 
 class ForToPtx(RewritePattern):
@@ -212,9 +212,9 @@ class ForToPtx(RewritePattern):
         index = UnrealizedConversionCastOp.get([iv.result], [op.body.block.args[0].type])
         test = ptx.SetpOp("hs", iv.result, upper)
         ops += [iv, index, ptx.LabelOp(head), test, ptx.BraOp(end).set_guard(test.result)]
-        rewriter.insert_op(ops, InsertPoint.before(op))
+        rewriter.insert(ops, InsertPoint.before(op))
         rewriter.inline_block(op.body.block, InsertPoint.before(op), index.results)
-        rewriter.replace_op(op, [ptx.LabelOp(end)], [])
+        rewriter.replace(op, [ptx.LabelOp(end)], [])
 
 
 class IfToPtx(RewritePattern):
@@ -239,15 +239,15 @@ class IfToPtx(RewritePattern):
         pred, negated = branch_guard(op.cond, ops)
         cond = op.cond
         ops.append(ptx.BraOp(labels[0]).set_guard(pred, negated))
-        rewriter.insert_op(ops, InsertPoint.before(op))
+        rewriter.insert(ops, InsertPoint.before(op))
         rewriter.inline_block(op.true_region.block, InsertPoint.before(op))
         if has_else:
-            rewriter.insert_op(ptx.LabelOp(labels[0]), InsertPoint.before(op))
+            rewriter.insert(ptx.LabelOp(labels[0]), InsertPoint.before(op))
             rewriter.inline_block(op.false_region.block, InsertPoint.before(op))
         if shared:
-            rewriter.erase_op(op)
+            rewriter.erase(op)
         else:
-            rewriter.replace_op(op, [ptx.LabelOp(end)], [])
+            rewriter.replace(op, [ptx.LabelOp(end)], [])
         _erase_unused_negation(cond, rewriter)
 
     @staticmethod
