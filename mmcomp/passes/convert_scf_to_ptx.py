@@ -58,7 +58,7 @@ from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import DiagnosticException
 
 from mmcomp.dialects import ptx
-from mmcomp.dialects.ptx.module import LABELS_ATTR, carried_label_names, is_structured_control
+from mmcomp.dialects.ptx.module import LABELS_ATTR, carried_labels
 from mmcomp.passes.partition_warp_roles import check_lowered_to_ptx
 
 NAME = "convert-scf-to-ptx"
@@ -72,25 +72,17 @@ def labeled(op: Operation, labels: tuple[str, ...]) -> None:
 
 def labels_of(op: Operation, count: int | None = None) -> list[str]:
     """The label names `op` carries (`count` of them, if given)."""
-    attr = op.attributes.get(LABELS_ATTR)
-    if not isinstance(attr, ArrayAttr) or not all(
-        isinstance(label, StringAttr) for label in attr.data
-    ):
+    labels = carried_labels(op)
+    if labels is None:
         raise DiagnosticException(
             f"{NAME}: {op.name} carries no '{LABELS_ATTR}' (an array of label names)"
         )
-    labels = [label.data for label in attr.data if isinstance(label, StringAttr)]
     if count is not None and len(labels) != count:
         raise DiagnosticException(
             f"{NAME}: {op.name} must carry {count} label names in '{LABELS_ATTR}', "
             f"found {len(labels)}"
         )
     return labels
-
-
-def carried_labels(root: Operation) -> set[str]:
-    """Every label name carried by the scf ops nested in `root`."""
-    return {label for op in root.walk() for label in carried_label_names(op)}
 
 
 def register(value: SSAValue, ops: list[Operation]) -> SSAValue:
@@ -277,11 +269,6 @@ def lower_control_flow(entry: ptx.EntryOp) -> None:
         walk_regions_first=True,
         apply_recursively=False,
     ).rewrite_region(entry.body)
-
-
-def structured_control_in(entry: ptx.EntryOp) -> Operation | None:
-    """The first scf op of `entry`, None if it has none."""
-    return next((op for op in entry.walk() if is_structured_control(op)), None)
 
 
 class ConvertScfToPtx(ModulePass):

@@ -25,6 +25,7 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import HasParent, IsolatedFromAbove, NoTerminator
 from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.hints import isa
 
 from mmcomp.dialects.ptx.control_ops import BraOp, LabelOp
 from mmcomp.dialects.ptx.launch import Launch, LaunchAttr, parse_fields, print_fields
@@ -195,12 +196,18 @@ def is_structured_control(op: Operation) -> bool:
     return op.name in STRUCTURED_CONTROL
 
 
+def carried_labels(op: Operation) -> list[str] | None:
+    """The label names an scf op carries in `ptx.labels`, in order; None without that
+    array of strings."""
+    attr = op.attributes.get(LABELS_ATTR)
+    if not isa(attr, ArrayAttr[StringAttr]):
+        return None
+    return [label.data for label in attr.data]
+
+
 def carried_label_names(op: Operation) -> set[str]:
     """The label names an scf op carries in `ptx.labels` (none if it has no such array)."""
-    attr = op.attributes.get(LABELS_ATTR)
-    if not isinstance(attr, ArrayAttr):
-        return set()
-    return {label.data for label in attr.data if isinstance(label, StringAttr)}
+    return set(carried_labels(op) or ())
 
 
 def is_index_arithmetic(op: Operation) -> bool:
