@@ -8,9 +8,8 @@ its own region of `hopper.warp_specialize`.
 The loops and branches stay structured (`counted_loop`, `branch`): an `scf.for` on the
 loop's index bounds, its induction variable the block argument (read as a register
 through a cast), and an `scf.if` on the schedule's i1 or a ptx predicate (cast to i1),
-their bodies emitted
-inside with `KernelBuilder.inside`. Each carries the names of the labels that
-`convert-scf-to-ptx` writes for it, made here in emission order.
+their bodies emitted inside with `KernelBuilder.inside`. Each carries the names of the
+labels that `convert-scf-to-ptx` writes for it, made here in emission order.
 """
 
 from __future__ import annotations
