@@ -120,3 +120,16 @@ def test_a_ping_pong_turn_branches_on_its_predicate():
     ]
     assert branches and all(op.guard is not None and op.negated is None for op in branches)
     assert not [op for op in module.walk() if op.name.startswith("arith.xori")]
+
+
+def test_either_order_with_convert_hopper_to_ptx_gives_the_same_ptx():
+    texts: list[str] = []
+    for passes in (
+        (ConvertHopperToPtx(), ConvertScfToPtx()),
+        (ConvertScfToPtx(), ConvertHopperToPtx()),
+    ):
+        module, _ = hopper_level("pingpong_linear")
+        for lowering in (*passes, ConvertArithToPtx()):
+            lowering.apply(context(), module)
+        texts.append(emit_ptx(module))
+    assert texts[0] == texts[1]
