@@ -18,6 +18,7 @@ that pass did:
     lower-schedule-to-hopper  a ptx.entry of hopper and ptx ops and the index arithmetic,
                               its launch data on it
     convert-hopper-to-ptx     the hopper ops as ptx instructions (on the index arithmetic)
+    convert-scf-to-ptx        the scf.for / scf.if as labels and branches
     convert-arith-to-ptx      ptx instructions only: the kernel as the back end runs it
 
 Back ends: "interp" runs the materialized kernel on the CPU (mmcomp.interp.executor,

@@ -40,6 +40,7 @@ PASSES: dict[str, Callable[[], Any]] = {
     ),
     "convert-arith-to-ptx": _lazy("mmcomp.passes.convert_arith_to_ptx", "ConvertArithToPtx"),
     "convert-hopper-to-ptx": _lazy("mmcomp.passes.convert_hopper_to_ptx", "ConvertHopperToPtx"),
+    "convert-scf-to-ptx": _lazy("mmcomp.passes.convert_scf_to_ptx", "ConvertScfToPtx"),
 }
 """Pass name -> factory returning the `ModulePass` class. One module per pass."""
 
@@ -54,6 +55,7 @@ DEFAULT_PIPELINE: tuple[str, ...] = (
     "partition-warp-roles",
     "lower-schedule-to-hopper",
     "convert-hopper-to-ptx",
+    "convert-scf-to-ptx",
     "convert-arith-to-ptx",
 )
 """The default pipeline from a fusion to a ptx module, in order: the pass `compile-to-ptx`."""

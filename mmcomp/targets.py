@@ -20,6 +20,7 @@ from mmcomp.dialects.ptx import (
     PtxModuleOp,
     SharedOp,
     is_index_arithmetic,
+    is_structured_control,
     kind_of,
 )
 
@@ -62,6 +63,12 @@ def _param_decl(name: str, kind: str) -> str:
 
 
 def _emit_entry(entry: EntryOp, lines: list[str]) -> None:
+    structured = next((op for op in entry.body.block.ops if is_structured_control(op)), None)
+    if structured is not None:
+        raise DiagnosticException(
+            f"ptx emission: {structured.name} has no direct PTX text: run convert-scf-to-ptx "
+            "before emitting PTX"
+        )
     for op in entry.body.block.ops:
         if is_index_arithmetic(op):
             raise DiagnosticException(

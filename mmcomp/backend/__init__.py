@@ -7,7 +7,7 @@ assembles it with ptxas (when one is found, requiring 0 spill bytes), and reads 
 runs the rest of the pipeline on a copy of a materialized kernel first:
 
     partition-warp-roles -> lower-schedule-to-hopper -> convert-hopper-to-ptx
-                         -> convert-arith-to-ptx -> PTX text
+                         -> convert-scf-to-ptx -> convert-arith-to-ptx -> PTX text
 
 `load_kernel(path)` (also `mmcomp.load_kernel`) builds the kernel of a ptx-level IR file
 that `mmcomp-opt` wrote. The result, a `CudaKernel`, holds the PTX, the ptxas resource

@@ -40,6 +40,7 @@ LOWERING = (
     "partition-warp-roles",
     "lower-schedule-to-hopper",
     "convert-hopper-to-ptx",
+    "convert-scf-to-ptx",
     "convert-arith-to-ptx",
 )
 """The registered passes from a materialized kernel to its ptx module (the end of

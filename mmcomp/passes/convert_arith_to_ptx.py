@@ -39,6 +39,7 @@ from xdsl.pattern_rewriter import (
 from xdsl.utils.exceptions import DiagnosticException
 
 from mmcomp.dialects import ptx
+from mmcomp.dialects.ptx.module import is_structured_control
 from mmcomp.passes.partition_warp_roles import check_lowered_to_ptx
 
 BINARY: dict[type[Operation], type[ptx.BinaryOp]] = {
@@ -231,5 +232,12 @@ class ConvertArithToPtx(ModulePass):
                     f"{self.name}: ptx.entry @{entry.sym_name.data} still holds "
                     f"{hopper_op.name}: run convert-hopper-to-ptx first (the hopper ops read "
                     "the index arithmetic this pass lowers)"
+                )
+            scf_op = next((inner for inner in entry.walk() if is_structured_control(inner)), None)
+            if scf_op is not None:
+                raise DiagnosticException(
+                    f"{self.name}: ptx.entry @{entry.sym_name.data} still holds "
+                    f"{scf_op.name}: run convert-scf-to-ptx first (the loops' bounds and the "
+                    "branches' conditions read the index arithmetic this pass lowers)"
                 )
             lower_index_arithmetic(entry)

@@ -50,6 +50,7 @@ from xdsl.pattern_rewriter import (
 from xdsl.utils.exceptions import DiagnosticException
 
 from mmcomp.dialects import hopper, ptx
+from mmcomp.dialects.ptx.module import carried_label_names
 from mmcomp.hopper_layout import Major, descriptor_base
 from mmcomp.passes.partition_warp_roles import check_lowered_to_ptx
 
@@ -368,6 +369,7 @@ class ConvertHopperToPtx(ModulePass):
         check_lowered_to_ptx(self.name, op)
         labels = _Labels(
             {label.label.data for label in op.walk() if isinstance(label, ptx.LabelOp)}
+            | {name for inner in op.walk() for name in carried_label_names(inner)}
         )
         patterns: list[RewritePattern] = [
             LowerTensorMapParam(),

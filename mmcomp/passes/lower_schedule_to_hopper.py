@@ -2,9 +2,10 @@
 
 The input is a kernel after `materialize-schedule` and `partition-warp-roles`. Each such
 `func.func` is replaced by a `ptx.module` holding one `ptx.entry` whose body mixes hopper
-ops (TMA, mbarriers, wgmma, setmaxnreg), the index arithmetic and ptx instructions;
-`convert-hopper-to-ptx` then lowers the hopper ops, `convert-arith-to-ptx` the index
-arithmetic (the TMA copies' coordinates among it), and `-t ptx` prints PTX.
+ops (TMA, mbarriers, wgmma, setmaxnreg), the index arithmetic and ptx instructions, in
+`scf.for` / `scf.if`; `convert-hopper-to-ptx` then lowers the hopper ops,
+`convert-scf-to-ptx` the loops and branches, `convert-arith-to-ptx` the index arithmetic
+(the TMA copies' coordinates among it), and `-t ptx` prints PTX.
 
 What each piece of the materialized IR becomes:
 
@@ -13,7 +14,10 @@ What each piece of the materialized IR becomes:
   arithmetic (persistent loop, split-K slice, batch, grouped raster); where a ptx or
   hopper op reads an index value, a `builtin.unrealized_conversion_cast` gives its u32
   register, and `convert-arith-to-ptx` lowers the arithmetic to 32-bit instructions;
-- `scf.for` becomes a counted loop of labels and branches;
+- `scf.for` / `scf.if` stay structured: an `scf.for` on the index bounds (its induction
+  variable the block argument) and an `scf.if` on the condition, each carrying the names
+  of the labels convert-scf-to-ptx makes of it; the roles' dispatch, the ping-pong turn
+  and the skipped order waits and loads are `scf.if`s on ptx predicates (cast to i1);
 - `hopper.warp_specialize`: each region is lowered as its role's program (the producer
   region by the producer warpgroup, the consumer region by the consumer warpgroups);
 - the mainloop `sched.load_tile`s of the producer region become TMA loads issued by one

@@ -59,7 +59,11 @@ def test_hopper_level_round_trips_and_lowers_alone(tmp_path: Path, name: str):
     mmcomp_opt([str(level), "-o", str(reprinted)])
     assert reprinted.read_text() == text
     lowered = _run(
-        tmp_path, level, "convert-hopper-to-ptx,convert-arith-to-ptx", "alone.ptx", "ptx"
+        tmp_path,
+        level,
+        "convert-hopper-to-ptx,convert-scf-to-ptx,convert-arith-to-ptx",
+        "alone.ptx",
+        "ptx",
     )
     assert lowered == whole
 

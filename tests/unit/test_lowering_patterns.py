@@ -13,6 +13,7 @@ from mmcomp.lowering.hopper.barriers import NamedBarriers
 from mmcomp.lowering.hopper.pointwise import Pointwise
 from mmcomp.passes.convert_arith_to_ptx import INDEX_OPS, ConvertArithToPtx
 from mmcomp.passes.convert_hopper_to_ptx import ConvertHopperToPtx
+from mmcomp.passes.convert_scf_to_ptx import ConvertScfToPtx
 from mmcomp.passes.lower_schedule_to_hopper import lower_kernel
 from mmcomp.passes.partition_warp_roles import partition
 
@@ -34,6 +35,7 @@ def test_index_arithmetic_stays_arith_until_convert_arith_to_ptx():
     assert {"arith.constant", "arith.divui", "arith.cmpi", "gpu.block_id"} <= kept
     assert any(isinstance(op, UnrealizedConversionCastOp) for op in module.walk())
     ConvertHopperToPtx().apply(context(), module)
+    ConvertScfToPtx().apply(context(), module)
     ConvertArithToPtx().apply(context(), module)
     left = [op for op in module.walk() if isinstance(op, (*INDEX_OPS, UnrealizedConversionCastOp))]
     assert not left

@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 from xdsl.context import Context
-from xdsl.dialects.builtin import Builtin, ModuleOp
+from xdsl.dialects import scf
+from xdsl.dialects.builtin import Builtin, ModuleOp, UnrealizedConversionCastOp, i1
+from xdsl.ir import Block
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
@@ -283,6 +285,29 @@ def test_target_writes_ptx_and_requires_one_module():
     assert PtxTarget.name == "ptx"
     with pytest.raises(DiagnosticException, match="expected exactly one ptx.module, found 0"):
         emit_ptx(ModuleOp([]))
+
+
+def test_entry_builder_appends_inside_a_region_before_its_terminator():
+    module = PtxModuleOp()
+    k = KernelBuilder.create(module, "inside")
+    outer = k.const(1)
+    cond = k.append(UnrealizedConversionCastOp.get([k.const(1, PRED)], [i1])).results[0]
+    branch = k.append(scf.IfOp(cond, [], [scf.YieldOp()]))
+    with k.inside(branch.true_region.block) as block:
+        assert k.block is block
+        inner = k.add(outer, outer)
+        assert k.sees(outer) and k.sees(inner)
+    assert k.block is k.entry.body.block
+    assert not k.sees(inner)
+    k.ret()
+    names = [op.name for op in branch.true_region.block.ops]
+    assert names == ["ptx.add", "scf.yield"]
+    assert k.entry.body.block.last_op is not None
+    assert k.entry.body.block.last_op.name == "ptx.ret"
+    with pytest.raises(ValueError, match="no block was entered"):
+        k.leave()
+    with pytest.raises(ValueError, match="expected a block inside an op's region"):
+        k.enter(Block())
 
 
 def test_entry_builder_fresh_labels_and_reqntid():

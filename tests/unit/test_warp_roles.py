@@ -20,6 +20,7 @@ from mmcomp.dialects.sched import PARAMS_ATTR, ScheduleParamsAttr
 from mmcomp.errors import ScheduleError
 from mmcomp.passes.convert_arith_to_ptx import ConvertArithToPtx
 from mmcomp.passes.convert_hopper_to_ptx import ConvertHopperToPtx
+from mmcomp.passes.convert_scf_to_ptx import ConvertScfToPtx
 from mmcomp.passes.lower_schedule_to_hopper import lower_kernel
 from mmcomp.passes.partition_warp_roles import (
     ROLE_ATTR,
@@ -53,6 +54,7 @@ def ptx_of(func: FuncOp) -> str:
     module = lower_kernel(func)
     outer = ModuleOp([module])
     ConvertHopperToPtx().apply(context(), outer)
+    ConvertScfToPtx().apply(context(), outer)
     ConvertArithToPtx().apply(context(), outer)
     return emit_ptx(outer)
 

@@ -153,6 +153,7 @@ from mmcomp.dialects.ptx.module import (
     PtxModuleOp,
     SharedOp,
     is_index_arithmetic,
+    is_structured_control,
 )
 from mmcomp.dialects.ptx.syntax import (
     FixedInstruction,
@@ -309,6 +310,7 @@ __all__ = [
     "EntryOp",
     "INDEX_ARITHMETIC",
     "is_index_arithmetic",
+    "is_structured_control",
     "NameOf",
     "PtxInstruction",
     "RegisterInstruction",

@@ -6,7 +6,8 @@ from collections.abc import Generator, Sequence
 from contextlib import contextmanager
 from typing import TypeVar, cast
 
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.traits import IsTerminator
 
 from mmcomp.dialects.ptx.arith_ops import (
     AddOp,
@@ -50,7 +51,9 @@ class KernelBuilder:
     """Appends instructions to an entry's body; registers are the ops' results.
 
     Each method builds one op, appends it and returns its result (or the op when it has
-    none). `with builder.predicated(p):` guards every instruction appended inside.
+    none). `with builder.predicated(p):` guards every instruction appended inside;
+    `with builder.inside(block):` appends to a block of a region (before its terminator)
+    instead of the body.
 
         module = PtxModuleOp()
         k = KernelBuilder.create(module, "scale", [("x", "ptr"), ("n", "u32")])
@@ -68,6 +71,7 @@ class KernelBuilder:
         """The entry being built."""
         self._labels = 0
         self._guard: tuple[SSAValue, bool] | None = None
+        self._blocks: list[Block] = []
 
     @classmethod
     def create(
@@ -90,8 +94,54 @@ class KernelBuilder:
             guarded = op.set_guard(*self._guard)
             op.erase()
             op = cast(_OpT, guarded)
-        self.entry.body.block.add_op(op)
+        if not self._blocks:
+            self.entry.body.block.add_op(op)
+            return op
+        block = self._blocks[-1]
+        last = block.last_op
+        if last is not None and last.has_trait(IsTerminator):
+            block.insert_op_before(op, last)
+        else:
+            block.add_op(op)
         return op
+
+    @property
+    def block(self) -> Block:
+        """The block that `append` adds to: the entry's body, or the innermost entered."""
+        return self._blocks[-1] if self._blocks else self.entry.body.block
+
+    def enter(self, block: Block) -> None:
+        """Append to `block` (a block of a region in the body) until the matching `leave`."""
+        if block.parent_op() is None:
+            raise ValueError("KernelBuilder.enter: expected a block inside an op's region")
+        self._blocks.append(block)
+
+    def leave(self) -> None:
+        """Go back to the block that was appended to before the last `enter`."""
+        if not self._blocks:
+            raise ValueError("KernelBuilder.leave: no block was entered")
+        self._blocks.pop()
+
+    @contextmanager
+    def inside(self, block: Block) -> Generator[Block]:
+        """Append to `block` in this `with` block (see `enter`)."""
+        self.enter(block)
+        try:
+            yield block
+        finally:
+            self.leave()
+
+    def sees(self, value: SSAValue) -> bool:
+        """`value` is defined in the block appended to or in a block enclosing it."""
+        owner = value.owner
+        home = owner if isinstance(owner, Block) else owner.parent_block()
+        block: Block | None = self.block
+        while block is not None:
+            if block is home:
+                return True
+            parent = block.parent_op()
+            block = None if parent is None else parent.parent_block()
+        return False
 
     @contextmanager
     def predicated(self, pred: SSAValue, negated: bool = False) -> Generator[None]:

@@ -25,6 +25,7 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import HasParent, IsolatedFromAbove, NoTerminator
 from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.hints import isa
 
 from mmcomp.dialects.ptx.control_ops import BraOp, LabelOp
 from mmcomp.dialects.ptx.launch import Launch, LaunchAttr, parse_fields, print_fields
@@ -184,6 +185,31 @@ INDEX_ARITHMETIC = ("builtin.unrealized_conversion_cast", "gpu.block_id", "gpu.g
 """The ops besides `arith` that an entry holds before convert-arith-to-ptx."""
 
 
+STRUCTURED_CONTROL = ("scf.for", "scf.if", "scf.yield")
+"""The structured control flow that an entry holds before convert-scf-to-ptx."""
+LABELS_ATTR = "ptx.labels"
+"""The label names that an `scf.for` / `scf.if` of an entry becomes (convert-scf-to-ptx)."""
+
+
+def is_structured_control(op: Operation) -> bool:
+    """The op is structured control flow that convert-scf-to-ptx lowers."""
+    return op.name in STRUCTURED_CONTROL
+
+
+def carried_labels(op: Operation) -> list[str] | None:
+    """The label names an scf op carries in `ptx.labels`, in order; None without that
+    array of strings."""
+    attr = op.attributes.get(LABELS_ATTR)
+    if not isa(attr, ArrayAttr[StringAttr]):
+        return None
+    return [label.data for label in attr.data]
+
+
+def carried_label_names(op: Operation) -> set[str]:
+    """The label names an scf op carries in `ptx.labels` (none if it has no such array)."""
+    return set(carried_labels(op) or ())
+
+
 def is_index_arithmetic(op: Operation) -> bool:
     """The op is index arithmetic that convert-arith-to-ptx lowers (or one of its casts)."""
     return op.name.startswith("arith.") or op.name in INDEX_ARITHMETIC
@@ -261,18 +287,25 @@ class EntryOp(IRDLOperation):
                     f"{entry}: reqntid must be 1 to 3 positive sizes, found {dims}"
                 )
         labels: set[str] = set()
-        for op in self.body.block.ops:
+        carried: set[str] = set()
+        for op in self.body.walk():
             if isinstance(op, LabelOp):
                 if op.label.data in labels:
                     raise VerifyException(f"{entry}: label '{op.label.data}' is defined twice")
                 labels.add(op.label.data)
-            elif not isinstance(op, PtxInstruction) and not is_index_arithmetic(op):
+            elif is_structured_control(op):
+                carried |= carried_label_names(op)
+            elif (
+                op.parent_op() is self
+                and not isinstance(op, PtxInstruction)
+                and not is_index_arithmetic(op)
+            ):
                 raise VerifyException(
-                    f"{entry}: expected only ptx instructions, labels and index arithmetic "
-                    f"in the body, found {op.name}"
+                    f"{entry}: expected only ptx instructions, labels, index arithmetic and "
+                    f"(before convert-scf-to-ptx) scf.for / scf.if in the body, found {op.name}"
                 )
-        for op in self.body.block.ops:
-            if isinstance(op, BraOp) and op.target.data not in labels:
+        for op in self.body.walk():
+            if isinstance(op, BraOp) and op.target.data not in labels | carried:
                 raise VerifyException(
                     f"{entry}: ptx.bra targets label '{op.target.data}', which is not "
                     "defined in this entry"

@@ -4,7 +4,7 @@
     context     the state every concern shares: builder, values, thread registers
     barriers    the named-barrier ids, allocated from the warp roles
     index       index arithmetic -> 32-bit ptx instructions (rewrite patterns)
-    control     the schedule's scf loops and ifs -> labels and branches
+    control     the schedule's scf loops and ifs -> the hopper level's scf.for / scf.if
     ring        the mbarrier ring: stage positions, waits, releases
     producer    the producer's TMA loads (and the non-specialized kernels' loads ahead)
     mainloop    the consumers' K loop, one class per warp-specialization mode

@@ -98,8 +98,8 @@ class KernelContext:
     """Made in the prologue."""
     regs: dict[SSAValue, SSAValue] = field(default_factory=dict[SSAValue, SSAValue])
     """The entry's value of each kernel value emitted so far: an index value (a copy of
-    the index arithmetic) or the register holding it (kernel arguments, induction
-    variables)."""
+    the index arithmetic, an induction variable of the hopper level's scf.for) or the
+    register holding it (kernel arguments, a load-ahead iteration)."""
     casts: dict[tuple[SSAValue, Attribute], SSAValue] = field(
         default_factory=dict[tuple[SSAValue, Attribute], SSAValue]
     )
@@ -144,9 +144,10 @@ class KernelContext:
         return found
 
     def _cast(self, value: SSAValue, type: Attribute) -> SSAValue:
-        """`value` read as `type`, through one cast made at its first read."""
+        """`value` read as `type`, through one cast made at its first read (again where
+        that one is out of scope: in a region that does not enclose the builder's block)."""
         found = self.casts.get((value, type))
-        if found is None:
+        if found is None or not self.k.sees(found):
             cast = self.k.append(UnrealizedConversionCastOp.get([value], [type]))
             found = self.casts[(value, type)] = cast.results[0]
         return found

@@ -1,9 +1,15 @@
-"""The schedule's control flow -> labels and branches.
+"""The schedule's control flow -> the hopper level's `scf.for` and `scf.if`.
 
 `Walker` emits a block of the materialized kernel in order: index arithmetic
 (`mmcomp.lowering.hopper.index`), `scf.for` as a counted loop, `scf.if` as a branch around
 its regions; every other op goes to the role's own lowering (`special`). Each role walks
 its own region of `hopper.warp_specialize`.
+
+The loops and branches stay structured (`counted_loop`, `branch`): an `scf.for` on the
+loop's index bounds, its induction variable the block argument (read as a register
+through a cast), and an `scf.if` on the schedule's i1 or a ptx predicate (cast to i1),
+their bodies emitted inside with `KernelBuilder.inside`. Each carries the names of the
+labels that `convert-scf-to-ptx` writes for it, made here in emission order.
 """
 
 from __future__ import annotations
@@ -11,32 +17,65 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from xdsl.dialects import scf
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import IndexType, IntegerAttr, UnrealizedConversionCastOp, i1
 from xdsl.dialects.func import ReturnOp
-from xdsl.ir import Operation
+from xdsl.ir import Block, Operation, SSAValue
 
+from mmcomp.dialects import ptx
 from mmcomp.errors import ScheduleError
 from mmcomp.lowering.hopper.context import KernelContext
 from mmcomp.lowering.hopper.index import place
+from mmcomp.passes.convert_scf_to_ptx import labeled
+
+
+def counted_loop(ctx: KernelContext, loop: scf.ForOp) -> scf.ForOp:
+    """An empty `scf.for` over `loop`'s range, appended, labeled `loop` and `loop_end`."""
+    k = ctx.k
+    head = k.fresh_label("loop")
+    end = k.fresh_label("loop_end")
+    body = Block([scf.YieldOp()], arg_types=[IndexType()])
+    counted = scf.ForOp(ctx.index(loop.lb), ctx.index(loop.ub), ctx.index(loop.step), [], body)
+    labeled(counted, (head, end))
+    return k.append(counted)
 
 
 def emit_loop(ctx: KernelContext, loop: scf.ForOp, body: Callable[[], None]) -> None:
-    """A counted loop over `loop`'s range; `body` emits one iteration."""
+    """A counted loop over `loop`'s range (an `scf.for`); `body` emits one iteration."""
     k = ctx.k
-    iv = k.mov(ctx.reg(loop.lb))
-    ctx.regs[loop.body.block.args[0]] = iv
-    head = k.fresh_label("loop")
-    end = k.fresh_label("loop_end")
     upper = ctx.reg(loop.ub)
     step = ctx.reg(loop.step)
-    k.label(head)
-    k.bra(end, k.setp("hs", iv, upper))
-    ctx.loops.append((iv, upper, step))
-    body()
-    ctx.loops.pop()
-    k.assign(iv, k.add(iv, step))
-    k.bra(head)
-    k.label(end)
+    counted = counted_loop(ctx, loop)
+    with k.inside(counted.body.block):
+        ctx.regs[loop.body.block.args[0]] = counted.body.block.args[0]
+        iv = ctx.reg(loop.body.block.args[0])
+        ctx.loops.append((iv, upper, step))
+        body()
+        ctx.loops.pop()
+
+
+def branch(
+    ctx: KernelContext,
+    pred: SSAValue,
+    labels: tuple[str, ...],
+    *,
+    negated: bool = False,
+    otherwise: bool = False,
+) -> scf.IfOp:
+    """An empty `scf.if` on the predicate register `pred` (cast to i1) or on an i1 of the
+    index arithmetic (on `!pred` if `negated`: an `arith.xori` with true), appended, with
+    an else-block if `otherwise`; `labels` are (else, end) with an else-block, (end)
+    without."""
+    k = ctx.k
+    cond = pred
+    if isinstance(pred.type, ptx.RegType):
+        cond = k.append(UnrealizedConversionCastOp.get([pred], [i1])).results[0]
+    if negated:
+        true = k.append(arith.ConstantOp(IntegerAttr(1, i1))).result
+        cond = k.append(arith.XOrIOp(cond, true)).result
+    structured = scf.IfOp(cond, [], [scf.YieldOp()], [scf.YieldOp()] if otherwise else None)
+    labeled(structured, labels)
+    return k.append(structured)
 
 
 @dataclass
@@ -75,13 +114,11 @@ class Walker:
         k = self.ctx.k
         if op.results:
             raise ScheduleError(f"{self.ctx.where}: scf.if with results is not lowered")
-        taken = k.setp("ne", self.ctx.reg(op.cond), k.const(0))
         other = k.fresh_label("else")
         end = k.fresh_label("endif")
-        k.bra(other, taken, negated=True)
-        self.walk(op.true_region.block.ops)
-        k.bra(end)
-        k.label(other)
-        if op.false_region.blocks:
-            self.walk(op.false_region.block.ops)
-        k.label(end)
+        structured = branch(self.ctx, self.ctx.index(op.cond), (other, end), otherwise=True)
+        with k.inside(structured.true_region.block):
+            self.walk(op.true_region.block.ops)
+        with k.inside(structured.false_region.block):
+            if op.false_region.blocks:
+                self.walk(op.false_region.block.ops)

@@ -19,7 +19,7 @@ from mmcomp import hardware as hw
 from mmcomp.dialects import hopper, ptx, sched
 from mmcomp.errors import ScheduleError
 from mmcomp.lowering.hopper.context import ConsumerThreads, KernelContext, Threads
-from mmcomp.lowering.hopper.control import Walker, emit_loop
+from mmcomp.lowering.hopper.control import Walker, branch, emit_loop
 from mmcomp.lowering.hopper.epilogue import Epilogue
 from mmcomp.lowering.hopper.index import place
 from mmcomp.lowering.hopper.mainloop import MAINLOOPS, zero_accumulator
@@ -107,15 +107,16 @@ def emit_kernel(ctx: KernelContext) -> None:
     is_producer = k.setp("eq", warpgroup, k.const(0))
     consumer_label = k.fresh_label("consumer")
     done_label = k.fresh_label("done")
-    k.bra(consumer_label, is_producer, negated=True)
-    k.append(ptx.SetmaxnregOp("dec", ctx.roles.registers[0]))
-    k.bra(done_label, ctx.threads.leader, negated=True)
-    emit_producer(ctx, ring)
-    k.bra(done_label)
-    k.label(consumer_label)
-    k.append(ptx.SetmaxnregOp("inc", ctx.roles.registers[1]))
-    emit_consumer(ctx, ring, k.sub(warpgroup, k.const(1)))
-    k.label(done_label)
+    roles = branch(ctx, is_producer, (consumer_label, done_label), otherwise=True)
+    with k.inside(roles.true_region.block):
+        k.append(ptx.SetmaxnregOp("dec", ctx.roles.registers[0]))
+        # The elected thread's branch ends where the roles' does.
+        elected = branch(ctx, ctx.threads.leader, (done_label,))
+        with k.inside(elected.true_region.block):
+            emit_producer(ctx, ring)
+    with k.inside(roles.false_region.block):
+        k.append(ptx.SetmaxnregOp("inc", ctx.roles.registers[1]))
+        emit_consumer(ctx, ring, k.sub(warpgroup, k.const(1)))
     cluster_sync(ctx)
     k.ret()
 

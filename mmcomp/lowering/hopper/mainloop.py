@@ -26,7 +26,7 @@ from xdsl.ir import SSAValue
 
 from mmcomp.dialects import hopper, ptx, sched
 from mmcomp.lowering.hopper.context import Accumulator, ConsumerThreads, KernelContext
-from mmcomp.lowering.hopper.control import emit_loop
+from mmcomp.lowering.hopper.control import branch, emit_loop
 from mmcomp.lowering.hopper.index import place
 from mmcomp.lowering.hopper.plan import SWIZZLE
 from mmcomp.lowering.hopper.producer import Loads
@@ -72,7 +72,8 @@ class ConsumerMainloop:
         self.at = ring.position()
         """The consumers' ring position, made once for the whole kernel."""
         self.skip_label: str | None = None
-        """Where a tile that is not this consumer's work ends (ping-pong)."""
+        """The end label of the turn (`scf.if`) whose else-block the rest of a tile is
+        emitted into (ping-pong), until `end_of_tile` leaves it."""
 
     @staticmethod
     def stage_readers(roles: WarpRoles) -> int:
@@ -204,10 +205,10 @@ class ConsumerMainloop:
                     )
 
     def end_of_tile(self) -> None:
-        """After a tile's work: the ping-pong skip target; count the tile."""
+        """After a tile's work: the end of the ping-pong turn; count the tile."""
         k = self.ctx.k
         if self.skip_label is not None:
-            k.label(self.skip_label)
+            k.leave()
             self.skip_label = None
         k.assign(self.tiles_seen, k.add(self.tiles_seen, k.const(1)))
 
@@ -262,23 +263,24 @@ class PingPongMainloop(ConsumerMainloop):
         mine = k.setp("eq", k.binary(ptx.AndOp, self.tiles_seen, k.const(1)), consumer)
         work = k.fresh_label("my_tile")
         self.skip_label = k.fresh_label("tile_done")
-        k.bra(work, mine)
-        span = k.sub(ctx.reg(loop.ub), ctx.reg(loop.lb))
-        step = ctx.reg(loop.step)
-        trips = k.binary(ptx.DivOp, k.add(span, k.sub(step, k.const(1))), step)
-        over = k.setp("hs", ctx.reg(loop.lb), ctx.reg(loop.ub))
-        ctx.put(ptx.AssignOp(trips, k.const(0)), over)
-        self.ring.advance_by(self.at, trips)
-        k.bra(self.skip_label)
-        k.label(work)
+        turn = branch(ctx, mine, (work, self.skip_label), negated=True, otherwise=True)
+        with k.inside(turn.true_region.block):
+            span = k.sub(ctx.reg(loop.ub), ctx.reg(loop.lb))
+            step = ctx.reg(loop.step)
+            trips = k.binary(ptx.DivOp, k.add(span, k.sub(step, k.const(1))), step)
+            over = k.setp("hs", ctx.reg(loop.lb), ctx.reg(loop.ub))
+            ctx.put(ptx.AssignOp(trips, k.const(0)), over)
+            self.ring.advance_by(self.at, trips)
+        # The rest of the tile is this consumer's turn, up to `end_of_tile`.
+        k.enter(turn.false_region.block)
         first = k.setp("eq", self.tiles_seen, k.const(0))
         is_second = k.setp("ne", consumer, k.const(0))
         is_first = k.setp("eq", consumer, k.const(0))
         skip_sync = k.fresh_label("no_order_wait")
-        k.bra(skip_sync, first)
-        ctx.put(ptx.BarOp("sync", order.of(1), order.threads), is_first)
-        ctx.put(ptx.BarOp("sync", order.of(0), order.threads), is_second)
-        k.label(skip_sync)
+        wait = branch(ctx, first, (skip_sync,), negated=True)
+        with k.inside(wait.true_region.block):
+            ctx.put(ptx.BarOp("sync", order.of(1), order.threads), is_first)
+            ctx.put(ptx.BarOp("sync", order.of(0), order.threads), is_second)
         self.order = (is_second, is_first)
 
     def after_loop(self) -> None:
@@ -330,10 +332,10 @@ class NonSpecializedMainloop(CooperativeMainloop):
             at = k.mad(k.const(distance), ctx.reg(loop.step), base)
             skip = k.fresh_label("no_load")
             inside = k.setp("lo", at, ctx.reg(loop.ub))
-            k.bra(skip, k.binary(ptx.AndOp, inside, ctx.threads.leader), negated=True)
-            ctx.regs[iv_arg] = at
-            self.loads.issue(loop, self.load_at)
-            k.label(skip)
+            load = branch(ctx, k.binary(ptx.AndOp, inside, ctx.threads.leader), (skip,))
+            with k.inside(load.true_region.block):
+                ctx.regs[iv_arg] = at
+                self.loads.issue(loop, self.load_at)
         if saved is None:
             ctx.regs.pop(iv_arg, None)
         else:

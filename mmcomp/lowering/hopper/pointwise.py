@@ -233,16 +233,17 @@ class Pointwise:
 
     def pointwise(self, op: Operation, regs: list[SSAValue]) -> SSAValue:
         """Fusion op `op` on the f32 registers `regs` of its operands: a copy of it on
-        them, rewritten by `PATTERNS` into ptx instructions at the end of the entry."""
+        them, rewritten by `PATTERNS` into ptx instructions where the builder appends."""
         copy = op.clone_without_regions(clone_name_hints=False, clone_operands=False)
         copy.operands = regs
-        self.k.entry.body.block.add_op(copy)
+        self.k.append(copy)
+        after = copy.next_op
         rewriter = PatternRewriter(copy)
         APPLIER.match_and_rewrite(copy, rewriter)
         if not rewriter.has_done_action:
             copy.detach()
             copy.erase()
             raise ScheduleError(f"{self.where}: epilogue op {op.name} is not lowered yet")
-        last = self.k.entry.body.block.last_op
+        last = self.k.block.last_op if after is None else after.prev_op
         assert last is not None and len(last.results) == 1
         return last.results[0]

@@ -67,20 +67,29 @@ builtin.module {
 // The producer's elected thread: wait for an empty stage, expect 2 x 16 KiB, load A and W at
 // (k0, m0) and (k0, n0), coordinates innermost first, both completing on the stage's full
 // barrier.
-// CHECK:          ptx.setmaxnreg dec 40
+// The warp roles' dispatch is an scf.if on the producer warpgroup's predicate (cast to i1):
+// the producer in its then-block, the consumers in its else-block; the producer's elected
+// thread runs in an scf.if that ends where the dispatch does (its one label is the
+// dispatch's end label). Each op carries the labels convert-scf-to-ptx makes of it.
+// CHECK:          %[[IS_PRODUCER:.*]] = builtin.unrealized_conversion_cast %{{.*}} : !ptx.reg<pred> to i1
+// CHECK-NEXT:     scf.if %[[IS_PRODUCER]] {
+// CHECK-NEXT:       ptx.setmaxnreg dec 40
+// CHECK-NEXT:       %[[ELECTED:.*]] = builtin.unrealized_conversion_cast %{{.*}} : !ptx.reg<pred> to i1
+// CHECK-NEXT:       scf.if %[[ELECTED]] {
 // The producer's index arithmetic stays arith on index (convert-arith-to-ptx lowers it);
-// a loop's induction variable is a register, read as an index through a cast, and an
-// index that a ptx or hopper op reads is cast to its u32 register.
+// each loop is an scf.for on the schedule's index bounds, its induction variable the block
+// argument (read as its u32 register through a cast where a ptx op needs it), and an index
+// that a ptx or hopper op reads is cast to its u32 register.
 // CHECK:          %[[CTA:.*]] = "gpu.block_id"() <{dimension = #gpu<dim x>}> : () -> index
-// CHECK:          %[[CTA_REG:.*]] = builtin.unrealized_conversion_cast %[[CTA]] : index to !ptx.reg<u32>
-// CHECK-NEXT:     %[[UNIT:.*]] = ptx.mov %[[CTA_REG]] : !ptx.reg<u32>
-// CHECK:          %[[UNIT_INDEX:.*]] = builtin.unrealized_conversion_cast %[[UNIT]] : !ptx.reg<u32> to index
-// CHECK-NEXT:     %[[TILE_N:.*]] = arith.divui %[[UNIT_INDEX]], %{{.*}} : index
-// CHECK-NEXT:     %[[TILE_M:.*]] = arith.remui %[[UNIT_INDEX]], %{{.*}} : index
-// CHECK-NEXT:     %[[M0:.*]] = arith.muli %[[TILE_M]], %{{.*}} : index
-// CHECK-NEXT:     %[[N0:.*]] = arith.muli %[[TILE_N]], %{{.*}} : index
-// CHECK:          %[[KB:.*]] = builtin.unrealized_conversion_cast %{{.*}} : !ptx.reg<u32> to index
-// CHECK-NEXT:     %[[K0:.*]] = arith.muli %[[KB]], %{{.*}} : index
+// CHECK:          scf.for %[[UNIT:.*]] = %[[CTA]] to %{{.*}} step %{{.*}} {
+// CHECK-NEXT:       builtin.unrealized_conversion_cast %[[UNIT]] : index to !ptx.reg<u32>
+// CHECK-NEXT:       %[[TILE_N:.*]] = arith.divui %[[UNIT]], %{{.*}} : index
+// CHECK-NEXT:       %[[TILE_M:.*]] = arith.remui %[[UNIT]], %{{.*}} : index
+// CHECK-NEXT:       %[[M0:.*]] = arith.muli %[[TILE_M]], %{{.*}} : index
+// CHECK-NEXT:       %[[N0:.*]] = arith.muli %[[TILE_N]], %{{.*}} : index
+// CHECK:            scf.for %[[KB:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-NEXT:         builtin.unrealized_conversion_cast %[[KB]] : index to !ptx.reg<u32>
+// CHECK-NEXT:         %[[K0:.*]] = arith.muli %[[KB]], %{{.*}} : index
 // CHECK:          %[[EMPTY:.*]] = hopper.ring_barrier %[[EMPTIES]][%[[STAGE:.*]]] : !hopper.barrier_ring<stages = 4, count = 2>, !ptx.reg<u32>
 // CHECK:          hopper.mbarrier_wait %[[EMPTY]], %{{.*}} : (!hopper.mbarrier<count = 2>, !ptx.reg<u32>) -> ()
 // CHECK-NEXT:     %[[FULL:.*]] = hopper.ring_barrier %[[FULLS]][%[[STAGE]]] : !hopper.barrier_ring<stages = 4, count = 1>, !ptx.reg<u32>
@@ -88,8 +97,12 @@ builtin.module {
 // The copies take their coordinates as the index values of the schedule's arithmetic.
 // CHECK:          hopper.tma_load %[[TMAP0]][%[[K0]], %[[M0]]], %[[FULL]] to %{{.*}} : !hopper.tensormap<300x200xbf16, box 128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !ptx.reg<u32>
 // CHECK:          hopper.tma_load %[[TMAP1]][%[[K0]], %[[N0]]], %[[FULL]] to %{{.*}} :
+// CHECK:              } {ptx.labels = ["{{loop_[0-9]+}}", "{{loop_end_[0-9]+}}"]}
+// CHECK-NEXT:       } {ptx.labels = ["{{loop_[0-9]+}}", "{{loop_end_[0-9]+}}"]}
+// CHECK-NEXT:     }{ptx.labels = ["[[DONE:done_[0-9]+]]"]}
 // The consumers: wait full, descriptors of 128B-swizzled K-major tiles, wgmma, release.
-// CHECK:          ptx.setmaxnreg inc 232
+// CHECK-NEXT:   } else {
+// CHECK-NEXT:     ptx.setmaxnreg inc 232
 // Each tile's zero accumulator: 64 f32 registers per thread of one 64x128 wgmma tile.
 // CHECK:          %[[ACC:.*]] = hopper.accumulator %{{.*}} : !hopper.accumulator<64x128xf32>
 // CHECK:          %[[READY:.*]] = hopper.ring_barrier %[[FULLS]][%{{.*}}] : !hopper.barrier_ring<stages = 4, count = 1>, !ptx.reg<u32>
@@ -103,4 +116,6 @@ builtin.module {
 // CHECK:          %[[RELEASED:.*]] = hopper.ring_barrier %[[EMPTIES]][%{{.*}}] : !hopper.barrier_ring<stages = 4, count = 2>, !ptx.reg<u32>
 // CHECK:          hopper.mbarrier_arrive %[[RELEASED]] if %{{.*}} : !hopper.mbarrier<count = 2>
 // CHECK:          ptx.wgmma_wait 0
+// CHECK:          }{ptx.labels = ["{{consumer_[0-9]+}}", "[[DONE]]"]}
+// CHECK-NEXT:     ptx.ret
 // CHECK-NOT:      func.func

@@ -15,10 +15,11 @@ func.func @lin(%a: tensor<300x1000xbf16>, %w: tensor<256x1000xbf16>) -> tensor<3
 
 // CHECK:      ptx.setmaxnreg inc 232
 // CHECK:      ptx.wgmma_fence
-// CHECK:      ptx.label loop_end_{{[0-9]+}}
-// CHECK:      ptx.bra else_[[ELSE:[0-9]+]] if not
+// CHECK:      } {ptx.labels = ["loop_{{[0-9]+}}", "loop_end_{{[0-9]+}}"]}
+// CHECK:      %[[COVERED:[0-9]+]] = arith.cmpi eq
+// CHECK-NEXT: scf.if %[[COVERED]] {
 // CHECK:      ptx.st global %{{[0-9]+}}, %{{[0-9]+}} if %{{[0-9]+}} : (!ptx.reg<u64>, !ptx.reg<bf16x2>) -> ()
-// CHECK:      ptx.label else_[[ELSE]]
+// CHECK:      } else {
 // CHECK:      ptx.st global %[[SLAB:[0-9]+]], %{{[0-9]+}} : (!ptx.reg<u64>, !ptx.reg<f32>) -> ()
 // CHECK-NEXT: ptx.st global %[[SLAB]], %{{[0-9]+}} {offset = 512} : (!ptx.reg<u64>, !ptx.reg<f32>) -> ()
 // CHECK:      ptx.st global %[[SLAB]], %{{[0-9]+}} {offset = 32256} : (!ptx.reg<u64>, !ptx.reg<f32>) -> ()
@@ -45,12 +46,12 @@ func.func @lin(%a: tensor<300x1000xbf16>, %w: tensor<256x1000xbf16>) -> tensor<3
 // CHECK-NEXT: %[[ARRIVED:[0-9]+]] = builtin.unrealized_conversion_cast %[[SHARED]] : !ptx.reg<u32> to index
 // CHECK-NEXT: arith.cmpi eq, %[[ARRIVED]], %[[OTHERS]] : index
 // CHECK:      %[[SUM0:[0-9]+]] = ptx.const 0.0 : !ptx.reg<f32>
-// CHECK:      ptx.label loop_{{[0-9]+}}
+// CHECK:      scf.for %{{[0-9]+}} = %{{[0-9]+}} to %{{[0-9]+}} step %{{[0-9]+}} {
 // CHECK:      %[[SLOT:[0-9]+]] = arith.select
 // CHECK:      ptx.mad %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}} : !ptx.reg<u32>
 // CHECK:      %[[PART:[0-9]+]] = ptx.ld global %[[ADDRESS:[0-9]+]] : (!ptx.reg<u64>) -> !ptx.reg<f32>
 // CHECK-NEXT: %[[ADDED:[0-9]+]] = ptx.add %[[SUM0]], %[[PART]] : !ptx.reg<f32>
 // CHECK-NEXT: ptx.assign %[[SUM0]], %[[ADDED]] : !ptx.reg<f32>
 // CHECK-NEXT: ptx.ld global %[[ADDRESS]] {offset = 512} : (!ptx.reg<u64>) -> !ptx.reg<f32>
-// CHECK:      ptx.label loop_end_{{[0-9]+}}
+// CHECK:      } {ptx.labels = ["loop_{{[0-9]+}}", "loop_end_{{[0-9]+}}"]}
 // CHECK:      ptx.st global %{{[0-9]+}}, %{{[0-9]+}} if %{{[0-9]+}} : (!ptx.reg<u64>, !ptx.reg<bf16x2>) -> ()

@@ -1,6 +1,6 @@
 // RUN: mmcomp-opt %s | mmcomp-opt | filecheck %s --check-prefix=IR
-// RUN: mmcomp-opt %s -p convert-hopper-to-ptx,convert-arith-to-ptx | filecheck %s --check-prefix=LOWERED
-// RUN: mmcomp-opt %s -p convert-hopper-to-ptx,convert-arith-to-ptx -t ptx | filecheck %s
+// RUN: mmcomp-opt %s -p convert-hopper-to-ptx,convert-scf-to-ptx,convert-arith-to-ptx | filecheck %s --check-prefix=LOWERED
+// RUN: mmcomp-opt %s -p convert-hopper-to-ptx,convert-scf-to-ptx,convert-arith-to-ptx -t ptx | filecheck %s
 
 // Every hopper op form: the IR round trip, the ptx ops it lowers to, and the PTX text.
 // Tensor maps, mbarriers and the wgmma accumulator are typed values (a tensor map of each

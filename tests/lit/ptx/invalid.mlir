@@ -375,4 +375,4 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     ptx.ret
   }
 }
-// CHECK: ptx.entry @k: expected only ptx instructions, labels and index arithmetic in the body, found test.op
+// CHECK: ptx.entry @k: expected only ptx instructions, labels, index arithmetic and (before convert-scf-to-ptx) scf.for / scf.if in the body, found test.op

@@ -1,0 +1,285 @@
+"""`convert-scf-to-ptx`: lower the structured control flow of each ptx entry to labels and
+branches.
+
+`lower-schedule-to-hopper` keeps the kernel's control flow structured: each counted loop
+(the persistent loop, the K loops, the split-K and stream-K loops) is an `scf.for`, each
+branch (an `scf.if` of the schedule, the warp-role dispatch, the ping-pong turn, the
+skipped order wait and load) an `scf.if`, their bodies the ptx and hopper instructions
+and the index arithmetic of the kernel. Each op carries the names of the labels it
+becomes (`ptx.labels`, made in emission order by the builder), and this pass writes it
+as the labels and branches that a hand-written kernel would, one pattern per op:
+
+- `scf.for %iv = %lb to %ub step %step` (labels `[head, end]`) becomes
+  `iv = mov lb; head: p = setp.hs iv, ub; @p bra end; <body>; end:`, the body reading
+  the induction variable's register `iv` where it read the block argument;
+- its `scf.yield` becomes the back edge `iv' = add iv, step; assign iv, iv'; bra head`;
+- `scf.if %c` with labels `[else, end]` becomes `@!p bra else; <then>; bra end; else:
+  <else>; end:` (its then-block's `scf.yield` is the `bra end`), with one label `[end]`
+  (no else-region) `@!p bra end; <then>; end:`. `p` is the predicate register behind the
+  condition's cast, or `setp.ne` of an i1 of the index arithmetic against 0; a condition
+  `arith.xori %c, true` branches on `@p` instead. An
+  `scf.if` whose one label is the end label of the `scf.if` around it, and which ends
+  that one's region, branches straight to it (the outer op places the label).
+
+The bounds, the step and the conditions reach the ops through
+`builtin.unrealized_conversion_cast` from registers, or are index values of the
+arithmetic; the pass reads the register behind a cast, and casts an index value to
+`!ptx.reg<u32>`, which `convert-arith-to-ptx` resolves when it lowers the arithmetic.
+
+It runs after `convert-hopper-to-ptx` (the hopper ops inside the regions are lowered
+first; either order gives the same instructions) and before `convert-arith-to-ptx`,
+which refuses an entry that still holds an scf op. A `func.func` that the pipeline has
+not yet lowered to a ptx.module is an error naming the passes to run first.
+"""
+
+from __future__ import annotations
+
+from xdsl.context import Context
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    IndexType,
+    IntegerAttr,
+    ModuleOp,
+    StringAttr,
+    UnrealizedConversionCastOp,
+    i1,
+)
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.rewriter import InsertPoint
+from xdsl.utils.exceptions import DiagnosticException
+
+from mmcomp.dialects import ptx
+from mmcomp.dialects.ptx.module import LABELS_ATTR, carried_labels
+from mmcomp.passes.partition_warp_roles import check_lowered_to_ptx
+
+NAME = "convert-scf-to-ptx"
+"""The pass's name (the prefix of its errors)."""
+
+
+def labeled(op: Operation, labels: tuple[str, ...]) -> None:
+    """Give an `scf.for` / `scf.if` the label names it becomes."""
+    op.attributes[LABELS_ATTR] = ArrayAttr([StringAttr(label) for label in labels])
+
+
+def labels_of(op: Operation, count: int | None = None) -> list[str]:
+    """The label names `op` carries (`count` of them, if given)."""
+    labels = carried_labels(op)
+    if labels is None:
+        raise DiagnosticException(
+            f"{NAME}: {op.name} carries no '{LABELS_ATTR}' (an array of label names)"
+        )
+    if count is not None and len(labels) != count:
+        raise DiagnosticException(
+            f"{NAME}: {op.name} must carry {count} label names in '{LABELS_ATTR}', "
+            f"found {len(labels)}"
+        )
+    return labels
+
+
+def register(value: SSAValue, ops: list[Operation]) -> SSAValue:
+    """The register behind `value`: itself, the register a cast reads, or a new cast of
+    an index value to u32 (appended to `ops`)."""
+    if isinstance(value.type, ptx.RegType):
+        return value
+    owner = value.owner
+    if isinstance(owner, UnrealizedConversionCastOp) and len(owner.inputs) == 1:
+        (source,) = owner.inputs
+        if isinstance(source.type, ptx.RegType):
+            return source
+    if not isinstance(value.type, IndexType) and value.type != i1:
+        raise DiagnosticException(
+            f"{NAME}: a value of type {value.type} is neither a register, a cast of one nor "
+            "an index or i1 value of the index arithmetic"
+        )
+    cast = UnrealizedConversionCastOp.get([value], [ptx.U32])
+    ops.append(cast)
+    return cast.results[0]
+
+
+def _is_true(value: SSAValue) -> bool:
+    """`value` is the i1 constant true."""
+    owner = value.owner
+    return (
+        isinstance(owner, arith.ConstantOp)
+        and isinstance(owner.value, IntegerAttr)
+        and owner.value.value.data != 0
+    )
+
+
+def branch_guard(cond: SSAValue, ops: list[Operation]) -> tuple[SSAValue, bool]:
+    """The guard of the branch around an `scf.if`'s then-region: (the predicate register,
+    negated). `@!p` for a cast of a predicate `p`, `arith.xori %c, true` flips the
+    negation, and an i1 of the index arithmetic is tested with `setp.ne` against 0 (its
+    instructions appended to `ops`)."""
+    owner = cond.owner
+    if isinstance(owner, arith.XOrIOp) and _is_true(owner.rhs):
+        pred, negated = branch_guard(owner.lhs, ops)
+        return pred, not negated
+    if isinstance(owner, UnrealizedConversionCastOp) and len(owner.inputs) == 1:
+        (source,) = owner.inputs
+        if source.type == ptx.PRED:
+            return source, True
+    truth = register(cond, ops)
+    zero = ptx.ConstOp(0, ptx.U32)
+    taken = ptx.SetpOp("ne", truth, zero.result)
+    ops += [zero, taken]
+    return taken.result, True
+
+
+def _erase_unused_negation(cond: SSAValue, rewriter: PatternRewriter) -> None:
+    """Erase the negations (and their constants) behind a condition no op reads now."""
+    owner = cond.owner
+    if not isinstance(owner, arith.XOrIOp) or cond.uses:
+        return
+    inner, true = owner.lhs, owner.rhs
+    rewriter.erase(owner)
+    if not true.uses and isinstance(true.owner, Operation):
+        rewriter.erase(true.owner)
+    _erase_unused_negation(inner, rewriter)
+
+
+class YieldToPtx(RewritePattern):
+    """An `scf.yield` becomes the end of its block: a loop's back edge (`add`, `assign`,
+    `bra head`), `bra end` at the end of a then-block that an else-block follows, else
+    nothing."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: scf.YieldOp, rewriter: PatternRewriter) -> None:
+        """Rewrite the terminator of an scf.for / scf.if block."""
+        parent = op.parent_op()
+        if not isinstance(parent, scf.ForOp | scf.IfOp):
+            return
+        if op.operands:
+            raise DiagnosticException(
+                f"{NAME}: scf.yield with values is not lowered (the hopper level keeps "
+                "loop-carried values in registers)"
+            )
+        if isinstance(parent, scf.ForOp):
+            head, _ = labels_of(parent, 2)
+            ops: list[Operation] = []
+            step = register(parent.step, ops)
+            iv = UnrealizedConversionCastOp.get([parent.body.block.args[0]], [step.type])
+            following = ptx.AddOp(iv.results[0], step)
+            ops += [
+                iv,
+                following,
+                ptx.AssignOp(iv.results[0], following.result),
+                ptx.BraOp(head),
+            ]
+            rewriter.replace(op, ops, [])
+            return
+        labels = labels_of(parent)
+        if len(labels) == 2 and op.parent_region() is parent.true_region:
+            rewriter.replace(op, [ptx.BraOp(labels[1])], [])
+            return
+        rewriter.erase(op)
+
+
+class ForToPtx(RewritePattern):
+    """An `scf.for` becomes a counted loop: `mov` of the lower bound into the induction
+    variable's register, the head label, the exit test and branch, the body, the end."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: scf.ForOp, rewriter: PatternRewriter) -> None:
+        """Rewrite a loop whose yield is already lowered (regions first)."""
+        if op.iter_args:
+            raise DiagnosticException(
+                f"{NAME}: scf.for with iter_args is not lowered (the hopper level keeps "
+                "loop-carried values in registers)"
+            )
+        head, end = labels_of(op, 2)
+        ops: list[Operation] = []
+        lower = register(op.lb, ops)
+        upper = register(op.ub, ops)
+        iv = ptx.MovOp(lower)
+        index = UnrealizedConversionCastOp.get([iv.result], [op.body.block.args[0].type])
+        test = ptx.SetpOp("hs", iv.result, upper)
+        ops += [iv, index, ptx.LabelOp(head), test, ptx.BraOp(end).set_guard(test.result)]
+        rewriter.insert(ops, InsertPoint.before(op))
+        rewriter.inline_block(op.body.block, InsertPoint.before(op), index.results)
+        rewriter.replace(op, [ptx.LabelOp(end)], [])
+
+
+class IfToPtx(RewritePattern):
+    """An `scf.if` becomes a branch around its then-block (to its else-block, if it has
+    one, else to its end)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: scf.IfOp, rewriter: PatternRewriter) -> None:
+        """Rewrite a branch whose yields are already lowered (regions first)."""
+        if op.results:
+            raise DiagnosticException(f"{NAME}: scf.if with results is not lowered")
+        labels = labels_of(op)
+        has_else = bool(op.false_region.blocks)
+        if len(labels) != (2 if has_else else 1):
+            raise DiagnosticException(
+                f"{NAME}: scf.if must carry 2 label names (else, end) with an else-region "
+                f"and 1 (end) without, found {len(labels)}"
+            )
+        end = labels[-1]
+        shared = self.ends_outer(op, end)
+        ops: list[Operation] = []
+        pred, negated = branch_guard(op.cond, ops)
+        cond = op.cond
+        ops.append(ptx.BraOp(labels[0]).set_guard(pred, negated))
+        rewriter.insert(ops, InsertPoint.before(op))
+        rewriter.inline_block(op.true_region.block, InsertPoint.before(op))
+        if has_else:
+            rewriter.insert(ptx.LabelOp(labels[0]), InsertPoint.before(op))
+            rewriter.inline_block(op.false_region.block, InsertPoint.before(op))
+        if shared:
+            rewriter.erase(op)
+        else:
+            rewriter.replace(op, [ptx.LabelOp(end)], [])
+        _erase_unused_negation(cond, rewriter)
+
+    @staticmethod
+    def ends_outer(op: scf.IfOp, end: str) -> bool:
+        """`op`'s end label is the end label of the scf.if around it, which places it (only
+        where nothing follows `op` in that one's region)."""
+        outer = op.parent_op()
+        if not isinstance(outer, scf.IfOp) or labels_of(outer)[-1] != end:
+            return False
+        if not isinstance(op.next_op, scf.YieldOp):
+            raise DiagnosticException(
+                f"{NAME}: an scf.if that ends at its parent's end label '{end}' must be the "
+                "last op of its region"
+            )
+        return True
+
+
+PATTERNS: tuple[RewritePattern, ...] = (YieldToPtx(), ForToPtx(), IfToPtx())
+"""The patterns of the structured control flow."""
+
+
+def lower_control_flow(entry: ptx.EntryOp) -> None:
+    """Rewrite the scf ops of `entry` into labels and branches, in place (innermost first:
+    a block's yield before its op)."""
+    PatternRewriteWalker(
+        GreedyRewritePatternApplier(list(PATTERNS), dce_enabled=False),
+        walk_regions_first=True,
+        apply_recursively=False,
+    ).rewrite_region(entry.body)
+
+
+class ConvertScfToPtx(ModulePass):
+    """Lower the scf.for / scf.if of the module's ptx entries to labels and branches."""
+
+    name = NAME
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        """Lower every entry's structured control flow; a kernel or fusion still in a
+        func.func is an error."""
+        del ctx
+        check_lowered_to_ptx(self.name, op)
+        for entry in [entry for entry in op.walk() if isinstance(entry, ptx.EntryOp)]:
+            lower_control_flow(entry)

@@ -1,0 +1,88 @@
+// RUN: mmcomp-opt %s -p convert-scf-to-ptx --verify-diagnostics --split-input-file | filecheck %s
+
+// convert-scf-to-ptx refuses, naming the op and what it expected, an scf op it cannot
+// write as labels and branches.
+
+// A loop without its label names.
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.entry @k() {
+    %c0 = arith.constant 0 : index
+    %c4 = arith.constant 4 : index
+    %c1 = arith.constant 1 : index
+    scf.for %i = %c0 to %c4 step %c1 {
+      scf.yield
+    }
+    ptx.ret
+  }
+}
+// CHECK: convert-scf-to-ptx: scf.for carries no 'ptx.labels' (an array of label names)
+
+// -----
+
+// A loop with one label name (it needs its head and its end).
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.entry @k() {
+    %c0 = arith.constant 0 : index
+    %c4 = arith.constant 4 : index
+    %c1 = arith.constant 1 : index
+    scf.for %i = %c0 to %c4 step %c1 {
+      scf.yield
+    } {ptx.labels = ["loop_1"]}
+    ptx.ret
+  }
+}
+// CHECK: convert-scf-to-ptx: scf.for must carry 2 label names in 'ptx.labels', found 1
+
+// -----
+
+// A branch with an else-block and only its end label.
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.entry @k() {
+    %p = ptx.const 1 : !ptx.reg<pred>
+    %c = builtin.unrealized_conversion_cast %p : !ptx.reg<pred> to i1
+    scf.if %c {
+      scf.yield
+    } else {
+      scf.yield
+    } {ptx.labels = ["end_1"]}
+    ptx.ret
+  }
+}
+// CHECK: convert-scf-to-ptx: scf.if must carry 2 label names (else, end) with an else-region and 1 (end) without, found 1
+
+// -----
+
+// A branch that ends at the end label of the one around it, but is not its region's last op.
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.entry @k() {
+    %p = ptx.const 1 : !ptx.reg<pred>
+    %c = builtin.unrealized_conversion_cast %p : !ptx.reg<pred> to i1
+    scf.if %c {
+      scf.if %c {
+        scf.yield
+      } {ptx.labels = ["done_2"]}
+      ptx.bar sync 0
+      scf.yield
+    } else {
+      scf.yield
+    } {ptx.labels = ["other_1", "done_2"]}
+    ptx.ret
+  }
+}
+// CHECK: convert-scf-to-ptx: an scf.if that ends at its parent's end label 'done_2' must be the last op of its region
+
+// -----
+
+// A loop-carried value (the hopper level keeps them in registers).
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.entry @k() {
+    %c0 = arith.constant 0 : index
+    %c4 = arith.constant 4 : index
+    %c1 = arith.constant 1 : index
+    %sum = scf.for %i = %c0 to %c4 step %c1 iter_args(%acc = %c0) -> (index) {
+      scf.yield %acc : index
+    } {ptx.labels = ["loop_1", "loop_end_2"]}
+    ptx.ret
+  }
+}
+// CHECK: convert-scf-to-ptx: scf.yield with values is not lowered (the hopper level keeps loop-carried values in registers)

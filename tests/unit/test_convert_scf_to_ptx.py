@@ -1,0 +1,135 @@
+"""The hopper level's structured control flow and `convert-scf-to-ptx`.
+
+`lower-schedule-to-hopper` leaves no label or branch of its own: each loop is an `scf.for`,
+each branch an `scf.if`, every value read where it is defined (the text parses back).
+`convert-scf-to-ptx` leaves no scf op, places each carried label once, and the PTX of the
+whole pipeline is what the passes run one by one give. Byte identity with the earlier
+lowering, which wrote the labels itself, is `tools/compare_ptx.py`'s check.
+"""
+
+from __future__ import annotations
+
+import pytest
+from cases import case
+from xdsl.dialects import scf
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block, Operation
+from xdsl.parser import Parser
+
+from mmcomp.compiler import context, run_pipeline
+from mmcomp.dialects import ptx
+from mmcomp.dialects.ptx.module import carried_label_names
+from mmcomp.passes.convert_arith_to_ptx import ConvertArithToPtx
+from mmcomp.passes.convert_hopper_to_ptx import ConvertHopperToPtx
+from mmcomp.passes.convert_scf_to_ptx import ConvertScfToPtx
+from mmcomp.targets import emit_ptx
+
+CASES = (
+    "linear_ragged",
+    "none_split_k",
+    "pingpong_linear",
+    "smem_split_k",
+    "cluster_pingpong",
+    "swap_ab_silu_mul",
+)
+"""One case per shape of control flow: cooperative, non-specialized loads ahead, ping-pong
+turns, split-K branches, a cluster, swap-AB with split-K."""
+
+
+def hopper_level(name: str) -> tuple[ModuleOp, str]:
+    """The module and its text after lower-schedule-to-hopper for a case."""
+    selected = case(name)
+    module, _, stages = run_pipeline(
+        selected.fusion().module, selected.params, until="lower-schedule-to-hopper"
+    )
+    return module, stages["lower-schedule-to-hopper"]
+
+
+def encloses(home: Block | None, block: Block | None) -> bool:
+    """`home` is `block` or a block around it."""
+    while block is not None:
+        if block is home:
+            return True
+        parent = block.parent_op()
+        block = None if parent is None else parent.parent_block()
+    return False
+
+
+def out_of_scope(module: Operation) -> list[str]:
+    """The ops of `module` that read a value defined in a block not around them."""
+    found: list[str] = []
+    for op in module.walk():
+        for operand in op.operands:
+            owner = operand.owner
+            home = owner if isinstance(owner, Block) else owner.parent_block()
+            if not encloses(home, op.parent_block()):
+                found.append(op.name)
+    return found
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_the_hopper_level_is_structured_and_in_scope(name: str):
+    module, text = hopper_level(name)
+    names = {op.name for op in module.walk()}
+    assert {"scf.for", "scf.if"} <= names
+    assert not {"ptx.label", "ptx.bra"} & names
+    assert not out_of_scope(module)
+    Parser(context(), text).parse_module().verify()
+    for op in module.walk():
+        if isinstance(op, scf.ForOp | scf.IfOp):
+            assert carried_label_names(op), f"{op.name} carries no labels"
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_convert_scf_to_ptx_places_every_carried_label_once(name: str):
+    module, _ = hopper_level(name)
+    carried = {label for op in module.walk() for label in carried_label_names(op)}
+    ConvertHopperToPtx().apply(context(), module)
+    ConvertScfToPtx().apply(context(), module)
+    assert not [op for op in module.walk() if op.name.startswith("scf.")]
+    entry = next(op for op in module.walk() if isinstance(op, ptx.EntryOp))
+    assert all(op.parent_op() is entry for op in entry.walk() if op is not entry)
+    placed = [op.label.data for op in entry.walk() if isinstance(op, ptx.LabelOp)]
+    assert len(placed) == len(set(placed))
+    assert carried <= set(placed)
+    targets = {op.target.data for op in entry.walk() if isinstance(op, ptx.BraOp)}
+    assert targets <= set(placed)
+    ConvertArithToPtx().apply(context(), module)
+    selected = case(name)
+    whole, _, _ = run_pipeline(selected.fusion().module, selected.params)
+    assert emit_ptx(module) == emit_ptx(whole)
+
+
+def test_a_ping_pong_turn_branches_on_its_predicate():
+    """The other consumer's tile is the then-block of an scf.if on `!mine`, which becomes
+    one branch on `mine` to this consumer's tile (no negation instruction)."""
+    module, _ = hopper_level("pingpong_linear")
+    turns = [
+        op
+        for op in module.walk()
+        if isinstance(op, scf.IfOp)
+        and any(n.startswith("my_tile") for n in carried_label_names(op))
+    ]
+    assert turns and all(op.cond.owner.name == "arith.xori" for op in turns)
+    ConvertHopperToPtx().apply(context(), module)
+    ConvertScfToPtx().apply(context(), module)
+    branches = [
+        op
+        for op in module.walk()
+        if isinstance(op, ptx.BraOp) and op.target.data.startswith("my_tile")
+    ]
+    assert branches and all(op.guard is not None and op.negated is None for op in branches)
+    assert not [op for op in module.walk() if op.name.startswith("arith.xori")]
+
+
+def test_either_order_with_convert_hopper_to_ptx_gives_the_same_ptx():
+    texts: list[str] = []
+    for passes in (
+        (ConvertHopperToPtx(), ConvertScfToPtx()),
+        (ConvertScfToPtx(), ConvertHopperToPtx()),
+    ):
+        module, _ = hopper_level("pingpong_linear")
+        for lowering in (*passes, ConvertArithToPtx()):
+            lowering.apply(context(), module)
+        texts.append(emit_ptx(module))
+    assert texts[0] == texts[1]
