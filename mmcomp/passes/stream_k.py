@@ -209,6 +209,15 @@ class StreamK:
         shared.add_op(scf.YieldOp())
         index.add(scf.IfOp(whole, [], [alone], [shared]))
 
+    def _zero_sums(self, index: _Index) -> list[SSAValue]:
+        """A zero tile per accumulator: the initial sums of a fixup's reduction."""
+        zeros: list[SSAValue] = []
+        for acc_type in self.builder.acc_types:
+            value = index.add(sched.ZeroTileOp(acc_type)).results[0]
+            value.name_hint = "zero"
+            zeros.append(value)
+        return zeros
+
     def _tail_fixup(
         self,
         index: _Index,
@@ -232,11 +241,7 @@ class StreamK:
         is_last = index.compare("eq", arrived, others, "last_segment")
         reduce = Block()
         red = index.at(reduce)
-        zeros: list[SSAValue] = []
-        for acc_type in builder.acc_types:
-            value = red.add(sched.ZeroTileOp(acc_type)).results[0]
-            value.name_hint = "zero"
-            zeros.append(value)
+        zeros = self._zero_sums(red)
         body = Block(arg_types=[zero.type, *builder.acc_types])
         body.args[0].name_hint = "segment"
         inner = red.at(body)
@@ -315,11 +320,7 @@ class StreamK:
         )
         first_later = red.compare("ne", first_start, base, "first_later")
         first_slot = red.select(first_later, one, zero, "first_slot")
-        zeros: list[SSAValue] = []
-        for acc_type in builder.acc_types:
-            value = red.add(sched.ZeroTileOp(acc_type)).results[0]
-            value.name_hint = "zero"
-            zeros.append(value)
+        zeros = self._zero_sums(red)
         body = Block(arg_types=[zero.type, *builder.acc_types])
         body.args[0].name_hint = "segment"
         inner = red.at(body)

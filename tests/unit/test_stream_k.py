@@ -89,6 +89,18 @@ def tiles_summed(run: Execution) -> dict[tuple[object, ...], list[int]]:
 # Params
 
 
+def hybrid_both_orders(fusion: Fusion) -> tuple[Execution, Execution]:
+    """The hybrid at 128x64x64 run by the executor in CTA order and in reverse, the first
+    checked against float64 and the two bit for bit."""
+    module, _ = materialized(fusion, strategy="hybrid-stream-k", tile=(128, 64, 64))
+    inputs = random_inputs(fusion)
+    forward = execute(module, inputs)
+    backward = execute(module, inputs, cta_order=range(131, -1, -1))
+    check_against_float64(fusion, inputs, forward)
+    assert forward.outputs[0].tobytes() == backward.outputs[0].tobytes()
+    return forward, backward
+
+
 def test_params_parse_and_print_the_stream_k_strategies():
     """Both strategies are values of `strategy`; printed as written."""
     for strategy in STRATEGIES:
@@ -200,12 +212,7 @@ def test_hybrid_tail_in_two_rounds():
     segments, 204 units: CTAs 0 to 71 take a second in slot 1; the reverse CTA order
     gives the same bits."""
     fusion = linear(1250, 1280, 192)
-    module, _ = materialized(fusion, strategy="hybrid-stream-k", tile=(128, 64, 64))
-    inputs = random_inputs(fusion)
-    forward = execute(module, inputs)
-    backward = execute(module, inputs, cta_order=range(131, -1, -1))
-    check_against_float64(fusion, inputs, forward)
-    assert forward.outputs[0].tobytes() == backward.outputs[0].tobytes()
+    forward, backward = hybrid_both_orders(fusion)
     assert len(forward.sums) == 200
     # Tail tile t: segments on units t, t + 68 and t + 136 (CTA t + 4, slot 1); unit
     # t + 68 is CTA t - 64's second for t >= 64. In CTA order the highest CTA of the three
@@ -250,12 +257,7 @@ def test_hybrid_splits_the_tail_segment_major():
     (CTA t + 100) finishes each tail tile, in reverse order the first (CTA t); the bits
     are the same."""
     fusion = linear(512, 71 * 64, 12 * 64)
-    module, _ = materialized(fusion, strategy="hybrid-stream-k", tile=(128, 64, 64))
-    inputs = random_inputs(fusion)
-    forward = execute(module, inputs)
-    backward = execute(module, inputs, cta_order=range(131, -1, -1))
-    check_against_float64(fusion, inputs, forward)
-    assert forward.outputs[0].tobytes() == backward.outputs[0].tobytes()
+    forward, backward = hybrid_both_orders(fusion)
     assert tiles_summed(forward) == tiles_summed(backward)
     assert len(forward.sums) == 284
     finishers = sorted(cta for cta, count in enumerate(forward.tiles_per_cta) if count == 3)
