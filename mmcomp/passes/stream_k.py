@@ -52,11 +52,10 @@ from mmcomp.dialects import sched
 
 if TYPE_CHECKING:
     from mmcomp.passes.materialize_schedule import (
-        Count,
         _Coordinates,  # pyright: ignore[reportPrivateUsage]
-        _Index,  # pyright: ignore[reportPrivateUsage]
         _KernelBuilder,  # pyright: ignore[reportPrivateUsage]
     )
+    from mmcomp.passes.schedule_plan import Count, IndexBuilder
 
 
 MAX_TAIL_SEGMENTS = 8
@@ -79,7 +78,7 @@ class StreamK:
     """Emits a stream-K kernel's work: the CTA's units, K loops and fixups."""
 
     def __init__(
-        self, builder: _KernelBuilder, index: _Index, cta: SSAValue, grid: SSAValue | None
+        self, builder: _KernelBuilder, index: IndexBuilder, cta: SSAValue, grid: SSAValue | None
     ):
         self.builder = builder
         self.index = index
@@ -91,7 +90,7 @@ class StreamK:
         self.k_blocks = plan.k_blocks
         """K blocks per tile."""
 
-    def _sub(self, index: _Index, lhs: Count, rhs: Count, name: str = "") -> Count:
+    def _sub(self, index: IndexBuilder, lhs: Count, rhs: Count, name: str = "") -> Count:
         """lhs - rhs: an int when both are."""
         if isinstance(lhs, int) and isinstance(rhs, int):
             return lhs - rhs
@@ -99,7 +98,7 @@ class StreamK:
             return lhs
         return index.minus(lhs, index.value(rhs), name)
 
-    def _add(self, index: _Index, lhs: Count, rhs: Count, name: str = "") -> Count:
+    def _add(self, index: IndexBuilder, lhs: Count, rhs: Count, name: str = "") -> Count:
         """lhs + rhs: an int when both are."""
         if isinstance(lhs, int) and isinstance(rhs, int):
             return lhs + rhs
@@ -174,7 +173,7 @@ class StreamK:
         loop.add_op(scf.YieldOp())
         index.add(scf.ForOp(index.const(0), index.value(units), index.const(1), [], loop))
 
-    def _segment_bounds(self, index: _Index, segment: SSAValue) -> tuple[SSAValue, SSAValue]:
+    def _segment_bounds(self, index: IndexBuilder, segment: SSAValue) -> tuple[SSAValue, SSAValue]:
         """K blocks [j kb / S, (j + 1) kb / S) of segment j."""
         segments = index.value(self.segments)
         lo = index.div(index.mul(segment, self.k_blocks), segments, "kb_lo")
@@ -182,7 +181,7 @@ class StreamK:
         hi = index.div(index.mul(after, self.k_blocks), segments, "kb_hi")
         return lo, hi
 
-    def _hybrid_unit(self, index: _Index, unit: SSAValue) -> None:
+    def _hybrid_unit(self, index: IndexBuilder, unit: SSAValue) -> None:
         """One unit of the hybrid: a data-parallel tile or a segment of a tail tile."""
         builder = self.builder
         kb = index.const(self.k_blocks)
@@ -209,7 +208,7 @@ class StreamK:
         shared.add_op(scf.YieldOp())
         index.add(scf.IfOp(whole, [], [alone], [shared]))
 
-    def _zero_sums(self, index: _Index) -> list[SSAValue]:
+    def _zero_sums(self, index: IndexBuilder) -> list[SSAValue]:
         """A zero tile per accumulator: the initial sums of a fixup's reduction."""
         zeros: list[SSAValue] = []
         for acc_type in self.builder.acc_types:
@@ -220,7 +219,7 @@ class StreamK:
 
     def _tail_fixup(
         self,
-        index: _Index,
+        index: IndexBuilder,
         at: _Coordinates,
         tile: SSAValue,
         tail_tile: SSAValue,
@@ -265,7 +264,7 @@ class StreamK:
         reduce.add_op(scf.YieldOp())
         index.add(scf.IfOp(is_last, [], [reduce]))
 
-    def _unit(self, index: _Index, unit: SSAValue) -> None:
+    def _unit(self, index: IndexBuilder, unit: SSAValue) -> None:
         """One unit: the range's part of a tile."""
         builder = self.builder
         kb = index.const(self.k_blocks)
@@ -284,7 +283,7 @@ class StreamK:
         shared.add_op(scf.YieldOp())
         index.add(scf.IfOp(whole, [], [alone], [shared]))
 
-    def _cta_before(self, index: _Index, bound: SSAValue, name: str) -> SSAValue:
+    def _cta_before(self, index: IndexBuilder, bound: SSAValue, name: str) -> SSAValue:
         """The CTA whose range holds iteration `bound` - 1: the largest c with
         c T / P < bound, (bound P - 1) / T."""
         scaled = index.value(index.times(bound, self.grid))
@@ -292,7 +291,7 @@ class StreamK:
 
     def _fixup(
         self,
-        index: _Index,
+        index: IndexBuilder,
         at: _Coordinates,
         tile: SSAValue,
         base: SSAValue,
