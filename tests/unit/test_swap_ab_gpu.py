@@ -71,8 +71,8 @@ def test_dynamic_m_in_every_bucket(family: str) -> None:
 
 
 def test_swap_rule_runs_a_decode_row(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The heuristic's swap rule (off until it is measured: heuristics.SWAP_AB_MAX_M)
-    switched on, and its pick run."""
+    """The heuristic's swap rule at its widest (heuristics.SWAP_AB_MAX_M set to
+    SWAP_AB_CANDIDATE_M, the value it has today), and its pick run."""
     monkeypatch.setattr(heuristics, "SWAP_AB_MAX_M", heuristics.SWAP_AB_CANDIDATE_M)
     fusion = cases.linear(16, 4096, 1024)
     kernel = mmcomp.compile(fusion)
