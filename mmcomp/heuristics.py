@@ -487,7 +487,7 @@ def choose_params(
     if params.split_k > 1 and not params.fits_registers(chosen_for, SPLIT_K_MARGIN):
         params = _refit_split(chosen_for, given, params)
     if "strategy" not in given and picks_hybrid(problem, params):
-        params = params.replace(strategy="hybrid-stream-k")
+        params = _hybrid_or_not(problem, params)
     params.check(problem)
     return params
 
@@ -613,6 +613,17 @@ def hybrid_gain(problem: Problem, tile: tuple[int, int, int]) -> float:
         return 0.0
     rounds = _ceil_div(tail * segments, grid)
     return (waves + 1) / (waves + rounds / segments) - 1
+
+
+def _hybrid_or_not(problem: Problem, params: ScheduleParams) -> ScheduleParams:
+    """`params` as the hybrid stream-K, or as they are where the hybrid is not valid for
+    the problem (its K-block iterations past the kernel's 32-bit arithmetic)."""
+    hybrid = params.replace(strategy="hybrid-stream-k")
+    try:
+        hybrid.check(problem)
+    except ScheduleError:
+        return params
+    return hybrid
 
 
 def picks_hybrid(problem: Problem, params: ScheduleParams) -> bool:

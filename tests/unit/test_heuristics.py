@@ -708,3 +708,9 @@ def test_the_hybrid_rule_leaves_given_and_dynamic_schedules_alone() -> None:
     assert choose_params(problem, warp_specialization="pingpong").strategy == "persistent"
     dynamic = Problem({"m": DYNAMIC_INDEX, "n": 4096, "k": 14336})
     assert choose_params(dynamic, schedule_m=4352).strategy == "persistent"
+    # 40000 K blocks a tile: the hybrid's iterations x 132 CTAs pass 32 bits, so it is not
+    # picked (a pinned hybrid is refused with the reason)
+    deep = Problem({"m": 4352, "n": 4096, "k": 64 * 40000})
+    assert choose_params(deep).strategy == "persistent"
+    with pytest.raises(ScheduleError, match="32-bit iteration arithmetic"):
+        choose_params(deep, strategy="hybrid-stream-k")
