@@ -13,6 +13,15 @@ as the labels and branches that a hand-written kernel would, one pattern per op:
   `iv = mov lb; head: p = setp.hs iv, ub; @p bra end; <body>; end:`, the body reading
   the induction variable's register `iv` where it read the block argument;
 - its `scf.yield` becomes the back edge `iv' = add iv, step; assign iv, iv'; bra head`;
+- a value it carries (`iter_args`, a `!ptx.reg`: the ring's stage and phase, the tile
+  counter, the previous stage, the stream-K sums) lives in one register: its init's
+  register, or a fresh one that the init is moved into before the loop (`mov`) where the
+  init is a cast of an index value or already carried by the loop. The body reads that
+  register where it read the block argument (and may write it in place, `ptx.assign`);
+  the yield assigns each yielded value to it at the end of the body, before the back
+  edge, unless the value is the block argument itself; the loop's results are that
+  register. A yield that passes one carried value on as another (a permutation) is
+  refused;
 - `scf.if %c` with labels `[else, end]` becomes `@!p bra else; <then>; bra end; else:
   <else>; end:` (its then-block's `scf.yield` is the `bra end`), with one label `[end]`
   (no else-region) `@!p bra end; <then>; end:`. `p` is the predicate register behind the
@@ -25,6 +34,9 @@ The bounds, the step and the conditions reach the ops through
 `builtin.unrealized_conversion_cast` from registers, or are index values of the
 arithmetic; the pass reads the register behind a cast, and casts an index value to
 `!ptx.reg<u32>`, which `convert-arith-to-ptx` resolves when it lowers the arithmetic.
+
+An `scf.if` has no results at the hopper level (a yield with values in one is refused):
+a register that a branch writes is the one a loop around it carries.
 
 It runs after `convert-hopper-to-ptx` (the hopper ops inside the regions are lowered
 first; either order gives the same instructions) and before `convert-arith-to-ptx`,
@@ -186,9 +198,9 @@ def carried_assigns(loop: scf.ForOp, op: scf.YieldOp) -> list[Operation]:
 
 
 class YieldToPtx(RewritePattern):
-    """An `scf.yield` becomes the end of its block: a loop's back edge (`add`, `assign`,
-    `bra head`), `bra end` at the end of a then-block that an else-block follows, else
-    nothing."""
+    """An `scf.yield` becomes the end of its block: a loop's carried values assigned and
+    its back edge (`add`, `assign`, `bra head`), `bra end` at the end of a then-block that
+    an else-block follows, else nothing."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: scf.YieldOp, rewriter: PatternRewriter) -> None:
@@ -223,8 +235,9 @@ class YieldToPtx(RewritePattern):
 
 
 class ForToPtx(RewritePattern):
-    """An `scf.for` becomes a counted loop: `mov` of the lower bound into the induction
-    variable's register, the head label, the exit test and branch, the body, the end."""
+    """An `scf.for` becomes a counted loop: the carried values' registers, `mov` of the
+    lower bound into the induction variable's register, the head label, the exit test and
+    branch, the body, the end."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: scf.ForOp, rewriter: PatternRewriter) -> None:

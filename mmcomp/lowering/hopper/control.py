@@ -10,6 +10,13 @@ loop's index bounds, its induction variable the block argument (read as a regist
 through a cast), and an `scf.if` on the schedule's i1 or a ptx predicate (cast to i1),
 their bodies emitted inside with `KernelBuilder.inside`. Each carries the names of the
 labels that `convert-scf-to-ptx` writes for it, made here in emission order.
+
+A loop carries the registers of `KernelContext.carried` whose scope it encloses (the
+ring's positions, the tile counter, the previous stage, the stream-K sums) as its
+`iter_args`: inside it each such register's value is the body's block argument, at the
+end of the body the value there is yielded, and after the loop it is the loop's result.
+An `scf.if` carries none (its regions restore the values from before it: the loops inside
+carry each value in the register it had there).
 """
 
 from __future__ import annotations
