@@ -165,7 +165,7 @@ def carried_registers(op: scf.ForOp, ops: list[Operation]) -> list[SSAValue]:
     into before the loop (`mov`, appended to `ops`) where the init is a cast of an index
     value or already carried by `op` as an earlier value."""
     carried: list[SSAValue] = []
-    for position, (init, arg) in enumerate(zip(op.iter_args, op.body.block.args[1:])):
+    for position, (init, arg) in enumerate(zip(op.iter_args, op.body.block.args[1:], strict=True)):
         if not isinstance(arg.type, ptx.RegType):
             raise DiagnosticException(
                 f"{NAME}: scf.for carries value #{position} of type {arg.type}; a loop-carried "

@@ -224,5 +224,5 @@ def emit_sum_loop(ctx: KernelContext, loop: scf.ForOp, walker: Walker) -> None:
 def carried_sum(ctx: KernelContext, sums: Accumulator, loop: scf.ForOp) -> list[list[Carried]]:
     """The registers of a sum of partial tiles, carried by `loop` (per chunk)."""
     if sums.fragments:
-        raise ScheduleError(f"{ctx.where}: a sum loop carries sums of partial tiles, not wgmma tiles")
+        raise ScheduleError(f"{ctx.where}: a sum loop must carry sums of partial tiles")
     return [[ctx.carry(reg, loop) for reg in chunk] for chunk in sums.chunks]
