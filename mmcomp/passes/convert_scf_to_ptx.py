@@ -13,6 +13,15 @@ as the labels and branches that a hand-written kernel would, one pattern per op:
   `iv = mov lb; head: p = setp.hs iv, ub; @p bra end; <body>; end:`, the body reading
   the induction variable's register `iv` where it read the block argument;
 - its `scf.yield` becomes the back edge `iv' = add iv, step; assign iv, iv'; bra head`;
+- a value it carries (`iter_args`, a `!ptx.reg`: the ring's stage and phase, the tile
+  counter, the previous stage, the stream-K sums) lives in one register: its init's
+  register, or a fresh one that the init is moved into before the loop (`mov`) where the
+  init is a cast of an index value or already carried by the loop. The body reads that
+  register where it read the block argument (and may write it in place, `ptx.assign`);
+  the yield assigns each yielded value to it at the end of the body, before the back
+  edge, unless the value is the block argument itself; the loop's results are that
+  register. A yield that passes one carried value on as another (a permutation) is
+  refused;
 - `scf.if %c` with labels `[else, end]` becomes `@!p bra else; <then>; bra end; else:
   <else>; end:` (its then-block's `scf.yield` is the `bra end`), with one label `[end]`
   (no else-region) `@!p bra end; <then>; end:`. `p` is the predicate register behind the
@@ -25,6 +34,9 @@ The bounds, the step and the conditions reach the ops through
 `builtin.unrealized_conversion_cast` from registers, or are index values of the
 arithmetic; the pass reads the register behind a cast, and casts an index value to
 `!ptx.reg<u32>`, which `convert-arith-to-ptx` resolves when it lowers the arithmetic.
+
+An `scf.if` has no results at the hopper level (a yield with values in one is refused):
+a register that a branch writes is the one a loop around it carries.
 
 It runs after `convert-hopper-to-ptx` (the hopper ops inside the regions are lowered
 first; either order gives the same instructions) and before `convert-arith-to-ptx`,
@@ -147,10 +159,48 @@ def _erase_unused_negation(cond: SSAValue, rewriter: PatternRewriter) -> None:
     _erase_unused_negation(inner, rewriter)
 
 
+def carried_registers(op: scf.ForOp, ops: list[Operation]) -> list[SSAValue]:
+    """The register of each value `op` carries: its init's register, which the loop then
+    writes in place (its results name it), or a fresh register that the init is moved
+    into before the loop (`mov`, appended to `ops`) where the init is a cast of an index
+    value or already carried by `op` as an earlier value."""
+    carried: list[SSAValue] = []
+    for position, (init, arg) in enumerate(zip(op.iter_args, op.body.block.args[1:], strict=True)):
+        if not isinstance(arg.type, ptx.RegType):
+            raise DiagnosticException(
+                f"{NAME}: scf.for carries value #{position} of type {arg.type}; a loop-carried "
+                "value of the hopper level must be a register (!ptx.reg)"
+            )
+        if isinstance(init.owner, UnrealizedConversionCastOp) or init in carried:
+            moved = ptx.MovOp(init)
+            ops.append(moved)
+            carried.append(moved.result)
+            continue
+        carried.append(init)
+    return carried
+
+
+def carried_assigns(loop: scf.ForOp, op: scf.YieldOp) -> list[Operation]:
+    """The end of an iteration of `loop`: each yielded value assigned to its carried
+    register, in order, unless it is that register (the body wrote it in place)."""
+    args = loop.body.block.args[1:]
+    assigns: list[Operation] = []
+    for position, (arg, value) in enumerate(zip(args, op.operands, strict=True)):
+        if value is arg:
+            continue
+        if value in args:
+            raise DiagnosticException(
+                f"{NAME}: scf.yield passes carried value #{args.index(value)} as #{position}; "
+                "a permutation of the carried registers is not lowered"
+            )
+        assigns.append(ptx.AssignOp(arg, value))
+    return assigns
+
+
 class YieldToPtx(RewritePattern):
-    """An `scf.yield` becomes the end of its block: a loop's back edge (`add`, `assign`,
-    `bra head`), `bra end` at the end of a then-block that an else-block follows, else
-    nothing."""
+    """An `scf.yield` becomes the end of its block: a loop's carried values assigned and
+    its back edge (`add`, `assign`, `bra head`), `bra end` at the end of a then-block that
+    an else-block follows, else nothing."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: scf.YieldOp, rewriter: PatternRewriter) -> None:
@@ -158,14 +208,14 @@ class YieldToPtx(RewritePattern):
         parent = op.parent_op()
         if not isinstance(parent, scf.ForOp | scf.IfOp):
             return
-        if op.operands:
+        if op.operands and isinstance(parent, scf.IfOp):
             raise DiagnosticException(
-                f"{NAME}: scf.yield with values is not lowered (the hopper level keeps "
-                "loop-carried values in registers)"
+                f"{NAME}: scf.yield with values in an scf.if is not lowered (an scf.if has "
+                "no results at the hopper level)"
             )
         if isinstance(parent, scf.ForOp):
             head, _ = labels_of(parent, 2)
-            ops: list[Operation] = []
+            ops = carried_assigns(parent, op)
             step = register(parent.step, ops)
             iv = UnrealizedConversionCastOp.get([parent.body.block.args[0]], [step.type])
             following = ptx.AddOp(iv.results[0], step)
@@ -185,19 +235,16 @@ class YieldToPtx(RewritePattern):
 
 
 class ForToPtx(RewritePattern):
-    """An `scf.for` becomes a counted loop: `mov` of the lower bound into the induction
-    variable's register, the head label, the exit test and branch, the body, the end."""
+    """An `scf.for` becomes a counted loop: the carried values' registers, `mov` of the
+    lower bound into the induction variable's register, the head label, the exit test and
+    branch, the body, the end."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: scf.ForOp, rewriter: PatternRewriter) -> None:
         """Rewrite a loop whose yield is already lowered (regions first)."""
-        if op.iter_args:
-            raise DiagnosticException(
-                f"{NAME}: scf.for with iter_args is not lowered (the hopper level keeps "
-                "loop-carried values in registers)"
-            )
         head, end = labels_of(op, 2)
         ops: list[Operation] = []
+        carried = carried_registers(op, ops)
         lower = register(op.lb, ops)
         upper = register(op.ub, ops)
         iv = ptx.MovOp(lower)
@@ -205,8 +252,8 @@ class ForToPtx(RewritePattern):
         test = ptx.SetpOp("hs", iv.result, upper)
         ops += [iv, index, ptx.LabelOp(head), test, ptx.BraOp(end).set_guard(test.result)]
         rewriter.insert(ops, InsertPoint.before(op))
-        rewriter.inline_block(op.body.block, InsertPoint.before(op), index.results)
-        rewriter.replace(op, [ptx.LabelOp(end)], [])
+        rewriter.inline_block(op.body.block, InsertPoint.before(op), [*index.results, *carried])
+        rewriter.replace(op, [ptx.LabelOp(end)], carried)
 
 
 class IfToPtx(RewritePattern):

@@ -17,7 +17,7 @@ from xdsl.ir import Block, Operation
 from xdsl.parser import Parser
 
 from mmcomp.compiler import context, run_pipeline
-from mmcomp.dialects import ptx
+from mmcomp.dialects import hopper, ptx
 from mmcomp.dialects.ptx.module import carried_label_names
 from mmcomp.passes.convert_arith_to_ptx import ConvertArithToPtx
 from mmcomp.passes.convert_hopper_to_ptx import ConvertHopperToPtx
@@ -133,3 +133,62 @@ def test_either_order_with_convert_hopper_to_ptx_gives_the_same_ptx():
             lowering.apply(context(), module)
         texts.append(emit_ptx(module))
     assert texts[0] == texts[1]
+
+
+def written_in_place(module: Operation) -> list[tuple[ptx.AssignOp, bool]]:
+    """Each ptx.assign of `module`, and whether an scf.for around it carries the register
+    it writes (a block argument of its body) or the register is made in the assign's block."""
+    found: list[tuple[ptx.AssignOp, bool]] = []
+    for op in module.walk():
+        if not isinstance(op, ptx.AssignOp):
+            continue
+        owner = op.dst.owner
+        if not isinstance(owner, Block):
+            found.append((op, owner.parent_block() is op.parent_block()))
+            continue
+        loop = owner.parent_op()
+        found.append((op, isinstance(loop, scf.ForOp) and loop.is_ancestor(op)))
+    return found
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_registers_written_in_place_are_carried_by_their_loops(name: str):
+    """The ring's stage and phase, the tile counter, the previous stage and the sums are
+    iter_args of the loops around their writes; a register made outside the block of an
+    assign is one that a loop around the assign carries, and each K loop reads the stages
+    of the ring from the registers it carries."""
+    module, _ = hopper_level(name)
+    writes = written_in_place(module)
+    assert writes
+    assert all(carried for _, carried in writes), [str(op) for op, carried in writes if not carried]
+    k_loops = [
+        op
+        for op in module.walk()
+        if isinstance(op, scf.ForOp)
+        and any(isinstance(inner, hopper.MbarrierWaitOp) for inner in op.body.block.ops)
+    ]
+    assert k_loops
+    for loop in k_loops:
+        stages = [
+            op.stage
+            for op in loop.body.block.ops
+            if isinstance(op, hopper.RingBarrierOp) and op.stage is not None
+        ]
+        assert all(stage in loop.body.block.args[1:] for stage in stages)
+
+
+def test_the_tile_counter_is_yielded_plus_one():
+    """Ping-pong's tile counter: the persistent loop carries it and yields it plus one."""
+    module, _ = hopper_level("pingpong_linear")
+    yields = [
+        op
+        for op in module.walk()
+        if isinstance(op, scf.YieldOp)
+        and isinstance(op.parent_op(), scf.ForOp)
+        and any(isinstance(value.owner, ptx.AddOp) for value in op.operands)
+    ]
+    assert len(yields) == 1
+    (counted,) = [value for value in yields[0].operands if isinstance(value.owner, ptx.AddOp)]
+    add = counted.owner
+    assert isinstance(add, ptx.AddOp)
+    assert add.operands[0] in yields[0].parent_block().args[1:]

@@ -10,13 +10,15 @@ in the prologue, `Cluster` the cluster's rank predicates and multicast mask.
 
 from __future__ import annotations
 
+from collections.abc import Generator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TypeVar
 
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, UnrealizedConversionCastOp
 from xdsl.dialects.func import FuncOp
-from xdsl.ir import Attribute, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 
 from mmcomp.dialects import ptx
 from mmcomp.dialects.hopper import WarpSpecializeOp
@@ -37,6 +39,26 @@ class Accumulator:
     fragments: list[SSAValue] = field(default_factory=list[SSAValue])
     """Per chunk, the `!hopper.accumulator` value the wgmmas update (for tiles that the
     mainloop accumulates into; empty for the split-K sums)."""
+
+
+@dataclass(eq=False)
+class Carried:
+    """A register that the hopper level's loops around `scope` carry (an `iter_args`
+    value of each): its value where the lowering emits now, the block argument inside
+    such a loop, its result after it."""
+
+    value: SSAValue
+    """The value at the builder's insertion point."""
+    scope: Operation
+    """The op of the materialized kernel whose enclosing loops carry the register."""
+    inclusive: bool
+    """`scope`, a loop, carries it too."""
+
+    def carried_by(self, loop: scf.ForOp) -> bool:
+        """The hopper level's copy of `loop` carries the register."""
+        if loop is self.scope:
+            return self.inclusive
+        return loop.is_ancestor(self.scope)
 
 
 @dataclass(frozen=True)
@@ -112,6 +134,8 @@ class KernelContext:
     """The registers of each accumulator tile value."""
     mainloop: scf.ForOp | None = None
     """The consumers' K loop."""
+    carried: list[Carried] = field(default_factory=list[Carried])
+    """The registers that loops carry, in the order of the loops' iter_args."""
     maps: list[SSAValue] = field(default_factory=list[SSAValue])
     """The tensor maps of the tensor-map parameters (`!hopper.tensormap` values)."""
     launch_function: FuncOp | None = None
@@ -135,6 +159,29 @@ class KernelContext:
             op.erase()
             op = guarded
         return self.k.append(op)
+
+    def carry(self, value: SSAValue, scope: Operation, inclusive: bool = True) -> Carried:
+        """Register `value` as carried by the loops around `scope` (and `scope`, a loop, if
+        `inclusive`)."""
+        carried = Carried(value, scope, inclusive)
+        self.carried.append(carried)
+        return carried
+
+    def carried_by(self, loop: scf.ForOp) -> list[Carried]:
+        """The registers that the hopper level's copy of `loop` carries."""
+        return [carried for carried in self.carried if carried.carried_by(loop)]
+
+    @contextmanager
+    def carried_kept(self) -> Generator[None]:
+        """Restore every carried register's value on leaving this `with` block (a region
+        of an scf.if, whose values are not visible after it: the loops inside it carry
+        each value in the register it had before)."""
+        saved = [(carried, carried.value) for carried in self.carried]
+        try:
+            yield
+        finally:
+            for carried, value in saved:
+                carried.value = value
 
     def _found(self, value: SSAValue) -> SSAValue:
         """The entry's value of a kernel value."""

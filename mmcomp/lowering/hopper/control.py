@@ -10,11 +10,18 @@ loop's index bounds, its induction variable the block argument (read as a regist
 through a cast), and an `scf.if` on the schedule's i1 or a ptx predicate (cast to i1),
 their bodies emitted inside with `KernelBuilder.inside`. Each carries the names of the
 labels that `convert-scf-to-ptx` writes for it, made here in emission order.
+
+A loop carries the registers of `KernelContext.carried` whose scope it encloses (the
+ring's positions, the tile counter, the previous stage, the stream-K sums) as its
+`iter_args`: inside it each such register's value is the body's block argument, at the
+end of the body the value there is yielded, and after the loop it is the loop's result.
+An `scf.if` carries none (its regions restore the values from before it: the loops inside
+carry each value in the register it had there).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects import arith, scf
@@ -29,29 +36,46 @@ from mmcomp.lowering.hopper.index import place
 from mmcomp.passes.convert_scf_to_ptx import labeled
 
 
-def counted_loop(ctx: KernelContext, loop: scf.ForOp) -> scf.ForOp:
-    """An empty `scf.for` over `loop`'s range, appended, labeled `loop` and `loop_end`."""
+def counted_loop(
+    ctx: KernelContext, loop: scf.ForOp, iter_args: Sequence[SSAValue] = ()
+) -> scf.ForOp:
+    """An empty `scf.for` over `loop`'s range carrying `iter_args` (its yield passes its
+    block arguments on), appended, labeled `loop` and `loop_end`."""
     k = ctx.k
     head = k.fresh_label("loop")
     end = k.fresh_label("loop_end")
-    body = Block([scf.YieldOp()], arg_types=[IndexType()])
-    counted = scf.ForOp(ctx.index(loop.lb), ctx.index(loop.ub), ctx.index(loop.step), [], body)
+    body = Block(arg_types=[IndexType(), *(value.type for value in iter_args)])
+    body.add_op(scf.YieldOp(*body.args[1:]))
+    counted = scf.ForOp(
+        ctx.index(loop.lb), ctx.index(loop.ub), ctx.index(loop.step), iter_args, body
+    )
     labeled(counted, (head, end))
     return k.append(counted)
 
 
 def emit_loop(ctx: KernelContext, loop: scf.ForOp, body: Callable[[], None]) -> None:
-    """A counted loop over `loop`'s range (an `scf.for`); `body` emits one iteration."""
+    """A counted loop over `loop`'s range (an `scf.for`) carrying the registers of
+    `ctx.carried` that it carries; `body` emits one iteration, and the values of those
+    registers at its end are yielded."""
     k = ctx.k
     upper = ctx.reg(loop.ub)
     step = ctx.reg(loop.step)
-    counted = counted_loop(ctx, loop)
-    with k.inside(counted.body.block):
-        ctx.regs[loop.body.block.args[0]] = counted.body.block.args[0]
+    carried = ctx.carried_by(loop)
+    counted = counted_loop(ctx, loop, [value.value for value in carried])
+    block = counted.body.block
+    with k.inside(block):
+        for value, arg in zip(carried, block.args[1:], strict=True):
+            value.value = arg
+        ctx.regs[loop.body.block.args[0]] = block.args[0]
         iv = ctx.reg(loop.body.block.args[0])
         ctx.loops.append((iv, upper, step))
         body()
         ctx.loops.pop()
+    yielded = block.last_op
+    assert isinstance(yielded, scf.YieldOp)
+    yielded.operands = [value.value for value in carried]
+    for value, result in zip(carried, counted.results, strict=True):
+        value.value = result
 
 
 def branch(
@@ -117,8 +141,8 @@ class Walker:
         other = k.fresh_label("else")
         end = k.fresh_label("endif")
         structured = branch(self.ctx, self.ctx.index(op.cond), (other, end), otherwise=True)
-        with k.inside(structured.true_region.block):
+        with k.inside(structured.true_region.block), self.ctx.carried_kept():
             self.walk(op.true_region.block.ops)
-        with k.inside(structured.false_region.block):
+        with k.inside(structured.false_region.block), self.ctx.carried_kept():
             if op.false_region.blocks:
                 self.walk(op.false_region.block.ops)

@@ -18,7 +18,13 @@ from xdsl.ir import Operation, SSAValue
 from mmcomp import hardware as hw
 from mmcomp.dialects import hopper, ptx, sched
 from mmcomp.errors import ScheduleError
-from mmcomp.lowering.hopper.context import ConsumerThreads, KernelContext, Threads
+from mmcomp.lowering.hopper.context import (
+    Accumulator,
+    Carried,
+    ConsumerThreads,
+    KernelContext,
+    Threads,
+)
 from mmcomp.lowering.hopper.control import Walker, branch, emit_loop
 from mmcomp.lowering.hopper.epilogue import Epilogue
 from mmcomp.lowering.hopper.index import place
@@ -191,14 +197,32 @@ def is_sum_init(op: sched.ZeroTileOp, mainloop: scf.ForOp | None) -> bool:
 
 
 def emit_sum_loop(ctx: KernelContext, loop: scf.ForOp, walker: Walker) -> None:
-    """A loop that carries sums of partial tiles (stream-K's segments): its accumulators
-    live in the registers of their initial values, which the body updates in place."""
-    for arg, init in zip(loop.body.block.args[1:], loop.iter_args, strict=True):
-        ctx.accumulators[arg] = ctx.accumulators[init]
+    """A loop that carries sums of partial tiles (stream-K's segments): the hopper level's
+    loop carries every register of its accumulators (its `iter_args`), which the body
+    updates in place."""
+    sums = [carried_sum(ctx, ctx.accumulators[init], loop) for init in loop.iter_args]
     yielded = loop.body.block.last_op
     assert isinstance(yielded, scf.YieldOp)
-    emit_loop(ctx, loop, lambda: walker.walk(loop.body.block.ops))
-    for result, init, value in zip(loop.results, loop.iter_args, yielded.operands, strict=True):
-        if ctx.accumulators[value] is not ctx.accumulators[init]:
-            raise ScheduleError(f"{ctx.where}: a sum loop must update its sums in place")
-        ctx.accumulators[result] = ctx.accumulators[init]
+
+    def body() -> None:
+        """One segment: the sums are the registers the loop carries."""
+        for arg, chunks in zip(loop.body.block.args[1:], sums, strict=True):
+            ctx.accumulators[arg] = Accumulator([[reg.value for reg in chunk] for chunk in chunks])
+        walker.walk(loop.body.block.ops)
+        for arg, value in zip(loop.body.block.args[1:], yielded.operands, strict=True):
+            if ctx.accumulators[value] is not ctx.accumulators[arg]:
+                raise ScheduleError(f"{ctx.where}: a sum loop must update its sums in place")
+
+    emit_loop(ctx, loop, body)
+    for result, chunks in zip(loop.results, sums, strict=True):
+        ctx.accumulators[result] = Accumulator([[reg.value for reg in chunk] for chunk in chunks])
+        for chunk in chunks:
+            for reg in chunk:
+                ctx.carried.remove(reg)
+
+
+def carried_sum(ctx: KernelContext, sums: Accumulator, loop: scf.ForOp) -> list[list[Carried]]:
+    """The registers of a sum of partial tiles, carried by `loop` (per chunk)."""
+    if sums.fragments:
+        raise ScheduleError(f"{ctx.where}: a sum loop must carry sums of partial tiles")
+    return [[ctx.carry(reg, loop) for reg in chunk] for chunk in sums.chunks]

@@ -25,7 +25,8 @@ from xdsl.dialects import scf
 from xdsl.ir import SSAValue
 
 from mmcomp.dialects import hopper, ptx, sched
-from mmcomp.lowering.hopper.context import Accumulator, ConsumerThreads, KernelContext
+from mmcomp.errors import ScheduleError
+from mmcomp.lowering.hopper.context import Accumulator, Carried, ConsumerThreads, KernelContext
 from mmcomp.lowering.hopper.control import branch, emit_loop
 from mmcomp.lowering.hopper.index import place
 from mmcomp.lowering.hopper.plan import SWIZZLE
@@ -59,6 +60,13 @@ def wgmma_operands(op: sched.MmaOp, swap_ab: bool) -> tuple[sched.LoadTileOp, sc
     return (b_load, a_load) if swap_ab else (a_load, b_load)
 
 
+def consumer_loop(ctx: KernelContext) -> scf.ForOp:
+    """The consumers' K loop."""
+    if ctx.mainloop is None:
+        raise ScheduleError(f"{ctx.where}: the kernel has no K loop")
+    return ctx.mainloop
+
+
 class ConsumerMainloop:
     """The K loop of the consumer warpgroups; subclasses are the warp-specialization modes."""
 
@@ -69,8 +77,10 @@ class ConsumerMainloop:
         self.ring = ring
         self.prefetch = prefetch
         """Loads the epilogue operands that can hide behind the last wgmma group."""
-        self.at = ring.position()
+        self.at = ring.position(consumer_loop(ctx))
         """The consumers' ring position, made once for the whole kernel."""
+        self.kept: list[tuple[Carried, SSAValue]] = []
+        """The carried registers' values before the ping-pong turn (restored at its end)."""
         self.skip_label: str | None = None
         """The end label of the turn (`scf.if`) whose else-block the rest of a tile is
         emitted into (ping-pong), until `end_of_tile` leaves it."""
@@ -88,8 +98,15 @@ class ConsumerMainloop:
     def start(self, threads: ConsumerThreads) -> None:
         """Take the consumer thread registers; count the tiles walked past."""
         self.threads = threads
-        self.tiles_seen = self.ctx.k.const(0)
-        """Tiles the consumer has walked past (ping-pong parity)."""
+        ctx = self.ctx
+        self.tiles_carried = ctx.carry(ctx.k.const(0), consumer_loop(ctx), inclusive=False)
+        """Tiles the consumer has walked past (ping-pong parity), carried by the loops
+        around the K loop."""
+
+    @property
+    def tiles_seen(self) -> SSAValue:
+        """The tile counter's value at the builder's insertion point."""
+        return self.tiles_carried.value
 
     def part_offset(self, value: SSAValue, stride: int) -> SSAValue:
         """`value` moved to this consumer's part of the tile (`stride` per warpgroup)."""
@@ -129,8 +146,9 @@ class ConsumerMainloop:
         yielded = loop.body.block.last_op
         assert isinstance(yielded, scf.YieldOp)
         self.before_loop(loop)
-        has_prev = k.const(0)
-        prev = k.const(0)
+        # Whether a stage waits for its release, and which: carried by the K loop only.
+        has_prev_carried = ctx.carry(k.const(0), loop)
+        prev_carried = ctx.carry(k.const(0), loop)
         at = self.at
 
         def k_block() -> None:
@@ -146,6 +164,7 @@ class ConsumerMainloop:
                     self.mma(op, slot_base)
             k.append(ptx.WgmmaCommitOp())
             k.append(ptx.WgmmaWaitOp(1))
+            prev, has_prev = prev_carried.value, has_prev_carried.value
             self.ring.release(prev, k.setp("ne", has_prev, k.const(0)), self.threads)
             k.assign(prev, at.stage)
             k.assign(has_prev, k.const(1))
@@ -153,9 +172,12 @@ class ConsumerMainloop:
             self.after_k_block(loop)
 
         emit_loop(ctx, loop, k_block)
+        ctx.carried.remove(prev_carried)
+        ctx.carried.remove(has_prev_carried)
         self.after_loop()
         self.prefetch(loop)
         k.append(ptx.WgmmaWaitOp(0))
+        prev, has_prev = prev_carried.value, has_prev_carried.value
         self.ring.release(prev, k.setp("ne", has_prev, k.const(0)), self.threads)
         for result, value in zip(loop.results, yielded.operands, strict=True):
             accumulators[result] = accumulators[value]
@@ -210,7 +232,14 @@ class ConsumerMainloop:
         if self.skip_label is not None:
             k.leave()
             self.skip_label = None
-        k.assign(self.tiles_seen, k.add(self.tiles_seen, k.const(1)))
+            for carried, value in self.kept:
+                carried.value = value
+        counted = k.add(self.tiles_seen, k.const(1))
+        if self.tiles_seen in k.block.args:
+            # The end of a loop body that carries the counter: the loop's yield passes it on.
+            self.tiles_carried.value = counted
+            return
+        k.assign(self.tiles_seen, counted)
 
 
 class CooperativeMainloop(ConsumerMainloop):
@@ -271,7 +300,9 @@ class PingPongMainloop(ConsumerMainloop):
             over = k.setp("hs", ctx.reg(loop.lb), ctx.reg(loop.ub))
             ctx.put(ptx.AssignOp(trips, k.const(0)), over)
             self.ring.advance_by(self.at, trips)
-        # The rest of the tile is this consumer's turn, up to `end_of_tile`.
+        # The rest of the tile is this consumer's turn, up to `end_of_tile` (which restores
+        # the carried registers' values from before the turn).
+        self.kept = [(carried, carried.value) for carried in ctx.carried]
         k.enter(turn.false_region.block)
         first = k.setp("eq", self.tiles_seen, k.const(0))
         is_second = k.setp("ne", consumer, k.const(0))
@@ -309,7 +340,7 @@ class NonSpecializedMainloop(CooperativeMainloop):
         # Thread 0's load position, like the consumers' ring position, lives for the whole
         # kernel: it is carried across the persistent loop's tiles and split-K units, never
         # reset per tile (the ring's phases go on from tile to tile).
-        self.load_at = ring.position()
+        self.load_at = ring.position(consumer_loop(ctx))
         self.loads = Loads(ctx, ring)
 
     def before_loop(self, loop: scf.ForOp) -> None:

@@ -115,7 +115,7 @@ def emit_producer(ctx: KernelContext, ring: Ring) -> None:
     """The elected producer thread: the producer region of the kernel's warp_specialize."""
     region = ctx.warp_specialize.producer
     loop = producer_loop_of(ctx.warp_specialize, ctx.where)
-    at = ring.position()
+    at = ring.position(loop)
     loads = Loads(ctx, ring)
 
     def special(op: Operation) -> bool:

@@ -6,26 +6,41 @@ and `stages` empty barriers (one arrival per consumer warpgroup that reads a sta
 the CTAs of the cluster), each array a `!hopper.barrier_ring` value whose stages' barriers
 (`hopper.ring_barrier`) the mbarrier and TMA ops take. A role walks the ring with a
 position: a (stage, phase) register pair made once at the kernel's top level, moved one
-stage per K block (the phase flips at the wrap).
+stage per K block (the phase flips at the wrap), in place: the K loop and the loops around
+it carry the pair (their `iter_args`), and the body writes the registers it carries.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from xdsl.dialects import scf
 from xdsl.ir import SSAValue
 
 from mmcomp.dialects import hopper, ptx
 from mmcomp.dialects.hopper import BARRIER_BYTES
-from mmcomp.lowering.hopper.context import ConsumerThreads, KernelContext
+from mmcomp.lowering.hopper.context import Carried, ConsumerThreads, KernelContext
 
 
 @dataclass(frozen=True)
 class Position:
-    """A role's place in the ring: the stage register and the phase-parity register."""
+    """A role's place in the ring: the stage register and the phase-parity register, which
+    the loops around the role's K loop carry (and the K loop itself)."""
 
-    stage: SSAValue
-    phase: SSAValue
+    stage_carried: Carried
+    """The stage register."""
+    phase_carried: Carried
+    """The phase-parity register."""
+
+    @property
+    def stage(self) -> SSAValue:
+        """The stage register's value at the builder's insertion point."""
+        return self.stage_carried.value
+
+    @property
+    def phase(self) -> SSAValue:
+        """The phase-parity register's value at the builder's insertion point."""
+        return self.phase_carried.value
 
 
 @dataclass(frozen=True)
@@ -73,12 +88,13 @@ class Ring:
             self.ctx.put(hopper.MbarrierInitOp(self.barrier(self.full, stage)), leader)
             self.ctx.put(hopper.MbarrierInitOp(self.barrier(self.empty, stage)), leader)
 
-    def position(self) -> Position:
-        """Fresh (stage, phase) registers of a ring position, both 0."""
-        k = self.ctx.k
-        stage = k.const(0)
-        phase = k.const(0)
-        return Position(stage, phase)
+    def position(self, loop: scf.ForOp) -> Position:
+        """Fresh (stage, phase) registers of a ring position, both 0, carried by the K loop
+        `loop` and the loops around it."""
+        ctx = self.ctx
+        stage = ctx.k.const(0)
+        phase = ctx.k.const(0)
+        return Position(ctx.carry(stage, loop), ctx.carry(phase, loop))
 
     def barrier(self, ring: SSAValue, stage: SSAValue | int) -> SSAValue:
         """The barrier of stage `stage` (a register or a constant) of `ring`."""

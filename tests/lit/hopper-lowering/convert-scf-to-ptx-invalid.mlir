@@ -73,7 +73,7 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 
 // -----
 
-// A loop-carried value (the hopper level keeps them in registers).
+// A loop-carried value that is not a register (the hopper level carries registers).
 ptx.module version 8.0 target sm_90a address_size 64 {
   ptx.entry @k() {
     %c0 = arith.constant 0 : index
@@ -85,4 +85,40 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     ptx.ret
   }
 }
-// CHECK: convert-scf-to-ptx: scf.yield with values is not lowered (the hopper level keeps loop-carried values in registers)
+// CHECK: convert-scf-to-ptx: scf.for carries value #0 of type index; a loop-carried value of the hopper level must be a register (!ptx.reg)
+
+// -----
+
+// A yield that swaps two carried registers (each assign would read the other's new value).
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.entry @k() {
+    %c0 = arith.constant 0 : index
+    %c4 = arith.constant 4 : index
+    %c1 = arith.constant 1 : index
+    %a0 = ptx.const 0 : !ptx.reg<u32>
+    %b0 = ptx.const 1 : !ptx.reg<u32>
+    %a, %b = scf.for %i = %c0 to %c4 step %c1 iter_args(%x = %a0, %y = %b0) -> (!ptx.reg<u32>, !ptx.reg<u32>) {
+      scf.yield %y, %x : !ptx.reg<u32>, !ptx.reg<u32>
+    } {ptx.labels = ["loop_1", "loop_end_2"]}
+    ptx.ret
+  }
+}
+// CHECK: convert-scf-to-ptx: scf.yield passes carried value #1 as #0; a permutation of the carried registers is not lowered
+
+// -----
+
+// A branch with a result (the hopper level's branches carry none).
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.entry @k() {
+    %p = ptx.const 1 : !ptx.reg<pred>
+    %c = builtin.unrealized_conversion_cast %p : !ptx.reg<pred> to i1
+    %r0 = ptx.const 0 : !ptx.reg<u32>
+    %r = scf.if %c -> (!ptx.reg<u32>) {
+      scf.yield %r0 : !ptx.reg<u32>
+    } else {
+      scf.yield %r0 : !ptx.reg<u32>
+    } {ptx.labels = ["else_1", "end_2"]}
+    ptx.ret
+  }
+}
+// CHECK: convert-scf-to-ptx: scf.yield with values in an scf.if is not lowered (an scf.if has no results at the hopper level)

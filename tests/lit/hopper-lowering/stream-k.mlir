@@ -6,7 +6,8 @@
 // apart: register, then thread), the tile's threads count the segment with one acq_rel atomic
 // (the arrival that finds segments - 1 resets the counter), and the last one sums the slabs
 // of CTAs first_cta .. last_cta in that order into 64 fresh registers (slab = CTA x 2 +
-// slot, in place: ld, add, assign) before its own epilogue.
+// slot, in place: ld, add, assign; the segment loop carries the 64 registers) before its
+// own epilogue.
 func.func @lin(%a: tensor<300x1000xbf16>, %w: tensor<256x1000xbf16>) -> tensor<300x256xbf16> attributes {sched.params = #sched.params<tile = 128x128x64, stages = 4, strategy = stream-k, epilogue = registers>} {
   %y = fusion.linear %a, %w : (tensor<300x1000xbf16>, tensor<256x1000xbf16>) -> tensor<300x256xf32>
   %o = fusion.cast %y : tensor<300x256xf32> to tensor<300x256xbf16>
@@ -46,12 +47,19 @@ func.func @lin(%a: tensor<300x1000xbf16>, %w: tensor<256x1000xbf16>) -> tensor<3
 // CHECK-NEXT: %[[ARRIVED:[0-9]+]] = builtin.unrealized_conversion_cast %[[SHARED]] : !ptx.reg<u32> to index
 // CHECK-NEXT: arith.cmpi eq, %[[ARRIVED]], %[[OTHERS]] : index
 // CHECK:      %[[SUM0:[0-9]+]] = ptx.const 0.0 : !ptx.reg<f32>
-// CHECK:      scf.for %{{[0-9]+}} = %{{[0-9]+}} to %{{[0-9]+}} step %{{[0-9]+}} {
+// CHECK:      %[[TOTAL0:[0-9]+]], {{.*}} = scf.for %{{[0-9]+}} = %{{[0-9]+}} to %{{[0-9]+}} step %{{[0-9]+}} iter_args(%[[RUNNING:[0-9]+]] = %[[SUM0]], {{.*}}) -> (!ptx.reg<f32>, {{.*}}) {
 // CHECK:      %[[SLOT:[0-9]+]] = arith.select
 // CHECK:      ptx.mad %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}} : !ptx.reg<u32>
 // CHECK:      %[[PART:[0-9]+]] = ptx.ld global %[[ADDRESS:[0-9]+]] : (!ptx.reg<u64>) -> !ptx.reg<f32>
-// CHECK-NEXT: %[[ADDED:[0-9]+]] = ptx.add %[[SUM0]], %[[PART]] : !ptx.reg<f32>
-// CHECK-NEXT: ptx.assign %[[SUM0]], %[[ADDED]] : !ptx.reg<f32>
+// CHECK-NEXT: %[[ADDED:[0-9]+]] = ptx.add %[[RUNNING]], %[[PART]] : !ptx.reg<f32>
+// CHECK-NEXT: ptx.assign %[[RUNNING]], %[[ADDED]] : !ptx.reg<f32>
 // CHECK-NEXT: ptx.ld global %[[ADDRESS]] {offset = 512} : (!ptx.reg<u64>) -> !ptx.reg<f32>
-// CHECK:      } {ptx.labels = ["loop_{{[0-9]+}}", "loop_end_{{[0-9]+}}"]}
+// CHECK:      scf.yield %[[RUNNING]], {{.*}} : !ptx.reg<f32>, {{.*}}
+// CHECK-NEXT: } {ptx.labels = ["loop_{{[0-9]+}}", "loop_end_{{[0-9]+}}"]}
+// CHECK:      ptx.cvt_pack %{{[0-9]+}}, %[[TOTAL0]] : (!ptx.reg<f32>, !ptx.reg<f32>) -> !ptx.reg<bf16x2>
 // CHECK:      ptx.st global %{{[0-9]+}}, %{{[0-9]+}} if %{{[0-9]+}} : (!ptx.reg<u64>, !ptx.reg<bf16x2>) -> ()
+// The consumers' persistent loop carries the ring position and the tile counter, which it
+// yields plus one at the end of the tile.
+// CHECK:      %[[COUNTED:[0-9]+]] = ptx.add %{{[0-9]+}}, %{{[0-9]+}} : !ptx.reg<u32>
+// CHECK-NEXT: scf.yield %{{[0-9]+}}, %{{[0-9]+}}, %[[COUNTED]] : !ptx.reg<u32>, !ptx.reg<u32>, !ptx.reg<u32>
+// CHECK-NEXT: } {ptx.labels = ["loop_{{[0-9]+}}", "loop_end_{{[0-9]+}}"]}
