@@ -75,8 +75,9 @@ def is_hopper_op(op: Operation) -> bool:
     return op.name.startswith("hopper.")
 
 
-def register_of(value: SSAValue) -> SSAValue:
-    """The register holding an operand: the value itself, or the register a cast reads."""
+def held_register(value: SSAValue) -> SSAValue | None:
+    """The register holding `value`: the value itself, or the register a cast of one reads;
+    None where it is neither."""
     if isinstance(value.type, ptx.RegType):
         return value
     owner = value.owner
@@ -84,6 +85,14 @@ def register_of(value: SSAValue) -> SSAValue:
         (source,) = owner.inputs
         if isinstance(source.type, ptx.RegType):
             return source
+    return None
+
+
+def register_of(value: SSAValue) -> SSAValue:
+    """The register holding an operand: the value itself, or the register a cast reads."""
+    held = held_register(value)
+    if held is not None:
+        return held
     raise DiagnosticException(
         f"convert-arith-to-ptx: a value of type {value.type} is not held in a register "
         "(it must come from the index arithmetic of this entry)"

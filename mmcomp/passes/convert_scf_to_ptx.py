@@ -71,6 +71,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from mmcomp.dialects import ptx
 from mmcomp.dialects.ptx.module import LABELS_ATTR, carried_labels
+from mmcomp.passes.convert_arith_to_ptx import held_register
 from mmcomp.passes.partition_warp_roles import check_lowered_to_ptx
 
 NAME = "convert-scf-to-ptx"
@@ -100,13 +101,9 @@ def labels_of(op: Operation, count: int | None = None) -> list[str]:
 def register(value: SSAValue, ops: list[Operation]) -> SSAValue:
     """The register behind `value`: itself, the register a cast reads, or a new cast of
     an index value to u32 (appended to `ops`)."""
-    if isinstance(value.type, ptx.RegType):
-        return value
-    owner = value.owner
-    if isinstance(owner, UnrealizedConversionCastOp) and len(owner.inputs) == 1:
-        (source,) = owner.inputs
-        if isinstance(source.type, ptx.RegType):
-            return source
+    held = held_register(value)
+    if held is not None:
+        return held
     if not isinstance(value.type, IndexType) and value.type != i1:
         raise DiagnosticException(
             f"{NAME}: a value of type {value.type} is neither a register, a cast of one nor "
