@@ -43,6 +43,7 @@ in segment order from zero, so the bits do not depend on which CTA finished firs
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from xdsl.dialects import scf
@@ -183,7 +184,6 @@ class StreamK:
 
     def _hybrid_unit(self, index: IndexBuilder, unit: SSAValue) -> None:
         """One unit of the hybrid: a data-parallel tile or a segment of a tail tile."""
-        builder = self.builder
         kb = index.const(self.k_blocks)
         waves_value, grid = index.value(self.waves), index.value(self.grid)
         data_parallel = index.compare("ult", unit, waves_value, "data_parallel")
@@ -197,16 +197,15 @@ class StreamK:
         tile = index.select(data_parallel, wave_tile, tail_global, "tile")
         lo = index.select(data_parallel, index.const(0), lo, "kb_lo")
         hi = index.select(data_parallel, kb, hi, "kb_hi")
-        at = builder._coordinates(index, tile, index.const(0))  # pyright: ignore[reportPrivateUsage]
-        accumulators = builder._k_loop(index, at, lo, hi, 1)  # pyright: ignore[reportPrivateUsage]
-        whole = index.compare("eq", index.minus(hi, lo), kb, "whole_tile")
-        alone = Block()
-        builder._epilogue(index.at(alone), at, accumulators)  # pyright: ignore[reportPrivateUsage]
-        alone.add_op(scf.YieldOp())
-        shared = Block()
-        self._tail_fixup(index.at(shared), at, tile, tail_tile, past, accumulators)
-        shared.add_op(scf.YieldOp())
-        index.add(scf.IfOp(whole, [], [alone], [shared]))
+        self._tile_part(
+            index,
+            tile,
+            lo,
+            hi,
+            lambda shared, at, accumulators: self._tail_fixup(
+                shared, at, tile, tail_tile, past, accumulators
+            ),
+        )
 
     def _zero_sums(self, index: IndexBuilder) -> list[SSAValue]:
         """A zero tile per accumulator: the initial sums of a fixup's reduction."""
@@ -264,14 +263,18 @@ class StreamK:
         reduce.add_op(scf.YieldOp())
         index.add(scf.IfOp(is_last, [], [reduce]))
 
-    def _unit(self, index: IndexBuilder, unit: SSAValue) -> None:
-        """One unit: the range's part of a tile."""
+    def _tile_part(
+        self,
+        index: IndexBuilder,
+        tile: SSAValue,
+        lo: SSAValue,
+        hi: SSAValue,
+        fixup: Callable[[IndexBuilder, _Coordinates, list[SSAValue]], None],
+    ) -> None:
+        """K blocks [lo, hi) of `tile`: the K loop, then the epilogue where they are the
+        whole tile, else `fixup` (the partial of a shared tile and its reduction)."""
         builder = self.builder
         kb = index.const(self.k_blocks)
-        tile = index.plus(self.first_tile, unit, "sk_tile")
-        base = index.mul(tile, self.k_blocks, "kb_base")
-        lo = index.minus(index.greater(self.start, base), base, "kb_lo")
-        hi = index.minus(index.lesser(self.end, index.plus(base, kb)), base, "kb_hi")
         at = builder._coordinates(index, tile, index.const(0))  # pyright: ignore[reportPrivateUsage]
         accumulators = builder._k_loop(index, at, lo, hi, 1)  # pyright: ignore[reportPrivateUsage]
         whole = index.compare("eq", index.minus(hi, lo), kb, "whole_tile")
@@ -279,9 +282,24 @@ class StreamK:
         builder._epilogue(index.at(alone), at, accumulators)  # pyright: ignore[reportPrivateUsage]
         alone.add_op(scf.YieldOp())
         shared = Block()
-        self._fixup(index.at(shared), at, tile, base, accumulators)
+        fixup(index.at(shared), at, accumulators)
         shared.add_op(scf.YieldOp())
         index.add(scf.IfOp(whole, [], [alone], [shared]))
+
+    def _unit(self, index: IndexBuilder, unit: SSAValue) -> None:
+        """One unit: the range's part of a tile."""
+        kb = index.const(self.k_blocks)
+        tile = index.plus(self.first_tile, unit, "sk_tile")
+        base = index.mul(tile, self.k_blocks, "kb_base")
+        lo = index.minus(index.greater(self.start, base), base, "kb_lo")
+        hi = index.minus(index.lesser(self.end, index.plus(base, kb)), base, "kb_hi")
+        self._tile_part(
+            index,
+            tile,
+            lo,
+            hi,
+            lambda shared, at, accumulators: self._fixup(shared, at, tile, base, accumulators),
+        )
 
     def _cta_before(self, index: IndexBuilder, bound: SSAValue, name: str) -> SSAValue:
         """The CTA whose range holds iteration `bound` - 1: the largest c with

@@ -18,6 +18,7 @@ from xdsl.parser import Parser
 
 from mmcomp.compiler import context, run_pipeline
 from mmcomp.dialects import hopper, ptx
+from mmcomp.dialects.ptx.builder import encloses
 from mmcomp.dialects.ptx.module import carried_label_names
 from mmcomp.passes.convert_arith_to_ptx import ConvertArithToPtx
 from mmcomp.passes.convert_hopper_to_ptx import ConvertHopperToPtx
@@ -43,16 +44,6 @@ def hopper_level(name: str) -> tuple[ModuleOp, str]:
         selected.fusion().module, selected.params, until="lower-schedule-to-hopper"
     )
     return module, stages["lower-schedule-to-hopper"]
-
-
-def encloses(home: Block | None, block: Block | None) -> bool:
-    """`home` is `block` or a block around it."""
-    while block is not None:
-        if block is home:
-            return True
-        parent = block.parent_op()
-        block = None if parent is None else parent.parent_block()
-    return False
 
 
 def out_of_scope(module: Operation) -> list[str]:

@@ -47,6 +47,16 @@ from mmcomp.dialects.ptx.types import BF16X2, PARAM_KINDS, PRED, U32, U64, RegTy
 _OpT = TypeVar("_OpT", bound=Operation)
 
 
+def encloses(home: Block | None, block: Block | None) -> bool:
+    """`home` is `block` or a block around it."""
+    while block is not None:
+        if block is home:
+            return True
+        parent = block.parent_op()
+        block = None if parent is None else parent.parent_block()
+    return False
+
+
 class KernelBuilder:
     """Appends instructions to an entry's body; registers are the ops' results.
 
@@ -134,14 +144,7 @@ class KernelBuilder:
     def sees(self, value: SSAValue) -> bool:
         """`value` is defined in the block appended to or in a block enclosing it."""
         owner = value.owner
-        home = owner if isinstance(owner, Block) else owner.parent_block()
-        block: Block | None = self.block
-        while block is not None:
-            if block is home:
-                return True
-            parent = block.parent_op()
-            block = None if parent is None else parent.parent_block()
-        return False
+        return encloses(owner if isinstance(owner, Block) else owner.parent_block(), self.block)
 
     @contextmanager
     def predicated(self, pred: SSAValue, negated: bool = False) -> Generator[None]:
