@@ -24,6 +24,8 @@ plain functions (a kernel's launch function) are left alone.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from xdsl.context import Context
 from xdsl.dialects import arith, gpu
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, UnrealizedConversionCastOp
@@ -224,6 +226,21 @@ def lower_index_arithmetic(entry: ptx.EntryOp) -> None:
     PatternRewriteWalker(FoldRegisterCast(), apply_recursively=True).rewrite_region(entry.body)
 
 
+_LOWERED_BEFORE: tuple[tuple[Callable[[Operation], bool], str, str], ...] = (
+    (
+        is_hopper_op,
+        "convert-hopper-to-ptx",
+        "the hopper ops read the index arithmetic this pass lowers",
+    ),
+    (
+        is_structured_control,
+        "convert-scf-to-ptx",
+        "the loops' bounds and the branches' conditions read the index arithmetic this pass lowers",
+    ),
+)
+"""What must be lowered before this pass, by (op test, pass, why)."""
+
+
 class ConvertArithToPtx(ModulePass):
     """Lower the index arithmetic in the module's ptx entries to ptx instructions."""
 
@@ -235,18 +252,11 @@ class ConvertArithToPtx(ModulePass):
         del ctx
         check_lowered_to_ptx(self.name, op)
         for entry in [entry for entry in op.walk() if isinstance(entry, ptx.EntryOp)]:
-            hopper_op = next((inner for inner in entry.walk() if is_hopper_op(inner)), None)
-            if hopper_op is not None:
-                raise DiagnosticException(
-                    f"{self.name}: ptx.entry @{entry.sym_name.data} still holds "
-                    f"{hopper_op.name}: run convert-hopper-to-ptx first (the hopper ops read "
-                    "the index arithmetic this pass lowers)"
-                )
-            scf_op = next((inner for inner in entry.walk() if is_structured_control(inner)), None)
-            if scf_op is not None:
-                raise DiagnosticException(
-                    f"{self.name}: ptx.entry @{entry.sym_name.data} still holds "
-                    f"{scf_op.name}: run convert-scf-to-ptx first (the loops' bounds and the "
-                    "branches' conditions read the index arithmetic this pass lowers)"
-                )
+            for holds, needed, why in _LOWERED_BEFORE:
+                found = next((inner for inner in entry.walk() if holds(inner)), None)
+                if found is not None:
+                    raise DiagnosticException(
+                        f"{self.name}: ptx.entry @{entry.sym_name.data} still holds "
+                        f"{found.name}: run {needed} first ({why})"
+                    )
             lower_index_arithmetic(entry)
