@@ -29,6 +29,7 @@ from mmcomp.dialects.sched import (
     tile_rows,
 )
 from mmcomp.errors import ScheduleError
+from mmcomp.passes.stream_k import tail_segments
 
 DERIVED = ("warpgroup", "instr")
 """Parameters derived from the tile, not given by the caller."""
@@ -602,8 +603,6 @@ def hybrid_gain(problem: Problem, tile: tuple[int, int, int]) -> float:
     waves of whole tiles against the W full waves plus the tail's rounds of 1 / S of a tile
     (T tiles on P CTAs, the tail's R tiles split into S segments, `tail_segments`); 0 where
     there is no full wave, no tail, or S = 1 (then the hybrid is the data-parallel kernel)."""
-    from mmcomp.passes.stream_k import tail_segments
-
     grid = hw.SM_COUNT
     waves, tail = divmod(tile_count(problem, tile), grid)
     if waves == 0 or tail == 0:

@@ -27,6 +27,7 @@ from cases import (
 )
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
 
 import mmcomp
 from mmcomp.compiler import run_pipeline
@@ -266,16 +267,21 @@ def test_hybrid_splits_the_tail_segment_major():
     assert first == list(range(20))
 
 
+def loop_holding(kernel: Operation, op_type: type[Operation]) -> scf.ForOp:
+    """The first scf.for of `kernel` whose body holds an op of `op_type`."""
+    return next(
+        op
+        for op in kernel.walk()
+        if isinstance(op, scf.ForOp)
+        and any(isinstance(inner, op_type) for inner in op.body.block.ops)
+    )
+
+
 def restart_k_loop(module: ModuleOp) -> ModuleOp:
     """The kernel with its K loop starting at block 0 (segments recompute earlier blocks)."""
     module = module.clone()
     kernel = kernel_of(module)
-    mainloop = next(
-        op
-        for op in kernel.walk()
-        if isinstance(op, scf.ForOp)
-        and any(isinstance(inner, sched.MmaOp) for inner in op.body.block.ops)
-    )
+    mainloop = loop_holding(kernel, sched.MmaOp)
     zero = next(op.results[0] for op in kernel.body.block.ops if op.results[0].name_hint == "c0")
     mainloop.operands[0] = zero
     return module
@@ -295,12 +301,7 @@ def test_ledger_catches_a_partial_left_out():
     module, _ = materialized(fusion, strategy="stream-k", tile=(128, 64, 64))
     module = module.clone()
     kernel = kernel_of(module)
-    loop = next(
-        op
-        for op in kernel.walk()
-        if isinstance(op, scf.ForOp)
-        and any(isinstance(inner, sched.AccumulatePartialOp) for inner in op.body.block.ops)
-    )
+    loop = loop_holding(kernel, sched.AccumulatePartialOp)
     one = next(op.results[0] for op in kernel.body.block.ops if op.results[0].name_hint == "c1")
     later = arith.AddiOp(loop.lb, one)
     loop.parent_block().insert_op_before(later, loop)  # pyright: ignore[reportOptionalMemberAccess]

@@ -12,6 +12,9 @@ warpgroup.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from xdsl.dialects import func, scf
 from xdsl.ir import Operation, SSAValue
 
@@ -147,6 +150,15 @@ def emit_consumer(ctx: KernelContext, ring: Ring, consumer: SSAValue) -> None:
     epilogue = Epilogue(ctx, ring, mainloop, threads, Pointwise(k, ctx.where))
     split_k = SplitK(ctx, ring, mainloop)
 
+    # The split-K and stream-K partial ops, each lowered by its SplitK method.
+    partial_ops: dict[type[Operation], Callable[[Any], None]] = {
+        sched.ArriveSegmentOp: split_k.arrive_segment,
+        sched.AccumulatePartialOp: split_k.accumulate_partial,
+        sched.StorePartialOp: split_k.store_partial,
+        sched.ArriveOp: split_k.arrive,
+        sched.ReducePartialsOp: split_k.reduce_partials,
+    }
+
     def special(op: Operation) -> bool:
         """The consumers' own lowering of a tile op; False for the generic one."""
         if isinstance(op, scf.ForOp) and op is ctx.mainloop:
@@ -161,24 +173,11 @@ def emit_consumer(ctx: KernelContext, ring: Ring, consumer: SSAValue) -> None:
         if isinstance(op, scf.ForOp) and op.iter_args and op is not ctx.mainloop:
             emit_sum_loop(ctx, op, walker)
             return True
-        if isinstance(op, sched.ArriveSegmentOp):
-            split_k.arrive_segment(op)
+        partial = partial_ops.get(type(op))
+        if partial is not None:
+            partial(op)
             return True
-        if isinstance(op, sched.AccumulatePartialOp):
-            split_k.accumulate_partial(op)
-            return True
-        if epilogue.collect(op):
-            return True
-        if isinstance(op, sched.StorePartialOp):
-            split_k.store_partial(op)
-            return True
-        if isinstance(op, sched.ArriveOp):
-            split_k.arrive(op)
-            return True
-        if isinstance(op, sched.ReducePartialsOp):
-            split_k.reduce_partials(op)
-            return True
-        return False
+        return epilogue.collect(op)
 
     walker = Walker(ctx, special, tile_end=mainloop.end_of_tile)
     walker.walk(ctx.warp_specialize.consumer.block.ops)
