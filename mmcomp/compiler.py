@@ -34,7 +34,7 @@ import contextlib
 import io
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from xdsl.context import Context
@@ -244,6 +244,11 @@ class Kernel:
         self._fast: Callable[[Sequence[Any]], tuple[Any, ...] | None] | None = None
         """After the first device call: the call's fast path (CallState.fast), which takes
         positional device arrays with no keyword and answers None where it cannot."""
+        self._fast_out: Callable[[Sequence[Any], Sequence[Any]], tuple[Any, ...] | None] | None = (
+            None
+        )
+        """After the first device call: the fast path of a call with `out=` a tuple or list
+        of every output (CallState.fast_out)."""
 
     @property
     def runner(self) -> Runner:
@@ -395,10 +400,15 @@ class Kernel:
         named out, stream or check is passed by position. See mmcomp.backend.call.
         """
         fast = self._fast
-        if fast is not None and out is None and stream is None and check is None and not named:
-            outputs = fast(arrays)
-            if outputs is not None:
-                return outputs
+        if fast is not None and stream is None and check is None and not named:
+            if out is None:
+                outputs = fast(arrays)
+                if outputs is not None:
+                    return outputs
+            elif isinstance(out, tuple | list) and self._fast_out is not None:
+                outputs = self._fast_out(arrays, cast("Sequence[Any]", out))
+                if outputs is not None:
+                    return outputs
         global _call_kernel
         if _call_kernel is None:
             from mmcomp.backend.call import call_kernel
@@ -407,7 +417,9 @@ class Kernel:
         outputs = _call_kernel(self, arrays, named, out, stream, check)
         runner = self._runner
         if fast is None and isinstance(runner, CudaRunner) and not runner.kernel.plan.dynamic:
-            self._fast = runner.kernel.call_state().fast_path()
+            state = runner.kernel.call_state()
+            self._fast = state.fast_path()
+            self._fast_out = state.fast_out_path()
         return outputs
 
     def run(self, inputs: list[Any]) -> tuple[np.ndarray, ...]:

@@ -170,8 +170,11 @@ def cpu_pieces(m: int, n: int, k: int) -> tuple[dict[str, Callable[[], Any]], Ca
     prepared.relaunch = lambda: None
     frame = mt.ARRAYS
     state.remember(frame, (7, frame.key(a), frame.key(w), frame.key(y)), prepared)
+    state.remember_out(frame, (7, frame.key(a), frame.key(w), frame.key(y)), prepared, [frame] * 3)
     kernel._fast = state.fast_path()  # pyright: ignore[reportPrivateUsage]
+    kernel._fast_out = state.fast_out_path()  # pyright: ignore[reportPrivateUsage]
     assert kernel(a, w)[0] is y
+    assert kernel(a, w, out=(y,))[0] is y
     dtype = torch.bfloat16
     pieces: dict[str, Callable[[], Any]] = {
         "nothing (the timer alone)": lambda: None,
@@ -180,6 +183,7 @@ def cpu_pieces(m: int, n: int, k: int) -> tuple[dict[str, Callable[[], Any]], Ca
         "key of one tensor (pointer, shape, strides, dtype, device)": lambda: frame.key(a),
         "CallState.fast((a, w)): the call less Kernel.__call__": lambda: state.fast((a, w)),
         "mmcomp kernel(a, w), stand-in allocation, no-op launch": lambda: kernel(a, w),
+        "mmcomp kernel(a, w, out=(y,)), no-op launch": lambda: kernel(a, w, out=(y,)),
     }
     return pieces, lambda: None
 

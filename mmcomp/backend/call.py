@@ -342,6 +342,13 @@ class CallState:
         """The frame of the first input of the last plain call that went the whole way."""
         self.hot: Callable[[Sequence[Any]], tuple[Any, ...] | None] | None = None
         """`hot_frame.fast_call` over `fast_launches`: the fast path for arrays of it."""
+        self.out_launches: dict[tuple[Any, ...], Callable[[], None]] = {}
+        """The relaunch of each prepared launch of a call with every output given in `out=`,
+        by its flat key: the stream, then each input's and each out entry's key fields."""
+        self.hot_out_frame: Frame | None = None
+        """The frame of the last such call that went the whole way."""
+        self.hot_out: Callable[[Sequence[Any], Sequence[Any]], tuple[Any, ...] | None] | None = None
+        """`hot_out_frame.fast_out_call` over `out_launches`."""
         self.workspaces: dict[int, list[DeviceBuffer]] = {}
         """Split-K workspaces by stream handle."""
         self.streams: dict[int, Any] = {}
@@ -352,12 +359,25 @@ class CallState:
         """`fast`, or None in debug mode (MMCOMP_CHECK), where every call checks."""
         return None if CHECK_DEFAULT else self.fast
 
+    def fast_out_path(
+        self,
+    ) -> Callable[[Sequence[Any], Sequence[Any]], tuple[Any, ...] | None] | None:
+        """`fast_out`, or None in debug mode (MMCOMP_CHECK), where every call checks."""
+        return None if CHECK_DEFAULT else self.fast_out
+
     def fast(self, inputs: Sequence[Any]) -> tuple[Any, ...] | None:
         """The common call (device inputs of the last full plain call's frame, new outputs,
         the current stream, no debug mode) where its launch is prepared: the outputs; None
         where it is not (the full call runs then)."""
         hot = self.hot
         return None if hot is None else hot(inputs)
+
+    def fast_out(self, inputs: Sequence[Any], out: Sequence[Any]) -> tuple[Any, ...] | None:
+        """The call with `out=` a tuple or list of every output (device arrays of the last
+        such full call's frame, the current stream, no debug mode) where its launch is
+        prepared (the entries were checked when it was): the entries; None where it is not."""
+        hot = self.hot_out
+        return None if hot is None else hot(inputs, out)
 
     def remember(self, frame: Frame, key: tuple[Any, ...], prepared: PreparedLaunch) -> None:
         """Keep `prepared` (launched, with new outputs) for the fast path of `frame`."""
@@ -376,6 +396,27 @@ class CallState:
             if self.hot_frame is not frame:
                 self.hot = frame.fast_call(count, self.output_types, self.fast_launches)
                 self.hot_frame = frame
+
+    def remember_out(
+        self, frame: Frame, key: tuple[Any, ...], prepared: PreparedLaunch, frames: Sequence[Frame]
+    ) -> None:
+        """Keep `prepared` (launched, every output given in `out=`) for `fast_out`, where
+        the inputs and the entries are all arrays of `frame`."""
+        relaunch = prepared.relaunch
+        if relaunch is None or any(other is not frame for other in frames):
+            return
+        flat: list[Any] = [key[0]]
+        for entry in key[1:]:
+            flat += entry
+        with self.lock:
+            if len(self.out_launches) >= LAUNCH_CACHE_SIZE:
+                self.out_launches.pop(next(iter(self.out_launches)))
+            self.out_launches[tuple(flat)] = relaunch
+            if self.hot_out_frame is not frame:
+                self.hot_out = frame.fast_out_call(
+                    len(self.inputs), len(self.outputs), self.out_launches
+                )
+                self.hot_out_frame = frame
 
     def cu_stream(self, handle: int) -> Any:
         """The CUstream of a raw handle (kept)."""
@@ -568,6 +609,8 @@ def _call(
         prepared.launch()
     if out is None:
         state.remember(frame, key, prepared)
+    elif isinstance(out, tuple | list) and all(given):
+        state.remember_out(frame, key, prepared, [*frames, *out_frames])
     if debug and not is_capturing(prepared.stream):
         _synchronize(state, prepared.stream)
     return tuple(outputs)

@@ -106,6 +106,37 @@ class Frame:
 
         return fast
 
+    def fast_out_call(
+        self, count: int, outputs: int, launches: Mapping[tuple[Any, ...], Callable[[], None]]
+    ) -> Callable[[Sequence[Any], Sequence[Any]], tuple[Any, ...] | None]:
+        """The fast path of a call with `out=` (a tuple or list of every output) for `count`
+        device arrays of this frame: the launch of `launches` whose flat key (the stream,
+        then each input's and each out entry's key fields) the call has, the out entries
+        returned; None where there is none (the checks of a new key are the full call's)."""
+        key_of, stream_of = self.key, self.stream
+
+        def fast_out(inputs: Sequence[Any], out: Sequence[Any]) -> tuple[Any, ...] | None:
+            if len(inputs) != count or len(out) != outputs:
+                return None
+            like = inputs[0]
+            try:
+                key: list[Any] = [stream_of(like)]
+                for value in inputs:
+                    key += key_of(value)
+                if key[5] == HOST:
+                    return None
+                for value in out:
+                    key += key_of(value)
+                relaunch = launches.get(tuple(key))
+            except Exception:  # not this frame's arrays: the full call says why
+                return None
+            if relaunch is None:
+                return None
+            relaunch()
+            return tuple(out)
+
+        return fast_out
+
 
 class NumpyFrame(Frame):
     """numpy arrays: host arrays, copied in and out."""

@@ -314,6 +314,41 @@ def test_the_fast_path_finds_the_launch_the_full_call_kept(linear):
     state.hot = state.hot_frame = None
 
 
+def test_the_out_fast_path_finds_the_launch_of_the_same_entries(linear):
+    """A launch kept by a full call with every output in `out=` is found by the fast path
+    from the same inputs, stream and out entries (their whole keys), and by nothing else."""
+    from mmcomp.backend.call import PreparedLaunch
+
+    kernel, _ = linear
+    state = kernel.device_kernel.call_state()
+    a, w = device_inputs()
+    frame = StubFrame(7, [])
+    launched: list[int] = []
+    prepared = PreparedLaunch(None, None, None, [])  # pyright: ignore[reportArgumentType]
+    prepared.relaunch = lambda: launched.append(1)
+    y = FakeDeviceArray((300, 500), BF16, 1 << 40)
+    key = (7, frame.key(a), frame.key(w), frame.key(y))
+    state.remember_out(frame, key, prepared, [frame, frame, frame])
+    assert state.hot_out_frame is frame
+    assert state.fast_out([a, w], [y]) == (y,)
+    assert state.fast_out([a, w], (y,)) == (y,)
+    assert launched == [1, 1]
+    assert state.fast_out([a, w], [FakeDeviceArray((300, 500), BF16, 1 << 41)]) is None
+    assert state.fast_out([a, w], [FakeDeviceArray((300, 500), np.float32, 1 << 40)]) is None
+    assert state.fast_out([a, w], [y, y]) is None  # the full call names the extra entry
+    assert state.fast_out([a, w], [np.empty((300, 500), BF16)]) is None
+    frame.handle = 8  # another stream
+    assert state.fast_out([a, w], [y]) is None
+    frame.handle = 7
+    assert state.fast_out([random((300, 200)), random((500, 200))], [y]) is None
+    assert launched == [1, 1]
+    other = StubFrame(7, [])  # an entry of another framework: not kept
+    state.remember_out(frame, key, prepared, [frame, frame, other])
+    assert len(state.out_launches) == 1
+    state.out_launches.clear()
+    state.hot_out = state.hot_out_frame = None
+
+
 @pytest.mark.parametrize("second", ["CUDA_SUCCESS", "CUDA_ERROR_INVALID_CONTEXT"])
 def test_a_refused_relaunch_makes_the_context_current_and_launches_again(
     linear, monkeypatch, second

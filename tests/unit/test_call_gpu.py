@@ -287,6 +287,44 @@ def test_the_fast_path_gives_the_checked_calls_values(name: str):
     assert hits == [True, True, True]
 
 
+@pytest.mark.parametrize("name", list(FAST_PATH))
+def test_the_out_fast_path_writes_the_checked_calls_values(name: str):
+    """After a checked call and a first plain one with `out=`, plain calls with the same
+    entries take the out fast path and write the same values."""
+    if name == "staged":
+        fusion = cases.linear(256, 256, 255)
+        kernel = mmcomp.compile(fusion)
+    else:
+        fusion, kernel = compiled(name)
+    host = cases.inputs_for(fusion)
+    inputs = on_gpu(host)
+    targets = list(kernel(*inputs, check=True))
+    check_outputs(fusion, host, targets)
+    kernel(*inputs, out=targets)  # keeps its launch for the out fast path
+    state = kernel.device_kernel.call_state()
+    hot = state.hot_out
+    assert hot is not None
+    hits: list[bool] = []
+
+    def counted(arrays, out):
+        found = hot(arrays, out)
+        hits.append(found is not None)
+        return found
+
+    state.hot_out = counted
+    try:
+        for out in (tuple(targets), list(targets), tuple(targets)):
+            for tensor in targets:
+                tensor.fill_(float("nan"))
+            returned = kernel(*inputs, out=out)
+            assert all(got is want for got, want in zip(returned, targets, strict=True))
+            torch.cuda.synchronize()
+            check_outputs(fusion, host, targets)
+    finally:
+        state.hot_out = hot
+    assert hits == [True, True, True]
+
+
 def test_a_thread_new_to_cuda_relaunches_after_making_the_context_current():
     """A kept launch relaunched from a thread that has made no CUDA call (no context
     current there) runs: the driver takes it, or refuses it until the relaunch has made
