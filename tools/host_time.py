@@ -89,6 +89,32 @@ def timed_in_turns(
     return result
 
 
+def direct_launch(handle: Any, grid: int, plan: Any, stream: Any, params: int) -> Callable[[], Any]:
+    """The driver's own launch cost: cuLaunchKernel of libcuda called through ctypes, its
+    arguments converted once (a kernel without clusters)."""
+    import ctypes
+
+    libcuda = ctypes.CDLL("libcuda.so.1")
+    launch = libcuda.cuLaunchKernel
+    uint, pointer = ctypes.c_uint, ctypes.c_void_p
+    launch.argtypes = [pointer, *[uint] * 7, pointer, pointer, pointer]
+    launch.restype = ctypes.c_int
+    args = (
+        pointer(int(handle)),
+        uint(grid),
+        uint(1),
+        uint(1),
+        uint(plan.threads),
+        uint(1),
+        uint(1),
+        uint(plan.smem_bytes),
+        pointer(int(stream)),
+        pointer(params),
+        pointer(0),
+    )
+    return lambda: launch(*args)
+
+
 def gpu_pieces(m: int, n: int, k: int) -> tuple[dict[str, Callable[[], Any]], Callable[[], Any]]:
     """The rows on the GPU, and torch.cuda.synchronize."""
     import cases
@@ -121,8 +147,11 @@ def gpu_pieces(m: int, n: int, k: int) -> tuple[dict[str, Callable[[], Any]], Ca
     handle = function.handle
     dtype = torch.bfloat16
     where = a.device
+    direct = direct_launch(function.handle, bound.grid, plan, prepared.stream, params)
     pieces: dict[str, Callable[[], Any]] = {
         "nothing (the timer alone)": lambda: None,
+        "cuLaunchKernel through ctypes (libcuda itself, no cuda-python)": direct,
+        "allocation and the ctypes launch together": lambda: (a.new_empty((m, n)), direct()),
         "torch output allocation (a.new_empty)": lambda: a.new_empty((m, n)),
         "torch output allocation (torch.empty, device given)": lambda: torch.empty(
             (m, n), dtype=dtype, device=where

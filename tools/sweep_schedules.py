@@ -1,7 +1,7 @@
 """Sweep schedules of bf16 linears (A[M,K] W[N,K]^T) against cuBLAS, timed in turns.
 
     python tools/sweep_schedules.py [--shapes 1x4096x4096 16x14336x4096 ...]
-        [--grid decode | fill | stream-k | swap | pingpong | heuristic] [--refine 4]
+        [--grid decode | fill | stream-k | swap | pingpong | cluster | heuristic] [--refine 4]
         [--rounds 5] [--jobs 14] [--out DIR]
 
 For each shape, every schedule of the grid (and the heuristic's own choice, `{}`) is built
@@ -23,7 +23,9 @@ the tile widths (not only powers of two) and splits that fill one wave of the SM
 rows that hold M; `--grid stream-k` times data-parallel (persistent), stream-K and the
 hybrid side by side at the heuristic's tile, 128x256 and 128x128; `--grid swap` times the
 heuristic's choice beside swap-AB schedules (`swap_grid`); `--grid pingpong` ping-pong
-128-row tiles beside clustered cooperative ones (`pingpong_grid`); `--grid heuristic`
+128-row tiles beside clustered cooperative ones (`pingpong_grid`); `--grid cluster`
+cooperative 128-row tiles alone and in 2x1 clusters at several ring depths
+(`cluster_grid`); `--grid heuristic`
 times the heuristic's choice alone (the final figures); `--build-only` builds without a GPU.
 """
 
@@ -171,6 +173,28 @@ def pingpong_grid(shape: tuple[int, int, int]) -> list[dict[str, Any]]:
         grid.append({"tile": tile, "warp_specialization": "pingpong", "cluster": cluster})
         if cluster == (2, 1):
             grid.append({"tile": tile, "warp_specialization": "cooperative", "cluster": cluster})
+    return grid
+
+
+CLUSTER_WIDTHS = (112, 128, 192, 224, 256)
+"""Widths of the cluster grid's cooperative 128-row tiles."""
+CLUSTER_STAGES = (0, 4, 6)
+"""Ring depths of the cluster grid (0: the heuristic's)."""
+
+
+def cluster_grid(shape: tuple[int, int, int]) -> list[dict[str, Any]]:
+    """The cluster grid: cooperative 128-row tiles of CLUSTER_WIDTHS alone and in a 2x1
+    cluster (the two CTAs of a pair share B's tile through TMA multicast), each at the
+    heuristic's ring depth and at the deeper CLUSTER_STAGES where they fit."""
+    del shape
+    grid: list[dict[str, Any]] = []
+    for tile_n, cluster, stages in itertools.product(
+        CLUSTER_WIDTHS, ((1, 1), (2, 1)), CLUSTER_STAGES
+    ):
+        params: dict[str, Any] = {"tile": (128, tile_n, 64), "cluster": cluster}
+        if stages:
+            params["stages"] = stages
+        grid.append(params)
     return grid
 
 
@@ -434,7 +458,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shapes", type=parse_shape, nargs="+", default=DECODE_SHAPES)
     parser.add_argument(
         "--grid",
-        choices=("decode", "fill", "stream-k", "swap", "pingpong", "heuristic"),
+        choices=("decode", "fill", "stream-k", "swap", "pingpong", "cluster", "heuristic"),
         default="decode",
     )
     parser.add_argument("--refine", type=int, default=0, help="vary the T best per shape")
@@ -462,6 +486,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.grid != "heuristic":
         grids = {"decode": decode_grid, "fill": fill_grid, "stream-k": stream_k_grid}
         grids["pingpong"] = pingpong_grid
+        grids["cluster"] = cluster_grid
         grid = {**grids, "swap": swap_grid}[args.grid]
         candidates += [
             Candidate(shape, params, "grid") for shape in args.shapes for params in grid(shape)
