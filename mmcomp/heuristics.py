@@ -423,6 +423,19 @@ def wanted_stages(tile: tuple[int, int, int], problem: Problem) -> int:
     return max(2, _ceil_div(IN_FLIGHT_MACS, macs))
 
 
+def one_unit_per_cta(problem: Problem, params: ScheduleParams) -> bool:
+    """Whether every CTA runs one work unit (a tile, or a K slice of one) at most: the
+    units fit in one wave of the SMs, so the kernel is one K loop per CTA, and its ring
+    takes every stage that fits rather than `wanted_stages`.
+
+    With no next tile whose loads the ring's fill could overlap, a deeper ring only keeps
+    more of the operands in flight: on the H200, 256x14336x4096 at 128x256x64 (112 tiles)
+    ran 0.913-0.923x cuBLAS with 4 stages against 0.901-0.905x with 3 (docs/performance.md,
+    "A deeper ring in one wave")."""
+    units = tile_count(problem, params.tile) * params.split_k
+    return not problem.dynamic_axes and units <= hw.SM_COUNT
+
+
 def choose_epilogue(problem: Problem) -> str:
     """Stage a lone GEMM's output through shared memory and TMA-store it (measured faster on
     the H200: docs/performance.md); an epilogue that reads or writes more [M, N] tiles keeps
@@ -585,6 +598,8 @@ def _choose(problem: Problem, given: dict[str, object]) -> ScheduleParams:
         swizzle=given.get("swizzle", swizzle),
         split_k=clamp_split_k(split_k, problem, tile),
     )
+    if "stages" not in given and one_unit_per_cta(problem, params):
+        params = params.replace(stages=max(fit_stages(params, problem), params.stages))
     if "cluster" not in given:
         params = params.replace(cluster=choose_cluster(problem, params))
     return params

@@ -109,7 +109,7 @@ def test_small_problems_compile_for_cuda():
         ((64, 4096, 14336), "pingpong", (64, 64, 128), 2, 6),  # 64 tiles x 2, K block 128
         # M = 128..512: cooperative 128-row tiles, the narrowest within one wave.
         ((128, 14336, 4096), "cooperative", (128, 128, 64), 1, 6),  # 112 tiles
-        ((256, 14336, 4096), "cooperative", (128, 256, 64), 1, 3),  # 112 tiles
+        ((256, 14336, 4096), "cooperative", (128, 256, 64), 1, 4),  # 112 tiles, deepest ring
         ((512, 4096, 4096), "cooperative", (128, 128, 64), 1, 6),  # 128 tiles
         ((128, 4096, 14336), "cooperative", (128, 64, 64), 2, 8),  # 64 tiles x 2
         ((256, 4096, 4096), "cooperative", (128, 64, 64), 1, 8),  # 128 tiles

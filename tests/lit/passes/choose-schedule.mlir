@@ -19,9 +19,10 @@ func.func @linear(%a: tensor<4096x5120xbf16>, %w: tensor<14336x5120xbf16>) -> te
 // -----
 
 // Keys already written are kept; the rest are chosen around them (a 128x128 tile leaves
-// room for more stages; 64 tiles fill under half the SMs, so K is split in two).
+// room for more stages; 64 tiles fill under half the SMs, so K is split in two, and the
+// 128 units of one wave take the deepest ring that fits).
 // CHECK-LABEL: func.func @written
-// CHECK-SAME: sched.params = #sched.params<tile = 128x128x64, warpgroup = 64x128, instr = m64n128k16, stages = 6, cluster = 1x1, raster = n, swizzle = 2,
+// CHECK-SAME: sched.params = #sched.params<tile = 128x128x64, warpgroup = 64x128, instr = m64n128k16, stages = 7, cluster = 1x1, raster = n, swizzle = 2,
 // CHECK-SAME: split_k = 2, warp_specialization = cooperative, registers = 40/232, epilogue = registers>
 // ORDER: choose-schedule: @written: no 'fusion.space': run propagate-axis-mapping first
 func.func @written(%a: tensor<1000x1000xbf16>, %w: tensor<1000x1000xbf16>) -> tensor<1000x1000xbf16> attributes {sched.params = #sched.params<tile = 128x128x64, raster = n, swizzle = 2, epilogue = registers>} {
