@@ -243,16 +243,21 @@ FAST_PATH = {
 """Cases whose relaunch differs, and how."""
 
 
+def fast_path_case(name: str):
+    """The fusion and kernel of a FAST_PATH case ("staged": K = 255, rows of 510 bytes,
+    which TMA cannot address)."""
+    if name == "staged":
+        fusion = cases.linear(256, 256, 255)
+        return fusion, mmcomp.compile(fusion)
+    return compiled(name)
+
+
 @pytest.mark.parametrize("name", list(FAST_PATH))
 def test_the_fast_path_gives_the_checked_calls_values(name: str):
     """After a checked call and a first plain one, plain calls take the fast path (the freed
     outputs' memory, poisoned, is what the next call's outputs reuse) and give the same
     values."""
-    if name == "staged":  # K = 255: rows of 510 bytes, which TMA cannot address
-        fusion = cases.linear(256, 256, 255)
-        kernel = mmcomp.compile(fusion)
-    else:
-        fusion, kernel = compiled(name)
+    fusion, kernel = fast_path_case(name)
     host = cases.inputs_for(fusion)
     inputs = on_gpu(host)
     outputs = kernel(*inputs, check=True)
@@ -291,11 +296,7 @@ def test_the_fast_path_gives_the_checked_calls_values(name: str):
 def test_the_out_fast_path_writes_the_checked_calls_values(name: str):
     """After a checked call and a first plain one with `out=`, plain calls with the same
     entries take the out fast path and write the same values."""
-    if name == "staged":
-        fusion = cases.linear(256, 256, 255)
-        kernel = mmcomp.compile(fusion)
-    else:
-        fusion, kernel = compiled(name)
+    fusion, kernel = fast_path_case(name)
     host = cases.inputs_for(fusion)
     inputs = on_gpu(host)
     targets = list(kernel(*inputs, check=True))
