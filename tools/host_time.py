@@ -139,7 +139,7 @@ def gpu_pieces(m: int, n: int, k: int) -> tuple[dict[str, Callable[[], Any]], Ca
     plan = device.plan
     function = device.function()
     config = cluster_launch_config(
-        function, bound.grid, plan.threads, plan.cluster, plan.smem_bytes
+        function, bound.grid, plan.threads, plan.cluster, plan.smem_bytes, plan.programmatic
     )
     config.hStream = prepared.stream
     launch_ex = driver_api().cuLaunchKernelEx
@@ -148,6 +148,8 @@ def gpu_pieces(m: int, n: int, k: int) -> tuple[dict[str, Callable[[], Any]], Ca
     dtype = torch.bfloat16
     where = a.device
     direct = direct_launch(function.handle, bound.grid, plan, prepared.stream, params)
+    ex = plan.cluster > 1 or plan.programmatic
+    relaunch_call = "cuLaunchKernelEx" if ex else "cuLaunchKernel"
     pieces: dict[str, Callable[[], Any]] = {
         "nothing (the timer alone)": lambda: None,
         "cuLaunchKernel through ctypes (libcuda itself, no cuda-python)": direct,
@@ -158,9 +160,7 @@ def gpu_pieces(m: int, n: int, k: int) -> tuple[dict[str, Callable[[], Any]], Ca
         ),
         "torch current-stream handle": lambda: ARRAYS.stream(a),
         "key of one tensor (pointer, shape, strides, dtype, device)": lambda: ARRAYS.key(a),
-        f"kept relaunch ({'cuLaunchKernel' if plan.cluster == 1 else 'cuLaunchKernelEx'})": (
-            relaunch
-        ),
+        f"kept relaunch ({relaunch_call})": relaunch,
         "cuLaunchKernelEx, packed, cached config (cuda-python)": lambda: launch_ex(
             config, handle, params, 0
         ),

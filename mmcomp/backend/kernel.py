@@ -160,10 +160,11 @@ class BoundLaunch:
                 cluster=plan.cluster,
                 smem_bytes=plan.smem_bytes,
                 stream=stream,
+                programmatic=plan.programmatic,
             )
             self._packed = KernelArguments(self.args)
             self._config = cluster_launch_config(
-                function, grid, plan.threads, plan.cluster, plan.smem_bytes
+                function, grid, plan.threads, plan.cluster, plan.smem_bytes, plan.programmatic
             )
             return
         config = self._config
@@ -184,8 +185,9 @@ class BoundLaunch:
         call's cached launches use it. It makes mmcomp's context current only where the
         launch is refused (a thread that has not used it yet), then launches again.
 
-        A kernel without clusters goes through cuLaunchKernel, its grid, block and shared
-        memory passed as ints; a cluster needs cuLaunchKernelEx and the launch config.
+        A kernel without clusters or a programmatic dependency goes through
+        cuLaunchKernel, its grid, block and shared memory passed as ints; the others need
+        cuLaunchKernelEx and the launch config's attributes.
         """
         from mmcomp.runtime.device import ensure_context
         from mmcomp.runtime.driver import check, driver_api
@@ -203,14 +205,14 @@ class BoundLaunch:
         entry = plan.entry
         launch: Callable[..., Any]
         args: tuple[Any, ...]
-        if plan.cluster == 1:
+        if plan.cluster == 1 and not plan.programmatic:
             launch = driver.cuLaunchKernel
             grid, threads, smem = self.grid, plan.threads, plan.smem_bytes
             args = (function.handle, grid, 1, 1, threads, 1, 1, smem, stream, params, 0)
         else:
             launch = driver.cuLaunchKernelEx
             config = cluster_launch_config(
-                function, self.grid, plan.threads, plan.cluster, plan.smem_bytes
+                function, self.grid, plan.threads, plan.cluster, plan.smem_bytes, plan.programmatic
             )
             config.hStream = stream
             args = (config, function.handle, params, 0)

@@ -45,6 +45,10 @@ class LaunchPlan:
     """With runtime extents: the launch function giving the grid (see `specialized`)."""
     extent_values: tuple[int, ...] = ()
     """A plan specialized for runtime extents: their values, in `extents` order."""
+    programmatic: bool = False
+    """The kernel waits for the previous grid itself (`griddepcontrol.wait` before any
+    global access), so it is launched with a programmatic dependency on it: its prologue
+    may run while that grid finishes."""
 
     @property
     def dynamic(self) -> bool:
@@ -141,6 +145,7 @@ def launch_plan(module: ModuleOp | ptx.PtxModuleOp) -> LaunchPlan:
     threads = 1
     for dim in entry.reqntid.data:
         threads *= dim.data
+    programmatic = any(isinstance(op, ptx.GridDepWaitOp) for op in entry.walk())
     return LaunchPlan(
         entry.sym_name.data,
         tuple(arrays),
@@ -152,4 +157,5 @@ def launch_plan(module: ModuleOp | ptx.PtxModuleOp) -> LaunchPlan:
         launch.persistent,
         tuple(extents),
         launch.grid_function,
+        programmatic=programmatic,
     )

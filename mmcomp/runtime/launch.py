@@ -161,10 +161,12 @@ def cluster_launch_config(
     block: int | Sequence[int],
     cluster: int | Sequence[int],
     smem_bytes: int,
+    programmatic: bool = False,
 ) -> Any:
     """A CUlaunchConfig with a cluster dimension, on the default stream (raises the
     function's dynamic shared memory limit first when needed); grid, block and cluster as
-    for `launch`."""
+    for `launch`; `programmatic`: with a programmatic dependency on the stream's previous
+    grid (for a kernel that runs `griddepcontrol.wait` before touching global memory)."""
     if smem_bytes > STATIC_SHARED_LIMIT and smem_bytes > function.max_dynamic_shared_bytes:
         function.set_max_dynamic_shared_bytes(smem_bytes)
     driver = driver_api()
@@ -176,8 +178,16 @@ def cluster_launch_config(
     attribute.id = driver.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
     dims = attribute.value.clusterDim
     dims.x, dims.y, dims.z = _dim3(cluster, "cluster")
-    config.attrs = [attribute]
-    config.numAttrs = 1
+    attributes = [attribute]
+    if programmatic:
+        serialization = driver.CUlaunchAttribute()
+        serialization.id = (
+            driver.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
+        )
+        serialization.value.programmaticStreamSerializationAllowed = 1
+        attributes.append(serialization)
+    config.attrs = attributes
+    config.numAttrs = len(attributes)
     return config
 
 
@@ -207,8 +217,10 @@ def launch(
     cluster: int | Sequence[int] = 1,
     smem_bytes: int = 0,
     stream: Any = None,
+    programmatic: bool = False,
 ) -> None:
-    """Launch `function` on `grid` x `block` threads, `cluster` CTAs per cluster, on `stream`.
+    """Launch `function` on `grid` x `block` threads, `cluster` CTAs per cluster, on `stream`
+    (`programmatic`: see `cluster_launch_config`).
 
     Dynamic shared memory above 48 KiB raises the function's limit first. The launch is
     asynchronous: synchronize the stream (or copy results back) to see its effects.
@@ -235,7 +247,7 @@ def launch(
             )
     if smem_bytes < 0:
         raise LaunchError(f"launch: smem_bytes must be >= 0, found {smem_bytes}")
-    config = cluster_launch_config(function, grid3, block3, cluster3, smem_bytes)
+    config = cluster_launch_config(function, grid3, block3, cluster3, smem_bytes, programmatic)
     config.hStream = stream_handle(stream)
     packed = KernelArguments(args)
     check_arguments(function, packed)

@@ -353,9 +353,11 @@ def test_the_out_fast_path_finds_the_launch_of_the_same_entries(linear):
 def test_a_refused_relaunch_makes_the_context_current_and_launches_again(
     linear, monkeypatch, second
 ):
-    """The kept relaunch of a kernel without clusters is one cuLaunchKernel with ints; where
-    the driver refuses it, the context is made current and the launch made again, and a
-    second refusal is raised naming the kernel."""
+    """The kept relaunch of a kernel without clusters or a programmatic dependency (an
+    older saved kernel) is one cuLaunchKernel with ints; where the driver refuses it, the
+    context is made current and the launch made again, and a second refusal is raised
+    naming the kernel."""
+    import dataclasses
     from types import SimpleNamespace
 
     import mmcomp.runtime.device as device
@@ -368,6 +370,7 @@ def test_a_refused_relaunch_makes_the_context_current_and_launches_again(
     driver = driver_api()
     kernel = linear[0].device_kernel
     assert kernel.plan.cluster == 1
+    monkeypatch.setattr(kernel, "plan", dataclasses.replace(kernel.plan, programmatic=False))
     handle = object()
     monkeypatch.setattr(kernel, "_function", SimpleNamespace(handle=handle))
     bound = object.__new__(BoundLaunch)

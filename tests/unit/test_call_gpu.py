@@ -368,6 +368,28 @@ def test_split_k_workspaces_are_per_stream_and_reset():
     assert len(kernel.device_kernel.call_state().workspaces) == 2
 
 
+def test_back_to_back_kernels_see_each_others_writes():
+    """Kernels launched back to back on one stream, each reading the output of the one
+    before and overwriting a buffer the one before reads: with programmatic dependent
+    launch, no kernel touches global memory before the previous one has completed."""
+    fusion, kernel = compiled("linear_1000")
+    assert kernel.device_kernel.plan.programmatic
+    host_w1, host_w2 = cases.inputs_for(fusion)[1], cases.inputs_for(fusion)[1]
+    w1, w2 = on_gpu([host_w1, host_w2])
+    activations = [cases.inputs_for(fusion)[0] for _ in range(4)]
+    on_device = on_gpu(activations)
+    (y1,) = kernel(on_device[0], w1, check=True)
+    torch.cuda.synchronize()
+    second: list = []
+    for a in on_device:
+        kernel(a, w1, out=(y1,))  # overwrites what the launch before read
+        second.append(kernel(y1, w2)[0])  # reads what the launch before wrote
+    torch.cuda.synchronize()
+    for array, got in zip(activations, second, strict=True):
+        (first,) = reference(fusion, array, host_w1, accumulate=np.float64)
+        check_outputs(fusion, [np.asarray(first), host_w2], [got])
+
+
 def test_cuda_graph_capture_and_replay_of_a_plain_call():
     fusion, kernel = compiled("gelu_bias")
     host = cases.inputs_for(fusion)

@@ -103,6 +103,24 @@ def test_the_entry_carries_every_tensor_map_box_and_swizzle():
     assert plan.cluster == 2 and all(m.swizzle == 128 for m in plan.tensor_maps[:2])
 
 
+def test_a_kernel_that_waits_for_the_previous_grid_launches_programmatically(tmp_path: Path):
+    """The lowered entry waits (griddepcontrol.wait) before any global access, so its plan
+    launches it with a programmatic dependency; an entry without the wait (an older saved
+    file) launches in plain stream order."""
+    selected = known("linear_256")
+    kernel = mmcomp.compile(selected.fusion(), **selected.params)
+    assert kernel.device_kernel.plan.programmatic
+    assert "griddepcontrol.wait;" in kernel.ptx
+    text = kernel.ir("convert-arith-to-ptx")
+    path = tmp_path / "older.mlir"
+    path.write_text(
+        "\n".join(line for line in text.splitlines() if "ptx.griddepcontrol" not in line)
+    )
+    older = mmcomp.load_kernel(path)
+    assert not older.plan.programmatic
+    assert "griddepcontrol" not in older.ptx
+
+
 def test_load_kernel_refuses_ir_without_launch_data(tmp_path: Path):
     """A materialized (not lowered) file, or a hand-written entry, is a clear LaunchError."""
     selected = known("linear_256")

@@ -464,6 +464,24 @@ class WgmmaFenceOp(FixedInstruction):
 
 
 @irdl_op_definition
+class GridDepWaitOp(FixedInstruction):
+    """`griddepcontrol.wait;`: wait until the grids this one depends on have completed and
+    their memory is visible (at once for a launch without a programmatic dependency)."""
+
+    name = "ptx.griddepcontrol_wait"
+    TEXT: ClassVar[str] = "griddepcontrol.wait"
+
+
+@irdl_op_definition
+class GridDepLaunchOp(FixedInstruction):
+    """`griddepcontrol.launch_dependents;`: the grids that depend on this one may launch
+    (they still wait for its completion in their own `griddepcontrol.wait`)."""
+
+    name = "ptx.griddepcontrol_launch_dependents"
+    TEXT: ClassVar[str] = "griddepcontrol.launch_dependents"
+
+
+@irdl_op_definition
 class WgmmaCommitOp(FixedInstruction):
     """`wgmma.commit_group.sync.aligned;`."""
 

@@ -1,7 +1,9 @@
 """The skeleton of a lowered kernel: prologue, warp roles, the consumers' tile ops.
 
 Prologue: dynamic shared memory aligned to 1024 at run time, the ring's barriers
-initialized by thread 0, tensor-map prefetch, `bar.sync 0` (and a cluster barrier). Then
+initialized by thread 0, tensor-map prefetch, `bar.sync 0` (and a cluster barrier), then
+`griddepcontrol.wait` and `griddepcontrol.launch_dependents` (programmatic dependent
+launch: the prologue overlaps the previous grid's tail, and the next grid's ours). Then
 warpgroup 0, the producer, lowers its register budget (`setmaxnreg.dec`) and its elected
 thread runs the producer region of `hopper.warp_specialize`
 (`mmcomp.lowering.hopper.producer`); the consumer warpgroups raise theirs and run the
@@ -81,6 +83,11 @@ def emit_prologue(ctx: KernelContext) -> Ring:
         ctx.put(hopper.TensorMapPrefetchOp(tmap), leader)
     k.bar()
     cluster_sync(ctx)
+    # Programmatic dependent launch: the grid before this one in the stream may still be
+    # running up to here (so the prologue overlaps its tail); no thread touches global
+    # memory before it completes. The next grid may launch now, and waits likewise.
+    k.append(ptx.GridDepWaitOp())
+    k.append(ptx.GridDepLaunchOp())
     cluster = ctx.cluster
     if cluster.size > 1:
         rank = k.append(hopper.IdOp("cluster_cta_rank")).result

@@ -25,6 +25,9 @@ func.func @gelu_bias(%a: tensor<300x200xbf16>, %w: tensor<512x200xbf16>, %bias: 
 // CHECK:      mbarrier.init.shared::cta.b64 [{{.*}}], 2;
 // CHECK:      fence.mbarrier_init.release.cluster;
 // CHECK:      bar.sync 0;
+// Programmatic dependent launch: no global access before the previous grid completes.
+// CHECK-NEXT: griddepcontrol.wait;
+// CHECK-NEXT: griddepcontrol.launch_dependents;
 // Producer: fewer registers, wait empty, announce the bytes, two TMA loads per K block.
 // CHECK:      setmaxnreg.dec.sync.aligned.u32 40;
 // CHECK:      mbarrier.try_wait.parity.shared::cta.b64

@@ -52,6 +52,8 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     %d2 = ptx.mov %zero : !ptx.reg<f32>
     %d3 = ptx.mov %zero : !ptx.reg<f32>
     %scale = ptx.setp ne %c0, %c0 : (!ptx.reg<u32>, !ptx.reg<u32>) -> !ptx.reg<pred>
+    ptx.griddepcontrol_wait
+    ptx.griddepcontrol_launch_dependents
     ptx.wgmma_fence
     ptx.wgmma 8 bf16 0 1 %desc_a, %desc_b, %scale, %d0, %d1, %d2, %d3 : (!ptx.reg<b64>, !ptx.reg<b64>, !ptx.reg<pred>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>) -> ()
     ptx.wgmma_commit
@@ -139,6 +141,8 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 // CHECK-NEXT: mov.b32 %f4, %f1;
 // CHECK-NEXT: mov.b32 %f5, %f1;
 // CHECK-NEXT: setp.ne.u32 %p4, %r7, %r7;
+// CHECK-NEXT: griddepcontrol.wait;
+// CHECK-NEXT: griddepcontrol.launch_dependents;
 // CHECK-NEXT: wgmma.fence.sync.aligned;
 // CHECK-NEXT: wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%f2, %f3, %f4, %f5}, %rd5, %rd6, %p4, 1, 1, 0, 1;
 // CHECK-NEXT: wgmma.commit_group.sync.aligned;
@@ -211,6 +215,8 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 // IR-NEXT: %d2 = ptx.mov %zero : !ptx.reg<f32>
 // IR-NEXT: %d3 = ptx.mov %zero : !ptx.reg<f32>
 // IR-NEXT: %scale = ptx.setp ne %c0, %c0 : (!ptx.reg<u32>, !ptx.reg<u32>) -> !ptx.reg<pred>
+// IR-NEXT: ptx.griddepcontrol_wait
+// IR-NEXT: ptx.griddepcontrol_launch_dependents
 // IR-NEXT: ptx.wgmma_fence
 // IR-NEXT: ptx.wgmma 8 bf16 0 1 %desc_a, %desc_b, %scale, %d0, %d1, %d2, %d3 : (!ptx.reg<b64>, !ptx.reg<b64>, !ptx.reg<pred>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>) -> ()
 // IR-NEXT: ptx.wgmma_commit
