@@ -9,7 +9,7 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     %d = ptx.ld_param d : !ptx.reg<b64>
     %f = ptx.const 0.0 : !ptx.reg<f32>
     %acc = hopper.accumulator %f, %f, %f, %f : !hopper.accumulator<64x8xf32>
-    hopper.wgmma_mma_async m64n16k16 bf16 %d, %d, %acc : (!ptx.reg<b64>, !ptx.reg<b64>, !hopper.accumulator<64x8xf32>) -> ()
+    %next = hopper.wgmma_mma_async m64n16k16 bf16 %d, %d, %acc : (!ptx.reg<b64>, !ptx.reg<b64>, !hopper.accumulator<64x8xf32>) -> !hopper.accumulator<64x8xf32>
   }
 }
 // CHECK: hopper.wgmma_mma_async: m64n16k16 accumulates into a 64x16 tile, found !hopper.accumulator<64x8xf32>
@@ -34,7 +34,7 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     %d = ptx.ld_param d : !ptx.reg<b64>
     %f = ptx.const 0.0 : !ptx.reg<f32>
     %acc = hopper.accumulator %f, %f, %f, %f : !hopper.accumulator<64x8xf32>
-    hopper.wgmma_mma_async m64n12k16 bf16 %d, %d, %acc : (!ptx.reg<b64>, !ptx.reg<b64>, !hopper.accumulator<64x8xf32>) -> ()
+    %next = hopper.wgmma_mma_async m64n12k16 bf16 %d, %d, %acc : (!ptx.reg<b64>, !ptx.reg<b64>, !hopper.accumulator<64x8xf32>) -> !hopper.accumulator<64x8xf32>
   }
 }
 // CHECK: hopper.wgmma_mma_async: shape must be m64nNk16 with N a multiple of 8 in [8, 256], found 'm64n12k16'
@@ -48,7 +48,7 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     %d = ptx.ld_param d : !ptx.reg<b64>
     %f = ptx.const 0.0 : !ptx.reg<f32>
     %acc = hopper.accumulator %f, %f, %f, %f : !hopper.accumulator<64x8xf32>
-    hopper.wgmma_mma_async m64n8k16 f32 %d, %d, %acc : (!ptx.reg<b64>, !ptx.reg<b64>, !hopper.accumulator<64x8xf32>) -> ()
+    %next = hopper.wgmma_mma_async m64n8k16 f32 %d, %d, %acc : (!ptx.reg<b64>, !ptx.reg<b64>, !hopper.accumulator<64x8xf32>) -> !hopper.accumulator<64x8xf32>
   }
 }
 // CHECK: hopper.wgmma_mma_async: dtype must be bf16 or f16, found 'f32'
@@ -74,7 +74,7 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     %s = ptx.addr_of smem : !ptx.reg<u32>
     %f = ptx.const 0.0 : !ptx.reg<f32>
     %acc = hopper.accumulator %f, %f, %f, %f : !hopper.accumulator<64x8xf32>
-    hopper.wgmma_mma_async m64n8k16 bf16 %s, %s, %acc : (!ptx.reg<u32>, !ptx.reg<u32>, !hopper.accumulator<64x8xf32>) -> ()
+    %next = hopper.wgmma_mma_async m64n8k16 bf16 %s, %s, %acc : (!ptx.reg<u32>, !ptx.reg<u32>, !hopper.accumulator<64x8xf32>) -> !hopper.accumulator<64x8xf32>
   }
 }
 // CHECK: hopper.wgmma_mma_async: the A descriptor must be a 64-bit integer register, found !ptx.reg<u32>
