@@ -331,9 +331,7 @@ class LowerZeroAccumulator(RewritePattern):
     """A zero accumulator: n / 2 fresh f32 registers, each set to 0.0 (`mov.f32`)."""
 
     @op_type_rewrite_pattern
-    def match_and_rewrite(
-        self, op: hopper.ZeroAccumulatorOp, rewriter: PatternRewriter
-    ) -> None:
+    def match_and_rewrite(self, op: hopper.ZeroAccumulatorOp, rewriter: PatternRewriter) -> None:
         accumulator = op.result.type
         assert isinstance(accumulator, hopper.AccumulatorType)
         zeros = [ptx.ConstOp(0.0, ptx.F32) for _ in range(accumulator.registers)]
@@ -346,11 +344,9 @@ class LowerAccumulatorElement(RewritePattern):
     """An element of an accumulator: the register that holds it (no instruction)."""
 
     @op_type_rewrite_pattern
-    def match_and_rewrite(
-        self, op: hopper.AccumulatorElementOp, rewriter: PatternRewriter
-    ) -> None:
+    def match_and_rewrite(self, op: hopper.AccumulatorElementOp, rewriter: PatternRewriter) -> None:
         register = registers_of(op.accumulator)[op.index.data]
-        rewriter.replace_op(op, [], [register])
+        rewriter.replace(op, [], [register])
 
 
 @dataclass

@@ -42,9 +42,7 @@ class Accumulator:
     fragments: list[SSAValue] = field(default_factory=list[SSAValue])
     """Per chunk, the `!hopper.accumulator` value the wgmmas update (for tiles that the
     mainloop accumulates into; empty for the split-K sums)."""
-    reads: dict[tuple[int, int], SSAValue] = field(
-        default_factory=dict[tuple[int, int], SSAValue]
-    )
+    reads: dict[tuple[int, int], SSAValue] = field(default_factory=dict[tuple[int, int], SSAValue])
     """The `hopper.accumulator_element` read of each (chunk, element) made so far."""
 
     def element(self, k: ptx.KernelBuilder, chunk: int, index: int) -> SSAValue:

@@ -16,6 +16,40 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 
 // -----
 
+// A wgmma whose result is not an accumulator of its operand's type.
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.entry @k(d : b64) {
+    %d = ptx.ld_param d : !ptx.reg<b64>
+    %acc = hopper.zero_accumulator : !hopper.accumulator<64x8xf32>
+    %next = hopper.wgmma_mma_async m64n8k16 bf16 %d, %d, %acc : (!ptx.reg<b64>, !ptx.reg<b64>, !hopper.accumulator<64x8xf32>) -> !hopper.accumulator<64x16xf32>
+  }
+}
+// CHECK: hopper.wgmma_mma_async: the result must have the accumulator's type !hopper.accumulator<64x8xf32>, found !hopper.accumulator<64x16xf32>
+
+// -----
+
+// An element past this thread's n / 2 of an accumulator.
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.entry @k() {
+    %acc = hopper.zero_accumulator : !hopper.accumulator<64x8xf32>
+    %e = hopper.accumulator_element %acc[4] : !hopper.accumulator<64x8xf32>
+  }
+}
+// CHECK: hopper.accumulator_element: index must be in [0, 4) for !hopper.accumulator<64x8xf32> (its elements per thread), found 4
+
+// -----
+
+// A zero accumulator only names a value: it takes no guard.
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.entry @k() {
+    %p = ptx.const 1 : !ptx.reg<pred>
+    %acc = hopper.zero_accumulator if %p : !hopper.accumulator<64x8xf32>
+  }
+}
+// CHECK: hopper.zero_accumulator: names a value and takes no guard
+
+// -----
+
 // An accumulator held in fewer registers than its tile needs.
 ptx.module version 8.0 target sm_90a address_size 64 {
   ptx.entry @k() {
