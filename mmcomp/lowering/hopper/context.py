@@ -40,8 +40,9 @@ class Accumulator:
     chunks: list[list[SSAValue]]
     """Per chunk, the f32 registers of a sum of partial tiles (empty for wgmma tiles)."""
     fragments: list[SSAValue] = field(default_factory=list[SSAValue])
-    """Per chunk, the `!hopper.accumulator` value the wgmmas update (for tiles that the
-    mainloop accumulates into; empty for the split-K sums)."""
+    """Per chunk, the current `!hopper.accumulator` value (for tiles that the mainloop
+    accumulates into: a zero accumulator, a wgmma's result, a K loop's block argument or
+    result; empty for the split-K sums)."""
     reads: dict[tuple[int, int], SSAValue] = field(default_factory=dict[tuple[int, int], SSAValue])
     """The `hopper.accumulator_element` read of each (chunk, element) made so far."""
 

@@ -4,6 +4,9 @@ Per K block, every mode waits for the stage's full barrier, issues `wgmma.fence`
 `wgmma.mma_async` per (k16 step, m64 block, N chunk), commits, waits until one group is
 left in flight and releases the previous stage; after the loop it prefetches the epilogue
 operands without an m axis, waits for the last group and releases the last stage. The
+accumulators are values: each chunk of a tile is a `hopper.zero_accumulator`, the K loop
+carries it as an iter_arg, each wgmma takes it and returns the next, and the body yields
+the last (the registers are made by convert-hopper-to-ptx). The
 modes differ in how the consumer warpgroups share the work, which is also what split-K
 and the epilogue ask of them (`part_offset`, `sync_tile_threads`, ...):
 
