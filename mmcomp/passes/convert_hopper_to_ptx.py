@@ -1,8 +1,7 @@
 """`convert-hopper-to-ptx`: lower every hopper op to ptx instructions.
 
 Most hopper ops become the one ptx instruction op they stand for (`hopper.tma_load` ->
-`ptx.tma_load`, `hopper.wgmma_mma_async` -> `ptx.wgmma` with its transpose bits and a
-constant scale-d predicate, `hopper.stmatrix` -> `ptx.stmatrix`, ...). A few expand:
+`ptx.tma_load`, `hopper.stmatrix` -> `ptx.stmatrix`, ...). A few expand:
 
 - `hopper.mbarrier_wait` becomes a `mbarrier.try_wait.parity` loop with a fresh label;
 - `hopper.matrix_descriptor` computes `((base + offset) >> 4) & 0x3FFF` and ORs in the
@@ -13,7 +12,10 @@ The typed values (`mmcomp.dialects.hopper.types`) become the registers that hold
 pattern per op that makes one: `hopper.tensormap_param` takes the parameter's address and
 converts it to generic (b64); `hopper.barrier_ring` is the shared address of the ring's
 first barrier; `hopper.ring_barrier` adds 8 bytes per stage to it; `hopper.mapa` maps a
-barrier's address to another CTA's; `hopper.accumulator` is its f32 registers. Each leaves
+barrier's address to another CTA's; `hopper.accumulator` is its f32 registers,
+`hopper.zero_accumulator` n / 2 fresh ones set to 0.0, and `hopper.wgmma_mma_async`
+(`ptx.wgmma` with its transpose bits and a constant scale-d predicate) returns the
+registers of the accumulator it takes, which the instruction updates in place. Each leaves
 its registers behind a `builtin.unrealized_conversion_cast` to the value's type, through
 which the patterns of the ops that use the value read them; the casts, unused once every
 hopper op is lowered, are erased last.
@@ -52,6 +54,7 @@ from xdsl.utils.exceptions import DiagnosticException
 from mmcomp.dialects import hopper, ptx
 from mmcomp.dialects.ptx.module import carried_label_names
 from mmcomp.hopper_layout import Major, descriptor_base
+from mmcomp.passes.convert_scf_to_ptx import loop_init
 from mmcomp.passes.partition_warp_roles import check_lowered_to_ptx
 
 
@@ -62,8 +65,9 @@ def _reg_type(value: SSAValue) -> ptx.RegType:
 
 
 def registers_of(value: SSAValue) -> Sequence[SSAValue]:
-    """The registers holding a hopper value: the value itself if a register, else the
-    registers behind the cast that the lowering of the op making it left."""
+    """The registers holding a hopper value: the value itself if a register, the registers
+    behind the cast that the lowering of the op making it left, or, for a value an scf.for
+    carries (a block argument or result of the loop), those of the loop's init."""
     if isinstance(value.type, ptx.RegType):
         return [value]
     owner = value.owner
@@ -71,6 +75,10 @@ def registers_of(value: SSAValue) -> Sequence[SSAValue]:
         isinstance(source.type, ptx.RegType) for source in owner.inputs
     ):
         return owner.inputs
+    init = loop_init(value)
+    if init is not None:
+        # A loop-carried value (an accumulator) lives in its init's registers.
+        return registers_of(init)
     raise DiagnosticException(
         f"convert-hopper-to-ptx: a value of type {value.type} is not held in registers "
         "(it must come from a hopper op of this entry)"
@@ -232,7 +240,6 @@ _LOWERINGS: dict[type[hopper.HopperInstruction], Callable[[Any, _Emitter], None]
     hopper.MbarrierArriveOp: _lower_mbarrier_arrive,
     hopper.MbarrierArriveExpectTxOp: _lower_mbarrier_arrive_expect_tx,
     hopper.MatrixDescriptorOp: _lower_matrix_descriptor,
-    hopper.WgmmaMmaAsyncOp: _lower_wgmma,
     hopper.StmatrixOp: _lower_stmatrix,
     hopper.IdOp: _lower_id,
 }
@@ -309,6 +316,39 @@ class LowerAccumulator(RewritePattern):
         _replace_by_registers(rewriter, op, _Emitter(None, False), op.registers)
 
 
+class LowerWgmma(RewritePattern):
+    """A wgmma: `wgmma.mma_async` on its accumulator's registers, which then hold its
+    result (the instruction updates them in place)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: hopper.WgmmaMmaAsyncOp, rewriter: PatternRewriter) -> None:
+        out = _Emitter(op.guard, op.negated is not None)
+        _lower_wgmma(op, out)
+        _replace_by_registers(rewriter, op, out, registers_of(op.accumulator))
+
+
+class LowerZeroAccumulator(RewritePattern):
+    """A zero accumulator: n / 2 fresh f32 registers, each set to 0.0 (`mov.f32`)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: hopper.ZeroAccumulatorOp, rewriter: PatternRewriter) -> None:
+        accumulator = op.result.type
+        assert isinstance(accumulator, hopper.AccumulatorType)
+        zeros = [ptx.ConstOp(0.0, ptx.F32) for _ in range(accumulator.registers)]
+        cast = UnrealizedConversionCastOp.get([zero.result for zero in zeros], [accumulator])
+        cast.results[0].name_hint = op.result.name_hint
+        rewriter.replace(op, [*zeros, cast], cast.results)
+
+
+class LowerAccumulatorElement(RewritePattern):
+    """An element of an accumulator: the register that holds it (no instruction)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: hopper.AccumulatorElementOp, rewriter: PatternRewriter) -> None:
+        register = registers_of(op.accumulator)[op.index.data]
+        rewriter.replace(op, [], [register])
+
+
 @dataclass
 class LowerMbarrierWait(RewritePattern):
     """label: p = try_wait.parity; @!p bra label (branched around if guarded off)."""
@@ -377,6 +417,9 @@ class ConvertHopperToPtx(ModulePass):
             LowerRingBarrier(),
             LowerMapa(),
             LowerAccumulator(),
+            LowerZeroAccumulator(),
+            LowerAccumulatorElement(),
+            LowerWgmma(),
             LowerMbarrierWait(labels),
             LowerHopperOp(),
         ]

@@ -22,6 +22,12 @@ as the labels and branches that a hand-written kernel would, one pattern per op:
   edge, unless the value is the block argument itself; the loop's results are that
   register. A yield that passes one carried value on as another (a permutation) is
   refused;
+- a carried accumulator (`!hopper.accumulator`, the wgmma tiles of a K loop) is held in
+  its init's registers, which the loop's wgmmas update in place: no `mov`, no assign; the
+  body and the code after the loop read those registers. Its yield must be held in them
+  too (the block argument as the body's wgmmas updated it), else the loop is refused, as
+  is a loop that carries two accumulators in the same registers. The casts that carried
+  accumulators through the loops are erased once unused;
 - `scf.if %c` with labels `[else, end]` becomes `@!p bra else; <then>; bra end; else:
   <else>; end:` (its then-block's `scf.yield` is the `bra end`), with one label `[end]`
   (no else-region) `@!p bra end; <then>; end:`. `p` is the predicate register behind the
@@ -57,7 +63,7 @@ from xdsl.dialects.builtin import (
     UnrealizedConversionCastOp,
     i1,
 )
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -69,7 +75,7 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import DiagnosticException
 
-from mmcomp.dialects import ptx
+from mmcomp.dialects import hopper, ptx
 from mmcomp.dialects.ptx.module import LABELS_ATTR, carried_labels
 from mmcomp.passes.convert_arith_to_ptx import held_register
 from mmcomp.passes.partition_warp_roles import check_lowered_to_ptx
@@ -156,6 +162,39 @@ def _erase_unused_negation(cond: SSAValue, rewriter: PatternRewriter) -> None:
     _erase_unused_negation(inner, rewriter)
 
 
+def loop_init(value: SSAValue) -> SSAValue | None:
+    """The init of the `scf.for` iter_arg behind `value`, a block argument of the loop's
+    body (past the induction variable) or a result of the loop; None for any other value."""
+    if isinstance(value, BlockArgument):
+        loop = value.block.parent_op()
+        if isinstance(loop, scf.ForOp) and value.index > 0:
+            return loop.iter_args[value.index - 1]
+        return None
+    if isinstance(value, OpResult) and isinstance(value.op, scf.ForOp):
+        return value.op.iter_args[value.index]
+    return None
+
+
+def accumulator_storage(value: SSAValue) -> tuple[SSAValue, ...]:
+    """What holds an accumulator value: the registers behind a cast of them (a
+    `hopper.accumulator`'s registers before convert-hopper-to-ptx), those of the
+    accumulator a wgmma took (it updates them in place) or of a loop-carried value's init;
+    else the value itself (a `hopper.zero_accumulator` not lowered yet)."""
+    owner = value.owner
+    if isinstance(owner, hopper.WgmmaMmaAsyncOp):
+        return accumulator_storage(owner.accumulator)
+    init = loop_init(value)
+    if init is not None:
+        return accumulator_storage(init)
+    if isinstance(owner, UnrealizedConversionCastOp) and all(
+        isinstance(source.type, ptx.RegType) for source in owner.inputs
+    ):
+        return tuple(owner.inputs)
+    if isinstance(owner, hopper.AccumulatorOp):
+        return tuple(owner.registers)
+    return (value,)
+
+
 def carried_registers(op: scf.ForOp, ops: list[Operation]) -> list[SSAValue]:
     """The register of each value `op` carries: its init's register, which the loop then
     writes in place (its results name it), or a fresh register that the init is moved
@@ -163,10 +202,26 @@ def carried_registers(op: scf.ForOp, ops: list[Operation]) -> list[SSAValue]:
     value or already carried by `op` as an earlier value."""
     carried: list[SSAValue] = []
     for position, (init, arg) in enumerate(zip(op.iter_args, op.body.block.args[1:], strict=True)):
+        if isinstance(arg.type, hopper.AccumulatorType):
+            held = accumulator_storage(init)
+            earlier = [
+                other
+                for other in op.iter_args[:position]
+                if isinstance(other.type, hopper.AccumulatorType)
+            ]
+            if any(accumulator_storage(other) == held for other in earlier):
+                raise DiagnosticException(
+                    f"{NAME}: scf.for carries accumulator #{position} in the registers of an "
+                    "earlier carried accumulator; each must have registers of its own"
+                )
+            # Held in its init's registers, which the wgmmas update in place: no move.
+            carried.append(init)
+            continue
         if not isinstance(arg.type, ptx.RegType):
             raise DiagnosticException(
                 f"{NAME}: scf.for carries value #{position} of type {arg.type}; a loop-carried "
-                "value of the hopper level must be a register (!ptx.reg)"
+                "value of the hopper level must be a register (!ptx.reg) or an accumulator "
+                "(!hopper.accumulator)"
             )
         if isinstance(init.owner, UnrealizedConversionCastOp) or init in carried:
             moved = ptx.MovOp(init)
@@ -184,6 +239,14 @@ def carried_assigns(loop: scf.ForOp, op: scf.YieldOp) -> list[Operation]:
     assigns: list[Operation] = []
     for position, (arg, value) in enumerate(zip(args, op.operands, strict=True)):
         if value is arg:
+            continue
+        if isinstance(arg.type, hopper.AccumulatorType):
+            if accumulator_storage(value) != accumulator_storage(arg):
+                raise DiagnosticException(
+                    f"{NAME}: scf.yield passes accumulator #{position} in other registers than "
+                    "the loop carries it in (its init's); a loop-carried accumulator must be "
+                    "its block argument as the wgmmas of the body update it in place"
+                )
             continue
         if value in args:
             raise DiagnosticException(
@@ -313,6 +376,20 @@ def lower_control_flow(entry: ptx.EntryOp) -> None:
         walk_regions_first=True,
         apply_recursively=False,
     ).rewrite_region(entry.body)
+    erase_accumulator_casts(entry)
+
+
+def erase_accumulator_casts(entry: ptx.EntryOp) -> None:
+    """Erase the casts of registers to `!hopper.accumulator` that no op reads once the
+    loops that carried them are lowered."""
+    for op in list(entry.walk()):
+        if not isinstance(op, UnrealizedConversionCastOp) or op.results[0].uses:
+            continue
+        if isinstance(op.results[0].type, hopper.AccumulatorType) and all(
+            isinstance(source.type, ptx.RegType) for source in op.inputs
+        ):
+            op.detach()
+            op.erase()
 
 
 class ConvertScfToPtx(ModulePass):

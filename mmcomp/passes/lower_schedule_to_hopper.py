@@ -34,7 +34,10 @@ What each piece of the materialized IR becomes:
   every tile. Ping-pong: they take alternate tiles (named barriers order their
   mainloops; each skips the other's K blocks in the ring). Non-specialized: both compute
   and thread 0 also loads, `stages - 1` K blocks ahead;
-- `sched.zero_tile` sets the accumulator registers to zero;
+- `sched.zero_tile` becomes a `hopper.zero_accumulator` per wgmma chunk, which the K loop
+  carries (each wgmma returns the next) and the epilogue and the partial stores read
+  element by element (`hopper.accumulator_element`); the zero tile of a stream-K sum is
+  f32 registers set to zero;
 - `sched.epilogue` is evaluated in registers on the wgmma accumulator layout, element
   by element (its fusion ops are pointwise; an operand tile is read at the element's
   coordinates through its roles, so a bias [n], a [1, n] row or an [m, n] operand all

@@ -24,8 +24,10 @@ and each typed value to the register that holds it.
     %a = hopper.matrix_descriptor %smem {tile = #hopper.tile<k_major, swizzle 128,
                                          mn 128, k 64>, mn = 64, k = 16}
         : (!ptx.reg<u32>) -> !ptx.reg<b64>
-    %acc = hopper.accumulator %d0, ..., %d63 : !hopper.accumulator<64x128xf32>
-    hopper.wgmma_mma_async m64n128k16 bf16 %a, %b, %acc {...} : (...) -> ()
+    %acc = hopper.zero_accumulator : !hopper.accumulator<64x128xf32>
+    %next = hopper.wgmma_mma_async m64n128k16 bf16 %a, %b, %acc {...}
+        : (...) -> !hopper.accumulator<64x128xf32>
+    %e = hopper.accumulator_element %next[5] : !hopper.accumulator<64x128xf32>
 
 Register arguments: shared-memory addresses are 32-bit (`u32`/`b32`/`s32`) shared-window
 addresses; descriptors are 64-bit; TMA coordinates are 32-bit (signed in PTX: negative and
@@ -47,6 +49,7 @@ from mmcomp.dialects.hopper.ops import (
     IDS,
     WGMMA_SHAPE,
     WGMMA_TYPES,
+    AccumulatorElementOp,
     AccumulatorOp,
     BarrierRingOp,
     IdOp,
@@ -59,6 +62,7 @@ from mmcomp.dialects.hopper.ops import (
     RingBarrierOp,
     StmatrixOp,
     WgmmaMmaAsyncOp,
+    ZeroAccumulatorOp,
 )
 from mmcomp.dialects.hopper.tma import (
     TensorMapParamOp,
@@ -82,6 +86,7 @@ from mmcomp.dialects.hopper.warp_specialize import (
 
 __all__ = [
     "BARRIER_BYTES",
+    "AccumulatorElementOp",
     "AccumulatorOp",
     "AccumulatorType",
     "BarrierRingOp",
@@ -113,6 +118,7 @@ __all__ = [
     "WarpRolesAttr",
     "WarpSpecializeOp",
     "WgmmaMmaAsyncOp",
+    "ZeroAccumulatorOp",
     "all_ops",
     "tile",
 ]
@@ -133,6 +139,8 @@ def all_ops() -> list[type[Operation]]:
         MbarrierWaitOp,
         MatrixDescriptorOp,
         AccumulatorOp,
+        ZeroAccumulatorOp,
+        AccumulatorElementOp,
         WgmmaMmaAsyncOp,
         StmatrixOp,
         IdOp,

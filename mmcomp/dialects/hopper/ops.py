@@ -4,8 +4,9 @@ Each op is a hopper instruction (`mmcomp.dialects.hopper.base`: ptx-style syntax
 optional guard) that `convert-hopper-to-ptx` lowers to one or a few ptx instructions. The
 mbarrier ops take typed values (`mmcomp.dialects.hopper.types`): mbarriers from
 `hopper.ring_barrier` on a `hopper.barrier_ring`; wgmma takes its accumulator as one value
-(`hopper.accumulator` names its registers). The TMA ops are in
-`mmcomp.dialects.hopper.tma`.
+and returns the updated one (`hopper.zero_accumulator` makes a fresh one,
+`hopper.accumulator_element` reads one element of it, `hopper.accumulator` names the
+registers of one held in registers). The TMA ops are in `mmcomp.dialects.hopper.tma`.
 """
 
 from __future__ import annotations
@@ -340,10 +341,94 @@ class AccumulatorOp(HopperInstruction):
 
 
 @irdl_op_definition
+class ZeroAccumulatorOp(HopperInstruction):
+    """A fresh accumulator of zeros:
+    `%acc = hopper.zero_accumulator : !hopper.accumulator<64x256xf32>`."""
+
+    name = "hopper.zero_accumulator"
+
+    result = result_def(AccumulatorType)
+    """The accumulator, every element 0.0."""
+
+    def __init__(self, accumulator: AccumulatorType):
+        super().__init__(operands=[[]], result_types=[accumulator])
+
+    def verify_kinds(self) -> None:
+        unguarded(self)
+
+    def print(self, printer: Printer) -> None:
+        print_guard(printer, self)
+        printer.print_string(" : ")
+        printer.print_attribute(self.result.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> Self:
+        guard = Guard.parse(parser)
+        parser.parse_punctuation(":")
+        accumulator = parse_typed(parser, cls.name, AccumulatorType, "a !hopper.accumulator type")
+        assert isinstance(accumulator, AccumulatorType)
+        return guard.apply(cls(accumulator))
+
+
+@irdl_op_definition
+class AccumulatorElementOp(HopperInstruction):
+    """This thread's element `index` of an accumulator, in fragment order, as an f32 register:
+    `%e = hopper.accumulator_element %acc[5] : !hopper.accumulator<64x256xf32>`."""
+
+    name = "hopper.accumulator_element"
+
+    index = prop_def(IntAttr)
+    """The element's position among this thread's n / 2 (fragment order)."""
+    accumulator = operand_def(AccumulatorType)
+    """The accumulator read."""
+    result = result_def(RegType)
+    """The element's value (f32)."""
+
+    def __init__(self, accumulator: SSAValue, index: int):
+        super().__init__(
+            properties={"index": IntAttr(index)}, operands=[accumulator, []], result_types=[F32]
+        )
+
+    def verify_kinds(self) -> None:
+        unguarded(self)
+        if kind_of(self.result).name != "f32":
+            raise VerifyException(
+                f"{self.name}: the result must be !ptx.reg<f32>, found {self.result.type}"
+            )
+        accumulator = self.accumulator.type
+        assert isinstance(accumulator, AccumulatorType)
+        if not 0 <= self.index.data < accumulator.registers:
+            raise VerifyException(
+                f"{self.name}: index must be in [0, {accumulator.registers}) for {accumulator} "
+                f"(its elements per thread), found {self.index.data}"
+            )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.accumulator)
+        printer.print_string(f"[{self.index.data}]")
+        print_guard(printer, self)
+        printer.print_string(" : ")
+        printer.print_attribute(self.accumulator.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> Self:
+        accumulator = parser.parse_unresolved_operand()
+        parser.parse_punctuation("[")
+        index = parser.parse_integer(allow_boolean=False, allow_negative=False)
+        parser.parse_punctuation("]")
+        guard = Guard.parse(parser)
+        parser.parse_punctuation(":")
+        found = parse_typed(parser, cls.name, AccumulatorType, "a !hopper.accumulator type")
+        return guard.apply(cls(parser.resolve_operand(accumulator, found), index))
+
+
+@irdl_op_definition
 class WgmmaMmaAsyncOp(HopperInstruction):
     """One warpgroup MMA, D (f32) += A * B, both operands from shared-memory descriptors.
 
-    The accumulator's registers are read and written in place.
+    It takes the accumulator D and returns D + A * B (convert-hopper-to-ptx holds both in
+    the same registers: the PTX instruction updates them in place).
     """
 
     name = "hopper.wgmma_mma_async"
@@ -364,7 +449,9 @@ class WgmmaMmaAsyncOp(HopperInstruction):
     b_desc = operand_def(RegType)
     """Descriptor of B (N x 16), from hopper.matrix_descriptor."""
     accumulator = operand_def(AccumulatorType)
-    """The 64 x N f32 accumulator, updated in place."""
+    """The 64 x N f32 accumulator D."""
+    result = result_def(AccumulatorType)
+    """The accumulator after the MMA: D + A * B (A * B with scale_d 0)."""
 
     def __init__(
         self,
@@ -386,6 +473,7 @@ class WgmmaMmaAsyncOp(HopperInstruction):
                 "scale_d": IntAttr(scale_d),
             },
             operands=[a_desc, b_desc, accumulator, []],
+            result_types=[accumulator.type],
         )
 
     @property
@@ -414,6 +502,11 @@ class WgmmaMmaAsyncOp(HopperInstruction):
             raise VerifyException(
                 f"{self.name}: {self.shape.data} accumulates into a 64x{n} tile, found "
                 f"{accumulator}"
+            )
+        if self.result.type != accumulator:
+            raise VerifyException(
+                f"{self.name}: the result must have the accumulator's type {accumulator}, "
+                f"found {self.result.type}"
             )
 
 

@@ -20,7 +20,7 @@ from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, Unrealized
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, Operation, SSAValue
 
-from mmcomp.dialects import ptx
+from mmcomp.dialects import hopper, ptx
 from mmcomp.dialects.hopper import WarpSpecializeOp
 from mmcomp.dialects.sched import ScheduleParams
 from mmcomp.errors import ScheduleError
@@ -33,12 +33,41 @@ _OpT = TypeVar("_OpT", bound=ptx.PtxInstruction)
 
 @dataclass
 class Accumulator:
-    """The f32 registers of one accumulator tile, per N chunk (m64nN fragment layout)."""
+    """One accumulator tile, per N chunk (m64nN fragment layout): the `!hopper.accumulator`
+    values of a tile that the mainloop accumulates into, or the f32 registers of a sum of
+    partial tiles (split-K, stream-K)."""
 
     chunks: list[list[SSAValue]]
+    """Per chunk, the f32 registers of a sum of partial tiles (empty for wgmma tiles)."""
     fragments: list[SSAValue] = field(default_factory=list[SSAValue])
-    """Per chunk, the `!hopper.accumulator` value the wgmmas update (for tiles that the
-    mainloop accumulates into; empty for the split-K sums)."""
+    """Per chunk, the current `!hopper.accumulator` value (for tiles that the mainloop
+    accumulates into: a zero accumulator, a wgmma's result, a K loop's block argument or
+    result; empty for the split-K sums)."""
+    reads: dict[tuple[int, int], SSAValue] = field(default_factory=dict[tuple[int, int], SSAValue])
+    """The `hopper.accumulator_element` read of each (chunk, element) made so far."""
+
+    def element(self, k: ptx.KernelBuilder, chunk: int, index: int) -> SSAValue:
+        """This thread's f32 element `index` of chunk `chunk`: a sum's register, or a read
+        of the wgmma accumulator (`hopper.accumulator_element`, made again where the one
+        made before is out of scope)."""
+        if not self.fragments:
+            return self.chunks[chunk][index]
+        found = self.reads.get((chunk, index))
+        if found is None or not k.sees(found):
+            read = hopper.AccumulatorElementOp(self.fragments[chunk], index)
+            found = self.reads[(chunk, index)] = k.append(read).result
+        return found
+
+    def elements(self, k: ptx.KernelBuilder) -> list[SSAValue]:
+        """Every f32 element of this thread, chunk by chunk, in fragment order."""
+        if not self.fragments:
+            return [reg for chunk in self.chunks for reg in chunk]
+        registers: list[SSAValue] = []
+        for chunk, fragment in enumerate(self.fragments):
+            accumulator = fragment.type
+            assert isinstance(accumulator, hopper.AccumulatorType)
+            registers += [self.element(k, chunk, i) for i in range(accumulator.registers)]
+        return registers
 
 
 @dataclass(eq=False)

@@ -173,8 +173,8 @@ class Epilogue:
         chunk, block8, half, e = slot
         bound = self.bound.get(value)
         if isinstance(bound, Accumulator):
-            regs = bound.chunks[(half // 2) * self.ctx.n_chunks + chunk]
-            return Scalar(regs[4 * block8 + 2 * (half % 2) + e], "f32")
+            index = (half // 2) * self.ctx.n_chunks + chunk
+            return Scalar(bound.element(self.ctx.k, index, 4 * block8 + 2 * (half % 2) + e), "f32")
         if isinstance(bound, sched.LoadTileOp):
             return self.load_scalar(bound, half, col)
         op = value.owner

@@ -4,6 +4,9 @@ Per K block, every mode waits for the stage's full barrier, issues `wgmma.fence`
 `wgmma.mma_async` per (k16 step, m64 block, N chunk), commits, waits until one group is
 left in flight and releases the previous stage; after the loop it prefetches the epilogue
 operands without an m axis, waits for the last group and releases the last stage. The
+accumulators are values: each chunk of a tile is a `hopper.zero_accumulator`, the K loop
+carries it as an iter_arg, each wgmma takes it and returns the next, and the body yields
+the last (the registers are made by convert-hopper-to-ptx). The
 modes differ in how the consumer warpgroups share the work, which is also what split-K
 and the epilogue ask of them (`part_offset`, `sync_tile_threads`, ...):
 
@@ -36,18 +39,15 @@ from mmcomp.passes.partition_warp_roles import WarpRoles, slot_of
 
 
 def zero_accumulator(ctx: KernelContext) -> Accumulator:
-    """Fresh zero accumulators: chunk m_block * n_chunks + n_chunk, instr_n / 2 each, and
-    the `!hopper.accumulator` of each chunk."""
+    """Fresh zero accumulators: one `hopper.zero_accumulator` per chunk m_block * n_chunks +
+    n_chunk, each a `!hopper.accumulator<64 x instr_n>`."""
     k = ctx.k
-    n = ctx.params.instr[1]
-    chunks = [
-        [k.const(0.0, ptx.F32) for _ in range(n // 2)] for _ in range(ctx.m_blocks * ctx.n_chunks)
-    ]
-    fragment = hopper.AccumulatorType(n)
+    fragment = hopper.AccumulatorType(ctx.params.instr[1])
     fragments: list[SSAValue] = [
-        k.append(hopper.AccumulatorOp(chunk, fragment)).result for chunk in chunks
+        k.append(hopper.ZeroAccumulatorOp(fragment)).result
+        for _ in range(ctx.m_blocks * ctx.n_chunks)
     ]
-    return Accumulator(chunks, fragments)
+    return Accumulator([], fragments)
 
 
 def wgmma_operands(op: sched.MmaOp, swap_ab: bool) -> tuple[sched.LoadTileOp, sched.LoadTileOp]:
@@ -141,18 +141,23 @@ class ConsumerMainloop:
         ctx = self.ctx
         k = ctx.k
         accumulators = ctx.accumulators
-        for arg, init in zip(loop.body.block.args[1:], loop.iter_args, strict=True):
-            accumulators[arg] = accumulators[init]
         yielded = loop.body.block.last_op
         assert isinstance(yielded, scf.YieldOp)
         self.before_loop(loop)
         # Whether a stage waits for its release, and which: carried by the K loop only.
         has_prev_carried = ctx.carry(k.const(0), loop)
         prev_carried = ctx.carry(k.const(0), loop)
+        # The accumulators' wgmma tiles, carried by the K loop only (its iter_args).
+        tiles = [
+            [ctx.carry(fragment, loop) for fragment in accumulators[init].fragments]
+            for init in loop.iter_args
+        ]
         at = self.at
 
         def k_block() -> None:
             """One K block: wait full, wgmmas, keep one group in flight, release."""
+            for arg, carried in zip(loop.body.block.args[1:], tiles, strict=True):
+                accumulators[arg] = Accumulator([], [tile.value for tile in carried])
             for op in loop.body.block.ops:
                 if not isinstance(op, sched.LoadTileOp | sched.MmaOp | scf.YieldOp):
                     place(ctx, op)
@@ -162,6 +167,9 @@ class ConsumerMainloop:
             for op in loop.body.block.ops:
                 if isinstance(op, sched.MmaOp):
                     self.mma(op, slot_base)
+            for value, carried in zip(yielded.operands, tiles, strict=True):
+                for tile, fragment in zip(carried, accumulators[value].fragments, strict=True):
+                    tile.value = fragment
             k.append(ptx.WgmmaCommitOp())
             k.append(ptx.WgmmaWaitOp(1))
             prev, has_prev = prev_carried.value, has_prev_carried.value
@@ -174,13 +182,15 @@ class ConsumerMainloop:
         emit_loop(ctx, loop, k_block)
         ctx.carried.remove(prev_carried)
         ctx.carried.remove(has_prev_carried)
+        for result, carried in zip(loop.results, tiles, strict=True):
+            accumulators[result] = Accumulator([], [tile.value for tile in carried])
+            for tile in carried:
+                ctx.carried.remove(tile)
         self.after_loop()
         self.prefetch(loop)
         k.append(ptx.WgmmaWaitOp(0))
         prev, has_prev = prev_carried.value, has_prev_carried.value
         self.ring.release(prev, k.setp("ne", has_prev, k.const(0)), self.threads)
-        for result, value in zip(loop.results, yielded.operands, strict=True):
-            accumulators[result] = accumulators[value]
 
     def a_base(self, base: SSAValue, tile: hopper.TileAttr) -> SSAValue:
         """The shared address of this consumer's rows of the A tile at `base`."""
@@ -194,8 +204,7 @@ class ConsumerMainloop:
         plan = ctx.plan
         instr_n = ctx.params.instr[1]
         tile_m, tile_n, tile_k = ctx.params.tile
-        acc = ctx.accumulators[op.acc]
-        ctx.accumulators[op.result] = acc
+        fragments = list(ctx.accumulators[op.acc].fragments)
         a_load, b_load = wgmma_operands(op, ctx.params.swap_ab)
         a_slot, b_slot = slot_of(a_load), slot_of(b_load)
         a_op = plan.operands[a_slot]
@@ -211,20 +220,21 @@ class ConsumerMainloop:
                     hopper.MatrixDescriptorOp(a_base, a_tile, 64 * m_block, kk * 16)
                 ).result
                 for chunk in range(ctx.n_chunks):
-                    fragment = acc.fragments[m_block * ctx.n_chunks + chunk]
+                    index = m_block * ctx.n_chunks + chunk
                     b_desc = k.append(
                         hopper.MatrixDescriptorOp(b_base, b_tile, chunk * instr_n, kk * 16)
                     ).result
-                    k.append(
+                    fragments[index] = k.append(
                         hopper.WgmmaMmaAsyncOp(
                             a_op.dtype,
                             a_desc,
                             b_desc,
-                            fragment,
+                            fragments[index],
                             a_major=a_op.major,
                             b_major=b_op.major,
                         )
-                    )
+                    ).result
+        ctx.accumulators[op.result] = Accumulator([], fragments)
 
     def end_of_tile(self) -> None:
         """After a tile's work: the end of the ping-pong turn; count the tile."""

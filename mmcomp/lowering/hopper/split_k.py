@@ -91,7 +91,7 @@ class SplitK:
         acc = ctx.accumulators[op.value]
         slab = self.workspace_slab(list(op.indices), op.workspace)
         address = self.partial_address(op.workspace, slab)
-        flat = [reg for chunk in acc.chunks for reg in chunk]
+        flat = acc.elements(ctx.k)
         for index, reg in enumerate(flat):
             ctx.k.st("global", address, [reg], index * FRAGMENT_STRIDE)
 

@@ -20,6 +20,9 @@ func.func @broadcast_m1(%a: tensor<1x1x256xbf16>, %b: tensor<1x512x256xbf16>) ->
 // CHECK:      ptx.setmaxnreg inc 232
 // CHECK:      ptx.wgmma_wait 0
 // CHECK:      hopper.mbarrier_arrive
+// The first pair of the K loop's accumulator, read through its elements.
+// CHECK-NEXT: %{{.*}} = hopper.accumulator_element %[[ACC:.*]][0] : !hopper.accumulator<64x128xf32>
+// CHECK-NEXT: %{{.*}} = hopper.accumulator_element %[[ACC]][1] : !hopper.accumulator<64x128xf32>
 // CHECK-NEXT: %[[C0:.*]] = ptx.const 0 : !ptx.reg<u32>
 // CHECK-NEXT: %[[ROW0:.*]] = ptx.setp eq %{{.*}}, %[[C0]] : (!ptx.reg<u32>, !ptx.reg<u32>) -> !ptx.reg<pred>
 // CHECK:      %[[OK:.*]] = ptx.and %[[ROW0]], %{{.*}} : !ptx.reg<pred>

@@ -122,3 +122,39 @@ ptx.module version 8.0 target sm_90a address_size 64 {
   }
 }
 // CHECK: convert-scf-to-ptx: scf.yield with values in an scf.if is not lowered (an scf.if has no results at the hopper level)
+
+// -----
+
+// A loop whose yield is an accumulator held in other registers than the one it carries
+// (a fresh zero accumulator, not the block argument as the body's wgmmas updated it).
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.entry @k() {
+    %c0 = arith.constant 0 : index
+    %c4 = arith.constant 4 : index
+    %c1 = arith.constant 1 : index
+    %zero = hopper.zero_accumulator : !hopper.accumulator<64x8xf32>
+    %sum = scf.for %i = %c0 to %c4 step %c1 iter_args(%acc = %zero) -> (!hopper.accumulator<64x8xf32>) {
+      %fresh = hopper.zero_accumulator : !hopper.accumulator<64x8xf32>
+      scf.yield %fresh : !hopper.accumulator<64x8xf32>
+    } {ptx.labels = ["loop_1", "loop_end_2"]}
+    ptx.ret
+  }
+}
+// CHECK: convert-scf-to-ptx: scf.yield passes accumulator #0 in other registers than the loop carries it in (its init's); a loop-carried accumulator must be its block argument as the wgmmas of the body update it in place
+
+// -----
+
+// A loop that carries one accumulator twice (both would be held in the same registers).
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.entry @k() {
+    %c0 = arith.constant 0 : index
+    %c4 = arith.constant 4 : index
+    %c1 = arith.constant 1 : index
+    %zero = hopper.zero_accumulator : !hopper.accumulator<64x8xf32>
+    %x, %y = scf.for %i = %c0 to %c4 step %c1 iter_args(%a = %zero, %b = %zero) -> (!hopper.accumulator<64x8xf32>, !hopper.accumulator<64x8xf32>) {
+      scf.yield %a, %b : !hopper.accumulator<64x8xf32>, !hopper.accumulator<64x8xf32>
+    } {ptx.labels = ["loop_1", "loop_end_2"]}
+    ptx.ret
+  }
+}
+// CHECK: convert-scf-to-ptx: scf.for carries accumulator #1 in the registers of an earlier carried accumulator; each must have registers of its own

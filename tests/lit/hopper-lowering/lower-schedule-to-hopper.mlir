@@ -117,19 +117,29 @@ builtin.module {
 // The consumers: wait full, descriptors of 128B-swizzled K-major tiles, wgmma, release.
 // CHECK-NEXT:   } else {
 // CHECK-NEXT:     ptx.setmaxnreg inc 232
-// Each tile's zero accumulator: 64 f32 registers per thread of one 64x128 wgmma tile.
-// CHECK:          %[[ACC:.*]] = hopper.accumulator %{{.*}} : !hopper.accumulator<64x128xf32>
+// Each tile's zero accumulator, one 64x128 wgmma tile (no registers at this level), is
+// carried by the K loop: the last of the iter_args.
+// CHECK:          %[[ZERO:.*]] = hopper.zero_accumulator : !hopper.accumulator<64x128xf32>
+// CHECK:          %{{.*}}, %[[RESULT:.*]] = scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args({{.*}}, %[[ACC:.*]] = %[[ZERO]]) -> ({{.*}}, !hopper.accumulator<64x128xf32>) {
 // CHECK:          %[[READY:.*]] = hopper.ring_barrier %[[FULLS]][%{{.*}}] : !hopper.barrier_ring<stages = 4, count = 1>, !ptx.reg<u32>
 // CHECK-NEXT:     hopper.mbarrier_wait %[[READY]], %{{.*}} : (!hopper.mbarrier<count = 1>, !ptx.reg<u32>) -> ()
 // CHECK:          ptx.wgmma_fence
 // CHECK:          hopper.matrix_descriptor %{{.*}} {tile = #hopper.tile<k_major, swizzle 128, mn 128, k 64>, mn = 0, k = 0}
-// CHECK:          hopper.wgmma_mma_async m64n128k16 bf16 %{{.*}}, %{{.*}}, %[[ACC]] {a_major = "k", b_major = "k", scale_d = 1} : (!ptx.reg<b64>, !ptx.reg<b64>, !hopper.accumulator<64x128xf32>) -> ()
+// Each wgmma takes the accumulator and returns the next; the body yields the last.
+// CHECK:          %[[D1:.*]] = hopper.wgmma_mma_async m64n128k16 bf16 %{{.*}}, %{{.*}}, %[[ACC]] {a_major = "k", b_major = "k", scale_d = 1} : (!ptx.reg<b64>, !ptx.reg<b64>, !hopper.accumulator<64x128xf32>) -> !hopper.accumulator<64x128xf32>
+// CHECK:          %[[D2:.*]] = hopper.wgmma_mma_async m64n128k16 bf16 %{{.*}}, %{{.*}}, %[[D1]]
+// CHECK:          %[[D3:.*]] = hopper.wgmma_mma_async m64n128k16 bf16 %{{.*}}, %{{.*}}, %[[D2]]
 // CHECK:          hopper.matrix_descriptor %{{.*}} {tile = #hopper.tile<k_major, swizzle 128, mn 128, k 64>, mn = 0, k = 48}
+// CHECK:          %[[D4:.*]] = hopper.wgmma_mma_async m64n128k16 bf16 %{{.*}}, %{{.*}}, %[[D3]]
 // CHECK:          ptx.wgmma_commit
 // CHECK-NEXT:     ptx.wgmma_wait 1
 // CHECK:          %[[RELEASED:.*]] = hopper.ring_barrier %[[EMPTIES]][%{{.*}}] : !hopper.barrier_ring<stages = 4, count = 2>, !ptx.reg<u32>
 // CHECK:          hopper.mbarrier_arrive %[[RELEASED]] if %{{.*}} : !hopper.mbarrier<count = 2>
+// CHECK:          scf.yield {{.*}}, %[[D4]] : {{.*}}, !hopper.accumulator<64x128xf32>
 // CHECK:          ptx.wgmma_wait 0
+// The epilogue reads the loop's result element by element.
+// CHECK:          hopper.accumulator_element %[[RESULT]][0] : !hopper.accumulator<64x128xf32>
+// CHECK:          hopper.accumulator_element %[[RESULT]][63] : !hopper.accumulator<64x128xf32>
 // CHECK:          }{ptx.labels = ["{{consumer_[0-9]+}}", "[[DONE]]"]}
 // CHECK-NEXT:     ptx.ret
 // CHECK-NOT:      func.func

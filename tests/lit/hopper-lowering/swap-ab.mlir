@@ -28,7 +28,7 @@ func.func @linear(%a: tensor<7x300xbf16>, %w: tensor<200x300xbf16>, %bias: tenso
 // 64 (N) x 8 (M).
 // CHECK:      hopper.tensormap_param tmap0 : !hopper.tensormap<7x300xbf16, box 8x64, swizzle 128>
 // CHECK-NEXT: hopper.tensormap_param tmap1 : !hopper.tensormap<200x300xbf16, box 128x64, swizzle 128>
-// CHECK:      hopper.accumulator {{.*}} : !hopper.accumulator<64x8xf32>
+// CHECK:      hopper.zero_accumulator : !hopper.accumulator<64x8xf32>
 // CHECK:      %[[STAGE:.*]] = ptx.mad {{.*}}, %{{.*}}, %{{.*}} : !ptx.reg<u32>
 // CHECK-NEXT: ptx.wgmma_fence
 // CHECK-NEXT: %[[WSLOT:.*]] = ptx.const 1024 : !ptx.reg<u32>

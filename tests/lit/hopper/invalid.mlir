@@ -9,10 +9,44 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     %d = ptx.ld_param d : !ptx.reg<b64>
     %f = ptx.const 0.0 : !ptx.reg<f32>
     %acc = hopper.accumulator %f, %f, %f, %f : !hopper.accumulator<64x8xf32>
-    hopper.wgmma_mma_async m64n16k16 bf16 %d, %d, %acc : (!ptx.reg<b64>, !ptx.reg<b64>, !hopper.accumulator<64x8xf32>) -> ()
+    %next = hopper.wgmma_mma_async m64n16k16 bf16 %d, %d, %acc : (!ptx.reg<b64>, !ptx.reg<b64>, !hopper.accumulator<64x8xf32>) -> !hopper.accumulator<64x8xf32>
   }
 }
 // CHECK: hopper.wgmma_mma_async: m64n16k16 accumulates into a 64x16 tile, found !hopper.accumulator<64x8xf32>
+
+// -----
+
+// A wgmma whose result is not an accumulator of its operand's type.
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.entry @k(d : b64) {
+    %d = ptx.ld_param d : !ptx.reg<b64>
+    %acc = hopper.zero_accumulator : !hopper.accumulator<64x8xf32>
+    %next = hopper.wgmma_mma_async m64n8k16 bf16 %d, %d, %acc : (!ptx.reg<b64>, !ptx.reg<b64>, !hopper.accumulator<64x8xf32>) -> !hopper.accumulator<64x16xf32>
+  }
+}
+// CHECK: hopper.wgmma_mma_async: the result must have the accumulator's type !hopper.accumulator<64x8xf32>, found !hopper.accumulator<64x16xf32>
+
+// -----
+
+// An element past this thread's n / 2 of an accumulator.
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.entry @k() {
+    %acc = hopper.zero_accumulator : !hopper.accumulator<64x8xf32>
+    %e = hopper.accumulator_element %acc[4] : !hopper.accumulator<64x8xf32>
+  }
+}
+// CHECK: hopper.accumulator_element: index must be in [0, 4) for !hopper.accumulator<64x8xf32> (its elements per thread), found 4
+
+// -----
+
+// A zero accumulator only names a value: it takes no guard.
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.entry @k() {
+    %p = ptx.const 1 : !ptx.reg<pred>
+    %acc = hopper.zero_accumulator if %p : !hopper.accumulator<64x8xf32>
+  }
+}
+// CHECK: hopper.zero_accumulator: names a value and takes no guard
 
 // -----
 
@@ -34,7 +68,7 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     %d = ptx.ld_param d : !ptx.reg<b64>
     %f = ptx.const 0.0 : !ptx.reg<f32>
     %acc = hopper.accumulator %f, %f, %f, %f : !hopper.accumulator<64x8xf32>
-    hopper.wgmma_mma_async m64n12k16 bf16 %d, %d, %acc : (!ptx.reg<b64>, !ptx.reg<b64>, !hopper.accumulator<64x8xf32>) -> ()
+    %next = hopper.wgmma_mma_async m64n12k16 bf16 %d, %d, %acc : (!ptx.reg<b64>, !ptx.reg<b64>, !hopper.accumulator<64x8xf32>) -> !hopper.accumulator<64x8xf32>
   }
 }
 // CHECK: hopper.wgmma_mma_async: shape must be m64nNk16 with N a multiple of 8 in [8, 256], found 'm64n12k16'
@@ -48,7 +82,7 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     %d = ptx.ld_param d : !ptx.reg<b64>
     %f = ptx.const 0.0 : !ptx.reg<f32>
     %acc = hopper.accumulator %f, %f, %f, %f : !hopper.accumulator<64x8xf32>
-    hopper.wgmma_mma_async m64n8k16 f32 %d, %d, %acc : (!ptx.reg<b64>, !ptx.reg<b64>, !hopper.accumulator<64x8xf32>) -> ()
+    %next = hopper.wgmma_mma_async m64n8k16 f32 %d, %d, %acc : (!ptx.reg<b64>, !ptx.reg<b64>, !hopper.accumulator<64x8xf32>) -> !hopper.accumulator<64x8xf32>
   }
 }
 // CHECK: hopper.wgmma_mma_async: dtype must be bf16 or f16, found 'f32'
@@ -74,7 +108,7 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     %s = ptx.addr_of smem : !ptx.reg<u32>
     %f = ptx.const 0.0 : !ptx.reg<f32>
     %acc = hopper.accumulator %f, %f, %f, %f : !hopper.accumulator<64x8xf32>
-    hopper.wgmma_mma_async m64n8k16 bf16 %s, %s, %acc : (!ptx.reg<u32>, !ptx.reg<u32>, !hopper.accumulator<64x8xf32>) -> ()
+    %next = hopper.wgmma_mma_async m64n8k16 bf16 %s, %s, %acc : (!ptx.reg<u32>, !ptx.reg<u32>, !hopper.accumulator<64x8xf32>) -> !hopper.accumulator<64x8xf32>
   }
 }
 // CHECK: hopper.wgmma_mma_async: the A descriptor must be a 64-bit integer register, found !ptx.reg<u32>

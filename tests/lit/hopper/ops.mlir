@@ -5,7 +5,7 @@
 // Every hopper op form: the IR round trip, the ptx ops it lowers to, and the PTX text.
 // Tensor maps, mbarriers and the wgmma accumulator are typed values (a tensor map of each
 // rank the copies use, one with extents known only at launch; a ring of two barriers,
-// indexed by a constant and by a register; the accumulator's four f32 registers).
+// indexed by a constant and by a register; the accumulator's four f32 registers, which each wgmma takes and returns).
 // tests/lit/hopper/assemble.mlir assembles this kernel with ptxas.
 
 ptx.module version 8.0 target sm_90a address_size 64 {
@@ -60,8 +60,8 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     %d3 = ptx.mov %zero : !ptx.reg<f32>
     %acc = hopper.accumulator %d0, %d1, %d2, %d3 : !hopper.accumulator<64x8xf32>
     ptx.wgmma_fence
-    hopper.wgmma_mma_async m64n8k16 bf16 %da, %db, %acc {a_major = "k", b_major = "mn", scale_d = 0} : (!ptx.reg<b64>, !ptx.reg<b64>, !hopper.accumulator<64x8xf32>) -> ()
-    hopper.wgmma_mma_async m64n8k16 f16 %da, %da, %acc {a_major = "k", b_major = "k", scale_d = 1} : (!ptx.reg<b64>, !ptx.reg<b64>, !hopper.accumulator<64x8xf32>) -> ()
+    %acc1 = hopper.wgmma_mma_async m64n8k16 bf16 %da, %db, %acc {a_major = "k", b_major = "mn", scale_d = 0} : (!ptx.reg<b64>, !ptx.reg<b64>, !hopper.accumulator<64x8xf32>) -> !hopper.accumulator<64x8xf32>
+    %acc2 = hopper.wgmma_mma_async m64n8k16 f16 %da, %da, %acc1 {a_major = "k", b_major = "k", scale_d = 1} : (!ptx.reg<b64>, !ptx.reg<b64>, !hopper.accumulator<64x8xf32>) -> !hopper.accumulator<64x8xf32>
     ptx.wgmma_commit
     ptx.wgmma_wait 1
     ptx.wgmma_wait 0
@@ -285,10 +285,11 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 // LOWERED-NEXT: %d2 = ptx.mov %zero : !ptx.reg<f32>
 // LOWERED-NEXT: %d3 = ptx.mov %zero : !ptx.reg<f32>
 // LOWERED-NEXT: ptx.wgmma_fence
-// LOWERED-NEXT: %2 = ptx.const 0 : !ptx.reg<pred>
-// LOWERED-NEXT: ptx.wgmma 8 bf16 0 1 %da_8, %db_8, %2, %d0, %d1, %d2, %d3 : (!ptx.reg<b64>, !ptx.reg<b64>, !ptx.reg<pred>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>) -> ()
-// LOWERED-NEXT: %3 = ptx.const 1 : !ptx.reg<pred>
-// LOWERED-NEXT: ptx.wgmma 8 f16 0 0 %da_8, %da_8, %3, %d0, %d1, %d2, %d3 : (!ptx.reg<b64>, !ptx.reg<b64>, !ptx.reg<pred>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>) -> ()
+// Each wgmma updates the accumulator's registers in place: both read and write %d0-%d3.
+// LOWERED-NEXT: %[[SCALE0:.*]] = ptx.const 0 : !ptx.reg<pred>
+// LOWERED-NEXT: ptx.wgmma 8 bf16 0 1 %da_8, %db_8, %[[SCALE0]], %d0, %d1, %d2, %d3 : (!ptx.reg<b64>, !ptx.reg<b64>, !ptx.reg<pred>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>) -> ()
+// LOWERED-NEXT: %[[SCALE1:.*]] = ptx.const 1 : !ptx.reg<pred>
+// LOWERED-NEXT: ptx.wgmma 8 f16 0 0 %da_8, %da_8, %[[SCALE1]], %d0, %d1, %d2, %d3 : (!ptx.reg<b64>, !ptx.reg<b64>, !ptx.reg<pred>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>) -> ()
 // LOWERED-NEXT: ptx.wgmma_commit
 // LOWERED-NEXT: ptx.wgmma_wait 1
 // LOWERED-NEXT: ptx.wgmma_wait 0
@@ -360,8 +361,8 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 // IR-NEXT: %d3 = ptx.mov %zero : !ptx.reg<f32>
 // IR-NEXT: %acc = hopper.accumulator %d0, %d1, %d2, %d3 : !hopper.accumulator<64x8xf32>
 // IR-NEXT: ptx.wgmma_fence
-// IR-NEXT: hopper.wgmma_mma_async m64n8k16 bf16 %da, %db, %acc {a_major = "k", b_major = "mn", scale_d = 0} : (!ptx.reg<b64>, !ptx.reg<b64>, !hopper.accumulator<64x8xf32>) -> ()
-// IR-NEXT: hopper.wgmma_mma_async m64n8k16 f16 %da, %da, %acc {a_major = "k", b_major = "k", scale_d = 1} : (!ptx.reg<b64>, !ptx.reg<b64>, !hopper.accumulator<64x8xf32>) -> ()
+// IR-NEXT: %acc1 = hopper.wgmma_mma_async m64n8k16 bf16 %da, %db, %acc {a_major = "k", b_major = "mn", scale_d = 0} : (!ptx.reg<b64>, !ptx.reg<b64>, !hopper.accumulator<64x8xf32>) -> !hopper.accumulator<64x8xf32>
+// IR-NEXT: %acc2 = hopper.wgmma_mma_async m64n8k16 f16 %da, %da, %acc1 {a_major = "k", b_major = "k", scale_d = 1} : (!ptx.reg<b64>, !ptx.reg<b64>, !hopper.accumulator<64x8xf32>) -> !hopper.accumulator<64x8xf32>
 // IR-NEXT: ptx.wgmma_commit
 // IR-NEXT: ptx.wgmma_wait 1
 // IR-NEXT: ptx.wgmma_wait 0
