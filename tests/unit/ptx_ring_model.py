@@ -412,7 +412,9 @@ class Model:
         self.set(thread, ops[0], result)
 
 
-_NO_STATE = {"wgmma", "fence", "prefetch", "setmaxnreg", "stmatrix"}
+_NO_STATE = {"wgmma", "fence", "prefetch", "setmaxnreg", "stmatrix", "griddepcontrol"}
+"""Instructions that touch none of the modelled state (griddepcontrol orders this grid
+after the stream's previous one, which the model does not run)."""
 _INTEGER = {
     "mad",
     "mul",
