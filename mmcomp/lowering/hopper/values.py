@@ -89,8 +89,9 @@ class Values:
     def mad(self, a: SSAValue, b: SSAValue, c: SSAValue) -> SSAValue:
         """`a * b + c`, lowered as one `mad.lo`."""
         k = self.ctx.k
-        product = k.append(arith.MuliOp(self.of(a), self.of(b))).result
-        return k.append(mark_mad(arith.AddiOp(product, self.of(c)))).result
+        a, b, c = self.of(a), self.of(b), self.of(c)
+        product = k.append(arith.MuliOp(a, b)).result
+        return k.append(mark_mad(arith.AddiOp(product, c))).result
 
     def ceildiv(self, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
         """`ceil(lhs / rhs)` (unsigned)."""
