@@ -44,7 +44,7 @@ from mmcomp.dialects import ptx
 from mmcomp.dialects.ptx.module import is_structured_control
 from mmcomp.passes.partition_warp_roles import check_lowered_to_ptx
 
-BINARY: dict[type[Operation], type[ptx.BinaryOp]] = {
+BINARY: dict[type[Operation], type[ptx.BinaryOp] | type[ptx.ShiftOp]] = {
     arith.AddiOp: ptx.AddOp,
     arith.SubiOp: ptx.SubOp,
     arith.MuliOp: ptx.MulOp,
