@@ -9,6 +9,13 @@ op the ptx instruction of its name, `arith.ceildivui` an add and a division (the
 counts of a runtime extent), `arith.cmpi` a `setp` and a `selp` of 1 or 0, and
 `arith.select` a `setp.ne` against 0 and a `selp`.
 
+The lowering's own arithmetic (`mmcomp.lowering.hopper.values`) adds three forms, each the
+instructions the lowering wrote by hand: an `arith.cmpi` that only ptx ops read, through
+casts to `!ptx.reg<pred>`, is the `setp` alone; an `arith.addi` marked `ptx.mad` and the
+`arith.muli` it adds to (read by nothing else) are one `mad.lo`; an `arith.select` on a
+predicate register is a `selp`, or a `mov` guarded by the predicate into its false value
+where that is a fresh register that nothing else reads.
+
 The hopper level reads registers where it meets an index value: a
 `builtin.unrealized_conversion_cast` of the value to `!ptx.reg<u32>` (a hopper op's
 coordinate, a branch's condition), or of a register to `index` (a loop's induction
