@@ -9,6 +9,13 @@ op the ptx instruction of its name, `arith.ceildivui` an add and a division (the
 counts of a runtime extent), `arith.cmpi` a `setp` and a `selp` of 1 or 0, and
 `arith.select` a `setp.ne` against 0 and a `selp`.
 
+The lowering's own arithmetic (`mmcomp.lowering.hopper.values`) adds three forms, each the
+instructions the lowering wrote by hand: an `arith.cmpi` that only ptx ops read, through
+casts to `!ptx.reg<pred>`, is the `setp` alone; an `arith.addi` marked `ptx.mad` and the
+`arith.muli` it adds to (read by nothing else) are one `mad.lo`; an `arith.select` on a
+predicate register is a `selp`, or a `mov` guarded by the predicate into its false value
+where that is a fresh register that nothing else reads.
+
 The hopper level reads registers where it meets an index value: a
 `builtin.unrealized_conversion_cast` of the value to `!ptx.reg<u32>` (a hopper op's
 coordinate, a branch's condition), or of a register to `index` (a loop's induction
@@ -28,8 +35,8 @@ from collections.abc import Callable
 
 from xdsl.context import Context
 from xdsl.dialects import arith, gpu
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, UnrealizedConversionCastOp
-from xdsl.ir import Operation, SSAValue
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, UnitAttr, UnrealizedConversionCastOp
+from xdsl.ir import Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -44,7 +51,7 @@ from mmcomp.dialects import ptx
 from mmcomp.dialects.ptx.module import is_structured_control
 from mmcomp.passes.partition_warp_roles import check_lowered_to_ptx
 
-BINARY: dict[type[Operation], type[ptx.BinaryOp]] = {
+BINARY: dict[type[Operation], type[ptx.BinaryOp] | type[ptx.ShiftOp]] = {
     arith.AddiOp: ptx.AddOp,
     arith.SubiOp: ptx.SubOp,
     arith.MuliOp: ptx.MulOp,
@@ -52,6 +59,9 @@ BINARY: dict[type[Operation], type[ptx.BinaryOp]] = {
     arith.RemUIOp: ptx.RemOp,
     arith.MinUIOp: ptx.MinOp,
     arith.MaxUIOp: ptx.MaxOp,
+    arith.AndIOp: ptx.AndOp,
+    arith.ShRUIOp: ptx.ShrOp,
+    arith.XOrIOp: ptx.XorOp,
 }
 """The ptx instruction of each binary index op."""
 COMPARISONS = {0: "eq", 1: "ne", 6: "lo", 7: "ls", 8: "hi", 9: "hs", 2: "lo", 3: "ls"}
@@ -70,6 +80,48 @@ INDEX_OPS: tuple[type[Operation], ...] = (
     *BINARY,
 )
 """The ops of the index arithmetic that the hopper level keeps."""
+MAD = "ptx.mad"
+"""The unit attribute of an `arith.addi` whose left operand, an `arith.muli` read by it
+alone, is lowered with it as one `mad.lo` (the lowering's own `a * b + c`)."""
+
+
+def mark_mad(op: arith.AddiOp) -> arith.AddiOp:
+    """`op`, marked to lower with its left operand's multiplication as one `mad`."""
+    op.attributes[MAD] = UnitAttr()
+    return op
+
+
+def fused_multiply(op: Operation) -> arith.MuliOp | None:
+    """The `arith.muli` that a marked `arith.addi` fuses with (its left operand); None for
+    an op that is not such an addi. A marked addi whose left operand is not a muli read by
+    it alone is an error."""
+    if not isinstance(op, arith.AddiOp) or MAD not in op.attributes:
+        return None
+    product = op.lhs.owner
+    if not isinstance(product, arith.MuliOp) or op.lhs.uses.get_length() != 1:
+        raise DiagnosticException(
+            f"convert-arith-to-ptx: an arith.addi marked {MAD} must add to the result of an "
+            "arith.muli that nothing else reads"
+        )
+    return product
+
+
+def feeds_mad(op: Operation) -> bool:
+    """`op` is an `arith.muli` that a marked `arith.addi` lowers with it."""
+    if not isinstance(op, arith.MuliOp) or op.result.uses.get_length() != 1:
+        return False
+    (use,) = op.result.uses
+    user = use.operation
+    return isinstance(user, arith.AddiOp) and MAD in user.attributes and use.index == 0
+
+
+def read_as_predicate(value: SSAValue) -> bool:
+    """Every read of the i1 `value` is a cast to `!ptx.reg<pred>` (a ptx op's predicate)."""
+    return bool(value.uses) and all(
+        isinstance(use.operation, UnrealizedConversionCastOp)
+        and all(result.type == ptx.PRED for result in use.operation.results)
+        for use in value.uses
+    )
 
 
 def is_hopper_op(op: Operation) -> bool:
@@ -129,10 +181,25 @@ class BinaryToPtx(RewritePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         """Rewrite `arith.addi`, `subi`, `muli`, `divui`, `remui`, `minui`, `maxui`."""
         kind = BINARY.get(type(op))
-        if kind is None:
+        if kind is None or feeds_mad(op) or MAD in op.attributes:
             return
         lhs, rhs = (register_of(operand) for operand in op.operands)
         rewriter.replace(op, kind(lhs, rhs))
+
+
+class MulAddToPtx(RewritePattern):
+    """An `arith.addi` marked `ptx.mad` and the `arith.muli` it adds to become one
+    `mad.lo` (`a * b + c`), where the addi is."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        """Rewrite a marked `arith.addi` with its multiplication."""
+        product = fused_multiply(op)
+        if product is None:
+            return
+        a, b = register_of(product.lhs), register_of(product.rhs)
+        mad = ptx.MadOp(a, b, register_of(op.operands[1]))
+        rewriter.replace(op, mad)
+        rewriter.erase(product)
 
 
 class CeilDivToPtx(RewritePattern):
@@ -155,11 +222,15 @@ class CompareToPtx(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: arith.CmpiOp, rewriter: PatternRewriter) -> None:
-        """Rewrite an unsigned or equality comparison."""
+        """Rewrite an unsigned or equality comparison: only the `setp` where every read
+        is a cast to a predicate."""
         cmp = COMPARISONS.get(op.predicate.value.data)
         if cmp is None:
             return
         pred = ptx.SetpOp(cmp, register_of(op.lhs), register_of(op.rhs))
+        if read_as_predicate(op.result):
+            rewriter.replace(op, pred)
+            return
         one = ptx.ConstOp(1, ptx.U32)
         zero = ptx.ConstOp(0, ptx.U32)
         select = ptx.SelpOp(one.result, zero.result, pred.result)
@@ -167,11 +238,26 @@ class CompareToPtx(RewritePattern):
 
 
 class SelectToPtx(RewritePattern):
-    """`arith.select` becomes `setp.ne` of its condition against 0 and a `selp`."""
+    """`arith.select` becomes `setp.ne` of its condition against 0 and a `selp`; on a
+    predicate register (read as i1 through a cast) the `selp` alone, or, where the false
+    value is a fresh register that nothing else reads, a move into it guarded by the
+    predicate (`@p mov`)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: arith.SelectOp, rewriter: PatternRewriter) -> None:
         """Rewrite a select of index values."""
+        held = register_of(op.cond)
+        if held.type == ptx.PRED:
+            if_true, if_false = register_of(op.lhs), register_of(op.rhs)
+            fresh = isinstance(if_false, OpResult) and op.rhs is if_false
+            if fresh and if_false.uses.get_length() == 1:
+                move = ptx.AssignOp(if_false, if_true)
+                guarded = move.set_guard(held)
+                move.erase()
+                rewriter.replace(op, guarded, [if_false])
+                return
+            rewriter.replace(op, ptx.SelpOp(if_true, if_false, held))
+            return
         zero = ptx.ConstOp(0, ptx.U32)
         cond = ptx.SetpOp("ne", register_of(op.cond), zero.result)
         select = ptx.SelpOp(register_of(op.lhs), register_of(op.rhs), cond.result)
@@ -181,6 +267,7 @@ class SelectToPtx(RewritePattern):
 PATTERNS: tuple[RewritePattern, ...] = (
     ConstantToPtx(),
     GridQueryToPtx(),
+    MulAddToPtx(),
     BinaryToPtx(),
     CeilDivToPtx(),
     CompareToPtx(),

@@ -19,6 +19,7 @@ from xdsl.ir import BlockArgument, SSAValue
 from mmcomp.dialects import ptx
 from mmcomp.lowering.hopper.context import KernelContext
 from mmcomp.lowering.hopper.plan import arg_roles, dtype_of
+from mmcomp.lowering.hopper.values import Values
 
 WIDE_OFFSETS = 1 << 32
 """Arrays of more elements than this get 64-bit element offsets (32-bit ones would wrap)."""
@@ -86,6 +87,7 @@ class Addressing:
         if found is not None:
             return found
         k = self.ctx.k
+        values = Values(self.ctx)
         memref_type = memref.type
         assert isinstance(memref_type, MemRefType)
         roles = self.memref_roles(memref)
@@ -106,55 +108,57 @@ class Addressing:
         row_terms: list[list[tuple[SSAValue, int | SSAValue]]] = [[] for _ in range(halves)]
         row_ok: list[SSAValue | None] = [None] * halves
         if store and "m" not in roles:
-            row_ok = [k.setp("eq", self.rows[half], k.const(0)) for half in range(halves)]
+            row_ok = [
+                values.pred(values.cmp("eq", self.rows[half], values.const(0)))
+                for half in range(halves)
+            ]
         col_term: tuple[SSAValue, int | SSAValue] | None = None
         col_limit: SSAValue | None = None
         col_stride = 0
         if store and "n" not in roles:
-            col_limit = k.mov(k.sub(k.const(1), self.col0), ptx.S32)
+            col_limit = k.mov(values.reg(values.sub(values.const(1), self.col0)), ptx.S32)
         row_parts: list[SSAValue | None] = [None] * halves
         col_part: SSAValue | None = None
         for dim, (index, role) in enumerate(zip(indices, roles, strict=True)):
-            position = self.ctx.reg(index)
+            position = self.ctx.index(index)
             if role == "n":
                 stride = strides[dim]
                 assert isinstance(stride, int), "the axes inside the column axis are static"
-                position = k.add(position, self.col0)
+                position = values.add(position, self.col0)
                 # Under swap_ab the columns run along M, whose extent may be a runtime one.
                 extent = dims[dim]
-                limit = extent if isinstance(extent, SSAValue) else k.const(extent)
-                col_limit = k.mov(k.sub(limit, position), ptx.S32)
+                limit = extent if isinstance(extent, SSAValue) else values.const(extent)
+                col_limit = k.mov(values.reg(values.sub(limit, position)), ptx.S32)
                 col_stride = stride * size
-                col_term = (position, stride)
+                col_term = (values.reg(position), stride)
                 if not wide:
-                    col_part = k.mul(position, k.const(stride))
+                    col_part = values.mul(position, values.const(stride))
                 continue
             for half in range(halves):
-                at = k.add(position, self.rows[half]) if role == "m" else position
+                at = values.add(position, self.rows[half]) if role == "m" else position
                 if role == "m":
                     bound = dims[dim]
-                    row_ok[half] = k.setp(
-                        "lo", at, bound if isinstance(bound, SSAValue) else k.const(bound)
-                    )
+                    limit = bound if isinstance(bound, SSAValue) else values.const(bound)
+                    row_ok[half] = values.pred(values.cmp("lo", at, limit))
                 if wide:
-                    row_terms[half].append((at, strides[dim]))
+                    row_terms[half].append((values.reg(at), strides[dim]))
                     continue
                 stride = strides[dim]
                 assert isinstance(stride, int), "narrow offsets have static strides"
-                term = k.mul(at, k.const(stride)) if stride != 1 else at
+                term = values.mul(at, values.const(stride)) if stride != 1 else at
                 previous = row_parts[half]
-                row_parts[half] = term if previous is None else k.add(previous, term)
+                row_parts[half] = term if previous is None else values.add(previous, term)
         base = self.ctx.reg(memref)
         bases: list[SSAValue] = []
         if wide:
             bases = self.wide_bases(base, row_terms, col_term, size)
         for linear in [] if wide else row_parts:
             if col_part is not None:
-                linear = col_part if linear is None else k.add(linear, col_part)
+                linear = col_part if linear is None else values.add(linear, col_part)
             if linear is None:
                 bases.append(base)
                 continue
-            bases.append(k.add(base, k.mul_wide(linear, k.const(size))))
+            bases.append(k.add(base, k.mul_wide(values.reg(linear), k.const(size))))
         found = Access(bases, row_ok, col_limit, col_stride, dtype)
         self.accesses[key] = found
         return found

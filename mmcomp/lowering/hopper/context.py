@@ -228,6 +228,11 @@ class KernelContext:
             found = self.casts[(value, type)] = cast.results[0]
         return found
 
+    def cast(self, value: SSAValue, type: Attribute) -> SSAValue:
+        """An entry value read as `type` (an index value or comparison of the lowering's
+        own arithmetic read by a ptx op, a predicate read as an i1)."""
+        return self._cast(value, type)
+
     def reg(self, value: SSAValue) -> SSAValue:
         """The register holding a value of the kernel (an index value as u32)."""
         found = self._found(value)

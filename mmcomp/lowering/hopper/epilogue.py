@@ -27,6 +27,7 @@ from mmcomp.lowering.hopper.mainloop import ConsumerMainloop
 from mmcomp.lowering.hopper.plan import TmaOperand, dtype_of
 from mmcomp.lowering.hopper.pointwise import Pointwise, Scalar
 from mmcomp.lowering.hopper.ring import Ring
+from mmcomp.lowering.hopper.values import Values
 
 
 @dataclass
@@ -140,10 +141,11 @@ class Epilogue:
         if self.epilogue_begun:
             return
         self.epilogue_begun = True
-        k = self.ctx.k
-        # Row slot r of this thread: m block r // 2, upper or lower 8 rows (r % 2).
+        values = Values(self.ctx)
+        # Row slot r of this thread: m block r // 2, upper or lower 8 rows (r % 2), index
+        # values.
         self.rows = [
-            k.add(self.threads.row0, k.const(64 * (r // 2) + 8 * (r % 2)))
+            values.add(self.threads.row0, values.const(64 * (r // 2) + 8 * (r % 2)))
             for r in range(2 * self.ctx.m_blocks)
         ]
         self.addressing = Addressing(

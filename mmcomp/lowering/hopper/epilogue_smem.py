@@ -18,6 +18,7 @@ from xdsl.ir import SSAValue
 from mmcomp import hardware as hw
 from mmcomp.dialects import hopper, ptx, sched
 from mmcomp.lowering.hopper.plan import EPILOGUE_ROW_BYTES
+from mmcomp.lowering.hopper.values import Values
 
 if TYPE_CHECKING:
     from mmcomp.lowering.hopper.epilogue import Epilogue
@@ -45,13 +46,15 @@ class SmemEpilogue:
         buffer, which box i + 1 rewrites.
         """
         k = self.ctx.k
-        leader = k.setp("eq", self.threads.thread_in_warpgroup, k.const(0))
-        first = k.setp("eq", self.threads.consumer, k.const(0))
-        second = k.setp("ne", self.threads.consumer, k.const(0))
-        buffers = k.mad(
-            self.threads.consumer,
-            k.const(hw.EPILOGUE_BUFFERS * self.ctx.plan.buffer_bytes()),
-            k.add(self.ring.base, k.const(self.ctx.plan.epilogue_offset())),
+        values = Values(self.ctx)
+        consumer = self.threads.consumer
+        leader = values.pred(values.cmp("eq", self.threads.thread_in_warpgroup, values.const(0)))
+        first = values.pred(values.cmp("eq", consumer, values.const(0)))
+        second = values.pred(values.cmp("ne", consumer, values.const(0)))
+        buffers = values.mad(
+            consumer,
+            values.const(hw.EPILOGUE_BUFFERS * self.ctx.plan.buffer_bytes()),
+            values.add(self.ring.base, values.const(self.ctx.plan.epilogue_offset())),
         )
 
         family = self.ctx.barriers.epilogue
@@ -79,22 +82,23 @@ class SmemEpilogue:
             for m_block in range(self.ctx.m_blocks):
                 for box in range(self.ctx.params.warpgroup[1] // box_columns):
                     slot = count % hw.EPILOGUE_BUFFERS
-                    buffer = k.add(buffers, k.const(slot * self.ctx.plan.buffer_bytes()))
+                    buffer = values.add(buffers, values.const(slot * self.ctx.plan.buffer_bytes()))
                     packed = self.box_values(value, operand.dtype, m_block, box * box_columns)
                     if operand.dtype == "f32":
-                        self.write_f32_box(k.add(buffer, row), chunk, packed)
+                        self.write_f32_box(values.add(buffer, row), chunk, packed)
                     else:
-                        self.write_16bit_box(k.add(buffer, row), chunk, packed)
+                        self.write_16bit_box(values.add(buffer, row), chunk, packed)
                     k.append(ptx.FenceOp("proxy_async"))
                     self.ctx.put(ptx.BulkWaitOp(0, read=True), leader)
                     sync()
                     coords = self.store_coordinates(store, m_block, box * box_columns)
-                    self.ctx.put(hopper.TmaStoreOp(tmap, buffer, coords), leader)
+                    self.ctx.put(hopper.TmaStoreOp(tmap, values.reg(buffer), coords), leader)
                     self.ctx.put(ptx.BulkCommitOp(), leader)
                     count += 1
 
     def box_lane(self, dtype: str) -> tuple[SSAValue, SSAValue]:
-        """This thread's (row byte offset, 16-byte chunk xor) in a box of `dtype`.
+        """This thread's (row byte offset, 16-byte chunk xor) in a box of `dtype`, index
+        values.
 
         16-bit outputs: an stmatrix x4 row address, lane l giving row l % 8 of matrix l / 8
         (matrices 0/1: rows 0-7/8-15 of an even 8-column block, 2/3: of the odd one). f32:
@@ -102,20 +106,20 @@ class SmemEpilogue:
         2 (l % 4) are chunk (l % 4) / 2 of the block's two). The 128-byte swizzle stores
         chunk c of row r at chunk c ^ (r % 8).
         """
-        k = self.ctx.k
+        v = Values(self.ctx)
         lane = self.threads.lane
-        warp_rows = k.mul(self.threads.warp, k.const(16))
+        warp_rows = v.mul(self.threads.warp, v.const(16))
         if dtype == "f32":
-            quad = k.shr(lane, k.const(2))
-            pair = k.shr(k.binary(ptx.AndOp, lane, k.const(3)), k.const(1))
-            row, chunk = k.add(warp_rows, quad), k.binary(ptx.XorOp, pair, quad)
+            quad = v.shr(lane, v.const(2))
+            pair = v.shr(v.and_(lane, v.const(3)), v.const(1))
+            row, chunk = v.add(warp_rows, quad), v.xor(pair, quad)
         else:
-            matrix = k.shr(lane, k.const(3))
-            row8 = k.binary(ptx.AndOp, lane, k.const(7))
-            half8 = k.mul(k.binary(ptx.AndOp, matrix, k.const(1)), k.const(8))
-            row = k.add(k.add(warp_rows, half8), row8)
-            chunk = k.binary(ptx.XorOp, k.shr(matrix, k.const(1)), row8)
-        return k.mul(row, k.const(EPILOGUE_ROW_BYTES)), chunk
+            matrix = v.shr(lane, v.const(3))
+            row8 = v.and_(lane, v.const(7))
+            half8 = v.mul(v.and_(matrix, v.const(1)), v.const(8))
+            row = v.add(v.add(warp_rows, half8), row8)
+            chunk = v.xor(v.shr(matrix, v.const(1)), row8)
+        return v.mul(row, v.const(EPILOGUE_ROW_BYTES)), chunk
 
     def box_values(
         self, value: SSAValue, dtype: str, m_block: int, column0: int
@@ -148,19 +152,21 @@ class SmemEpilogue:
         """stmatrix x4 per pair of 8-column blocks: this warp's 16 rows of the box (`base`:
         the buffer plus this lane's row, `chunk`: its chunk xor, from `box_lane`)."""
         k = self.ctx.k
+        v = Values(self.ctx)
         for pair in range(len(blocks) // 2):
-            at = k.binary(ptx.XorOp, chunk, k.const(2 * pair))
-            address = k.mad(at, k.const(16), base)
+            at = v.xor(chunk, v.const(2 * pair))
+            address = v.reg(v.mad(at, v.const(16), base))
             k.append(hopper.StmatrixOp(address, [*blocks[2 * pair], *blocks[2 * pair + 1]]))
 
     def write_f32_box(self, base: SSAValue, chunk: SSAValue, blocks: list[list[SSAValue]]) -> None:
         """st.shared.v2.f32 of each column pair, in the swizzled rows of the box (`base`,
         `chunk` as for write_16bit_box); row half 1 is 8 rows below."""
         k = self.ctx.k
-        base = k.add(base, k.mul(k.binary(ptx.AndOp, self.threads.lane, k.const(1)), k.const(8)))
+        v = Values(self.ctx)
+        base = v.add(base, v.mul(v.and_(self.threads.lane, v.const(1)), v.const(8)))
         for block, regs in enumerate(blocks):
-            at = k.binary(ptx.XorOp, chunk, k.const(2 * block))
-            address = k.mad(at, k.const(16), base)
+            at = v.xor(chunk, v.const(2 * block))
+            address = v.reg(v.mad(at, v.const(16), base))
             for half in range(2):
                 k.st(
                     "shared", address, regs[2 * half : 2 * half + 2], 8 * EPILOGUE_ROW_BYTES * half
@@ -171,15 +177,15 @@ class SmemEpilogue:
     ) -> list[SSAValue]:
         """TMA coordinates (innermost first, index values) of the box of this warpgroup's
         tile at m block `m_block` and column `column0`."""
-        k = self.ctx.k
+        v = Values(self.ctx)
         roles = self.values.address.memref_roles(store.dest)
-        rows = self.values.mode.part_offset(k.const(64 * m_block), self.ctx.params.warpgroup[0])
+        rows = self.values.mode.part_offset(v.const(64 * m_block), self.ctx.params.warpgroup[0])
         coords: list[SSAValue] = []
         ctx = self.ctx
         for index, role in zip(store.indices, roles, strict=True):
             position = ctx.index(index)
             if role == "m":
-                position = ctx.index_add(position, ctx.register_index(rows))
+                position = ctx.index_add(position, v.of(rows))
             elif role == "n" and column0:
                 position = ctx.index_add(position, ctx.index_constant(column0))
             coords.append(position)

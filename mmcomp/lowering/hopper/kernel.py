@@ -33,12 +33,13 @@ from mmcomp.lowering.hopper.context import (
 from mmcomp.lowering.hopper.control import Walker, branch, emit_loop
 from mmcomp.lowering.hopper.epilogue import Epilogue
 from mmcomp.lowering.hopper.index import place
-from mmcomp.lowering.hopper.mainloop import MAINLOOPS, zero_accumulator
+from mmcomp.lowering.hopper.mainloop import MAINLOOPS, ConsumerMainloop, zero_accumulator
 from mmcomp.lowering.hopper.plan import SHARED_NAME, SMEM_ALIGN, extent_args
 from mmcomp.lowering.hopper.pointwise import Pointwise
 from mmcomp.lowering.hopper.producer import emit_producer
 from mmcomp.lowering.hopper.ring import Ring
 from mmcomp.lowering.hopper.split_k import SplitK
+from mmcomp.lowering.hopper.values import Values
 
 WARPGROUP_SHIFT = hw.WARPGROUP_SIZE.bit_length() - 1
 """log2 of the threads of a warpgroup: %tid.x >> WARPGROUP_SHIFT is the warpgroup."""
@@ -132,7 +133,8 @@ def emit_kernel(ctx: KernelContext) -> None:
             emit_producer(ctx, ring)
     with k.inside(roles.false_region.block):
         k.append(ptx.SetmaxnregOp("inc", ctx.roles.registers[1]))
-        emit_consumer(ctx, ring, k.sub(warpgroup, k.const(1)))
+        values = Values(ctx)
+        emit_consumer(ctx, ring, values.reg(values.sub(warpgroup, values.const(1))))
     cluster_sync(ctx)
     k.ret()
 
@@ -140,19 +142,11 @@ def emit_kernel(ctx: KernelContext) -> None:
 def emit_consumer(ctx: KernelContext, ring: Ring, consumer: SSAValue) -> None:
     """The consumer warpgroups: the schedule's loops with mainloop and epilogue."""
     k = ctx.k
-    tid = ctx.threads.tid
     mainloop = MAINLOOPS[ctx.roles.specialization](
         ctx, ring, lambda loop: epilogue.prefetch_epilogue_operands(loop)
     )
-    thread_in_warpgroup = k.binary(ptx.AndOp, tid, k.const(hw.WARPGROUP_SIZE - 1))
-    signaller = k.setp("lo", thread_in_warpgroup, k.const(ctx.cluster.size))
-    warp = k.binary(ptx.AndOp, k.shr(tid, k.const(5)), k.const(3))
-    lane = k.binary(ptx.AndOp, tid, k.const(31))
-    # Row of this thread's first accumulator element in the CTA tile, and its column.
-    first = k.add(k.mul(warp, k.const(16)), k.shr(lane, k.const(2)))
-    row0 = mainloop.first_row(consumer, first)
-    col0 = k.mul(k.binary(ptx.AndOp, lane, k.const(3)), k.const(2))
-    threads = ConsumerThreads(consumer, thread_in_warpgroup, signaller, warp, lane, row0, col0)
+    threads = consumer_threads(ctx, mainloop, consumer)
+    thread_in_warpgroup = threads.thread_in_warpgroup
     mainloop.start(threads)
     epilogue = Epilogue(ctx, ring, mainloop, threads, Pointwise(k, ctx.where))
     split_k = SplitK(ctx, ring, mainloop)
@@ -190,8 +184,35 @@ def emit_consumer(ctx: KernelContext, ring: Ring, consumer: SSAValue) -> None:
     walker.walk(ctx.warp_specialize.consumer.block.ops)
     if ctx.plan.store_maps:
         # Shared memory must outlive the TMA stores that read it.
-        leader = k.setp("eq", thread_in_warpgroup, k.const(0))
+        values = Values(ctx)
+        leader = values.pred(values.cmp("eq", thread_in_warpgroup, values.const(0)))
         ctx.put(ptx.BulkWaitOp(0, read=False), leader)
+
+
+def consumer_threads(
+    ctx: KernelContext, mainloop: ConsumerMainloop, consumer: SSAValue
+) -> ConsumerThreads:
+    """A consumer thread's warpgroup, warp, lane and first accumulator row and column: the
+    hopper level's index arithmetic on %tid.x, read by the ptx ops as registers."""
+    values = Values(ctx)
+    tid = ctx.threads.tid
+    thread_in_warpgroup = values.and_(tid, values.const(hw.WARPGROUP_SIZE - 1))
+    signaller = values.pred(values.cmp("lo", thread_in_warpgroup, values.const(ctx.cluster.size)))
+    warp = values.and_(values.shr(tid, values.const(5)), values.const(3))
+    lane = values.and_(tid, values.const(31))
+    # Row of this thread's first accumulator element in the CTA tile, and its column.
+    first = values.add(values.mul(warp, values.const(16)), values.shr(lane, values.const(2)))
+    row0 = mainloop.first_row(consumer, values.reg(first))
+    col0 = values.mul(values.and_(lane, values.const(3)), values.const(2))
+    return ConsumerThreads(
+        consumer,
+        values.reg(thread_in_warpgroup),
+        signaller,
+        values.reg(warp),
+        values.reg(lane),
+        row0,
+        values.reg(col0),
+    )
 
 
 def is_sum_init(op: sched.ZeroTileOp, mainloop: scf.ForOp | None) -> bool:

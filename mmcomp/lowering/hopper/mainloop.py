@@ -35,6 +35,7 @@ from mmcomp.lowering.hopper.index import place
 from mmcomp.lowering.hopper.plan import SWIZZLE
 from mmcomp.lowering.hopper.producer import Loads
 from mmcomp.lowering.hopper.ring import Ring
+from mmcomp.lowering.hopper.values import Values
 from mmcomp.passes.partition_warp_roles import WarpRoles, slot_of
 
 
@@ -58,6 +59,16 @@ def wgmma_operands(op: sched.MmaOp, swap_ab: bool) -> tuple[sched.LoadTileOp, sc
     assert isinstance(a_load, sched.LoadTileOp)
     assert isinstance(b_load, sched.LoadTileOp)
     return (b_load, a_load) if swap_ab else (a_load, b_load)
+
+
+def trip_count(ctx: KernelContext, loop: scf.ForOp) -> SSAValue:
+    """The iterations of the hopper level's copy of `loop`, read as a register:
+    `ceil((ub - lb) / step)`, 0 where `lb >= ub`."""
+    values = Values(ctx)
+    lb, ub = ctx.index(loop.lb), ctx.index(loop.ub)
+    trips = values.ceildiv(values.sub(ub, lb), ctx.index(loop.step))
+    over = values.pred(values.cmp("hs", lb, ub))
+    return values.reg(values.select(over, values.const(0), trips))
 
 
 def consumer_loop(ctx: KernelContext) -> scf.ForOp:
@@ -92,8 +103,9 @@ class ConsumerMainloop:
 
     def first_row(self, consumer: SSAValue, row: SSAValue) -> SSAValue:
         """This thread's first accumulator row in the tile, from its row in the warpgroup."""
-        k = self.ctx.k
-        return k.add(k.mul(consumer, k.const(self.ctx.params.wgmma_warpgroup[0])), row)
+        values = Values(self.ctx)
+        rows = values.const(self.ctx.params.wgmma_warpgroup[0])
+        return values.reg(values.add(values.mul(consumer, rows), row))
 
     def start(self, threads: ConsumerThreads) -> None:
         """Take the consumer thread registers; count the tiles walked past."""
@@ -109,9 +121,10 @@ class ConsumerMainloop:
         return self.tiles_carried.value
 
     def part_offset(self, value: SSAValue, stride: int) -> SSAValue:
-        """`value` moved to this consumer's part of the tile (`stride` per warpgroup)."""
-        k = self.ctx.k
-        return k.mad(self.threads.consumer, k.const(stride), value)
+        """`value` moved to this consumer's part of the tile (`stride` per warpgroup), read
+        as a register."""
+        values = Values(self.ctx)
+        return values.reg(values.mad(self.threads.consumer, values.const(stride), value))
 
     def sync_tile_threads(self) -> None:
         """Barrier of the threads that share the current tile."""
@@ -121,7 +134,9 @@ class ConsumerMainloop:
     def arrive_leader(self, leader: SSAValue) -> SSAValue:
         """The thread that counts the tile's split-K arrival, from each warpgroup's first."""
         k = self.ctx.k
-        return k.binary(ptx.AndOp, leader, k.setp("eq", self.threads.consumer, k.const(0)))
+        values = Values(self.ctx)
+        first = values.pred(values.cmp("eq", self.threads.consumer, values.const(0)))
+        return k.binary(ptx.AndOp, leader, first)
 
     def arrive_slot(self, slot: SSAValue) -> SSAValue:
         """The shared word that broadcasts the old split-K count to the tile's threads."""
@@ -275,12 +290,12 @@ class PingPongMainloop(ConsumerMainloop):
 
     def sync_tile_threads(self) -> None:
         """Barrier of the tile's one consumer warpgroup."""
-        k = self.ctx.k
+        values = Values(self.ctx)
         family = self.ctx.barriers.split_k_tile
         consumer = self.threads.consumer
-        first = k.setp("eq", consumer, k.const(0))
+        first = values.pred(values.cmp("eq", consumer, values.const(0)))
         self.ctx.put(ptx.BarOp("sync", family.of(0), family.threads), first)
-        second = k.setp("ne", consumer, k.const(0))
+        second = values.pred(values.cmp("ne", consumer, values.const(0)))
         self.ctx.put(ptx.BarOp("sync", family.of(1), family.threads), second)
 
     def arrive_leader(self, leader: SSAValue) -> SSAValue:
@@ -289,8 +304,8 @@ class PingPongMainloop(ConsumerMainloop):
 
     def arrive_slot(self, slot: SSAValue) -> SSAValue:
         """One broadcast word per consumer warpgroup."""
-        k = self.ctx.k
-        return k.mad(self.threads.consumer, k.const(4), slot)
+        values = Values(self.ctx)
+        return values.reg(values.mad(self.threads.consumer, values.const(4), slot))
 
     def before_loop(self, loop: scf.ForOp) -> None:
         """Skip the other consumer's tile (moving the ring position past its K blocks); wait
@@ -304,12 +319,7 @@ class PingPongMainloop(ConsumerMainloop):
         self.skip_label = k.fresh_label("tile_done")
         turn = branch(ctx, mine, (work, self.skip_label), negated=True, otherwise=True)
         with k.inside(turn.true_region.block):
-            span = k.sub(ctx.reg(loop.ub), ctx.reg(loop.lb))
-            step = ctx.reg(loop.step)
-            trips = k.binary(ptx.DivOp, k.add(span, k.sub(step, k.const(1))), step)
-            over = k.setp("hs", ctx.reg(loop.lb), ctx.reg(loop.ub))
-            ctx.put(ptx.AssignOp(trips, k.const(0)), over)
-            self.ring.advance_by(self.at, trips)
+            self.ring.advance_by(self.at, trip_count(ctx, loop))
         # The rest of the tile is this consumer's turn, up to `end_of_tile` (which restores
         # the carried registers' values from before the turn).
         self.kept = [(carried, carried.value) for carried in ctx.carried]
@@ -333,7 +343,8 @@ class PingPongMainloop(ConsumerMainloop):
         has_next: SSAValue = k.setp("eq", k.const(0), k.const(1))
         if ctx.loops:
             iv, upper, step = ctx.loops[-1]
-            has_next = k.setp("lo", k.add(iv, step), upper)
+            values = Values(ctx)
+            has_next = values.pred(values.cmp("lo", values.add(iv, step), upper))
         signal_first = k.binary(ptx.AndOp, has_next, is_first)
         signal_second = k.binary(ptx.AndOp, has_next, is_second)
         ctx.put(ptx.BarOp("arrive", order.of(0), order.threads), signal_first)
@@ -355,24 +366,25 @@ class NonSpecializedMainloop(CooperativeMainloop):
 
     def before_loop(self, loop: scf.ForOp) -> None:
         """The pipeline's prologue: the tile's first `stages - 1` K blocks."""
-        self.load_ahead(loop, self.ctx.reg(loop.lb), range(self.ctx.roles.stages - 1))
+        self.load_ahead(loop, self.ctx.index(loop.lb), range(self.ctx.roles.stages - 1))
 
     def after_k_block(self, loop: scf.ForOp) -> None:
         """The K block `stages - 1` ahead, into the stage just released."""
         ctx = self.ctx
-        self.load_ahead(loop, ctx.reg(loop.body.block.args[0]), [ctx.roles.stages - 1])
+        self.load_ahead(loop, ctx.index(loop.body.block.args[0]), [ctx.roles.stages - 1])
 
     def load_ahead(self, loop: scf.ForOp, base: SSAValue, distances: Sequence[int]) -> None:
-        """Thread 0 loads the K blocks `distance` iterations after iteration `base` (a
-        register holding an induction-variable value), if they exist."""
+        """Thread 0 loads the K blocks `distance` iterations after iteration `base` (an
+        induction-variable value), if they exist."""
         ctx = self.ctx
         k = ctx.k
         iv_arg = loop.body.block.args[0]
         saved = ctx.regs.get(iv_arg)
+        values = Values(ctx)
         for distance in distances:
-            at = k.mad(k.const(distance), ctx.reg(loop.step), base)
+            at = values.mad(values.const(distance), ctx.index(loop.step), base)
             skip = k.fresh_label("no_load")
-            inside = k.setp("lo", at, ctx.reg(loop.ub))
+            inside = values.pred(values.cmp("lo", at, ctx.index(loop.ub)))
             load = branch(ctx, k.binary(ptx.AndOp, inside, ctx.threads.leader), (skip,))
             with k.inside(load.true_region.block):
                 ctx.regs[iv_arg] = at

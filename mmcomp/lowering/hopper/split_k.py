@@ -27,6 +27,7 @@ from mmcomp.lowering.hopper.context import Accumulator, KernelContext
 from mmcomp.lowering.hopper.mainloop import ConsumerMainloop
 from mmcomp.lowering.hopper.plan import workspace_shape
 from mmcomp.lowering.hopper.ring import Ring
+from mmcomp.lowering.hopper.values import Values
 
 FRAGMENT_STRIDE = hw.WARPGROUP_SIZE * 4
 """Bytes between a thread's neighbouring registers in a slab (one f32 per thread)."""
@@ -60,28 +61,31 @@ class SplitK:
         part = self.registers * hw.WARPGROUP_SIZE
         thread = self.mode.threads.thread_in_warpgroup
         shape = workspace_shape(ctx.params, workspace)
+        values = Values(ctx)
         if ptx.DYNAMIC in shape or math.prod(shape) > WIDE_OFFSETS:
             inner = self.mode.part_offset(thread, part)
             address = k.add(ctx.reg(workspace), k.mul_wide(inner, k.const(4)))
-            return k.mad_wide(slab, k.const(tile_elements * 4), address)
-        first = k.mad(slab, k.const(tile_elements), thread)
+            return k.mad_wide(values.reg(slab), k.const(tile_elements * 4), address)
+        first = values.mad(slab, values.const(tile_elements), thread)
         first = self.mode.part_offset(first, part)
-        return k.add(ctx.reg(workspace), k.mul_wide(first, k.const(4)))
+        return k.add(ctx.reg(workspace), k.mul_wide(values.reg(first), k.const(4)))
 
     def workspace_slab(self, indices: Sequence[SSAValue], workspace: SSAValue) -> SSAValue:
-        """The linear slab index of [slice, tile] (or [tile]) in the workspace's leading dims."""
+        """The linear slab index of [slice, tile] (or [tile]) in the workspace's leading dims
+        (an index value)."""
         ctx = self.ctx
-        k = ctx.k
+        values = Values(ctx)
         memref_type = workspace.type
         assert isinstance(memref_type, MemRefType)
         slab: SSAValue | None = None
         for dim, index in enumerate(indices):
-            term = ctx.reg(index)
+            term = ctx.index(index)
             if slab is None:
                 slab = term
                 continue
             extent = ctx.dimension(workspace, dim, "")
-            slab = k.mad(slab, extent if isinstance(extent, SSAValue) else k.const(extent), term)
+            size = extent if isinstance(extent, SSAValue) else values.const(extent)
+            slab = values.mad(slab, size, term)
         assert slab is not None
         return slab
 
@@ -122,7 +126,8 @@ class SplitK:
         self.mode.sync_tile_threads()
         counter = k.add(ctx.reg(counters), k.mul_wide(ctx.reg(index), k.const(4)))
         thread = self.mode.threads.thread_in_warpgroup
-        leader = self.mode.arrive_leader(k.setp("eq", thread, k.const(0)))
+        values = Values(ctx)
+        leader = self.mode.arrive_leader(values.pred(values.cmp("eq", thread, values.const(0))))
         slot = self.mode.arrive_slot(self.ring.after_barriers)
         old = ctx.put(
             ptx.InstOp("atom.global.acq_rel.gpu.add.u32 {0}, [{1}], 1", [counter], [ptx.U32]),
@@ -168,13 +173,14 @@ class SplitK:
         slices = shape[0]
         tiles = ctx.dimension(op.workspace, 1, "")
         registers = self.registers
-        tile = ctx.reg(op.indices[0])
+        values = Values(ctx)
+        tile = ctx.index(op.indices[0])
         sums: list[SSAValue] = []
         for piece in range(slices):
             if isinstance(tiles, SSAValue):
-                slab = k.mad(k.const(piece), tiles, tile) if piece else tile
+                slab = values.mad(values.const(piece), tiles, tile) if piece else tile
             else:
-                slab = k.add(tile, k.const(piece * tiles))
+                slab = values.add(tile, values.const(piece * tiles))
             address = self.partial_address(op.workspace, slab)
             for index in range(registers):
                 (value,) = k.ld("global", address, ptx.F32, 1, index * FRAGMENT_STRIDE)

@@ -23,8 +23,9 @@ func.func @broadcast_m1(%a: tensor<1x1x256xbf16>, %b: tensor<1x512x256xbf16>) ->
 // The first pair of the K loop's accumulator, read through its elements.
 // CHECK-NEXT: %{{.*}} = hopper.accumulator_element %[[ACC:.*]][0] : !hopper.accumulator<64x128xf32>
 // CHECK-NEXT: %{{.*}} = hopper.accumulator_element %[[ACC]][1] : !hopper.accumulator<64x128xf32>
-// CHECK-NEXT: %[[C0:.*]] = ptx.const 0 : !ptx.reg<u32>
-// CHECK-NEXT: %[[ROW0:.*]] = ptx.setp eq %{{.*}}, %[[C0]] : (!ptx.reg<u32>, !ptx.reg<u32>) -> !ptx.reg<pred>
+// CHECK-NEXT: %[[C0:.*]] = arith.constant 0 : index
+// CHECK-NEXT: %[[IS_ROW0:.*]] = arith.cmpi eq, %{{.*}}, %[[C0]] : index
+// CHECK-NEXT: %[[ROW0:.*]] = builtin.unrealized_conversion_cast %[[IS_ROW0]] : i1 to !ptx.reg<pred>
 // CHECK:      %[[OK:.*]] = ptx.and %[[ROW0]], %{{.*}} : !ptx.reg<pred>
 // CHECK-NEXT: %[[PAIR:.*]] = ptx.cvt_pack
 // CHECK-NEXT: ptx.st global %{{.*}}, %[[PAIR]] if %[[OK]] : (!ptx.reg<u64>, !ptx.reg<bf16x2>) -> ()

@@ -49,7 +49,9 @@ func.func @lin(%a: tensor<300x1000xbf16>, %w: tensor<256x1000xbf16>) -> tensor<3
 // CHECK:      %[[SUM0:[0-9]+]] = ptx.const 0.0 : !ptx.reg<f32>
 // CHECK:      %[[TOTAL0:[0-9]+]], {{.*}} = scf.for %{{[0-9]+}} = %{{[0-9]+}} to %{{[0-9]+}} step %{{[0-9]+}} iter_args(%[[RUNNING:[0-9]+]] = %[[SUM0]], {{.*}}) -> (!ptx.reg<f32>, {{.*}}) {
 // CHECK:      %[[SLOT:[0-9]+]] = arith.select
-// CHECK:      ptx.mad %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}} : !ptx.reg<u32>
+// CHECK-NEXT: %[[SLOTS:[0-9]+]] = arith.constant 2 : index
+// CHECK-NEXT: %[[CTA_SLOTS:[0-9]+]] = arith.muli %{{[0-9]+}}, %[[SLOTS]] : index
+// CHECK-NEXT: %{{[0-9]+}} = arith.addi %[[CTA_SLOTS]], %[[SLOT]] {ptx.mad} : index
 // CHECK:      %[[PART:[0-9]+]] = ptx.ld global %[[ADDRESS:[0-9]+]] : (!ptx.reg<u64>) -> !ptx.reg<f32>
 // CHECK-NEXT: %[[ADDED:[0-9]+]] = ptx.add %[[RUNNING]], %[[PART]] : !ptx.reg<f32>
 // CHECK-NEXT: ptx.assign %[[RUNNING]], %[[ADDED]] : !ptx.reg<f32>

@@ -33,8 +33,11 @@ func.func @linear(%a: tensor<7x300xbf16>, %w: tensor<200x300xbf16>, %bias: tenso
 // CHECK-NEXT: ptx.wgmma_fence
 // CHECK-NEXT: %[[WSLOT:.*]] = ptx.const 1024 : !ptx.reg<u32>
 // CHECK-NEXT: %[[WBASE:.*]] = ptx.add %[[STAGE]], %[[WSLOT]] : !ptx.reg<u32>
-// CHECK-NEXT: %[[PART:.*]] = ptx.const 8192 : !ptx.reg<u32>
-// CHECK-NEXT: %[[WMINE:.*]] = ptx.mad %{{.*}}, %[[PART]], %[[WBASE]] : !ptx.reg<u32>
+// CHECK-NEXT: %[[PART:.*]] = arith.constant 8192 : index
+// CHECK-NEXT: %[[WBASE_INDEX:.*]] = builtin.unrealized_conversion_cast %[[WBASE]] : !ptx.reg<u32> to index
+// CHECK-NEXT: %[[WOFFSET:.*]] = arith.muli %{{.*}}, %[[PART]] : index
+// CHECK-NEXT: %[[WMINE_INDEX:.*]] = arith.addi %[[WOFFSET]], %[[WBASE_INDEX]] {ptx.mad} : index
+// CHECK-NEXT: %[[WMINE:.*]] = builtin.unrealized_conversion_cast %[[WMINE_INDEX]] : index to !ptx.reg<u32>
 // CHECK-NEXT: %[[ASLOT:.*]] = ptx.const 0 : !ptx.reg<u32>
 // CHECK-NEXT: %[[ABASE:.*]] = ptx.add %[[STAGE]], %[[ASLOT]] : !ptx.reg<u32>
 // CHECK-NEXT: %[[WDESC:.*]] = hopper.matrix_descriptor %[[WMINE]] {tile = #hopper.tile<k_major, swizzle 128, mn 128, k 64>, mn = 0, k = 0}

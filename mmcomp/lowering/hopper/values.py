@@ -1,0 +1,124 @@
+"""The lowering's own index arithmetic at the hopper level: `arith` on `index` values.
+
+What the lowering derives from the schedule's values (the ping-pong trip count, the next
+tile test, the load-ahead iteration) and the consumers' thread arithmetic are written as
+`arith` ops on `index` (and `i1` comparisons), like the schedule's own arithmetic
+(`mmcomp.lowering.hopper.index`); `convert-arith-to-ptx` lowers them to the 32-bit
+instructions the lowering wrote before, in the same order. A ptx register enters through a
+cast to `index` (`of`); a ptx op reads an index value through a cast to `!ptx.reg<u32>`
+(`reg`) and a comparison through a cast to `!ptx.reg<pred>` (`pred`), which
+convert-arith-to-ptx lowers to the `setp` alone. `mad` is `a * b + c` as one `mad.lo`:
+an `arith.muli` and the `arith.addi` marked `ptx.mad` that reads it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IndexType, UnrealizedConversionCastOp, i1
+from xdsl.ir import SSAValue
+
+from mmcomp.dialects import ptx
+from mmcomp.lowering.hopper.context import KernelContext
+from mmcomp.passes.convert_arith_to_ptx import mark_mad
+
+PREDICATES = {"eq": "eq", "ne": "ne", "lo": "ult", "ls": "ule", "hi": "ugt", "hs": "uge"}
+"""The arith.cmpi predicate of each unsigned setp comparison."""
+
+
+@dataclass(frozen=True)
+class Values:
+    """Appends the lowering's own index arithmetic at the builder's insertion point."""
+
+    ctx: KernelContext
+
+    def of(self, value: SSAValue) -> SSAValue:
+        """`value` as an index value: itself, the index value a register cast reads, or a
+        register read through a cast to `index`."""
+        if isinstance(value.type, IndexType):
+            return value
+        owner = value.owner
+        if (
+            isinstance(owner, UnrealizedConversionCastOp)
+            and len(owner.inputs) == 1
+            and isinstance(owner.inputs[0].type, IndexType)
+            and self.ctx.k.sees(owner.inputs[0])
+        ):
+            return owner.inputs[0]
+        if value.type != ptx.U32:
+            raise ValueError(
+                f"Values.of: expected an index value or a u32 register, got {value.type}"
+            )
+        return self.ctx.register_index(value)
+
+    def reg(self, value: SSAValue) -> SSAValue:
+        """The index value `value` read by a ptx op: a cast to `!ptx.reg<u32>`."""
+        if value.type == ptx.U32:
+            return value
+        return self.ctx.cast(value, ptx.U32)
+
+    def pred(self, value: SSAValue) -> SSAValue:
+        """The i1 `value` read by a ptx op as a predicate: a cast to `!ptx.reg<pred>`."""
+        if value.type != i1:
+            raise ValueError(f"Values.pred: expected an i1 comparison, got {value.type}")
+        return self.ctx.cast(value, ptx.PRED)
+
+    def as_condition(self, pred: SSAValue) -> SSAValue:
+        """A predicate register read as the i1 condition of an `arith.select`."""
+        if pred.type != ptx.PRED:
+            raise ValueError(f"Values.as_condition: expected a predicate, got {pred.type}")
+        return self.ctx.cast(pred, i1)
+
+    def const(self, value: int) -> SSAValue:
+        """An index constant."""
+        return self.ctx.index_constant(value)
+
+    def add(self, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
+        """`lhs + rhs`."""
+        return self.ctx.k.append(arith.AddiOp(self.of(lhs), self.of(rhs))).result
+
+    def sub(self, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
+        """`lhs - rhs`."""
+        return self.ctx.k.append(arith.SubiOp(self.of(lhs), self.of(rhs))).result
+
+    def mul(self, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
+        """`lhs * rhs`."""
+        return self.ctx.k.append(arith.MuliOp(self.of(lhs), self.of(rhs))).result
+
+    def mad(self, a: SSAValue, b: SSAValue, c: SSAValue) -> SSAValue:
+        """`a * b + c`, lowered as one `mad.lo`."""
+        k = self.ctx.k
+        a, b, c = self.of(a), self.of(b), self.of(c)
+        product = k.append(arith.MuliOp(a, b)).result
+        return k.append(mark_mad(arith.AddiOp(product, c))).result
+
+    def ceildiv(self, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
+        """`ceil(lhs / rhs)` (unsigned)."""
+        return self.ctx.k.append(arith.CeilDivUIOp(self.of(lhs), self.of(rhs))).result
+
+    def and_(self, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
+        """`lhs & rhs`."""
+        return self.ctx.k.append(arith.AndIOp(self.of(lhs), self.of(rhs))).result
+
+    def xor(self, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
+        """`lhs ^ rhs`."""
+        return self.ctx.k.append(arith.XOrIOp(self.of(lhs), self.of(rhs))).result
+
+    def shr(self, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
+        """`lhs >> rhs` (logical)."""
+        return self.ctx.k.append(arith.ShRUIOp(self.of(lhs), self.of(rhs))).result
+
+    def cmp(self, cmp: str, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
+        """The unsigned comparison `cmp` (a setp name: eq, ne, lo, ls, hi, hs) as an i1."""
+        predicate = PREDICATES.get(cmp)
+        if predicate is None:
+            raise ValueError(f"Values.cmp: expected one of {sorted(PREDICATES)}, got {cmp!r}")
+        op = arith.CmpiOp(self.of(lhs), self.of(rhs), predicate)
+        return self.ctx.k.append(op).result
+
+    def select(self, cond: SSAValue, if_true: SSAValue, if_false: SSAValue) -> SSAValue:
+        """`cond ? if_true : if_false` on a predicate register `cond`."""
+        condition = self.as_condition(cond)
+        op = arith.SelectOp(condition, self.of(if_true), self.of(if_false))
+        return self.ctx.k.append(op).result

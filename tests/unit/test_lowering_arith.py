@@ -1,0 +1,122 @@
+"""The lowering's own index arithmetic at the hopper level: `arith` on index values (the
+ping-pong trip count, the next-tile test, the load-ahead iteration, the consumers' thread
+arithmetic, the epilogue's and split-K's 32-bit offsets) until convert-arith-to-ptx."""
+
+from __future__ import annotations
+
+import pytest
+from cases import case
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import ModuleOp, UnrealizedConversionCastOp
+from xdsl.dialects.func import FuncOp
+from xdsl.ir import Operation
+
+from mmcomp.compiler import context, run_pipeline
+from mmcomp.dialects import ptx
+from mmcomp.passes.convert_arith_to_ptx import INDEX_OPS, MAD, ConvertArithToPtx
+from mmcomp.passes.convert_hopper_to_ptx import ConvertHopperToPtx
+from mmcomp.passes.convert_scf_to_ptx import ConvertScfToPtx
+from mmcomp.passes.lower_schedule_to_hopper import lower_kernel
+from mmcomp.passes.partition_warp_roles import partition
+
+
+def hopper_level(name: str) -> ModuleOp:
+    """The hopper level of a case's kernel (lower-schedule-to-hopper's module)."""
+    selected = case(name)
+    module, _, _ = run_pipeline(
+        selected.fusion().module, selected.params, until="materialize-schedule"
+    )
+    func = next(op for op in module.ops if isinstance(op, FuncOp)).clone()
+    partition(func)
+    return ModuleOp([lower_kernel(func)])
+
+
+def before_arith(module: ModuleOp) -> None:
+    """convert-hopper-to-ptx and convert-scf-to-ptx, in place."""
+    ConvertHopperToPtx().apply(context(), module)
+    ConvertScfToPtx().apply(context(), module)
+
+
+def to_ptx(module: ModuleOp) -> None:
+    """convert-hopper-to-ptx, convert-scf-to-ptx, convert-arith-to-ptx, in place."""
+    before_arith(module)
+    ConvertArithToPtx().apply(context(), module)
+
+
+def reads_tid(op: Operation) -> bool:
+    """`op` reads %tid.x through a cast to index."""
+    for operand in op.operands:
+        cast = operand.owner
+        if not isinstance(cast, UnrealizedConversionCastOp):
+            continue
+        source = cast.inputs[0].owner
+        if isinstance(source, ptx.SregOp) and source.sreg.data == "tid.x":
+            return True
+    return False
+
+
+def marked_mads(module: ModuleOp) -> list[arith.AddiOp]:
+    """The arith.addi ops marked to lower as one mad with their multiplication."""
+    return [op for op in module.walk() if isinstance(op, arith.AddiOp) and MAD in op.attributes]
+
+
+@pytest.mark.parametrize("name", ["linear_256", "pingpong_linear", "none_linear", "smem_linear"])
+def test_the_consumer_thread_arithmetic_is_arith_on_tid(name: str):
+    module = hopper_level(name)
+    on_tid = {op.name for op in module.walk() if reads_tid(op)}
+    assert {"arith.andi", "arith.shrui"} <= on_tid
+    assert not any(
+        isinstance(op, ptx.AndOp | ptx.ShrOp) and reads_tid(op) for op in module.walk()
+    ), "no ptx and/shr reads a cast of %tid.x"
+
+
+def test_the_ping_pong_trip_count_is_a_select_into_the_quotient():
+    module = hopper_level("pingpong_linear")
+    selects = [op for op in module.walk() if isinstance(op, arith.SelectOp)]
+    assert selects and all(isinstance(op.rhs.owner, arith.CeilDivUIOp) for op in selects)
+    to_ptx(module)
+    guarded = [
+        op
+        for op in module.walk()
+        if isinstance(op, ptx.AssignOp) and isinstance(op.dst.owner, ptx.DivOp) and op.guard
+    ]
+    assert len(guarded) == len(selects), "each trip count is its quotient, zeroed by @p mov"
+
+
+@pytest.mark.parametrize("name", ["none_linear", "split_k_linear", "smem_linear"])
+def test_a_marked_addi_and_its_product_become_one_mad(name: str):
+    module = hopper_level(name)
+    marked = marked_mads(module)
+    assert marked, "the load-ahead iteration, the offsets and the slot addresses are mads"
+    before_arith(module)
+    mads = sum(isinstance(op, ptx.MadOp) for op in module.walk())
+    ConvertArithToPtx().apply(context(), module)
+    assert sum(isinstance(op, ptx.MadOp) for op in module.walk()) == mads + len(marked)
+    left = [op for op in module.walk() if isinstance(op, (*INDEX_OPS, UnrealizedConversionCastOp))]
+    assert not left
+
+
+def test_the_next_tile_test_is_a_comparison_read_as_a_predicate():
+    module = hopper_level("pingpong_linear")
+    read_as_pred = [
+        op
+        for op in module.walk()
+        if isinstance(op, arith.CmpiOp)
+        and op.result.uses
+        and all(
+            isinstance(use.operation, UnrealizedConversionCastOp)
+            and use.operation.results[0].type == ptx.PRED
+            for use in op.result.uses
+        )
+    ]
+    assert any(isinstance(op.lhs.owner, arith.AddiOp) for op in read_as_pred)
+    before_arith(module)
+    setps = sum(isinstance(op, ptx.SetpOp) for op in module.walk())
+    selps = sum(isinstance(op, ptx.SelpOp) for op in module.walk())
+    compares = sum(isinstance(op, arith.CmpiOp) for op in module.walk())
+    ConvertArithToPtx().apply(context(), module)
+    # One setp per comparison; a selp of 1 or 0 only for those read as u32 truths (the
+    # trip count's select on a predicate is a guarded mov).
+    assert sum(isinstance(op, ptx.SetpOp) for op in module.walk()) == setps + compares
+    truths = compares - len(read_as_pred)
+    assert sum(isinstance(op, ptx.SelpOp) for op in module.walk()) == selps + truths
