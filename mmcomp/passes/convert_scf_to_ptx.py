@@ -388,6 +388,16 @@ def branch_yields(op: scf.IfOp) -> list[scf.YieldOp]:
     return yields
 
 
+def check_branch_results(op: scf.IfOp) -> None:
+    """Raise unless every result of `op` is a ring position."""
+    for index, result in enumerate(op.results):
+        if not isinstance(result.type, hopper.RingPositionType):
+            raise DiagnosticException(
+                f"{NAME}: scf.if result #{index} is of type {result.type}; the results of a "
+                "branch of the hopper level must be ring positions (!hopper.ring_position)"
+            )
+
+
 def passes_through(op: scf.IfOp) -> bool:
     """`op`'s else-region holds nothing but the yield of its results (the positions as
     they were before the branch): no code, no label."""
@@ -412,11 +422,6 @@ def branch_results(op: scf.IfOp, rewriter: PatternRewriter, has_else: bool) -> l
         )
     values: list[SSAValue] = []
     for index, result in enumerate(op.results):
-        if not isinstance(result.type, hopper.RingPositionType):
-            raise DiagnosticException(
-                f"{NAME}: scf.if result #{index} is of type {result.type}; the results of a "
-                "branch of the hopper level must be ring positions (!hopper.ring_position)"
-            )
         then_held, else_held = (position_storage(y.operands[index]) for y in yields)
         if then_held != else_held:
             raise DiagnosticException(
@@ -446,6 +451,7 @@ class IfToPtx(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: scf.IfOp, rewriter: PatternRewriter) -> None:
         """Rewrite a branch whose yields are already lowered (regions first)."""
+        check_branch_results(op)
         labels = labels_of(op)
         has_else = bool(op.false_region.blocks) and not passes_through(op)
         if len(labels) != (2 if has_else else 1):
