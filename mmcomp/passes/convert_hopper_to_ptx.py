@@ -70,9 +70,9 @@ def _reg_type(value: SSAValue) -> ptx.RegType:
 
 def registers_of(value: SSAValue) -> Sequence[SSAValue]:
     """The registers holding a hopper value: the value itself if a register, the registers
-    behind the cast that the lowering of the op making it left, or, for a value an scf.for
-    carries (a block argument or result of the loop), those of the loop's init, and for a
-result of an scf.if, those of the value its then-region yields."""
+        behind the cast that the lowering of the op making it left, or, for a value an scf.for
+        carries (a block argument or result of the loop), those of the loop's init, and for a
+    result of an scf.if, those of the value its then-region yields."""
     if isinstance(value.type, ptx.RegType):
         return [value]
     owner = value.owner

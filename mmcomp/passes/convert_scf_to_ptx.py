@@ -235,7 +235,9 @@ def _carried_position(op: scf.ForOp, position: int, init: SSAValue) -> None:
     earlier carried position."""
     held = position_storage(init)
     earlier = [
-        other for other in op.iter_args[:position] if isinstance(other.type, hopper.RingPositionType)
+        other
+        for other in op.iter_args[:position]
+        if isinstance(other.type, hopper.RingPositionType)
     ]
     if any(position_storage(other) == held for other in earlier):
         raise DiagnosticException(
@@ -513,9 +515,7 @@ def erase_accumulator_casts(entry: ptx.EntryOp) -> None:
     for op in list(entry.walk()):
         if not isinstance(op, UnrealizedConversionCastOp) or op.results[0].uses:
             continue
-        if isinstance(
-            op.results[0].type, hopper.AccumulatorType | hopper.RingPositionType
-        ) and all(
+        if isinstance(op.results[0].type, hopper.AccumulatorType | hopper.RingPositionType) and all(
             isinstance(source.type, ptx.RegType) for source in op.inputs
         ):
             op.detach()

@@ -8,10 +8,11 @@ warp role's register budget. The hardware objects are typed values, in the style
 NVGPU dialect (`mmcomp.dialects.hopper.types`): a tensor map (`!hopper.tensormap`, its
 global shape, box and swizzle), a ring of mbarriers (`!hopper.barrier_ring`), one
 mbarrier of it (`!hopper.mbarrier`), a warpgroup's wgmma accumulator
-(`!hopper.accumulator`) and a role's position in the ring (`!hopper.ring_position`); addresses, coordinates and descriptors are ptx registers
-(`!ptx.reg<KIND>`). `convert-hopper-to-ptx` lowers each op to ptx
-instructions (one or a few: the wait is a try_wait loop, a descriptor a few integer ops)
-and each typed value to the register that holds it.
+(`!hopper.accumulator`) and a role's position in the ring (`!hopper.ring_position`);
+addresses, coordinates and descriptors are ptx registers (`!ptx.reg<KIND>`).
+`convert-hopper-to-ptx` lowers each op to ptx instructions (one or a few: the wait is a
+try_wait loop, a descriptor a few integer ops) and each typed value to the register that
+holds it.
 
     %tmap = hopper.tensormap_param tmap0 : !hopper.tensormap<4096x5120xbf16, box 128x64,
                                                              swizzle 128>

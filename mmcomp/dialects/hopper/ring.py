@@ -189,6 +189,9 @@ class RingAdvanceByOp(_NextPosition):
 class _PositionPart(HopperInstruction):
     """Base of the ops that read one register of a position."""
 
+    def __init__(self, position: SSAValue):
+        super().__init__(operands=[position, []], result_types=[U32])
+
     def verify_kinds(self) -> None:
         unguarded(self)
         result = self.results[0]
@@ -224,9 +227,6 @@ class RingStageOp(_PositionPart):
     result = result_def(RegType)
     """Its stage, in [0, stages) (u32)."""
 
-    def __init__(self, position: SSAValue):
-        super().__init__(operands=[position, []], result_types=[U32])
-
 
 @irdl_op_definition
 class RingPhaseOp(_PositionPart):
@@ -239,6 +239,3 @@ class RingPhaseOp(_PositionPart):
     """The position read."""
     result = result_def(RegType)
     """Its phase parity, 0 or 1 (u32)."""
-
-    def __init__(self, position: SSAValue):
-        super().__init__(operands=[position, []], result_types=[U32])

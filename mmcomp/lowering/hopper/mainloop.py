@@ -255,7 +255,6 @@ class ConsumerMainloop:
             return
         k.assign(self.tiles_seen, counted)
 
-
     def turn_result(self, mine: SSAValue) -> SSAValue:
         """The ring position after the ping-pong turn, its result: its then-block (the
         other consumer's tile) yields the position past that tile's K blocks, its else-block

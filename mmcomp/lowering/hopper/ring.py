@@ -33,12 +33,10 @@ class Position:
     ctx: KernelContext
     carried: Carried
     """The position's value at the builder's insertion point."""
-    reads: dict[tuple[SSAValue, type[hopper.RingStageOp | hopper.RingPhaseOp]], SSAValue] = (
-        field(
-            default_factory=dict[
-                tuple[SSAValue, type[hopper.RingStageOp | hopper.RingPhaseOp]], SSAValue
-            ]
-        )
+    reads: dict[tuple[SSAValue, type[hopper.RingStageOp | hopper.RingPhaseOp]], SSAValue] = field(
+        default_factory=dict[
+            tuple[SSAValue, type[hopper.RingStageOp | hopper.RingPhaseOp]], SSAValue
+        ]
     )
     """The `hopper.ring_stage` / `hopper.ring_phase` read of each position value so far."""
 
