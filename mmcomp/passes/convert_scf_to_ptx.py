@@ -13,8 +13,8 @@ as the labels and branches that a hand-written kernel would, one pattern per op:
   `iv = mov lb; head: p = setp.hs iv, ub; @p bra end; <body>; end:`, the body reading
   the induction variable's register `iv` where it read the block argument;
 - its `scf.yield` becomes the back edge `iv' = add iv, step; assign iv, iv'; bra head`;
-- a value it carries (`iter_args`, a `!ptx.reg`: the ring's stage and phase, the tile
-  counter, the previous stage, the stream-K sums) lives in one register: its init's
+- a value it carries (`iter_args`, a `!ptx.reg`: the tile counter, the previous stage,
+  the stream-K sums) lives in one register: its init's
   register, or a fresh one that the init is moved into before the loop (`mov`) where the
   init is a cast of an index value or already carried by the loop. The body reads that
   register where it read the block argument (and may write it in place, `ptx.assign`);
@@ -45,8 +45,10 @@ The bounds, the step and the conditions reach the ops through
 arithmetic; the pass reads the register behind a cast, and casts an index value to
 `!ptx.reg<u32>`, which `convert-arith-to-ptx` resolves when it lowers the arithmetic.
 
-An `scf.if` has no results at the hopper level (a yield with values in one is refused):
-a register that a branch writes is the one a loop around it carries.
+An `scf.if`'s results can only be ring positions (the ping-pong turn's, the load
+ahead's): both regions must yield each held in the same registers, the code after the
+branch reads those registers, and an else-region that only yields them is no code and no
+label. A register that a branch writes is the one a loop around it carries.
 
 It runs after `convert-hopper-to-ptx` (the hopper ops inside the regions are lowered
 first; either order gives the same instructions) and before `convert-arith-to-ptx`,
