@@ -15,7 +15,11 @@ first barrier; `hopper.ring_barrier` adds 8 bytes per stage to it; `hopper.mapa`
 barrier's address to another CTA's; `hopper.accumulator` is its f32 registers,
 `hopper.zero_accumulator` n / 2 fresh ones set to 0.0, and `hopper.wgmma_mma_async`
 (`ptx.wgmma` with its transpose bits and a constant scale-d predicate) returns the
-registers of the accumulator it takes, which the instruction updates in place. Each leaves
+registers of the accumulator it takes, which the instruction updates in place;
+`hopper.ring_start` is two fresh u32 registers set to 0 (a ring position's stage and
+phase), `hopper.ring_advance` and `hopper.ring_advance_by` write the next position into the
+registers of the one they take (the predicated wrap, the division by the depth) and return
+them, and `hopper.ring_stage` / `hopper.ring_phase` are the one register they read. Each leaves
 its registers behind a `builtin.unrealized_conversion_cast` to the value's type, through
 which the patterns of the ops that use the value read them; the casts, unused once every
 hopper op is lowered, are erased last.
@@ -54,7 +58,7 @@ from xdsl.utils.exceptions import DiagnosticException
 from mmcomp.dialects import hopper, ptx
 from mmcomp.dialects.ptx.module import carried_label_names
 from mmcomp.hopper_layout import Major, descriptor_base
-from mmcomp.passes.convert_scf_to_ptx import loop_init
+from mmcomp.passes.convert_scf_to_ptx import branch_yielded, loop_init
 from mmcomp.passes.partition_warp_roles import check_lowered_to_ptx
 
 
@@ -66,8 +70,9 @@ def _reg_type(value: SSAValue) -> ptx.RegType:
 
 def registers_of(value: SSAValue) -> Sequence[SSAValue]:
     """The registers holding a hopper value: the value itself if a register, the registers
-    behind the cast that the lowering of the op making it left, or, for a value an scf.for
-    carries (a block argument or result of the loop), those of the loop's init."""
+        behind the cast that the lowering of the op making it left, or, for a value an scf.for
+        carries (a block argument or result of the loop), those of the loop's init, and for a
+    result of an scf.if, those of the value its then-region yields."""
     if isinstance(value.type, ptx.RegType):
         return [value]
     owner = value.owner
@@ -79,6 +84,10 @@ def registers_of(value: SSAValue) -> Sequence[SSAValue]:
     if init is not None:
         # A loop-carried value (an accumulator) lives in its init's registers.
         return registers_of(init)
+    yielded = branch_yielded(value)
+    if yielded is not None:
+        # A branch's result (a ring position) lives in the registers its regions yield.
+        return registers_of(yielded)
     raise DiagnosticException(
         f"convert-hopper-to-ptx: a value of type {value.type} is not held in registers "
         "(it must come from a hopper op of this entry)"
@@ -349,6 +358,77 @@ class LowerAccumulatorElement(RewritePattern):
         rewriter.replace(op, [], [register])
 
 
+class LowerRingStart(RewritePattern):
+    """A ring position's start: two fresh u32 registers, the stage and the phase, each set
+    to 0 (`mov.u32`)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: hopper.RingStartOp, rewriter: PatternRewriter) -> None:
+        out = _Emitter(None, False)
+        stage = out.value(ptx.ConstOp(0, ptx.U32))
+        phase = out.value(ptx.ConstOp(0, ptx.U32))
+        _replace_by_registers(rewriter, op, out, [stage, phase])
+
+
+def _position_registers(value: SSAValue) -> tuple[SSAValue, SSAValue]:
+    """The (stage, phase) registers of a ring position."""
+    stage, phase = registers_of(value)
+    return stage, phase
+
+
+class LowerRingAdvance(RewritePattern):
+    """The next position, in place on the position's registers: `stage += 1`, and where
+    it reaches the ring's depth, `@wrap stage = 0` and `@wrap phase ^= 1`."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: hopper.RingAdvanceOp, rewriter: PatternRewriter) -> None:
+        position = op.position.type
+        assert isinstance(position, hopper.RingPositionType)
+        stage, phase = _position_registers(op.position)
+        out = _Emitter(None, False)
+        one = out.value(ptx.ConstOp(1, ptx.U32))
+        out.emit(ptx.AssignOp(stage, out.value(ptx.AddOp(stage, one))))
+        depth = out.value(ptx.ConstOp(position.stages.data, ptx.U32))
+        wrap = out.value(ptx.SetpOp("eq", stage, depth))
+        zero = out.value(ptx.ConstOp(0, ptx.U32))
+        out.emit(_guarded(ptx.AssignOp(stage, zero), wrap, False))
+        one = out.value(ptx.ConstOp(1, ptx.U32))
+        flipped = out.value(ptx.XorOp(phase, one))
+        out.emit(_guarded(ptx.AssignOp(phase, flipped), wrap, False))
+        _replace_by_registers(rewriter, op, out, [stage, phase])
+
+
+class LowerRingAdvanceBy(RewritePattern):
+    """The position `count` stages on, in place on the position's registers: `stage =
+    (stage + count) % stages`, the phase flipped by the parity of the wraps."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: hopper.RingAdvanceByOp, rewriter: PatternRewriter) -> None:
+        position = op.position.type
+        assert isinstance(position, hopper.RingPositionType)
+        stage, phase = _position_registers(op.position)
+        out = _Emitter(None, False)
+        depth = out.value(ptx.ConstOp(position.stages.data, ptx.U32))
+        total = out.value(ptx.AddOp(stage, op.count))
+        laps = out.value(ptx.DivOp(total, depth))
+        out.emit(ptx.AssignOp(stage, out.value(ptx.RemOp(total, depth))))
+        flip = out.value(ptx.AndOp(laps, out.value(ptx.ConstOp(1, ptx.U32))))
+        out.emit(ptx.AssignOp(phase, out.value(ptx.XorOp(phase, flip))))
+        _replace_by_registers(rewriter, op, out, [stage, phase])
+
+
+class LowerRingPart(RewritePattern):
+    """The stage or the phase of a ring position: the register that holds it (no
+    instruction)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(
+        self, op: hopper.RingStageOp | hopper.RingPhaseOp, rewriter: PatternRewriter
+    ) -> None:
+        stage, phase = _position_registers(op.position)
+        rewriter.replace(op, [], [stage if isinstance(op, hopper.RingStageOp) else phase])
+
+
 @dataclass
 class LowerMbarrierWait(RewritePattern):
     """label: p = try_wait.parity; @!p bra label (branched around if guarded off)."""
@@ -420,6 +500,10 @@ class ConvertHopperToPtx(ModulePass):
             LowerZeroAccumulator(),
             LowerAccumulatorElement(),
             LowerWgmma(),
+            LowerRingStart(),
+            LowerRingAdvance(),
+            LowerRingAdvanceBy(),
+            LowerRingPart(),
             LowerMbarrierWait(labels),
             LowerHopperOp(),
         ]

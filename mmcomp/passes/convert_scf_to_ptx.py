@@ -13,8 +13,8 @@ as the labels and branches that a hand-written kernel would, one pattern per op:
   `iv = mov lb; head: p = setp.hs iv, ub; @p bra end; <body>; end:`, the body reading
   the induction variable's register `iv` where it read the block argument;
 - its `scf.yield` becomes the back edge `iv' = add iv, step; assign iv, iv'; bra head`;
-- a value it carries (`iter_args`, a `!ptx.reg`: the ring's stage and phase, the tile
-  counter, the previous stage, the stream-K sums) lives in one register: its init's
+- a value it carries (`iter_args`, a `!ptx.reg`: the tile counter, the previous stage,
+  the stream-K sums) lives in one register: its init's
   register, or a fresh one that the init is moved into before the loop (`mov`) where the
   init is a cast of an index value or already carried by the loop. The body reads that
   register where it read the block argument (and may write it in place, `ptx.assign`);
@@ -26,8 +26,12 @@ as the labels and branches that a hand-written kernel would, one pattern per op:
   its init's registers, which the loop's wgmmas update in place: no `mov`, no assign; the
   body and the code after the loop read those registers. Its yield must be held in them
   too (the block argument as the body's wgmmas updated it), else the loop is refused, as
-  is a loop that carries two accumulators in the same registers. The casts that carried
-  accumulators through the loops are erased once unused;
+  is a loop that carries two accumulators in the same registers. A carried ring
+  position (`!hopper.ring_position`) likewise lives in its init's (stage, phase)
+  registers, which the body's advances write in place: its yield must be held in them
+  (the block argument as the advances moved it), and two carried positions need
+  registers of their own. The casts that carried accumulators and positions through the
+  loops are erased once unused;
 - `scf.if %c` with labels `[else, end]` becomes `@!p bra else; <then>; bra end; else:
   <else>; end:` (its then-block's `scf.yield` is the `bra end`), with one label `[end]`
   (no else-region) `@!p bra end; <then>; end:`. `p` is the predicate register behind the
@@ -41,8 +45,10 @@ The bounds, the step and the conditions reach the ops through
 arithmetic; the pass reads the register behind a cast, and casts an index value to
 `!ptx.reg<u32>`, which `convert-arith-to-ptx` resolves when it lowers the arithmetic.
 
-An `scf.if` has no results at the hopper level (a yield with values in one is refused):
-a register that a branch writes is the one a loop around it carries.
+An `scf.if`'s results can only be ring positions (the ping-pong turn's, the load
+ahead's): both regions must yield each held in the same registers, the code after the
+branch reads those registers, and an else-region that only yields them is no code and no
+label. A register that a branch writes is the one a loop around it carries.
 
 It runs after `convert-hopper-to-ptx` (the hopper ops inside the regions are lowered
 first; either order gives the same instructions) and before `convert-arith-to-ptx`,
@@ -175,6 +181,16 @@ def loop_init(value: SSAValue) -> SSAValue | None:
     return None
 
 
+def branch_yielded(value: SSAValue) -> SSAValue | None:
+    """The value that an `scf.if`'s then-region yields for `value`, a result of the
+    branch; None for any other value."""
+    if not isinstance(value, OpResult) or not isinstance(value.op, scf.IfOp):
+        return None
+    yielded = value.op.true_region.block.last_op
+    assert isinstance(yielded, scf.YieldOp)
+    return yielded.operands[value.index]
+
+
 def accumulator_storage(value: SSAValue) -> tuple[SSAValue, ...]:
     """What holds an accumulator value: the registers behind a cast of them (a
     `hopper.accumulator`'s registers before convert-hopper-to-ptx), those of the
@@ -193,6 +209,43 @@ def accumulator_storage(value: SSAValue) -> tuple[SSAValue, ...]:
     if isinstance(owner, hopper.AccumulatorOp):
         return tuple(owner.registers)
     return (value,)
+
+
+def position_storage(value: SSAValue) -> tuple[SSAValue, ...]:
+    """What holds a ring position: the (stage, phase) registers behind a cast of them (a
+    lowered position), those of the position an advance took (it writes them in place) or
+    of a loop-carried value's init; else the value itself (a `hopper.ring_start` not
+    lowered yet)."""
+    owner = value.owner
+    if isinstance(owner, hopper.RingAdvanceOp | hopper.RingAdvanceByOp):
+        return position_storage(owner.position)
+    yielded = branch_yielded(value)
+    if yielded is not None:
+        return position_storage(yielded)
+    init = loop_init(value)
+    if init is not None:
+        return position_storage(init)
+    if isinstance(owner, UnrealizedConversionCastOp) and all(
+        isinstance(source.type, ptx.RegType) for source in owner.inputs
+    ):
+        return tuple(owner.inputs)
+    return (value,)
+
+
+def _carried_position(op: scf.ForOp, position: int, init: SSAValue) -> None:
+    """Raise if `op` carries the ring position `init` (#`position`) in the registers of an
+    earlier carried position."""
+    held = position_storage(init)
+    earlier = [
+        other
+        for other in op.iter_args[:position]
+        if isinstance(other.type, hopper.RingPositionType)
+    ]
+    if any(position_storage(other) == held for other in earlier):
+        raise DiagnosticException(
+            f"{NAME}: scf.for carries ring position #{position} in the registers of an earlier "
+            "carried position; each must have registers of its own"
+        )
 
 
 def carried_registers(op: scf.ForOp, ops: list[Operation]) -> list[SSAValue]:
@@ -217,11 +270,16 @@ def carried_registers(op: scf.ForOp, ops: list[Operation]) -> list[SSAValue]:
             # Held in its init's registers, which the wgmmas update in place: no move.
             carried.append(init)
             continue
+        if isinstance(arg.type, hopper.RingPositionType):
+            _carried_position(op, position, init)
+            # Held in its init's registers, which the advances write in place: no move.
+            carried.append(init)
+            continue
         if not isinstance(arg.type, ptx.RegType):
             raise DiagnosticException(
                 f"{NAME}: scf.for carries value #{position} of type {arg.type}; a loop-carried "
-                "value of the hopper level must be a register (!ptx.reg) or an accumulator "
-                "(!hopper.accumulator)"
+                "value of the hopper level must be a register (!ptx.reg), an accumulator "
+                "(!hopper.accumulator) or a ring position (!hopper.ring_position)"
             )
         if isinstance(init.owner, UnrealizedConversionCastOp) or init in carried:
             moved = ptx.MovOp(init)
@@ -248,6 +306,14 @@ def carried_assigns(loop: scf.ForOp, op: scf.YieldOp) -> list[Operation]:
                     "its block argument as the wgmmas of the body update it in place"
                 )
             continue
+        if isinstance(arg.type, hopper.RingPositionType):
+            if position_storage(value) != position_storage(arg):
+                raise DiagnosticException(
+                    f"{NAME}: scf.yield passes ring position #{position} in other registers "
+                    "than the loop carries it in (its init's); a loop-carried position must be "
+                    "its block argument as the advances of the body move it in place"
+                )
+            continue
         if value in args:
             raise DiagnosticException(
                 f"{NAME}: scf.yield passes carried value #{args.index(value)} as #{position}; "
@@ -269,10 +335,8 @@ class YieldToPtx(RewritePattern):
         if not isinstance(parent, scf.ForOp | scf.IfOp):
             return
         if op.operands and isinstance(parent, scf.IfOp):
-            raise DiagnosticException(
-                f"{NAME}: scf.yield with values in an scf.if is not lowered (an scf.if has "
-                "no results at the hopper level)"
-            )
+            # The branch's results: its lowering checks them and ends its blocks.
+            return
         if isinstance(parent, scf.ForOp):
             head, _ = labels_of(parent, 2)
             ops = carried_assigns(parent, op)
@@ -316,6 +380,74 @@ class ForToPtx(RewritePattern):
         rewriter.replace(op, [ptx.LabelOp(end)], carried)
 
 
+def branch_yields(op: scf.IfOp) -> list[scf.YieldOp]:
+    """The yields that end `op`'s regions, the then-block's first."""
+    yields: list[scf.YieldOp] = []
+    for region in op.regions:
+        if not region.blocks:
+            continue
+        last = region.block.last_op
+        assert isinstance(last, scf.YieldOp)
+        yields.append(last)
+    return yields
+
+
+def check_branch_results(op: scf.IfOp) -> None:
+    """Raise unless every result of `op` is a ring position."""
+    for index, result in enumerate(op.results):
+        if not isinstance(result.type, hopper.RingPositionType):
+            raise DiagnosticException(
+                f"{NAME}: scf.if result #{index} is of type {result.type}; the results of a "
+                "branch of the hopper level must be ring positions (!hopper.ring_position)"
+            )
+
+
+def passes_through(op: scf.IfOp) -> bool:
+    """`op`'s else-region holds nothing but the yield of its results (the positions as
+    they were before the branch): no code, no label."""
+    if not op.results or not op.false_region.blocks:
+        return False
+    first = op.false_region.block.first_op
+    return isinstance(first, scf.YieldOp)
+
+
+def branch_results(op: scf.IfOp, rewriter: PatternRewriter, has_else: bool) -> list[SSAValue]:
+    """The values the code after an `scf.if` reads for its results: each result a ring
+    position that both regions yield held in the same registers, read as those registers
+    (a cast of them, inserted before the branch) or, where they are not made yet, as the
+    position that holds them. The yields are erased (the then-block's becomes `bra end`
+    where an else-block with code follows, `has_else`). Any other result is refused."""
+    if not op.results:
+        return []
+    yields = branch_yields(op)
+    if len(yields) != 2:
+        raise DiagnosticException(
+            f"{NAME}: scf.if with results must have an else-region (both regions yield them)"
+        )
+    values: list[SSAValue] = []
+    for index, result in enumerate(op.results):
+        then_held, else_held = (position_storage(y.operands[index]) for y in yields)
+        if then_held != else_held:
+            raise DiagnosticException(
+                f"{NAME}: scf.if yields ring position #{index} in other registers in its "
+                "else-region than in its then-region; both must be the position before the "
+                "branch as the advances of the region moved it in place"
+            )
+        if len(then_held) == 1 and then_held[0].type == result.type:
+            values.append(then_held[0])
+            continue
+        cast = UnrealizedConversionCastOp.get(then_held, [result.type])
+        rewriter.insert(cast, InsertPoint.before(op))
+        values.append(cast.results[0])
+    then_yield, else_yield = yields
+    if has_else:
+        rewriter.replace(then_yield, [ptx.BraOp(labels_of(op)[-1])], [])
+    else:
+        rewriter.erase(then_yield)
+    rewriter.erase(else_yield)
+    return values
+
+
 class IfToPtx(RewritePattern):
     """An `scf.if` becomes a branch around its then-block (to its else-block, if it has
     one, else to its end)."""
@@ -323,16 +455,16 @@ class IfToPtx(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: scf.IfOp, rewriter: PatternRewriter) -> None:
         """Rewrite a branch whose yields are already lowered (regions first)."""
-        if op.results:
-            raise DiagnosticException(f"{NAME}: scf.if with results is not lowered")
+        check_branch_results(op)
         labels = labels_of(op)
-        has_else = bool(op.false_region.blocks)
+        has_else = bool(op.false_region.blocks) and not passes_through(op)
         if len(labels) != (2 if has_else else 1):
             raise DiagnosticException(
                 f"{NAME}: scf.if must carry 2 label names (else, end) with an else-region "
-                f"and 1 (end) without, found {len(labels)}"
+                f"and 1 (end) without (or with one that only yields), found {len(labels)}"
             )
         end = labels[-1]
+        results = branch_results(op, rewriter, has_else)
         shared = self.ends_outer(op, end)
         ops: list[Operation] = []
         pred, negated = branch_guard(op.cond, ops)
@@ -344,9 +476,9 @@ class IfToPtx(RewritePattern):
             rewriter.insert(ptx.LabelOp(labels[0]), InsertPoint.before(op))
             rewriter.inline_block(op.false_region.block, InsertPoint.before(op))
         if shared:
-            rewriter.erase(op)
+            rewriter.replace(op, [], results)
         else:
-            rewriter.replace(op, [ptx.LabelOp(end)], [])
+            rewriter.replace(op, [ptx.LabelOp(end)], results)
         _erase_unused_negation(cond, rewriter)
 
     @staticmethod
@@ -380,12 +512,12 @@ def lower_control_flow(entry: ptx.EntryOp) -> None:
 
 
 def erase_accumulator_casts(entry: ptx.EntryOp) -> None:
-    """Erase the casts of registers to `!hopper.accumulator` that no op reads once the
-    loops that carried them are lowered."""
+    """Erase the casts of registers to `!hopper.accumulator` and `!hopper.ring_position`
+    that no op reads once the loops that carried them are lowered."""
     for op in list(entry.walk()):
         if not isinstance(op, UnrealizedConversionCastOp) or op.results[0].uses:
             continue
-        if isinstance(op.results[0].type, hopper.AccumulatorType) and all(
+        if isinstance(op.results[0].type, hopper.AccumulatorType | hopper.RingPositionType) and all(
             isinstance(source.type, ptx.RegType) for source in op.inputs
         ):
             op.detach()

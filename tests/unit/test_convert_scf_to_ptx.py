@@ -144,10 +144,10 @@ def written_in_place(module: Operation) -> list[tuple[ptx.AssignOp, bool]]:
 
 @pytest.mark.parametrize("name", CASES)
 def test_registers_written_in_place_are_carried_by_their_loops(name: str):
-    """The ring's stage and phase, the tile counter, the previous stage and the sums are
-    iter_args of the loops around their writes; a register made outside the block of an
-    assign is one that a loop around the assign carries, and each K loop reads the stages
-    of the ring from the registers it carries."""
+    """The tile counter, the previous stage and the sums are iter_args of the loops around
+    their writes; a register made outside the block of an assign is one that a loop around
+    the assign carries, and each K loop reads the stages of the ring from what it carries
+    (the previous stage's register, or the stage of its ring position)."""
     module, _ = hopper_level(name)
     writes = written_in_place(module)
     assert writes
@@ -165,7 +165,49 @@ def test_registers_written_in_place_are_carried_by_their_loops(name: str):
             for op in loop.body.block.ops
             if isinstance(op, hopper.RingBarrierOp) and op.stage is not None
         ]
-        assert all(stage in loop.body.block.args[1:] for stage in stages)
+        carried = loop.body.block.args[1:]
+        for stage in stages:
+            owner = stage.owner
+            if isinstance(owner, hopper.RingStageOp):
+                stage = owner.position
+            assert stage in carried
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_the_k_loops_yield_their_advanced_ring_position(name: str):
+    """Each K loop carries a ring position, advances it once per K block and yields the
+    advance's result (or the load ahead's, which advances the load position); no loop
+    yields a position unchanged."""
+    module, _ = hopper_level(name)
+    k_loops = [
+        op
+        for op in module.walk()
+        if isinstance(op, scf.ForOp)
+        and any(isinstance(inner, hopper.MbarrierWaitOp) for inner in op.body.block.ops)
+    ]
+    assert k_loops
+    for loop in k_loops:
+        yielded = loop.body.block.last_op
+        assert isinstance(yielded, scf.YieldOp)
+        positions = [
+            (arg, value)
+            for arg, value in zip(loop.body.block.args[1:], yielded.operands, strict=True)
+            if isinstance(arg.type, hopper.RingPositionType)
+        ]
+        assert positions
+        for arg, value in positions:
+            assert value is not arg
+            # Advanced in the body, or by thread 0's load ahead (a branch with the result).
+            assert isinstance(value.owner, hopper.RingAdvanceOp | scf.IfOp)
+    assert not [
+        op
+        for op in module.walk()
+        if isinstance(op, scf.YieldOp)
+        and any(
+            isinstance(value.type, hopper.RingPositionType) and value in op.parent_block().args
+            for value in op.operands
+        )
+    ]
 
 
 def test_the_tile_counter_is_yielded_plus_one():

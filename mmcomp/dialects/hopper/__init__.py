@@ -7,11 +7,12 @@ a wgmma whose shared-memory operands are described by a tile layout (`#hopper.ti
 warp role's register budget. The hardware objects are typed values, in the style of MLIR's
 NVGPU dialect (`mmcomp.dialects.hopper.types`): a tensor map (`!hopper.tensormap`, its
 global shape, box and swizzle), a ring of mbarriers (`!hopper.barrier_ring`), one
-mbarrier of it (`!hopper.mbarrier`) and a warpgroup's wgmma accumulator
-(`!hopper.accumulator`); addresses, coordinates and descriptors are ptx registers
-(`!ptx.reg<KIND>`). `convert-hopper-to-ptx` lowers each op to ptx
-instructions (one or a few: the wait is a try_wait loop, a descriptor a few integer ops)
-and each typed value to the register that holds it.
+mbarrier of it (`!hopper.mbarrier`), a warpgroup's wgmma accumulator
+(`!hopper.accumulator`) and a role's position in the ring (`!hopper.ring_position`);
+addresses, coordinates and descriptors are ptx registers (`!ptx.reg<KIND>`).
+`convert-hopper-to-ptx` lowers each op to ptx instructions (one or a few: the wait is a
+try_wait loop, a descriptor a few integer ops) and each typed value to the register that
+holds it.
 
     %tmap = hopper.tensormap_param tmap0 : !hopper.tensormap<4096x5120xbf16, box 128x64,
                                                              swizzle 128>
@@ -38,7 +39,7 @@ partition-warp-roles wraps around a kernel's body, one region per warp role
 (`mmcomp.dialects.hopper.warp_specialize`). The package's modules: `attrs` (`#hopper.tile`,
 `#hopper.warp_roles`), `types` (tensor maps, barrier rings, mbarriers, accumulators),
 `base` (the instructions' base, checks and syntax pieces), `tma` (tensor maps and TMA
-copies), `ops` (mbarriers, wgmma, stores, ids), `warp_specialize`.
+copies), `ops` (mbarriers, wgmma, stores, ids), `ring` (ring positions), `warp_specialize`.
 """
 
 from xdsl.ir import Attribute, Dialect, Operation
@@ -63,6 +64,14 @@ from mmcomp.dialects.hopper.ops import (
     StmatrixOp,
     WgmmaMmaAsyncOp,
     ZeroAccumulatorOp,
+)
+from mmcomp.dialects.hopper.ring import (
+    RingAdvanceByOp,
+    RingAdvanceOp,
+    RingPhaseOp,
+    RingPositionType,
+    RingStageOp,
+    RingStartOp,
 )
 from mmcomp.dialects.hopper.tma import (
     TensorMapParamOp,
@@ -103,7 +112,13 @@ __all__ = [
     "MbarrierInitOp",
     "MbarrierType",
     "MbarrierWaitOp",
+    "RingAdvanceByOp",
+    "RingAdvanceOp",
     "RingBarrierOp",
+    "RingPhaseOp",
+    "RingPositionType",
+    "RingStageOp",
+    "RingStartOp",
     "SLOT_ATTR",
     "SPECIALIZATIONS",
     "StmatrixOp",
@@ -142,6 +157,11 @@ def all_ops() -> list[type[Operation]]:
         ZeroAccumulatorOp,
         AccumulatorElementOp,
         WgmmaMmaAsyncOp,
+        RingStartOp,
+        RingAdvanceOp,
+        RingAdvanceByOp,
+        RingStageOp,
+        RingPhaseOp,
         StmatrixOp,
         IdOp,
         MapaOp,
@@ -156,6 +176,7 @@ _ATTRIBUTES: list[type[Attribute]] = [
     BarrierRingType,
     MbarrierType,
     AccumulatorType,
+    RingPositionType,
 ]
 
 Hopper = Dialect("hopper", all_ops(), _ATTRIBUTES)

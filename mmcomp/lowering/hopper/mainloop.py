@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from xdsl.dialects import scf
-from xdsl.ir import SSAValue
+from xdsl.ir import Block, Region, SSAValue
 
 from mmcomp.dialects import hopper, ptx, sched
 from mmcomp.errors import ScheduleError
@@ -95,6 +95,8 @@ class ConsumerMainloop:
         self.skip_label: str | None = None
         """The end label of the turn (`scf.if`) whose else-block the rest of a tile is
         emitted into (ping-pong), until `end_of_tile` leaves it."""
+        self.turn: tuple[scf.IfOp, SSAValue] | None = None
+        """The ping-pong turn being emitted and the ring position its then-block yields."""
 
     @staticmethod
     def stage_readers(roles: WarpRoles) -> int:
@@ -257,14 +259,54 @@ class ConsumerMainloop:
         if self.skip_label is not None:
             k.leave()
             self.skip_label = None
+            moved = self.at.value
             for carried, value in self.kept:
                 carried.value = value
+            self.at.carried.value = self.turn_result(moved)
         counted = k.add(self.tiles_seen, k.const(1))
         if self.tiles_seen in k.block.args:
             # The end of a loop body that carries the counter: the loop's yield passes it on.
             self.tiles_carried.value = counted
             return
         k.assign(self.tiles_seen, counted)
+
+    def turn_result(self, mine: SSAValue) -> SSAValue:
+        """The ring position after the ping-pong turn, its result: its then-block (the
+        other consumer's tile) yields the position past that tile's K blocks, its else-block
+        (this consumer's tile) the one its K loop left (`mine`)."""
+        assert self.turn is not None
+        turn, skipped = self.turn
+        self.turn = None
+        return with_position(turn, skipped, mine)
+
+
+def with_position(branch: scf.IfOp, then_value: SSAValue, else_value: SSAValue) -> SSAValue:
+    """`branch` (an `scf.if` without results) made again with a ring position as its
+    result, which its then-block yields as `then_value` and its else-block as `else_value`
+    (a block of its own, which only yields, where `branch` has no else-block); the new
+    op's result."""
+    result = scf.IfOp(branch.cond, [then_value.type], Region(), Region())
+    result.attributes.update(branch.attributes)
+    for old, new, value in (
+        (branch.true_region, result.true_region, then_value),
+        (branch.false_region, result.false_region, else_value),
+    ):
+        if not old.blocks:
+            new.add_block(Block([scf.YieldOp(value)]))
+            continue
+        block = old.detach_block(0)
+        yielded = block.last_op
+        assert isinstance(yielded, scf.YieldOp)
+        block.insert_op_before(scf.YieldOp(value), yielded)
+        yielded.detach()
+        yielded.erase()
+        new.add_block(block)
+    parent = branch.parent_block()
+    assert parent is not None
+    parent.insert_op_before(result, branch)
+    branch.detach()
+    branch.erase()
+    return result.results[0]
 
 
 class CooperativeMainloop(ConsumerMainloop):
@@ -314,12 +356,16 @@ class PingPongMainloop(ConsumerMainloop):
         k = ctx.k
         consumer = self.threads.consumer
         order = ctx.barriers.order
+        start = self.at.value
         mine = k.setp("eq", k.binary(ptx.AndOp, self.tiles_seen, k.const(1)), consumer)
         work = k.fresh_label("my_tile")
         self.skip_label = k.fresh_label("tile_done")
         turn = branch(ctx, mine, (work, self.skip_label), negated=True, otherwise=True)
         with k.inside(turn.true_region.block):
             self.ring.advance_by(self.at, trip_count(ctx, loop))
+        # The position past the other consumer's K blocks is what the then-block yields.
+        self.turn = (turn, self.at.value)
+        self.at.carried.value = start
         # The rest of the tile is this consumer's turn, up to `end_of_tile` (which restores
         # the carried registers' values from before the turn).
         self.kept = [(carried, carried.value) for carried in ctx.carried]
@@ -386,9 +432,12 @@ class NonSpecializedMainloop(CooperativeMainloop):
             skip = k.fresh_label("no_load")
             inside = values.pred(values.cmp("lo", at, ctx.index(loop.ub)))
             load = branch(ctx, k.binary(ptx.AndOp, inside, ctx.threads.leader), (skip,))
+            start = self.load_at.value
             with k.inside(load.true_region.block):
                 ctx.regs[iv_arg] = at
                 self.loads.issue(loop, self.load_at)
+            # The load position after the branch: moved on where thread 0 loaded, else kept.
+            self.load_at.carried.value = with_position(load, self.load_at.value, start)
         if saved is None:
             ctx.regs.pop(iv_arg, None)
         else:

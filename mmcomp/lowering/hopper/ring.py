@@ -5,14 +5,17 @@ then `stages` full barriers (count 1: the producer's expect_tx; TMA completes th
 and `stages` empty barriers (one arrival per consumer warpgroup that reads a stage, times
 the CTAs of the cluster), each array a `!hopper.barrier_ring` value whose stages' barriers
 (`hopper.ring_barrier`) the mbarrier and TMA ops take. A role walks the ring with a
-position: a (stage, phase) register pair made once at the kernel's top level, moved one
-stage per K block (the phase flips at the wrap), in place: the K loop and the loops around
-it carry the pair (their `iter_args`), and the body writes the registers it carries.
+position: a `!hopper.ring_position` value made once at the kernel's top level
+(`hopper.ring_start`), moved one stage per K block (`hopper.ring_advance`: the phase flips
+at the wrap), whose stage and phase registers (`hopper.ring_stage`, `hopper.ring_phase`)
+the waits, arrivals and slot addresses read. The K loop and the loops around it carry the
+position (their `iter_args`); the body advances it and yields the result, which
+convert-hopper-to-ptx holds in the start's registers (the advance writes them in place).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from xdsl.dialects import scf
 from xdsl.ir import SSAValue
@@ -22,25 +25,44 @@ from mmcomp.dialects.hopper import BARRIER_BYTES
 from mmcomp.lowering.hopper.context import Carried, ConsumerThreads, KernelContext
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False)
 class Position:
-    """A role's place in the ring: the stage register and the phase-parity register, which
-    the loops around the role's K loop carry (and the K loop itself)."""
+    """A role's place in the ring: a `!hopper.ring_position` value, which the loops around
+    the role's K loop carry (and the K loop itself), and the reads of its registers."""
 
-    stage_carried: Carried
-    """The stage register."""
-    phase_carried: Carried
-    """The phase-parity register."""
+    ctx: KernelContext
+    carried: Carried
+    """The position's value at the builder's insertion point."""
+    reads: dict[tuple[SSAValue, type[hopper.RingStageOp | hopper.RingPhaseOp]], SSAValue] = field(
+        default_factory=dict[
+            tuple[SSAValue, type[hopper.RingStageOp | hopper.RingPhaseOp]], SSAValue
+        ]
+    )
+    """The `hopper.ring_stage` / `hopper.ring_phase` read of each position value so far."""
+
+    @property
+    def value(self) -> SSAValue:
+        """The position at the builder's insertion point."""
+        return self.carried.value
+
+    def _read(self, part: type[hopper.RingStageOp | hopper.RingPhaseOp]) -> SSAValue:
+        """A register of the current position (read again where the earlier read is out of
+        scope)."""
+        k = self.ctx.k
+        found = self.reads.get((self.value, part))
+        if found is None or not k.sees(found):
+            found = self.reads[(self.value, part)] = k.append(part(self.value)).result
+        return found
 
     @property
     def stage(self) -> SSAValue:
-        """The stage register's value at the builder's insertion point."""
-        return self.stage_carried.value
+        """The stage register of the position at the builder's insertion point."""
+        return self._read(hopper.RingStageOp)
 
     @property
     def phase(self) -> SSAValue:
-        """The phase-parity register's value at the builder's insertion point."""
-        return self.phase_carried.value
+        """The phase-parity register of the position at the builder's insertion point."""
+        return self._read(hopper.RingPhaseOp)
 
 
 @dataclass(frozen=True)
@@ -89,12 +111,11 @@ class Ring:
             self.ctx.put(hopper.MbarrierInitOp(self.barrier(self.empty, stage)), leader)
 
     def position(self, loop: scf.ForOp) -> Position:
-        """Fresh (stage, phase) registers of a ring position, both 0, carried by the K loop
-        `loop` and the loops around it."""
+        """A fresh ring position (`hopper.ring_start`: stage 0, phase 0), carried by the K
+        loop `loop` and the loops around it."""
         ctx = self.ctx
-        stage = ctx.k.const(0)
-        phase = ctx.k.const(0)
-        return Position(ctx.carry(stage, loop), ctx.carry(phase, loop))
+        start = ctx.k.append(hopper.RingStartOp(hopper.RingPositionType(self.stages))).result
+        return Position(ctx, ctx.carry(start, loop))
 
     def barrier(self, ring: SSAValue, stage: SSAValue | int) -> SSAValue:
         """The barrier of stage `stage` (a register or a constant) of `ring`."""
@@ -106,22 +127,14 @@ class Ring:
         return k.mad(stage, k.const(self.ctx.plan.stage_bytes), self.base)
 
     def advance(self, at: Position) -> None:
-        """Move a ring position one stage on (the phase flips at the wrap)."""
-        k = self.ctx.k
-        k.assign(at.stage, k.add(at.stage, k.const(1)))
-        wrap = k.setp("eq", at.stage, k.const(self.stages))
-        self.ctx.put(ptx.AssignOp(at.stage, k.const(0)), wrap)
-        self.ctx.put(ptx.AssignOp(at.phase, k.binary(ptx.XorOp, at.phase, k.const(1))), wrap)
+        """Move a ring position one stage on (the phase flips at the wrap): the position is
+        now `hopper.ring_advance`'s result."""
+        at.carried.value = self.ctx.k.append(hopper.RingAdvanceOp(at.value)).result
 
     def advance_by(self, at: Position, count: SSAValue) -> None:
-        """Move a ring position `count` K blocks ahead (the other consumer's tile)."""
-        k = self.ctx.k
-        stages = k.const(self.stages)
-        total = k.add(at.stage, count)
-        laps = k.binary(ptx.DivOp, total, stages)
-        k.assign(at.stage, k.binary(ptx.RemOp, total, stages))
-        flip = k.binary(ptx.AndOp, laps, k.const(1))
-        k.assign(at.phase, k.binary(ptx.XorOp, at.phase, flip))
+        """Move a ring position `count` K blocks ahead (the other consumer's tile): the
+        position is now `hopper.ring_advance_by`'s result."""
+        at.carried.value = self.ctx.k.append(hopper.RingAdvanceByOp(at.value, count)).result
 
     def wait_full(self, at: Position) -> None:
         """Wait until the stage at `at` has been filled."""

@@ -48,7 +48,7 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     ptx.ret
   }
 }
-// CHECK: convert-scf-to-ptx: scf.if must carry 2 label names (else, end) with an else-region and 1 (end) without, found 1
+// CHECK: convert-scf-to-ptx: scf.if must carry 2 label names (else, end) with an else-region and 1 (end) without (or with one that only yields), found 1
 
 // -----
 
@@ -107,7 +107,8 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 
 // -----
 
-// A branch with a result (the hopper level's branches carry none).
+// A branch with a result that is not a ring position (the only values the hopper level's
+// branches yield).
 ptx.module version 8.0 target sm_90a address_size 64 {
   ptx.entry @k() {
     %p = ptx.const 1 : !ptx.reg<pred>
@@ -121,7 +122,7 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     ptx.ret
   }
 }
-// CHECK: convert-scf-to-ptx: scf.yield with values in an scf.if is not lowered (an scf.if has no results at the hopper level)
+// CHECK: convert-scf-to-ptx: scf.if result #0 is of type !ptx.reg<u32>; the results of a branch of the hopper level must be ring positions (!hopper.ring_position)
 
 // -----
 
@@ -158,3 +159,60 @@ ptx.module version 8.0 target sm_90a address_size 64 {
   }
 }
 // CHECK: convert-scf-to-ptx: scf.for carries accumulator #1 in the registers of an earlier carried accumulator; each must have registers of its own
+
+// -----
+
+// A loop whose yield is a ring position held in other registers than the one it carries
+// (a fresh start, not the block argument as the body's advances moved it).
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.entry @k() {
+    %c0 = arith.constant 0 : index
+    %c4 = arith.constant 4 : index
+    %c1 = arith.constant 1 : index
+    %start = hopper.ring_start : !hopper.ring_position<stages = 4>
+    %end = scf.for %i = %c0 to %c4 step %c1 iter_args(%at = %start) -> (!hopper.ring_position<stages = 4>) {
+      %fresh = hopper.ring_start : !hopper.ring_position<stages = 4>
+      scf.yield %fresh : !hopper.ring_position<stages = 4>
+    } {ptx.labels = ["loop_1", "loop_end_2"]}
+    ptx.ret
+  }
+}
+// CHECK: convert-scf-to-ptx: scf.yield passes ring position #0 in other registers than the loop carries it in (its init's); a loop-carried position must be its block argument as the advances of the body move it in place
+
+// -----
+
+// A loop that carries one ring position twice (both would be held in the same registers).
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.entry @k() {
+    %c0 = arith.constant 0 : index
+    %c4 = arith.constant 4 : index
+    %c1 = arith.constant 1 : index
+    %start = hopper.ring_start : !hopper.ring_position<stages = 4>
+    %x, %y = scf.for %i = %c0 to %c4 step %c1 iter_args(%a = %start, %b = %start) -> (!hopper.ring_position<stages = 4>, !hopper.ring_position<stages = 4>) {
+      %next = hopper.ring_advance %a : !hopper.ring_position<stages = 4>
+      scf.yield %next, %b : !hopper.ring_position<stages = 4>, !hopper.ring_position<stages = 4>
+    } {ptx.labels = ["loop_1", "loop_end_2"]}
+    ptx.ret
+  }
+}
+// CHECK: convert-scf-to-ptx: scf.for carries ring position #1 in the registers of an earlier carried position; each must have registers of its own
+
+// -----
+
+// A branch whose regions yield ring positions held in different registers.
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.entry @k() {
+    %p = ptx.const 1 : !ptx.reg<pred>
+    %c = builtin.unrealized_conversion_cast %p : !ptx.reg<pred> to i1
+    %start = hopper.ring_start : !hopper.ring_position<stages = 4>
+    %other = hopper.ring_start : !hopper.ring_position<stages = 4>
+    %at = scf.if %c -> (!hopper.ring_position<stages = 4>) {
+      %next = hopper.ring_advance %start : !hopper.ring_position<stages = 4>
+      scf.yield %next : !hopper.ring_position<stages = 4>
+    } else {
+      scf.yield %other : !hopper.ring_position<stages = 4>
+    } {ptx.labels = ["end_1"]}
+    ptx.ret
+  }
+}
+// CHECK: convert-scf-to-ptx: scf.if yields ring position #0 in other registers in its else-region than in its then-region; both must be the position before the branch as the advances of the region moved it in place

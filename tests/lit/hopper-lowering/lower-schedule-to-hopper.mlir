@@ -76,42 +76,39 @@ builtin.module {
 // CHECK-NEXT:       ptx.setmaxnreg dec 40
 // CHECK-NEXT:       %[[ELECTED:.*]] = builtin.unrealized_conversion_cast %{{.*}} : !ptx.reg<pred> to i1
 // CHECK-NEXT:       scf.if %[[ELECTED]] {
-// The producer's ring position: a (stage, phase) register pair, both 0, carried by the
-// persistent loop and the K loop (their iter_args; each loop's results the pair after it).
-// CHECK-NEXT:         %[[STAGE0:.*]] = ptx.const 0 : !ptx.reg<u32>
-// CHECK-NEXT:         %[[PHASE0:.*]] = ptx.const 0 : !ptx.reg<u32>
+// The producer's ring position: a `!hopper.ring_position` value (stage 0, phase 0), carried
+// by the persistent loop and the K loop (their iter_args; each loop's result the position
+// after it).
+// CHECK-NEXT:         %[[START:.*]] = hopper.ring_start : !hopper.ring_position<stages = 4>
 // The producer's index arithmetic stays arith on index (convert-arith-to-ptx lowers it);
 // each loop is an scf.for on the schedule's index bounds, its induction variable the block
 // argument (read as its u32 register through a cast where a ptx op needs it), and an index
 // that a ptx or hopper op reads is cast to its u32 register.
 // CHECK:          %[[CTA:.*]] = "gpu.block_id"() <{dimension = #gpu<dim x>}> : () -> index
-// CHECK:          scf.for %[[UNIT:[0-9]+]] = %[[CTA]] to %{{.*}} step %{{.*}} iter_args(%[[TILE_STAGE:[0-9]+]] = %[[STAGE0]], %[[TILE_PHASE:[0-9]+]] = %[[PHASE0]]) -> (!ptx.reg<u32>, !ptx.reg<u32>) {
+// CHECK:          scf.for %[[UNIT:[0-9]+]] = %[[CTA]] to %{{.*}} step %{{.*}} iter_args(%[[TILE_AT:[0-9]+]] = %[[START]]) -> (!hopper.ring_position<stages = 4>) {
 // CHECK-NEXT:       builtin.unrealized_conversion_cast %[[UNIT]] : index to !ptx.reg<u32>
 // CHECK-NEXT:       %[[TILE_N:.*]] = arith.divui %[[UNIT]], %{{.*}} : index
 // CHECK-NEXT:       %[[TILE_M:.*]] = arith.remui %[[UNIT]], %{{.*}} : index
 // CHECK-NEXT:       %[[M0:.*]] = arith.muli %[[TILE_M]], %{{.*}} : index
 // CHECK-NEXT:       %[[N0:.*]] = arith.muli %[[TILE_N]], %{{.*}} : index
-// CHECK:            %[[K_STAGE:[0-9]+]], %[[K_PHASE:[0-9]+]] = scf.for %[[KB:[0-9]+]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[STAGE:[0-9]+]] = %[[TILE_STAGE]], %[[PHASE:[0-9]+]] = %[[TILE_PHASE]]) -> (!ptx.reg<u32>, !ptx.reg<u32>) {
+// CHECK:            %[[K_AT:[0-9]+]] = scf.for %[[KB:[0-9]+]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[AT:[0-9]+]] = %[[TILE_AT]]) -> (!hopper.ring_position<stages = 4>) {
 // CHECK-NEXT:         builtin.unrealized_conversion_cast %[[KB]] : index to !ptx.reg<u32>
 // CHECK-NEXT:         %[[K0:.*]] = arith.muli %[[KB]], %{{.*}} : index
-// CHECK:          %[[EMPTY:.*]] = hopper.ring_barrier %[[EMPTIES]][%[[STAGE]]] : !hopper.barrier_ring<stages = 4, count = 2>, !ptx.reg<u32>
+// The waits, the arrival and the stage's address read the position's stage and phase.
+// CHECK:          %[[STAGE:.*]] = hopper.ring_stage %[[AT]] : !hopper.ring_position<stages = 4>
+// CHECK-NEXT:     %[[EMPTY:.*]] = hopper.ring_barrier %[[EMPTIES]][%[[STAGE]]] : !hopper.barrier_ring<stages = 4, count = 2>, !ptx.reg<u32>
 // CHECK:          hopper.mbarrier_wait %[[EMPTY]], %{{.*}} : (!hopper.mbarrier<count = 2>, !ptx.reg<u32>) -> ()
 // CHECK-NEXT:     %[[FULL:.*]] = hopper.ring_barrier %[[FULLS]][%[[STAGE]]] : !hopper.barrier_ring<stages = 4, count = 1>, !ptx.reg<u32>
 // CHECK-NEXT:     hopper.mbarrier_arrive_expect_tx 32768 %[[FULL]] : !hopper.mbarrier<count = 1>
 // The copies take their coordinates as the index values of the schedule's arithmetic.
 // CHECK:          hopper.tma_load %[[TMAP0]][%[[K0]], %[[M0]]], %[[FULL]] to %{{.*}} : !hopper.tensormap<300x200xbf16, box 128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !ptx.reg<u32>
 // CHECK:          hopper.tma_load %[[TMAP1]][%[[K0]], %[[N0]]], %[[FULL]] to %{{.*}} :
-// The position moves on in place (the phase flips at the wrap): the body writes the
-// registers the K loop carries and yields them; the persistent loop yields the K loop's
-// results.
-// CHECK:          %[[NEXT:.*]] = ptx.add %[[STAGE]], %{{.*}} : !ptx.reg<u32>
-// CHECK-NEXT:     ptx.assign %[[STAGE]], %[[NEXT]] : !ptx.reg<u32>
-// CHECK:          %[[WRAP:.*]] = ptx.setp eq %[[STAGE]], %{{.*}} : (!ptx.reg<u32>, !ptx.reg<u32>) -> !ptx.reg<pred>
-// CHECK:          ptx.assign %[[STAGE]], %{{.*}} if %[[WRAP]] : !ptx.reg<u32>
-// CHECK:          ptx.assign %[[PHASE]], %{{.*}} if %[[WRAP]] : !ptx.reg<u32>
-// CHECK-NEXT:     scf.yield %[[STAGE]], %[[PHASE]] : !ptx.reg<u32>, !ptx.reg<u32>
+// The position moves on (the phase flips at the wrap): the body yields the advance's
+// result; the persistent loop yields the K loop's.
+// CHECK:          %[[NEXT:.*]] = hopper.ring_advance %[[AT]] : !hopper.ring_position<stages = 4>
+// CHECK-NEXT:     scf.yield %[[NEXT]] : !hopper.ring_position<stages = 4>
 // CHECK-NEXT:   } {ptx.labels = ["{{loop_[0-9]+}}", "{{loop_end_[0-9]+}}"]}
-// CHECK-NEXT:   scf.yield %[[K_STAGE]], %[[K_PHASE]] : !ptx.reg<u32>, !ptx.reg<u32>
+// CHECK-NEXT:   scf.yield %[[K_AT]] : !hopper.ring_position<stages = 4>
 // CHECK-NEXT:   } {ptx.labels = ["{{loop_[0-9]+}}", "{{loop_end_[0-9]+}}"]}
 // CHECK-NEXT:     }{ptx.labels = ["[[DONE:done_[0-9]+]]"]}
 // The consumers: wait full, descriptors of 128B-swizzled K-major tiles, wgmma, release.
@@ -122,7 +119,8 @@ builtin.module {
 // CHECK:          %[[ZERO:.*]] = hopper.zero_accumulator : !hopper.accumulator<64x128xf32>
 // CHECK:          %{{.*}}, %[[RESULT:.*]] = scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args({{.*}}, %[[ACC:.*]] = %[[ZERO]]) -> ({{.*}}, !hopper.accumulator<64x128xf32>) {
 // CHECK:          %[[READY:.*]] = hopper.ring_barrier %[[FULLS]][%{{.*}}] : !hopper.barrier_ring<stages = 4, count = 1>, !ptx.reg<u32>
-// CHECK-NEXT:     hopper.mbarrier_wait %[[READY]], %{{.*}} : (!hopper.mbarrier<count = 1>, !ptx.reg<u32>) -> ()
+// CHECK-NEXT:     %[[READ_PHASE:.*]] = hopper.ring_phase %{{.*}} : !hopper.ring_position<stages = 4>
+// CHECK-NEXT:     hopper.mbarrier_wait %[[READY]], %[[READ_PHASE]] : (!hopper.mbarrier<count = 1>, !ptx.reg<u32>) -> ()
 // CHECK:          ptx.wgmma_fence
 // CHECK:          hopper.matrix_descriptor %{{.*}} {tile = #hopper.tile<k_major, swizzle 128, mn 128, k 64>, mn = 0, k = 0}
 // Each wgmma takes the accumulator and returns the next; the body yields the last.

@@ -63,5 +63,5 @@ func.func @lin(%a: tensor<300x1000xbf16>, %w: tensor<256x1000xbf16>) -> tensor<3
 // The consumers' persistent loop carries the ring position and the tile counter, which it
 // yields plus one at the end of the tile.
 // CHECK:      %[[COUNTED:[0-9]+]] = ptx.add %{{[0-9]+}}, %{{[0-9]+}} : !ptx.reg<u32>
-// CHECK-NEXT: scf.yield %{{[0-9]+}}, %{{[0-9]+}}, %[[COUNTED]] : !ptx.reg<u32>, !ptx.reg<u32>, !ptx.reg<u32>
+// CHECK-NEXT: scf.yield %{{[0-9]+}}, %[[COUNTED]] : !hopper.ring_position<stages = {{[0-9]+}}>, !ptx.reg<u32>
 // CHECK-NEXT: } {ptx.labels = ["loop_{{[0-9]+}}", "loop_end_{{[0-9]+}}"]}

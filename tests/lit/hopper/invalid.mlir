@@ -366,3 +366,48 @@ ptx.module version 8.0 target sm_90a address_size 64 {
   }
 }
 // CHECK: ptx.bulk_wait: pending must be in [0, 63], found 64
+
+// -----
+
+// An advance whose result is a position of another ring.
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.entry @k() {
+    %pos = hopper.ring_start : !hopper.ring_position<stages = 4>
+    %next = "hopper.ring_advance"(%pos) <{operandSegmentSizes = array<i32: 1, 0>}> : (!hopper.ring_position<stages = 4>) -> !hopper.ring_position<stages = 3>
+  }
+}
+// CHECK: hopper.ring_advance: the result must be of the position's type !hopper.ring_position<stages = 4>, found !hopper.ring_position<stages = 3>
+
+// -----
+
+// A skip by a count that is not a 32-bit integer register.
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.entry @k() {
+    %pos = hopper.ring_start : !hopper.ring_position<stages = 4>
+    %count = ptx.const 0 : !ptx.reg<u64>
+    %next = "hopper.ring_advance_by"(%pos, %count) <{operandSegmentSizes = array<i32: 1, 1, 0>}> : (!hopper.ring_position<stages = 4>, !ptx.reg<u64>) -> !hopper.ring_position<stages = 4>
+  }
+}
+// CHECK: hopper.ring_advance_by: the count must be a 32-bit integer register, found !ptx.reg<u64>
+
+// -----
+
+// A stage read as a register of another kind.
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.entry @k() {
+    %pos = hopper.ring_start : !hopper.ring_position<stages = 4>
+    %stage = "hopper.ring_stage"(%pos) <{operandSegmentSizes = array<i32: 1, 0>}> : (!hopper.ring_position<stages = 4>) -> !ptx.reg<f32>
+  }
+}
+// CHECK: hopper.ring_stage: the result must be !ptx.reg<u32>, found !ptx.reg<f32>
+
+// -----
+
+// A guarded start (it only names a value).
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.entry @k() {
+    %p = ptx.const 1 : !ptx.reg<pred>
+    %pos = hopper.ring_start if %p : !hopper.ring_position<stages = 4>
+  }
+}
+// CHECK: hopper.ring_start: names a value and takes no guard

@@ -36,3 +36,9 @@
 // An accumulator wider than one wgmma.
 "test.op"() {type = !hopper.accumulator<64x264xf32>} : () -> ()
 // CHECK: !hopper.accumulator: n must be a multiple of 8 in [8, 256], found 264
+
+// -----
+
+// A ring position of a ring without stages.
+"test.op"() {type = !hopper.ring_position<stages = 0>} : () -> ()
+// CHECK: !hopper.ring_position: stages must be at least 1, found 0

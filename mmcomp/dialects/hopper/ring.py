@@ -1,0 +1,241 @@
+"""A role's position in the shared-memory ring as a value: its type and ops.
+
+A position is a (stage, phase parity) pair of a ring of `stages` stages, held in two u32
+registers by convert-hopper-to-ptx. `hopper.ring_start` makes one (stage 0, phase 0),
+`hopper.ring_advance` returns the next (stage + 1, phase flipped at the wrap) and
+`hopper.ring_advance_by` the one `count` stages on; `hopper.ring_stage` and
+`hopper.ring_phase` read its registers, which the waits, arrivals and slot addresses take.
+A loop carries a position as an `iter_args` value; its lowering advances it in place, so
+every later position of one start lives in that start's registers.
+
+    %pos = hopper.ring_start : !hopper.ring_position<stages = 4>
+    %stage = hopper.ring_stage %pos : !hopper.ring_position<stages = 4>
+    %next = hopper.ring_advance %pos : !hopper.ring_position<stages = 4>
+"""
+
+from __future__ import annotations
+
+from typing import Self
+
+from xdsl.dialects.builtin import IntAttr
+from xdsl.ir import ParametrizedAttribute, SSAValue, TypeAttribute
+from xdsl.irdl import irdl_attr_definition, irdl_op_definition, operand_def, result_def
+from xdsl.parser import AttrParser, Parser
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import VerifyException
+
+from mmcomp.dialects.hopper.base import (
+    Guard,
+    HopperInstruction,
+    int_register,
+    parse_typed,
+    print_guard,
+    unguarded,
+)
+from mmcomp.dialects.ptx import U32, RegType, kind_of
+
+
+@irdl_attr_definition
+class RingPositionType(ParametrizedAttribute, TypeAttribute):
+    """A (stage, phase parity) position in a ring of `stages` stages:
+    `!hopper.ring_position<stages = 4>`."""
+
+    name = "hopper.ring_position"
+
+    stages: IntAttr
+    """Stages of the ring walked (the stage wraps to 0 after `stages - 1`)."""
+
+    def __init__(self, stages: int):
+        super().__init__(IntAttr(stages))
+
+    def verify(self) -> None:
+        if self.stages.data < 1:
+            raise VerifyException(
+                f"!hopper.ring_position: stages must be at least 1, found {self.stages.data}"
+            )
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(f"<stages = {self.stages.data}>")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> tuple[IntAttr]:
+        with parser.in_angle_brackets():
+            parser.parse_keyword("stages")
+            parser.parse_punctuation("=")
+            stages = parser.parse_integer(allow_boolean=False)
+        return (IntAttr(stages),)
+
+
+def _parse_position_type(parser: Parser, op: str) -> RingPositionType:
+    """`: !hopper.ring_position<...>` after an op's operands."""
+    parser.parse_punctuation(":")
+    found = parse_typed(parser, op, RingPositionType, "a !hopper.ring_position type")
+    assert isinstance(found, RingPositionType)
+    return found
+
+
+@irdl_op_definition
+class RingStartOp(HopperInstruction):
+    """The first position of a ring walk, stage 0 and phase 0:
+    `%pos = hopper.ring_start : !hopper.ring_position<stages = 4>`."""
+
+    name = "hopper.ring_start"
+
+    result = result_def(RingPositionType)
+    """The position (two fresh registers, both 0)."""
+
+    def __init__(self, position: RingPositionType):
+        super().__init__(operands=[[]], result_types=[position])
+
+    def verify_kinds(self) -> None:
+        unguarded(self)
+
+    def print(self, printer: Printer) -> None:
+        print_guard(printer, self)
+        printer.print_string(" : ")
+        printer.print_attribute(self.result.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> Self:
+        guard = Guard.parse(parser)
+        return guard.apply(cls(_parse_position_type(parser, cls.name)))
+
+
+class _NextPosition(HopperInstruction):
+    """Base of the ops that return a later position of the one they take."""
+
+    def verify_kinds(self) -> None:
+        unguarded(self)
+        position = self.operands[0]
+        if position.type != self.results[0].type:
+            raise VerifyException(
+                f"{self.name}: the result must be of the position's type {position.type}, "
+                f"found {self.results[0].type}"
+            )
+
+
+@irdl_op_definition
+class RingAdvanceOp(_NextPosition):
+    """The next position: stage + 1, wrapped to 0 after the last stage, where the phase
+    flips: `%next = hopper.ring_advance %pos : !hopper.ring_position<stages = 4>`."""
+
+    name = "hopper.ring_advance"
+
+    position = operand_def(RingPositionType)
+    """The position moved on."""
+    result = result_def(RingPositionType)
+    """The position one stage on."""
+
+    def __init__(self, position: SSAValue):
+        super().__init__(operands=[position, []], result_types=[position.type])
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.position)
+        print_guard(printer, self)
+        printer.print_string(" : ")
+        printer.print_attribute(self.position.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> Self:
+        position = parser.parse_unresolved_operand()
+        guard = Guard.parse(parser)
+        found = _parse_position_type(parser, cls.name)
+        return guard.apply(cls(parser.resolve_operand(position, found)))
+
+
+@irdl_op_definition
+class RingAdvanceByOp(_NextPosition):
+    """The position `count` stages on (a u32 register: the phase flips once per wrap):
+    `%next = hopper.ring_advance_by %pos, %count : !hopper.ring_position<stages = 4>`."""
+
+    name = "hopper.ring_advance_by"
+
+    position = operand_def(RingPositionType)
+    """The position moved on."""
+    count = operand_def(RegType)
+    """Stages to move on (u32)."""
+    result = result_def(RingPositionType)
+    """The position `count` stages on."""
+
+    def __init__(self, position: SSAValue, count: SSAValue):
+        super().__init__(operands=[position, count, []], result_types=[position.type])
+
+    def verify_kinds(self) -> None:
+        super().verify_kinds()
+        int_register(self, "the count", self.count, (32,))
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.position)
+        printer.print_string(", ")
+        printer.print_operand(self.count)
+        print_guard(printer, self)
+        printer.print_string(" : ")
+        printer.print_attribute(self.position.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> Self:
+        position = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        count = parser.parse_unresolved_operand()
+        guard = Guard.parse(parser)
+        found = _parse_position_type(parser, cls.name)
+        return guard.apply(
+            cls(parser.resolve_operand(position, found), parser.resolve_operand(count, U32))
+        )
+
+
+class _PositionPart(HopperInstruction):
+    """Base of the ops that read one register of a position."""
+
+    def __init__(self, position: SSAValue):
+        super().__init__(operands=[position, []], result_types=[U32])
+
+    def verify_kinds(self) -> None:
+        unguarded(self)
+        result = self.results[0]
+        if kind_of(result).name != "u32":
+            raise VerifyException(
+                f"{self.name}: the result must be !ptx.reg<u32>, found {result.type}"
+            )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.operands[0])
+        print_guard(printer, self)
+        printer.print_string(" : ")
+        printer.print_attribute(self.operands[0].type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> Self:
+        position = parser.parse_unresolved_operand()
+        guard = Guard.parse(parser)
+        found = _parse_position_type(parser, cls.name)
+        return guard.apply(cls(parser.resolve_operand(position, found)))
+
+
+@irdl_op_definition
+class RingStageOp(_PositionPart):
+    """The stage of a position, a u32 register:
+    `%stage = hopper.ring_stage %pos : !hopper.ring_position<stages = 4>`."""
+
+    name = "hopper.ring_stage"
+
+    position = operand_def(RingPositionType)
+    """The position read."""
+    result = result_def(RegType)
+    """Its stage, in [0, stages) (u32)."""
+
+
+@irdl_op_definition
+class RingPhaseOp(_PositionPart):
+    """The phase parity of a position, a u32 register:
+    `%phase = hopper.ring_phase %pos : !hopper.ring_position<stages = 4>`."""
+
+    name = "hopper.ring_phase"
+
+    position = operand_def(RingPositionType)
+    """The position read."""
+    result = result_def(RegType)
+    """Its phase parity, 0 or 1 (u32)."""
