@@ -11,7 +11,7 @@ from __future__ import annotations
 from abc import ABC
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import ClassVar, Self, TypeVar
 
 from xdsl.dialects.builtin import IndexType
 from xdsl.ir import Attribute, SSAValue
@@ -45,6 +45,34 @@ class HopperInstruction(PtxInstruction, ABC):
 
 
 HopperT = TypeVar("HopperT", bound=HopperInstruction)
+
+
+class FreshValueOp(HopperInstruction, ABC):
+    """Base of the ops that take no operands and make a value of their result's type, the
+    whole of their syntax: `%v = hopper.op : type` (convert-hopper-to-ptx makes its
+    registers)."""
+
+    RESULT_TYPE: ClassVar[type[Attribute]]
+    """The class of the result's type."""
+    RESULT_WHAT: ClassVar[str]
+    """The result's type in a parse error: "a !hopper.... type"."""
+
+    def __init__(self, result_type: Attribute):
+        super().__init__(operands=[[]], result_types=[result_type])
+
+    def verify_kinds(self) -> None:
+        unguarded(self)
+
+    def print(self, printer: Printer) -> None:
+        print_guard(printer, self)
+        printer.print_string(" : ")
+        printer.print_attribute(self.results[0].type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> Self:
+        guard = Guard.parse(parser)
+        parser.parse_punctuation(":")
+        return guard.apply(cls(parse_typed(parser, cls.name, cls.RESULT_TYPE, cls.RESULT_WHAT)))
 
 
 def int_register(op: HopperInstruction, what: str, value: SSAValue, widths: Sequence[int]):

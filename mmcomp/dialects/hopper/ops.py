@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import ClassVar, Self
 
 from xdsl.dialects.builtin import IntAttr, StringAttr, UnitAttr
-from xdsl.ir import SSAValue
+from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     irdl_op_definition,
     operand_def,
@@ -32,6 +32,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from mmcomp.dialects.hopper.attrs import TileAttr
 from mmcomp.dialects.hopper.base import (
+    FreshValueOp,
     Guard,
     HopperInstruction,
     int_register,
@@ -341,33 +342,16 @@ class AccumulatorOp(HopperInstruction):
 
 
 @irdl_op_definition
-class ZeroAccumulatorOp(HopperInstruction):
+class ZeroAccumulatorOp(FreshValueOp):
     """A fresh accumulator of zeros:
     `%acc = hopper.zero_accumulator : !hopper.accumulator<64x256xf32>`."""
 
     name = "hopper.zero_accumulator"
+    RESULT_TYPE: ClassVar[type[Attribute]] = AccumulatorType
+    RESULT_WHAT: ClassVar[str] = "a !hopper.accumulator type"
 
     result = result_def(AccumulatorType)
     """The accumulator, every element 0.0."""
-
-    def __init__(self, accumulator: AccumulatorType):
-        super().__init__(operands=[[]], result_types=[accumulator])
-
-    def verify_kinds(self) -> None:
-        unguarded(self)
-
-    def print(self, printer: Printer) -> None:
-        print_guard(printer, self)
-        printer.print_string(" : ")
-        printer.print_attribute(self.result.type)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> Self:
-        guard = Guard.parse(parser)
-        parser.parse_punctuation(":")
-        accumulator = parse_typed(parser, cls.name, AccumulatorType, "a !hopper.accumulator type")
-        assert isinstance(accumulator, AccumulatorType)
-        return guard.apply(cls(accumulator))
 
 
 @irdl_op_definition

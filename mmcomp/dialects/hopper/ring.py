@@ -15,16 +15,17 @@ every later position of one start lives in that start's registers.
 
 from __future__ import annotations
 
-from typing import Self
+from typing import ClassVar, Self
 
 from xdsl.dialects.builtin import IntAttr
-from xdsl.ir import ParametrizedAttribute, SSAValue, TypeAttribute
+from xdsl.ir import Attribute, ParametrizedAttribute, SSAValue, TypeAttribute
 from xdsl.irdl import irdl_attr_definition, irdl_op_definition, operand_def, result_def
 from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 from mmcomp.dialects.hopper.base import (
+    FreshValueOp,
     Guard,
     HopperInstruction,
     int_register,
@@ -75,30 +76,33 @@ def _parse_position_type(parser: Parser, op: str) -> RingPositionType:
 
 
 @irdl_op_definition
-class RingStartOp(HopperInstruction):
+class RingStartOp(FreshValueOp):
     """The first position of a ring walk, stage 0 and phase 0:
     `%pos = hopper.ring_start : !hopper.ring_position<stages = 4>`."""
 
     name = "hopper.ring_start"
+    RESULT_TYPE: ClassVar[type[Attribute]] = RingPositionType
+    RESULT_WHAT: ClassVar[str] = "a !hopper.ring_position type"
 
     result = result_def(RingPositionType)
     """The position (two fresh registers, both 0)."""
 
-    def __init__(self, position: RingPositionType):
-        super().__init__(operands=[[]], result_types=[position])
 
-    def verify_kinds(self) -> None:
-        unguarded(self)
+def _print_on_position(printer: Printer, op: HopperInstruction) -> None:
+    """` %pos [guard] : !hopper.ring_position<...>`: an op reading one position."""
+    printer.print_string(" ")
+    printer.print_operand(op.operands[0])
+    print_guard(printer, op)
+    printer.print_string(" : ")
+    printer.print_attribute(op.operands[0].type)
 
-    def print(self, printer: Printer) -> None:
-        print_guard(printer, self)
-        printer.print_string(" : ")
-        printer.print_attribute(self.result.type)
 
-    @classmethod
-    def parse(cls, parser: Parser) -> Self:
-        guard = Guard.parse(parser)
-        return guard.apply(cls(_parse_position_type(parser, cls.name)))
+def _parse_on_position(parser: Parser, op: str) -> tuple[SSAValue, Guard]:
+    """The position operand and guard of an op reading one position."""
+    position = parser.parse_unresolved_operand()
+    guard = Guard.parse(parser)
+    found = _parse_position_type(parser, op)
+    return parser.resolve_operand(position, found), guard
 
 
 class _NextPosition(HopperInstruction):
@@ -130,18 +134,12 @@ class RingAdvanceOp(_NextPosition):
         super().__init__(operands=[position, []], result_types=[position.type])
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.position)
-        print_guard(printer, self)
-        printer.print_string(" : ")
-        printer.print_attribute(self.position.type)
+        _print_on_position(printer, self)
 
     @classmethod
     def parse(cls, parser: Parser) -> Self:
-        position = parser.parse_unresolved_operand()
-        guard = Guard.parse(parser)
-        found = _parse_position_type(parser, cls.name)
-        return guard.apply(cls(parser.resolve_operand(position, found)))
+        position, guard = _parse_on_position(parser, cls.name)
+        return guard.apply(cls(position))
 
 
 @irdl_op_definition
@@ -201,18 +199,12 @@ class _PositionPart(HopperInstruction):
             )
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.operands[0])
-        print_guard(printer, self)
-        printer.print_string(" : ")
-        printer.print_attribute(self.operands[0].type)
+        _print_on_position(printer, self)
 
     @classmethod
     def parse(cls, parser: Parser) -> Self:
-        position = parser.parse_unresolved_operand()
-        guard = Guard.parse(parser)
-        found = _parse_position_type(parser, cls.name)
-        return guard.apply(cls(parser.resolve_operand(position, found)))
+        position, guard = _parse_on_position(parser, cls.name)
+        return guard.apply(cls(position))
 
 
 @irdl_op_definition
