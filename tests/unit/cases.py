@@ -288,6 +288,49 @@ def case(name: str) -> Case:
     raise KeyError(name)
 
 
+CONTROL_FLOW_CASES = (
+    "linear_ragged",
+    "none_split_k",
+    "pingpong_linear",
+    "smem_split_k",
+    "cluster_pingpong",
+    "swap_ab_silu_mul",
+)
+"""One case per shape of the kernel's control flow: cooperative, non-specialized (loads
+ahead), ping-pong (turns), split-K, a cluster with ping-pong, swap-AB."""
+
+
+def hopper_module(name: str) -> Any:
+    """The module after lower-schedule-to-hopper for a case."""
+    from mmcomp.compiler import run_pipeline
+
+    selected = case(name)
+    module, _, _ = run_pipeline(
+        selected.fusion().module, selected.params, until="lower-schedule-to-hopper"
+    )
+    return module
+
+
+def lowered_in_both_orders(name: str) -> list[Any]:
+    """A case's hopper-level module lowered to ptx twice: convert-hopper-to-ptx before
+    convert-scf-to-ptx, and after it (then convert-arith-to-ptx)."""
+    from mmcomp.compiler import context
+    from mmcomp.passes.convert_arith_to_ptx import ConvertArithToPtx
+    from mmcomp.passes.convert_hopper_to_ptx import ConvertHopperToPtx
+    from mmcomp.passes.convert_scf_to_ptx import ConvertScfToPtx
+
+    modules: list[Any] = []
+    for passes in (
+        (ConvertHopperToPtx(), ConvertScfToPtx()),
+        (ConvertScfToPtx(), ConvertHopperToPtx()),
+    ):
+        module = hopper_module(name)
+        for lowering in (*passes, ConvertArithToPtx()):
+            lowering.apply(context(), module)
+        modules.append(module)
+    return modules
+
+
 def relative_error(got: np.ndarray, want: np.ndarray) -> float:
     """max |got - want| / max |want| (inf when got has NaN or inf)."""
     got64 = np.asarray(got).astype(np.float64)

@@ -14,16 +14,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from cases import case, gelu_bias, horizontal, linear
+from cases import gelu_bias, hopper_module, horizontal, linear, lowered_in_both_orders
 from xdsl.dialects import scf
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import BlockArgument, OpResult, SSAValue
 
-from mmcomp.compiler import context, run_pipeline
+from mmcomp.compiler import run_pipeline
 from mmcomp.dialects import hopper
-from mmcomp.passes.convert_arith_to_ptx import ConvertArithToPtx
-from mmcomp.passes.convert_hopper_to_ptx import ConvertHopperToPtx
-from mmcomp.passes.convert_scf_to_ptx import ConvertScfToPtx
 from mmcomp.targets import emit_ptx
 
 CASES = (
@@ -45,15 +42,6 @@ STREAM_K: tuple[tuple[str, dict[str, Any]], ...] = (
     ("horizontal", {"warp_specialization": "none", "tile": (128, 64, 64)}),
 )
 """Stream-K kernels under each warp specialization (the fixups store the K loop's result)."""
-
-
-def hopper_module(name: str) -> ModuleOp:
-    """The module after lower-schedule-to-hopper for a case of cases.py."""
-    selected = case(name)
-    module, _, _ = run_pipeline(
-        selected.fusion().module, selected.params, until="lower-schedule-to-hopper"
-    )
-    return module
 
 
 def stream_k_module(family: str, params: dict[str, Any], strategy: str) -> ModuleOp:
@@ -135,13 +123,7 @@ def test_either_order_with_convert_scf_to_ptx_gives_the_same_ptx(name: str):
     """The loops' accumulators are held in the zero accumulator's registers whether the
     hopper ops or the loops are lowered first."""
     texts: list[str] = []
-    for passes in (
-        (ConvertHopperToPtx(), ConvertScfToPtx()),
-        (ConvertScfToPtx(), ConvertHopperToPtx()),
-    ):
-        module = hopper_module(name)
-        for lowering in (*passes, ConvertArithToPtx()):
-            lowering.apply(context(), module)
+    for module in lowered_in_both_orders(name):
         assert not [op for op in module.walk() if op.name.startswith(("hopper.", "scf."))]
         texts.append(emit_ptx(module))
     assert texts[0] == texts[1]

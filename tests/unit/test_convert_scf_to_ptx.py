@@ -10,7 +10,7 @@ lowering, which wrote the labels itself, is `tools/compare_ptx.py`'s check.
 from __future__ import annotations
 
 import pytest
-from cases import case
+from cases import CONTROL_FLOW_CASES, case
 from xdsl.dialects import scf
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation
@@ -25,16 +25,7 @@ from mmcomp.passes.convert_hopper_to_ptx import ConvertHopperToPtx
 from mmcomp.passes.convert_scf_to_ptx import ConvertScfToPtx
 from mmcomp.targets import emit_ptx
 
-CASES = (
-    "linear_ragged",
-    "none_split_k",
-    "pingpong_linear",
-    "smem_split_k",
-    "cluster_pingpong",
-    "swap_ab_silu_mul",
-)
-"""One case per shape of control flow: cooperative, non-specialized loads ahead, ping-pong
-turns, split-K branches, a cluster, swap-AB with split-K."""
+CASES = CONTROL_FLOW_CASES
 
 
 def hopper_level(name: str) -> tuple[ModuleOp, str]:
@@ -44,6 +35,16 @@ def hopper_level(name: str) -> tuple[ModuleOp, str]:
         selected.fusion().module, selected.params, until="lower-schedule-to-hopper"
     )
     return module, stages["lower-schedule-to-hopper"]
+
+
+def k_loops(module: Operation) -> list[scf.ForOp]:
+    """The K loops of a hopper-level module: the scf.for whose body waits on a barrier."""
+    return [
+        op
+        for op in module.walk()
+        if isinstance(op, scf.ForOp)
+        and any(isinstance(inner, hopper.MbarrierWaitOp) for inner in op.body.block.ops)
+    ]
 
 
 def out_of_scope(module: Operation) -> list[str]:
@@ -152,14 +153,9 @@ def test_registers_written_in_place_are_carried_by_their_loops(name: str):
     writes = written_in_place(module)
     assert writes
     assert all(carried for _, carried in writes), [str(op) for op, carried in writes if not carried]
-    k_loops = [
-        op
-        for op in module.walk()
-        if isinstance(op, scf.ForOp)
-        and any(isinstance(inner, hopper.MbarrierWaitOp) for inner in op.body.block.ops)
-    ]
-    assert k_loops
-    for loop in k_loops:
+    loops = k_loops(module)
+    assert loops
+    for loop in loops:
         stages = [
             op.stage
             for op in loop.body.block.ops
@@ -179,14 +175,9 @@ def test_the_k_loops_yield_their_advanced_ring_position(name: str):
     advance's result (or the load ahead's, which advances the load position); no loop
     yields a position unchanged."""
     module, _ = hopper_level(name)
-    k_loops = [
-        op
-        for op in module.walk()
-        if isinstance(op, scf.ForOp)
-        and any(isinstance(inner, hopper.MbarrierWaitOp) for inner in op.body.block.ops)
-    ]
-    assert k_loops
-    for loop in k_loops:
+    loops = k_loops(module)
+    assert loops
+    for loop in loops:
         yielded = loop.body.block.last_op
         assert isinstance(yielded, scf.YieldOp)
         positions = [

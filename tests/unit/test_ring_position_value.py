@@ -12,37 +12,18 @@ of a walk in the start's registers (byte identity with the in-place lowering is
 from __future__ import annotations
 
 import pytest
-from cases import case
+from cases import CONTROL_FLOW_CASES, hopper_module, lowered_in_both_orders
 from xdsl.dialects import scf
-from xdsl.dialects.builtin import ModuleOp, UnrealizedConversionCastOp
+from xdsl.dialects.builtin import UnrealizedConversionCastOp
 from xdsl.ir import BlockArgument, OpResult, SSAValue
 
-from mmcomp.compiler import context, run_pipeline
+from mmcomp.compiler import context
 from mmcomp.dialects import hopper, ptx
-from mmcomp.passes.convert_arith_to_ptx import ConvertArithToPtx
 from mmcomp.passes.convert_hopper_to_ptx import ConvertHopperToPtx
 from mmcomp.passes.convert_scf_to_ptx import ConvertScfToPtx, position_storage
 from mmcomp.targets import emit_ptx
 
-CASES = (
-    "linear_ragged",
-    "none_split_k",
-    "pingpong_linear",
-    "smem_split_k",
-    "cluster_pingpong",
-    "swap_ab_silu_mul",
-)
-"""Cooperative, non-specialized (loads ahead), ping-pong (turns), split-K, a cluster with
-ping-pong, swap-AB."""
-
-
-def hopper_module(name: str) -> ModuleOp:
-    """The module after lower-schedule-to-hopper for a case of cases.py."""
-    selected = case(name)
-    module, _, _ = run_pipeline(
-        selected.fusion().module, selected.params, until="lower-schedule-to-hopper"
-    )
-    return module
+CASES = CONTROL_FLOW_CASES
 
 
 def walk_start(value: SSAValue) -> SSAValue:
@@ -144,13 +125,7 @@ def test_either_order_with_convert_scf_to_ptx_gives_the_same_ptx(name: str):
     """Every position of a walk is held in its start's registers whether the hopper ops or
     the loops and branches are lowered first; no position or cast of one is left."""
     texts: list[str] = []
-    for passes in (
-        (ConvertHopperToPtx(), ConvertScfToPtx()),
-        (ConvertScfToPtx(), ConvertHopperToPtx()),
-    ):
-        module = hopper_module(name)
-        for lowering in (*passes, ConvertArithToPtx()):
-            lowering.apply(context(), module)
+    for module in lowered_in_both_orders(name):
         ops = list(module.walk())
         assert not [op for op in ops if op.name.startswith(("hopper.", "scf."))]
         assert not [
