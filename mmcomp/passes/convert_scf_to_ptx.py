@@ -58,6 +58,8 @@ not yet lowered to a ptx.module is an error naming the passes to run first.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from xdsl.context import Context
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import (
@@ -69,7 +71,7 @@ from xdsl.dialects.builtin import (
     UnrealizedConversionCastOp,
     i1,
 )
-from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
+from xdsl.ir import Attribute, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -232,19 +234,27 @@ def position_storage(value: SSAValue) -> tuple[SSAValue, ...]:
     return (value,)
 
 
-def _carried_position(op: scf.ForOp, position: int, init: SSAValue) -> None:
-    """Raise if `op` carries the ring position `init` (#`position`) in the registers of an
-    earlier carried position."""
-    held = position_storage(init)
-    earlier = [
-        other
-        for other in op.iter_args[:position]
-        if isinstance(other.type, hopper.RingPositionType)
-    ]
-    if any(position_storage(other) == held for other in earlier):
+HELD_IN_PLACE: dict[
+    type[Attribute], tuple[Callable[[SSAValue], tuple[SSAValue, ...]], str, str]
+] = {
+    hopper.AccumulatorType: (accumulator_storage, "accumulator", "accumulator"),
+    hopper.RingPositionType: (position_storage, "ring position", "position"),
+}
+"""The carried types held in their init's registers (written in place: by the wgmmas, by
+the advances), with the reader of those registers and the type's names in errors."""
+
+
+def _carried_in_place(op: scf.ForOp, position: int, init: SSAValue) -> None:
+    """Raise if `op` carries `init` (#`position`, of a HELD_IN_PLACE type) in the registers
+    of an earlier carried value of its type."""
+    kind = type(init.type)
+    storage, what, short = HELD_IN_PLACE[kind]
+    held = storage(init)
+    earlier = [other for other in op.iter_args[:position] if isinstance(other.type, kind)]
+    if any(storage(other) == held for other in earlier):
         raise DiagnosticException(
-            f"{NAME}: scf.for carries ring position #{position} in the registers of an earlier "
-            "carried position; each must have registers of its own"
+            f"{NAME}: scf.for carries {what} #{position} in the registers of an earlier "
+            f"carried {short}; each must have registers of its own"
         )
 
 
@@ -255,24 +265,9 @@ def carried_registers(op: scf.ForOp, ops: list[Operation]) -> list[SSAValue]:
     value or already carried by `op` as an earlier value."""
     carried: list[SSAValue] = []
     for position, (init, arg) in enumerate(zip(op.iter_args, op.body.block.args[1:], strict=True)):
-        if isinstance(arg.type, hopper.AccumulatorType):
-            held = accumulator_storage(init)
-            earlier = [
-                other
-                for other in op.iter_args[:position]
-                if isinstance(other.type, hopper.AccumulatorType)
-            ]
-            if any(accumulator_storage(other) == held for other in earlier):
-                raise DiagnosticException(
-                    f"{NAME}: scf.for carries accumulator #{position} in the registers of an "
-                    "earlier carried accumulator; each must have registers of its own"
-                )
-            # Held in its init's registers, which the wgmmas update in place: no move.
-            carried.append(init)
-            continue
-        if isinstance(arg.type, hopper.RingPositionType):
-            _carried_position(op, position, init)
-            # Held in its init's registers, which the advances write in place: no move.
+        if type(arg.type) in HELD_IN_PLACE:
+            _carried_in_place(op, position, init)
+            # Held in its init's registers, which the wgmmas or advances write in place.
             carried.append(init)
             continue
         if not isinstance(arg.type, ptx.RegType):
