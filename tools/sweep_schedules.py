@@ -25,7 +25,10 @@ hybrid side by side at the heuristic's tile, 128x256 and 128x128; `--grid swap` 
 heuristic's choice beside swap-AB schedules (`swap_grid`); `--grid pingpong` ping-pong
 128-row tiles beside clustered cooperative ones (`pingpong_grid`); `--grid cluster`
 cooperative 128-row tiles alone and in 2x1 clusters at several ring depths
-(`cluster_grid`); `--grid heuristic`
+(`cluster_grid`); `--grid horizontal` schedules around the horizontal fusion's 128x128
+tile (`horizontal_grid`, with `--family horizontal`: bench.py's silu(A W1^T) * (A W2^T),
+timed against torch's eager silu(linear) * linear, whose matmuls are cuBLAS's);
+`--grid heuristic`
 times the heuristic's choice alone (the final figures); `--build-only` builds without a GPU.
 """
 
@@ -98,10 +101,18 @@ def parse_shape(text: str) -> tuple[int, int, int]:
     return (m, n, k)
 
 
-def problem_of(shape: tuple[int, int, int]) -> Problem:
-    """bench.py's Problem of a linear shape."""
+FAMILIES = ("linear", "horizontal")
+"""The fusions swept: a linear, or bench.py's horizontal silu(A W1^T) * (A W2^T)."""
+family = "linear"
+"""The family of this run (`--family`; the build workers get it with each job)."""
+
+
+def problem_of(shape: tuple[int, int, int], of: str = "") -> Problem:
+    """bench.py's Problem of a shape of the run's family (or of `of`)."""
     m, n, k = shape
-    return Problem(f"linear {m}x{n}x{k}", m, n, k, "linear")
+    name = of or family
+    label = "silu(AW1)*(AW2)" if name == "horizontal" else name
+    return Problem(f"{label} {m}x{n}x{k}", m, n, k, name)
 
 
 def ceil_div(a: int, b: int) -> int:
@@ -198,6 +209,29 @@ def cluster_grid(shape: tuple[int, int, int]) -> list[dict[str, Any]]:
     return grid
 
 
+HORIZONTAL_GRID: tuple[dict[str, Any], ...] = (
+    {"tile": (128, 128, 64), "stages": 4},
+    {"tile": (128, 128, 64), "strategy": "hybrid-stream-k"},
+    {"tile": (128, 128, 64), "cluster": (2, 1)},
+    {"tile": (128, 128, 64), "cluster": (1, 2)},
+    {"tile": (128, 128, 64), "raster": "n", "swizzle": 16},
+    {"tile": (128, 128, 64), "epilogue": "registers"},
+    {"tile": (128, 96, 64)},
+    {"tile": (128, 112, 64), "stages": 4},
+    {"tile": (128, 64, 64), "warp_specialization": "pingpong"},
+    {"tile": (128, 128, 64), "warp_specialization": "pingpong"},
+    {"tile": (64, 128, 64), "warp_specialization": "pingpong", "cluster": (2, 1)},
+)
+"""Schedules of the horizontal grid (each B's tile; the rest left to the heuristic)."""
+
+
+def horizontal_grid(shape: tuple[int, int, int]) -> list[dict[str, Any]]:
+    """The horizontal grid: HORIZONTAL_GRID (ring depth, stream-K tail, clusters, raster,
+    epilogue mode, narrower and ping-pong tiles around the heuristic's 128x128)."""
+    del shape
+    return [dict(params) for params in HORIZONTAL_GRID]
+
+
 STREAM_K_TILES = ((128, 256, 64), (128, 128, 64))
 """The tiles the stream-K grid times each strategy at (besides the heuristic's own)."""
 
@@ -271,7 +305,7 @@ def _init_worker() -> None:
 
 
 def build(
-    job: tuple[tuple[int, int, int], dict[str, Any], bool],
+    job: tuple[tuple[int, int, int], dict[str, Any], bool, str],
 ) -> tuple[str, dict[str, Any], str, bytes]:
     """(chosen schedule, its keywords, error, pickled kernel) of one shape and overrides:
     the pipeline as bench.time_mmcomp_chosen runs it; with `load`, the cubin is also made
@@ -279,9 +313,9 @@ def build(
     from mmcomp.backend import build_cuda_kernel
     from mmcomp.compiler import run_pipeline
 
-    shape, overrides, load = job
+    shape, overrides, load, of = job
     try:
-        module, chosen, _ = run_pipeline(fusion_of(problem_of(shape)).module, overrides)
+        module, chosen, _ = run_pipeline(fusion_of(problem_of(shape, of)).module, overrides)
         kernel = build_cuda_kernel(module)
     except Exception as error:  # noqa: BLE001 - a refused schedule is reported, not fatal
         return "", {}, f"{type(error).__name__}: {error}"[:300], b""
@@ -296,7 +330,7 @@ def build(
 def build_all(candidates: list[Candidate], jobs: int, load: bool) -> None:
     """Build every candidate's kernel (in `jobs` spawned workers when jobs > 1)."""
     work = [
-        (c.shape, c.overrides if not c.overrides else {**COMMON, **c.overrides}, load)
+        (c.shape, c.overrides if not c.overrides else {**COMMON, **c.overrides}, load, family)
         for c in candidates
     ]
     start = time.perf_counter()
@@ -458,9 +492,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shapes", type=parse_shape, nargs="+", default=DECODE_SHAPES)
     parser.add_argument(
         "--grid",
-        choices=("decode", "fill", "stream-k", "swap", "pingpong", "cluster", "heuristic"),
+        choices=(
+            "decode",
+            "fill",
+            "stream-k",
+            "swap",
+            "pingpong",
+            "cluster",
+            "horizontal",
+            "heuristic",
+        ),
         default="decode",
     )
+    parser.add_argument("--family", choices=FAMILIES, default="linear")
     parser.add_argument("--refine", type=int, default=0, help="vary the T best per shape")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--refine-rounds", type=int, default=9)
@@ -470,6 +514,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default="", help="directory for results.jsonl, summary.md")
     parser.add_argument("--build-only", action="store_true", help="build, do not time")
     args = parser.parse_args(argv)
+    global family
+    family = args.family
     out = Path(args.out) if args.out else None
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
@@ -487,6 +533,7 @@ def main(argv: list[str] | None = None) -> int:
         grids = {"decode": decode_grid, "fill": fill_grid, "stream-k": stream_k_grid}
         grids["pingpong"] = pingpong_grid
         grids["cluster"] = cluster_grid
+        grids["horizontal"] = horizontal_grid
         grid = {**grids, "swap": swap_grid}[args.grid]
         candidates += [
             Candidate(shape, params, "grid") for shape in args.shapes for params in grid(shape)
