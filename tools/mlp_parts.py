@@ -27,7 +27,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "examples")]
 
-from llama_mlp import interleaved_spread, llama_mlp  # noqa: E402
+from llama_mlp import (  # noqa: E402  # pyright: ignore[reportMissingImports]
+    interleaved_spread,  # pyright: ignore[reportUnknownVariableType]
+    llama_mlp,  # pyright: ignore[reportUnknownVariableType]
+)
 
 
 def keywords(pairs: list[str]) -> dict[str, Any]:
