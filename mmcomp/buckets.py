@@ -134,7 +134,7 @@ class BucketedKernel(Kernel):
         **named: Any,
     ) -> tuple[Any, ...]:
         """Run the kernel of the arrays' M (see `mmcomp.Kernel.__call__`)."""
-        from mmcomp.backend.call import order_inputs
+        from mmcomp.backend.arguments import order_inputs
 
         names = [value.name or f"input{index}" for index, value in enumerate(self.fusion.inputs)]
         ordered = order_inputs(f"kernel @{self.fusion.name}", names, arrays, named)

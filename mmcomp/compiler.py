@@ -294,7 +294,7 @@ class Kernel:
     def bind(self, arrays: Sequence[Any], named: Mapping[str, Any]) -> list[Any]:
         """The inputs in fusion input order, from positional and named arrays; checked."""
         from mmcomp.argcheck import check_shape_and_dtype
-        from mmcomp.backend.call import order_inputs
+        from mmcomp.backend.arguments import order_inputs
 
         inputs = self.fusion.inputs
         names = [value.name or f"input {index}" for index, value in enumerate(inputs)]

@@ -32,16 +32,20 @@ passed in (torch is then already imported by the caller).
 
 from __future__ import annotations
 
-import contextlib
 import os
 import threading
-from collections.abc import Callable, Generator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from mmcomp.backend.arguments import (
+    check_aliasing,
+    order_inputs,
+    out_entries,
+)
 from mmcomp.backend.frames import DEVICE, HOST, Frame, frame_of, key_of
-from mmcomp.errors import FusionError, LaunchError
+from mmcomp.errors import LaunchError
 from mmcomp.runtime.arrays import (
     ArraySpec,
     DeviceArray,
@@ -53,13 +57,11 @@ from mmcomp.runtime.arrays import (
 from mmcomp.runtime.device import ensure_context
 from mmcomp.runtime.driver import check as check_result
 from mmcomp.runtime.driver import driver_api
+from mmcomp.runtime.stream import is_capturing, relaxed_capture, stream_value
 
 if TYPE_CHECKING:
     from mmcomp.backend.kernel import BoundLaunch, CudaKernel
     from mmcomp.compiler import Kernel
-
-RESERVED_KEYWORDS = ("out", "stream", "check")
-"""Keywords of the call itself: an input with one of these names is passed by position."""
 
 CHECK_VARIABLE = "MMCOMP_CHECK"
 """The environment variable that turns debug mode on for every call ('1')."""
@@ -72,172 +74,6 @@ LAUNCH_CACHE_SIZE = 64
 
 POISON_BYTE = 0xFF
 """Debug mode fills outputs with this byte before a launch (NaN in bf16, f16 and f32)."""
-
-# ----------------------------------------------------------------------------------------
-# Streams
-# ----------------------------------------------------------------------------------------
-
-
-def stream_value(stream: Any, where: str) -> int:
-    """The raw handle of a `stream=` argument; LaunchError for anything else.
-
-    Accepted: a torch.cuda.Stream (its device must be mmcomp's), a cupy Stream, an mmcomp
-    Stream, a CUstream, or an int handle (0 is the legacy default stream).
-    """
-    from mmcomp.runtime.stream import Stream
-
-    if isinstance(stream, bool):
-        raise LaunchError(
-            f"{where}: argument 'stream': expected a stream (torch.cuda.Stream, cupy Stream, "
-            "mmcomp Stream, CUstream or int handle), found bool"
-        )
-    if isinstance(stream, int | np.integer):
-        if stream < 0:
-            raise LaunchError(f"{where}: argument 'stream': a negative handle {stream}")
-        return int(cast("int | np.integer[Any]", stream))
-    if isinstance(stream, Stream):
-        if stream.handle is None:
-            raise LaunchError(f"{where}: argument 'stream': the Stream was destroyed")
-        return int(stream.handle)
-    if isinstance(stream, driver_api().CUstream):
-        return int(stream)
-    raw = getattr(stream, "cuda_stream", None)
-    if isinstance(raw, int):  # torch.cuda.Stream
-        device = getattr(stream, "device", None)
-        index = getattr(device, "index", None)
-        ordinal = DEVICE
-        if getattr(device, "type", "cuda") != "cuda" or (index is not None and index != ordinal):
-            raise LaunchError(
-                f"{where}: argument 'stream': expected a stream of CUDA device {ordinal}, "
-                f"found one of {device}"
-            )
-        return raw
-    raw = getattr(stream, "ptr", None)
-    if isinstance(raw, int) and type(stream).__module__.split(".", 1)[0] == "cupy":
-        return raw
-    raise LaunchError(
-        f"{where}: argument 'stream': expected a torch.cuda.Stream, a cupy Stream, an mmcomp "
-        f"Stream, a CUstream or an int handle, found {type(stream).__name__}"
-    )
-
-
-def is_capturing(handle: Any) -> bool:
-    """True while `handle` (a CUstream) is being captured into a CUDA graph."""
-    driver = driver_api()
-    status = check_result(driver.cuStreamIsCapturing(handle), "asking whether a stream captures")
-    return status != driver.CUstreamCaptureStatus.CU_STREAM_CAPTURE_STATUS_NONE
-
-
-@contextlib.contextmanager
-def relaxed_capture() -> Generator[None]:
-    """Let this thread allocate and load modules while a stream captures a CUDA graph.
-
-    Under the default (global) capture mode, cuMemAlloc and cuModuleLoadData are refused
-    while any stream captures; neither touches the captured stream, so relaxed mode is safe.
-    """
-    driver = driver_api()
-    relaxed = driver.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_RELAXED
-    previous = check_result(
-        driver.cuThreadExchangeStreamCaptureMode(relaxed), "setting the stream capture mode"
-    )
-    try:
-        yield
-    finally:
-        driver.cuThreadExchangeStreamCaptureMode(previous)
-
-
-# ----------------------------------------------------------------------------------------
-# Arguments
-# ----------------------------------------------------------------------------------------
-
-
-def order_inputs(
-    where: str, names: Sequence[str], arrays: Sequence[Any], named: Mapping[str, Any]
-) -> list[Any]:
-    """The inputs in fusion input order, from positional arrays and arrays by name."""
-    if not named and len(arrays) == len(names):
-        return list(arrays)
-    if len(arrays) > len(names):
-        raise FusionError(
-            f"{where}: expected at most {len(names)} inputs {list(names)}, found "
-            f"{len(arrays)} positional arrays"
-        )
-    bound: list[Any] = list(arrays) + [None] * (len(names) - len(arrays))
-    for name, array in named.items():
-        if name not in names:
-            raise FusionError(f"{where}: no input named {name!r}; the inputs are {list(names)}")
-        index = names.index(name)
-        if bound[index] is not None:
-            raise FusionError(f"{where}: input {name!r} given both by position and by name")
-        bound[index] = array
-    missing = [name for name, array in zip(names, bound, strict=True) if array is None]
-    if missing:
-        reserved = [name for name in missing if name in RESERVED_KEYWORDS]
-        hint = (
-            f" (an input named {reserved[0]!r} is passed by position: the keyword "
-            f"{reserved[0]}= is the call's own)"
-            if reserved
-            else ""
-        )
-        raise FusionError(f"{where}: missing inputs {missing}{hint}")
-    return bound
-
-
-def out_entries(where: str, out: Any, names: Sequence[str]) -> list[Any]:
-    """`out=` as one entry (or None) per output, in output order."""
-    count = len(names)
-    if isinstance(out, Mapping):
-        entries: list[Any] = [None] * count
-        for key, value in cast("Mapping[object, Any]", out).items():
-            if isinstance(key, int) and not isinstance(key, bool) and 0 <= key < count:
-                index = key
-            elif isinstance(key, str) and key in names:
-                index = list(names).index(key)
-            else:
-                raise LaunchError(
-                    f"{where}: out: no output {key!r}; the outputs are {list(names)} "
-                    f"(or indices 0 to {count - 1})"
-                )
-            entries[index] = value
-        return entries
-    if isinstance(out, tuple | list):
-        out = cast("Sequence[Any]", out)
-        if len(out) != count:
-            raise LaunchError(
-                f"{where}: out: expected {count} entries (one per output {list(names)}, None "
-                f"to allocate), found {len(out)}"
-            )
-        return list(out)
-    raise LaunchError(
-        f"{where}: out: expected a tuple or list in output order, or a dict by output name, "
-        f"found {type(out).__name__}"
-    )
-
-
-def _span(ptr: int, shape: Sequence[int], strides: Sequence[int], itemsize: int) -> range:
-    """The byte addresses an array's elements occupy, first to last."""
-    if any(int(extent) == 0 for extent in shape):
-        return range(ptr, ptr)
-    low = ptr + sum(min(0, (int(e) - 1) * int(s)) for e, s in zip(shape, strides, strict=True))
-    high = ptr + sum(max(0, (int(e) - 1) * int(s)) for e, s in zip(shape, strides, strict=True))
-    return range(low, high + itemsize)
-
-
-def check_aliasing(
-    where: str, inputs: Sequence[tuple[str, DeviceArray]], outputs: Sequence[tuple[str, Any]]
-) -> None:
-    """LaunchError when an output shares memory with an input or another output."""
-    spans = [(name, _span(a.ptr, a.shape, a.strides, a.dtype.itemsize)) for name, a in inputs]
-    for name, array in outputs:
-        span = _span(array.ptr, array.shape, array.strides, array.dtype.itemsize)
-        for other, taken in spans:
-            if span.start < taken.stop and taken.start < span.stop:
-                raise LaunchError(
-                    f"{where}: {name} shares memory with {other}; an output must not alias an "
-                    "input or another output (pass a separate array)"
-                )
-        spans.append((name, span))
-
 
 # ----------------------------------------------------------------------------------------
 # The per-kernel call state

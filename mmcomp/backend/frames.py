@@ -16,13 +16,10 @@ import numpy as np
 
 from mmcomp.errors import LaunchError
 from mmcomp.runtime.arrays import DeviceArray, DeviceBuffer, as_device_array
+from mmcomp.runtime.device import DEVICE
 
 HOST = -1
 """The device field of a host array's key."""
-
-DEVICE = 0
-"""The CUDA device mmcomp runs on: the runtime retains device 0's primary context (the one
-torch and cupy use, so their pointers are valid in mmcomp's launches)."""
 
 
 # ----------------------------------------------------------------------------------------

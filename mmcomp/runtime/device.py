@@ -106,7 +106,12 @@ def _device_info(driver: Any, device: Any, ordinal: int) -> DeviceInfo:
     return DeviceInfo(ordinal, str(name), (major, minor), sms, smem, version)
 
 
-def _create_context(ordinal: int = 0) -> Context:
+DEVICE = 0
+"""The CUDA device mmcomp runs on: the runtime retains device 0's primary context (the one
+torch and cupy use, so their pointers are valid in mmcomp's launches)."""
+
+
+def _create_context(ordinal: int = DEVICE) -> Context:
     """Initialize the driver and retain the primary context of device `ordinal`."""
     driver = _init_driver()
     count = int(check(driver.cuDeviceGetCount(), "counting CUDA devices"))

@@ -24,10 +24,9 @@ the zero-padded copy) at 0.8 TB/s (tools/staging_cost.py, docs/performance.md).
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import threading
-from collections.abc import Generator, Sequence
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 import numpy as np
@@ -35,6 +34,7 @@ import numpy as np
 from mmcomp.errors import LaunchError
 from mmcomp.runtime.arrays import DeviceArray, DeviceBuffer, as_device_array, as_dtype
 from mmcomp.runtime.driver import check, driver_api
+from mmcomp.runtime.stream import relaxed_capture
 from mmcomp.runtime.tensormap import TensorMap, encode_tensor_map
 
 TMA_STRIDE_BYTES = 16
@@ -271,25 +271,10 @@ def pooled_copy(key: tuple[int, int, int, int, str]) -> DeviceBuffer:
         found = _POOL.get(key)
         if found is None:
             _, _, rows, pitch, dtype = key
-            with _relaxed_capture():
+            with relaxed_capture():
                 found = DeviceBuffer((rows, pitch), as_dtype(dtype))
             _POOL[key] = found
     return found
-
-
-@contextlib.contextmanager
-def _relaxed_capture() -> Generator[None]:
-    """Let this thread allocate while a stream captures a CUDA graph (the allocation
-    touches no stream)."""
-    driver = driver_api()
-    relaxed = driver.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_RELAXED
-    previous = check(
-        driver.cuThreadExchangeStreamCaptureMode(relaxed), "setting the stream capture mode"
-    )
-    try:
-        yield
-    finally:
-        driver.cuThreadExchangeStreamCaptureMode(previous)
 
 
 class Staging:

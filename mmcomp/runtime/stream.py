@@ -9,11 +9,13 @@ CUDA events and returns per-launch milliseconds, for benchmarks.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Generator
+from typing import Any, cast
+
+import numpy as np
 
 from mmcomp.errors import LaunchError
-from mmcomp.runtime.device import ensure_context
+from mmcomp.runtime.device import DEVICE, ensure_context
 from mmcomp.runtime.driver import check, driver_api
 
 
@@ -128,3 +130,69 @@ def time_launches(
         events[index + 1].record(stream)
     events[-1].synchronize()
     return [events[i].elapsed_ms(events[i + 1]) for i in range(repeat)]
+
+
+def stream_value(stream: Any, where: str) -> int:
+    """The raw handle of a `stream=` argument; LaunchError for anything else.
+
+    Accepted: a torch.cuda.Stream (its device must be mmcomp's), a cupy Stream, an mmcomp
+    Stream, a CUstream, or an int handle (0 is the legacy default stream).
+    """
+    if isinstance(stream, bool):
+        raise LaunchError(
+            f"{where}: argument 'stream': expected a stream (torch.cuda.Stream, cupy Stream, "
+            "mmcomp Stream, CUstream or int handle), found bool"
+        )
+    if isinstance(stream, int | np.integer):
+        if stream < 0:
+            raise LaunchError(f"{where}: argument 'stream': a negative handle {stream}")
+        return int(cast("int | np.integer[Any]", stream))
+    if isinstance(stream, Stream):
+        if stream.handle is None:
+            raise LaunchError(f"{where}: argument 'stream': the Stream was destroyed")
+        return int(stream.handle)
+    if isinstance(stream, driver_api().CUstream):
+        return int(stream)
+    raw = getattr(stream, "cuda_stream", None)
+    if isinstance(raw, int):  # torch.cuda.Stream
+        device = getattr(stream, "device", None)
+        index = getattr(device, "index", None)
+        ordinal = DEVICE
+        if getattr(device, "type", "cuda") != "cuda" or (index is not None and index != ordinal):
+            raise LaunchError(
+                f"{where}: argument 'stream': expected a stream of CUDA device {ordinal}, "
+                f"found one of {device}"
+            )
+        return raw
+    raw = getattr(stream, "ptr", None)
+    if isinstance(raw, int) and type(stream).__module__.split(".", 1)[0] == "cupy":
+        return raw
+    raise LaunchError(
+        f"{where}: argument 'stream': expected a torch.cuda.Stream, a cupy Stream, an mmcomp "
+        f"Stream, a CUstream or an int handle, found {type(stream).__name__}"
+    )
+
+
+def is_capturing(handle: Any) -> bool:
+    """True while `handle` (a CUstream) is being captured into a CUDA graph."""
+    driver = driver_api()
+    status = check(driver.cuStreamIsCapturing(handle), "asking whether a stream captures")
+    return status != driver.CUstreamCaptureStatus.CU_STREAM_CAPTURE_STATUS_NONE
+
+
+@contextlib.contextmanager
+def relaxed_capture() -> Generator[None]:
+    """Let this thread allocate and load modules while a stream captures a CUDA graph.
+
+    Under the default (global) capture mode, cuMemAlloc and cuModuleLoadData are refused
+    while any stream captures; neither touches the captured stream, so relaxed mode is safe.
+    """
+    driver = driver_api()
+    relaxed = driver.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_RELAXED
+    previous = check(
+        driver.cuThreadExchangeStreamCaptureMode(relaxed), "setting the stream capture mode"
+    )
+    try:
+        yield
+    finally:
+        driver.cuThreadExchangeStreamCaptureMode(previous)

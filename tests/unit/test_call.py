@@ -14,9 +14,10 @@ import numpy as np
 import pytest
 
 import mmcomp
-from mmcomp.backend.call import RESERVED_KEYWORDS, stream_value
+from mmcomp.backend.arguments import RESERVED_KEYWORDS
 from mmcomp.backend.frames import GenericFrame
 from mmcomp.errors import FusionError, LaunchError
+from mmcomp.runtime.stream import stream_value
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 INTERP = {"backend": "interp", "tile": (128, 128, 64)}
