@@ -1,4 +1,4 @@
-"""Sweep schedules of bf16 linears (A[M,K] W[N,K]^T) against cuBLAS, timed in turns.
+"""Sweep schedules of linears (A[M,K] W[N,K]^T, bf16 or f16) against cuBLAS, timed in turns.
 
     python tools/sweep_schedules.py [--shapes 1x4096x4096 16x14336x4096 ...]
         [--grid decode | fill | stream-k | swap | pingpong | cluster | heuristic] [--refine 4]
@@ -105,14 +105,17 @@ FAMILIES = ("linear", "horizontal")
 """The fusions swept: a linear, or bench.py's horizontal silu(A W1^T) * (A W2^T)."""
 family = "linear"
 """The family of this run (`--family`; the build workers get it with each job)."""
+dtype = "bf16"
+"""The inputs' dtype of this run (`--dtype`: bf16, or f16 for linears)."""
 
 
-def problem_of(shape: tuple[int, int, int], of: str = "") -> Problem:
-    """bench.py's Problem of a shape of the run's family (or of `of`)."""
+def problem_of(shape: tuple[int, int, int], of: tuple[str, str] | None = None) -> Problem:
+    """bench.py's Problem of a shape of the run's (family, dtype), or of `of`."""
     m, n, k = shape
-    name = of or family
+    name, kind = of or (family, dtype)
     label = "silu(AW1)*(AW2)" if name == "horizontal" else name
-    return Problem(f"{label} {m}x{n}x{k}", m, n, k, name)
+    prefix = "" if kind == "bf16" else f"{kind} "
+    return Problem(f"{prefix}{label} {m}x{n}x{k}", m, n, k, name, kind)
 
 
 def ceil_div(a: int, b: int) -> int:
@@ -305,7 +308,7 @@ def _init_worker() -> None:
 
 
 def build(
-    job: tuple[tuple[int, int, int], dict[str, Any], bool, str],
+    job: tuple[tuple[int, int, int], dict[str, Any], bool, tuple[str, str]],
 ) -> tuple[str, dict[str, Any], str, bytes]:
     """(chosen schedule, its keywords, error, pickled kernel) of one shape and overrides:
     the pipeline as bench.time_mmcomp_chosen runs it; with `load`, the cubin is also made
@@ -330,7 +333,12 @@ def build(
 def build_all(candidates: list[Candidate], jobs: int, load: bool) -> None:
     """Build every candidate's kernel (in `jobs` spawned workers when jobs > 1)."""
     work = [
-        (c.shape, c.overrides if not c.overrides else {**COMMON, **c.overrides}, load, family)
+        (
+            c.shape,
+            c.overrides if not c.overrides else {**COMMON, **c.overrides},
+            load,
+            (family, dtype),
+        )
         for c in candidates
     ]
     start = time.perf_counter()
@@ -505,6 +513,7 @@ def main(argv: list[str] | None = None) -> int:
         default="decode",
     )
     parser.add_argument("--family", choices=FAMILIES, default="linear")
+    parser.add_argument("--dtype", choices=("bf16", "f16"), default="bf16", help="f16: linears")
     parser.add_argument("--refine", type=int, default=0, help="vary the T best per shape")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--refine-rounds", type=int, default=9)
@@ -514,8 +523,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default="", help="directory for results.jsonl, summary.md")
     parser.add_argument("--build-only", action="store_true", help="build, do not time")
     args = parser.parse_args(argv)
-    global family
-    family = args.family
+    global family, dtype
+    family, dtype = args.family, args.dtype
+    if dtype != "bf16" and family != "linear":
+        parser.error(f"--dtype {dtype}: only the linear family takes it (bench.py's rows)")
     out = Path(args.out) if args.out else None
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
