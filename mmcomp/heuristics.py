@@ -126,6 +126,12 @@ def tile_count(problem: Problem, tile: tuple[int, int, int]) -> int:
 
 MIN_TILE_N = hw.TMA_SWIZZLE_BYTES // 2
 """The narrowest tile the heuristic picks: one 128-byte swizzle row of 16-bit elements."""
+FULL_WAVE_TILES = hw.SM_COUNT * 9 // 10
+"""A count of the widest tile that fills the SMs: 9 in 10 of them in one wave (119 of
+132). A tile twice as narrow then makes two waves at the same share of busy SMs, so the
+wider tile loses nothing to quantization and reads fewer bytes per multiply-accumulate:
+on the H200, 128x256 against 128x128 at 128 tiles gained 2-5% (docs/schedule.md, rule
+2)."""
 
 
 def _fits(
@@ -179,7 +185,8 @@ def choose_warp_specialization(problem: Problem, tile: tuple[int, ...] | None) -
 def choose_tile(
     problem: Problem, warp_specialization: str = "cooperative", consumer: int | None = None
 ) -> tuple[int, int, int]:
-    """The CTA tile: 128x256 (CUTLASS) unless that leaves SMs idle, or its accumulators
+    """The CTA tile: 128x256 (CUTLASS) unless that leaves SMs idle (fewer tiles than
+    FULL_WAVE_TILES; a narrower tile must reach every SM), or its accumulators
     and epilogue would not fit the `consumer` registers (default_registers) of a thread;
     at small M (`is_small_m`) the narrowest tile whose tiles fit in one wave
     (`choose_small_m_tile`)."""
@@ -222,7 +229,8 @@ def choose_tile(
     if not fitting:
         return (tile_m, MIN_TILE_N, tile_k)
     for tile_n in fitting:
-        if tile_count(problem, (tile_m, tile_n, tile_k)) >= hw.SM_COUNT:
+        count = tile_count(problem, (tile_m, tile_n, tile_k))
+        if count >= hw.SM_COUNT or (tile_n == fitting[0] and count >= FULL_WAVE_TILES):
             return (tile_m, tile_n, tile_k)
     return (tile_m, min(128, fitting[0]), tile_k)
 

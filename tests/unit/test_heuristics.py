@@ -169,9 +169,11 @@ def test_small_m_warp_specialization_and_tile_rules():
 @pytest.mark.parametrize(
     ("extents", "operands", "picked"),
     [
-        ((1024, 4096, 4096), {}, ((128, 128, 64), 6, 1, "cooperative", "m", 16, "smem")),
+        # 128 tiles of 128x256 fill 9 in 10 SMs in one wave: the wide tile, and the deep
+        # ring of a single wave (rules 2 and 4).
+        ((1024, 4096, 4096), {}, ((128, 256, 64), 4, 1, "cooperative", "m", 8, "smem")),
         ((1024, 1024, 1024), {}, ((128, 128, 64), 6, 2, "cooperative", "n", 8, "smem")),
-        ((2048, 2048, 2048), {}, ((128, 128, 64), 6, 1, "cooperative", "n", 16, "smem")),
+        ((2048, 2048, 2048), {}, ((128, 256, 64), 4, 1, "cooperative", "n", 16, "smem")),
         ((8192, 14336, 4096), {}, ((128, 256, 64), 3, 1, "cooperative", "n", 16, "smem")),
         ((1024, 16384, 1024), {}, ((128, 256, 64), 3, 1, "cooperative", "m", 8, "smem")),
         (
