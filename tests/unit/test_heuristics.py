@@ -646,6 +646,17 @@ staging copy) with the heuristic's own schedule."""
 def test_small_m_picks_run_right_on_the_gpu(family: str, shape: tuple[int, int, int]):
     """The heuristic's small-M schedules through `mmcomp.compile(f)(...)` against a float64
     numpy reference."""
+    m = shape[0]
+    kernel = run_the_pick(family, shape)
+    if kernel.params.swap_ab:  # up to SWAP_AB_MAX_M rows, cooperative
+        assert m <= heuristics.SWAP_AB_MAX_M and kernel.params.warp_specialization == "cooperative"
+    else:
+        assert kernel.params.warp_specialization == ("pingpong" if m <= 64 else "cooperative")
+
+
+def run_the_pick(family: str, shape: tuple[int, int, int]) -> Kernel:
+    """Compile `family` at `shape` with the heuristic's schedule, run it on fresh inputs and
+    check it against a float64 numpy reference; the kernel."""
     import cases
 
     m, n, k = shape
@@ -669,16 +680,45 @@ def test_small_m_picks_run_right_on_the_gpu(family: str, shape: tuple[int, int, 
             want += bias.astype(np.float64)
             inputs.append(bias)
     kernel = mmcomp.compile(fusion)
-    if kernel.params.swap_ab:  # up to SWAP_AB_MAX_M rows, cooperative
-        assert m <= heuristics.SWAP_AB_MAX_M and kernel.params.warp_specialization == "cooperative"
-    else:
-        assert kernel.params.warp_specialization == ("pingpong" if m <= 64 else "cooperative")
     (got,) = kernel(*inputs)
     assert got.shape == (m, n)
     result = got.astype(np.float64)
     assert np.isfinite(result).all(), "outputs left unwritten"
     error = float(np.abs(result - want).max() / np.abs(want).max())
     assert error < 1e-2, f"{kernel.params.format()}: relative error {error:.3g}"
+    return kernel
+
+
+FULL_WAVE_CASES = [
+    ("linear", (2048, 2048, 2048)),
+    ("linear", (1000, 4000, 1000)),
+    ("matmul", (1024, 4000, 3000)),
+    ("linear_bias", (2000, 2000, 1000)),
+]
+"""Shapes of 119 to 131 tiles of 128x256 (ragged M and N among them): the full-wave rule."""
+
+
+@pytest.mark.parametrize(("family", "shape"), FULL_WAVE_CASES)
+def test_the_widest_tile_takes_a_nearly_full_wave(family: str, shape: tuple[int, int, int]):
+    """128x256 where its tiles fill 9 in 10 SMs in one wave, with the one-wave ring."""
+    m, n, k = shape
+    problem = Problem({"m": m, "n": n, "k": k})
+    assert heuristics.FULL_WAVE_TILES <= heuristics.tile_count(problem, (128, 256, 64)) <= 132
+    params = choose_params(problem)
+    assert (params.tile, params.stages, params.split_k) == ((128, 256, 64), 4, 1)
+
+
+@pytest.mark.gpu
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize(
+    ("family", "shape"),
+    FULL_WAVE_CASES,
+    ids=lambda value: "x".join(map(str, value)) if isinstance(value, tuple) else value,
+)
+def test_full_wave_picks_run_right_on_the_gpu(family: str, shape: tuple[int, int, int]):
+    """The full-wave rule's 128x256 kernels against a float64 numpy reference."""
+    kernel = run_the_pick(family, shape)
+    assert kernel.params.tile == (128, 256, 64)
 
 
 @pytest.mark.parametrize(
