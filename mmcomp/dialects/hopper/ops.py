@@ -540,7 +540,6 @@ class StmatrixOp(HopperInstruction):
                 )
 
 
-
 @irdl_op_definition
 class TruncfPairOp(HopperInstruction):
     """Two f32 values rounded to nearest even into one pair of 16-bit floats, the 32-bit
@@ -590,6 +589,7 @@ class TruncfPairOp(HopperInstruction):
         f32 = Float32Type()
         lo_value, hi_value = parser.resolve_operand(lo, f32), parser.resolve_operand(hi, f32)
         return guard.apply(cls(lo_value, hi_value, pair.get_element_type()))
+
 
 IDS: dict[str, tuple[str, int, int]] = {
     **{f"thread.{d}": (f"tid.{d}", 0, 0) for d in "xyz"},
