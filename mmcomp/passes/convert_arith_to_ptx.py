@@ -480,14 +480,9 @@ class ExtfToPtx(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: arith.ExtFOp, rewriter: PatternRewriter) -> None:
         """Rewrite a widening to f32."""
-        kind = SIXTEEN_BIT.get(type(op.input.type))
         source = held_register(op.input)
-        if (
-            kind is None
-            or op.result.type != Float32Type()
-            or source is None
-            or source.type != ptx.reg(kind)
-        ):
+        sixteen_bit = [ptx.reg(kind) for kind in SIXTEEN_BIT.values()]
+        if op.result.type != Float32Type() or source is None or source.type not in sixteen_bit:
             raise DiagnosticException(
                 f"convert-arith-to-ptx: arith.extf from {op.input.type} to {op.result.type}: "
                 "only bf16 or f16 to f32 lowers"
