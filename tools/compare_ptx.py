@@ -94,8 +94,11 @@ POINTWISE_OPS = (
 )
 """The epilogue's pointwise ops (on the linear's result %1 and an [m, n] operand %u)."""
 POINTWISE_FUSION = """
-func.func @pointwise(%a: tensor<300x256xbf16>, %w: tensor<264x256xbf16>, %bias: tensor<264xbf16>, %t: tensor<300x264xbf16>) -> tensor<300x264xDTYPE> {
-  %1 = fusion.linear %a, %w, %bias : (tensor<300x256xbf16>, tensor<264x256xbf16>, tensor<264xbf16>) -> tensor<300x264xf32>
+func.func @pointwise(%a: tensor<300x256xbf16>, %w: tensor<264x256xbf16>,
+                     %bias: tensor<264xbf16>, %t: tensor<300x264xbf16>)
+    -> tensor<300x264xDTYPE> {
+  %1 = fusion.linear %a, %w, %bias
+      : (tensor<300x256xbf16>, tensor<264x256xbf16>, tensor<264xbf16>) -> tensor<300x264xf32>
   %u = fusion.cast %t : tensor<300x264xbf16> to tensor<300x264xf32>
   %2 = OP : tensor<300x264xf32>
   %3 = fusion.cast %2 : tensor<300x264xf32> to tensor<300x264xbf16>
