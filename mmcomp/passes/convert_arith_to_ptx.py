@@ -45,6 +45,7 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     UnrealizedConversionCastOp,
 )
+from xdsl.dialects.utils import FastMathFlag
 from xdsl.ir import Attribute, Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -289,10 +290,10 @@ PATTERNS: tuple[RewritePattern, ...] = (
 # The epilogue's float arithmetic: arith / math on f32 (and its 16-bit roundings)
 # ----------------------------------------------------------------------------------------
 
-CONTRACT = arith.FastMathFlag.ALLOW_CONTRACT
+CONTRACT = FastMathFlag.ALLOW_CONTRACT
 """`fastmath<contract>`: ptx's add.f32, sub.f32 and mul.f32 (no rounding modifier) let
 ptxas fuse a multiply and an add into one fma, which this flag allows."""
-APPROX = arith.FastMathFlag.APPROX_FUNC
+APPROX = FastMathFlag.APPROX_FUNC
 """`fastmath<afn>`: an approximation is allowed (ex2.approx, tanh.approx, rcp.approx)."""
 FLOAT_BINARY: dict[type[Operation], tuple[type[ptx.BinaryOp], bool]] = {
     arith.AddfOp: (ptx.AddOp, True),
@@ -314,7 +315,7 @@ SIXTEEN_BIT: dict[type[Attribute], str] = {BFloat16Type: "bf16", Float16Type: "f
 """The register kind of each 16-bit float type."""
 
 
-def fastmath_of(op: Operation) -> frozenset[arith.FastMathFlag]:
+def fastmath_of(op: Operation) -> frozenset[FastMathFlag]:
     """The fastmath flags of a float op (none where it has no such property)."""
     flags = op.properties.get("fastmath")
     if not isinstance(flags, arith.FastMathFlagsAttr):
@@ -334,7 +335,7 @@ def require_f32(op: Operation) -> None:
         )
 
 
-def require_flag(op: Operation, flag: arith.FastMathFlag, instruction: str, why: str) -> None:
+def require_flag(op: Operation, flag: FastMathFlag, instruction: str, why: str) -> None:
     """Raise unless `op` carries fastmath flag `flag` (what its ptx instruction needs)."""
     if flag in fastmath_of(op):
         return

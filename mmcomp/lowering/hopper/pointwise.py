@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, FloatAttr
+from xdsl.dialects.utils import FastMathFlag
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriter, RewritePattern
 
@@ -38,10 +39,10 @@ ERF_A = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
 """a1..a5 of the Abramowitz-Stegun 7.1.26 approximation of erf."""
 
 
-CONTRACT = arith.FastMathFlagsAttr([arith.FastMathFlag.ALLOW_CONTRACT])
+CONTRACT = arith.FastMathFlagsAttr([FastMathFlag.ALLOW_CONTRACT])
 """The flags of a sum, difference or product: ptx's add.f32 / mul.f32, which ptxas may
 fuse into an fma."""
-APPROX = arith.FastMathFlagsAttr([arith.FastMathFlag.APPROX_FUNC])
+APPROX = arith.FastMathFlagsAttr([FastMathFlag.APPROX_FUNC])
 """The flags of an approximation: ex2.approx, tanh.approx, rcp.approx."""
 SIXTEEN_BIT: dict[str, Attribute] = {"bf16": BFloat16Type(), "f16": Float16Type()}
 """The builtin type of each 16-bit dtype."""
