@@ -16,6 +16,20 @@ casts to `!ptx.reg<pred>`, is the `setp` alone; an `arith.addi` marked `ptx.mad`
 predicate register is a `selp`, or a `mov` guarded by the predicate into its false value
 where that is a fresh register that nothing else reads.
 
+The epilogue's math (`mmcomp.lowering.hopper.pointwise`) is `arith` and `math` on f32, each
+op one f32 instruction of the same meaning: an f32 constant a `mov.f32`; `arith.addf`,
+`subf` and `mulf`, which must be marked `fastmath<contract>` (ptx's add.f32, sub.f32 and
+mul.f32, without a rounding modifier, let ptxas fuse a multiply and an add), `add.f32`,
+`sub.f32`, `mul.f32`; `arith.divf` `div.rn.f32`, or, marked `fastmath<afn>` with the
+constant 1.0 as its dividend (read by it alone), `rcp.approx.f32` of its divisor, which the
+constant goes with; `arith.negf` `neg.f32`; `arith.maxnumf` `max.f32` (the other operand
+of a NaN, as maxnum); `math.absf` `abs.f32`; `math.exp2` and `math.tanh`, which must be
+marked `fastmath<afn>`, `ex2.approx.f32` and `tanh.approx.f32`; `math.fma` `fma.rn.f32`;
+`arith.truncf` of f32 to bf16 / f16 `cvt.rn.bf16.f32` (`.f16`), `arith.extf` back the
+exact `cvt.f32.bf16`. Every other float form is an error naming the op and what it needs
+(a float type other than f32, an approximation without `afn`), and an `arith` or `math`
+op that no pattern lowers is an error naming it and its types.
+
 The hopper level reads registers where it meets an index value: a
 `builtin.unrealized_conversion_cast` of the value to `!ptx.reg<u32>` (a hopper op's
 coordinate, a branch's condition), or of a register to `index` (a loop's induction

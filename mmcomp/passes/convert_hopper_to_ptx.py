@@ -13,7 +13,10 @@ pattern per op that makes one: `hopper.tensormap_param` takes the parameter's ad
 converts it to generic (b64); `hopper.barrier_ring` is the shared address of the ring's
 first barrier; `hopper.ring_barrier` adds 8 bytes per stage to it; `hopper.mapa` maps a
 barrier's address to another CTA's; `hopper.accumulator` is its f32 registers,
-`hopper.zero_accumulator` n / 2 fresh ones set to 0.0, and `hopper.wgmma_mma_async`
+`hopper.zero_accumulator` n / 2 fresh ones set to 0.0, `hopper.accumulator_element` the
+register of the element, read as the f32 value that the epilogue's arith takes through a
+cast, `hopper.truncf_pair` one `cvt.rn.bf16x2.f32` (f16x2) of the registers of its two
+f32 values (through casts, which convert-arith-to-ptx folds), and `hopper.wgmma_mma_async`
 (`ptx.wgmma` with its transpose bits and a constant scale-d predicate) returns the
 registers of the accumulator it takes, which the instruction updates in place;
 `hopper.ring_start` is two fresh u32 registers set to 0 (a ring position's stage and
