@@ -231,7 +231,9 @@ def _lower_wgmma(op: hopper.WgmmaMmaAsyncOp, out: _Emitter) -> None:
 
 
 def _lower_stmatrix(op: hopper.StmatrixOp, out: _Emitter) -> None:
-    out.emit(ptx.StmatrixOp(op.address, op.values, trans=op.trans is not None))
+    # A pair of 16-bit floats (a hopper.truncf_pair) is the register that holds it.
+    values = [register_of(v) if isinstance(v.type, VectorType) else v for v in op.values]
+    out.emit(ptx.StmatrixOp(op.address, values, trans=op.trans is not None))
 
 
 def _lower_id(op: hopper.IdOp, out: _Emitter) -> None:

@@ -516,8 +516,9 @@ class StmatrixOp(HopperInstruction):
     """Store each 8x8 matrix transposed."""
     address = operand_def(RegType)
     """This lane's row address (32-bit shared address)."""
-    values = var_operand_def(RegType)
-    """One 32-bit register (two b16) per matrix."""
+    values = var_operand_def(RegType | VectorType)
+    """One 32-bit register (two b16) per matrix, or a pair of 16-bit floats
+    (`vector<2xbf16>`, `vector<2xf16>`: a `hopper.truncf_pair`)."""
 
     def __init__(self, address: SSAValue, values: Sequence[SSAValue], trans: bool = False):
         super().__init__(
@@ -532,6 +533,15 @@ class StmatrixOp(HopperInstruction):
                 f"{self.name}: expected 1, 2 or 4 registers, found {len(self.values)}"
             )
         for index, value in enumerate(self.values):
+            if isinstance(value.type, VectorType):
+                pair = value.type
+                element = pair.get_element_type()
+                if pair.get_shape() != (2,) or not isinstance(element, BFloat16Type | Float16Type):
+                    raise VerifyException(
+                        f"{self.name}: value {index} must be a pair of 16-bit floats "
+                        f"(vector<2xbf16>, vector<2xf16>), found {pair}"
+                    )
+                continue
             kind = kind_of(value)
             if kind.width != 32 or kind.category in ("f", "pred"):
                 raise VerifyException(
@@ -585,10 +595,9 @@ class TruncfPairOp(HopperInstruction):
         guard = Guard.parse(parser)
         parser.parse_punctuation(":")
         pair = parse_typed(parser, cls.name, VectorType, "vector<2xbf16> or vector<2xf16>")
-        assert isinstance(pair, VectorType)
         f32 = Float32Type()
         lo_value, hi_value = parser.resolve_operand(lo, f32), parser.resolve_operand(hi, f32)
-        return guard.apply(cls(lo_value, hi_value, pair.get_element_type()))
+        return guard.apply(cls.build(operands=[lo_value, hi_value, []], result_types=[pair]))
 
 
 IDS: dict[str, tuple[str, int, int]] = {

@@ -301,7 +301,12 @@ class Epilogue:
             ctx.put(ptx.StOp("global", base, [data], offset), pred)
 
     def pair(self, values: list[Scalar], dtype: str) -> SSAValue:
+        """Two neighbouring f32 values rounded into one pair of the 16-bit `dtype`, read as
+        its bf16x2 / f16x2 register (what a ptx store takes)."""
+        return self.ctx.cast(self.pair_value(values, dtype), ptx.reg(f"{dtype}x2"))
+
+    def pair_value(self, values: list[Scalar], dtype: str) -> SSAValue:
         """Two neighbouring f32 values rounded into one pair of the 16-bit `dtype`
-        (`hopper.truncf_pair`), read as its bf16x2 / f16x2 register."""
+        (`hopper.truncf_pair`: a vector<2xbf16> / vector<2xf16> value)."""
         pair = hopper.TruncfPairOp(values[0].value, values[1].value, self.math.sixteen_bit(dtype))
-        return self.ctx.cast(self.ctx.k.append(pair).result, ptx.reg(f"{dtype}x2"))
+        return self.ctx.k.append(pair).result

@@ -125,8 +125,8 @@ class SmemEpilogue:
         self, value: SSAValue, dtype: str, m_block: int, column0: int
     ) -> list[list[SSAValue]]:
         """This thread's values of one box, per 8-column block: f32 registers (row half,
-        then e) for an f32 output, rounded pairs (one per row half) otherwise, each read as
-        the register that the stores take."""
+        then e) for an f32 output, read as the registers that st.shared takes; rounded
+        pairs (one per row half, `hopper.truncf_pair`, which stmatrix takes) otherwise."""
         instr_n = self.ctx.params.instr[1]
         columns = EPILOGUE_ROW_BYTES // (4 if dtype == "f32" else 2)
         blocks: list[list[SSAValue]] = []
@@ -141,7 +141,7 @@ class SmemEpilogue:
                 if dtype == "f32":
                     regs += [self.ctx.cast(scalar.value, ptx.F32) for scalar in scalars]
                 else:
-                    regs.append(self.values.pair(scalars, dtype))
+                    regs.append(self.values.pair_value(scalars, dtype))
             blocks.append(regs)
         return blocks
 

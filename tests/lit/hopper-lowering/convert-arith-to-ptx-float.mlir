@@ -5,7 +5,7 @@
 // The epilogue's float math as the hopper level holds it: f32 values (an accumulator
 // element or a register read through a cast), arith and math on them, the rounding to a
 // 16-bit float (arith.truncf; arith.extf back) and the pair rounded into one register
-// (hopper.truncf_pair, read by a store through a cast). Each op becomes one ptx
+// (hopper.truncf_pair, which stmatrix takes as it is and a ptx store through a cast). Each op becomes one ptx
 // instruction: addf / subf / mulf marked contract add.f32 / sub.f32 / mul.f32, divf
 // div.rn.f32, divf of 1.0 marked afn rcp.approx.f32 (the constant goes with it), negf
 // neg.f32, maxnumf max.f32, absf abs.f32, exp2 and tanh marked afn ex2.approx.f32 and
@@ -37,6 +37,7 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     %pair_reg = builtin.unrealized_conversion_cast %pair : vector<2xbf16> to !ptx.reg<bf16x2>
     %rounded_reg = builtin.unrealized_conversion_cast %rounded : bf16 to !ptx.reg<bf16>
     ptx.st shared %smem, %pair_reg : (!ptx.reg<u32>, !ptx.reg<bf16x2>) -> ()
+    hopper.stmatrix %smem, %pair : (!ptx.reg<u32>, vector<2xbf16>) -> ()
     ptx.st shared %smem, %rounded_reg : (!ptx.reg<u32>, !ptx.reg<bf16>) -> ()
     ptx.ret
   }
@@ -44,6 +45,7 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 
 // IR:      %reciprocal = arith.divf %one, %quotient fastmath<afn> : f32
 // IR:      %pair = hopper.truncf_pair %widened, %x : vector<2xbf16>
+// IR:      hopper.stmatrix %smem, %pair : (!ptx.reg<u32>, vector<2xbf16>) -> ()
 
 // CHECK:      %[[SMEM:.*]] = ptx.addr_of smem : !ptx.reg<u32>
 // CHECK-NEXT: %[[X:.*]] = ptx.const 1.5 : !ptx.reg<f32>
@@ -63,6 +65,7 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 // CHECK-NEXT: %[[WIDENED:.*]] = ptx.cvt %[[ROUNDED]] : (!ptx.reg<bf16>) -> !ptx.reg<f32>
 // CHECK-NEXT: %[[PAIR:.*]] = ptx.cvt_pack %[[X]], %[[WIDENED]] : (!ptx.reg<f32>, !ptx.reg<f32>) -> !ptx.reg<bf16x2>
 // CHECK-NEXT: ptx.st shared %[[SMEM]], %[[PAIR]] : (!ptx.reg<u32>, !ptx.reg<bf16x2>) -> ()
+// CHECK-NEXT: ptx.stmatrix %[[SMEM]], %[[PAIR]] : (!ptx.reg<u32>, !ptx.reg<bf16x2>) -> ()
 // CHECK-NEXT: ptx.st shared %[[SMEM]], %[[ROUNDED]] : (!ptx.reg<u32>, !ptx.reg<bf16>) -> ()
 // CHECK-NEXT: ptx.ret
 // CHECK-NOT:  arith.
