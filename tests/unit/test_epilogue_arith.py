@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from cases import case
-from xdsl.dialects import arith
+from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import (
     Float32Type,
     FloatAttr,
@@ -122,8 +122,8 @@ def test_the_epilogue_math_is_arith_and_math_on_f32(name: str):
     selected = case(name)
     module = hopper_level(selected.fusion().module, selected.params)
     assert not float_instructions(module)
-    math = [op for op in module.walk() if op.name.startswith(("arith.", "math."))]
-    floats = [op for op in math if any(r.type == Float32Type() for r in op.results)]
+    arithmetic = [op for op in module.walk() if op.name.startswith(("arith.", "math."))]
+    floats = [op for op in arithmetic if any(r.type == Float32Type() for r in op.results)]
     assert floats
     for op in floats:
         flags = op.properties.get("fastmath")
@@ -147,8 +147,8 @@ def lowered_instructions(op_text: str) -> list[str]:
     ]
     written = len(list(k.entry.body.block.ops))
     result = Pointwise(k, "test").pointwise(op, values)
-    math = [op.name for op in list(k.entry.body.block.ops)[written:]]
-    assert math and not [name for name in math if not name.startswith(("arith.", "math."))]
+    made = [op.name for op in list(k.entry.body.block.ops)[written:]]
+    assert made and not [name for name in made if not name.startswith(("arith.", "math."))]
     k.append(UnrealizedConversionCastOp.get([result], [ptx.F32]))
     ConvertArithToPtx().apply(context(), ModuleOp([module]))
     names = [op.name.removeprefix("ptx.") for op in k.entry.body.block.ops]
@@ -164,8 +164,6 @@ def test_an_approximation_without_afn_is_refused():
     module = ptx.PtxModuleOp()
     k = ptx.KernelBuilder.create(module, "k")
     x = k.append(arith.ConstantOp(FloatAttr(1.0, Float32Type()))).result
-    from xdsl.dialects import math
-
     k.append(math.TanhOp(x))
     with pytest.raises(DiagnosticException, match="math.tanh lowers to tanh.approx.f32 only"):
         ConvertArithToPtx().apply(context(), ModuleOp([module]))
