@@ -1,13 +1,15 @@
 """Compare the PTX of this checkout with an earlier build's, over a corpus of fusions.
 
     python tools/compare_ptx.py --base DIR [--cases 300] [--seed 1] [--jobs 8] [--show N]
+                                [--pointwise]
 
 DIR holds the earlier mmcomp as the package `mmcomp_base` (see tools/compare_builds.py for
 how to make it). The corpus is every case the GPU tests run (tests/unit/cases.py), every
 problem of tools/bench.py's suite under the heuristic's schedule, and the fuzzer's cuda
-cases (`tools/fuzz.py`: random fusions, shapes and schedule keywords). Each fusion is
-written as IR text by this checkout, parsed by both builds, and compiled by both with the
-same keywords; the row compares the PTX text.
+cases (`tools/fuzz.py`: random fusions, shapes and schedule keywords); with `--pointwise`
+also every pointwise op of the epilogue under each output dtype and both epilogue modes.
+Each fusion is written as IR text by this checkout, parsed by both builds, and compiled by
+both with the same keywords; the row compares the PTX text.
 
 A refactor of the lowering proves it changed nothing by "identical" on every case: equal
 PTX assembles to equal SASS. Cases where both builds refuse the keywords count as
@@ -64,12 +66,57 @@ def _fusion_text(item: tuple[str, int]) -> tuple[str, dict[str, Any], str]:
         module = importlib.import_module("compare_builds")
         fusion = module.build_fusion("mmcomp", problem)
         return str(fusion), {}, f"bench {problem.name}"
+    if kind == "pointwise":
+        op, dtype, epilogue = POINTWISE[index]
+        text = POINTWISE_FUSION.replace("OP", op).replace("DTYPE", dtype)
+        params = {"epilogue": epilogue, "tile": (128, 128, 64), "split_k": 1}
+        return text, params, f"pointwise {op} -> {dtype}, epilogue {epilogue}"
     case = fuzz.draw_case(SEED, index, "cuda", fuzz.default_features("cuda"))
     built = fuzz.build(case.spec, case.name)
     return str(built.fusion), case.params, case.command()
 
 
 SEED = 1
+
+POINTWISE_OPS = (
+    "fusion.add %1, %u",
+    "fusion.sub %1, %u",
+    "fusion.mul %1, %u",
+    "fusion.div %1, %u",
+    "fusion.neg %1",
+    "fusion.relu %1",
+    "fusion.exp %1",
+    "fusion.tanh %1",
+    "fusion.sigmoid %1",
+    "fusion.silu %1",
+    "fusion.gelu %1 approximate tanh",
+    "fusion.gelu %1 approximate none",
+)
+"""The epilogue's pointwise ops (on the linear's result %1 and an [m, n] operand %u)."""
+POINTWISE_FUSION = """
+func.func @pointwise(%a: tensor<300x256xbf16>, %w: tensor<264x256xbf16>,
+                     %bias: tensor<264xbf16>, %t: tensor<300x264xbf16>)
+    -> tensor<300x264xDTYPE> {
+  %1 = fusion.linear %a, %w, %bias
+      : (tensor<300x256xbf16>, tensor<264x256xbf16>, tensor<264xbf16>) -> tensor<300x264xf32>
+  %u = fusion.cast %t : tensor<300x264xbf16> to tensor<300x264xf32>
+  %2 = OP : tensor<300x264xf32>
+  %3 = fusion.cast %2 : tensor<300x264xf32> to tensor<300x264xbf16>
+  %4 = fusion.cast %3 : tensor<300x264xbf16> to tensor<300x264xf32>
+  %5 = fusion.mul %4, %1 : tensor<300x264xf32>
+  %6 = fusion.cast %5 : tensor<300x264xf32> to tensor<300x264xDTYPE>
+  func.return %6 : tensor<300x264xDTYPE>
+}
+"""
+"""A linear with a bias, one pointwise op, a rounding to bf16 fed to more arithmetic, and
+an output of DTYPE."""
+POINTWISE = [
+    (op, dtype, epilogue)
+    for op in POINTWISE_OPS
+    for dtype in ("bf16", "f16", "f32")
+    for epilogue in ("registers", "smem")
+]
+"""The pointwise corpus (`--pointwise`): every op, output dtype and epilogue mode."""
 
 
 def compare(item: tuple[str, int]) -> tuple[str, str, str]:
@@ -99,6 +146,11 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--show", type=int, default=40, help="diff lines shown per case")
+    parser.add_argument(
+        "--pointwise",
+        action="store_true",
+        help="also every epilogue pointwise op under each output dtype and epilogue mode",
+    )
     args = parser.parse_args()
     import bench
     import cases
@@ -106,6 +158,8 @@ def main() -> int:
     items = [("case", i) for i in range(len(cases.CASES))]
     items += [("bench", i) for i in range(len(bench.suite(False)))]
     items += [("fuzz", i) for i in range(args.cases)]
+    if args.pointwise:
+        items += [("pointwise", i) for i in range(len(POINTWISE))]
     context = multiprocessing.get_context("spawn")
     counts: dict[str, int] = {}
     with context.Pool(args.jobs, _init, (str(Path(args.base).resolve()), args.seed)) as pool:

@@ -16,6 +16,20 @@ casts to `!ptx.reg<pred>`, is the `setp` alone; an `arith.addi` marked `ptx.mad`
 predicate register is a `selp`, or a `mov` guarded by the predicate into its false value
 where that is a fresh register that nothing else reads.
 
+The epilogue's math (`mmcomp.lowering.hopper.pointwise`) is `arith` and `math` on f32, each
+op one f32 instruction of the same meaning: an f32 constant a `mov.f32`; `arith.addf`,
+`subf` and `mulf`, which must be marked `fastmath<contract>` (ptx's add.f32, sub.f32 and
+mul.f32, without a rounding modifier, let ptxas fuse a multiply and an add), `add.f32`,
+`sub.f32`, `mul.f32`; `arith.divf` `div.rn.f32`, or, marked `fastmath<afn>` with the
+constant 1.0 as its dividend (read by it alone), `rcp.approx.f32` of its divisor, which the
+constant goes with; `arith.negf` `neg.f32`; `arith.maxnumf` `max.f32` (the other operand
+of a NaN, as maxnum); `math.absf` `abs.f32`; `math.exp2` and `math.tanh`, which must be
+marked `fastmath<afn>`, `ex2.approx.f32` and `tanh.approx.f32`; `math.fma` `fma.rn.f32`;
+`arith.truncf` of f32 to bf16 / f16 `cvt.rn.bf16.f32` (`.f16`), `arith.extf` back the
+exact `cvt.f32.bf16`. Every other float form is an error naming the op and what it needs
+(a float type other than f32, an approximation without `afn`), and an `arith` or `math`
+op that no pattern lowers is an error naming it and its types.
+
 The hopper level reads registers where it meets an index value: a
 `builtin.unrealized_conversion_cast` of the value to `!ptx.reg<u32>` (a hopper op's
 coordinate, a branch's condition), or of a register to `index` (a loop's induction
@@ -34,9 +48,19 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from xdsl.context import Context
-from xdsl.dialects import arith, gpu
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, UnitAttr, UnrealizedConversionCastOp
-from xdsl.ir import Operation, OpResult, SSAValue
+from xdsl.dialects import arith, gpu, math
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float16Type,
+    Float32Type,
+    FloatAttr,
+    IntegerAttr,
+    ModuleOp,
+    UnitAttr,
+    UnrealizedConversionCastOp,
+)
+from xdsl.dialects.utils import FastMathFlag
+from xdsl.ir import Attribute, Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -276,6 +300,238 @@ PATTERNS: tuple[RewritePattern, ...] = (
 """The patterns of the index arithmetic."""
 
 
+# ----------------------------------------------------------------------------------------
+# The epilogue's float arithmetic: arith / math on f32 (and its 16-bit roundings)
+# ----------------------------------------------------------------------------------------
+
+CONTRACT = FastMathFlag.ALLOW_CONTRACT
+"""`fastmath<contract>`: ptx's add.f32, sub.f32 and mul.f32 (no rounding modifier) let
+ptxas fuse a multiply and an add into one fma, which this flag allows."""
+APPROX = FastMathFlag.APPROX_FUNC
+"""`fastmath<afn>`: an approximation is allowed (ex2.approx, tanh.approx, rcp.approx)."""
+FLOAT_BINARY: dict[type[Operation], tuple[type[ptx.BinaryOp], bool]] = {
+    arith.AddfOp: (ptx.AddOp, True),
+    arith.SubfOp: (ptx.SubOp, True),
+    arith.MulfOp: (ptx.MulOp, True),
+    arith.DivfOp: (ptx.DivOp, False),
+    arith.MaxnumfOp: (ptx.MaxOp, False),
+}
+"""The ptx instruction of each binary float op, and whether the op must allow contraction
+(`div.rn.f32` is IEEE division; `max.f32` returns the other operand of a NaN, as maxnumf)."""
+MATH_UNARY: dict[type[Operation], tuple[type[ptx.UnaryOp], bool]] = {
+    math.AbsFOp: (ptx.AbsOp, False),
+    math.Exp2Op: (ptx.Ex2Op, True),
+    math.TanhOp: (ptx.TanhOp, True),
+}
+"""The ptx instruction of each one-operand math op, and whether it is an approximation
+(the op must be marked `fastmath<afn>`)."""
+SIXTEEN_BIT: dict[type[Attribute], str] = {BFloat16Type: "bf16", Float16Type: "f16"}
+"""The register kind of each 16-bit float type."""
+
+
+def fastmath_of(op: Operation) -> frozenset[FastMathFlag]:
+    """The fastmath flags of a float op (none where it has no such property)."""
+    flags = op.properties.get("fastmath")
+    if not isinstance(flags, arith.FastMathFlagsAttr):
+        return frozenset()
+    return flags.data
+
+
+def require_f32(op: Operation) -> None:
+    """Raise unless every operand and result of a float op is f32."""
+    for value in (*op.operands, *op.results):
+        held = held_register(value)
+        if value.type == Float32Type() or (held is not None and held.type == ptx.F32):
+            continue
+        raise DiagnosticException(
+            f"convert-arith-to-ptx: {op.name} on {value.type}: the float arithmetic lowers "
+            "on f32 only"
+        )
+
+
+def require_flag(op: Operation, flag: FastMathFlag, instruction: str, why: str) -> None:
+    """Raise unless `op` carries fastmath flag `flag` (what its ptx instruction needs)."""
+    if flag in fastmath_of(op):
+        return
+    raise DiagnosticException(
+        f"convert-arith-to-ptx: {op.name} lowers to {instruction} only, which {why}: mark it "
+        f"fastmath<{flag.value}>"
+    )
+
+
+def is_reciprocal(op: Operation) -> bool:
+    """`op` is an `arith.divf` marked `fastmath<afn>` (an approximate reciprocal)."""
+    return isinstance(op, arith.DivfOp) and APPROX in fastmath_of(op)
+
+
+def feeds_reciprocal(op: Operation) -> bool:
+    """`op` is the constant 1.0 that an approximate reciprocal divides, read by it alone."""
+    if not isinstance(op, arith.ConstantOp) or op.result.uses.get_length() != 1:
+        return False
+    (use,) = op.result.uses
+    return is_reciprocal(use.operation) and use.index == 0 and is_one(op)
+
+
+def is_one(op: Operation) -> bool:
+    """`op` is an `arith.constant 1.0`."""
+    return (
+        isinstance(op, arith.ConstantOp)
+        and isinstance(op.value, FloatAttr)
+        and op.value.value.data == 1.0
+    )
+
+
+class FloatConstantToPtx(RewritePattern):
+    """An f32 constant becomes a `mov.f32` of its immediate (but the 1.0 of a reciprocal,
+    which `ReciprocalToPtx` lowers with it)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: arith.ConstantOp, rewriter: PatternRewriter) -> None:
+        """Rewrite a float `arith.constant`."""
+        if not isinstance(op.value, FloatAttr) or feeds_reciprocal(op):
+            return
+        require_f32(op)
+        rewriter.replace(op, ptx.ConstOp(op.value.value.data, ptx.F32))
+
+
+class FloatBinaryToPtx(RewritePattern):
+    """`arith.addf`, `subf`, `mulf` (marked `fastmath<contract>`), `divf` and `maxnumf`
+    on f32 become the ptx instruction of the same meaning (`add.f32`, ..., `div.rn.f32`,
+    `max.f32`)."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        """Rewrite a binary float op (not an approximate reciprocal)."""
+        found = FLOAT_BINARY.get(type(op))
+        if found is None or is_reciprocal(op):
+            return
+        kind, contracts = found
+        require_f32(op)
+        if contracts:
+            instruction = kind.name.removeprefix("ptx.") + ".f32"
+            require_flag(op, CONTRACT, instruction, "ptxas may fuse with a multiply or an add")
+        lhs, rhs = (register_of(operand) for operand in op.operands)
+        rewriter.replace(op, kind(lhs, rhs))
+
+
+class ReciprocalToPtx(RewritePattern):
+    """`arith.divf` of the constant 1.0 marked `fastmath<afn>` becomes `rcp.approx.f32`
+    of its divisor, where the divf is (the constant goes with it)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: arith.DivfOp, rewriter: PatternRewriter) -> None:
+        """Rewrite an approximate reciprocal."""
+        if not is_reciprocal(op):
+            return
+        require_f32(op)
+        one = op.lhs.owner
+        if not isinstance(one, arith.ConstantOp) or not feeds_reciprocal(one):
+            raise DiagnosticException(
+                "convert-arith-to-ptx: an arith.divf marked fastmath<afn> lowers to "
+                "rcp.approx.f32: its dividend must be an arith.constant 1.0 that nothing "
+                "else reads"
+            )
+        rewriter.replace(op, ptx.RcpOp(register_of(op.rhs)))
+        rewriter.erase(one)
+
+
+class NegfToPtx(RewritePattern):
+    """`arith.negf` on f32 becomes `neg.f32`."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: arith.NegfOp, rewriter: PatternRewriter) -> None:
+        """Rewrite a negation."""
+        require_f32(op)
+        rewriter.replace(op, ptx.NegOp(register_of(op.operand)))
+
+
+class MathUnaryToPtx(RewritePattern):
+    """`math.absf` becomes `abs.f32`; `math.exp2` and `math.tanh`, marked
+    `fastmath<afn>`, become `ex2.approx.f32` and `tanh.approx.f32`."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        """Rewrite a one-operand math op on f32."""
+        found = MATH_UNARY.get(type(op))
+        if found is None:
+            return
+        kind, approximate = found
+        require_f32(op)
+        if approximate:
+            instruction = kind.name.removeprefix("ptx.") + ".approx.f32"
+            require_flag(op, APPROX, instruction, "is an approximation")
+        rewriter.replace(op, kind(register_of(op.operands[0])))
+
+
+class FmaToPtx(RewritePattern):
+    """`math.fma` on f32 becomes `fma.rn.f32`."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: math.FmaOp, rewriter: PatternRewriter) -> None:
+        """Rewrite a fused multiply-add."""
+        require_f32(op)
+        a, b, c = (register_of(operand) for operand in op.operands)
+        rewriter.replace(op, ptx.FmaOp(a, b, c))
+
+
+class TruncfToPtx(RewritePattern):
+    """`arith.truncf` of an f32 to bf16 or f16 becomes `cvt.rn.bf16.f32` (`.f16`): the
+    rounding to nearest even."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: arith.TruncFOp, rewriter: PatternRewriter) -> None:
+        """Rewrite a rounding to a 16-bit float."""
+        kind = SIXTEEN_BIT.get(type(op.result.type))
+        source = held_register(op.input)
+        if kind is None or source is None or source.type != ptx.F32:
+            raise DiagnosticException(
+                f"convert-arith-to-ptx: arith.truncf from {op.input.type} to {op.result.type}: "
+                "only f32 to bf16 or f16 lowers"
+            )
+        rewriter.replace(op, ptx.CvtOp(source, ptx.reg(kind), "rn"))
+
+
+class ExtfToPtx(RewritePattern):
+    """`arith.extf` of a bf16 or f16 to f32 becomes `cvt.f32.bf16` (`.f16`): exact."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: arith.ExtFOp, rewriter: PatternRewriter) -> None:
+        """Rewrite a widening to f32."""
+        source = held_register(op.input)
+        sixteen_bit = [ptx.reg(kind) for kind in SIXTEEN_BIT.values()]
+        if op.result.type != Float32Type() or source is None or source.type not in sixteen_bit:
+            raise DiagnosticException(
+                f"convert-arith-to-ptx: arith.extf from {op.input.type} to {op.result.type}: "
+                "only bf16 or f16 to f32 lowers"
+            )
+        rewriter.replace(op, ptx.CvtOp(source, ptx.F32))
+
+
+FLOAT_PATTERNS: tuple[RewritePattern, ...] = (
+    FloatConstantToPtx(),
+    ReciprocalToPtx(),
+    FloatBinaryToPtx(),
+    NegfToPtx(),
+    MathUnaryToPtx(),
+    FmaToPtx(),
+    TruncfToPtx(),
+    ExtfToPtx(),
+)
+"""The patterns of the epilogue's float arithmetic."""
+UNLOWERED_DIALECTS = ("arith.", "math.")
+"""The dialects whose ops must all be lowered: what is left of them has no pattern."""
+
+
+def check_all_lowered(entry: ptx.EntryOp) -> None:
+    """Raise, naming the op and its types, if an arith or math op is left in `entry`."""
+    for op in entry.walk():
+        if not op.name.startswith(UNLOWERED_DIALECTS):
+            continue
+        types = ", ".join(str(value.type) for value in (*op.operands, *op.results))
+        raise DiagnosticException(
+            f"convert-arith-to-ptx: ptx.entry @{entry.sym_name.data}: no ptx lowering for "
+            f"{op.name} ({types})"
+        )
+
+
 class FoldRegisterCast(RewritePattern):
     """A cast of a register to its own type becomes the register, as does a cast back to a
     register's type of a cast from it (register -> index -> register); an unread cast of a
@@ -308,9 +564,11 @@ class FoldRegisterCast(RewritePattern):
 def lower_index_arithmetic(entry: ptx.EntryOp) -> None:
     """Rewrite the index arithmetic of `entry` into ptx instructions, in place."""
     PatternRewriteWalker(
-        GreedyRewritePatternApplier(list(PATTERNS), dce_enabled=False), apply_recursively=False
+        GreedyRewritePatternApplier([*PATTERNS, *FLOAT_PATTERNS], dce_enabled=False),
+        apply_recursively=False,
     ).rewrite_region(entry.body)
     PatternRewriteWalker(FoldRegisterCast(), apply_recursively=True).rewrite_region(entry.body)
+    check_all_lowered(entry)
 
 
 _LOWERED_BEFORE: tuple[tuple[Callable[[Operation], bool], str, str], ...] = (

@@ -13,7 +13,10 @@ pattern per op that makes one: `hopper.tensormap_param` takes the parameter's ad
 converts it to generic (b64); `hopper.barrier_ring` is the shared address of the ring's
 first barrier; `hopper.ring_barrier` adds 8 bytes per stage to it; `hopper.mapa` maps a
 barrier's address to another CTA's; `hopper.accumulator` is its f32 registers,
-`hopper.zero_accumulator` n / 2 fresh ones set to 0.0, and `hopper.wgmma_mma_async`
+`hopper.zero_accumulator` n / 2 fresh ones set to 0.0, `hopper.accumulator_element` the
+register of the element, read as the f32 value that the epilogue's arith takes through a
+cast, `hopper.truncf_pair` one `cvt.rn.bf16x2.f32` (f16x2) of the registers of its two
+f32 values (through casts, which convert-arith-to-ptx folds), and `hopper.wgmma_mma_async`
 (`ptx.wgmma` with its transpose bits and a constant scale-d predicate) returns the
 registers of the accumulator it takes, which the instruction updates in place;
 `hopper.ring_start` is two fresh u32 registers set to 0 (a ring position's stage and
@@ -43,7 +46,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, UnrealizedConversionCastOp
+from xdsl.dialects.builtin import BFloat16Type, ModuleOp, UnrealizedConversionCastOp, VectorType
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -228,7 +231,9 @@ def _lower_wgmma(op: hopper.WgmmaMmaAsyncOp, out: _Emitter) -> None:
 
 
 def _lower_stmatrix(op: hopper.StmatrixOp, out: _Emitter) -> None:
-    out.emit(ptx.StmatrixOp(op.address, op.values, trans=op.trans is not None))
+    # A pair of 16-bit floats (a hopper.truncf_pair) is the register that holds it.
+    values = [register_of(v) if isinstance(v.type, VectorType) else v for v in op.values]
+    out.emit(ptx.StmatrixOp(op.address, values, trans=op.trans is not None))
 
 
 def _lower_id(op: hopper.IdOp, out: _Emitter) -> None:
@@ -350,12 +355,45 @@ class LowerZeroAccumulator(RewritePattern):
 
 
 class LowerAccumulatorElement(RewritePattern):
-    """An element of an accumulator: the register that holds it (no instruction)."""
+    """An element of an accumulator: the register that holds it (no instruction), read as
+    the f32 value that the epilogue's arith takes through a cast."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: hopper.AccumulatorElementOp, rewriter: PatternRewriter) -> None:
         register = registers_of(op.accumulator)[op.index.data]
-        rewriter.replace(op, [], [register])
+        cast = UnrealizedConversionCastOp.get([register], [op.result.type])
+        rewriter.replace(op, cast, cast.results)
+
+
+def f32_register(value: SSAValue) -> tuple[list[Operation], SSAValue]:
+    """The f32 register of an f32 value: the register behind a cast of one, or a cast of
+    the value (which convert-arith-to-ptx folds into the register of the op making it);
+    the ops to insert, and the register."""
+    owner = value.owner
+    if isinstance(owner, UnrealizedConversionCastOp) and len(owner.inputs) == 1:
+        (source,) = owner.inputs
+        if source.type == ptx.F32:
+            return [], source
+    cast = UnrealizedConversionCastOp.get([value], [ptx.F32])
+    return [cast], cast.results[0]
+
+
+class LowerTruncfPair(RewritePattern):
+    """A pair of f32 values rounded into 16-bit floats: one `cvt.rn.bf16x2.f32` (or
+    f16x2) of the high element and the low one, its register read as the pair through a
+    cast."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: hopper.TruncfPairOp, rewriter: PatternRewriter) -> None:
+        pair = op.result.type
+        assert isinstance(pair, VectorType)
+        element = pair.get_element_type()
+        kind = ptx.reg("bf16x2" if isinstance(element, BFloat16Type) else "f16x2")
+        lo_ops, lo = f32_register(op.lo)
+        hi_ops, hi = f32_register(op.hi)
+        pack = ptx.CvtPackOp(hi, lo, kind)
+        cast = UnrealizedConversionCastOp.get([pack.result], [pair])
+        rewriter.replace(op, [*lo_ops, *hi_ops, pack, cast], cast.results)
 
 
 class LowerRingStart(RewritePattern):
@@ -499,6 +537,7 @@ class ConvertHopperToPtx(ModulePass):
             LowerAccumulator(),
             LowerZeroAccumulator(),
             LowerAccumulatorElement(),
+            LowerTruncfPair(),
             LowerWgmma(),
             LowerRingStart(),
             LowerRingAdvance(),

@@ -41,9 +41,12 @@ What each piece of the materialized IR becomes:
 - `sched.epilogue` is evaluated in registers on the wgmma accumulator layout, element
   by element (its fusion ops are pointwise; an operand tile is read at the element's
   coordinates through its roles, so a bias [n], a [1, n] row or an [m, n] operand all
-  work); each `sched.store_tile` is a predicated, vectorized `st.global` clipped at the
-  output's bounds (epilogue "registers"), or 64 x 128-byte swizzled boxes staged in shared
-  memory and stored by TMA (epilogue "smem", for outputs with 16-byte rows);
+  work), as arith and math on f32 values (the roundings to bf16 / f16 `arith.truncf`,
+  each stored pair one `hopper.truncf_pair`, which convert-arith-to-ptx and
+  convert-hopper-to-ptx lower); each `sched.store_tile` is a predicated, vectorized
+  `st.global` clipped at the output's bounds (epilogue "registers"), or 64 x 128-byte
+  swizzled boxes staged in shared memory and stored by TMA (epilogue "smem", for outputs
+  with 16-byte rows);
 - split-K: `sched.store_partial` / `sched.arrive` / `sched.reduce_partials` become
   coalesced f32 workspace traffic, an acq_rel atomic counter, and a sum in slice order.
 

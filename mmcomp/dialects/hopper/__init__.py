@@ -62,6 +62,7 @@ from mmcomp.dialects.hopper.ops import (
     MbarrierWaitOp,
     RingBarrierOp,
     StmatrixOp,
+    TruncfPairOp,
     WgmmaMmaAsyncOp,
     ZeroAccumulatorOp,
 )
@@ -128,6 +129,7 @@ __all__ = [
     "TileAttr",
     "TmaLoadOp",
     "TmaStoreOp",
+    "TruncfPairOp",
     "WGMMA_SHAPE",
     "WGMMA_TYPES",
     "WarpRolesAttr",
@@ -163,6 +165,7 @@ def all_ops() -> list[type[Operation]]:
         RingStageOp,
         RingPhaseOp,
         StmatrixOp,
+        TruncfPairOp,
         IdOp,
         MapaOp,
         WarpSpecializeOp,

@@ -15,7 +15,15 @@ import re
 from collections.abc import Sequence
 from typing import ClassVar, Self
 
-from xdsl.dialects.builtin import IntAttr, StringAttr, UnitAttr
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float16Type,
+    Float32Type,
+    IntAttr,
+    StringAttr,
+    UnitAttr,
+    VectorType,
+)
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     irdl_op_definition,
@@ -356,7 +364,8 @@ class ZeroAccumulatorOp(FreshValueOp):
 
 @irdl_op_definition
 class AccumulatorElementOp(HopperInstruction):
-    """This thread's element `index` of an accumulator, in fragment order, as an f32 register:
+    """This thread's element `index` of an accumulator, in fragment order, as an f32 value
+    (the epilogue's arith reads it; convert-hopper-to-ptx gives its register):
     `%e = hopper.accumulator_element %acc[5] : !hopper.accumulator<64x256xf32>`."""
 
     name = "hopper.accumulator_element"
@@ -365,20 +374,18 @@ class AccumulatorElementOp(HopperInstruction):
     """The element's position among this thread's n / 2 (fragment order)."""
     accumulator = operand_def(AccumulatorType)
     """The accumulator read."""
-    result = result_def(RegType)
+    result = result_def(Float32Type)
     """The element's value (f32)."""
 
     def __init__(self, accumulator: SSAValue, index: int):
         super().__init__(
-            properties={"index": IntAttr(index)}, operands=[accumulator, []], result_types=[F32]
+            properties={"index": IntAttr(index)},
+            operands=[accumulator, []],
+            result_types=[Float32Type()],
         )
 
     def verify_kinds(self) -> None:
         unguarded(self)
-        if kind_of(self.result).name != "f32":
-            raise VerifyException(
-                f"{self.name}: the result must be !ptx.reg<f32>, found {self.result.type}"
-            )
         accumulator = self.accumulator.type
         assert isinstance(accumulator, AccumulatorType)
         if not 0 <= self.index.data < accumulator.registers:
@@ -509,8 +516,9 @@ class StmatrixOp(HopperInstruction):
     """Store each 8x8 matrix transposed."""
     address = operand_def(RegType)
     """This lane's row address (32-bit shared address)."""
-    values = var_operand_def(RegType)
-    """One 32-bit register (two b16) per matrix."""
+    values = var_operand_def(RegType | VectorType)
+    """One 32-bit register (two b16) per matrix, or a pair of 16-bit floats
+    (`vector<2xbf16>`, `vector<2xf16>`: a `hopper.truncf_pair`)."""
 
     def __init__(self, address: SSAValue, values: Sequence[SSAValue], trans: bool = False):
         super().__init__(
@@ -525,12 +533,71 @@ class StmatrixOp(HopperInstruction):
                 f"{self.name}: expected 1, 2 or 4 registers, found {len(self.values)}"
             )
         for index, value in enumerate(self.values):
+            if isinstance(value.type, VectorType):
+                pair = value.type
+                element = pair.get_element_type()
+                if pair.get_shape() != (2,) or not isinstance(element, BFloat16Type | Float16Type):
+                    raise VerifyException(
+                        f"{self.name}: value {index} must be a pair of 16-bit floats "
+                        f"(vector<2xbf16>, vector<2xf16>), found {pair}"
+                    )
+                continue
             kind = kind_of(value)
             if kind.width != 32 or kind.category in ("f", "pred"):
                 raise VerifyException(
                     f"{self.name}: value {index} must be a 32-bit register of two 16-bit "
                     f"elements (b32, bf16x2, f16x2), found !ptx.reg<{kind.name}>"
                 )
+
+
+@irdl_op_definition
+class TruncfPairOp(HopperInstruction):
+    """Two f32 values rounded to nearest even into one pair of 16-bit floats, the 32-bit
+    register that stmatrix and a paired store take (element 0 in the low half):
+    `%p = hopper.truncf_pair %lo, %hi : vector<2xbf16>`."""
+
+    name = "hopper.truncf_pair"
+
+    lo = operand_def(Float32Type)
+    """Element 0 (the low 16 bits)."""
+    hi = operand_def(Float32Type)
+    """Element 1 (the high 16 bits)."""
+    result = result_def(VectorType)
+    """vector<2xbf16> or vector<2xf16>."""
+
+    def __init__(self, lo: SSAValue, hi: SSAValue, element: Attribute):
+        super().__init__(operands=[lo, hi, []], result_types=[VectorType(element, [2])])
+
+    def verify_kinds(self) -> None:
+        unguarded(self)
+        result = self.result.type
+        assert isinstance(result, VectorType)
+        element = result.get_element_type()
+        if result.get_shape() != (2,) or not isinstance(element, BFloat16Type | Float16Type):
+            raise VerifyException(
+                f"{self.name}: the result must be vector<2xbf16> or vector<2xf16>, found {result}"
+            )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.lo)
+        printer.print_string(", ")
+        printer.print_operand(self.hi)
+        print_guard(printer, self)
+        printer.print_string(" : ")
+        printer.print_attribute(self.result.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> Self:
+        lo = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        hi = parser.parse_unresolved_operand()
+        guard = Guard.parse(parser)
+        parser.parse_punctuation(":")
+        pair = parse_typed(parser, cls.name, VectorType, "vector<2xbf16> or vector<2xf16>")
+        f32 = Float32Type()
+        lo_value, hi_value = parser.resolve_operand(lo, f32), parser.resolve_operand(hi, f32)
+        return guard.apply(cls.build(operands=[lo_value, hi_value, []], result_types=[pair]))
 
 
 IDS: dict[str, tuple[str, int, int]] = {

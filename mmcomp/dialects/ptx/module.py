@@ -211,8 +211,9 @@ def carried_label_names(op: Operation) -> set[str]:
 
 
 def is_index_arithmetic(op: Operation) -> bool:
-    """The op is index arithmetic that convert-arith-to-ptx lowers (or one of its casts)."""
-    return op.name.startswith("arith.") or op.name in INDEX_ARITHMETIC
+    """The op is index arithmetic or the epilogue's float math (`arith`, `math`) that
+    convert-arith-to-ptx lowers (or one of its casts)."""
+    return op.name.startswith(("arith.", "math.")) or op.name in INDEX_ARITHMETIC
 
 
 @irdl_op_definition

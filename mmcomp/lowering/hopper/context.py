@@ -16,7 +16,13 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, UnrealizedConversionCastOp
+from xdsl.dialects.builtin import (
+    Float32Type,
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    UnrealizedConversionCastOp,
+)
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, Operation, SSAValue
 
@@ -45,17 +51,41 @@ class Accumulator:
     result; empty for the split-K sums)."""
     reads: dict[tuple[int, int], SSAValue] = field(default_factory=dict[tuple[int, int], SSAValue])
     """The `hopper.accumulator_element` read of each (chunk, element) made so far."""
+    casts: dict[tuple[int, int], SSAValue] = field(default_factory=dict[tuple[int, int], SSAValue])
+    """The cast of each (chunk, element) made so far: a read to its f32 register, or a sum's
+    register to an f32 value."""
 
     def element(self, k: ptx.KernelBuilder, chunk: int, index: int) -> SSAValue:
-        """This thread's f32 element `index` of chunk `chunk`: a sum's register, or a read
-        of the wgmma accumulator (`hopper.accumulator_element`, made again where the one
-        made before is out of scope)."""
+        """This thread's f32 element `index` of chunk `chunk` as a register (what a ptx
+        store takes): a sum's register, or a read of the wgmma accumulator through a cast."""
         if not self.fragments:
             return self.chunks[chunk][index]
+        return self._cast(k, chunk, index, self.value(k, chunk, index), ptx.F32)
+
+    def value(self, k: ptx.KernelBuilder, chunk: int, index: int) -> SSAValue:
+        """This thread's element `index` of chunk `chunk` as an f32 value (what the
+        epilogue's arith takes): a read of the wgmma accumulator
+        (`hopper.accumulator_element`), or a sum's register through a cast; each made again
+        where the one made before is out of scope."""
+        if not self.fragments:
+            return self._cast(k, chunk, index, self.chunks[chunk][index], Float32Type())
         found = self.reads.get((chunk, index))
         if found is None or not k.sees(found):
             read = hopper.AccumulatorElementOp(self.fragments[chunk], index)
             found = self.reads[(chunk, index)] = k.append(read).result
+        return found
+
+    def _cast(
+        self, k: ptx.KernelBuilder, chunk: int, index: int, value: SSAValue, type: Attribute
+    ) -> SSAValue:
+        """`value`, element (chunk, index), read as `type` through one cast (made again
+        where the one made before is out of scope or casts another value)."""
+        found = self.casts.get((chunk, index))
+        owner = None if found is None else found.owner
+        fresh = not isinstance(owner, UnrealizedConversionCastOp) or owner.inputs[0] is not value
+        if found is None or fresh or not k.sees(found):
+            cast = UnrealizedConversionCastOp.get([value], [type])
+            found = self.casts[(chunk, index)] = k.append(cast).results[0]
         return found
 
     def elements(self, k: ptx.KernelBuilder) -> list[SSAValue]:

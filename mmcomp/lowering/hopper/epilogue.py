@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from xdsl.dialects import scf
-from xdsl.dialects.builtin import MemRefType, TensorType
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import Float32Type, MemRefType, TensorType
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
-from mmcomp.dialects import ptx, sched
+from mmcomp.dialects import hopper, ptx, sched
 from mmcomp.dialects.fusion import SplatOp
 from mmcomp.errors import ScheduleError
 from mmcomp.lowering.hopper.addressing import Addressing
@@ -161,7 +161,7 @@ class Epilogue:
         return self.ctx.plan.store_maps.get(dest.index)
 
     def scalar(self, value: SSAValue, slot: tuple[int, int, int, int], col: int) -> Scalar:
-        """The f32 register of epilogue `value` at accumulator element `slot`."""
+        """The f32 value of epilogue `value` at accumulator element `slot`."""
         key = (value, slot)
         found = self.memo.get(key)
         if found is not None:
@@ -171,12 +171,12 @@ class Epilogue:
         return result
 
     def _scalar(self, value: SSAValue, slot: tuple[int, int, int, int], col: int) -> Scalar:
-        """Compute the register of `value` at an element (see `scalar`)."""
+        """Compute the f32 value of `value` at an element (see `scalar`)."""
         chunk, block8, half, e = slot
         bound = self.bound.get(value)
         if isinstance(bound, Accumulator):
             index = (half // 2) * self.ctx.n_chunks + chunk
-            return Scalar(bound.element(self.ctx.k, index, 4 * block8 + 2 * (half % 2) + e), "f32")
+            return Scalar(bound.value(self.ctx.k, index, 4 * block8 + 2 * (half % 2) + e), "f32")
         if isinstance(bound, sched.LoadTileOp):
             return self.load_scalar(bound, half, col)
         op = value.owner
@@ -195,8 +195,8 @@ class Epilogue:
             dtype = dtype_of(result_type.element_type)
             widening = ins[0].exact and dtype in ("f32", ins[0].dtype)
             return Scalar(self.math.rounded(ins[0]), dtype, widening)
-        regs = [self.math.rounded(s) for s in ins]
-        out = self.math.pointwise(op, regs)
+        values = [self.math.rounded(s) for s in ins]
+        out = self.math.pointwise(op, values)
         return Scalar(out, "f32")
 
     def load_scalar(self, load: sched.LoadTileOp, half: int, col: int) -> Scalar:
@@ -204,7 +204,9 @@ class Epilogue:
 
         Where the operand's rows are contiguous along n and of even length, the element and
         its neighbour (columns 2j and 2j + 1, which the same thread holds) are loaded
-        together by one vector load.
+        together by one vector load. The load is a ptx instruction (predicated, on the
+        element's 64-bit address); its registers are read as bf16 / f16 / f32 values through
+        casts, and a 16-bit element is widened by `arith.extf`.
         """
         k = self.ctx.k
         roles = self.address.memref_roles(load.source)
@@ -229,8 +231,11 @@ class Epilogue:
         base, offset, pred = self.address.element(access, half, first)
         loaded = self.ctx.put(ptx.LdOp("global", base, kind, 2 if paired else 1, offset), pred)
         for column, value in zip((first, first + 1), loaded.values, strict=False):
-            if access.dtype != "f32":
-                value = k.cvt(value, ptx.F32)
+            if access.dtype == "f32":
+                value = self.ctx.cast(value, Float32Type())
+            else:
+                element = self.ctx.cast(value, self.math.sixteen_bit(access.dtype))
+                value = k.append(arith.ExtFOp(element, Float32Type())).result
             self.load_memo[key(column)] = value
         return Scalar(self.load_memo[key(col)], access.dtype, exact=True)
 
@@ -270,8 +275,9 @@ class Epilogue:
     def store_pair(
         self, store: sched.StoreTileOp, values: list[Scalar], half: int, col: int
     ) -> None:
-        """Store two neighbouring elements of an output from registers (clipped)."""
-        k = self.ctx.k
+        """Store two neighbouring elements of an output from registers (clipped): each f32
+        value, or the pair rounded to the output's 16-bit dtype, read as registers."""
+        ctx = self.ctx
         roles = self.address.memref_roles(store.dest)
         memref_type = store.dest.type
         assert isinstance(memref_type, MemRefType)
@@ -281,12 +287,26 @@ class Epilogue:
         if roles and roles[-1] == "n" and shape[-1] % 2 == 0:
             base, offset, pred = self.address.element(access, half, col)
             if dtype == "f32":
-                data = [v.reg for v in values]
+                data = [ctx.cast(v.value, ptx.F32) for v in values]
             else:
-                data = [k.cvt_pack(values[1].reg, values[0].reg, ptx.reg(f"{dtype}x2"))]
-            self.ctx.put(ptx.StOp("global", base, data, offset), pred)
+                data = [self.pair(values, dtype)]
+            ctx.put(ptx.StOp("global", base, data, offset), pred)
             return
         for e, value in enumerate(values):
             base, offset, pred = self.address.element(access, half, col + e)
-            data = value.reg if dtype == "f32" else k.cvt(value.reg, ptx.reg(dtype), "rn")
-            self.ctx.put(ptx.StOp("global", base, [data], offset), pred)
+            if dtype == "f32":
+                data = ctx.cast(value.value, ptx.F32)
+            else:
+                data = ctx.cast(self.math.truncated(value.value, dtype), ptx.reg(dtype))
+            ctx.put(ptx.StOp("global", base, [data], offset), pred)
+
+    def pair(self, values: list[Scalar], dtype: str) -> SSAValue:
+        """Two neighbouring f32 values rounded into one pair of the 16-bit `dtype`, read as
+        its bf16x2 / f16x2 register (what a ptx store takes)."""
+        return self.ctx.cast(self.pair_value(values, dtype), ptx.reg(f"{dtype}x2"))
+
+    def pair_value(self, values: list[Scalar], dtype: str) -> SSAValue:
+        """Two neighbouring f32 values rounded into one pair of the 16-bit `dtype`
+        (`hopper.truncf_pair`: a vector<2xbf16> / vector<2xf16> value)."""
+        pair = hopper.TruncfPairOp(values[0].value, values[1].value, self.math.sixteen_bit(dtype))
+        return self.ctx.k.append(pair).result

@@ -125,7 +125,8 @@ class SmemEpilogue:
         self, value: SSAValue, dtype: str, m_block: int, column0: int
     ) -> list[list[SSAValue]]:
         """This thread's values of one box, per 8-column block: f32 registers (row half,
-        then e) for an f32 output, packed pairs (one per row half) otherwise."""
+        then e) for an f32 output, read as the registers that st.shared takes; rounded
+        pairs (one per row half, `hopper.truncf_pair`, which stmatrix takes) otherwise."""
         instr_n = self.ctx.params.instr[1]
         columns = EPILOGUE_ROW_BYTES // (4 if dtype == "f32" else 2)
         blocks: list[list[SSAValue]] = []
@@ -138,11 +139,9 @@ class SmemEpilogue:
                 slot = (chunk, block8, 2 * m_block + half)
                 scalars = [self.values.scalar(value, (*slot, e), column + e) for e in range(2)]
                 if dtype == "f32":
-                    regs += [scalar.reg for scalar in scalars]
+                    regs += [self.ctx.cast(scalar.value, ptx.F32) for scalar in scalars]
                 else:
-                    regs.append(
-                        self.ctx.k.cvt_pack(scalars[1].reg, scalars[0].reg, ptx.reg(f"{dtype}x2"))
-                    )
+                    regs.append(self.values.pair_value(scalars, dtype))
             blocks.append(regs)
         return blocks
 

@@ -27,5 +27,6 @@ func.func @broadcast_m1(%a: tensor<1x1x256xbf16>, %b: tensor<1x512x256xbf16>) ->
 // CHECK-NEXT: %[[IS_ROW0:.*]] = arith.cmpi eq, %{{.*}}, %[[C0]] : index
 // CHECK-NEXT: %[[ROW0:.*]] = builtin.unrealized_conversion_cast %[[IS_ROW0]] : i1 to !ptx.reg<pred>
 // CHECK:      %[[OK:.*]] = ptx.and %[[ROW0]], %{{.*}} : !ptx.reg<pred>
-// CHECK-NEXT: %[[PAIR:.*]] = ptx.cvt_pack
+// CHECK-NEXT: %[[ROUNDED:.*]] = hopper.truncf_pair %{{.*}}, %{{.*}} : vector<2xbf16>
+// CHECK-NEXT: %[[PAIR:.*]] = builtin.unrealized_conversion_cast %[[ROUNDED]] : vector<2xbf16> to !ptx.reg<bf16x2>
 // CHECK-NEXT: ptx.st global %{{.*}}, %[[PAIR]] if %[[OK]] : (!ptx.reg<u64>, !ptx.reg<bf16x2>) -> ()

@@ -7,13 +7,14 @@
 // The accumulator as a value, as lower-schedule-to-hopper leaves a K loop: a zero
 // accumulator (no registers at this level), carried by the loop as an iter_arg, each
 // wgmma taking it and returning the next, the body yielding the last, and the code after
-// the loop reading the loop's result element by element.
+// the loop reading the loop's result element by element (f32 values, rounded in pairs
+// into bf16 by hopper.truncf_pair).
 //
 // convert-hopper-to-ptx makes the zero accumulator four f32 registers set to 0.0 and
 // holds every accumulator the loop carries in them (its init's): the wgmmas update them
-// in place and the element reads are those registers. convert-scf-to-ptx then carries the
-// accumulator with no move and no assign (its yield is held in the same registers), and
-// erases the casts that carried it. Lowering the loop first gives the same instructions.
+// in place and the element reads are those registers (the pair one cvt of two of them).
+// convert-scf-to-ptx then carries the accumulator with no move and no assign (its yield is
+// held in the same registers), and erases the casts that carried it. Lowering the loop first gives the same instructions.
 
 ptx.module version 8.0 target sm_90a address_size 64 {
   ptx.shared @smem align 1024 dynamic
@@ -35,8 +36,9 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     } {ptx.labels = ["loop_1", "loop_end_2"]}
     %e0 = hopper.accumulator_element %sum[0] : !hopper.accumulator<64x8xf32>
     %e3 = hopper.accumulator_element %sum[3] : !hopper.accumulator<64x8xf32>
-    %pair = ptx.cvt_pack %e3, %e0 : (!ptx.reg<f32>, !ptx.reg<f32>) -> !ptx.reg<bf16x2>
-    ptx.st shared %smem, %pair : (!ptx.reg<u32>, !ptx.reg<bf16x2>) -> ()
+    %pair = hopper.truncf_pair %e0, %e3 : vector<2xbf16>
+    %pair_reg = builtin.unrealized_conversion_cast %pair : vector<2xbf16> to !ptx.reg<bf16x2>
+    ptx.st shared %smem, %pair_reg : (!ptx.reg<u32>, !ptx.reg<bf16x2>) -> ()
     ptx.ret
   }
 }
@@ -48,6 +50,7 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 // IR:      scf.yield %d2 : !hopper.accumulator<64x8xf32>
 // IR:      %e0 = hopper.accumulator_element %sum[0] : !hopper.accumulator<64x8xf32>
 // IR-NEXT: %e3 = hopper.accumulator_element %sum[3] : !hopper.accumulator<64x8xf32>
+// IR-NEXT: %pair = hopper.truncf_pair %e0, %e3 : vector<2xbf16>
 
 // HOPPER:      %[[R0:.*]] = ptx.const 0.0 : !ptx.reg<f32>
 // HOPPER-NEXT: %[[R1:.*]] = ptx.const 0.0 : !ptx.reg<f32>

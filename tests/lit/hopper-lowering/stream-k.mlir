@@ -58,7 +58,9 @@ func.func @lin(%a: tensor<300x1000xbf16>, %w: tensor<256x1000xbf16>) -> tensor<3
 // CHECK-NEXT: ptx.ld global %[[ADDRESS]] {offset = 512} : (!ptx.reg<u64>) -> !ptx.reg<f32>
 // CHECK:      scf.yield %[[RUNNING]], {{.*}} : !ptx.reg<f32>, {{.*}}
 // CHECK-NEXT: } {ptx.labels = ["loop_{{[0-9]+}}", "loop_end_{{[0-9]+}}"]}
-// CHECK:      ptx.cvt_pack %{{[0-9]+}}, %[[TOTAL0]] : (!ptx.reg<f32>, !ptx.reg<f32>) -> !ptx.reg<bf16x2>
+// The epilogue reads the sum's registers as f32 values, rounding each pair into bf16.
+// CHECK:      %[[TOTAL0_VALUE:[0-9]+]] = builtin.unrealized_conversion_cast %[[TOTAL0]] : !ptx.reg<f32> to f32
+// CHECK:      hopper.truncf_pair %[[TOTAL0_VALUE]], %{{[0-9]+}} : vector<2xbf16>
 // CHECK:      ptx.st global %{{[0-9]+}}, %{{[0-9]+}} if %{{[0-9]+}} : (!ptx.reg<u64>, !ptx.reg<bf16x2>) -> ()
 // The consumers' persistent loop carries the ring position and the tile counter, which it
 // yields plus one at the end of the tile.

@@ -46,7 +46,8 @@ func.func @linear(%a: tensor<7x300xbf16>, %w: tensor<200x300xbf16>, %bias: tenso
 // The epilogue writes the transposed fragment: a thread's two neighbouring columns are
 // rows m and m + 1 of C, 2 x 200 bytes apart, stored one element at a time.
 // CHECK:      ptx.st global %[[ROW:.*]], %{{.*}} if %{{.*}} : (!ptx.reg<u64>, !ptx.reg<bf16>) -> ()
-// CHECK:      ptx.cvt rn
-// CHECK-NEXT: ptx.st global %[[ROW]], %{{.*}} if %{{.*}} {offset = 400} : (!ptx.reg<u64>, !ptx.reg<bf16>) -> ()
+// CHECK:      %[[ROUNDED:.*]] = arith.truncf %{{.*}} : f32 to bf16
+// CHECK-NEXT: %[[ELEMENT:.*]] = builtin.unrealized_conversion_cast %[[ROUNDED]] : bf16 to !ptx.reg<bf16>
+// CHECK-NEXT: ptx.st global %[[ROW]], %[[ELEMENT]] if %{{.*}} {offset = 400} : (!ptx.reg<u64>, !ptx.reg<bf16>) -> ()
 
 // PTXAS: linear spills 0 stack 0

@@ -347,6 +347,33 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 
 // -----
 
+// An stmatrix of a pair that is not two 16-bit floats.
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.shared @smem align 1024 size 1024
+  ptx.entry @k() {
+    %s = ptx.addr_of smem : !ptx.reg<u32>
+    %r = ptx.const 1.5 : !ptx.reg<f32>
+    %x = builtin.unrealized_conversion_cast %r : !ptx.reg<f32> to f32
+    %v = "test.op"(%x) : (f32) -> vector<2xf32>
+    hopper.stmatrix %s, %v : (!ptx.reg<u32>, vector<2xf32>) -> ()
+  }
+}
+// CHECK: hopper.stmatrix: value 0 must be a pair of 16-bit floats (vector<2xbf16>, vector<2xf16>), found vector<2xf32>
+
+// -----
+
+// A pair rounded into a type that is not a pair of 16-bit floats.
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.entry @k() {
+    %r = ptx.const 1.5 : !ptx.reg<f32>
+    %x = builtin.unrealized_conversion_cast %r : !ptx.reg<f32> to f32
+    %p = hopper.truncf_pair %x, %x : vector<4xbf16>
+  }
+}
+// CHECK: hopper.truncf_pair: the result must be vector<2xbf16> or vector<2xf16>, found vector<4xbf16>
+
+// -----
+
 // An id that does not exist.
 ptx.module version 8.0 target sm_90a address_size 64 {
   ptx.shared @smem align 1024 size 1024
