@@ -35,7 +35,13 @@ from collections.abc import Callable
 
 from xdsl.context import Context
 from xdsl.dialects import arith, gpu
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, UnitAttr, UnrealizedConversionCastOp
+from xdsl.dialects.builtin import (
+    IntegerAttr,
+    ModuleOp,
+    UnitAttr,
+    UnrealizedConversionCastOp,
+    i1,
+)
 from xdsl.ir import Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -116,12 +122,21 @@ def feeds_mad(op: Operation) -> bool:
 
 
 def read_as_predicate(value: SSAValue) -> bool:
-    """Every read of the i1 `value` is a cast to `!ptx.reg<pred>` (a ptx op's predicate)."""
+    """Every read of the i1 `value` is a cast to `!ptx.reg<pred>` (a ptx op's predicate)
+    or an `arith.andi` of i1 values whose result is read so (a predicate conjunction)."""
     return bool(value.uses) and all(
-        isinstance(use.operation, UnrealizedConversionCastOp)
-        and all(result.type == ptx.PRED for result in use.operation.results)
+        (
+            isinstance(use.operation, UnrealizedConversionCastOp)
+            and all(result.type == ptx.PRED for result in use.operation.results)
+        )
+        or is_predicate_and(use.operation)
         for use in value.uses
     )
+
+
+def is_predicate_and(op: Operation) -> bool:
+    """`op` is an `arith.andi` of i1 values read as a predicate: an `and.pred`."""
+    return isinstance(op, arith.AndIOp) and op.result.type == i1 and read_as_predicate(op.result)
 
 
 def is_hopper_op(op: Operation) -> bool:
@@ -264,7 +279,46 @@ class SelectToPtx(RewritePattern):
         rewriter.replace(op, [zero, cond, select], [select.result])
 
 
+class ThreadIdToPtx(RewritePattern):
+    """`gpu.thread_id x` becomes a read of %tid.x (the kernels' blocks are one-dimensional:
+    another dimension is an error)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: gpu.ThreadIdOp, rewriter: PatternRewriter) -> None:
+        """Rewrite a thread-index query."""
+        dimension = op.dimension.data
+        if dimension != gpu.DimensionEnum.X:
+            raise DiagnosticException(
+                f"convert-arith-to-ptx: gpu.thread_id {dimension.value}: expected dimension x "
+                "(the kernels' thread blocks are one-dimensional)"
+            )
+        rewriter.replace(op, ptx.SregOp("tid.x", ptx.U32))
+
+
+class PredicateAndToPtx(RewritePattern):
+    """An `arith.andi` of i1 values read as a predicate becomes `and.pred` of its operands'
+    predicate registers (comparisons lowered to the `setp` alone, or predicates read as
+    i1 through casts)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: arith.AndIOp, rewriter: PatternRewriter) -> None:
+        """Rewrite a predicate conjunction."""
+        if not is_predicate_and(op):
+            return
+        lhs, rhs = register_of(op.lhs), register_of(op.rhs)
+        for name, held in (("left", lhs), ("right", rhs)):
+            if held.type != ptx.PRED:
+                raise DiagnosticException(
+                    f"convert-arith-to-ptx: the {name} operand of an arith.andi read as a "
+                    f"predicate is held in a {held.type}, expected a !ptx.reg<pred> (a "
+                    "comparison that only predicates read, or a predicate cast to i1)"
+                )
+        rewriter.replace(op, ptx.AndOp(lhs, rhs))
+
+
 PATTERNS: tuple[RewritePattern, ...] = (
+    ThreadIdToPtx(),
+    PredicateAndToPtx(),
     ConstantToPtx(),
     GridQueryToPtx(),
     MulAddToPtx(),

@@ -135,10 +135,9 @@ class ConsumerMainloop:
 
     def arrive_leader(self, leader: SSAValue) -> SSAValue:
         """The thread that counts the tile's split-K arrival, from each warpgroup's first."""
-        k = self.ctx.k
         values = Values(self.ctx)
-        first = values.pred(values.cmp("eq", self.threads.consumer, values.const(0)))
-        return k.binary(ptx.AndOp, leader, first)
+        first = values.cmp("eq", self.threads.consumer, values.const(0))
+        return values.both(leader, first)
 
     def arrive_slot(self, slot: SSAValue) -> SSAValue:
         """The shared word that broadcasts the old split-K count to the tile's threads."""
@@ -371,8 +370,9 @@ class PingPongMainloop(ConsumerMainloop):
         self.kept = [(carried, carried.value) for carried in ctx.carried]
         k.enter(turn.false_region.block)
         first = k.setp("eq", self.tiles_seen, k.const(0))
-        is_second = k.setp("ne", consumer, k.const(0))
-        is_first = k.setp("eq", consumer, k.const(0))
+        values = Values(ctx)
+        is_second = values.cmp("ne", consumer, values.const(0))
+        is_first = values.cmp("eq", consumer, values.const(0))
         skip_sync = k.fresh_label("no_order_wait")
         wait = branch(ctx, first, (skip_sync,), negated=True)
         with k.inside(wait.true_region.block):
@@ -386,13 +386,13 @@ class PingPongMainloop(ConsumerMainloop):
         k = ctx.k
         order = ctx.barriers.order
         is_second, is_first = self.order
+        values = Values(ctx)
         has_next: SSAValue = k.setp("eq", k.const(0), k.const(1))
         if ctx.loops:
             iv, upper, step = ctx.loops[-1]
-            values = Values(ctx)
-            has_next = values.pred(values.cmp("lo", values.add(iv, step), upper))
-        signal_first = k.binary(ptx.AndOp, has_next, is_first)
-        signal_second = k.binary(ptx.AndOp, has_next, is_second)
+            has_next = values.cmp("lo", values.add(iv, step), upper)
+        signal_first = values.both(has_next, is_first)
+        signal_second = values.both(has_next, is_second)
         ctx.put(ptx.BarOp("arrive", order.of(0), order.threads), signal_first)
         ctx.put(ptx.BarOp("arrive", order.of(1), order.threads), signal_second)
 
@@ -430,8 +430,8 @@ class NonSpecializedMainloop(CooperativeMainloop):
         for distance in distances:
             at = values.mad(values.const(distance), ctx.index(loop.step), base)
             skip = k.fresh_label("no_load")
-            inside = values.pred(values.cmp("lo", at, ctx.index(loop.ub)))
-            load = branch(ctx, k.binary(ptx.AndOp, inside, ctx.threads.leader), (skip,))
+            inside = values.cmp("lo", at, ctx.index(loop.ub))
+            load = branch(ctx, values.both(inside, ctx.threads.leader), (skip,), predicate=True)
             start = self.load_at.value
             with k.inside(load.true_region.block):
                 ctx.regs[iv_arg] = at

@@ -23,6 +23,7 @@ from xdsl.ir import SSAValue
 from mmcomp.dialects import hopper, ptx
 from mmcomp.dialects.hopper import BARRIER_BYTES
 from mmcomp.lowering.hopper.context import Carried, ConsumerThreads, KernelContext
+from mmcomp.lowering.hopper.values import Values
 
 
 @dataclass(eq=False)
@@ -158,7 +159,7 @@ class Ring:
         """
         k = self.ctx.k
         empty = self.barrier(self.empty, stage)
-        signal = k.binary(ptx.AndOp, pred, threads.signaller)
+        signal = Values(self.ctx).both(pred, threads.signaller)
         if self.ctx.cluster.size == 1:
             self.ctx.put(hopper.MbarrierArriveOp(empty), signal)
             return

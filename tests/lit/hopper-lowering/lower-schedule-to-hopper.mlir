@@ -53,29 +53,39 @@ builtin.module {
 // CHECK-NEXT:   ptx.entry @lin(arg0 : ptr<role = input, name = "a", shape = [300, 200], dtype = bf16>, arg1 : ptr<role = input, name = "w", shape = [500, 200], dtype = bf16>, arg2 : ptr<role = input, name = "bias", shape = [500], dtype = bf16>, arg3 : ptr<role = output, name = "out0", shape = [300, 500], dtype = bf16>, tmap0 : tmap<arg = 0, dtype = bf16, shape = [300, 200], box = [128, 64], boxes = 1, major = k, strides = [200, 1], axes = [0, 1]>, tmap1 : tmap<arg = 1, dtype = bf16, shape = [500, 200], box = [128, 64], boxes = 1, major = k, strides = [200, 1], axes = [0, 1]>) maxnreg 168 reqntid [384] launch<grid = 12, smem = 132176, persistent = true> {
 // The ring's full barriers complete on the producer's one arrival, its empty ones on one
 // arrival per consumer warpgroup; each tensor map's type is the view its launch data says.
+// The thread index is an index value (gpu.thread_id x, %tid.x once lowered).
+// CHECK-NEXT:     %[[TID:.*]] = "gpu.thread_id"() <{dimension = #gpu<dim x>}> : () -> index
 // CHECK:          %[[FULLS:.*]] = hopper.barrier_ring %{{.*}} : (!ptx.reg<u32>) -> !hopper.barrier_ring<stages = 4, count = 1>
 // CHECK-NEXT:     %[[EMPTIES:.*]] = hopper.barrier_ring %{{.*}} : (!ptx.reg<u32>) -> !hopper.barrier_ring<stages = 4, count = 2>
 // CHECK-NEXT:     %[[TMAP0:.*]] = hopper.tensormap_param tmap0 : !hopper.tensormap<300x200xbf16, box 128x64, swizzle 128>
 // CHECK-NEXT:     %[[TMAP1:.*]] = hopper.tensormap_param tmap1 : !hopper.tensormap<500x200xbf16, box 128x64, swizzle 128>
-// CHECK:          %[[F0:.*]] = hopper.ring_barrier %[[FULLS]][0] : !hopper.barrier_ring<stages = 4, count = 1>
-// CHECK-NEXT:     hopper.mbarrier_init %[[F0]] if %{{.*}} : !hopper.mbarrier<count = 1>
+// Thread 0, the barriers' initializer and the producer's elected thread, is a comparison
+// on it (an i1); the guards read it through a cast to a predicate.
+// CHECK:          %[[C0:.*]] = arith.constant 0 : index
+// CHECK-NEXT:     %[[LEADER:.*]] = arith.cmpi eq, %[[TID]], %[[C0]] : index
+// CHECK-NEXT:     %[[F0:.*]] = hopper.ring_barrier %[[FULLS]][0] : !hopper.barrier_ring<stages = 4, count = 1>
+// CHECK-NEXT:     %[[LEADER_PRED:.*]] = builtin.unrealized_conversion_cast %[[LEADER]] : i1 to !ptx.reg<pred>
+// CHECK-NEXT:     hopper.mbarrier_init %[[F0]] if %[[LEADER_PRED]] : !hopper.mbarrier<count = 1>
 // CHECK-NEXT:     %[[E0:.*]] = hopper.ring_barrier %[[EMPTIES]][0] : !hopper.barrier_ring<stages = 4, count = 2>
-// CHECK-NEXT:     hopper.mbarrier_init %[[E0]] if %{{.*}} : !hopper.mbarrier<count = 2>
-// CHECK-COUNT-3:  hopper.mbarrier_init %{{.*}} : !hopper.mbarrier<count = 2>
-// CHECK:          ptx.fence mbarrier_init
-// CHECK-NEXT:     hopper.tensor_map_prefetch %[[TMAP0]] if %{{.*}} : !hopper.tensormap<300x200xbf16, box 128x64, swizzle 128>
+// CHECK-NEXT:     hopper.mbarrier_init %[[E0]] if %[[LEADER_PRED]] : !hopper.mbarrier<count = 2>
+// CHECK-COUNT-3:  hopper.mbarrier_init %{{.*}} if %[[LEADER_PRED]] : !hopper.mbarrier<count = 2>
+// CHECK:          ptx.fence mbarrier_init if %[[LEADER_PRED]]
+// CHECK-NEXT:     hopper.tensor_map_prefetch %[[TMAP0]] if %[[LEADER_PRED]] : !hopper.tensormap<300x200xbf16, box 128x64, swizzle 128>
 // The producer's elected thread: wait for an empty stage, expect 2 x 16 KiB, load A and W at
 // (k0, m0) and (k0, n0), coordinates innermost first, both completing on the stage's full
 // barrier.
-// The warp roles' dispatch is an scf.if on the producer warpgroup's predicate (cast to i1):
-// the producer in its then-block, the consumers in its else-block; the producer's elected
-// thread runs in an scf.if that ends where the dispatch does (its one label is the
-// dispatch's end label). Each op carries the labels convert-scf-to-ptx makes of it.
-// CHECK:          %[[IS_PRODUCER:.*]] = builtin.unrealized_conversion_cast %{{.*}} : !ptx.reg<pred> to i1
+// The warp roles' dispatch is an scf.if on the producer warpgroup's test (tid >> 7 == 0, an
+// i1): the producer in its then-block, the consumers in its else-block; the producer's
+// elected thread runs in an scf.if on the leader that ends where the dispatch does (its
+// one label is the dispatch's end label). Each op carries the labels convert-scf-to-ptx
+// makes of it, and `ptx.predicate`: it branches on its condition as a predicate.
+// CHECK:          %[[C7:.*]] = arith.constant 7 : index
+// CHECK-NEXT:     %[[WARPGROUP:.*]] = arith.shrui %[[TID]], %[[C7]] : index
+// CHECK-NEXT:     %[[C0_1:.*]] = arith.constant 0 : index
+// CHECK-NEXT:     %[[IS_PRODUCER:.*]] = arith.cmpi eq, %[[WARPGROUP]], %[[C0_1]] : index
 // CHECK-NEXT:     scf.if %[[IS_PRODUCER]] {
 // CHECK-NEXT:       ptx.setmaxnreg dec 40
-// CHECK-NEXT:       %[[ELECTED:.*]] = builtin.unrealized_conversion_cast %{{.*}} : !ptx.reg<pred> to i1
-// CHECK-NEXT:       scf.if %[[ELECTED]] {
+// CHECK-NEXT:       scf.if %[[LEADER]] {
 // The producer's ring position: a `!hopper.ring_position` value (stage 0, phase 0), carried
 // by the persistent loop and the K loop (their iter_args; each loop's result the position
 // after it).
@@ -110,7 +120,7 @@ builtin.module {
 // CHECK-NEXT:   } {ptx.labels = ["{{loop_[0-9]+}}", "{{loop_end_[0-9]+}}"]}
 // CHECK-NEXT:   scf.yield %[[K_AT]] : !hopper.ring_position<stages = 4>
 // CHECK-NEXT:   } {ptx.labels = ["{{loop_[0-9]+}}", "{{loop_end_[0-9]+}}"]}
-// CHECK-NEXT:     }{ptx.labels = ["[[DONE:done_[0-9]+]]"]}
+// CHECK-NEXT:     }{ptx.labels = ["[[DONE:done_[0-9]+]]"], ptx.predicate}
 // The consumers: wait full, descriptors of 128B-swizzled K-major tiles, wgmma, release.
 // CHECK-NEXT:   } else {
 // CHECK-NEXT:     ptx.setmaxnreg inc 232
@@ -138,6 +148,6 @@ builtin.module {
 // The epilogue reads the loop's result element by element.
 // CHECK:          hopper.accumulator_element %[[RESULT]][0] : !hopper.accumulator<64x128xf32>
 // CHECK:          hopper.accumulator_element %[[RESULT]][63] : !hopper.accumulator<64x128xf32>
-// CHECK:          }{ptx.labels = ["{{consumer_[0-9]+}}", "[[DONE]]"]}
+// CHECK:          }{ptx.labels = ["{{consumer_[0-9]+}}", "[[DONE]]"], ptx.predicate}
 // CHECK-NEXT:     ptx.ret
 // CHECK-NOT:      func.func
