@@ -14,7 +14,11 @@ instructions the lowering wrote by hand: an `arith.cmpi` that only ptx ops read,
 casts to `!ptx.reg<pred>`, is the `setp` alone; an `arith.addi` marked `ptx.mad` and the
 `arith.muli` it adds to (read by nothing else) are one `mad.lo`; an `arith.select` on a
 predicate register is a `selp`, or a `mov` guarded by the predicate into its false value
-where that is a fresh register that nothing else reads.
+where that is a fresh register that nothing else reads. The thread's identity adds two:
+`gpu.thread_id x` is a read of %tid.x, and an `arith.andi` of i1 values read as a
+predicate (a conjunction of the lowering's tests) is `and.pred` of its operands'
+predicate registers; a comparison that such a conjunction reads counts as read as a
+predicate.
 
 The hopper level reads registers where it meets an index value: a
 `builtin.unrealized_conversion_cast` of the value to `!ptx.reg<u32>` (a hopper op's

@@ -35,8 +35,10 @@ as the labels and branches that a hand-written kernel would, one pattern per op:
 - `scf.if %c` with labels `[else, end]` becomes `@!p bra else; <then>; bra end; else:
   <else>; end:` (its then-block's `scf.yield` is the `bra end`), with one label `[end]`
   (no else-region) `@!p bra end; <then>; end:`. `p` is the predicate register behind the
-  condition's cast, or `setp.ne` of an i1 of the index arithmetic against 0; a condition
-  `arith.xori %c, true` branches on `@p` instead. An
+  condition's cast, a cast to `!ptx.reg<pred>` of the i1 condition of an `scf.if` marked
+  `ptx.predicate` (a comparison or conjunction of the lowering, lowered to its predicate
+  register by convert-arith-to-ptx), or `setp.ne` of an i1 of the index arithmetic
+  against 0; a condition `arith.xori %c, true` branches on `@p` instead. An
   `scf.if` whose one label is the end label of the `scf.if` around it, and which ends
   that one's region, branches straight to it (the outer op places the label).
 

@@ -73,6 +73,18 @@ from mmcomp.dialects.hopper.ring import (
     RingStageOp,
     RingStartOp,
 )
+from mmcomp.dialects.hopper.smem import (
+    SLOT_ALIGN,
+    RingSlotOp,
+    SharedBaseOp,
+    SlotRingOp,
+    SlotRingType,
+    SlotStageOp,
+    SmemOffsetOp,
+    SmemType,
+    StageType,
+    alignment_of,
+)
 from mmcomp.dialects.hopper.tma import (
     TensorMapParamOp,
     TensorMapPrefetchOp,
@@ -94,6 +106,16 @@ from mmcomp.dialects.hopper.warp_specialize import (
 )
 
 __all__ = [
+    "alignment_of",
+    "StageType",
+    "SmemType",
+    "SmemOffsetOp",
+    "SlotStageOp",
+    "SlotRingType",
+    "SlotRingOp",
+    "SharedBaseOp",
+    "RingSlotOp",
+    "SLOT_ALIGN",
     "BARRIER_BYTES",
     "AccumulatorElementOp",
     "AccumulatorOp",
@@ -162,6 +184,11 @@ def all_ops() -> list[type[Operation]]:
         RingAdvanceByOp,
         RingStageOp,
         RingPhaseOp,
+        SharedBaseOp,
+        SmemOffsetOp,
+        SlotRingOp,
+        SlotStageOp,
+        RingSlotOp,
         StmatrixOp,
         IdOp,
         MapaOp,
@@ -177,6 +204,9 @@ _ATTRIBUTES: list[type[Attribute]] = [
     MbarrierType,
     AccumulatorType,
     RingPositionType,
+    SmemType,
+    SlotRingType,
+    StageType,
 ]
 
 Hopper = Dialect("hopper", all_ops(), _ATTRIBUTES)

@@ -59,13 +59,8 @@ def emit_prologue(ctx: KernelContext) -> Ring:
     mode = MAINLOOPS[ctx.roles.specialization]
     values = Values(ctx)
     tid = values.thread_id()
-    raw = k.addr_of(SHARED_NAME)
-    base = k.binary(
-        ptx.AndOp,
-        k.add(raw, k.const(SMEM_ALIGN - 1)),
-        k.const((1 << 32) - SMEM_ALIGN),
-    )
-    ring = Ring.at(ctx, base, mode.stage_readers(ctx.roles))
+    smem = k.append(hopper.SharedBaseOp(SHARED_NAME, hopper.SmemType(SMEM_ALIGN))).result
+    ring = Ring.at(ctx, smem, mode.stage_readers(ctx.roles))
     tensor_maps = [*ctx.plan.operands, *ctx.plan.store_maps.values()]
     ctx.maps = [
         k.append(hopper.TensorMapParamOp(f"tmap{j}", hopper.TensorMapType.of(tensor_map))).result

@@ -178,11 +178,11 @@ class ConsumerMainloop:
                 if not isinstance(op, sched.LoadTileOp | sched.MmaOp | scf.YieldOp):
                     place(ctx, op)
             self.ring.wait_full(at)
-            slot_base = self.ring.slot_base(at.stage)
+            stage = self.ring.stage_slots(at)
             k.append(ptx.WgmmaFenceOp())
             for op in loop.body.block.ops:
                 if isinstance(op, sched.MmaOp):
-                    self.mma(op, slot_base)
+                    self.mma(op, stage)
             for value, carried in zip(yielded.operands, tiles, strict=True):
                 for tile, fragment in zip(carried, accumulators[value].fragments, strict=True):
                     tile.value = fragment
@@ -213,8 +213,8 @@ class ConsumerMainloop:
         rows = self.ctx.params.wgmma_warpgroup[0]
         return self.part_offset(base, tile.layout.start_offset(rows, 0))
 
-    def mma(self, op: sched.MmaOp, slot_base: SSAValue) -> None:
-        """The wgmmas of one sched.mma on the stage at `slot_base`."""
+    def mma(self, op: sched.MmaOp, stage: SSAValue) -> None:
+        """The wgmmas of one sched.mma on the ring stage `stage` (a `!hopper.stage`)."""
         ctx = self.ctx
         k = ctx.k
         plan = ctx.plan
@@ -228,8 +228,8 @@ class ConsumerMainloop:
         a_rows, b_rows = (tile_n, tile_m) if ctx.params.swap_ab else (tile_m, tile_n)
         a_tile = hopper.TileAttr(a_op.major, SWIZZLE, a_rows, tile_k)
         b_tile = hopper.TileAttr(b_op.major, SWIZZLE, b_rows, tile_k)
-        a_base = self.a_base(k.add(slot_base, k.const(plan.slot_offsets[a_slot])), a_tile)
-        b_base = k.add(slot_base, k.const(plan.slot_offsets[b_slot]))
+        a_base = self.a_base(self.ring.slot(stage, a_slot), a_tile)
+        b_base = self.ring.slot(stage, b_slot)
         for kk in range(tile_k // 16):
             for m_block in range(ctx.m_blocks):
                 a_desc = k.append(

@@ -19,7 +19,7 @@ from xdsl.dialects import arith, gpu
 from xdsl.dialects.builtin import IndexType, UnrealizedConversionCastOp, i1
 from xdsl.ir import SSAValue
 
-from mmcomp.dialects import ptx
+from mmcomp.dialects import hopper, ptx
 from mmcomp.lowering.hopper.context import KernelContext
 from mmcomp.passes.convert_arith_to_ptx import mark_mad
 
@@ -35,9 +35,11 @@ class Values:
 
     def of(self, value: SSAValue) -> SSAValue:
         """`value` as an index value: itself, the index value a register cast reads, or a
-        register read through a cast to `index`."""
+        register or shared address (`!hopper.smem`) read through a cast to `index`."""
         if isinstance(value.type, IndexType):
             return value
+        if isinstance(value.type, hopper.SmemType):
+            return self.ctx.cast(value, IndexType())
         owner = value.owner
         if (
             isinstance(owner, UnrealizedConversionCastOp)
