@@ -46,6 +46,7 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 from mmcomp.dialects.hopper.base import (
+    Guard,
     HopperInstruction,
     parse_typed,
     print_guard,
@@ -277,10 +278,11 @@ class SharedBaseOp(HopperInstruction):
     @classmethod
     def parse(cls, parser: Parser) -> Self:
         symbol = parser.parse_identifier()
+        guard = Guard.parse(parser)
         parser.parse_punctuation(":")
         found = parse_typed(parser, cls.name, SmemType, "a !hopper.smem type")
         assert isinstance(found, SmemType)
-        return cls(symbol, found)
+        return guard.apply(cls(symbol, found))
 
 
 @irdl_op_definition
@@ -329,12 +331,13 @@ class SmemOffsetOp(HopperInstruction):
         parser.parse_punctuation("[")
         offset = parser.parse_integer(allow_boolean=False)
         parser.parse_punctuation("]")
+        guard = Guard.parse(parser)
         parser.parse_punctuation(":")
         base_type = parse_typed(parser, cls.name, SmemType, "a !hopper.smem type")
         parser.parse_punctuation("->")
         found = parse_typed(parser, cls.name, SmemType, "a !hopper.smem type")
         assert isinstance(found, SmemType)
-        return cls(parser.resolve_operand(base, base_type), offset, found)
+        return guard.apply(cls(parser.resolve_operand(base, base_type), offset, found))
 
 
 @irdl_op_definition
@@ -384,12 +387,13 @@ class SlotRingOp(HopperInstruction):
         parser.parse_punctuation("[")
         offset = parser.parse_integer(allow_boolean=False)
         parser.parse_punctuation("]")
+        guard = Guard.parse(parser)
         parser.parse_punctuation(":")
         base_type = parse_typed(parser, cls.name, SmemType, "a !hopper.smem type")
         parser.parse_punctuation("->")
         found = parse_typed(parser, cls.name, SlotRingType, "a !hopper.slot_ring type")
         assert isinstance(found, SlotRingType)
-        return cls(parser.resolve_operand(base, base_type), offset, found)
+        return guard.apply(cls(parser.resolve_operand(base, base_type), offset, found))
 
 
 @irdl_op_definition
@@ -445,15 +449,18 @@ class SlotStageOp(HopperInstruction):
         parser.parse_punctuation("[")
         position = parser.parse_unresolved_operand()
         parser.parse_punctuation("]")
+        guard = Guard.parse(parser)
         parser.parse_punctuation(":")
         ring_type = parse_typed(parser, cls.name, SlotRingType, "a !hopper.slot_ring type")
         parser.parse_punctuation(",")
         position_type = parse_typed(
             parser, cls.name, RingPositionType, "a !hopper.ring_position type"
         )
-        return cls(
-            parser.resolve_operand(ring, ring_type),
-            parser.resolve_operand(position, position_type),
+        return guard.apply(
+            cls(
+                parser.resolve_operand(ring, ring_type),
+                parser.resolve_operand(position, position_type),
+            )
         )
 
 
@@ -508,6 +515,7 @@ class RingSlotOp(HopperInstruction):
         parser.parse_punctuation("[")
         slot = parser.parse_integer(allow_boolean=False)
         parser.parse_punctuation("]")
+        guard = Guard.parse(parser)
         parser.parse_punctuation(":")
         stage_type = parse_typed(parser, cls.name, StageType, "a !hopper.stage type")
-        return cls(parser.resolve_operand(stage, stage_type), slot)
+        return guard.apply(cls(parser.resolve_operand(stage, stage_type), slot))

@@ -120,3 +120,18 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 // An alignment that is not a power of two.
 "test.op"() {type = !hopper.smem<align 24>} : () -> ()
 // CHECK: !hopper.smem: align must be a power of two, found 24
+
+// -----
+
+// A slot only names an address: it takes no guard.
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.entry @k() {
+    %p = ptx.const 1 : !ptx.reg<pred>
+    %smem = hopper.shared_base mmcomp_shared : !hopper.smem<align 1024>
+    %slots = hopper.slot_ring %smem[0] : !hopper.smem<align 1024> -> !hopper.slot_ring<stages = 2, bytes = 32768, slots = [0, 16384]>
+    %pos = hopper.ring_start : !hopper.ring_position<stages = 2>
+    %stage = hopper.slot_stage %slots[%pos] : !hopper.slot_ring<stages = 2, bytes = 32768, slots = [0, 16384]>, !hopper.ring_position<stages = 2>
+    %a = hopper.ring_slot %stage[0] if %p : !hopper.stage<slots = [0, 16384]>
+  }
+}
+// CHECK: hopper.ring_slot: names a value and takes no guard
