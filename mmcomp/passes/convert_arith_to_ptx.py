@@ -14,7 +14,11 @@ instructions the lowering wrote by hand: an `arith.cmpi` that only ptx ops read,
 casts to `!ptx.reg<pred>`, is the `setp` alone; an `arith.addi` marked `ptx.mad` and the
 `arith.muli` it adds to (read by nothing else) are one `mad.lo`; an `arith.select` on a
 predicate register is a `selp`, or a `mov` guarded by the predicate into its false value
-where that is a fresh register that nothing else reads.
+where that is a fresh register that nothing else reads. The thread's identity adds two:
+`gpu.thread_id x` is a read of %tid.x, and an `arith.andi` of i1 values read as a
+predicate (a conjunction of the lowering's tests) is `and.pred` of its operands'
+predicate registers; a comparison that such a conjunction reads counts as read as a
+predicate.
 
 The epilogue's math (`mmcomp.lowering.hopper.pointwise`) is `arith` and `math` on f32, each
 op one f32 instruction of the same meaning: an f32 constant a `mov.f32`; `arith.addf`,
@@ -58,6 +62,7 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     UnitAttr,
     UnrealizedConversionCastOp,
+    i1,
 )
 from xdsl.dialects.utils import FastMathFlag
 from xdsl.ir import Attribute, Operation, OpResult, SSAValue
@@ -140,12 +145,21 @@ def feeds_mad(op: Operation) -> bool:
 
 
 def read_as_predicate(value: SSAValue) -> bool:
-    """Every read of the i1 `value` is a cast to `!ptx.reg<pred>` (a ptx op's predicate)."""
+    """Every read of the i1 `value` is a cast to `!ptx.reg<pred>` (a ptx op's predicate)
+    or an `arith.andi` of i1 values whose result is read so (a predicate conjunction)."""
     return bool(value.uses) and all(
-        isinstance(use.operation, UnrealizedConversionCastOp)
-        and all(result.type == ptx.PRED for result in use.operation.results)
+        (
+            isinstance(use.operation, UnrealizedConversionCastOp)
+            and all(result.type == ptx.PRED for result in use.operation.results)
+        )
+        or is_predicate_and(use.operation)
         for use in value.uses
     )
+
+
+def is_predicate_and(op: Operation) -> bool:
+    """`op` is an `arith.andi` of i1 values read as a predicate: an `and.pred`."""
+    return isinstance(op, arith.AndIOp) and op.result.type == i1 and read_as_predicate(op.result)
 
 
 def is_hopper_op(op: Operation) -> bool:
@@ -288,7 +302,46 @@ class SelectToPtx(RewritePattern):
         rewriter.replace(op, [zero, cond, select], [select.result])
 
 
+class ThreadIdToPtx(RewritePattern):
+    """`gpu.thread_id x` becomes a read of %tid.x (the kernels' blocks are one-dimensional:
+    another dimension is an error)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: gpu.ThreadIdOp, rewriter: PatternRewriter) -> None:
+        """Rewrite a thread-index query."""
+        dimension = op.dimension.data
+        if dimension != gpu.DimensionEnum.X:
+            raise DiagnosticException(
+                f"convert-arith-to-ptx: gpu.thread_id {dimension.value}: expected dimension x "
+                "(the kernels' thread blocks are one-dimensional)"
+            )
+        rewriter.replace(op, ptx.SregOp("tid.x", ptx.U32))
+
+
+class PredicateAndToPtx(RewritePattern):
+    """An `arith.andi` of i1 values read as a predicate becomes `and.pred` of its operands'
+    predicate registers (comparisons lowered to the `setp` alone, or predicates read as
+    i1 through casts)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: arith.AndIOp, rewriter: PatternRewriter) -> None:
+        """Rewrite a predicate conjunction."""
+        if not is_predicate_and(op):
+            return
+        lhs, rhs = register_of(op.lhs), register_of(op.rhs)
+        for name, held in (("left", lhs), ("right", rhs)):
+            if held.type != ptx.PRED:
+                raise DiagnosticException(
+                    f"convert-arith-to-ptx: the {name} operand of an arith.andi read as a "
+                    f"predicate is held in a {held.type}, expected a !ptx.reg<pred> (a "
+                    "comparison that only predicates read, or a predicate cast to i1)"
+                )
+        rewriter.replace(op, ptx.AndOp(lhs, rhs))
+
+
 PATTERNS: tuple[RewritePattern, ...] = (
+    ThreadIdToPtx(),
+    PredicateAndToPtx(),
     ConstantToPtx(),
     GridQueryToPtx(),
     MulAddToPtx(),

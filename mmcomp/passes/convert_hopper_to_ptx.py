@@ -19,6 +19,12 @@ cast, `hopper.truncf_pair` one `cvt.rn.bf16x2.f32` (f16x2) of the registers of i
 f32 values (through casts, which convert-arith-to-ptx folds), and `hopper.wgmma_mma_async`
 (`ptx.wgmma` with its transpose bits and a constant scale-d predicate) returns the
 registers of the accumulator it takes, which the instruction updates in place;
+the shared-memory values are one u32 register each: `hopper.shared_base` the array's
+address rounded up to the alignment, `hopper.smem_offset` an add of its offset,
+`hopper.slot_ring` its base's register (an add at a non-zero offset), `hopper.slot_stage`
+the ring's address plus the stage's bytes times the position's stage (`mad`) and
+`hopper.ring_slot` an add of the slot's offset; a cast of one to a register type or to
+`index` (a ptx op's or the index arithmetic's read) becomes its register or a cast of it;
 `hopper.ring_start` is two fresh u32 registers set to 0 (a ring position's stage and
 phase), `hopper.ring_advance` and `hopper.ring_advance_by` write the next position into the
 registers of the one they take (the predicated wrap, the division by the depth) and return
@@ -103,6 +109,14 @@ def register_of(value: SSAValue) -> SSAValue:
     return register
 
 
+def address_of(value: SSAValue) -> SSAValue:
+    """The u32 register of a shared address: the value itself, or the register holding an
+    `!hopper.smem` value."""
+    if isinstance(value.type, hopper.SmemType):
+        return register_of(value)
+    return value
+
+
 def _guarded(op: ptx.PtxInstruction, guard: SSAValue, negated: bool) -> ptx.PtxInstruction:
     """A copy of `op` predicated by `guard`; the unguarded original is erased."""
     guarded = op.set_guard(guard, negated)
@@ -175,10 +189,11 @@ def _lower_tma_load(op: hopper.TmaLoadOp, out: _Emitter) -> None:
     tensor_map = register_of(op.tensor_map)
     barrier = register_of(op.barrier)
     coordinates = _coordinate_registers(op.coordinates, out)
+    dst = address_of(op.dst)
     if op.cta_mask is None:
-        out.emit(ptx.TmaLoadOp(op.dst, tensor_map, barrier, coordinates))
+        out.emit(ptx.TmaLoadOp(dst, tensor_map, barrier, coordinates))
         return
-    out.emit(ptx.TmaLoadMulticastOp(op.dst, tensor_map, barrier, op.cta_mask, coordinates))
+    out.emit(ptx.TmaLoadMulticastOp(dst, tensor_map, barrier, op.cta_mask, coordinates))
 
 
 def _lower_tma_store(op: hopper.TmaStoreOp, out: _Emitter) -> None:
@@ -201,8 +216,8 @@ def _lower_mbarrier_arrive_expect_tx(op: hopper.MbarrierArriveExpectTxOp, out: _
 
 def _lower_matrix_descriptor(op: hopper.MatrixDescriptorOp, out: _Emitter) -> None:
     layout = op.tile.layout
-    base_type = _reg_type(op.base)
-    start = op.base
+    start = address_of(op.base)
+    base_type = _reg_type(start)
     offset = layout.start_offset(op.mn.data, op.k.data)
     if offset:
         start = out.value(ptx.AddOp(start, out.value(ptx.ConstOp(offset, base_type))))
@@ -291,7 +306,7 @@ class LowerBarrierRing(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: hopper.BarrierRingOp, rewriter: PatternRewriter) -> None:
-        _replace_by_registers(rewriter, op, _Emitter(None, False), [op.base])
+        _replace_by_registers(rewriter, op, _Emitter(None, False), [address_of(op.base)])
 
 
 class LowerRingBarrier(RewritePattern):
@@ -310,6 +325,94 @@ class LowerRingBarrier(RewritePattern):
             size = out.value(ptx.ConstOp(hopper.BARRIER_BYTES, ptx.U32))
             address = out.value(ptx.MadOp(op.stage, size, ring))
         _replace_by_registers(rewriter, op, out, [address])
+
+
+class LowerSharedBase(RewritePattern):
+    """A shared array's base: its address rounded up to the alignment (`add` of
+    align - 1, `and` of its complement)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: hopper.SharedBaseOp, rewriter: PatternRewriter) -> None:
+        out = _Emitter(None, False)
+        address = out.value(ptx.AddrOfOp(op.symbol.data, ptx.U32))
+        smem = op.result.type
+        assert isinstance(smem, hopper.SmemType)
+        align = smem.align.data
+        if align > 1:
+            padded = out.value(ptx.AddOp(address, out.value(ptx.ConstOp(align - 1, ptx.U32))))
+            mask = out.value(ptx.ConstOp((1 << 32) - align, ptx.U32))
+            address = out.value(ptx.AndOp(padded, mask))
+        _replace_by_registers(rewriter, op, out, [address])
+
+
+class LowerSmemOffset(RewritePattern):
+    """An address past another: `add` of the constant offset."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: hopper.SmemOffsetOp, rewriter: PatternRewriter) -> None:
+        out = _Emitter(None, False)
+        offset = out.value(ptx.ConstOp(op.offset.data, ptx.U32))
+        address = out.value(ptx.AddOp(register_of(op.base), offset))
+        _replace_by_registers(rewriter, op, out, [address])
+
+
+class LowerSlotRing(RewritePattern):
+    """A slot ring: the base's register at offset 0 (no instruction), else an `add`."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: hopper.SlotRingOp, rewriter: PatternRewriter) -> None:
+        out = _Emitter(None, False)
+        address = register_of(op.base)
+        if op.offset.data:
+            offset = out.value(ptx.ConstOp(op.offset.data, ptx.U32))
+            address = out.value(ptx.AddOp(address, offset))
+        _replace_by_registers(rewriter, op, out, [address])
+
+
+class LowerSlotStage(RewritePattern):
+    """A position's stage of a slot ring: the ring's address plus the stage's bytes times
+    the position's stage register (`mad`)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: hopper.SlotStageOp, rewriter: PatternRewriter) -> None:
+        ring = op.ring.type
+        assert isinstance(ring, hopper.SlotRingType)
+        stage, _ = _position_registers(op.position)
+        out = _Emitter(None, False)
+        size = out.value(ptx.ConstOp(ring.bytes.data, ptx.U32))
+        address = out.value(ptx.MadOp(stage, size, register_of(op.ring)))
+        _replace_by_registers(rewriter, op, out, [address])
+
+
+class LowerRingSlot(RewritePattern):
+    """A slot of a stage: the stage's address plus the slot's offset (`add`)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: hopper.RingSlotOp, rewriter: PatternRewriter) -> None:
+        out = _Emitter(None, False)
+        offset = out.value(ptx.ConstOp(op.offset, ptx.U32))
+        address = out.value(ptx.AddOp(register_of(op.stage), offset))
+        _replace_by_registers(rewriter, op, out, [address])
+
+
+class ResolveSmemCast(RewritePattern):
+    """A cast of a shared address (`!hopper.smem`, held in one register) to a register
+    type becomes that register, to `index` a cast of the register: the ptx ops and the
+    index arithmetic that read the address."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: UnrealizedConversionCastOp, rewriter: PatternRewriter) -> None:
+        if len(op.inputs) != 1 or len(op.results) != 1:
+            return
+        (source,) = op.inputs
+        (result,) = op.results
+        if not isinstance(source.type, hopper.SmemType):
+            return
+        register = register_of(source)
+        if result.type == register.type:
+            rewriter.replace(op, [], [register])
+            return
+        rewriter.replace(op, UnrealizedConversionCastOp.get([register], [result.type]))
 
 
 class LowerMapa(RewritePattern):
@@ -531,6 +634,11 @@ class ConvertHopperToPtx(ModulePass):
         )
         patterns: list[RewritePattern] = [
             LowerTensorMapParam(),
+            LowerSharedBase(),
+            LowerSmemOffset(),
+            LowerSlotRing(),
+            LowerSlotStage(),
+            LowerRingSlot(),
             LowerBarrierRing(),
             LowerRingBarrier(),
             LowerMapa(),
@@ -551,6 +659,7 @@ class ConvertHopperToPtx(ModulePass):
         PatternRewriteWalker(
             GreedyRewritePatternApplier(patterns, dce_enabled=False), apply_recursively=False
         ).rewrite_module(op)
+        PatternRewriteWalker(ResolveSmemCast(), apply_recursively=False).rewrite_module(op)
         PatternRewriteWalker(
             GreedyRewritePatternApplier([EraseRegisterCast()], dce_enabled=False),
             apply_recursively=False,

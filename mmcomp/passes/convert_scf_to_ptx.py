@@ -35,8 +35,10 @@ as the labels and branches that a hand-written kernel would, one pattern per op:
 - `scf.if %c` with labels `[else, end]` becomes `@!p bra else; <then>; bra end; else:
   <else>; end:` (its then-block's `scf.yield` is the `bra end`), with one label `[end]`
   (no else-region) `@!p bra end; <then>; end:`. `p` is the predicate register behind the
-  condition's cast, or `setp.ne` of an i1 of the index arithmetic against 0; a condition
-  `arith.xori %c, true` branches on `@p` instead. An
+  condition's cast, a cast to `!ptx.reg<pred>` of the i1 condition of an `scf.if` marked
+  `ptx.predicate` (a comparison or conjunction of the lowering, lowered to its predicate
+  register by convert-arith-to-ptx), or `setp.ne` of an i1 of the index arithmetic
+  against 0; a condition `arith.xori %c, true` branches on `@p` instead. An
   `scf.if` whose one label is the end label of the `scf.if` around it, and which ends
   that one's region, branches straight to it (the outer op places the label).
 
@@ -68,6 +70,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     ModuleOp,
     StringAttr,
+    UnitAttr,
     UnrealizedConversionCastOp,
     i1,
 )
@@ -90,6 +93,16 @@ from mmcomp.passes.partition_warp_roles import check_lowered_to_ptx
 
 NAME = "convert-scf-to-ptx"
 """The pass's name (the prefix of its errors)."""
+PREDICATE = "ptx.predicate"
+"""The unit attribute of an `scf.if` whose i1 condition is a predicate of the lowering (a
+comparison or conjunction that only predicates read): it branches on the condition's
+predicate register, where an unmarked i1 of the index arithmetic is tested against 0."""
+
+
+def mark_predicate(op: scf.IfOp) -> scf.IfOp:
+    """`op`, marked to branch on its condition as a predicate register."""
+    op.attributes[PREDICATE] = UnitAttr()
+    return op
 
 
 def labeled(op: Operation, labels: tuple[str, ...]) -> None:
@@ -138,19 +151,26 @@ def _is_true(value: SSAValue) -> bool:
     )
 
 
-def branch_guard(cond: SSAValue, ops: list[Operation]) -> tuple[SSAValue, bool]:
+def branch_guard(
+    cond: SSAValue, ops: list[Operation], predicate: bool = False
+) -> tuple[SSAValue, bool]:
     """The guard of the branch around an `scf.if`'s then-region: (the predicate register,
     negated). `@!p` for a cast of a predicate `p`, `arith.xori %c, true` flips the
-    negation, and an i1 of the index arithmetic is tested with `setp.ne` against 0 (its
-    instructions appended to `ops`)."""
+    negation, an i1 predicate of the lowering (`predicate`: the branch is marked) is read
+    through a cast to `!ptx.reg<pred>`, and an i1 of the index arithmetic is tested with
+    `setp.ne` against 0 (its instructions appended to `ops`)."""
     owner = cond.owner
     if isinstance(owner, arith.XOrIOp) and _is_true(owner.rhs):
-        pred, negated = branch_guard(owner.lhs, ops)
+        pred, negated = branch_guard(owner.lhs, ops, predicate)
         return pred, not negated
     if isinstance(owner, UnrealizedConversionCastOp) and len(owner.inputs) == 1:
         (source,) = owner.inputs
         if source.type == ptx.PRED:
             return source, True
+    if predicate:
+        cast = UnrealizedConversionCastOp.get([cond], [ptx.PRED])
+        ops.append(cast)
+        return cast.results[0], True
     truth = register(cond, ops)
     zero = ptx.ConstOp(0, ptx.U32)
     taken = ptx.SetpOp("ne", truth, zero.result)
@@ -462,7 +482,7 @@ class IfToPtx(RewritePattern):
         results = branch_results(op, rewriter, has_else)
         shared = self.ends_outer(op, end)
         ops: list[Operation] = []
-        pred, negated = branch_guard(op.cond, ops)
+        pred, negated = branch_guard(op.cond, ops, PREDICATE in op.attributes)
         cond = op.cond
         ops.append(ptx.BraOp(labels[0]).set_guard(pred, negated))
         rewriter.insert(ops, InsertPoint.before(op))

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 from cases import case
-from xdsl.dialects import arith
-from xdsl.dialects.builtin import ModuleOp, UnrealizedConversionCastOp
+from xdsl.dialects import arith, gpu
+from xdsl.dialects.builtin import ModuleOp, UnrealizedConversionCastOp, i1
 from xdsl.dialects.func import FuncOp
-from xdsl.ir import Operation
+from xdsl.ir import Operation, SSAValue
 
 from mmcomp.compiler import context, run_pipeline
 from mmcomp.dialects import ptx
@@ -44,15 +44,8 @@ def to_ptx(module: ModuleOp) -> None:
 
 
 def reads_tid(op: Operation) -> bool:
-    """`op` reads %tid.x through a cast to index."""
-    for operand in op.operands:
-        cast = operand.owner
-        if not isinstance(cast, UnrealizedConversionCastOp):
-            continue
-        source = cast.inputs[0].owner
-        if isinstance(source, ptx.SregOp) and source.sreg.data == "tid.x":
-            return True
-    return False
+    """`op` reads the thread index, `gpu.thread_id x`, an index value."""
+    return any(isinstance(operand.owner, gpu.ThreadIdOp) for operand in op.operands)
 
 
 def marked_mads(module: ModuleOp) -> list[arith.AddiOp]:
@@ -64,10 +57,10 @@ def marked_mads(module: ModuleOp) -> list[arith.AddiOp]:
 def test_the_consumer_thread_arithmetic_is_arith_on_tid(name: str):
     module = hopper_level(name)
     on_tid = {op.name for op in module.walk() if reads_tid(op)}
-    assert {"arith.andi", "arith.shrui"} <= on_tid
-    assert not any(
-        isinstance(op, ptx.AndOp | ptx.ShrOp) and reads_tid(op) for op in module.walk()
-    ), "no ptx and/shr reads a cast of %tid.x"
+    assert {"arith.andi", "arith.shrui", "arith.cmpi"} <= on_tid
+    assert on_tid <= {"arith.andi", "arith.shrui", "arith.cmpi"}, "only arith reads it"
+    assert sum(isinstance(op, gpu.ThreadIdOp) for op in module.walk()) == 1
+    assert not any(isinstance(op, ptx.SregOp) for op in module.walk()), "no %tid.x register"
 
 
 def test_the_ping_pong_trip_count_is_a_select_into_the_quotient():
@@ -96,27 +89,47 @@ def test_a_marked_addi_and_its_product_become_one_mad(name: str):
     assert not left
 
 
-def test_the_next_tile_test_is_a_comparison_read_as_a_predicate():
-    module = hopper_level("pingpong_linear")
-    read_as_pred = [
-        op
-        for op in module.walk()
-        if isinstance(op, arith.CmpiOp)
-        and op.result.uses
-        and all(
+def predicate_read(value: SSAValue) -> bool:
+    """Every read of `value` is a cast to a predicate or a conjunction (`arith.andi` on
+    i1) read so."""
+    return bool(value.uses) and all(
+        (
             isinstance(use.operation, UnrealizedConversionCastOp)
             and use.operation.results[0].type == ptx.PRED
-            for use in op.result.uses
         )
+        or (
+            isinstance(use.operation, arith.AndIOp)
+            and use.operation.result.type == i1
+            and predicate_read(use.operation.result)
+        )
+        for use in value.uses
+    )
+
+
+def pred_ands(module: ModuleOp) -> int:
+    """The `and.pred` instructions of `module`."""
+    return sum(isinstance(op, ptx.AndOp) and op.result.type == ptx.PRED for op in module.walk())
+
+
+def test_the_next_tile_test_is_a_comparison_read_as_a_predicate():
+    module = hopper_level("pingpong_linear")
+    before_arith(module)
+    read_as_pred = [
+        op for op in module.walk() if isinstance(op, arith.CmpiOp) and predicate_read(op.result)
     ]
     assert any(isinstance(op.lhs.owner, arith.AddiOp) for op in read_as_pred)
-    before_arith(module)
+    conjunctions = [
+        op for op in module.walk() if isinstance(op, arith.AndIOp) and op.result.type == i1
+    ]
+    assert conjunctions and all(predicate_read(op.result) for op in conjunctions)
     setps = sum(isinstance(op, ptx.SetpOp) for op in module.walk())
     selps = sum(isinstance(op, ptx.SelpOp) for op in module.walk())
     compares = sum(isinstance(op, arith.CmpiOp) for op in module.walk())
+    ands = pred_ands(module)
     ConvertArithToPtx().apply(context(), module)
     # One setp per comparison; a selp of 1 or 0 only for those read as u32 truths (the
     # trip count's select on a predicate is a guarded mov).
     assert sum(isinstance(op, ptx.SetpOp) for op in module.walk()) == setps + compares
     truths = compares - len(read_as_pred)
     assert sum(isinstance(op, ptx.SelpOp) for op in module.walk()) == selps + truths
+    assert pred_ands(module) == ands + len(conjunctions), "each conjunction is an and.pred"

@@ -74,6 +74,18 @@ from mmcomp.dialects.hopper.ring import (
     RingStageOp,
     RingStartOp,
 )
+from mmcomp.dialects.hopper.smem import (
+    SLOT_ALIGN,
+    RingSlotOp,
+    SharedBaseOp,
+    SlotRingOp,
+    SlotRingType,
+    SlotStageOp,
+    SmemOffsetOp,
+    SmemType,
+    StageType,
+    alignment_of,
+)
 from mmcomp.dialects.hopper.tma import (
     TensorMapParamOp,
     TensorMapPrefetchOp,
@@ -95,6 +107,16 @@ from mmcomp.dialects.hopper.warp_specialize import (
 )
 
 __all__ = [
+    "alignment_of",
+    "StageType",
+    "SmemType",
+    "SmemOffsetOp",
+    "SlotStageOp",
+    "SlotRingType",
+    "SlotRingOp",
+    "SharedBaseOp",
+    "RingSlotOp",
+    "SLOT_ALIGN",
     "BARRIER_BYTES",
     "AccumulatorElementOp",
     "AccumulatorOp",
@@ -164,6 +186,11 @@ def all_ops() -> list[type[Operation]]:
         RingAdvanceByOp,
         RingStageOp,
         RingPhaseOp,
+        SharedBaseOp,
+        SmemOffsetOp,
+        SlotRingOp,
+        SlotStageOp,
+        RingSlotOp,
         StmatrixOp,
         TruncfPairOp,
         IdOp,
@@ -180,6 +207,9 @@ _ATTRIBUTES: list[type[Attribute]] = [
     MbarrierType,
     AccumulatorType,
     RingPositionType,
+    SmemType,
+    SlotRingType,
+    StageType,
 ]
 
 Hopper = Dialect("hopper", all_ops(), _ATTRIBUTES)

@@ -49,7 +49,9 @@ from mmcomp.dialects.hopper.base import (
     shared_address,
     unguarded,
 )
+from mmcomp.dialects.hopper.smem import SmemType, shared_operand
 from mmcomp.dialects.hopper.types import (
+    BARRIER_BYTES,
     AccumulatorType,
     BarrierRingType,
     MbarrierType,
@@ -75,15 +77,16 @@ class BarrierRingOp(HopperInstruction):
 
     name = "hopper.barrier_ring"
 
-    base = operand_def(RegType)
-    """Shared address of the first barrier (32-bit, 8-byte aligned)."""
+    base = operand_def(RegType | SmemType)
+    """Shared address of the first barrier (a 32-bit register, or an `!hopper.smem`
+    aligned to 8 bytes)."""
     result = result_def(BarrierRingType)
 
     def __init__(self, base: SSAValue, ring: BarrierRingType):
         super().__init__(operands=[base, []], result_types=[ring])
 
     def verify_kinds(self) -> None:
-        shared_address(self, "the base", self.base)
+        shared_operand(self, "the base", self.base, BARRIER_BYTES)
         unguarded(self)
 
 
@@ -275,8 +278,9 @@ class MatrixDescriptorOp(HopperInstruction):
     """First row (M or N) of the operand within the tile."""
     k = prop_def(IntAttr, default_value=IntAttr(0))
     """First K column of the operand within the tile."""
-    base = operand_def(RegType)
-    """The tile's shared address (32-bit)."""
+    base = operand_def(RegType | SmemType)
+    """The tile's shared address (a 32-bit register, or an `!hopper.smem` aligned to the
+    swizzle pattern: 8 rows of the swizzle span)."""
     result = result_def(RegType)
 
     def __init__(self, base: SSAValue, tile: TileAttr, mn: int = 0, k: int = 0):
@@ -287,7 +291,7 @@ class MatrixDescriptorOp(HopperInstruction):
         )
 
     def verify_kinds(self) -> None:
-        shared_address(self, "the tile base", self.base)
+        shared_operand(self, "the tile base", self.base, max(16, 8 * self.tile.swizzle.data))
         int_register(self, "the result", self.result, (64,))
         layout = self.tile.layout
         if not (0 <= self.mn.data < layout.mn and 0 <= self.k.data < layout.k):

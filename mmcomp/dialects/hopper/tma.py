@@ -39,6 +39,7 @@ from mmcomp.dialects.hopper.base import (
     resolve_indices,
     shared_address,
 )
+from mmcomp.dialects.hopper.smem import SmemType, shared_operand
 from mmcomp.dialects.hopper.types import (
     MbarrierType,
     TensorMapType,
@@ -175,8 +176,9 @@ class TmaLoadOp(HopperInstruction):
 
     name = "hopper.tma_load"
 
-    dst = operand_def(RegType)
-    """Shared-memory destination (32-bit shared address; the same offset in each CTA)."""
+    dst = operand_def(RegType | SmemType)
+    """Shared-memory destination (a 32-bit shared address, or an `!hopper.smem` aligned to
+    the box's swizzle pattern; the same offset in each CTA)."""
     tensor_map = operand_def(TensorMapType)
     """The tensor map read."""
     barrier = operand_def(MbarrierType)
@@ -198,7 +200,9 @@ class TmaLoadOp(HopperInstruction):
         super().__init__(operands=[dst, tensor_map, barrier, mask, list(coordinates), []])
 
     def verify_kinds(self) -> None:
-        shared_address(self, "the destination", self.dst)
+        tensor_map = self.tensor_map.type
+        assert isinstance(tensor_map, TensorMapType)
+        shared_operand(self, "the destination", self.dst, max(128, 8 * tensor_map.swizzle.data))
         if self.cta_mask is not None:
             int_register(self, "the CTA mask", self.cta_mask, (16,))
         check_coordinates(self, self.tensor_map, self.coordinates)

@@ -181,7 +181,12 @@ class SharedOp(IRDLOperation):
 
 # ---- ptx.entry ------------------------------------------------------------------------
 
-INDEX_ARITHMETIC = ("builtin.unrealized_conversion_cast", "gpu.block_id", "gpu.grid_dim")
+INDEX_ARITHMETIC = (
+    "builtin.unrealized_conversion_cast",
+    "gpu.block_id",
+    "gpu.grid_dim",
+    "gpu.thread_id",
+)
 """The ops besides `arith` that an entry holds before convert-arith-to-ptx."""
 
 

@@ -22,6 +22,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     MemRefType,
     UnrealizedConversionCastOp,
+    i1,
 )
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, Operation, SSAValue
@@ -125,9 +126,10 @@ class Threads:
     """Registers that say which thread this is, made in the prologue."""
 
     tid: SSAValue
-    """%tid.x."""
+    """%tid.x: an index value (`gpu.thread_id x`)."""
     leader: SSAValue
-    """Thread 0 of the CTA (barrier set-up; the producer's elected thread)."""
+    """Thread 0 of the CTA (barrier set-up; the producer's elected thread): an i1
+    comparison read as a predicate."""
 
 
 @dataclass(frozen=True)
@@ -139,7 +141,8 @@ class ConsumerThreads:
     thread_in_warpgroup: SSAValue
     """%tid.x modulo 128."""
     signaller: SSAValue
-    """This thread releases ring stages (thread t of a warpgroup, for t < cluster size)."""
+    """This thread releases ring stages (thread t of a warpgroup, for t < cluster size):
+    an i1 comparison read as a predicate."""
     warp: SSAValue
     """Warp index in the warpgroup."""
     lane: SSAValue
@@ -212,7 +215,10 @@ class KernelContext:
         return f"lower-schedule-to-hopper: @{self.func.sym_name.data}"
 
     def put(self, op: _OpT, pred: SSAValue | None, negated: bool = False) -> _OpT:
-        """Append `op`, guarded by `pred` when given."""
+        """Append `op`, guarded by `pred` when given (a predicate register, or an i1
+        predicate of the lowering read through a cast to `!ptx.reg<pred>`)."""
+        if pred is not None and pred.type == i1:
+            pred = self.cast(pred, ptx.PRED)
         if pred is not None:
             guarded = op.set_guard(pred, negated)
             op.erase()

@@ -33,7 +33,7 @@ from mmcomp.dialects import ptx
 from mmcomp.errors import ScheduleError
 from mmcomp.lowering.hopper.context import KernelContext
 from mmcomp.lowering.hopper.index import place
-from mmcomp.passes.convert_scf_to_ptx import labeled
+from mmcomp.passes.convert_scf_to_ptx import labeled, mark_predicate
 
 
 def counted_loop(
@@ -85,11 +85,13 @@ def branch(
     *,
     negated: bool = False,
     otherwise: bool = False,
+    predicate: bool = False,
 ) -> scf.IfOp:
-    """An empty `scf.if` on the predicate register `pred` (cast to i1) or on an i1 of the
-    index arithmetic (on `!pred` if `negated`: an `arith.xori` with true), appended, with
-    an else-block if `otherwise`; `labels` are (else, end) with an else-block, (end)
-    without."""
+    """An empty `scf.if` on the predicate register `pred` (cast to i1), on an i1 predicate
+    of the lowering (`predicate`: a comparison or conjunction of `Values`, branched on as
+    a predicate register) or on an i1 of the index arithmetic (on `!pred` if `negated`:
+    an `arith.xori` with true), appended, with an else-block if `otherwise`; `labels` are
+    (else, end) with an else-block, (end) without."""
     k = ctx.k
     cond = pred
     if isinstance(pred.type, ptx.RegType):
@@ -99,6 +101,8 @@ def branch(
         cond = k.append(arith.XOrIOp(cond, true)).result
     structured = scf.IfOp(cond, [], [scf.YieldOp()], [scf.YieldOp()] if otherwise else None)
     labeled(structured, labels)
+    if predicate:
+        mark_predicate(structured)
     return k.append(structured)
 
 

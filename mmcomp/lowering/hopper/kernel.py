@@ -57,14 +57,10 @@ def emit_prologue(ctx: KernelContext) -> Ring:
     """Shared memory, barriers, tensor maps, argument registers; returns the ring."""
     k = ctx.k
     mode = MAINLOOPS[ctx.roles.specialization]
-    tid = k.sreg("tid.x")
-    raw = k.addr_of(SHARED_NAME)
-    base = k.binary(
-        ptx.AndOp,
-        k.add(raw, k.const(SMEM_ALIGN - 1)),
-        k.const((1 << 32) - SMEM_ALIGN),
-    )
-    ring = Ring.at(ctx, base, mode.stage_readers(ctx.roles))
+    values = Values(ctx)
+    tid = values.thread_id()
+    smem = k.append(hopper.SharedBaseOp(SHARED_NAME, hopper.SmemType(SMEM_ALIGN))).result
+    ring = Ring.at(ctx, smem, mode.stage_readers(ctx.roles))
     tensor_maps = [*ctx.plan.operands, *ctx.plan.store_maps.values()]
     ctx.maps = [
         k.append(hopper.TensorMapParamOp(f"tmap{j}", hopper.TensorMapType.of(tensor_map))).result
@@ -76,7 +72,7 @@ def emit_prologue(ctx: KernelContext) -> Ring:
         ctx.extents[name] = ctx.regs[arg]
     if ctx.launch_function is not None and ctx.plan.dynamic_workspaces:
         ctx.cta_tiles = emit_cta_tiles(ctx, ctx.launch_function)
-    leader = k.setp("eq", tid, k.const(0))
+    leader = values.cmp("eq", tid, values.const(0))
     ctx.threads = Threads(tid, leader)
     ring.init_barriers(leader)
     ctx.put(ptx.FenceOp("mbarrier_init"), leader)
@@ -114,26 +110,26 @@ def emit_kernel(ctx: KernelContext) -> None:
     """The whole entry: prologue, then the producer and consumer roles."""
     k = ctx.k
     ring = emit_prologue(ctx)
-    warpgroup = k.shr(ctx.threads.tid, k.const(WARPGROUP_SHIFT))
+    values = Values(ctx)
+    warpgroup = values.shr(ctx.threads.tid, values.const(WARPGROUP_SHIFT))
     if not ctx.roles.producers:
         # Non-specialized: every warpgroup computes; thread 0 also issues the loads.
-        emit_consumer(ctx, ring, warpgroup)
+        emit_consumer(ctx, ring, values.reg(warpgroup))
         cluster_sync(ctx)
         k.ret()
         return
-    is_producer = k.setp("eq", warpgroup, k.const(0))
+    is_producer = values.cmp("eq", warpgroup, values.const(0))
     consumer_label = k.fresh_label("consumer")
     done_label = k.fresh_label("done")
-    roles = branch(ctx, is_producer, (consumer_label, done_label), otherwise=True)
+    roles = branch(ctx, is_producer, (consumer_label, done_label), otherwise=True, predicate=True)
     with k.inside(roles.true_region.block):
         k.append(ptx.SetmaxnregOp("dec", ctx.roles.registers[0]))
         # The elected thread's branch ends where the roles' does.
-        elected = branch(ctx, ctx.threads.leader, (done_label,))
+        elected = branch(ctx, ctx.threads.leader, (done_label,), predicate=True)
         with k.inside(elected.true_region.block):
             emit_producer(ctx, ring)
     with k.inside(roles.false_region.block):
         k.append(ptx.SetmaxnregOp("inc", ctx.roles.registers[1]))
-        values = Values(ctx)
         emit_consumer(ctx, ring, values.reg(values.sub(warpgroup, values.const(1))))
     cluster_sync(ctx)
     k.ret()
@@ -197,7 +193,7 @@ def consumer_threads(
     values = Values(ctx)
     tid = ctx.threads.tid
     thread_in_warpgroup = values.and_(tid, values.const(hw.WARPGROUP_SIZE - 1))
-    signaller = values.pred(values.cmp("lo", thread_in_warpgroup, values.const(ctx.cluster.size)))
+    signaller = values.cmp("lo", thread_in_warpgroup, values.const(ctx.cluster.size))
     warp = values.and_(values.shr(tid, values.const(5)), values.const(3))
     lane = values.and_(tid, values.const(31))
     # Row of this thread's first accumulator element in the CTA tile, and its column.

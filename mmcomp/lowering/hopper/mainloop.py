@@ -135,10 +135,9 @@ class ConsumerMainloop:
 
     def arrive_leader(self, leader: SSAValue) -> SSAValue:
         """The thread that counts the tile's split-K arrival, from each warpgroup's first."""
-        k = self.ctx.k
         values = Values(self.ctx)
-        first = values.pred(values.cmp("eq", self.threads.consumer, values.const(0)))
-        return k.binary(ptx.AndOp, leader, first)
+        first = values.cmp("eq", self.threads.consumer, values.const(0))
+        return values.both(leader, first)
 
     def arrive_slot(self, slot: SSAValue) -> SSAValue:
         """The shared word that broadcasts the old split-K count to the tile's threads."""
@@ -179,11 +178,11 @@ class ConsumerMainloop:
                 if not isinstance(op, sched.LoadTileOp | sched.MmaOp | scf.YieldOp):
                     place(ctx, op)
             self.ring.wait_full(at)
-            slot_base = self.ring.slot_base(at.stage)
+            stage = self.ring.stage_slots(at)
             k.append(ptx.WgmmaFenceOp())
             for op in loop.body.block.ops:
                 if isinstance(op, sched.MmaOp):
-                    self.mma(op, slot_base)
+                    self.mma(op, stage)
             for value, carried in zip(yielded.operands, tiles, strict=True):
                 for tile, fragment in zip(carried, accumulators[value].fragments, strict=True):
                     tile.value = fragment
@@ -214,8 +213,8 @@ class ConsumerMainloop:
         rows = self.ctx.params.wgmma_warpgroup[0]
         return self.part_offset(base, tile.layout.start_offset(rows, 0))
 
-    def mma(self, op: sched.MmaOp, slot_base: SSAValue) -> None:
-        """The wgmmas of one sched.mma on the stage at `slot_base`."""
+    def mma(self, op: sched.MmaOp, stage: SSAValue) -> None:
+        """The wgmmas of one sched.mma on the ring stage `stage` (a `!hopper.stage`)."""
         ctx = self.ctx
         k = ctx.k
         plan = ctx.plan
@@ -229,8 +228,8 @@ class ConsumerMainloop:
         a_rows, b_rows = (tile_n, tile_m) if ctx.params.swap_ab else (tile_m, tile_n)
         a_tile = hopper.TileAttr(a_op.major, SWIZZLE, a_rows, tile_k)
         b_tile = hopper.TileAttr(b_op.major, SWIZZLE, b_rows, tile_k)
-        a_base = self.a_base(k.add(slot_base, k.const(plan.slot_offsets[a_slot])), a_tile)
-        b_base = k.add(slot_base, k.const(plan.slot_offsets[b_slot]))
+        a_base = self.a_base(self.ring.slot(stage, a_slot), a_tile)
+        b_base = self.ring.slot(stage, b_slot)
         for kk in range(tile_k // 16):
             for m_block in range(ctx.m_blocks):
                 a_desc = k.append(
@@ -371,8 +370,9 @@ class PingPongMainloop(ConsumerMainloop):
         self.kept = [(carried, carried.value) for carried in ctx.carried]
         k.enter(turn.false_region.block)
         first = k.setp("eq", self.tiles_seen, k.const(0))
-        is_second = k.setp("ne", consumer, k.const(0))
-        is_first = k.setp("eq", consumer, k.const(0))
+        values = Values(ctx)
+        is_second = values.cmp("ne", consumer, values.const(0))
+        is_first = values.cmp("eq", consumer, values.const(0))
         skip_sync = k.fresh_label("no_order_wait")
         wait = branch(ctx, first, (skip_sync,), negated=True)
         with k.inside(wait.true_region.block):
@@ -386,13 +386,13 @@ class PingPongMainloop(ConsumerMainloop):
         k = ctx.k
         order = ctx.barriers.order
         is_second, is_first = self.order
+        values = Values(ctx)
         has_next: SSAValue = k.setp("eq", k.const(0), k.const(1))
         if ctx.loops:
             iv, upper, step = ctx.loops[-1]
-            values = Values(ctx)
-            has_next = values.pred(values.cmp("lo", values.add(iv, step), upper))
-        signal_first = k.binary(ptx.AndOp, has_next, is_first)
-        signal_second = k.binary(ptx.AndOp, has_next, is_second)
+            has_next = values.cmp("lo", values.add(iv, step), upper)
+        signal_first = values.both(has_next, is_first)
+        signal_second = values.both(has_next, is_second)
         ctx.put(ptx.BarOp("arrive", order.of(0), order.threads), signal_first)
         ctx.put(ptx.BarOp("arrive", order.of(1), order.threads), signal_second)
 
@@ -430,8 +430,8 @@ class NonSpecializedMainloop(CooperativeMainloop):
         for distance in distances:
             at = values.mad(values.const(distance), ctx.index(loop.step), base)
             skip = k.fresh_label("no_load")
-            inside = values.pred(values.cmp("lo", at, ctx.index(loop.ub)))
-            load = branch(ctx, k.binary(ptx.AndOp, inside, ctx.threads.leader), (skip,))
+            inside = values.cmp("lo", at, ctx.index(loop.ub))
+            load = branch(ctx, values.both(inside, ctx.threads.leader), (skip,), predicate=True)
             start = self.load_at.value
             with k.inside(load.true_region.block):
                 ctx.regs[iv_arg] = at

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from xdsl.dialects import scf
 from xdsl.ir import Operation, SSAValue
 
-from mmcomp.dialects import hopper, sched
+from mmcomp.dialects import hopper, ptx, sched
 from mmcomp.lowering.hopper.context import KernelContext
 from mmcomp.lowering.hopper.control import Walker, emit_loop
 from mmcomp.lowering.hopper.index import place
@@ -45,7 +45,7 @@ class Loads:
         self.ring.wait_empty(at)
         full = self.ring.barrier(self.ring.full, at.stage)
         k.append(hopper.MbarrierArriveExpectTxOp(full, plan.stage_bytes))
-        slot_base = self.ring.slot_base(at.stage)
+        stage = self.ring.stage_slots(at)
         for op in loop.body.block.ops:
             if not isinstance(op, sched.LoadTileOp):
                 continue
@@ -55,7 +55,7 @@ class Loads:
                 ctx.index(op.indices[axis]) if axis >= 0 else ctx.index_constant(0)
                 for axis in reversed(operand.axes)
             ]
-            dst = k.add(slot_base, k.const(plan.slot_offsets[slot]))
+            dst = self.ring.slot(stage, slot)
             if operand.multicast > 1:
                 self.multicast(operand, slot, dst, coords, full)
                 continue
@@ -65,7 +65,7 @@ class Loads:
                     inner = ctx.index_add(inner, ctx.index_constant(box * BOX_ELEMENTS))
                 k.append(
                     hopper.TmaLoadOp(
-                        k.add(dst, k.const(box * operand.box_bytes)) if box else dst,
+                        shared_offset(k, dst, box * operand.box_bytes),
                         ctx.maps[slot],
                         full,
                         [inner, *coords[1:]],
@@ -100,7 +100,7 @@ class Loads:
                     outer[0] = ctx.index_add(outer[0], ctx.index_constant(piece * rows))
                 ctx.put(
                     hopper.TmaLoadOp(
-                        k.add(dst, k.const(offset)) if offset else dst,
+                        shared_offset(k, dst, offset),
                         ctx.maps[slot],
                         full,
                         [inner, *outer],
@@ -109,6 +109,13 @@ class Loads:
                     cluster.rank_is[unit % size],
                 )
                 unit += 1
+
+
+def shared_offset(k: ptx.KernelBuilder, smem: SSAValue, offset: int) -> SSAValue:
+    """The shared address `offset` bytes past `smem` (itself at offset 0)."""
+    if not offset:
+        return smem
+    return k.append(hopper.SmemOffsetOp(smem, offset)).result
 
 
 def emit_producer(ctx: KernelContext, ring: Ring) -> None:

@@ -23,6 +23,7 @@ from xdsl.ir import SSAValue
 from mmcomp.dialects import hopper, ptx
 from mmcomp.dialects.hopper import BARRIER_BYTES
 from mmcomp.lowering.hopper.context import Carried, ConsumerThreads, KernelContext
+from mmcomp.lowering.hopper.values import Values
 
 
 @dataclass(eq=False)
@@ -70,28 +71,40 @@ class Ring:
     """The ring's shared addresses, its barriers and its depth."""
 
     ctx: KernelContext
-    base: SSAValue
-    """Shared address of stage 0 (the 1024-aligned base of dynamic shared memory)."""
+    smem: SSAValue
+    """The 1024-aligned base of dynamic shared memory, stage 0 (`!hopper.smem`)."""
     empty_address: SSAValue
-    """Shared address of the empty barriers (the split-K broadcast word follows them)."""
+    """Shared address of the empty barriers (`!hopper.smem`; the split-K broadcast word
+    follows them)."""
     full: SSAValue
     """The full barriers, one per stage (a `!hopper.barrier_ring`)."""
     empty: SSAValue
     """The empty barriers, one per stage (a `!hopper.barrier_ring`)."""
+    slots: SSAValue
+    """The stages and their slots (a `!hopper.slot_ring` at the base)."""
 
     @staticmethod
-    def at(ctx: KernelContext, base: SSAValue, stage_readers: int) -> Ring:
-        """The ring at `base`, its barriers after its stages; `stage_readers` consumer
-        warpgroups of each CTA of the cluster release each stage."""
+    def at(ctx: KernelContext, smem: SSAValue, stage_readers: int) -> Ring:
+        """The ring at the shared base `smem`, its barriers after its stages;
+        `stage_readers` consumer warpgroups of each CTA of the cluster release each stage."""
         k = ctx.k
         stages = ctx.roles.stages
-        full_address = k.add(base, k.const(ctx.plan.stage_bytes * stages))
-        empty_address = k.add(full_address, k.const(BARRIER_BYTES * stages))
+        plan = ctx.plan
+        full_address = k.append(hopper.SmemOffsetOp(smem, plan.stage_bytes * stages)).result
+        empty_address = k.append(hopper.SmemOffsetOp(full_address, BARRIER_BYTES * stages)).result
         full_ring = hopper.BarrierRingType(stages, 1)
         empty_ring = hopper.BarrierRingType(stages, stage_readers * ctx.cluster.size)
         full = k.append(hopper.BarrierRingOp(full_address, full_ring)).result
         empty = k.append(hopper.BarrierRingOp(empty_address, empty_ring)).result
-        return Ring(ctx, base, empty_address, full, empty)
+        slot_ring = hopper.SlotRingType(stages, plan.stage_bytes, plan.slot_offsets)
+        slots = k.append(hopper.SlotRingOp(smem, 0, slot_ring)).result
+        return Ring(ctx, smem, empty_address, full, empty, slots)
+
+    @property
+    def base(self) -> SSAValue:
+        """The base of dynamic shared memory as a u32 register (a cast of `smem`, for the
+        ptx ops and the index arithmetic that address the epilogue's buffers)."""
+        return self.ctx.cast(self.smem, ptx.U32)
 
     @property
     def stages(self) -> int:
@@ -100,9 +113,10 @@ class Ring:
 
     @property
     def after_barriers(self) -> SSAValue:
-        """The shared address after the empty barriers (the split-K broadcast word)."""
-        k = self.ctx.k
-        return k.add(self.empty_address, k.const(BARRIER_BYTES * self.stages))
+        """The shared address after the empty barriers (the split-K broadcast word), as a
+        u32 register."""
+        offset = hopper.SmemOffsetOp(self.empty_address, BARRIER_BYTES * self.stages)
+        return self.ctx.cast(self.ctx.k.append(offset).result, ptx.U32)
 
     def init_barriers(self, leader: SSAValue) -> None:
         """Initialize every stage's full and empty barrier (by `leader`)."""
@@ -121,10 +135,13 @@ class Ring:
         """The barrier of stage `stage` (a register or a constant) of `ring`."""
         return self.ctx.k.append(hopper.RingBarrierOp(ring, stage)).result
 
-    def slot_base(self, stage: SSAValue) -> SSAValue:
-        """The shared address of stage `stage`."""
-        k = self.ctx.k
-        return k.mad(stage, k.const(self.ctx.plan.stage_bytes), self.base)
+    def stage_slots(self, at: Position) -> SSAValue:
+        """The slots of the stage at `at` (`hopper.slot_stage`: a `!hopper.stage`)."""
+        return self.ctx.k.append(hopper.SlotStageOp(self.slots, at.value)).result
+
+    def slot(self, stage: SSAValue, slot: int) -> SSAValue:
+        """The address of slot `slot` of a stage (`hopper.ring_slot`: an `!hopper.smem`)."""
+        return self.ctx.k.append(hopper.RingSlotOp(stage, slot)).result
 
     def advance(self, at: Position) -> None:
         """Move a ring position one stage on (the phase flips at the wrap): the position is
@@ -158,7 +175,7 @@ class Ring:
         """
         k = self.ctx.k
         empty = self.barrier(self.empty, stage)
-        signal = k.binary(ptx.AndOp, pred, threads.signaller)
+        signal = Values(self.ctx).both(pred, threads.signaller)
         if self.ctx.cluster.size == 1:
             self.ctx.put(hopper.MbarrierArriveOp(empty), signal)
             return

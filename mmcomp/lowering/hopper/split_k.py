@@ -127,14 +127,14 @@ class SplitK:
         counter = k.add(ctx.reg(counters), k.mul_wide(ctx.reg(index), k.const(4)))
         thread = self.mode.threads.thread_in_warpgroup
         values = Values(ctx)
-        leader = self.mode.arrive_leader(values.pred(values.cmp("eq", thread, values.const(0))))
+        leader = self.mode.arrive_leader(values.cmp("eq", thread, values.const(0)))
         slot = self.mode.arrive_slot(self.ring.after_barriers)
         old = ctx.put(
             ptx.InstOp("atom.global.acq_rel.gpu.add.u32 {0}, [{1}], 1", [counter], [ptx.U32]),
             leader,
         ).results[0]
         last = k.setp("eq", old, last_count())
-        ctx.put(ptx.StOp("global", counter, [k.const(0)]), k.binary(ptx.AndOp, leader, last))
+        ctx.put(ptx.StOp("global", counter, [k.const(0)]), values.both(leader, last))
         ctx.put(ptx.StOp("shared", slot, [old]), leader)
         self.mode.sync_tile_threads()
         (shared,) = k.ld("shared", slot, ptx.U32)

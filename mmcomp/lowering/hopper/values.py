@@ -15,11 +15,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.dialects import arith
+from xdsl.dialects import arith, gpu
 from xdsl.dialects.builtin import IndexType, UnrealizedConversionCastOp, i1
 from xdsl.ir import SSAValue
 
-from mmcomp.dialects import ptx
+from mmcomp.dialects import hopper, ptx
 from mmcomp.lowering.hopper.context import KernelContext
 from mmcomp.passes.convert_arith_to_ptx import mark_mad
 
@@ -35,9 +35,11 @@ class Values:
 
     def of(self, value: SSAValue) -> SSAValue:
         """`value` as an index value: itself, the index value a register cast reads, or a
-        register read through a cast to `index`."""
+        register or shared address (`!hopper.smem`) read through a cast to `index`."""
         if isinstance(value.type, IndexType):
             return value
+        if isinstance(value.type, hopper.SmemType):
+            return self.ctx.cast(value, IndexType())
         owner = value.owner
         if (
             isinstance(owner, UnrealizedConversionCastOp)
@@ -115,6 +117,24 @@ class Values:
         if predicate is None:
             raise ValueError(f"Values.cmp: expected one of {sorted(PREDICATES)}, got {cmp!r}")
         op = arith.CmpiOp(self.of(lhs), self.of(rhs), predicate)
+        return self.ctx.k.append(op).result
+
+    def thread_id(self) -> SSAValue:
+        """The thread's index in its block (`gpu.thread_id x`, %tid.x)."""
+        op = gpu.ThreadIdOp(gpu.DimensionAttr(gpu.DimensionEnum.X))
+        return self.ctx.k.append(op).result
+
+    def condition(self, value: SSAValue) -> SSAValue:
+        """`value` as an i1 predicate: itself, or a predicate register read through a cast
+        to i1."""
+        if value.type == i1:
+            return value
+        return self.as_condition(value)
+
+    def both(self, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
+        """`lhs and rhs` of two predicates (i1 values or predicate registers): an
+        `arith.andi` on i1, lowered as `and.pred`."""
+        op = arith.AndIOp(self.condition(lhs), self.condition(rhs))
         return self.ctx.k.append(op).result
 
     def select(self, cond: SSAValue, if_true: SSAValue, if_false: SSAValue) -> SSAValue:

@@ -53,29 +53,45 @@ builtin.module {
 // CHECK-NEXT:   ptx.entry @lin(arg0 : ptr<role = input, name = "a", shape = [300, 200], dtype = bf16>, arg1 : ptr<role = input, name = "w", shape = [500, 200], dtype = bf16>, arg2 : ptr<role = input, name = "bias", shape = [500], dtype = bf16>, arg3 : ptr<role = output, name = "out0", shape = [300, 500], dtype = bf16>, tmap0 : tmap<arg = 0, dtype = bf16, shape = [300, 200], box = [128, 64], boxes = 1, major = k, strides = [200, 1], axes = [0, 1]>, tmap1 : tmap<arg = 1, dtype = bf16, shape = [500, 200], box = [128, 64], boxes = 1, major = k, strides = [200, 1], axes = [0, 1]>) maxnreg 168 reqntid [384] launch<grid = 12, smem = 132176, persistent = true> {
 // The ring's full barriers complete on the producer's one arrival, its empty ones on one
 // arrival per consumer warpgroup; each tensor map's type is the view its launch data says.
-// CHECK:          %[[FULLS:.*]] = hopper.barrier_ring %{{.*}} : (!ptx.reg<u32>) -> !hopper.barrier_ring<stages = 4, count = 1>
-// CHECK-NEXT:     %[[EMPTIES:.*]] = hopper.barrier_ring %{{.*}} : (!ptx.reg<u32>) -> !hopper.barrier_ring<stages = 4, count = 2>
+// The thread index is an index value (gpu.thread_id x, %tid.x once lowered). Shared memory
+// is typed: the dynamic array's base aligned to 1024 bytes, the barrier rings after the
+// 4 stages of 32 KiB (full, then empty 4 x 8 bytes on), the ring's stages and slots.
+// CHECK-NEXT:     %[[TID:.*]] = "gpu.thread_id"() <{dimension = #gpu<dim x>}> : () -> index
+// CHECK-NEXT:     %[[SMEM:.*]] = hopper.shared_base mmcomp_shared : !hopper.smem<align 1024>
+// CHECK-NEXT:     %[[FULL_AT:.*]] = hopper.smem_offset %[[SMEM]][131072] : !hopper.smem<align 1024> -> !hopper.smem<align 1024>
+// CHECK-NEXT:     %[[EMPTY_AT:.*]] = hopper.smem_offset %[[FULL_AT]][32] : !hopper.smem<align 1024> -> !hopper.smem<align 32>
+// CHECK-NEXT:     %[[FULLS:.*]] = hopper.barrier_ring %[[FULL_AT]] : (!hopper.smem<align 1024>) -> !hopper.barrier_ring<stages = 4, count = 1>
+// CHECK-NEXT:     %[[EMPTIES:.*]] = hopper.barrier_ring %[[EMPTY_AT]] : (!hopper.smem<align 32>) -> !hopper.barrier_ring<stages = 4, count = 2>
+// CHECK-NEXT:     %[[SLOTS:.*]] = hopper.slot_ring %[[SMEM]][0] : !hopper.smem<align 1024> -> !hopper.slot_ring<stages = 4, bytes = 32768, slots = [0, 16384]>
 // CHECK-NEXT:     %[[TMAP0:.*]] = hopper.tensormap_param tmap0 : !hopper.tensormap<300x200xbf16, box 128x64, swizzle 128>
 // CHECK-NEXT:     %[[TMAP1:.*]] = hopper.tensormap_param tmap1 : !hopper.tensormap<500x200xbf16, box 128x64, swizzle 128>
-// CHECK:          %[[F0:.*]] = hopper.ring_barrier %[[FULLS]][0] : !hopper.barrier_ring<stages = 4, count = 1>
-// CHECK-NEXT:     hopper.mbarrier_init %[[F0]] if %{{.*}} : !hopper.mbarrier<count = 1>
+// Thread 0, the barriers' initializer and the producer's elected thread, is a comparison
+// on it (an i1); the guards read it through a cast to a predicate.
+// CHECK:          %[[C0:.*]] = arith.constant 0 : index
+// CHECK-NEXT:     %[[LEADER:.*]] = arith.cmpi eq, %[[TID]], %[[C0]] : index
+// CHECK-NEXT:     %[[F0:.*]] = hopper.ring_barrier %[[FULLS]][0] : !hopper.barrier_ring<stages = 4, count = 1>
+// CHECK-NEXT:     %[[LEADER_PRED:.*]] = builtin.unrealized_conversion_cast %[[LEADER]] : i1 to !ptx.reg<pred>
+// CHECK-NEXT:     hopper.mbarrier_init %[[F0]] if %[[LEADER_PRED]] : !hopper.mbarrier<count = 1>
 // CHECK-NEXT:     %[[E0:.*]] = hopper.ring_barrier %[[EMPTIES]][0] : !hopper.barrier_ring<stages = 4, count = 2>
-// CHECK-NEXT:     hopper.mbarrier_init %[[E0]] if %{{.*}} : !hopper.mbarrier<count = 2>
-// CHECK-COUNT-3:  hopper.mbarrier_init %{{.*}} : !hopper.mbarrier<count = 2>
-// CHECK:          ptx.fence mbarrier_init
-// CHECK-NEXT:     hopper.tensor_map_prefetch %[[TMAP0]] if %{{.*}} : !hopper.tensormap<300x200xbf16, box 128x64, swizzle 128>
+// CHECK-NEXT:     hopper.mbarrier_init %[[E0]] if %[[LEADER_PRED]] : !hopper.mbarrier<count = 2>
+// CHECK-COUNT-3:  hopper.mbarrier_init %{{.*}} if %[[LEADER_PRED]] : !hopper.mbarrier<count = 2>
+// CHECK:          ptx.fence mbarrier_init if %[[LEADER_PRED]]
+// CHECK-NEXT:     hopper.tensor_map_prefetch %[[TMAP0]] if %[[LEADER_PRED]] : !hopper.tensormap<300x200xbf16, box 128x64, swizzle 128>
 // The producer's elected thread: wait for an empty stage, expect 2 x 16 KiB, load A and W at
 // (k0, m0) and (k0, n0), coordinates innermost first, both completing on the stage's full
 // barrier.
-// The warp roles' dispatch is an scf.if on the producer warpgroup's predicate (cast to i1):
-// the producer in its then-block, the consumers in its else-block; the producer's elected
-// thread runs in an scf.if that ends where the dispatch does (its one label is the
-// dispatch's end label). Each op carries the labels convert-scf-to-ptx makes of it.
-// CHECK:          %[[IS_PRODUCER:.*]] = builtin.unrealized_conversion_cast %{{.*}} : !ptx.reg<pred> to i1
+// The warp roles' dispatch is an scf.if on the producer warpgroup's test (tid >> 7 == 0, an
+// i1): the producer in its then-block, the consumers in its else-block; the producer's
+// elected thread runs in an scf.if on the leader that ends where the dispatch does (its
+// one label is the dispatch's end label). Each op carries the labels convert-scf-to-ptx
+// makes of it, and `ptx.predicate`: it branches on its condition as a predicate.
+// CHECK:          %[[C7:.*]] = arith.constant 7 : index
+// CHECK-NEXT:     %[[WARPGROUP:.*]] = arith.shrui %[[TID]], %[[C7]] : index
+// CHECK-NEXT:     %[[C0_1:.*]] = arith.constant 0 : index
+// CHECK-NEXT:     %[[IS_PRODUCER:.*]] = arith.cmpi eq, %[[WARPGROUP]], %[[C0_1]] : index
 // CHECK-NEXT:     scf.if %[[IS_PRODUCER]] {
 // CHECK-NEXT:       ptx.setmaxnreg dec 40
-// CHECK-NEXT:       %[[ELECTED:.*]] = builtin.unrealized_conversion_cast %{{.*}} : !ptx.reg<pred> to i1
-// CHECK-NEXT:       scf.if %[[ELECTED]] {
+// CHECK-NEXT:       scf.if %[[LEADER]] {
 // The producer's ring position: a `!hopper.ring_position` value (stage 0, phase 0), carried
 // by the persistent loop and the K loop (their iter_args; each loop's result the position
 // after it).
@@ -100,9 +116,13 @@ builtin.module {
 // CHECK:          hopper.mbarrier_wait %[[EMPTY]], %{{.*}} : (!hopper.mbarrier<count = 2>, !ptx.reg<u32>) -> ()
 // CHECK-NEXT:     %[[FULL:.*]] = hopper.ring_barrier %[[FULLS]][%[[STAGE]]] : !hopper.barrier_ring<stages = 4, count = 1>, !ptx.reg<u32>
 // CHECK-NEXT:     hopper.mbarrier_arrive_expect_tx 32768 %[[FULL]] : !hopper.mbarrier<count = 1>
-// The copies take their coordinates as the index values of the schedule's arithmetic.
-// CHECK:          hopper.tma_load %[[TMAP0]][%[[K0]], %[[M0]]], %[[FULL]] to %{{.*}} : !hopper.tensormap<300x200xbf16, box 128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !ptx.reg<u32>
-// CHECK:          hopper.tma_load %[[TMAP1]][%[[K0]], %[[N0]]], %[[FULL]] to %{{.*}} :
+// The copies take their coordinates as the index values of the schedule's arithmetic, and
+// their destinations as the slots of the position's stage.
+// CHECK-NEXT:     %[[STAGE_SLOTS:.*]] = hopper.slot_stage %[[SLOTS]][%[[AT]]] : !hopper.slot_ring<stages = 4, bytes = 32768, slots = [0, 16384]>, !hopper.ring_position<stages = 4>
+// CHECK-NEXT:     %[[A_SLOT:.*]] = hopper.ring_slot %[[STAGE_SLOTS]][0] : !hopper.stage<slots = [0, 16384]>
+// CHECK-NEXT:     hopper.tma_load %[[TMAP0]][%[[K0]], %[[M0]]], %[[FULL]] to %[[A_SLOT]] : !hopper.tensormap<300x200xbf16, box 128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !hopper.smem<align 1024>
+// CHECK-NEXT:     %[[W_SLOT:.*]] = hopper.ring_slot %[[STAGE_SLOTS]][1] : !hopper.stage<slots = [0, 16384]>
+// CHECK-NEXT:     hopper.tma_load %[[TMAP1]][%[[K0]], %[[N0]]], %[[FULL]] to %[[W_SLOT]] :
 // The position moves on (the phase flips at the wrap): the body yields the advance's
 // result; the persistent loop yields the K loop's.
 // CHECK:          %[[NEXT:.*]] = hopper.ring_advance %[[AT]] : !hopper.ring_position<stages = 4>
@@ -110,7 +130,7 @@ builtin.module {
 // CHECK-NEXT:   } {ptx.labels = ["{{loop_[0-9]+}}", "{{loop_end_[0-9]+}}"]}
 // CHECK-NEXT:   scf.yield %[[K_AT]] : !hopper.ring_position<stages = 4>
 // CHECK-NEXT:   } {ptx.labels = ["{{loop_[0-9]+}}", "{{loop_end_[0-9]+}}"]}
-// CHECK-NEXT:     }{ptx.labels = ["[[DONE:done_[0-9]+]]"]}
+// CHECK-NEXT:     }{ptx.labels = ["[[DONE:done_[0-9]+]]"], ptx.predicate}
 // The consumers: wait full, descriptors of 128B-swizzled K-major tiles, wgmma, release.
 // CHECK-NEXT:   } else {
 // CHECK-NEXT:     ptx.setmaxnreg inc 232
@@ -121,8 +141,19 @@ builtin.module {
 // CHECK:          %[[READY:.*]] = hopper.ring_barrier %[[FULLS]][%{{.*}}] : !hopper.barrier_ring<stages = 4, count = 1>, !ptx.reg<u32>
 // CHECK-NEXT:     %[[READ_PHASE:.*]] = hopper.ring_phase %{{.*}} : !hopper.ring_position<stages = 4>
 // CHECK-NEXT:     hopper.mbarrier_wait %[[READY]], %[[READ_PHASE]] : (!hopper.mbarrier<count = 1>, !ptx.reg<u32>) -> ()
-// CHECK:          ptx.wgmma_fence
-// CHECK:          hopper.matrix_descriptor %{{.*}} {tile = #hopper.tile<k_major, swizzle 128, mn 128, k 64>, mn = 0, k = 0}
+// The stage's slots; the A slot moved to this consumer's rows (index arithmetic on the
+// slot's address, one mad), the W slot read by its descriptors as it is.
+// CHECK-NEXT:     %[[STAGE:.*]] = hopper.slot_stage %[[SLOTS]][%{{.*}}] : !hopper.slot_ring<stages = 4, bytes = 32768, slots = [0, 16384]>, !hopper.ring_position<stages = 4>
+// CHECK-NEXT:     ptx.wgmma_fence
+// CHECK-NEXT:     %[[A_TILE:.*]] = hopper.ring_slot %[[STAGE]][0] : !hopper.stage<slots = [0, 16384]>
+// CHECK-NEXT:     %[[ROWS:.*]] = arith.constant 8192 : index
+// CHECK-NEXT:     %[[A_INDEX:.*]] = builtin.unrealized_conversion_cast %[[A_TILE]] : !hopper.smem<align 1024> to index
+// CHECK-NEXT:     %[[PART:.*]] = arith.muli %{{.*}}, %[[ROWS]] : index
+// CHECK-NEXT:     %[[MINE:.*]] = arith.addi %[[PART]], %[[A_INDEX]] {ptx.mad} : index
+// CHECK-NEXT:     %[[MINE_REG:.*]] = builtin.unrealized_conversion_cast %[[MINE]] : index to !ptx.reg<u32>
+// CHECK-NEXT:     %[[W_TILE:.*]] = hopper.ring_slot %[[STAGE]][1] : !hopper.stage<slots = [0, 16384]>
+// CHECK-NEXT:     hopper.matrix_descriptor %[[MINE_REG]] {tile = #hopper.tile<k_major, swizzle 128, mn 128, k 64>, mn = 0, k = 0} : (!ptx.reg<u32>) -> !ptx.reg<b64>
+// CHECK-NEXT:     hopper.matrix_descriptor %[[W_TILE]] {tile = #hopper.tile<k_major, swizzle 128, mn 128, k 64>, mn = 0, k = 0} : (!hopper.smem<align 1024>) -> !ptx.reg<b64>
 // Each wgmma takes the accumulator and returns the next; the body yields the last.
 // CHECK:          %[[D1:.*]] = hopper.wgmma_mma_async m64n128k16 bf16 %{{.*}}, %{{.*}}, %[[ACC]] {a_major = "k", b_major = "k", scale_d = 1} : (!ptx.reg<b64>, !ptx.reg<b64>, !hopper.accumulator<64x128xf32>) -> !hopper.accumulator<64x128xf32>
 // CHECK:          %[[D2:.*]] = hopper.wgmma_mma_async m64n128k16 bf16 %{{.*}}, %{{.*}}, %[[D1]]
@@ -138,6 +169,6 @@ builtin.module {
 // The epilogue reads the loop's result element by element.
 // CHECK:          hopper.accumulator_element %[[RESULT]][0] : !hopper.accumulator<64x128xf32>
 // CHECK:          hopper.accumulator_element %[[RESULT]][63] : !hopper.accumulator<64x128xf32>
-// CHECK:          }{ptx.labels = ["{{consumer_[0-9]+}}", "[[DONE]]"]}
+// CHECK:          }{ptx.labels = ["{{consumer_[0-9]+}}", "[[DONE]]"], ptx.predicate}
 // CHECK-NEXT:     ptx.ret
 // CHECK-NOT:      func.func

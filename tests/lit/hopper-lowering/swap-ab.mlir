@@ -29,17 +29,15 @@ func.func @linear(%a: tensor<7x300xbf16>, %w: tensor<200x300xbf16>, %bias: tenso
 // CHECK:      hopper.tensormap_param tmap0 : !hopper.tensormap<7x300xbf16, box 8x64, swizzle 128>
 // CHECK-NEXT: hopper.tensormap_param tmap1 : !hopper.tensormap<200x300xbf16, box 128x64, swizzle 128>
 // CHECK:      hopper.zero_accumulator : !hopper.accumulator<64x8xf32>
-// CHECK:      %[[STAGE:.*]] = ptx.mad {{.*}}, %{{.*}}, %{{.*}} : !ptx.reg<u32>
+// CHECK:      %[[STAGE:.*]] = hopper.slot_stage %{{.*}}[%{{.*}}] : !hopper.slot_ring<stages = 4, bytes = 17408, slots = [0, 1024]>, !hopper.ring_position<stages = 4>
 // CHECK-NEXT: ptx.wgmma_fence
-// CHECK-NEXT: %[[WSLOT:.*]] = ptx.const 1024 : !ptx.reg<u32>
-// CHECK-NEXT: %[[WBASE:.*]] = ptx.add %[[STAGE]], %[[WSLOT]] : !ptx.reg<u32>
+// CHECK-NEXT: %[[WBASE:.*]] = hopper.ring_slot %[[STAGE]][1] : !hopper.stage<slots = [0, 1024]>
 // CHECK-NEXT: %[[PART:.*]] = arith.constant 8192 : index
-// CHECK-NEXT: %[[WBASE_INDEX:.*]] = builtin.unrealized_conversion_cast %[[WBASE]] : !ptx.reg<u32> to index
+// CHECK-NEXT: %[[WBASE_INDEX:.*]] = builtin.unrealized_conversion_cast %[[WBASE]] : !hopper.smem<align 1024> to index
 // CHECK-NEXT: %[[WOFFSET:.*]] = arith.muli %{{.*}}, %[[PART]] : index
 // CHECK-NEXT: %[[WMINE_INDEX:.*]] = arith.addi %[[WOFFSET]], %[[WBASE_INDEX]] {ptx.mad} : index
 // CHECK-NEXT: %[[WMINE:.*]] = builtin.unrealized_conversion_cast %[[WMINE_INDEX]] : index to !ptx.reg<u32>
-// CHECK-NEXT: %[[ASLOT:.*]] = ptx.const 0 : !ptx.reg<u32>
-// CHECK-NEXT: %[[ABASE:.*]] = ptx.add %[[STAGE]], %[[ASLOT]] : !ptx.reg<u32>
+// CHECK-NEXT: %[[ABASE:.*]] = hopper.ring_slot %[[STAGE]][0] : !hopper.stage<slots = [0, 1024]>
 // CHECK-NEXT: %[[WDESC:.*]] = hopper.matrix_descriptor %[[WMINE]] {tile = #hopper.tile<k_major, swizzle 128, mn 128, k 64>, mn = 0, k = 0}
 // CHECK-NEXT: %[[ADESC:.*]] = hopper.matrix_descriptor %[[ABASE]] {tile = #hopper.tile<k_major, swizzle 128, mn 8, k 64>, mn = 0, k = 0}
 // CHECK-NEXT: hopper.wgmma_mma_async m64n8k16 bf16 %[[WDESC]], %[[ADESC]], %{{.*}} {a_major = "k", b_major = "k", scale_d = 1}

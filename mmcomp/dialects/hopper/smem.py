@@ -1,0 +1,521 @@
+"""Shared memory as typed values: the aligned base, addresses at offsets from it, the
+ring's slots and the slots of one ring stage.
+
+The kernel's dynamic shared memory is one array; the lowering places the ring's stages,
+its barriers and the epilogue's buffers at constant offsets from its base, aligned at run
+time. These ops say so with types instead of u32 arithmetic:
+
+    %smem = hopper.shared_base mmcomp_shared : !hopper.smem<align 1024>
+    %bars = hopper.smem_offset %smem[147456] : !hopper.smem<align 1024> -> !hopper.smem<align 8>
+    %slots = hopper.slot_ring %smem[0] : !hopper.smem<align 1024>
+        -> !hopper.slot_ring<stages = 3, bytes = 49152, slots = [0, 16384]>
+    %stage = hopper.slot_stage %slots[%pos] : !hopper.slot_ring<...>,
+        !hopper.ring_position<stages = 3> -> !hopper.stage<slots = [0, 16384]>
+    %a = hopper.ring_slot %stage[0] : !hopper.stage<slots = [0, 16384]>
+
+- `!hopper.smem<align A>`: a shared-memory address (the 32-bit shared window) known to be
+  a multiple of A bytes; the barrier rings, the TMA loads and the wgmma descriptors take
+  one, each checking the alignment it needs;
+- `!hopper.slot_ring<stages, bytes, slots>`: `stages` stages of `bytes` bytes from an
+  address, each holding one tile per slot at the slot's byte offset;
+- `!hopper.stage<slots>`: the stage of a ring position (its slots' offsets).
+
+`convert-hopper-to-ptx` holds each in one u32 register: the base is the array's address
+rounded up to the alignment (`add`, `and`), an offset an `add` of a constant, a stage the
+ring's address plus the stage's bytes times the position's stage (`mad`), a slot an `add`
+of its offset. A ptx op or the index arithmetic reads one through a cast to
+`!ptx.reg<u32>` or `index`, which that pass resolves to the register.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Self
+
+from xdsl.dialects.builtin import ArrayAttr, IntAttr, StringAttr
+from xdsl.ir import ParametrizedAttribute, SSAValue, TypeAttribute
+from xdsl.irdl import (
+    irdl_attr_definition,
+    irdl_op_definition,
+    operand_def,
+    prop_def,
+    result_def,
+)
+from xdsl.parser import AttrParser, Parser
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import VerifyException
+
+from mmcomp.dialects.hopper.base import (
+    Guard,
+    HopperInstruction,
+    parse_typed,
+    print_guard,
+    shared_address,
+    unguarded,
+)
+from mmcomp.dialects.hopper.ring import RingPositionType
+
+SLOT_ALIGN = 1024
+"""Alignment of a ring slot, bytes: a 128-byte swizzled tile repeats its pattern every
+1024 bytes, which the TMA copies and the wgmma descriptors (base offset 0) assume."""
+
+
+def _ints(values: Sequence[int]) -> ArrayAttr[IntAttr]:
+    return ArrayAttr([IntAttr(value) for value in values])
+
+
+def _parse_int_list(parser: AttrParser) -> list[int]:
+    """`[a, b, ...]` of non-negative integers."""
+    return parser.parse_comma_separated_list(
+        parser.Delimiter.SQUARE,
+        lambda: parser.parse_integer(allow_boolean=False, allow_negative=False),
+    )
+
+
+def _parse_key(parser: AttrParser, key: str) -> None:
+    """`key =`."""
+    parser.parse_keyword(key)
+    parser.parse_punctuation("=")
+
+
+def alignment_of(offset: int, align: int) -> int:
+    """The alignment of an address `offset` bytes from one aligned to `align`."""
+    if offset == 0:
+        return align
+    return min(align, offset & -offset)
+
+
+@irdl_attr_definition
+class SmemType(ParametrizedAttribute, TypeAttribute):
+    """A shared-memory address aligned to `align` bytes: `!hopper.smem<align 1024>`."""
+
+    name = "hopper.smem"
+
+    align: IntAttr
+    """The address is a multiple of this many bytes (a power of two)."""
+
+    def __init__(self, align: int):
+        super().__init__(IntAttr(align))
+
+    def verify(self) -> None:
+        align = self.align.data
+        if align < 1 or align & (align - 1):
+            raise VerifyException(f"!hopper.smem: align must be a power of two, found {align}")
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(f"<align {self.align.data}>")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> tuple[IntAttr]:
+        with parser.in_angle_brackets():
+            parser.parse_keyword("align")
+            align = parser.parse_integer(allow_boolean=False, allow_negative=False)
+        return (IntAttr(align),)
+
+
+def _check_slots(where: str, slots: Sequence[int], limit: int | None) -> None:
+    """Slot offsets: at least one, increasing, multiples of SLOT_ALIGN, below `limit`."""
+    if not slots:
+        raise VerifyException(f"{where}: expected at least one slot")
+    for offset in slots:
+        if offset % SLOT_ALIGN:
+            raise VerifyException(
+                f"{where}: slot offset {offset} is not a multiple of {SLOT_ALIGN} bytes"
+            )
+    if any(later <= earlier for earlier, later in zip(slots, slots[1:], strict=False)):
+        raise VerifyException(f"{where}: slot offsets {list(slots)} must increase")
+    if limit is not None and slots[-1] >= limit:
+        raise VerifyException(
+            f"{where}: slot offset {slots[-1]} lies outside a stage of {limit} bytes"
+        )
+
+
+@irdl_attr_definition
+class SlotRingType(ParametrizedAttribute, TypeAttribute):
+    """The ring's stages in shared memory, each with one tile per slot:
+    `!hopper.slot_ring<stages = 3, bytes = 49152, slots = [0, 16384]>`."""
+
+    name = "hopper.slot_ring"
+
+    stages: IntAttr
+    """Stages of the ring, consecutive."""
+    bytes: IntAttr
+    """Bytes of one stage (a multiple of SLOT_ALIGN)."""
+    slots: ArrayAttr[IntAttr]
+    """Byte offset of each slot in a stage."""
+
+    def __init__(self, stages: int, bytes: int, slots: Sequence[int]):
+        super().__init__(IntAttr(stages), IntAttr(bytes), _ints(slots))
+
+    @property
+    def offsets(self) -> tuple[int, ...]:
+        """The slots' byte offsets in a stage."""
+        return tuple(slot.data for slot in self.slots.data)
+
+    @property
+    def stage(self) -> StageType:
+        """The type of one stage of the ring."""
+        return StageType(self.offsets)
+
+    def verify(self) -> None:
+        if self.stages.data < 1:
+            raise VerifyException(
+                f"!hopper.slot_ring: stages must be at least 1, found {self.stages.data}"
+            )
+        if self.bytes.data < SLOT_ALIGN or self.bytes.data % SLOT_ALIGN:
+            raise VerifyException(
+                f"!hopper.slot_ring: bytes must be a positive multiple of {SLOT_ALIGN}, found "
+                f"{self.bytes.data}"
+            )
+        _check_slots("!hopper.slot_ring", self.offsets, self.bytes.data)
+
+    def print_parameters(self, printer: Printer) -> None:
+        slots = ", ".join(str(offset) for offset in self.offsets)
+        printer.print_string(
+            f"<stages = {self.stages.data}, bytes = {self.bytes.data}, slots = [{slots}]>"
+        )
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> tuple[IntAttr, IntAttr, ArrayAttr[IntAttr]]:
+        with parser.in_angle_brackets():
+            _parse_key(parser, "stages")
+            stages = parser.parse_integer(allow_boolean=False)
+            parser.parse_punctuation(",")
+            _parse_key(parser, "bytes")
+            size = parser.parse_integer(allow_boolean=False)
+            parser.parse_punctuation(",")
+            _parse_key(parser, "slots")
+            slots = _parse_int_list(parser)
+        return (IntAttr(stages), IntAttr(size), _ints(slots))
+
+
+@irdl_attr_definition
+class StageType(ParametrizedAttribute, TypeAttribute):
+    """One stage of a slot ring: `!hopper.stage<slots = [0, 16384]>`."""
+
+    name = "hopper.stage"
+
+    slots: ArrayAttr[IntAttr]
+    """Byte offset of each slot from the stage's address."""
+
+    def __init__(self, slots: Sequence[int]):
+        super().__init__(_ints(slots))
+
+    @property
+    def offsets(self) -> tuple[int, ...]:
+        """The slots' byte offsets."""
+        return tuple(slot.data for slot in self.slots.data)
+
+    def verify(self) -> None:
+        _check_slots("!hopper.stage", self.offsets, None)
+
+    def print_parameters(self, printer: Printer) -> None:
+        slots = ", ".join(str(offset) for offset in self.offsets)
+        printer.print_string(f"<slots = [{slots}]>")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> tuple[ArrayAttr[IntAttr]]:
+        with parser.in_angle_brackets():
+            _parse_key(parser, "slots")
+            slots = _parse_int_list(parser)
+        return (_ints(slots),)
+
+
+def shared_operand(op: HopperInstruction, what: str, value: SSAValue, align: int) -> None:
+    """Raise unless `value` is a 32-bit shared address register or an `!hopper.smem`
+    address aligned to at least `align` bytes."""
+    found = value.type
+    if not isinstance(found, SmemType):
+        shared_address(op, what, value)
+        return
+    if found.align.data < align:
+        raise VerifyException(f"{op.name}: {what} must be aligned to {align} bytes, found {found}")
+
+
+def _smem(value: SSAValue) -> SmemType:
+    """The type of a verified op's shared-memory operand."""
+    found = value.type
+    assert isinstance(found, SmemType)
+    return found
+
+
+def _print_at(printer: Printer, op: HopperInstruction, value: SSAValue, at: str) -> None:
+    """` %value[at] [guard] : type`."""
+    printer.print_string(" ")
+    printer.print_operand(value)
+    printer.print_string(f"[{at}]")
+    print_guard(printer, op)
+    printer.print_string(" : ")
+    printer.print_attribute(value.type)
+
+
+@irdl_op_definition
+class SharedBaseOp(HopperInstruction):
+    """The address of a shared array, rounded up to the result's alignment at run time:
+    `%smem = hopper.shared_base mmcomp_shared : !hopper.smem<align 1024>`."""
+
+    name = "hopper.shared_base"
+
+    symbol = prop_def(StringAttr)
+    """The `ptx.shared` array (the module's dynamic shared memory)."""
+    result = result_def(SmemType)
+    """The aligned address."""
+
+    def __init__(self, symbol: str, smem: SmemType):
+        super().__init__(
+            properties={"symbol": StringAttr(symbol)}, operands=[[]], result_types=[smem]
+        )
+
+    def verify_kinds(self) -> None:
+        unguarded(self)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.symbol.data}")
+        print_guard(printer, self)
+        printer.print_string(" : ")
+        printer.print_attribute(self.result.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> Self:
+        symbol = parser.parse_identifier()
+        guard = Guard.parse(parser)
+        parser.parse_punctuation(":")
+        found = parse_typed(parser, cls.name, SmemType, "a !hopper.smem type")
+        assert isinstance(found, SmemType)
+        return guard.apply(cls(symbol, found))
+
+
+@irdl_op_definition
+class SmemOffsetOp(HopperInstruction):
+    """The address `offset` bytes past a shared address:
+    `%bars = hopper.smem_offset %smem[147456] : !hopper.smem<align 1024> -> !hopper.smem<align 8>`.
+
+    The result's alignment is at most the base's and divides the offset.
+    """
+
+    name = "hopper.smem_offset"
+
+    offset = prop_def(IntAttr)
+    """Bytes past the base."""
+    base = operand_def(SmemType)
+    """The address offset from."""
+    result = result_def(SmemType)
+
+    def __init__(self, base: SSAValue, offset: int, smem: SmemType | None = None):
+        if smem is None:
+            smem = SmemType(alignment_of(offset, _smem(base).align.data))
+        super().__init__(
+            properties={"offset": IntAttr(offset)}, operands=[base, []], result_types=[smem]
+        )
+
+    def verify_kinds(self) -> None:
+        unguarded(self)
+        offset = self.offset.data
+        base, result = _smem(self.base).align.data, _smem(self.result).align.data
+        if offset < 0:
+            raise VerifyException(f"{self.name}: the offset must be non-negative, found {offset}")
+        if result > base or offset % result:
+            raise VerifyException(
+                f"{self.name}: an address {offset} bytes past one aligned to {base} is not "
+                f"aligned to {result} (the result's alignment)"
+            )
+
+    def print(self, printer: Printer) -> None:
+        _print_at(printer, self, self.base, str(self.offset.data))
+        printer.print_string(" -> ")
+        printer.print_attribute(self.result.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> Self:
+        base = parser.parse_unresolved_operand()
+        parser.parse_punctuation("[")
+        offset = parser.parse_integer(allow_boolean=False)
+        parser.parse_punctuation("]")
+        guard = Guard.parse(parser)
+        parser.parse_punctuation(":")
+        base_type = parse_typed(parser, cls.name, SmemType, "a !hopper.smem type")
+        parser.parse_punctuation("->")
+        found = parse_typed(parser, cls.name, SmemType, "a !hopper.smem type")
+        assert isinstance(found, SmemType)
+        return guard.apply(cls(parser.resolve_operand(base, base_type), offset, found))
+
+
+@irdl_op_definition
+class SlotRingOp(HopperInstruction):
+    """The ring's stages `offset` bytes past a shared address:
+    `%slots = hopper.slot_ring %smem[0] : !hopper.smem<align 1024> -> !hopper.slot_ring<...>`.
+
+    The ring's address must be aligned to SLOT_ALIGN (every slot is).
+    """
+
+    name = "hopper.slot_ring"
+
+    offset = prop_def(IntAttr)
+    """Bytes past the base."""
+    base = operand_def(SmemType)
+    """The address offset from."""
+    result = result_def(SlotRingType)
+
+    def __init__(self, base: SSAValue, offset: int, ring: SlotRingType):
+        super().__init__(
+            properties={"offset": IntAttr(offset)}, operands=[base, []], result_types=[ring]
+        )
+
+    def verify_kinds(self) -> None:
+        unguarded(self)
+        align = _smem(self.base).align.data
+        if align < SLOT_ALIGN:
+            raise VerifyException(
+                f"{self.name}: the base must be aligned to {SLOT_ALIGN} bytes, found "
+                f"{self.base.type}"
+            )
+        offset = self.offset.data
+        if offset < 0 or offset % SLOT_ALIGN:
+            raise VerifyException(
+                f"{self.name}: the offset {offset} from the base is not a non-negative "
+                f"multiple of {SLOT_ALIGN} bytes"
+            )
+
+    def print(self, printer: Printer) -> None:
+        _print_at(printer, self, self.base, str(self.offset.data))
+        printer.print_string(" -> ")
+        printer.print_attribute(self.result.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> Self:
+        base = parser.parse_unresolved_operand()
+        parser.parse_punctuation("[")
+        offset = parser.parse_integer(allow_boolean=False)
+        parser.parse_punctuation("]")
+        guard = Guard.parse(parser)
+        parser.parse_punctuation(":")
+        base_type = parse_typed(parser, cls.name, SmemType, "a !hopper.smem type")
+        parser.parse_punctuation("->")
+        found = parse_typed(parser, cls.name, SlotRingType, "a !hopper.slot_ring type")
+        assert isinstance(found, SlotRingType)
+        return guard.apply(cls(parser.resolve_operand(base, base_type), offset, found))
+
+
+@irdl_op_definition
+class SlotStageOp(HopperInstruction):
+    """The stage of a ring position in a slot ring:
+    `%stage = hopper.slot_stage %slots[%pos] : !hopper.slot_ring<...>,
+    !hopper.ring_position<stages = 3>` (a `!hopper.stage` of the ring's slots)."""
+
+    name = "hopper.slot_stage"
+
+    ring = operand_def(SlotRingType)
+    """The ring."""
+    position = operand_def(RingPositionType)
+    """The position whose stage is taken."""
+    result = result_def(StageType)
+
+    def __init__(self, ring: SSAValue, position: SSAValue):
+        ring_type = ring.type
+        assert isinstance(ring_type, SlotRingType)
+        super().__init__(operands=[ring, position, []], result_types=[ring_type.stage])
+
+    def verify_kinds(self) -> None:
+        unguarded(self)
+        ring = self.ring.type
+        position = self.position.type
+        assert isinstance(ring, SlotRingType) and isinstance(position, RingPositionType)
+        if position.stages != ring.stages:
+            raise VerifyException(
+                f"{self.name}: a position of a {position.stages.data}-stage ring does not "
+                f"walk a ring of {ring.stages.data} stages"
+            )
+        if self.result.type != ring.stage:
+            raise VerifyException(
+                f"{self.name}: the result must be {ring.stage}, the ring's stage, found "
+                f"{self.result.type}"
+            )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.ring)
+        printer.print_string("[")
+        printer.print_operand(self.position)
+        printer.print_string("]")
+        print_guard(printer, self)
+        printer.print_string(" : ")
+        printer.print_attribute(self.ring.type)
+        printer.print_string(", ")
+        printer.print_attribute(self.position.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> Self:
+        ring = parser.parse_unresolved_operand()
+        parser.parse_punctuation("[")
+        position = parser.parse_unresolved_operand()
+        parser.parse_punctuation("]")
+        guard = Guard.parse(parser)
+        parser.parse_punctuation(":")
+        ring_type = parse_typed(parser, cls.name, SlotRingType, "a !hopper.slot_ring type")
+        parser.parse_punctuation(",")
+        position_type = parse_typed(
+            parser, cls.name, RingPositionType, "a !hopper.ring_position type"
+        )
+        return guard.apply(
+            cls(
+                parser.resolve_operand(ring, ring_type),
+                parser.resolve_operand(position, position_type),
+            )
+        )
+
+
+@irdl_op_definition
+class RingSlotOp(HopperInstruction):
+    """The address of slot `slot` of a ring stage:
+    `%a = hopper.ring_slot %stage[1] : !hopper.stage<slots = [0, 16384]>` (an
+    `!hopper.smem<align 1024>`)."""
+
+    name = "hopper.ring_slot"
+
+    slot = prop_def(IntAttr)
+    """The slot (an index into the stage's slots)."""
+    stage = operand_def(StageType)
+    """The stage."""
+    result = result_def(SmemType)
+
+    def __init__(self, stage: SSAValue, slot: int):
+        super().__init__(
+            properties={"slot": IntAttr(slot)},
+            operands=[stage, []],
+            result_types=[SmemType(SLOT_ALIGN)],
+        )
+
+    @property
+    def offset(self) -> int:
+        """The slot's byte offset in the stage."""
+        stage = self.stage.type
+        assert isinstance(stage, StageType)
+        return stage.offsets[self.slot.data]
+
+    def verify_kinds(self) -> None:
+        unguarded(self)
+        stage = self.stage.type
+        assert isinstance(stage, StageType)
+        slots = len(stage.offsets)
+        if not 0 <= self.slot.data < slots:
+            raise VerifyException(
+                f"{self.name}: slot {self.slot.data} is past the stage's {slots} slots"
+            )
+        if self.result.type != SmemType(SLOT_ALIGN):
+            raise VerifyException(
+                f"{self.name}: the result must be {SmemType(SLOT_ALIGN)}, found {self.result.type}"
+            )
+
+    def print(self, printer: Printer) -> None:
+        _print_at(printer, self, self.stage, str(self.slot.data))
+
+    @classmethod
+    def parse(cls, parser: Parser) -> Self:
+        stage = parser.parse_unresolved_operand()
+        parser.parse_punctuation("[")
+        slot = parser.parse_integer(allow_boolean=False)
+        parser.parse_punctuation("]")
+        guard = Guard.parse(parser)
+        parser.parse_punctuation(":")
+        stage_type = parse_typed(parser, cls.name, StageType, "a !hopper.stage type")
+        return guard.apply(cls(parser.resolve_operand(stage, stage_type), slot))

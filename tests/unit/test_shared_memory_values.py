@@ -1,0 +1,84 @@
+"""The hopper level's shared memory as typed values: the aligned base, the barrier rings at
+offsets from it, the ring's stages and slots, which the TMA loads and the wgmma
+descriptors take."""
+
+from __future__ import annotations
+
+import pytest
+from test_lowering_arith import hopper_level
+from xdsl.dialects.builtin import IntAttr, UnrealizedConversionCastOp
+from xdsl.ir import SSAValue
+
+from mmcomp.compiler import context
+from mmcomp.dialects import hopper, ptx
+from mmcomp.passes.convert_hopper_to_ptx import ConvertHopperToPtx
+
+CASES = [
+    "linear_256",
+    "pingpong_linear",
+    "none_linear",
+    "smem_linear",
+    "smem_split_k",
+    "cluster_linear",
+    "matmul_mn_major",
+    "swap_ab_horizontal",
+]
+"""Every warp specialization, both epilogues, split-K, a cluster (multicast loads), an
+MN-major operand and swap-AB."""
+
+
+def is_smem(value: SSAValue) -> bool:
+    """`value` is a typed shared-memory address."""
+    return isinstance(value.type, hopper.SmemType)
+
+
+def from_slot(value: SSAValue) -> bool:
+    """`value` is a ring slot, an offset from one, or index arithmetic on a slot's address
+    read back as a register (a consumer's part of the A tile)."""
+    owner = value.owner
+    if isinstance(owner, hopper.RingSlotOp):
+        return True
+    if isinstance(owner, hopper.SmemOffsetOp):
+        return from_slot(owner.base)
+    if isinstance(owner, UnrealizedConversionCastOp):
+        return any(from_slot(source) for source in owner.inputs)
+    return any(from_slot(operand) for operand in getattr(owner, "operands", ()))
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_the_loads_and_descriptors_take_the_ring_slots(name: str):
+    module = hopper_level(name)
+    ops = list(module.walk())
+    assert sum(isinstance(op, hopper.SharedBaseOp) for op in ops) == 1
+    assert sum(isinstance(op, hopper.SlotRingOp) for op in ops) == 1
+    assert not any(isinstance(op, ptx.AddrOfOp) for op in ops), "no u32 shared base"
+    rings = [op for op in ops if isinstance(op, hopper.BarrierRingOp)]
+    assert len(rings) == 2 and all(is_smem(op.base) for op in rings)
+    loads = [op for op in ops if isinstance(op, hopper.TmaLoadOp)]
+    assert loads and all(is_smem(op.dst) and from_slot(op.dst) for op in loads)
+    descriptors = [op for op in ops if isinstance(op, hopper.MatrixDescriptorOp)]
+    assert descriptors and all(from_slot(op.base) for op in descriptors)
+    assert any(is_smem(op.base) for op in descriptors), "the B slot is read as it is"
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_convert_hopper_to_ptx_leaves_no_shared_memory_value(name: str):
+    module = hopper_level(name)
+    ConvertHopperToPtx().apply(context(), module)
+    for op in module.walk():
+        assert not any(is_smem(value) for value in (*op.operands, *op.results)), op.name
+    casts = [op for op in module.walk() if isinstance(op, UnrealizedConversionCastOp)]
+    assert all(not is_smem(source) for op in casts for source in op.inputs)
+    stage_mads = [
+        op for op in module.walk() if isinstance(op, ptx.MadOp) and stage_bytes(op.operands[1])
+    ]
+    assert stage_mads, "each K block's stage address is one mad of the stage bytes"
+
+
+def stage_bytes(value: SSAValue) -> bool:
+    """`value` is a constant multiple of the slot alignment (a stage's bytes)."""
+    owner = value.owner
+    if not isinstance(owner, ptx.ConstOp):
+        return False
+    constant = owner.value
+    return isinstance(constant, IntAttr) and constant.data % hopper.SLOT_ALIGN == 0
