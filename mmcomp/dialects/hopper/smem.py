@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from typing import Self
 
 from xdsl.dialects.builtin import ArrayAttr, IntAttr, StringAttr
-from xdsl.ir import ParametrizedAttribute, SSAValue, TypeAttribute
+from xdsl.ir import Attribute, ParametrizedAttribute, SSAValue, TypeAttribute
 from xdsl.irdl import (
     irdl_attr_definition,
     irdl_op_definition,
@@ -285,8 +285,44 @@ class SharedBaseOp(HopperInstruction):
         return guard.apply(cls(symbol, found))
 
 
+class OffsetOp(HopperInstruction):
+    """An op naming what lies `offset` bytes past a shared address (its `base`), printed
+    `%r = NAME %base[offset] : BASE_TYPE -> RESULT_TYPE`."""
+
+    @classmethod
+    def result_kind(cls) -> tuple[type[ParametrizedAttribute], str]:
+        """The class of the result type, and how an error names it."""
+        raise NotImplementedError(f"{cls.__name__} names no result type")
+
+    def __init__(self, base: SSAValue, offset: int, result: Attribute):
+        super().__init__(
+            properties={"offset": IntAttr(offset)}, operands=[base, []], result_types=[result]
+        )
+
+    def print(self, printer: Printer) -> None:
+        offset = self.properties["offset"]
+        assert isinstance(offset, IntAttr)
+        _print_at(printer, self, self.operands[0], str(offset.data))
+        printer.print_string(" -> ")
+        printer.print_attribute(self.results[0].type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> Self:
+        base = parser.parse_unresolved_operand()
+        parser.parse_punctuation("[")
+        offset = parser.parse_integer(allow_boolean=False)
+        parser.parse_punctuation("]")
+        guard = Guard.parse(parser)
+        parser.parse_punctuation(":")
+        base_type = parse_typed(parser, cls.name, SmemType, "a !hopper.smem type")
+        parser.parse_punctuation("->")
+        kind, what = cls.result_kind()
+        found = parse_typed(parser, cls.name, kind, what)
+        return guard.apply(cls(parser.resolve_operand(base, base_type), offset, found))
+
+
 @irdl_op_definition
-class SmemOffsetOp(HopperInstruction):
+class SmemOffsetOp(OffsetOp):
     """The address `offset` bytes past a shared address:
     `%bars = hopper.smem_offset %smem[147456] : !hopper.smem<align 1024> -> !hopper.smem<align 8>`.
 
@@ -301,12 +337,14 @@ class SmemOffsetOp(HopperInstruction):
     """The address offset from."""
     result = result_def(SmemType)
 
-    def __init__(self, base: SSAValue, offset: int, smem: SmemType | None = None):
+    def __init__(self, base: SSAValue, offset: int, smem: Attribute | None = None):
         if smem is None:
             smem = SmemType(alignment_of(offset, _smem(base).align.data))
-        super().__init__(
-            properties={"offset": IntAttr(offset)}, operands=[base, []], result_types=[smem]
-        )
+        super().__init__(base, offset, smem)
+
+    @classmethod
+    def result_kind(cls) -> tuple[type[ParametrizedAttribute], str]:
+        return SmemType, "a !hopper.smem type"
 
     def verify_kinds(self) -> None:
         unguarded(self)
@@ -320,28 +358,9 @@ class SmemOffsetOp(HopperInstruction):
                 f"aligned to {result} (the result's alignment)"
             )
 
-    def print(self, printer: Printer) -> None:
-        _print_at(printer, self, self.base, str(self.offset.data))
-        printer.print_string(" -> ")
-        printer.print_attribute(self.result.type)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> Self:
-        base = parser.parse_unresolved_operand()
-        parser.parse_punctuation("[")
-        offset = parser.parse_integer(allow_boolean=False)
-        parser.parse_punctuation("]")
-        guard = Guard.parse(parser)
-        parser.parse_punctuation(":")
-        base_type = parse_typed(parser, cls.name, SmemType, "a !hopper.smem type")
-        parser.parse_punctuation("->")
-        found = parse_typed(parser, cls.name, SmemType, "a !hopper.smem type")
-        assert isinstance(found, SmemType)
-        return guard.apply(cls(parser.resolve_operand(base, base_type), offset, found))
-
 
 @irdl_op_definition
-class SlotRingOp(HopperInstruction):
+class SlotRingOp(OffsetOp):
     """The ring's stages `offset` bytes past a shared address:
     `%slots = hopper.slot_ring %smem[0] : !hopper.smem<align 1024> -> !hopper.slot_ring<...>`.
 
@@ -356,10 +375,9 @@ class SlotRingOp(HopperInstruction):
     """The address offset from."""
     result = result_def(SlotRingType)
 
-    def __init__(self, base: SSAValue, offset: int, ring: SlotRingType):
-        super().__init__(
-            properties={"offset": IntAttr(offset)}, operands=[base, []], result_types=[ring]
-        )
+    @classmethod
+    def result_kind(cls) -> tuple[type[ParametrizedAttribute], str]:
+        return SlotRingType, "a !hopper.slot_ring type"
 
     def verify_kinds(self) -> None:
         unguarded(self)
@@ -375,25 +393,6 @@ class SlotRingOp(HopperInstruction):
                 f"{self.name}: the offset {offset} from the base is not a non-negative "
                 f"multiple of {SLOT_ALIGN} bytes"
             )
-
-    def print(self, printer: Printer) -> None:
-        _print_at(printer, self, self.base, str(self.offset.data))
-        printer.print_string(" -> ")
-        printer.print_attribute(self.result.type)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> Self:
-        base = parser.parse_unresolved_operand()
-        parser.parse_punctuation("[")
-        offset = parser.parse_integer(allow_boolean=False)
-        parser.parse_punctuation("]")
-        guard = Guard.parse(parser)
-        parser.parse_punctuation(":")
-        base_type = parse_typed(parser, cls.name, SmemType, "a !hopper.smem type")
-        parser.parse_punctuation("->")
-        found = parse_typed(parser, cls.name, SlotRingType, "a !hopper.slot_ring type")
-        assert isinstance(found, SlotRingType)
-        return guard.apply(cls(parser.resolve_operand(base, base_type), offset, found))
 
 
 @irdl_op_definition
