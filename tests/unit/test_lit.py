@@ -7,9 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 LIT_DIR = Path(__file__).resolve().parents[1] / "lit"
 
 
+@pytest.mark.timeout(900)  # the whole suite in one test: lit's own limit, not the default
 def test_lit_suite():
     lit = [str(Path(sys.executable).parent / "lit"), "-v", str(LIT_DIR)]
     env = dict(os.environ)
