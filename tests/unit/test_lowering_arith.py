@@ -1,13 +1,14 @@
 """The lowering's own index arithmetic at the hopper level: `arith` on index values (the
 ping-pong trip count, the next-tile test, the load-ahead iteration, the consumers' thread
-arithmetic, the epilogue's and split-K's 32-bit offsets) until convert-arith-to-ptx."""
+arithmetic, the epilogue's and split-K's 32-bit offsets, the 64-bit address sums on i64) until
+convert-arith-to-ptx."""
 
 from __future__ import annotations
 
 import pytest
 from cases import case
 from xdsl.dialects import arith, gpu
-from xdsl.dialects.builtin import ModuleOp, UnrealizedConversionCastOp, i1
+from xdsl.dialects.builtin import ModuleOp, UnrealizedConversionCastOp, i1, i64
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Operation, SSAValue
 
@@ -133,3 +134,27 @@ def test_the_next_tile_test_is_a_comparison_read_as_a_predicate():
     truths = compares - len(read_as_pred)
     assert sum(isinstance(op, ptx.SelpOp) for op in module.walk()) == selps + truths
     assert pred_ands(module) == ands + len(conjunctions), "each conjunction is an and.pred"
+
+
+def widening_multiplies(module: ModuleOp) -> list[arith.MuliOp]:
+    """The i64 arith.muli ops of a zero-extended index value (the 64-bit address sums)."""
+    return [
+        op
+        for op in module.walk()
+        if isinstance(op, arith.MuliOp)
+        and op.result.type == i64
+        and isinstance(op.lhs.owner, arith.ExtUIOp)
+    ]
+
+
+@pytest.mark.parametrize("name", ["default_1000", "split_k_linear", "none_split_k"])
+def test_the_address_sums_are_arith_on_i64_until_mul_wide(name: str):
+    module = hopper_level(name)
+    products = widening_multiplies(module)
+    assert products, "the epilogue's and split-K's byte offsets are i64 products"
+    wide_ops = (ptx.MulWideOp, ptx.MadWideOp)
+    assert not [op for op in module.walk() if isinstance(op, wide_ops)]
+    to_ptx(module)
+    assert sum(isinstance(op, wide_ops) for op in module.walk()) == len(products)
+    left = [op for op in module.walk() if op.name.startswith("arith.")]
+    assert not left

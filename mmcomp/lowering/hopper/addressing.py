@@ -158,7 +158,7 @@ class Addressing:
             if linear is None:
                 bases.append(base)
                 continue
-            bases.append(k.add(base, k.mul_wide(values.reg(linear), k.const(size))))
+            bases.append(values.address(values.add_scaled(base, linear, size)))
         found = Access(bases, row_ok, col_limit, col_stride, dtype)
         self.accesses[key] = found
         return found
@@ -207,7 +207,8 @@ class Addressing:
             return k.add(address, k.mul(k.cvt(index, ptx.U64), stride_bytes))
         stride_bytes = stride * size
         if stride_bytes < 1 << 32:
-            return k.mad_wide(index, k.const(stride_bytes), address)
+            values = Values(self.ctx)
+            return values.address(values.mad_wide(index, stride_bytes, address))
         product = k.mul(k.cvt(index, ptx.U64), k.const(stride_bytes, ptx.U64))
         return k.add(address, product)
 

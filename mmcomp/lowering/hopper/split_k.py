@@ -56,7 +56,6 @@ class SplitK:
         more than 2^32 floats is addressed with a 64-bit slab offset.
         """
         ctx = self.ctx
-        k = ctx.k
         tile_elements = ctx.params.tile[0] * ctx.params.tile[1]
         part = self.registers * hw.WARPGROUP_SIZE
         thread = self.mode.threads.thread_in_warpgroup
@@ -64,11 +63,11 @@ class SplitK:
         values = Values(ctx)
         if ptx.DYNAMIC in shape or math.prod(shape) > WIDE_OFFSETS:
             inner = self.mode.part_offset(thread, part)
-            address = k.add(ctx.reg(workspace), k.mul_wide(inner, k.const(4)))
-            return k.mad_wide(values.reg(slab), k.const(tile_elements * 4), address)
+            address = values.add_scaled(ctx.reg(workspace), inner, 4)
+            return values.address(values.mad_wide(slab, tile_elements * 4, address))
         first = values.mad(slab, values.const(tile_elements), thread)
         first = self.mode.part_offset(first, part)
-        return k.add(ctx.reg(workspace), k.mul_wide(values.reg(first), k.const(4)))
+        return values.address(values.add_scaled(ctx.reg(workspace), first, 4))
 
     def workspace_slab(self, indices: Sequence[SSAValue], workspace: SSAValue) -> SSAValue:
         """The linear slab index of [slice, tile] (or [tile]) in the workspace's leading dims
@@ -124,9 +123,9 @@ class SplitK:
         k = ctx.k
         k.append(ptx.FenceOp("acq_rel_gpu"))
         self.mode.sync_tile_threads()
-        counter = k.add(ctx.reg(counters), k.mul_wide(ctx.reg(index), k.const(4)))
-        thread = self.mode.threads.thread_in_warpgroup
         values = Values(ctx)
+        counter = values.address(values.add_scaled(ctx.reg(counters), ctx.reg(index), 4))
+        thread = self.mode.threads.thread_in_warpgroup
         leader = self.mode.arrive_leader(values.cmp("eq", thread, values.const(0)))
         slot = self.mode.arrive_slot(self.ring.after_barriers)
         old = ctx.put(

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.dialects import arith, gpu
-from xdsl.dialects.builtin import IndexType, UnrealizedConversionCastOp, i1
+from xdsl.dialects.builtin import IndexType, IntegerAttr, UnrealizedConversionCastOp, i1, i32, i64
 from xdsl.ir import SSAValue
 
 from mmcomp.dialects import hopper, ptx
@@ -142,3 +142,56 @@ class Values:
         condition = self.as_condition(cond)
         op = arith.SelectOp(condition, self.of(if_true), self.of(if_false))
         return self.ctx.k.append(op).result
+
+    def widen(self, value: SSAValue) -> SSAValue:
+        """The index value `value` zero-extended to i64: an `arith.index_cast` to i32 (exact:
+        the index values are 32-bit) and an `arith.extui` (xDSL's arith has no
+        `index_castui`, and `index_cast` to i64 would extend the sign)."""
+        k = self.ctx.k
+        narrow = k.append(arith.IndexCastOp(self.of(value), i32)).result
+        return k.append(arith.ExtUIOp(narrow, i64)).result
+
+    def wide_const(self, value: int) -> SSAValue:
+        """An i64 constant."""
+        return self.ctx.k.append(arith.ConstantOp(IntegerAttr(value, i64))).result
+
+    def wide(self, value: SSAValue) -> SSAValue:
+        """A 64-bit value as i64: itself, or a u64 register (a pointer parameter, an address)
+        read through a cast."""
+        if value.type == i64:
+            return value
+        owner = value.owner
+        if (
+            isinstance(owner, UnrealizedConversionCastOp)
+            and len(owner.inputs) == 1
+            and owner.inputs[0].type == i64
+            and self.ctx.k.sees(owner.inputs[0])
+        ):
+            return owner.inputs[0]
+        if value.type != ptx.U64:
+            raise ValueError(
+                f"Values.wide: expected an i64 value or a u64 register, got {value.type}"
+            )
+        return self.ctx.cast(value, i64)
+
+    def address(self, value: SSAValue) -> SSAValue:
+        """The i64 `value` read by a ptx op as an address: a cast to `!ptx.reg<u64>`."""
+        if value.type == ptx.U64:
+            return value
+        return self.ctx.cast(value, ptx.U64)
+
+    def add_scaled(self, base: SSAValue, index: SSAValue, size: int) -> SSAValue:
+        """`base + index * size` in 64 bits (`index` a 32-bit index value, `size` below
+        2^32), as an i64 value: one `mul.wide.u32` and an `add.u64`."""
+        k = self.ctx.k
+        base = self.wide(base)
+        product = k.append(arith.MuliOp(self.widen(index), self.wide_const(size))).result
+        return k.append(arith.AddiOp(base, product)).result
+
+    def mad_wide(self, index: SSAValue, size: int, base: SSAValue) -> SSAValue:
+        """`index * size + base` in 64 bits (`index` a 32-bit index value, `size` below
+        2^32), as an i64 value: one `mad.wide.u32`."""
+        k = self.ctx.k
+        base = self.wide(base)
+        product = k.append(arith.MuliOp(self.widen(index), self.wide_const(size))).result
+        return k.append(mark_mad(arith.AddiOp(product, base))).result
