@@ -12,6 +12,8 @@ time. These ops say so with types instead of u32 arithmetic:
     %stage = hopper.slot_stage %slots[%pos] : !hopper.slot_ring<...>,
         !hopper.ring_position<stages = 3> -> !hopper.stage<slots = [0, 16384]>
     %a = hopper.ring_slot %stage[0] : !hopper.stage<slots = [0, 16384]>
+    %bufs = hopper.smem_index %smem[148480 + %wg * 16384] : !hopper.smem<align 1024>
+        -> !hopper.smem<align 1024>
 
 - `!hopper.smem<align A>`: a shared-memory address (the 32-bit shared window) known to be
   a multiple of A bytes; the barrier rings, the TMA loads and the wgmma descriptors take
@@ -23,8 +25,9 @@ time. These ops say so with types instead of u32 arithmetic:
 `convert-hopper-to-ptx` holds each in one u32 register: the base is the array's address
 rounded up to the alignment (`add`, `and`), an offset an `add` of a constant, a stage the
 ring's address plus the stage's bytes times the position's stage (`mad`), a slot an `add`
-of its offset. A ptx op or the index arithmetic reads one through a cast to
-`!ptx.reg<u32>` or `index`, which that pass resolves to the register.
+of its offset, an index's strides an `add` of the offset and a `mad` of the index. A ptx
+op or the index arithmetic reads one through a cast to `!ptx.reg<u32>` or `index`, which
+that pass resolves to the register.
 """
 
 from __future__ import annotations
