@@ -21,6 +21,7 @@ f32 values (through casts, which convert-arith-to-ptx folds), and `hopper.wgmma_
 registers of the accumulator it takes, which the instruction updates in place;
 the shared-memory values are one u32 register each: `hopper.shared_base` the array's
 address rounded up to the alignment, `hopper.smem_offset` an add of its offset,
+`hopper.smem_index` a `mad` of its index's register and stride onto the base plus the offset,
 `hopper.slot_ring` its base's register (an add at a non-zero offset), `hopper.slot_stage`
 the ring's address plus the stage's bytes times the position's stage (`mad`) and
 `hopper.ring_slot` an add of the slot's offset; a cast of one to a register type or to
@@ -198,7 +199,7 @@ def _lower_tma_load(op: hopper.TmaLoadOp, out: _Emitter) -> None:
 
 def _lower_tma_store(op: hopper.TmaStoreOp, out: _Emitter) -> None:
     coordinates = _coordinate_registers(op.coordinates, out)
-    out.emit(ptx.TmaStoreOp(op.src, register_of(op.tensor_map), coordinates))
+    out.emit(ptx.TmaStoreOp(address_of(op.src), register_of(op.tensor_map), coordinates))
 
 
 def _lower_mbarrier_init(op: hopper.MbarrierInitOp, out: _Emitter) -> None:
@@ -248,7 +249,7 @@ def _lower_wgmma(op: hopper.WgmmaMmaAsyncOp, out: _Emitter) -> None:
 def _lower_stmatrix(op: hopper.StmatrixOp, out: _Emitter) -> None:
     # A pair of 16-bit floats (a hopper.truncf_pair) is the register that holds it.
     values = [register_of(v) if isinstance(v.type, VectorType) else v for v in op.values]
-    out.emit(ptx.StmatrixOp(op.address, values, trans=op.trans is not None))
+    out.emit(ptx.StmatrixOp(address_of(op.address), values, trans=op.trans is not None))
 
 
 def _lower_id(op: hopper.IdOp, out: _Emitter) -> None:
@@ -353,6 +354,23 @@ class LowerSmemOffset(RewritePattern):
         out = _Emitter(None, False)
         offset = out.value(ptx.ConstOp(op.offset.data, ptx.U32))
         address = out.value(ptx.AddOp(register_of(op.base), offset))
+        _replace_by_registers(rewriter, op, out, [address])
+
+
+class LowerSmemIndex(RewritePattern):
+    """An address an index's strides past another: the stride's constant, then the offset's
+    `add` (none at offset 0), then `mad` of the index's register."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: hopper.SmemIndexOp, rewriter: PatternRewriter) -> None:
+        out = _Emitter(None, False)
+        (index,) = _coordinate_registers([op.index], out)
+        stride = out.value(ptx.ConstOp(op.stride.data, ptx.U32))
+        start = register_of(op.base)
+        if op.offset.data:
+            offset = out.value(ptx.ConstOp(op.offset.data, ptx.U32))
+            start = out.value(ptx.AddOp(start, offset))
+        address = out.value(ptx.MadOp(index, stride, start))
         _replace_by_registers(rewriter, op, out, [address])
 
 
@@ -636,6 +654,7 @@ class ConvertHopperToPtx(ModulePass):
             LowerTensorMapParam(),
             LowerSharedBase(),
             LowerSmemOffset(),
+            LowerSmemIndex(),
             LowerSlotRing(),
             LowerSlotStage(),
             LowerRingSlot(),

@@ -1,13 +1,13 @@
 """The hopper level's shared memory as typed values: the aligned base, the barrier rings at
 offsets from it, the ring's stages and slots, which the TMA loads and the wgmma
-descriptors take."""
+descriptors take, and the smem epilogue's buffers, which the TMA stores and stmatrix take."""
 
 from __future__ import annotations
 
 import pytest
 from test_lowering_arith import hopper_level
 from xdsl.dialects.builtin import IntAttr, UnrealizedConversionCastOp
-from xdsl.ir import SSAValue
+from xdsl.ir import Operation, SSAValue
 
 from mmcomp.compiler import context
 from mmcomp.dialects import hopper, ptx
@@ -82,3 +82,31 @@ def stage_bytes(value: SSAValue) -> bool:
         return False
     constant = owner.value
     return isinstance(constant, IntAttr) and constant.data % hopper.SLOT_ALIGN == 0
+
+
+def from_buffer(value: SSAValue) -> bool:
+    """`value` is an epilogue buffer (an offset from a warpgroup's buffers), or index
+    arithmetic on one read back as a register (a row address)."""
+    owner = value.owner
+    if isinstance(owner, hopper.SmemOffsetOp):
+        return isinstance(owner.base.owner, hopper.SmemIndexOp)
+    if not isinstance(owner, Operation):
+        return False
+    if isinstance(owner, UnrealizedConversionCastOp) or owner.name.startswith("arith."):
+        return any(from_buffer(operand) for operand in owner.operands)
+    return False
+
+
+@pytest.mark.parametrize("name", ["smem_linear", "smem_split_k"])
+def test_the_smem_epilogue_stores_from_typed_buffers(name: str):
+    module = hopper_level(name)
+    ops = list(module.walk())
+    places = [op for op in ops if isinstance(op, hopper.SmemIndexOp)]
+    assert len(places) == 1, "one placement of the warpgroup's buffers"
+    (place,) = places
+    assert isinstance(place.base.owner, hopper.SharedBaseOp)
+    assert place.result.type == hopper.SmemType(hopper.SLOT_ALIGN)
+    stores = [op for op in ops if isinstance(op, hopper.TmaStoreOp)]
+    assert stores and all(is_smem(op.src) and from_buffer(op.src) for op in stores)
+    matrices = [op for op in ops if isinstance(op, hopper.StmatrixOp)]
+    assert matrices and all(from_buffer(op.address) for op in matrices)

@@ -46,7 +46,6 @@ from mmcomp.dialects.hopper.base import (
     int_register,
     parse_typed,
     print_guard,
-    shared_address,
     unguarded,
 )
 from mmcomp.dialects.hopper.smem import SmemType, shared_operand
@@ -510,6 +509,10 @@ class WgmmaMmaAsyncOp(HopperInstruction):
 # ----------------------------------------------------------------------------------------
 
 
+STMATRIX_ROW_ALIGN = 16
+"""Alignment of a row address of stmatrix, bytes (a row of an 8x8 b16 matrix)."""
+
+
 @irdl_op_definition
 class StmatrixOp(HopperInstruction):
     """Store 1, 2 or 4 8x8 b16 matrices from the warp's fragments to shared memory."""
@@ -518,8 +521,9 @@ class StmatrixOp(HopperInstruction):
 
     trans = opt_prop_def(UnitAttr)
     """Store each 8x8 matrix transposed."""
-    address = operand_def(RegType)
-    """This lane's row address (32-bit shared address)."""
+    address = operand_def(RegType | SmemType)
+    """This lane's row address (a 32-bit shared address, or an `!hopper.smem` aligned to
+    the 16 bytes of a matrix row)."""
     values = var_operand_def(RegType | VectorType)
     """One 32-bit register (two b16) per matrix, or a pair of 16-bit floats
     (`vector<2xbf16>`, `vector<2xf16>`: a `hopper.truncf_pair`)."""
@@ -531,7 +535,7 @@ class StmatrixOp(HopperInstruction):
         )
 
     def verify_kinds(self) -> None:
-        shared_address(self, "the address", self.address)
+        shared_operand(self, "the address", self.address, STMATRIX_ROW_ALIGN)
         if len(self.values) not in (1, 2, 4):
             raise VerifyException(
                 f"{self.name}: expected 1, 2 or 4 registers, found {len(self.values)}"

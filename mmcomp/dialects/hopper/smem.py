@@ -12,6 +12,8 @@ time. These ops say so with types instead of u32 arithmetic:
     %stage = hopper.slot_stage %slots[%pos] : !hopper.slot_ring<...>,
         !hopper.ring_position<stages = 3> -> !hopper.stage<slots = [0, 16384]>
     %a = hopper.ring_slot %stage[0] : !hopper.stage<slots = [0, 16384]>
+    %bufs = hopper.smem_index %smem[148480 + %wg * 16384] : !hopper.smem<align 1024>
+        -> !hopper.smem<align 1024>
 
 - `!hopper.smem<align A>`: a shared-memory address (the 32-bit shared window) known to be
   a multiple of A bytes; the barrier rings, the TMA loads and the wgmma descriptors take
@@ -23,8 +25,9 @@ time. These ops say so with types instead of u32 arithmetic:
 `convert-hopper-to-ptx` holds each in one u32 register: the base is the array's address
 rounded up to the alignment (`add`, `and`), an offset an `add` of a constant, a stage the
 ring's address plus the stage's bytes times the position's stage (`mad`), a slot an `add`
-of its offset. A ptx op or the index arithmetic reads one through a cast to
-`!ptx.reg<u32>` or `index`, which that pass resolves to the register.
+of its offset, an index's strides an `add` of the offset and a `mad` of the index. A ptx
+op or the index arithmetic reads one through a cast to `!ptx.reg<u32>` or `index`, which
+that pass resolves to the register.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Self
 
-from xdsl.dialects.builtin import ArrayAttr, IntAttr, StringAttr
+from xdsl.dialects.builtin import ArrayAttr, IndexType, IntAttr, StringAttr
 from xdsl.ir import Attribute, ParametrizedAttribute, SSAValue, TypeAttribute
 from xdsl.irdl import (
     irdl_attr_definition,
@@ -518,3 +521,87 @@ class RingSlotOp(HopperInstruction):
         parser.parse_punctuation(":")
         stage_type = parse_typed(parser, cls.name, StageType, "a !hopper.stage type")
         return guard.apply(cls(parser.resolve_operand(stage, stage_type), slot))
+
+
+@irdl_op_definition
+class SmemIndexOp(HopperInstruction):
+    """The address `offset + index * stride` bytes past a shared address, `index` a value
+    of the kernel (the buffers of one consumer warpgroup):
+    `%b = hopper.smem_index %smem[148480 + %i * 16384] : !hopper.smem<align 1024>
+    -> !hopper.smem<align 1024>`.
+
+    The result's alignment is at most the base's and divides the offset and the stride.
+    """
+
+    name = "hopper.smem_index"
+
+    offset = prop_def(IntAttr)
+    """Constant bytes past the base."""
+    stride = prop_def(IntAttr)
+    """Bytes per unit of the index."""
+    base = operand_def(SmemType)
+    """The address offset from."""
+    index = operand_def(IndexType)
+    """How many strides past the offset (non-negative)."""
+    result = result_def(SmemType)
+
+    def __init__(
+        self,
+        base: SSAValue,
+        offset: int,
+        index: SSAValue,
+        stride: int,
+        smem: Attribute | None = None,
+    ):
+        if smem is None:
+            smem = SmemType(alignment_of(offset, alignment_of(stride, _smem(base).align.data)))
+        super().__init__(
+            properties={"offset": IntAttr(offset), "stride": IntAttr(stride)},
+            operands=[base, index, []],
+            result_types=[smem],
+        )
+
+    def verify_kinds(self) -> None:
+        unguarded(self)
+        offset, stride = self.offset.data, self.stride.data
+        base, result = _smem(self.base).align.data, _smem(self.result).align.data
+        if offset < 0:
+            raise VerifyException(f"{self.name}: the offset must be non-negative, found {offset}")
+        if stride < 1:
+            raise VerifyException(f"{self.name}: the stride must be positive, found {stride}")
+        if result > base or offset % result or stride % result:
+            raise VerifyException(
+                f"{self.name}: an address {offset} + i * {stride} bytes past one aligned to "
+                f"{base} is not aligned to {result} (the result's alignment)"
+            )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.base)
+        printer.print_string(f"[{self.offset.data} + ")
+        printer.print_operand(self.index)
+        printer.print_string(f" * {self.stride.data}]")
+        print_guard(printer, self)
+        printer.print_string(" : ")
+        printer.print_attribute(self.base.type)
+        printer.print_string(" -> ")
+        printer.print_attribute(self.result.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> Self:
+        base = parser.parse_unresolved_operand()
+        parser.parse_punctuation("[")
+        offset = parser.parse_integer(allow_boolean=False)
+        parser.parse_punctuation("+")
+        index = parser.parse_unresolved_operand()
+        parser.parse_punctuation("*")
+        stride = parser.parse_integer(allow_boolean=False)
+        parser.parse_punctuation("]")
+        guard = Guard.parse(parser)
+        parser.parse_punctuation(":")
+        base_type = parse_typed(parser, cls.name, SmemType, "a !hopper.smem type")
+        parser.parse_punctuation("->")
+        found = parse_typed(parser, cls.name, SmemType, "a !hopper.smem type")
+        resolved = parser.resolve_operand(index, IndexType())
+        op = cls(parser.resolve_operand(base, base_type), offset, resolved, stride, found)
+        return guard.apply(op)

@@ -37,7 +37,6 @@ from mmcomp.dialects.hopper.base import (
     print_guard,
     print_tensor_access,
     resolve_indices,
-    shared_address,
 )
 from mmcomp.dialects.hopper.smem import SmemType, shared_operand
 from mmcomp.dialects.hopper.types import (
@@ -225,8 +224,9 @@ class TmaStoreOp(HopperInstruction):
 
     tensor_map = operand_def(TensorMapType)
     """The tensor map written."""
-    src = operand_def(RegType)
-    """Shared-memory source (32-bit shared address)."""
+    src = operand_def(RegType | SmemType)
+    """Shared-memory source (a 32-bit shared address, or an `!hopper.smem` aligned to the
+    box's swizzle pattern)."""
     coordinates = var_operand_def(IndexType)
     """Box coordinates in elements, innermost first (out-of-bounds parts are clipped)."""
 
@@ -234,7 +234,9 @@ class TmaStoreOp(HopperInstruction):
         super().__init__(operands=[tensor_map, src, list(coordinates), []])
 
     def verify_kinds(self) -> None:
-        shared_address(self, "the source", self.src)
+        tensor_map = self.tensor_map.type
+        assert isinstance(tensor_map, TensorMapType)
+        shared_operand(self, "the source", self.src, max(128, 8 * tensor_map.swizzle.data))
         check_coordinates(self, self.tensor_map, self.coordinates)
 
     def print(self, printer: Printer) -> None:

@@ -51,11 +51,7 @@ class SmemEpilogue:
         leader = values.pred(values.cmp("eq", self.threads.thread_in_warpgroup, values.const(0)))
         first = values.pred(values.cmp("eq", consumer, values.const(0)))
         second = values.pred(values.cmp("ne", consumer, values.const(0)))
-        buffers = values.mad(
-            consumer,
-            values.const(hw.EPILOGUE_BUFFERS * self.ctx.plan.buffer_bytes()),
-            values.add(self.ring.base, values.const(self.ctx.plan.epilogue_offset())),
-        )
+        buffers = self.warpgroup_buffers(values.of(consumer))
 
         family = self.ctx.barriers.epilogue
 
@@ -82,7 +78,7 @@ class SmemEpilogue:
             for m_block in range(self.ctx.m_blocks):
                 for box in range(self.ctx.params.warpgroup[1] // box_columns):
                     slot = count % hw.EPILOGUE_BUFFERS
-                    buffer = values.add(buffers, values.const(slot * self.ctx.plan.buffer_bytes()))
+                    buffer = self.buffer(buffers, slot)
                     packed = self.box_values(value, operand.dtype, m_block, box * box_columns)
                     if operand.dtype == "f32":
                         self.write_f32_box(values.add(buffer, row), chunk, packed)
@@ -92,9 +88,26 @@ class SmemEpilogue:
                     self.ctx.put(ptx.BulkWaitOp(0, read=True), leader)
                     sync()
                     coords = self.store_coordinates(store, m_block, box * box_columns)
-                    self.ctx.put(hopper.TmaStoreOp(tmap, values.reg(buffer), coords), leader)
+                    self.ctx.put(hopper.TmaStoreOp(tmap, buffer, coords), leader)
                     self.ctx.put(ptx.BulkCommitOp(), leader)
                     count += 1
+
+    def warpgroup_buffers(self, consumer: SSAValue) -> SSAValue:
+        """The buffers of consumer warpgroup `consumer` (an index value), after the ring
+        and its barriers: `hopper.smem_index` of the shared base, an `!hopper.smem` aligned
+        to a box's swizzle pattern (which its verifier checks)."""
+        plan = self.ctx.plan
+        stride = hw.EPILOGUE_BUFFERS * plan.buffer_bytes()
+        aligned = hopper.SmemType(hopper.SLOT_ALIGN)
+        op = hopper.SmemIndexOp(self.ring.smem, plan.epilogue_offset(), consumer, stride, aligned)
+        return self.ctx.k.append(op).result
+
+    def buffer(self, buffers: SSAValue, slot: int) -> SSAValue:
+        """Buffer `slot` of a warpgroup's `buffers` (`hopper.smem_offset`, aligned like
+        them)."""
+        aligned = hopper.SmemType(hopper.SLOT_ALIGN)
+        offset = hopper.SmemOffsetOp(buffers, slot * self.ctx.plan.buffer_bytes(), aligned)
+        return self.ctx.k.append(offset).result
 
     def box_lane(self, dtype: str) -> tuple[SSAValue, SSAValue]:
         """This thread's (row byte offset, 16-byte chunk xor) in a box of `dtype`, index

@@ -102,8 +102,8 @@ class Ring:
 
     @property
     def base(self) -> SSAValue:
-        """The base of dynamic shared memory as a u32 register (a cast of `smem`, for the
-        ptx ops and the index arithmetic that address the epilogue's buffers)."""
+        """The base of dynamic shared memory as a u32 register (a cast of `smem`, for a
+        ptx op or index arithmetic that reads it)."""
         return self.ctx.cast(self.smem, ptx.U32)
 
     @property

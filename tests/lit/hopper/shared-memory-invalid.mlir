@@ -135,3 +135,55 @@ ptx.module version 8.0 target sm_90a address_size 64 {
   }
 }
 // CHECK: hopper.ring_slot: names a value and takes no guard
+
+// -----
+
+// An index's strides whose result claims more alignment than the stride keeps.
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.entry @k() {
+    %smem = hopper.shared_base mmcomp_shared : !hopper.smem<align 1024>
+    %i = arith.constant 1 : index
+    %bufs = hopper.smem_index %smem[2048 + %i * 512] : !hopper.smem<align 1024> -> !hopper.smem<align 1024>
+  }
+}
+// CHECK: hopper.smem_index: an address 2048 + i * 512 bytes past one aligned to 1024 is not aligned to 1024 (the result's alignment)
+
+// -----
+
+// An index with no stride.
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.entry @k() {
+    %smem = hopper.shared_base mmcomp_shared : !hopper.smem<align 1024>
+    %i = arith.constant 1 : index
+    %bufs = hopper.smem_index %smem[0 + %i * 0] : !hopper.smem<align 1024> -> !hopper.smem<align 1024>
+  }
+}
+// CHECK: hopper.smem_index: the stride must be positive, found 0
+
+// -----
+
+// A TMA store from a buffer aligned to less than its box's 128-byte swizzle pattern.
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.entry @k(t : tmap) {
+    %smem = hopper.shared_base mmcomp_shared : !hopper.smem<align 1024>
+    %tmap = hopper.tensormap_param t : !hopper.tensormap<256x128xbf16, box 64x64, swizzle 128>
+    %buf = hopper.smem_offset %smem[512] : !hopper.smem<align 1024> -> !hopper.smem<align 512>
+    %c0 = arith.constant 0 : index
+    hopper.tma_store %buf to %tmap[%c0, %c0] : !hopper.tensormap<256x128xbf16, box 64x64, swizzle 128>, !hopper.smem<align 512>
+  }
+}
+// CHECK: hopper.tma_store: the source must be aligned to 1024 bytes, found !hopper.smem<align 512>
+
+// -----
+
+// An stmatrix row address aligned to less than a matrix row's 16 bytes.
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.entry @k() {
+    %smem = hopper.shared_base mmcomp_shared : !hopper.smem<align 1024>
+    %row = hopper.smem_offset %smem[8] : !hopper.smem<align 1024> -> !hopper.smem<align 8>
+    %one = arith.constant 1.0 : f32
+    %pair = hopper.truncf_pair %one, %one : vector<2xbf16>
+    hopper.stmatrix %row, %pair : (!hopper.smem<align 8>, vector<2xbf16>) -> ()
+  }
+}
+// CHECK: hopper.stmatrix: the address must be aligned to 16 bytes, found !hopper.smem<align 8>
