@@ -70,6 +70,9 @@ def _emit_entry(entry: EntryOp, lines: list[str]) -> None:
             "before emitting PTX"
         )
     for op in entry.body.block.ops:
+        if isinstance(op, PtxInstruction):
+            op.check_guard_register()
+    for op in entry.body.block.ops:
         if is_index_arithmetic(op):
             raise DiagnosticException(
                 f"ptx emission: {op.name} has no direct PTX text: run convert-arith-to-ptx "

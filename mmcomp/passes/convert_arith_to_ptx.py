@@ -10,15 +10,19 @@ counts of a runtime extent), `arith.cmpi` a `setp` and a `selp` of 1 or 0, and
 `arith.select` a `setp.ne` against 0 and a `selp`.
 
 The lowering's own arithmetic (`mmcomp.lowering.hopper.values`) adds three forms, each the
-instructions the lowering wrote by hand: an `arith.cmpi` that only ptx ops read, through
-casts to `!ptx.reg<pred>`, is the `setp` alone; an `arith.addi` marked `ptx.mad` and the
+instructions the lowering wrote by hand: an `arith.cmpi` that only ptx ops read as their
+guard (an i1 guard) is the `setp` alone; an `arith.addi` marked `ptx.mad` and the
 `arith.muli` it adds to (read by nothing else) are one `mad.lo`; an `arith.select` on a
 predicate register is a `selp`, or a `mov` guarded by the predicate into its false value
 where that is a fresh register that nothing else reads. The thread's identity adds two:
 `gpu.thread_id x` is a read of %tid.x, and an `arith.andi` of i1 values read as a
 predicate (a conjunction of the lowering's tests) is `and.pred` of its operands'
 predicate registers; a comparison that such a conjunction reads counts as read as a
-predicate.
+predicate. Replacing the i1 by the register puts each guard in it (wherever the guard
+is: an op in a nested region reads the register as it read the i1); a guard that reads a
+predicate register through a cast to i1 reads the register, and a guard that is not in a
+predicate register after the pass (a comparison also read as a u32 truth value) is an
+error naming the op.
 
 The epilogue's math (`mmcomp.lowering.hopper.pointwise`) is `arith` and `math` on f32, each
 op one f32 instruction of the same meaning: an f32 constant a `mov.f32`; `arith.addf`,
@@ -76,7 +80,7 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.dialects.utils import FastMathFlag
-from xdsl.ir import Attribute, Operation, OpResult, SSAValue
+from xdsl.ir import Attribute, Operation, OpResult, SSAValue, Use
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -155,11 +159,22 @@ def feeds_mad(op: Operation) -> bool:
     return isinstance(user, arith.AddiOp) and MAD in user.attributes and use.index == 0
 
 
+def is_guard_read(use: Use) -> bool:
+    """`use` is the guard of a ptx instruction (its last operand)."""
+    op = use.operation
+    return (
+        isinstance(op, ptx.PtxInstruction)
+        and op.guard is not None
+        and use.index == len(op.operands) - 1
+    )
+
+
 def read_as_predicate(value: SSAValue) -> bool:
-    """Every read of the i1 `value` is a cast to `!ptx.reg<pred>` (a ptx op's predicate)
-    or an `arith.andi` of i1 values whose result is read so (a predicate conjunction)."""
+    """Every read of the i1 `value` is a ptx op's guard, a cast to `!ptx.reg<pred>` or an
+    `arith.andi` of i1 values whose result is read so (a predicate conjunction)."""
     return bool(value.uses) and all(
-        (
+        is_guard_read(use)
+        or (
             isinstance(use.operation, UnrealizedConversionCastOp)
             and all(result.type == ptx.PRED for result in use.operation.results)
         )
@@ -272,7 +287,7 @@ class CompareToPtx(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: arith.CmpiOp, rewriter: PatternRewriter) -> None:
         """Rewrite an unsigned or equality comparison: only the `setp` where every read
-        is a cast to a predicate."""
+        is as a predicate."""
         cmp = COMPARISONS.get(op.predicate.value.data)
         if cmp is None:
             return
@@ -350,8 +365,26 @@ class PredicateAndToPtx(RewritePattern):
         rewriter.replace(op, ptx.AndOp(lhs, rhs))
 
 
+class GuardOnRegister(RewritePattern):
+    """A guard that is a predicate register read as i1 through a cast becomes the
+    register."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        """Guard a ptx instruction by the register behind its i1 guard."""
+        if not isinstance(op, ptx.PtxInstruction) or op.guard is None:
+            return
+        if op.guard.type == ptx.PRED:
+            return
+        held = held_register(op.guard)
+        if held is None or held.type != ptx.PRED:
+            return
+        op.operands = [*op.operands[:-1], held]
+        rewriter.handle_operation_modification(op)
+
+
 PATTERNS: tuple[RewritePattern, ...] = (
     ThreadIdToPtx(),
+    GuardOnRegister(),
     PredicateAndToPtx(),
     ConstantToPtx(),
     GridQueryToPtx(),
@@ -787,6 +820,20 @@ def check_all_lowered(entry: ptx.EntryOp) -> None:
         )
 
 
+def check_guards(entry: ptx.EntryOp) -> None:
+    """Raise, naming the op, if a guard in `entry` is not a predicate register."""
+    for op in entry.walk():
+        if not isinstance(op, ptx.PtxInstruction) or op.guard is None:
+            continue
+        if op.guard.type == ptx.PRED:
+            continue
+        raise DiagnosticException(
+            f"convert-arith-to-ptx: ptx.entry @{entry.sym_name.data}: the guard of {op.name} "
+            f"is held in a {op.guard.type}, expected a !ptx.reg<pred> (an i1 comparison or "
+            "conjunction that only predicates read, or a predicate register)"
+        )
+
+
 class FoldRegisterCast(RewritePattern):
     """A cast of a register to its own type becomes the register, as does a cast back to a
     register's type of a cast from it (register -> index -> register); an unread cast of a
@@ -826,6 +873,7 @@ def lower_index_arithmetic(entry: ptx.EntryOp) -> None:
     ).rewrite_region(entry.body)
     PatternRewriteWalker(FoldRegisterCast(), apply_recursively=True).rewrite_region(entry.body)
     check_all_lowered(entry)
+    check_guards(entry)
 
 
 _LOWERED_BEFORE: tuple[tuple[Callable[[Operation], bool], str, str], ...] = (

@@ -35,12 +35,12 @@ as the labels and branches that a hand-written kernel would, one pattern per op:
 - `scf.if %c` with labels `[else, end]` becomes `@!p bra else; <then>; bra end; else:
   <else>; end:` (its then-block's `scf.yield` is the `bra end`), with one label `[end]`
   (no else-region) `@!p bra end; <then>; end:`. `p` is the predicate register behind the
-  condition's cast, a cast to `!ptx.reg<pred>` of the i1 condition of an `scf.if` marked
-  `ptx.predicate` (a comparison or conjunction of the lowering, lowered to its predicate
-  register by convert-arith-to-ptx), or `setp.ne` of an i1 of the index arithmetic
-  against 0; a condition `arith.xori %c, true` branches on `@p` instead. An
-  `scf.if` whose one label is the end label of the `scf.if` around it, and which ends
-  that one's region, branches straight to it (the outer op places the label).
+  condition's cast, the i1 condition itself of an `scf.if` marked `ptx.predicate` (a
+  comparison or conjunction of the lowering, which convert-arith-to-ptx lowers to its
+  predicate register), or `setp.ne` of an i1 of the index arithmetic against 0; a
+  condition `arith.xori %c, true` branches on `@p` instead. An `scf.if` whose one label is
+  the end label of the `scf.if` around it, and which ends that one's region, branches
+  straight to it (the outer op places the label).
 
 The bounds, the step and the conditions reach the ops through
 `builtin.unrealized_conversion_cast` from registers, or are index values of the
@@ -154,11 +154,12 @@ def _is_true(value: SSAValue) -> bool:
 def branch_guard(
     cond: SSAValue, ops: list[Operation], predicate: bool = False
 ) -> tuple[SSAValue, bool]:
-    """The guard of the branch around an `scf.if`'s then-region: (the predicate register,
-    negated). `@!p` for a cast of a predicate `p`, `arith.xori %c, true` flips the
-    negation, an i1 predicate of the lowering (`predicate`: the branch is marked) is read
-    through a cast to `!ptx.reg<pred>`, and an i1 of the index arithmetic is tested with
-    `setp.ne` against 0 (its instructions appended to `ops`)."""
+    """The guard of the branch around an `scf.if`'s then-region: (the predicate, a
+    register or an i1 of the lowering; negated). `@!p` for a cast of a predicate `p`,
+    `arith.xori %c, true` flips the negation, an i1 predicate of the lowering
+    (`predicate`: the branch is marked) is the guard itself (convert-arith-to-ptx puts it
+    in its predicate register), and an i1 of the index arithmetic is tested with `setp.ne`
+    against 0 (its instructions appended to `ops`)."""
     owner = cond.owner
     if isinstance(owner, arith.XOrIOp) and _is_true(owner.rhs):
         pred, negated = branch_guard(owner.lhs, ops, predicate)
@@ -168,9 +169,7 @@ def branch_guard(
         if source.type == ptx.PRED:
             return source, True
     if predicate:
-        cast = UnrealizedConversionCastOp.get([cond], [ptx.PRED])
-        ops.append(cast)
-        return cast.results[0], True
+        return cond, True
     truth = register(cond, ops)
     zero = ptx.ConstOp(0, ptx.U32)
     taken = ptx.SetpOp("ne", truth, zero.result)

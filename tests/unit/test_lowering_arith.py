@@ -91,10 +91,11 @@ def test_a_marked_addi_and_its_product_become_one_mad(name: str):
 
 
 def predicate_read(value: SSAValue) -> bool:
-    """Every read of `value` is a cast to a predicate or a conjunction (`arith.andi` on
-    i1) read so."""
+    """Every read of `value` is a ptx op's guard, a cast to a predicate or a conjunction
+    (`arith.andi` on i1) read so."""
     return bool(value.uses) and all(
-        (
+        (isinstance(use.operation, ptx.PtxInstruction) and use.operation.guard is value)
+        or (
             isinstance(use.operation, UnrealizedConversionCastOp)
             and use.operation.results[0].type == ptx.PRED
         )

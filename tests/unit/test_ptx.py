@@ -160,6 +160,35 @@ def test_verifier_names_op_operand_and_kinds():
         module.verify()
 
 
+def test_a_guard_is_an_i1_or_a_predicate_register():
+    """An i1 guard (the hopper level's) verifies and round-trips, but has no PTX text
+    until convert-arith-to-ptx puts it in a register; a guard of another type is an error
+    naming the op and the type."""
+    module = PtxModuleOp()
+    k = KernelBuilder.create(module, "guards")
+    test = k.append(UnrealizedConversionCastOp.get([k.const(1, PRED)], [i1])).results[0]
+    fence = k.append(ptx.FenceOp("mbarrier_init").set_guard(test, negated=True))
+    k.ret()
+    module.verify()
+    printed = _print(ModuleOp([module.clone()]))
+    assert "ptx.fence mbarrier_init if not %" in printed
+    reparsed = Parser(_context(), printed).parse_module()
+    (guarded,) = [op for op in reparsed.walk() if isinstance(op, ptx.FenceOp)]
+    assert guarded.guard is not None and guarded.guard.type == i1
+    assert guarded.negated is not None
+    with pytest.raises(DiagnosticException, match=r"ptx\.fence: the guard is an i1 value, not"):
+        fence.ptx_line(lambda value: "%p1")
+    with pytest.raises(DiagnosticException, match="run convert-arith-to-ptx before emitting"):
+        emit_ptx(module)
+
+    module = PtxModuleOp()
+    k = KernelBuilder.create(module, "bad")
+    k.append(ptx.BarOp("sync", 1).set_guard(k.const(1, U32)))
+    message = r"ptx\.bar: the guard must be an i1 or a !ptx\.reg<pred>, found !ptx\.reg<u32>"
+    with pytest.raises(VerifyException, match=message):
+        module.verify()
+
+
 def test_verifier_rejects_wide_tanh_and_bad_wgmma():
     module = PtxModuleOp()
     k = KernelBuilder.create(module, "bad")

@@ -24,10 +24,10 @@ from mmcomp.dialects.hopper.types import (
     TensorMapType,
 )
 from mmcomp.dialects.ptx import (
-    PRED,
     NameOf,
     PtxInstruction,
     kind_of,
+    parse_guard,
 )
 
 # ----------------------------------------------------------------------------------------
@@ -132,7 +132,7 @@ class Guard:
         negated = False
         if parser.parse_optional_keyword("if") is not None:
             negated = parser.parse_optional_keyword("not") is not None
-            guard = parser.resolve_operand(parser.parse_unresolved_operand(), PRED)
+            guard = parse_guard(parser)
         return Guard(guard, negated, dict(parser.parse_optional_attr_dict()))
 
     def apply(self, op: HopperT) -> HopperT:

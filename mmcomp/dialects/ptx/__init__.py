@@ -166,6 +166,7 @@ from mmcomp.dialects.ptx.syntax import (
     check_choice,
     check_range,
     check_thread_count,
+    parse_guard,
 )
 from mmcomp.dialects.ptx.template_ops import (
     InstOp,
@@ -322,6 +323,7 @@ __all__ = [
     "check_range",
     "check_below",
     "check_thread_count",
+    "parse_guard",
     "FixedInstruction",
     "ConstOp",
     "MovOp",

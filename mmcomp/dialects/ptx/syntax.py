@@ -24,6 +24,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     StringAttr,
     UnitAttr,
+    i1,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import (
@@ -40,9 +41,9 @@ from xdsl.irdl.constraints import VerificationContext
 from xdsl.parser import Parser
 from xdsl.parser.core import UnresolvedOperand
 from xdsl.printer import Printer
-from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
-from mmcomp.dialects.ptx.types import KINDS, PRED, RegKind, RegType, kind_of
+from mmcomp.dialects.ptx.types import KINDS, PRED, RegKind, kind_of
 from mmcomp.narrowing import is_int_attr
 
 NameOf = Callable[[SSAValue], str]
@@ -71,8 +72,9 @@ class PtxInstruction(IRDLOperation, ABC):
     QUOTED: ClassVar[tuple[str, ...]] = ()
     """Keywords always printed as string literals."""
 
-    guard = opt_operand_def(RegType)
-    """The predicate guarding the instruction (`@%p`), if any."""
+    guard = opt_operand_def()
+    """The predicate guarding the instruction (`@%p`), if any: a `!ptx.reg<pred>`, or an
+    `i1` at the levels above ptx (convert-arith-to-ptx puts it in a predicate register)."""
     negated = opt_prop_def(UnitAttr)
     """Present when the guard is negated (`@!%p`)."""
 
@@ -85,10 +87,20 @@ class PtxInstruction(IRDLOperation, ABC):
     def ptx_line(self, name: NameOf) -> str:
         """The full PTX line: guard, instruction, semicolon."""
         text = self.ptx_text(name)
+        self.check_guard_register()
         if self.guard is None:
             return f"{text};"
         bang = "!" if self.negated is not None else ""
         return f"@{bang}{name(self.guard)} {text};"
+
+    def check_guard_register(self) -> None:
+        """Raise unless the guard, if any, is a predicate register (what PTX text needs)."""
+        if self.guard is None or self.guard.type == PRED:
+            return
+        raise DiagnosticException(
+            f"{self.name}: the guard is an {self.guard.type} value, not a !ptx.reg<pred>: "
+            "run convert-arith-to-ptx before emitting PTX"
+        )
 
     def data_operands(self) -> Sequence[SSAValue]:
         """The operands other than the guard."""
@@ -139,9 +151,9 @@ class PtxInstruction(IRDLOperation, ABC):
         return groups
 
     def verify_(self) -> None:
-        if self.guard is not None and kind_of(self.guard).name != "pred":
+        if self.guard is not None and self.guard.type not in (PRED, i1):
             raise VerifyException(
-                f"{self.name}: the guard must be a !ptx.reg<pred>, found {self.guard.type}"
+                f"{self.name}: the guard must be an i1 or a !ptx.reg<pred>, found {self.guard.type}"
             )
         if self.negated is not None and self.guard is None:
             raise VerifyException(f"{self.name}: 'not' given without a guard predicate")
@@ -222,7 +234,7 @@ class PtxInstruction(IRDLOperation, ABC):
         if guard_follows or parser.parse_optional_keyword("if"):
             if parser.parse_optional_keyword("not"):
                 props["negated"] = UnitAttr()
-            guard = parser.resolve_operand(parser.parse_unresolved_operand(), PRED)
+            guard = parse_guard(parser)
         attrs: dict[str, Attribute] = {}
         prop_names = cls.get_irdl_definition().properties
         for key, value in parser.parse_optional_attr_dict().items():
@@ -263,6 +275,22 @@ class PtxInstruction(IRDLOperation, ABC):
 
 
 _T = TypeVar("_T")
+
+
+def parse_guard(parser: Parser) -> SSAValue:
+    """The guard after `if [not]`: a value defined before the op, of its own type (an i1 or
+    a `!ptx.reg<pred>`); a value not defined yet is a forward reference to a predicate
+    register."""
+    unresolved = parser.parse_unresolved_operand()
+    defined = parser.ssa_values.get(unresolved.operand_name)
+    if defined is None or unresolved.index >= len(defined):
+        return parser.resolve_operand(unresolved, PRED)
+    found = defined[unresolved.index].type
+    if found not in (PRED, i1):
+        parser.raise_error(
+            f"the guard must be an i1 or a !ptx.reg<pred>, found {found}", unresolved.span
+        )
+    return parser.resolve_operand(unresolved, found)
 
 
 def _fixed_defs(cls: type[IRDLOperation]) -> list[str]:

@@ -39,7 +39,8 @@ class Access:
     bases: list[SSAValue]
     """64-bit address of the element at (row0 + 8 h, col0), per half h (one if no m axis)."""
     row_ok: list[SSAValue | None]
-    """Per half: the row lies inside the memref (None without an m axis)."""
+    """Per half: the row lies inside the memref, an i1 comparison (None without an m
+    axis)."""
     col_limit: SSAValue | None
     """s32: columns left from col0 to the memref's n extent (None without an n axis)."""
     col_stride: int
@@ -108,10 +109,7 @@ class Addressing:
         row_terms: list[list[tuple[SSAValue, int | SSAValue]]] = [[] for _ in range(halves)]
         row_ok: list[SSAValue | None] = [None] * halves
         if store and "m" not in roles:
-            row_ok = [
-                values.pred(values.cmp("eq", self.rows[half], values.const(0)))
-                for half in range(halves)
-            ]
+            row_ok = [values.cmp("eq", self.rows[half], values.const(0)) for half in range(halves)]
         col_term: tuple[SSAValue, int | SSAValue] | None = None
         col_limit: SSAValue | None = None
         col_stride = 0
@@ -139,7 +137,7 @@ class Addressing:
                 if role == "m":
                     bound = dims[dim]
                     limit = bound if isinstance(bound, SSAValue) else values.const(bound)
-                    row_ok[half] = values.pred(values.cmp("lo", at, limit))
+                    row_ok[half] = values.cmp("lo", at, limit)
                 if wide:
                     row_terms[half].append((values.reg(at), strides[dim]))
                     continue
@@ -213,7 +211,9 @@ class Addressing:
         return k.add(address, product)
 
     def element(self, access: Access, half: int, col: int) -> tuple[SSAValue, int, SSAValue | None]:
-        """(base register, byte offset, in-bounds predicate) of the element at (half, col)."""
+        """(base register, byte offset, in-bounds predicate) of the element at (half, col):
+        the predicate an i1 (the row test, and the column test with it) or the column
+        test's predicate register alone."""
         k = self.ctx.k
         half = min(half, len(access.bases) - 1)
         pred = access.row_ok[half]
@@ -223,5 +223,5 @@ class Addressing:
             if col_ok is None:
                 col_ok = k.setp("gt", access.col_limit, k.const(col, ptx.S32))
                 self.col_ok[key] = col_ok
-            pred = col_ok if pred is None else k.binary(ptx.AndOp, pred, col_ok)
+            pred = col_ok if pred is None else Values(self.ctx).both(pred, col_ok)
         return access.bases[half], col * access.col_stride, pred

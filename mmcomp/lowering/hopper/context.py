@@ -22,7 +22,6 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     MemRefType,
     UnrealizedConversionCastOp,
-    i1,
 )
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, Operation, SSAValue
@@ -215,10 +214,8 @@ class KernelContext:
         return f"lower-schedule-to-hopper: @{self.func.sym_name.data}"
 
     def put(self, op: _OpT, pred: SSAValue | None, negated: bool = False) -> _OpT:
-        """Append `op`, guarded by `pred` when given (a predicate register, or an i1
-        predicate of the lowering read through a cast to `!ptx.reg<pred>`)."""
-        if pred is not None and pred.type == i1:
-            pred = self.cast(pred, ptx.PRED)
+        """Append `op`, guarded by `pred` when given (an i1 predicate of the lowering, or a
+        predicate register)."""
         if pred is not None:
             guarded = op.set_guard(pred, negated)
             op.erase()

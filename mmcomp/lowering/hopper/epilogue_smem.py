@@ -48,9 +48,9 @@ class SmemEpilogue:
         k = self.ctx.k
         values = Values(self.ctx)
         consumer = self.threads.consumer
-        leader = values.pred(values.cmp("eq", self.threads.thread_in_warpgroup, values.const(0)))
-        first = values.pred(values.cmp("eq", consumer, values.const(0)))
-        second = values.pred(values.cmp("ne", consumer, values.const(0)))
+        leader = values.cmp("eq", self.threads.thread_in_warpgroup, values.const(0))
+        first = values.cmp("eq", consumer, values.const(0))
+        second = values.cmp("ne", consumer, values.const(0))
         buffers = self.warpgroup_buffers(values.of(consumer))
 
         family = self.ctx.barriers.epilogue

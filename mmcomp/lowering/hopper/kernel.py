@@ -181,7 +181,7 @@ def emit_consumer(ctx: KernelContext, ring: Ring, consumer: SSAValue) -> None:
     if ctx.plan.store_maps:
         # Shared memory must outlive the TMA stores that read it.
         values = Values(ctx)
-        leader = values.pred(values.cmp("eq", thread_in_warpgroup, values.const(0)))
+        leader = values.cmp("eq", thread_in_warpgroup, values.const(0))
         ctx.put(ptx.BulkWaitOp(0, read=False), leader)
 
 

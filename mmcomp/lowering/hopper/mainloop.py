@@ -334,9 +334,9 @@ class PingPongMainloop(ConsumerMainloop):
         values = Values(self.ctx)
         family = self.ctx.barriers.split_k_tile
         consumer = self.threads.consumer
-        first = values.pred(values.cmp("eq", consumer, values.const(0)))
+        first = values.cmp("eq", consumer, values.const(0))
         self.ctx.put(ptx.BarOp("sync", family.of(0), family.threads), first)
-        second = values.pred(values.cmp("ne", consumer, values.const(0)))
+        second = values.cmp("ne", consumer, values.const(0))
         self.ctx.put(ptx.BarOp("sync", family.of(1), family.threads), second)
 
     def arrive_leader(self, leader: SSAValue) -> SSAValue:

@@ -6,9 +6,10 @@ tile test, the load-ahead iteration) and the consumers' thread arithmetic are wr
 (`mmcomp.lowering.hopper.index`); `convert-arith-to-ptx` lowers them to the 32-bit
 instructions the lowering wrote before, in the same order. A ptx register enters through a
 cast to `index` (`of`); a ptx op reads an index value through a cast to `!ptx.reg<u32>`
-(`reg`) and a comparison through a cast to `!ptx.reg<pred>` (`pred`), which
-convert-arith-to-ptx lowers to the `setp` alone. `mad` is `a * b + c` as one `mad.lo`:
-an `arith.muli` and the `arith.addi` marked `ptx.mad` that reads it.
+(`reg`). A comparison (or a conjunction, `both`) guards a ptx or hopper op as the i1
+itself, which convert-arith-to-ptx lowers to the `setp` alone (and `and.pred`). `mad` is
+`a * b + c` as one `mad.lo`: an `arith.muli` and the `arith.addi` marked `ptx.mad` that
+reads it.
 """
 
 from __future__ import annotations
@@ -61,7 +62,8 @@ class Values:
         return self.ctx.cast(value, ptx.U32)
 
     def pred(self, value: SSAValue) -> SSAValue:
-        """The i1 `value` read by a ptx op as a predicate: a cast to `!ptx.reg<pred>`."""
+        """The i1 `value` read as a predicate register (the condition of a `select`, lowered
+        to a `selp` on the comparison's `setp`): a cast to `!ptx.reg<pred>`."""
         if value.type != i1:
             raise ValueError(f"Values.pred: expected an i1 comparison, got {value.type}")
         return self.ctx.cast(value, ptx.PRED)

@@ -15,8 +15,8 @@ func.func @broadcast_m1(%a: tensor<1x1x256xbf16>, %b: tensor<1x512x256xbf16>) ->
 // CHECK:      %[[ZERO:.*]] = arith.constant 0 : index
 // CHECK:      hopper.tma_load %{{.*}}[%[[K0:.*]], %[[ZERO]]], %[[FULL]] to %{{.*}} : !hopper.tensormap<1x256xbf16, box 128x64, swizzle 128>,
 // CHECK:      hopper.tma_load %{{.*}}[%[[K0]], %{{.*}}], %[[FULL]] to %{{.*}} :
-// The output [1, 512] has no m axis: only the tile's first row stores, its predicate
-// "row == 0" guarding each packed store.
+// The output [1, 512] has no m axis: only the tile's first row stores, its test "row == 0"
+// (an i1), with the column's bound test, guarding each packed store.
 // CHECK:      ptx.setmaxnreg inc 232
 // CHECK:      ptx.wgmma_wait 0
 // CHECK:      hopper.mbarrier_arrive
@@ -25,8 +25,8 @@ func.func @broadcast_m1(%a: tensor<1x1x256xbf16>, %b: tensor<1x512x256xbf16>) ->
 // CHECK-NEXT: %{{.*}} = hopper.accumulator_element %[[ACC]][1] : !hopper.accumulator<64x128xf32>
 // CHECK-NEXT: %[[C0:.*]] = arith.constant 0 : index
 // CHECK-NEXT: %[[IS_ROW0:.*]] = arith.cmpi eq, %{{.*}}, %[[C0]] : index
-// CHECK-NEXT: %[[ROW0:.*]] = builtin.unrealized_conversion_cast %[[IS_ROW0]] : i1 to !ptx.reg<pred>
-// CHECK:      %[[OK:.*]] = ptx.and %[[ROW0]], %{{.*}} : !ptx.reg<pred>
+// CHECK:      %[[COL_OK:.*]] = builtin.unrealized_conversion_cast %{{.*}} : !ptx.reg<pred> to i1
+// CHECK-NEXT: %[[OK:.*]] = arith.andi %[[IS_ROW0]], %[[COL_OK]] : i1
 // CHECK-NEXT: %[[ROUNDED:.*]] = hopper.truncf_pair %{{.*}}, %{{.*}} : vector<2xbf16>
 // CHECK-NEXT: %[[PAIR:.*]] = builtin.unrealized_conversion_cast %[[ROUNDED]] : vector<2xbf16> to !ptx.reg<bf16x2>
 // CHECK-NEXT: ptx.st global %{{.*}}, %[[PAIR]] if %[[OK]] : (!ptx.reg<u64>, !ptx.reg<bf16x2>) -> ()

@@ -4,7 +4,7 @@
 // The lowering's own arithmetic as lower-schedule-to-hopper writes it: a consumer thread's
 // lane and warp (andi, shrui, xori on %tid.x read as an index), a slot address as one mad
 // (an arith.muli and the arith.addi marked ptx.mad that reads it), comparisons read by ptx
-// ops as predicates (the setp alone), and the ping-pong trip count, 0 where lb >= ub (a
+// ops as predicates (a guard, the i1 itself: the setp alone), and the ping-pong trip count, 0 where lb >= ub (a
 // select on a predicate into the fresh quotient: one guarded mov; on a register that
 // something else reads: a selp).
 
@@ -24,8 +24,7 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     %sum = ptx.add %address_reg, %tid : !ptx.reg<u32>
     %c4 = arith.constant 4 : index
     %first = arith.cmpi ult, %lane, %c4 : index
-    %first_pred = builtin.unrealized_conversion_cast %first : i1 to !ptx.reg<pred>
-    ptx.bar sync 1 if %first_pred
+    ptx.bar sync 1 if %first
     %c0 = arith.constant 0 : index
     %c80 = arith.constant 80 : index
     %span = arith.subi %c80, %warp : index

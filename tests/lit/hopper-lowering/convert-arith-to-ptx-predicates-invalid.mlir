@@ -29,10 +29,29 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     %truth = arith.select %low, %c4, %c0 : index
     %truth_reg = builtin.unrealized_conversion_cast %truth : index to !ptx.reg<u32>
     %both = arith.andi %leader, %low : i1
-    %both_pred = builtin.unrealized_conversion_cast %both : i1 to !ptx.reg<pred>
-    ptx.bar sync 1 if %both_pred
+    ptx.bar sync 1 if %both
     ptx.ret
   }
 }
 
 // CHECK: convert-arith-to-ptx: the right operand of an arith.andi read as a predicate is held in a !ptx.reg<u32>, expected a !ptx.reg<pred> (a comparison that only predicates read, or a predicate cast to i1)
+
+// -----
+
+// A guard reads a predicate register: here its comparison is also read as a u32 truth
+// value (by an index select), so it is not lowered to the setp alone.
+
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.entry @k() {
+    %tid = "gpu.thread_id"() <{dimension = #gpu<dim x>}> : () -> index
+    %c0 = arith.constant 0 : index
+    %c4 = arith.constant 4 : index
+    %low = arith.cmpi ult, %tid, %c4 : index
+    %truth = arith.select %low, %c4, %c0 : index
+    %truth_reg = builtin.unrealized_conversion_cast %truth : index to !ptx.reg<u32>
+    ptx.bar sync 1 if %low
+    ptx.ret
+  }
+}
+
+// CHECK: convert-arith-to-ptx: ptx.entry @k: the guard of ptx.bar is held in a !ptx.reg<u32>, expected a !ptx.reg<pred> (an i1 comparison or conjunction that only predicates read, or a predicate register)

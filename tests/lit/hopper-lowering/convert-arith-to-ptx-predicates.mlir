@@ -1,21 +1,23 @@
+// RUN: mmcomp-opt %s -p convert-scf-to-ptx | filecheck %s --check-prefix=BRANCHES
 // RUN: mmcomp-opt %s -p convert-scf-to-ptx,convert-arith-to-ptx | filecheck %s
 // RUN: mmcomp-opt %s -p convert-scf-to-ptx,convert-arith-to-ptx -t ptx | filecheck %s --check-prefix=PTX
 
 // The thread's identity as the lowering writes it: the thread index an index value
 // (gpu.thread_id x, a read of %tid.x), thread 0 and the warpgroup as arith on it, the
-// tests arith.cmpi giving i1. A comparison that only predicates read (a guard through a
-// cast, an arith.andi of i1 read so, an scf.if marked ptx.predicate) is the setp alone;
-// a conjunction of predicates (here with a ptx-only predicate cast to i1) is and.pred;
-// the marked branch reads its condition's predicate register. The unmarked branch on an
-// i1 of the index arithmetic keeps its truth value: setp, selp of 1 or 0, setp.ne.
+// tests arith.cmpi giving i1. The i1 tests guard ptx ops themselves (`if %p`, `if not %p`,
+// here also inside an scf.if, of a test made outside it). A comparison that only
+// predicates read (a guard, an arith.andi of i1 read so, an scf.if marked ptx.predicate)
+// is the setp alone, and its guards read its predicate register; a conjunction of
+// predicates (here with a ptx-only predicate cast to i1) is and.pred; the marked branch is
+// guarded by its i1 condition until convert-arith-to-ptx. The unmarked branch on an i1 of
+// the index arithmetic keeps its truth value: setp, selp of 1 or 0, setp.ne.
 
 ptx.module version 8.0 target sm_90a address_size 64 {
   ptx.entry @k() {
     %tid = "gpu.thread_id"() <{dimension = #gpu<dim x>}> : () -> index
     %c0 = arith.constant 0 : index
     %leader = arith.cmpi eq, %tid, %c0 : index
-    %leader_pred = builtin.unrealized_conversion_cast %leader : i1 to !ptx.reg<pred>
-    ptx.fence mbarrier_init if %leader_pred
+    ptx.fence mbarrier_init if %leader
     %c7 = arith.constant 7 : index
     %warpgroup = arith.shrui %tid, %c7 : index
     %c0_1 = arith.constant 0 : index
@@ -28,8 +30,8 @@ ptx.module version 8.0 target sm_90a address_size 64 {
       %has_prev = ptx.setp ne %flag, %zero : (!ptx.reg<u32>, !ptx.reg<u32>) -> !ptx.reg<pred>
       %has_prev_cond = builtin.unrealized_conversion_cast %has_prev : !ptx.reg<pred> to i1
       %release = arith.andi %has_prev_cond, %leader : i1
-      %release_pred = builtin.unrealized_conversion_cast %release : i1 to !ptx.reg<pred>
-      ptx.bar arrive 1 128 if %release_pred
+      ptx.bar arrive 1 128 if %release
+      ptx.bar sync 3 128 if not %leader
       scf.yield
     } {ptx.labels = ["consumer_1", "done_2"], ptx.predicate}
     %c4 = arith.constant 4 : index
@@ -40,6 +42,15 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     ptx.ret
   }
 }
+
+// BRANCHES:      %[[LEADER:.*]] = arith.cmpi eq, %{{.*}}, %{{.*}} : index
+// BRANCHES-NEXT: ptx.fence mbarrier_init if %[[LEADER]]
+// BRANCHES:      %[[PRODUCER:.*]] = arith.cmpi eq, %{{.*}}, %{{.*}} : index
+// BRANCHES-NEXT: ptx.bra consumer_1 if not %[[PRODUCER]]
+// BRANCHES:      %[[RELEASE:.*]] = arith.andi %{{.*}}, %[[LEADER]] : i1
+// BRANCHES-NEXT: ptx.bar arrive 1 128 if %[[RELEASE]]
+// BRANCHES-NEXT: ptx.bar sync 3 128 if not %[[LEADER]]
+// BRANCHES-NOT:  to !ptx.reg<pred>
 
 // CHECK:      ptx.entry @k() {
 // CHECK-NEXT:   %[[TID:.*]] = ptx.sreg tid.x : !ptx.reg<u32>
@@ -59,6 +70,7 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 // CHECK-NEXT:   %[[PREV:.*]] = ptx.setp ne %[[FLAG]], %[[ZERO]] : (!ptx.reg<u32>, !ptx.reg<u32>) -> !ptx.reg<pred>
 // CHECK-NEXT:   %[[RELEASE:.*]] = ptx.and %[[PREV]], %[[LEADER]] : !ptx.reg<pred>
 // CHECK-NEXT:   ptx.bar arrive 1 128 if %[[RELEASE]]
+// CHECK-NEXT:   ptx.bar sync 3 128 if not %[[LEADER]]
 // CHECK-NEXT:   ptx.label done_2
 // CHECK-NEXT:   %[[C4:.*]] = ptx.const 4 : !ptx.reg<u32>
 // CHECK-NEXT:   %[[LOW:.*]] = ptx.setp lo %[[TID]], %[[C4]] : (!ptx.reg<u32>, !ptx.reg<u32>) -> !ptx.reg<pred>
@@ -86,3 +98,4 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 // PTX-NEXT:   @!%p2 bra consumer_1;
 // PTX:        and.pred %p4, %p3, %p1;
 // PTX-NEXT:   @%p4 bar.arrive 1, 128;
+// PTX-NEXT:   @!%p1 bar.sync 3, 128;

@@ -66,17 +66,16 @@ builtin.module {
 // CHECK-NEXT:     %[[TMAP0:.*]] = hopper.tensormap_param tmap0 : !hopper.tensormap<300x200xbf16, box 128x64, swizzle 128>
 // CHECK-NEXT:     %[[TMAP1:.*]] = hopper.tensormap_param tmap1 : !hopper.tensormap<500x200xbf16, box 128x64, swizzle 128>
 // Thread 0, the barriers' initializer and the producer's elected thread, is a comparison
-// on it (an i1); the guards read it through a cast to a predicate.
+// on it (an i1), which guards the ops itself.
 // CHECK:          %[[C0:.*]] = arith.constant 0 : index
 // CHECK-NEXT:     %[[LEADER:.*]] = arith.cmpi eq, %[[TID]], %[[C0]] : index
 // CHECK-NEXT:     %[[F0:.*]] = hopper.ring_barrier %[[FULLS]][0] : !hopper.barrier_ring<stages = 4, count = 1>
-// CHECK-NEXT:     %[[LEADER_PRED:.*]] = builtin.unrealized_conversion_cast %[[LEADER]] : i1 to !ptx.reg<pred>
-// CHECK-NEXT:     hopper.mbarrier_init %[[F0]] if %[[LEADER_PRED]] : !hopper.mbarrier<count = 1>
+// CHECK-NEXT:     hopper.mbarrier_init %[[F0]] if %[[LEADER]] : !hopper.mbarrier<count = 1>
 // CHECK-NEXT:     %[[E0:.*]] = hopper.ring_barrier %[[EMPTIES]][0] : !hopper.barrier_ring<stages = 4, count = 2>
-// CHECK-NEXT:     hopper.mbarrier_init %[[E0]] if %[[LEADER_PRED]] : !hopper.mbarrier<count = 2>
-// CHECK-COUNT-3:  hopper.mbarrier_init %{{.*}} if %[[LEADER_PRED]] : !hopper.mbarrier<count = 2>
-// CHECK:          ptx.fence mbarrier_init if %[[LEADER_PRED]]
-// CHECK-NEXT:     hopper.tensor_map_prefetch %[[TMAP0]] if %[[LEADER_PRED]] : !hopper.tensormap<300x200xbf16, box 128x64, swizzle 128>
+// CHECK-NEXT:     hopper.mbarrier_init %[[E0]] if %[[LEADER]] : !hopper.mbarrier<count = 2>
+// CHECK-COUNT-3:  hopper.mbarrier_init %{{.*}} if %[[LEADER]] : !hopper.mbarrier<count = 2>
+// CHECK:          ptx.fence mbarrier_init if %[[LEADER]]
+// CHECK-NEXT:     hopper.tensor_map_prefetch %[[TMAP0]] if %[[LEADER]] : !hopper.tensormap<300x200xbf16, box 128x64, swizzle 128>
 // The producer's elected thread: wait for an empty stage, expect 2 x 16 KiB, load A and W at
 // (k0, m0) and (k0, n0), coordinates innermost first, both completing on the stage's full
 // barrier.

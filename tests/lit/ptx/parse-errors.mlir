@@ -2,7 +2,7 @@
 
 // Syntax errors in ptx-dialect IR are reported at the offending token.
 
-// A guard that is not a predicate register.
+// A guard that is neither an i1 nor a predicate register.
 ptx.module version 8.0 target sm_90a address_size 64 {
   ptx.entry @k(a : ptr) {
     %a = ptx.ld_param a : !ptx.reg<u64>
@@ -10,7 +10,7 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     %d = ptx.cvt rn %a if %c : (!ptx.reg<u64>) -> !ptx.reg<f32>
   }
 }
-// CHECK: operand is used with type !ptx.reg<pred>, but has been previously used or defined with type !ptx.reg<f32>
+// CHECK: the guard must be an i1 or a !ptx.reg<pred>, found !ptx.reg<f32>
 
 // -----
 
