@@ -5,12 +5,13 @@
 // The thread's identity as the lowering writes it: the thread index an index value
 // (gpu.thread_id x, a read of %tid.x), thread 0 and the warpgroup as arith on it, the
 // tests arith.cmpi giving i1. The i1 tests guard ptx ops themselves (`if %p`, `if not %p`,
-// here also inside an scf.if, of a test made outside it). A comparison that only
-// predicates read (a guard, an arith.andi of i1 read so, an scf.if marked ptx.predicate)
-// is the setp alone, and its guards read its predicate register; a conjunction of
-// predicates (here with a ptx-only predicate cast to i1) is and.pred; the marked branch is
-// guarded by its i1 condition until convert-arith-to-ptx. The unmarked branch on an i1 of
-// the index arithmetic keeps its truth value: setp, selp of 1 or 0, setp.ne.
+// here also inside an scf.if, of a test made outside it; a ptx-only predicate read as an
+// i1 guards as its register). A comparison that only predicates read (a guard, an
+// arith.andi of i1 read so, an scf.if marked ptx.predicate) is the setp alone, and its
+// guards read its predicate register; a conjunction of predicates (here with a ptx-only
+// predicate cast to i1) is and.pred; the marked branch is guarded by its i1 condition
+// until convert-arith-to-ptx. The unmarked branch on an i1 of the index arithmetic keeps
+// its truth value: setp, selp of 1 or 0, setp.ne.
 
 ptx.module version 8.0 target sm_90a address_size 64 {
   ptx.entry @k() {
@@ -32,6 +33,7 @@ ptx.module version 8.0 target sm_90a address_size 64 {
       %release = arith.andi %has_prev_cond, %leader : i1
       ptx.bar arrive 1 128 if %release
       ptx.bar sync 3 128 if not %leader
+      ptx.bar sync 4 128 if %has_prev_cond
       scf.yield
     } {ptx.labels = ["consumer_1", "done_2"], ptx.predicate}
     %c4 = arith.constant 4 : index
@@ -71,6 +73,7 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 // CHECK-NEXT:   %[[RELEASE:.*]] = ptx.and %[[PREV]], %[[LEADER]] : !ptx.reg<pred>
 // CHECK-NEXT:   ptx.bar arrive 1 128 if %[[RELEASE]]
 // CHECK-NEXT:   ptx.bar sync 3 128 if not %[[LEADER]]
+// CHECK-NEXT:   ptx.bar sync 4 128 if %[[PREV]]
 // CHECK-NEXT:   ptx.label done_2
 // CHECK-NEXT:   %[[C4:.*]] = ptx.const 4 : !ptx.reg<u32>
 // CHECK-NEXT:   %[[LOW:.*]] = ptx.setp lo %[[TID]], %[[C4]] : (!ptx.reg<u32>, !ptx.reg<u32>) -> !ptx.reg<pred>
@@ -99,3 +102,4 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 // PTX:        and.pred %p4, %p3, %p1;
 // PTX-NEXT:   @%p4 bar.arrive 1, 128;
 // PTX-NEXT:   @!%p1 bar.sync 3, 128;
+// PTX-NEXT:   @%p3 bar.sync 4, 128;
