@@ -88,7 +88,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from mmcomp.dialects import hopper, ptx
 from mmcomp.dialects.ptx.module import LABELS_ATTR, carried_labels
-from mmcomp.passes.convert_arith_to_ptx import held_register
+from mmcomp.lowering.arith_to_ptx.registers import held_register
 from mmcomp.passes.partition_warp_roles import check_lowered_to_ptx
 
 NAME = "convert-scf-to-ptx"

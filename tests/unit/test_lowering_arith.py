@@ -14,7 +14,8 @@ from xdsl.ir import Operation, SSAValue
 
 from mmcomp.compiler import context, run_pipeline
 from mmcomp.dialects import ptx
-from mmcomp.passes.convert_arith_to_ptx import INDEX_OPS, MAD, ConvertArithToPtx
+from mmcomp.lowering.arith_to_ptx.registers import INDEX_OPS, MAD
+from mmcomp.passes.convert_arith_to_ptx import ConvertArithToPtx
 from mmcomp.passes.convert_hopper_to_ptx import ConvertHopperToPtx
 from mmcomp.passes.convert_scf_to_ptx import ConvertScfToPtx
 from mmcomp.passes.lower_schedule_to_hopper import lower_kernel

@@ -10,9 +10,10 @@ from xdsl.dialects.func import FuncOp
 
 from mmcomp.compiler import context, run_pipeline
 from mmcomp.dialects import ptx
+from mmcomp.lowering.arith_to_ptx.registers import INDEX_OPS
 from mmcomp.lowering.hopper.barriers import NamedBarriers
 from mmcomp.lowering.hopper.pointwise import Pointwise
-from mmcomp.passes.convert_arith_to_ptx import INDEX_OPS, ConvertArithToPtx
+from mmcomp.passes.convert_arith_to_ptx import ConvertArithToPtx
 from mmcomp.passes.convert_hopper_to_ptx import ConvertHopperToPtx
 from mmcomp.passes.convert_scf_to_ptx import ConvertScfToPtx
 from mmcomp.passes.lower_schedule_to_hopper import lower_kernel

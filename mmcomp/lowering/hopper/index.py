@@ -18,8 +18,8 @@ from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import Operation
 
 from mmcomp.errors import ScheduleError
+from mmcomp.lowering.arith_to_ptx.registers import COMPARISONS, INDEX_OPS
 from mmcomp.lowering.hopper.context import KernelContext
-from mmcomp.passes.convert_arith_to_ptx import COMPARISONS, INDEX_OPS
 
 
 def place(ctx: KernelContext, op: Operation) -> bool:

@@ -21,8 +21,8 @@ from xdsl.dialects.builtin import IndexType, IntegerAttr, UnrealizedConversionCa
 from xdsl.ir import SSAValue
 
 from mmcomp.dialects import hopper, ptx
+from mmcomp.lowering.arith_to_ptx.registers import mark_mad
 from mmcomp.lowering.hopper.context import KernelContext
-from mmcomp.passes.convert_arith_to_ptx import mark_mad
 
 PREDICATES = {"eq": "eq", "ne": "ne", "lo": "ult", "ls": "ule", "hi": "ugt", "hs": "uge"}
 """The arith.cmpi predicate of each unsigned setp comparison."""
