@@ -302,6 +302,55 @@ class LowerTensorMapParam(RewritePattern):
         _replace_by_registers(rewriter, op, out, [generic])
 
 
+class LowerParamRead(RewritePattern):
+    """An array or a runtime extent: the `ptx.ld_param` of its parameter's register (u64,
+    u32), in its place; each cast of the value to that register type becomes the register,
+    and the value's other reads take the register through a cast to the value's type."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(
+        self, op: hopper.ArrayParamOp | hopper.ExtentParamOp, rewriter: PatternRewriter
+    ) -> None:
+        register_type = ptx.U64 if isinstance(op, hopper.ArrayParamOp) else ptx.U32
+        load = ptx.LdParamOp(op.param.data, register_type)
+        for use in list(op.result.uses):
+            reader = use.operation
+            if (
+                isinstance(reader, UnrealizedConversionCastOp)
+                and len(reader.results) == 1
+                and reader.results[0].type == register_type
+            ):
+                rewriter.replace_op(reader, [], [load.result])
+        if not op.result.uses:
+            rewriter.replace_op(op, load, [None])
+            return
+        cast = UnrealizedConversionCastOp.get([load.result], [op.result.type])
+        cast.results[0].name_hint = op.result.name_hint
+        rewriter.replace_op(op, [load, cast], cast.results)
+
+
+class LowerKernel(RewritePattern):
+    """The hopper level's kernel: a `ptx.module` of its dynamic shared memory
+    (`ptx.shared`) and a `ptx.entry` of the same signature and launch data, its body
+    moved in."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: hopper.KernelOp, rewriter: PatternRewriter) -> None:
+        entry = ptx.EntryOp(op.sym_name.data, op.params.data)
+        for name in ("maxnreg", "reqntid", "launch"):
+            value = op.properties.get(name)
+            if value is not None:
+                entry.properties[name] = value
+        body = op.body.detach_block(op.body.block)
+        entry.body.detach_block(entry.body.block).erase()
+        entry.body.add_block(body)
+        module = ptx.PtxModuleOp()
+        if op.shared is not None:
+            module.body.block.add_op(ptx.SharedOp(op.shared.data, op.shared_align.data))
+        module.body.block.add_op(entry)
+        rewriter.replace_op(op, module, [])
+
+
 class LowerBarrierRing(RewritePattern):
     """A barrier ring: the shared address of its first barrier."""
 
@@ -651,6 +700,7 @@ class ConvertHopperToPtx(ModulePass):
             | {name for inner in op.walk() for name in carried_label_names(inner)}
         )
         patterns: list[RewritePattern] = [
+            LowerParamRead(),
             LowerTensorMapParam(),
             LowerSharedBase(),
             LowerSmemOffset(),
@@ -683,3 +733,4 @@ class ConvertHopperToPtx(ModulePass):
             GreedyRewritePatternApplier([EraseRegisterCast()], dce_enabled=False),
             apply_recursively=False,
         ).rewrite_module(op)
+        PatternRewriteWalker(LowerKernel(), apply_recursively=False).rewrite_module(op)

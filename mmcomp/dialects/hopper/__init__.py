@@ -46,6 +46,7 @@ from xdsl.ir import Attribute, Dialect, Operation
 
 from mmcomp.dialects.hopper.attrs import TileAttr, WarpRolesAttr, tile
 from mmcomp.dialects.hopper.base import HopperInstruction
+from mmcomp.dialects.hopper.kernel import ArrayParamOp, ExtentParamOp, KernelOp, kernel_param
 from mmcomp.dialects.hopper.ops import (
     IDS,
     WGMMA_SHAPE,
@@ -108,6 +109,10 @@ from mmcomp.dialects.hopper.warp_specialize import (
 )
 
 __all__ = [
+    "ArrayParamOp",
+    "ExtentParamOp",
+    "KernelOp",
+    "kernel_param",
     "alignment_of",
     "StageType",
     "SmemType",
@@ -168,6 +173,9 @@ __all__ = [
 def all_ops() -> list[type[Operation]]:
     """Every op of the dialect."""
     return [
+        KernelOp,
+        ArrayParamOp,
+        ExtentParamOp,
         TensorMapParamOp,
         TensorMapPrefetchOp,
         TmaLoadOp,

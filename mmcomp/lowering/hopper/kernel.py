@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from xdsl.dialects import func, scf
+from xdsl.dialects.builtin import IndexType, MemRefType
 from xdsl.ir import Operation, SSAValue
 
 from mmcomp import hardware as hw
@@ -54,7 +55,8 @@ def cluster_sync(ctx: KernelContext) -> None:
 
 
 def emit_prologue(ctx: KernelContext) -> Ring:
-    """Shared memory, barriers, tensor maps, argument registers; returns the ring."""
+    """Shared memory, barriers, tensor maps, the parameters' typed values; returns the
+    ring."""
     k = ctx.k
     mode = MAINLOOPS[ctx.roles.specialization]
     values = Values(ctx)
@@ -67,7 +69,12 @@ def emit_prologue(ctx: KernelContext) -> Ring:
         for j, tensor_map in enumerate(tensor_maps)
     ]
     for index, arg in enumerate(ctx.func.body.block.args):
-        ctx.regs[arg] = k.ld_param(f"arg{index}")
+        read = (
+            hopper.ArrayParamOp(f"arg{index}", arg.type)
+            if isinstance(arg.type, MemRefType)
+            else hopper.ExtentParamOp(f"arg{index}", IndexType())
+        )
+        ctx.regs[arg] = k.append(read).results[0]
     for arg, name in extent_args(ctx.func):
         ctx.extents[name] = ctx.regs[arg]
     if ctx.launch_function is not None and ctx.plan.dynamic_workspaces:
@@ -97,7 +104,7 @@ def emit_cta_tiles(ctx: KernelContext, launch: func.FuncOp) -> SSAValue:
     """The CTA tiles at the kernel's runtime extents (the split-K workspaces' `?`): the
     launch function's arithmetic, placed in the prologue; returns its value."""
     for arg, name in extent_args(launch):
-        ctx.regs[arg] = ctx.extent(name)
+        ctx.regs[arg] = ctx.extent_value(name)
     for op in launch.body.block.ops:
         if isinstance(op, func.ReturnOp):
             return op.operands[1]
