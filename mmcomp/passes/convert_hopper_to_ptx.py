@@ -320,13 +320,13 @@ class LowerParamRead(RewritePattern):
                 and len(reader.results) == 1
                 and reader.results[0].type == register_type
             ):
-                rewriter.replace_op(reader, [], [load.result])
+                rewriter.replace(reader, [], [load.result])
         if not op.result.uses:
-            rewriter.replace_op(op, load, [None])
+            rewriter.replace(op, load, [None])
             return
         cast = UnrealizedConversionCastOp.get([load.result], [op.result.type])
         cast.results[0].name_hint = op.result.name_hint
-        rewriter.replace_op(op, [load, cast], cast.results)
+        rewriter.replace(op, [load, cast], cast.results)
 
 
 class LowerKernel(RewritePattern):
@@ -348,7 +348,7 @@ class LowerKernel(RewritePattern):
         if op.shared is not None:
             module.body.block.add_op(ptx.SharedOp(op.shared.data, op.shared_align.data))
         module.body.block.add_op(entry)
-        rewriter.replace_op(op, module, [])
+        rewriter.replace(op, module, [])
 
 
 class LowerBarrierRing(RewritePattern):
@@ -694,7 +694,7 @@ class ConvertHopperToPtx(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         """Lower every hopper op; a kernel or fusion still in a func.func is an error."""
-        check_lowered_to_ptx(self.name, op)
+        check_lowered_to_ptx(self.name, op, hopper_kernels=True)
         labels = _Labels(
             {label.label.data for label in op.walk() if isinstance(label, ptx.LabelOp)}
             | {name for inner in op.walk() for name in carried_label_names(inner)}

@@ -109,8 +109,9 @@ def launch_function_of(func: FuncOp) -> FuncOp | None:
 
 
 def lower_kernel(func: FuncOp, launch: FuncOp | None = None) -> hopper.KernelOp:
-    """Lower one partitioned kernel: the hopper.kernel, its launch data on it. A kernel with runtime extents needs its launch function (`launch`, else looked
-    up in the kernel's module), which sizes its split-K workspaces."""
+    """Lower one partitioned kernel: the hopper.kernel, its launch data on it. A kernel
+    with runtime extents needs its launch function (`launch`, else looked up in the
+    kernel's module), which sizes its split-K workspaces."""
     where = f"lower-schedule-to-hopper: @{func.sym_name.data}"
     params = func.attributes.get(PARAMS_ATTR)
     if not isinstance(params, ScheduleParamsAttr) or ROLES_ATTR not in func.attributes:

@@ -25,10 +25,18 @@ an `index` (`hopper.extent_param`), a tensor map as a `!hopper.tensormap`
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from typing import Self
 
-from xdsl.dialects.builtin import ArrayAttr, IndexType, IntAttr, MemRefType, StringAttr
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    IndexType,
+    IntAttr,
+    IntegerType,
+    MemRefType,
+    StringAttr,
+)
 from xdsl.ir import Attribute, Block, Operation, Region
 from xdsl.irdl import (
     IRDLOperation,
@@ -48,6 +56,7 @@ from mmcomp.dialects.hopper.smem import SharedBaseOp
 from mmcomp.dialects.ptx import (
     DYNAMIC,
     EntryOp,
+    KernelArray,
     KernelArrayAttr,
     Launch,
     LaunchAttr,
@@ -140,7 +149,9 @@ class KernelOp(IRDLOperation):
             )
 
     def print(self, printer: Printer) -> None:
-        print_signature(printer, self.sym_name, self.params, self.maxnreg, self.reqntid, self.launch)
+        print_signature(
+            printer, self.sym_name, self.params, self.maxnreg, self.reqntid, self.launch
+        )
         if self.shared is not None:
             printer.print_string(" shared ")
             printer.print_symbol_name(self.shared.data)
@@ -234,14 +245,29 @@ class ArrayParamOp(ParamReadOp):
         array = param.info.data
         memref = self.result.type
         assert isinstance(memref, MemRefType)
-        shape = tuple(memref.get_shape())
-        dtype = str(memref.get_element_type())
-        if shape != array.shape or dtype != array.dtype:
-            dims = "x".join("?" if e == DYNAMIC else str(e) for e in array.shape)
+        if not holds(memref, array):
+            dims = ", ".join("?" if e == DYNAMIC else str(e) for e in array.shape)
             raise VerifyException(
-                f"{self.name}: the type of '{self.param.data}' must be the array its launch "
-                f"data describes, memref<{dims}x{array.dtype}>, found {memref}"
+                f"{self.name}: the type of '{self.param.data}' must hold the array its launch "
+                f"data describes ([{dims}] of {array.dtype}), found {memref}"
             )
+
+
+def holds(memref: MemRefType, array: KernelArray) -> bool:
+    """The memref views the launch data's array: as many elements (a split-K workspace's
+    view has unit axes the array lacks), its `?` extents, and its element type (integers
+    are passed as i32)."""
+    shape = tuple(memref.get_shape())
+    if shape.count(DYNAMIC) != array.shape.count(DYNAMIC):
+        return False
+    if math.prod(e for e in shape if e != DYNAMIC) != math.prod(
+        e for e in array.shape if e != DYNAMIC
+    ):
+        return False
+    element = memref.get_element_type()
+    if isinstance(element, IntegerType | IndexType):
+        return array.dtype == "i32"
+    return str(element) == array.dtype
 
 
 @irdl_op_definition

@@ -300,7 +300,9 @@ class EntryOp(IRDLOperation):
                 op.verify_against(self)
 
     def print(self, printer: Printer) -> None:
-        print_signature(printer, self.sym_name, self.params, self.maxnreg, self.reqntid, self.launch)
+        print_signature(
+            printer, self.sym_name, self.params, self.maxnreg, self.reqntid, self.launch
+        )
         printer.print_string(" ")
         printer.print_region(self.body, print_entry_block_args=False, print_empty_block=False)
 
