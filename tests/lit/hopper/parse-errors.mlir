@@ -137,3 +137,18 @@ ptx.module version 8.0 target sm_90a address_size 64 {
   }
 }
 // CHECK: operand is used with type index, but has been previously used or defined with type !ptx.reg<s32>
+
+// -----
+
+// A kernel's dynamic shared memory without its alignment.
+hopper.kernel @k() shared @mmcomp_shared {
+}
+// CHECK: Expected 'align' (the shared memory's alignment)
+
+// -----
+
+// A parameter read without its parameter's name.
+hopper.kernel @k(a : ptr) {
+  %a = hopper.array_param : memref<16xf32>
+}
+// CHECK: identifier expected (a kernel parameter)
