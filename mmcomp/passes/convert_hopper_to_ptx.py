@@ -1,5 +1,14 @@
 """`convert-hopper-to-ptx`: lower every hopper op to ptx instructions.
 
+Each `hopper.kernel` becomes a `ptx.module` holding a `ptx.shared ... dynamic` (its
+dynamic shared memory, if any) and a `ptx.entry` with the kernel's name, parameters and
+launch data, `maxnreg` and `reqntid`, its body moved in, last, once the ops inside are
+lowered. A parameter read, `hopper.array_param` / `hopper.extent_param`, becomes the
+`ptx.ld_param` of its u64 / u32 register in its place (kept where nothing reads it, as
+the PTX loads every parameter); a cast of the value to that register type becomes the
+register, any other read a cast of the register to the value's type (an extent's index
+arithmetic).
+
 Most hopper ops become the one ptx instruction op they stand for (`hopper.tma_load` ->
 `ptx.tma_load`, `hopper.stmatrix` -> `ptx.stmatrix`, ...). A few expand:
 
@@ -41,7 +50,7 @@ The pass runs before `convert-arith-to-ptx`: the copies' coordinates are `index`
 the schedule's arithmetic, which the ptx copies read through a cast to `!ptx.reg<u32>`;
 convert-arith-to-ptx then lowers the arithmetic and folds the casts.
 
-A `func.func` that the pipeline has not yet lowered to a ptx.module (a partitioned or
+A `func.func` that the pipeline has not yet lowered to a hopper.kernel (a partitioned or
 materialized kernel, a fusion) is an error naming the passes to run first; plain functions
 are left alone.
 """
@@ -688,7 +697,8 @@ class EraseRegisterCast(RewritePattern):
 
 
 class ConvertHopperToPtx(ModulePass):
-    """Lower every hopper op in the module's ptx entries to ptx instructions."""
+    """Lower every hopper kernel of the module to a ptx module, and every hopper op to ptx
+    instructions."""
 
     name = "convert-hopper-to-ptx"
 

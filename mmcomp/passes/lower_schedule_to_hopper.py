@@ -1,14 +1,21 @@
-"""`lower-schedule-to-hopper`: a partitioned, materialized kernel becomes a hopper/ptx entry.
+"""`lower-schedule-to-hopper`: a partitioned, materialized kernel becomes a `hopper.kernel`.
 
 The input is a kernel after `materialize-schedule` and `partition-warp-roles`. Each such
-`func.func` is replaced by a `ptx.module` holding one `ptx.entry` whose body mixes hopper
-ops (TMA, mbarriers, wgmma, setmaxnreg), the index arithmetic and ptx instructions, in
-`scf.for` / `scf.if`; `convert-hopper-to-ptx` then lowers the hopper ops,
-`convert-scf-to-ptx` the loops and branches, `convert-arith-to-ptx` the index arithmetic
-(the TMA copies' coordinates among it), and `-t ptx` prints PTX.
+`func.func` is replaced by a `hopper.kernel` (its parameters with their launch data, the
+register cap, the block size, the launch and the dynamic shared memory) whose body mixes
+hopper ops (TMA, mbarriers, wgmma), the index arithmetic and ptx instructions (fences,
+setmaxnreg, named barriers), in `scf.for` / `scf.if`; the body reads the parameters as
+typed values (`hopper.array_param` an array as the kernel's memref,
+`hopper.extent_param` a runtime extent as an index, `hopper.tensormap_param` a tensor
+map). `convert-hopper-to-ptx` then makes it a `ptx.module` / `ptx.entry` and lowers the
+hopper ops, `convert-scf-to-ptx` the loops and branches, `convert-arith-to-ptx` the index
+arithmetic (the TMA copies' coordinates among it), and `-t ptx` prints PTX.
 
 What each piece of the materialized IR becomes:
 
+- the kernel's arguments are its parameters: an array a `hopper.array_param` (a ptx op
+  that takes its address reads it through a cast to `!ptx.reg<u64>`), a runtime extent a
+  `hopper.extent_param` (an index value of the arithmetic);
 - index arithmetic (`arith` on `index`, `gpu.block_id`, `gpu.grid_dim`) is copied as it
   is, in each role's program order: what runs on the GPU is exactly the schedule's
   arithmetic (persistent loop, split-K slice, batch, grouped raster); where a ptx or
@@ -50,9 +57,10 @@ What each piece of the materialized IR becomes:
 - split-K: `sched.store_partial` / `sched.arrive` / `sched.reduce_partials` become
   coalesced f32 workspace traffic, an acq_rel atomic counter, and a sum in slice order.
 
-`lower_kernel(func)` returns the ptx module; its entry carries the launch data (each
-parameter's array or tensor map, the grid, cluster and shared memory) that the cuda back
-end reads (mmcomp.backend.plan). The pieces live
+`lower_kernel(func)` returns the hopper.kernel; it carries the launch data (each
+parameter's array, extent or tensor map, the grid, cluster and shared memory) that
+convert-hopper-to-ptx copies onto the ptx.entry, where the cuda back end reads it
+(mmcomp.backend.plan). The pieces live
 in `mmcomp.lowering.hopper`, one module per concern.
 """
 

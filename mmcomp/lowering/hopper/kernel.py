@@ -1,6 +1,7 @@
 """The skeleton of a lowered kernel: prologue, warp roles, the consumers' tile ops.
 
-Prologue: dynamic shared memory aligned to 1024 at run time, the ring's barriers
+Prologue: dynamic shared memory aligned to 1024 at run time, the kernel's parameters read
+as typed values (tensor maps, arrays as memrefs, runtime extents as index), the ring's barriers
 initialized by thread 0, tensor-map prefetch, `bar.sync 0` (and a cluster barrier), then
 `griddepcontrol.wait` and `griddepcontrol.launch_dependents` (programmatic dependent
 launch: the prologue overlaps the previous grid's tail, and the next grid's ours). Then
@@ -114,7 +115,7 @@ def emit_cta_tiles(ctx: KernelContext, launch: func.FuncOp) -> SSAValue:
 
 
 def emit_kernel(ctx: KernelContext) -> None:
-    """The whole entry: prologue, then the producer and consumer roles."""
+    """The whole kernel: prologue, then the producer and consumer roles."""
     k = ctx.k
     ring = emit_prologue(ctx)
     values = Values(ctx)
