@@ -15,9 +15,10 @@ that pass did:
     materialize-schedule      scf / arith / gpu loops with explicit indices and tile ops
     ---- backend="interp" stops here: the CPU executor runs the materialized kernel
     partition-warp-roles      producer / consumer warpgroups, ring slots
-    lower-schedule-to-hopper  a ptx.entry of hopper and ptx ops and the index arithmetic,
-                              its launch data on it
-    convert-hopper-to-ptx     the hopper ops as ptx instructions (on the index arithmetic)
+    lower-schedule-to-hopper  a hopper.kernel of hopper and ptx ops and the index
+                              arithmetic, its launch data on it
+    convert-hopper-to-ptx     a ptx.module and ptx.entry; the hopper ops as ptx
+                              instructions (on the index arithmetic)
     convert-scf-to-ptx        the scf.for / scf.if as labels and branches
     convert-arith-to-ptx      ptx instructions only: the kernel as the back end runs it
 

@@ -1,5 +1,14 @@
 """`convert-hopper-to-ptx`: lower every hopper op to ptx instructions.
 
+Each `hopper.kernel` becomes a `ptx.module` holding a `ptx.shared ... dynamic` (its
+dynamic shared memory, if any) and a `ptx.entry` with the kernel's name, parameters and
+launch data, `maxnreg` and `reqntid`, its body moved in, last, once the ops inside are
+lowered. A parameter read, `hopper.array_param` / `hopper.extent_param`, becomes the
+`ptx.ld_param` of its u64 / u32 register in its place (kept where nothing reads it, as
+the PTX loads every parameter); a cast of the value to that register type becomes the
+register, any other read a cast of the register to the value's type (an extent's index
+arithmetic).
+
 Most hopper ops become the one ptx instruction op they stand for (`hopper.tma_load` ->
 `ptx.tma_load`, `hopper.stmatrix` -> `ptx.stmatrix`, ...). A few expand:
 
@@ -41,7 +50,7 @@ The pass runs before `convert-arith-to-ptx`: the copies' coordinates are `index`
 the schedule's arithmetic, which the ptx copies read through a cast to `!ptx.reg<u32>`;
 convert-arith-to-ptx then lowers the arithmetic and folds the casts.
 
-A `func.func` that the pipeline has not yet lowered to a ptx.module (a partitioned or
+A `func.func` that the pipeline has not yet lowered to a hopper.kernel (a partitioned or
 materialized kernel, a fusion) is an error naming the passes to run first; plain functions
 are left alone.
 """
@@ -300,6 +309,55 @@ class LowerTensorMapParam(RewritePattern):
         address = out.value(ptx.AddrOfOp(op.param.data, ptx.B64))
         generic = out.value(ptx.CvtaOp("param", address, ptx.B64))
         _replace_by_registers(rewriter, op, out, [generic])
+
+
+class LowerParamRead(RewritePattern):
+    """An array or a runtime extent: the `ptx.ld_param` of its parameter's register (u64,
+    u32), in its place; each cast of the value to that register type becomes the register,
+    and the value's other reads take the register through a cast to the value's type."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(
+        self, op: hopper.ArrayParamOp | hopper.ExtentParamOp, rewriter: PatternRewriter
+    ) -> None:
+        register_type = ptx.U64 if isinstance(op, hopper.ArrayParamOp) else ptx.U32
+        load = ptx.LdParamOp(op.param.data, register_type)
+        for use in list(op.result.uses):
+            reader = use.operation
+            if (
+                isinstance(reader, UnrealizedConversionCastOp)
+                and len(reader.results) == 1
+                and reader.results[0].type == register_type
+            ):
+                rewriter.replace(reader, [], [load.result])
+        if not op.result.uses:
+            rewriter.replace(op, load, [None])
+            return
+        cast = UnrealizedConversionCastOp.get([load.result], [op.result.type])
+        cast.results[0].name_hint = op.result.name_hint
+        rewriter.replace(op, [load, cast], cast.results)
+
+
+class LowerKernel(RewritePattern):
+    """The hopper level's kernel: a `ptx.module` of its dynamic shared memory
+    (`ptx.shared`) and a `ptx.entry` of the same signature and launch data, its body
+    moved in."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: hopper.KernelOp, rewriter: PatternRewriter) -> None:
+        entry = ptx.EntryOp(op.sym_name.data, op.params.data)
+        for name in ("maxnreg", "reqntid", "launch"):
+            value = op.properties.get(name)
+            if value is not None:
+                entry.properties[name] = value
+        body = op.body.detach_block(op.body.block)
+        entry.body.detach_block(entry.body.block).erase()
+        entry.body.add_block(body)
+        module = ptx.PtxModuleOp()
+        if op.shared is not None:
+            module.body.block.add_op(ptx.SharedOp(op.shared.data, op.shared_align.data))
+        module.body.block.add_op(entry)
+        rewriter.replace(op, module, [])
 
 
 class LowerBarrierRing(RewritePattern):
@@ -639,18 +697,20 @@ class EraseRegisterCast(RewritePattern):
 
 
 class ConvertHopperToPtx(ModulePass):
-    """Lower every hopper op in the module's ptx entries to ptx instructions."""
+    """Lower every hopper kernel of the module to a ptx module, and every hopper op to ptx
+    instructions."""
 
     name = "convert-hopper-to-ptx"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         """Lower every hopper op; a kernel or fusion still in a func.func is an error."""
-        check_lowered_to_ptx(self.name, op)
+        check_lowered_to_ptx(self.name, op, hopper_kernels=True)
         labels = _Labels(
             {label.label.data for label in op.walk() if isinstance(label, ptx.LabelOp)}
             | {name for inner in op.walk() for name in carried_label_names(inner)}
         )
         patterns: list[RewritePattern] = [
+            LowerParamRead(),
             LowerTensorMapParam(),
             LowerSharedBase(),
             LowerSmemOffset(),
@@ -683,3 +743,4 @@ class ConvertHopperToPtx(ModulePass):
             GreedyRewritePatternApplier([EraseRegisterCast()], dce_enabled=False),
             apply_recursively=False,
         ).rewrite_module(op)
+        PatternRewriteWalker(LowerKernel(), apply_recursively=False).rewrite_module(op)

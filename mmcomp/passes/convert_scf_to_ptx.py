@@ -53,9 +53,10 @@ branch reads those registers, and an else-region that only yields them is no cod
 label. A register that a branch writes is the one a loop around it carries.
 
 It runs after `convert-hopper-to-ptx` (the hopper ops inside the regions are lowered
-first; either order gives the same instructions) and before `convert-arith-to-ptx`,
-which refuses an entry that still holds an scf op. A `func.func` that the pipeline has
-not yet lowered to a ptx.module is an error naming the passes to run first.
+first; either order gives the same instructions: run first, it lowers the control flow of
+the `hopper.kernel` in place) and before `convert-arith-to-ptx`, which refuses an entry
+that still holds an scf op. A `func.func` that the pipeline has not yet lowered to a
+hopper.kernel or a ptx.module is an error naming the passes to run first.
 """
 
 from __future__ import annotations
@@ -514,9 +515,10 @@ PATTERNS: tuple[RewritePattern, ...] = (YieldToPtx(), ForToPtx(), IfToPtx())
 """The patterns of the structured control flow."""
 
 
-def lower_control_flow(entry: ptx.EntryOp) -> None:
-    """Rewrite the scf ops of `entry` into labels and branches, in place (innermost first:
-    a block's yield before its op)."""
+def lower_control_flow(entry: ptx.EntryOp | hopper.KernelOp) -> None:
+    """Rewrite the scf ops of `entry` (a ptx entry, or a hopper kernel before
+    convert-hopper-to-ptx) into labels and branches, in place (innermost first: a block's
+    yield before its op)."""
     PatternRewriteWalker(
         GreedyRewritePatternApplier(list(PATTERNS), dce_enabled=False),
         walk_regions_first=True,
@@ -525,7 +527,7 @@ def lower_control_flow(entry: ptx.EntryOp) -> None:
     erase_accumulator_casts(entry)
 
 
-def erase_accumulator_casts(entry: ptx.EntryOp) -> None:
+def erase_accumulator_casts(entry: ptx.EntryOp | hopper.KernelOp) -> None:
     """Erase the casts of registers to `!hopper.accumulator` and `!hopper.ring_position`
     that no op reads once the loops that carried them are lowered."""
     for op in list(entry.walk()):
@@ -539,7 +541,8 @@ def erase_accumulator_casts(entry: ptx.EntryOp) -> None:
 
 
 class ConvertScfToPtx(ModulePass):
-    """Lower the scf.for / scf.if of the module's ptx entries to labels and branches."""
+    """Lower the scf.for / scf.if of the module's ptx entries (and hopper kernels) to labels
+    and branches."""
 
     name = NAME
 
@@ -547,6 +550,9 @@ class ConvertScfToPtx(ModulePass):
         """Lower every entry's structured control flow; a kernel or fusion still in a
         func.func is an error."""
         del ctx
-        check_lowered_to_ptx(self.name, op)
-        for entry in [entry for entry in op.walk() if isinstance(entry, ptx.EntryOp)]:
-            lower_control_flow(entry)
+        check_lowered_to_ptx(self.name, op, hopper_kernels=True)
+        kernels = [
+            kernel for kernel in op.walk() if isinstance(kernel, ptx.EntryOp | hopper.KernelOp)
+        ]
+        for kernel in kernels:
+            lower_control_flow(kernel)

@@ -1,14 +1,21 @@
-"""`lower-schedule-to-hopper`: a partitioned, materialized kernel becomes a hopper/ptx entry.
+"""`lower-schedule-to-hopper`: a partitioned, materialized kernel becomes a `hopper.kernel`.
 
 The input is a kernel after `materialize-schedule` and `partition-warp-roles`. Each such
-`func.func` is replaced by a `ptx.module` holding one `ptx.entry` whose body mixes hopper
-ops (TMA, mbarriers, wgmma, setmaxnreg), the index arithmetic and ptx instructions, in
-`scf.for` / `scf.if`; `convert-hopper-to-ptx` then lowers the hopper ops,
-`convert-scf-to-ptx` the loops and branches, `convert-arith-to-ptx` the index arithmetic
-(the TMA copies' coordinates among it), and `-t ptx` prints PTX.
+`func.func` is replaced by a `hopper.kernel` (its parameters with their launch data, the
+register cap, the block size, the launch and the dynamic shared memory) whose body mixes
+hopper ops (TMA, mbarriers, wgmma), the index arithmetic and ptx instructions (fences,
+setmaxnreg, named barriers), in `scf.for` / `scf.if`; the body reads the parameters as
+typed values (`hopper.array_param` an array as the kernel's memref,
+`hopper.extent_param` a runtime extent as an index, `hopper.tensormap_param` a tensor
+map). `convert-hopper-to-ptx` then makes it a `ptx.module` / `ptx.entry` and lowers the
+hopper ops, `convert-scf-to-ptx` the loops and branches, `convert-arith-to-ptx` the index
+arithmetic (the TMA copies' coordinates among it), and `-t ptx` prints PTX.
 
 What each piece of the materialized IR becomes:
 
+- the kernel's arguments are its parameters: an array a `hopper.array_param` (a ptx op
+  that takes its address reads it through a cast to `!ptx.reg<u64>`), a runtime extent a
+  `hopper.extent_param` (an index value of the arithmetic);
 - index arithmetic (`arith` on `index`, `gpu.block_id`, `gpu.grid_dim`) is copied as it
   is, in each role's program order: what runs on the GPU is exactly the schedule's
   arithmetic (persistent loop, split-K slice, batch, grouped raster); where a ptx or
@@ -50,9 +57,10 @@ What each piece of the materialized IR becomes:
 - split-K: `sched.store_partial` / `sched.arrive` / `sched.reduce_partials` become
   coalesced f32 workspace traffic, an acq_rel atomic counter, and a sum in slice order.
 
-`lower_kernel(func)` returns the ptx module; its entry carries the launch data (each
-parameter's array or tensor map, the grid, cluster and shared memory) that the cuda back
-end reads (mmcomp.backend.plan). The pieces live
+`lower_kernel(func)` returns the hopper.kernel; it carries the launch data (each
+parameter's array, extent or tensor map, the grid, cluster and shared memory) that
+convert-hopper-to-ptx copies onto the ptx.entry, where the cuda back end reads it
+(mmcomp.backend.plan). The pieces live
 in `mmcomp.lowering.hopper`, one module per concern.
 """
 
@@ -68,7 +76,7 @@ from xdsl.passes import ModulePass
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import DiagnosticException
 
-from mmcomp.dialects import ptx
+from mmcomp.dialects import hopper, ptx
 from mmcomp.dialects.sched import PARAMS_ATTR, ScheduleParamsAttr
 from mmcomp.errors import ScheduleError
 from mmcomp.lowering.hopper.barriers import NamedBarriers
@@ -108,10 +116,10 @@ def launch_function_of(func: FuncOp) -> FuncOp | None:
     return found
 
 
-def lower_kernel(func: FuncOp, launch: FuncOp | None = None) -> ptx.PtxModuleOp:
-    """Lower one partitioned kernel: the ptx module with hopper ops, its launch data on the
-    entry. A kernel with runtime extents needs its launch function (`launch`, else looked
-    up in the kernel's module), which sizes its split-K workspaces."""
+def lower_kernel(func: FuncOp, launch: FuncOp | None = None) -> hopper.KernelOp:
+    """Lower one partitioned kernel: the hopper.kernel, its launch data on it. A kernel
+    with runtime extents needs its launch function (`launch`, else looked up in the
+    kernel's module), which sizes its split-K workspaces."""
     where = f"lower-schedule-to-hopper: @{func.sym_name.data}"
     params = func.attributes.get(PARAMS_ATTR)
     if not isinstance(params, ScheduleParamsAttr) or ROLES_ATTR not in func.attributes:
@@ -121,20 +129,20 @@ def lower_kernel(func: FuncOp, launch: FuncOp | None = None) -> ptx.PtxModuleOp:
         launch = launch_function_of(func)
     func = func.clone()
     plan = OperandPlan.build(func, params.data, roles)
-    module = ptx.PtxModuleOp()
-    module.body.block.add_op(ptx.SharedOp(SHARED_NAME, SMEM_ALIGN))
     arguments = [
         (f"arg{arg.index}", "ptr" if isinstance(arg.type, MemRefType) else "u32")
         for arg in func.body.block.args
     ]
     tensor_maps = [(f"tmap{j}", "tmap") for j in range(plan.tensor_maps)]
-    builder = ptx.KernelBuilder.create(
-        module,
+    kernel = hopper.KernelOp(
         func.sym_name.data,
         arguments + tensor_maps,
         maxnreg=roles.entry_registers,
         reqntid=(roles.threads,),
+        shared=SHARED_NAME,
+        shared_align=SMEM_ALIGN,
     )
+    builder = ptx.KernelBuilder(kernel)
     ctx = KernelContext(
         func,
         params.data,
@@ -151,34 +159,33 @@ def lower_kernel(func: FuncOp, launch: FuncOp | None = None) -> ptx.PtxModuleOp:
     arrays, launch_attr = launch_data(plan)
     extents = [ptx.KernelExtent(name) for _, name in extent_args(func)]
     maps = [*plan.operands, *plan.store_maps.values()]
-    write_launch_data(module, arrays, extents, maps, launch_attr)
-    return module
+    write_launch_data(kernel, arrays, extents, maps, launch_attr)
+    return kernel
 
 
 def write_launch_data(
-    module: ptx.PtxModuleOp,
+    kernel: hopper.KernelOp,
     arrays: Sequence[ptx.KernelArray],
     extents: Sequence[ptx.KernelExtent],
     maps: Sequence[ptx.TensorMap],
     launch: ptx.Launch,
 ) -> None:
-    """Put the launch data on the module's entry, parameter by parameter (pointers, runtime
-    extents, then tensor maps), and the launch (mmcomp.dialects.ptx.launch)."""
-    entry = next(op for op in module.body.block.ops if isinstance(op, ptx.EntryOp))
+    """Put the launch data on the kernel, parameter by parameter (pointers, runtime extents,
+    then tensor maps), and the launch (mmcomp.dialects.ptx.launch)."""
     infos: list[Attribute] = [ptx.KernelArrayAttr(array) for array in arrays]
     infos += [ptx.KernelExtentAttr(extent) for extent in extents]
     infos += [ptx.TensorMapAttr(tensor_map) for tensor_map in maps]
-    entry.properties["params"] = ArrayAttr(
+    kernel.properties["params"] = ArrayAttr(
         [
             ptx.ParamAttr(param.param_name.data, param.kind.data, info)
-            for param, info in zip(entry.params.data, infos, strict=True)
+            for param, info in zip(kernel.params.data, infos, strict=True)
         ]
     )
-    entry.properties["launch"] = ptx.LaunchAttr(launch)
+    kernel.properties["launch"] = ptx.LaunchAttr(launch)
 
 
 class LowerScheduleToHopper(ModulePass):
-    """Replace each partitioned kernel by a ptx.module of hopper and ptx ops."""
+    """Replace each partitioned kernel by a hopper.kernel of hopper ops on typed values."""
 
     name = "lower-schedule-to-hopper"
 
@@ -196,9 +203,9 @@ class LowerScheduleToHopper(ModulePass):
             if ROLES_ATTR not in func.attributes:
                 continue
             try:
-                module = lower_kernel(func)
+                kernel = lower_kernel(func)
             except ScheduleError as error:
                 raise DiagnosticException(str(error)) from error
-            op.body.block.insert_op_before(module, func)
+            op.body.block.insert_op_before(kernel, func)
             func.detach()
             func.erase()

@@ -51,7 +51,7 @@ from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
 from mmcomp import hardware as hw
 from mmcomp.dialects import sched
-from mmcomp.dialects.hopper import SLOT_ATTR, WarpRolesAttr, WarpSpecializeOp
+from mmcomp.dialects.hopper import SLOT_ATTR, KernelOp, WarpRolesAttr, WarpSpecializeOp
 from mmcomp.dialects.hopper.warp_specialize import is_index_arithmetic
 from mmcomp.dialects.sched import PARAMS_ATTR, ScheduleParams, ScheduleParamsAttr
 from mmcomp.errors import ScheduleError
@@ -250,13 +250,29 @@ def level_error(pass_name: str, func: FuncOp, missing: str) -> DiagnosticExcepti
     return schedule_error(pass_name, func.sym_name.data, f"{missing} ({found}): run {steps} first")
 
 
-def check_lowered_to_ptx(pass_name: str, module: ModuleOp) -> None:
+def check_lowered_to_ptx(pass_name: str, module: ModuleOp, hopper_kernels: bool = False) -> None:
     """Raise `level_error` for a kernel or fusion of `module` still in a func.func (the
-    passes after lower-schedule-to-hopper take ptx modules; plain functions pass)."""
-    for func in module.walk():
-        if not isinstance(func, FuncOp):
+    passes after lower-schedule-to-hopper take hopper kernels, the passes after
+    convert-hopper-to-ptx ptx modules; plain functions pass), and, unless the pass takes
+    `hopper_kernels` too, an error for a `hopper.kernel` that convert-hopper-to-ptx has not
+    lowered yet."""
+    order = list(DEFAULT_PIPELINE)
+    hopper_level = order.index(pass_name) <= order.index("convert-hopper-to-ptx")
+    missing = "not lowered to a hopper.kernel" if hopper_level else "not lowered to a ptx.module"
+    for op in module.walk():
+        if isinstance(op, KernelOp) and not hopper_kernels:
+            last = order[order.index(pass_name) - 1]
+            steps = "convert-hopper-to-ptx"
+            if last != steps:
+                steps += f" through {last}"
+            raise schedule_error(
+                pass_name,
+                op.sym_name.data,
+                f"not lowered to a ptx.module (a hopper.kernel): run {steps} first",
+            )
+        if not isinstance(op, FuncOp):
             continue
-        too_early = level_error(pass_name, func, "not lowered to a ptx.module")
+        too_early = level_error(pass_name, op, missing)
         if too_early is not None:
             raise too_early
 

@@ -1,7 +1,11 @@
 """The `hopper` dialect: TMA, mbarriers, wgmma and warp roles on Hopper (sm_90a).
 
-Its ops sit in a `ptx.entry` body next to ptx instructions; they share the ptx dialect's
-syntax, including guards (`if %p`). Each names one Hopper mechanism at the level a kernel
+Its ops sit in the body of a `hopper.kernel` (the hopper level's kernel: its parameters
+and launch data, its dynamic shared memory; `mmcomp.dialects.hopper.kernel`) next to ptx
+instructions, and read the kernel's parameters as typed values (`hopper.array_param` an
+array as a memref, `hopper.extent_param` a runtime extent as an index,
+`hopper.tensormap_param` a tensor map); they share the ptx dialect's syntax, including
+guards (`if %p`). Each names one Hopper mechanism at the level a kernel
 author thinks in: a tiled TMA load completing on an mbarrier, a wait on an mbarrier phase,
 a wgmma whose shared-memory operands are described by a tile layout (`#hopper.tile`), a
 warp role's register budget. The hardware objects are typed values, in the style of MLIR's
@@ -10,9 +14,9 @@ global shape, box and swizzle), a ring of mbarriers (`!hopper.barrier_ring`), on
 mbarrier of it (`!hopper.mbarrier`), a warpgroup's wgmma accumulator
 (`!hopper.accumulator`) and a role's position in the ring (`!hopper.ring_position`);
 addresses, coordinates and descriptors are ptx registers (`!ptx.reg<KIND>`).
-`convert-hopper-to-ptx` lowers each op to ptx instructions (one or a few: the wait is a
-try_wait loop, a descriptor a few integer ops) and each typed value to the register that
-holds it.
+`convert-hopper-to-ptx` makes each kernel a `ptx.module` with one `ptx.entry`, lowers
+each op to ptx instructions (one or a few: the wait is a try_wait loop, a descriptor a few
+integer ops) and each typed value to the register that holds it.
 
     %tmap = hopper.tensormap_param tmap0 : !hopper.tensormap<4096x5120xbf16, box 128x64,
                                                              swizzle 128>
@@ -38,14 +42,16 @@ One structured op is not an instruction: `hopper.warp_specialize`, which
 partition-warp-roles wraps around a kernel's body, one region per warp role
 (`mmcomp.dialects.hopper.warp_specialize`). The package's modules: `attrs` (`#hopper.tile`,
 `#hopper.warp_roles`), `types` (tensor maps, barrier rings, mbarriers, accumulators),
-`base` (the instructions' base, checks and syntax pieces), `tma` (tensor maps and TMA
-copies), `ops` (mbarriers, wgmma, stores, ids), `ring` (ring positions), `warp_specialize`.
+`base` (the instructions' base, checks and syntax pieces), `kernel` (the kernel and its
+parameter reads), `tma` (tensor maps and TMA copies), `ops` (mbarriers, wgmma, stores,
+ids), `ring` (ring positions), `smem` (shared memory), `warp_specialize`.
 """
 
 from xdsl.ir import Attribute, Dialect, Operation
 
 from mmcomp.dialects.hopper.attrs import TileAttr, WarpRolesAttr, tile
 from mmcomp.dialects.hopper.base import HopperInstruction
+from mmcomp.dialects.hopper.kernel import ArrayParamOp, ExtentParamOp, KernelOp, kernel_param
 from mmcomp.dialects.hopper.ops import (
     IDS,
     WGMMA_SHAPE,
@@ -108,6 +114,10 @@ from mmcomp.dialects.hopper.warp_specialize import (
 )
 
 __all__ = [
+    "ArrayParamOp",
+    "ExtentParamOp",
+    "KernelOp",
+    "kernel_param",
     "alignment_of",
     "StageType",
     "SmemType",
@@ -168,6 +178,9 @@ __all__ = [
 def all_ops() -> list[type[Operation]]:
     """Every op of the dialect."""
     return [
+        KernelOp,
+        ArrayParamOp,
+        ExtentParamOp,
         TensorMapParamOp,
         TensorMapPrefetchOp,
         TmaLoadOp,

@@ -38,13 +38,13 @@ from mmcomp.dialects.hopper.base import (
     print_tensor_access,
     resolve_indices,
 )
+from mmcomp.dialects.hopper.kernel import kernel_param
 from mmcomp.dialects.hopper.smem import SmemType, shared_operand
 from mmcomp.dialects.hopper.types import (
     MbarrierType,
     TensorMapType,
 )
 from mmcomp.dialects.ptx import (
-    EntryOp,
     RegType,
     TensorMapAttr,
 )
@@ -134,17 +134,8 @@ class TensorMapParamOp(HopperInstruction):
         )
 
     def verify_kinds(self) -> None:
-        entry = self.parent_op()
-        if not isinstance(entry, EntryOp):
-            return
-        param = entry.param(self.param.data)
-        if param is None or param.kind.data != "tmap":
-            found = "no such parameter" if param is None else f"a {param.kind.data} parameter"
-            raise VerifyException(
-                f"{self.name}: '{self.param.data}' must be a tmap parameter of entry "
-                f"@{entry.sym_name.data}, found {found}"
-            )
-        if not isinstance(param.info, TensorMapAttr):
+        param = kernel_param(self, self.param.data, "tmap")
+        if param is None or not isinstance(param.info, TensorMapAttr):
             return
         assert isinstance(self.result.type, TensorMapType)
         if not self.result.type.describes(param.info.data):

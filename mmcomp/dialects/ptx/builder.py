@@ -1,12 +1,14 @@
-"""`KernelBuilder`: appends instruction ops to a `ptx.entry` body from Python."""
+"""`KernelBuilder`: appends instruction ops to a kernel's body (a `ptx.entry`, or the hopper
+level's `hopper.kernel`) from Python."""
 
 from __future__ import annotations
 
 from collections.abc import Generator, Sequence
 from contextlib import contextmanager
-from typing import TypeVar, cast
+from typing import Protocol, TypeVar, cast
 
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.dialects.builtin import StringAttr
+from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.traits import IsTerminator
 
 from mmcomp.dialects.ptx.arith_ops import (
@@ -42,9 +44,27 @@ from mmcomp.dialects.ptx.memory_ops import (
 from mmcomp.dialects.ptx.module import EntryOp, PtxModuleOp
 from mmcomp.dialects.ptx.syntax import PtxInstruction
 from mmcomp.dialects.ptx.template_ops import InstOp
-from mmcomp.dialects.ptx.types import BF16X2, PARAM_KINDS, PRED, U32, U64, RegType
+from mmcomp.dialects.ptx.types import BF16X2, PARAM_KINDS, PRED, U32, U64, ParamAttr, RegType
 
 _OpT = TypeVar("_OpT", bound=Operation)
+
+
+class Kernel(Protocol):
+    """A kernel op whose body a `KernelBuilder` appends to (`ptx.entry`, `hopper.kernel`)."""
+
+    @property
+    def sym_name(self) -> StringAttr:
+        """The kernel's name."""
+        ...
+
+    @property
+    def body(self) -> Region:
+        """The single-block region of its instructions."""
+        ...
+
+    def param(self, name: str) -> ParamAttr | None:
+        """The parameter of that name, if any."""
+        ...
 
 
 def encloses(home: Block | None, block: Block | None) -> bool:
@@ -76,9 +96,9 @@ class KernelBuilder:
         k.ret()
     """
 
-    def __init__(self, entry: EntryOp):
+    def __init__(self, entry: Kernel):
         self.entry = entry
-        """The entry being built."""
+        """The kernel being built (a `ptx.entry`, or the hopper level's `hopper.kernel`)."""
         self._labels = 0
         self._guard: tuple[SSAValue, bool] | None = None
         self._blocks: list[Block] = []

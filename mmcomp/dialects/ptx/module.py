@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Self
 
 from xdsl.dialects.builtin import ArrayAttr, IntAttr, StringAttr
@@ -266,32 +267,11 @@ class EntryOp(IRDLOperation):
 
     def param(self, name: str) -> ParamAttr | None:
         """The parameter of that name, if any."""
-        for param in self.params.data:
-            if param.param_name.data == name:
-                return param
-        return None
+        return find_param(self.params, name)
 
     def verify_(self) -> None:
         entry = f"ptx.entry @{self.sym_name.data}"
-        if not _IDENT.match(self.sym_name.data):
-            raise VerifyException(f"{entry}: the name is not a valid PTX identifier")
-        seen: set[str] = set()
-        for param in self.params.data:
-            if param.param_name.data in seen:
-                raise VerifyException(
-                    f"{entry}: parameter '{param.param_name.data}' is declared twice"
-                )
-            seen.add(param.param_name.data)
-        if self.maxnreg is not None and not 24 <= self.maxnreg.data <= 255:
-            raise VerifyException(
-                f"{entry}: maxnreg must be in [24, 255], found {self.maxnreg.data}"
-            )
-        if self.reqntid is not None:
-            dims = [d.data for d in self.reqntid.data]
-            if not 1 <= len(dims) <= 3 or any(d <= 0 for d in dims):
-                raise VerifyException(
-                    f"{entry}: reqntid must be 1 to 3 positive sizes, found {dims}"
-                )
+        verify_signature(entry, self.sym_name, self.params, self.maxnreg, self.reqntid)
         labels: set[str] = set()
         carried: set[str] = set()
         for op in self.body.walk():
@@ -320,24 +300,49 @@ class EntryOp(IRDLOperation):
                 op.verify_against(self)
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_symbol_name(self.sym_name.data)
-        printer.print_string("(")
-        printer.print_list(self.params.data, lambda param: print_param(printer, param))
-        printer.print_string(")")
-        if self.maxnreg is not None:
-            printer.print_string(f" maxnreg {self.maxnreg.data}")
-        if self.reqntid is not None:
-            dims = ", ".join(str(d.data) for d in self.reqntid.data)
-            printer.print_string(f" reqntid [{dims}]")
-        if self.launch is not None:
-            printer.print_string(" launch")
-            print_fields(printer, self.launch.data)
+        print_signature(
+            printer, self.sym_name, self.params, self.maxnreg, self.reqntid, self.launch
+        )
         printer.print_string(" ")
         printer.print_region(self.body, print_entry_block_args=False, print_empty_block=False)
 
     @classmethod
     def parse(cls, parser: Parser) -> Self:
+        signature = Signature.parse(parser, "ptx.entry")
+        op = cls(
+            signature.name,
+            signature.params,
+            maxnreg=signature.maxnreg,
+            reqntid=signature.reqntid,
+            launch=signature.launch,
+        )
+        _adopt_body(op.body, parser.parse_region())
+        return op
+
+
+# ---- a kernel's signature, shared with the hopper level's kernel -------------------------
+
+
+@dataclass(frozen=True)
+class Signature:
+    """What a kernel declares before its body (`ptx.entry`, `hopper.kernel`): its name,
+    parameters, performance directives and launch."""
+
+    name: str
+    """The kernel's name."""
+    params: list[ParamAttr]
+    """The parameters, in order."""
+    maxnreg: int | None
+    """`maxnreg N`, if given."""
+    reqntid: list[int] | None
+    """`reqntid [x, ...]`, if given."""
+    launch: Launch | None
+    """`launch<...>`, if given."""
+
+    @staticmethod
+    def parse(parser: Parser, op: str) -> Signature:
+        """`@name(params) [maxnreg N] [reqntid [x, ...]] [launch<...>]` (`op` names the op in
+        errors)."""
         name = parser.parse_symbol_name().data
         params = parser.parse_comma_separated_list(
             parser.Delimiter.PAREN, lambda: ParamAttr(*_parse_param(parser))
@@ -352,10 +357,70 @@ class EntryOp(IRDLOperation):
             )
         launch = None
         if parser.parse_optional_keyword("launch"):
-            launch = parse_fields(parser, Launch, f"ptx.entry @{name} launch")
-        op = cls(name, params, maxnreg=maxnreg, reqntid=reqntid, launch=launch)
-        _adopt_body(op.body, parser.parse_region())
-        return op
+            launch = parse_fields(parser, Launch, f"{op} @{name} launch")
+        return Signature(name, params, maxnreg, reqntid, launch)
+
+
+def print_signature(
+    printer: Printer,
+    sym_name: StringAttr,
+    params: ArrayAttr[ParamAttr],
+    maxnreg: IntAttr | None,
+    reqntid: ArrayAttr[IntAttr] | None,
+    launch: LaunchAttr | None,
+) -> None:
+    """` @name(params) [maxnreg N] [reqntid [x, ...]] [launch<...>]`: what `Signature.parse`
+    reads."""
+    printer.print_string(" ")
+    printer.print_symbol_name(sym_name.data)
+    printer.print_string("(")
+    printer.print_list(params.data, lambda param: print_param(printer, param))
+    printer.print_string(")")
+    if maxnreg is not None:
+        printer.print_string(f" maxnreg {maxnreg.data}")
+    if reqntid is not None:
+        dims = ", ".join(str(d.data) for d in reqntid.data)
+        printer.print_string(f" reqntid [{dims}]")
+    if launch is not None:
+        printer.print_string(" launch")
+        print_fields(printer, launch.data)
+
+
+def verify_signature(
+    where: str,
+    sym_name: StringAttr,
+    params: ArrayAttr[ParamAttr],
+    maxnreg: IntAttr | None,
+    reqntid: ArrayAttr[IntAttr] | None,
+) -> None:
+    """Raise unless the name is a PTX identifier, each parameter is declared once, maxnreg
+    is in [24, 255] and reqntid is 1 to 3 positive sizes (`where` names the kernel)."""
+    if not is_identifier(sym_name.data):
+        raise VerifyException(f"{where}: the name is not a valid PTX identifier")
+    seen: set[str] = set()
+    for param in params.data:
+        if param.param_name.data in seen:
+            raise VerifyException(f"{where}: parameter '{param.param_name.data}' is declared twice")
+        seen.add(param.param_name.data)
+    if maxnreg is not None and not 24 <= maxnreg.data <= 255:
+        raise VerifyException(f"{where}: maxnreg must be in [24, 255], found {maxnreg.data}")
+    if reqntid is not None:
+        dims = [d.data for d in reqntid.data]
+        if not 1 <= len(dims) <= 3 or any(d <= 0 for d in dims):
+            raise VerifyException(f"{where}: reqntid must be 1 to 3 positive sizes, found {dims}")
+
+
+def is_identifier(name: str) -> bool:
+    """`name` is a valid PTX identifier."""
+    return bool(_IDENT.match(name))
+
+
+def find_param(params: ArrayAttr[ParamAttr], name: str) -> ParamAttr | None:
+    """The parameter of that name, if any."""
+    for param in params.data:
+        if param.param_name.data == name:
+            return param
+    return None
 
 
 def _adopt_body(body: Region, parsed: Region) -> None:

@@ -13,8 +13,8 @@
     pointwise   the epilogue's fusion pointwise ops -> ptx float ops (rewrite patterns)
     epilogue    the registers epilogue: element values, operand loads, stores
     epilogue_smem  the shared-memory epilogue: swizzled boxes stored by TMA
-    kernel      the entry's skeleton: prologue, roles, the consumer's tile ops
+    kernel      the kernel's skeleton: prologue, roles, the consumer's tile ops
 
-`mmcomp.passes.lower_schedule_to_hopper.lower_kernel` puts them together and writes the
-launch data on the entry.
+`mmcomp.passes.lower_schedule_to_hopper.lower_kernel` puts them together in a
+`hopper.kernel` and writes the launch data on it.
 """

@@ -1,6 +1,6 @@
 """The state that every concern of the Hopper lowering shares while one kernel is emitted.
 
-`KernelContext` holds the builder of the `ptx.entry`, the schedule's parameters and warp
+`KernelContext` holds the builder of the `hopper.kernel`, the schedule's parameters and warp
 roles, the operand plan, the kernel's `hopper.warp_specialize` (one region per role),
 and the map from the materialized kernel's values to the
 registers that hold them (an index value may be emitted several times: once per role, once
@@ -180,9 +180,10 @@ class KernelContext:
     threads: Threads = field(init=False)
     """Made in the prologue."""
     regs: dict[SSAValue, SSAValue] = field(default_factory=dict[SSAValue, SSAValue])
-    """The entry's value of each kernel value emitted so far: an index value (a copy of
-    the index arithmetic, an induction variable of the hopper level's scf.for) or the
-    register holding it (kernel arguments, a load-ahead iteration)."""
+    """The hopper level's value of each kernel value emitted so far: an index value (a
+    copy of the index arithmetic, an induction variable of the hopper level's scf.for, a
+    runtime extent), an array (a `hopper.array_param`) or the register holding it (a
+    load-ahead iteration)."""
     casts: dict[tuple[SSAValue, Attribute], SSAValue] = field(
         default_factory=dict[tuple[SSAValue, Attribute], SSAValue]
     )
@@ -203,7 +204,7 @@ class KernelContext:
     """A kernel with runtime extents: its launch function (extents -> grid, CTA tiles,
     work units)."""
     extents: dict[str, SSAValue] = field(default_factory=dict[str, SSAValue])
-    """The u32 register of each runtime extent (m, b0, ...), loaded in the prologue."""
+    """The index value of each runtime extent (m, b0, ...), read in the prologue."""
     cta_tiles: SSAValue | None = None
     """With runtime extents and split-K: the CTA tiles (the workspaces' `?` extent), an
     index value computed in the prologue by the launch function's arithmetic."""
@@ -267,10 +268,13 @@ class KernelContext:
         return self._cast(value, type)
 
     def reg(self, value: SSAValue) -> SSAValue:
-        """The register holding a value of the kernel (an index value as u32)."""
+        """The register holding a value of the kernel (an index value as u32, an array as
+        its u64 address)."""
         found = self._found(value)
         if isinstance(found.type, ptx.RegType):
             return found
+        if isinstance(found.type, MemRefType):
+            return self._cast(found, ptx.U64)
         return self._cast(found, ptx.U32)
 
     def index(self, value: SSAValue) -> SSAValue:
@@ -292,12 +296,17 @@ class KernelContext:
         """A register of the lowering's own arithmetic read as an index value."""
         return self._cast(register, IndexType())
 
-    def extent(self, name: str) -> SSAValue:
-        """The u32 register of a runtime extent of the kernel."""
+    def extent_value(self, name: str) -> SSAValue:
+        """A runtime extent of the kernel: its `hopper.extent_param` (an index value)."""
         found = self.extents.get(name)
         if found is None:
             raise ScheduleError(f"{self.where}: the kernel takes no runtime extent {name}")
         return found
+
+    def extent(self, name: str) -> SSAValue:
+        """A runtime extent of the kernel as the ptx ops read it: its index value through a
+        cast to `!ptx.reg<u32>`."""
+        return self._cast(self.extent_value(name), ptx.U32)
 
     def dimension(self, memref: SSAValue, axis: int, role: str) -> int | SSAValue:
         """An extent of a kernel array: the static one, or its runtime extent's register

@@ -1,6 +1,7 @@
 """The skeleton of a lowered kernel: prologue, warp roles, the consumers' tile ops.
 
-Prologue: dynamic shared memory aligned to 1024 at run time, the ring's barriers
+Prologue: dynamic shared memory aligned to 1024 at run time, the kernel's parameters read
+as typed values (tensor maps, arrays as memrefs, runtime extents as index), the ring's barriers
 initialized by thread 0, tensor-map prefetch, `bar.sync 0` (and a cluster barrier), then
 `griddepcontrol.wait` and `griddepcontrol.launch_dependents` (programmatic dependent
 launch: the prologue overlaps the previous grid's tail, and the next grid's ours). Then
@@ -18,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from xdsl.dialects import func, scf
+from xdsl.dialects.builtin import IndexType, MemRefType
 from xdsl.ir import Operation, SSAValue
 
 from mmcomp import hardware as hw
@@ -54,7 +56,8 @@ def cluster_sync(ctx: KernelContext) -> None:
 
 
 def emit_prologue(ctx: KernelContext) -> Ring:
-    """Shared memory, barriers, tensor maps, argument registers; returns the ring."""
+    """Shared memory, barriers, tensor maps, the parameters' typed values; returns the
+    ring."""
     k = ctx.k
     mode = MAINLOOPS[ctx.roles.specialization]
     values = Values(ctx)
@@ -67,7 +70,12 @@ def emit_prologue(ctx: KernelContext) -> Ring:
         for j, tensor_map in enumerate(tensor_maps)
     ]
     for index, arg in enumerate(ctx.func.body.block.args):
-        ctx.regs[arg] = k.ld_param(f"arg{index}")
+        read = (
+            hopper.ArrayParamOp(f"arg{index}", arg.type)
+            if isinstance(arg.type, MemRefType)
+            else hopper.ExtentParamOp(f"arg{index}", IndexType())
+        )
+        ctx.regs[arg] = k.append(read).results[0]
     for arg, name in extent_args(ctx.func):
         ctx.extents[name] = ctx.regs[arg]
     if ctx.launch_function is not None and ctx.plan.dynamic_workspaces:
@@ -97,7 +105,7 @@ def emit_cta_tiles(ctx: KernelContext, launch: func.FuncOp) -> SSAValue:
     """The CTA tiles at the kernel's runtime extents (the split-K workspaces' `?`): the
     launch function's arithmetic, placed in the prologue; returns its value."""
     for arg, name in extent_args(launch):
-        ctx.regs[arg] = ctx.extent(name)
+        ctx.regs[arg] = ctx.extent_value(name)
     for op in launch.body.block.ops:
         if isinstance(op, func.ReturnOp):
             return op.operands[1]
@@ -107,7 +115,7 @@ def emit_cta_tiles(ctx: KernelContext, launch: func.FuncOp) -> SSAValue:
 
 
 def emit_kernel(ctx: KernelContext) -> None:
-    """The whole entry: prologue, then the producer and consumer roles."""
+    """The whole kernel: prologue, then the producer and consumer roles."""
     k = ctx.k
     ring = emit_prologue(ctx)
     values = Values(ctx)

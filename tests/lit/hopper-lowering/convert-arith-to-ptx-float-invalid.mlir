@@ -4,13 +4,11 @@
 // the op and what it needs. An approximation (math.exp2, math.tanh) lowers only to its
 // .approx instruction, so the op must allow one (fastmath<afn>).
 
-ptx.module version 8.0 target sm_90a address_size 64 {
-  ptx.entry @k() {
-    %r = ptx.const 1.5 : !ptx.reg<f32>
-    %x = builtin.unrealized_conversion_cast %r : !ptx.reg<f32> to f32
-    %y = math.exp2 %x : f32
-    ptx.ret
-  }
+hopper.kernel @k() {
+  %r = ptx.const 1.5 : !ptx.reg<f32>
+  %x = builtin.unrealized_conversion_cast %r : !ptx.reg<f32> to f32
+  %y = math.exp2 %x : f32
+  ptx.ret
 }
 
 // CHECK: convert-arith-to-ptx: math.exp2 lowers to ex2.approx.f32 only, which is an approximation: mark it fastmath<afn>
@@ -20,13 +18,11 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 // add.f32 without a rounding modifier lets ptxas fuse it with a multiply: the op must allow
 // that (fastmath<contract>).
 
-ptx.module version 8.0 target sm_90a address_size 64 {
-  ptx.entry @k() {
-    %r = ptx.const 1.5 : !ptx.reg<f32>
-    %x = builtin.unrealized_conversion_cast %r : !ptx.reg<f32> to f32
-    %y = arith.addf %x, %x : f32
-    ptx.ret
-  }
+hopper.kernel @k() {
+  %r = ptx.const 1.5 : !ptx.reg<f32>
+  %x = builtin.unrealized_conversion_cast %r : !ptx.reg<f32> to f32
+  %y = arith.addf %x, %x : f32
+  ptx.ret
 }
 
 // CHECK: convert-arith-to-ptx: arith.addf lowers to add.f32 only, which ptxas may fuse with a multiply or an add: mark it fastmath<contract>
@@ -35,13 +31,11 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 
 // An approximate division lowers only as a reciprocal (rcp.approx.f32) of a dividend 1.0.
 
-ptx.module version 8.0 target sm_90a address_size 64 {
-  ptx.entry @k() {
-    %r = ptx.const 1.5 : !ptx.reg<f32>
-    %x = builtin.unrealized_conversion_cast %r : !ptx.reg<f32> to f32
-    %y = arith.divf %x, %x fastmath<afn> : f32
-    ptx.ret
-  }
+hopper.kernel @k() {
+  %r = ptx.const 1.5 : !ptx.reg<f32>
+  %x = builtin.unrealized_conversion_cast %r : !ptx.reg<f32> to f32
+  %y = arith.divf %x, %x fastmath<afn> : f32
+  ptx.ret
 }
 
 // CHECK: convert-arith-to-ptx: an arith.divf marked fastmath<afn> lowers to rcp.approx.f32: its dividend must be an arith.constant 1.0 that nothing else reads
@@ -50,13 +44,11 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 
 // The float arithmetic is on f32: an f64 op has no lowering.
 
-ptx.module version 8.0 target sm_90a address_size 64 {
-  ptx.entry @k() {
-    %r = ptx.const 1.5 : !ptx.reg<f64>
-    %x = builtin.unrealized_conversion_cast %r : !ptx.reg<f64> to f64
-    %y = arith.negf %x : f64
-    ptx.ret
-  }
+hopper.kernel @k() {
+  %r = ptx.const 1.5 : !ptx.reg<f64>
+  %x = builtin.unrealized_conversion_cast %r : !ptx.reg<f64> to f64
+  %y = arith.negf %x : f64
+  ptx.ret
 }
 
 // CHECK: convert-arith-to-ptx: arith.negf on f64: the float arithmetic lowers on f32 only
@@ -65,15 +57,13 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 
 // An op with no ptx instruction of its meaning (math.sin) is named, with its types.
 
-ptx.module version 8.0 target sm_90a address_size 64 {
-  ptx.entry @k() {
-    %r = ptx.const 1.5 : !ptx.reg<f32>
-    %x = builtin.unrealized_conversion_cast %r : !ptx.reg<f32> to f32
-    %y = math.sin %x : f32
-    %y_reg = builtin.unrealized_conversion_cast %y : f32 to !ptx.reg<f32>
-    %z = ptx.add %y_reg, %r : !ptx.reg<f32>
-    ptx.ret
-  }
+hopper.kernel @k() {
+  %r = ptx.const 1.5 : !ptx.reg<f32>
+  %x = builtin.unrealized_conversion_cast %r : !ptx.reg<f32> to f32
+  %y = math.sin %x : f32
+  %y_reg = builtin.unrealized_conversion_cast %y : f32 to !ptx.reg<f32>
+  %z = ptx.add %y_reg, %r : !ptx.reg<f32>
+  ptx.ret
 }
 
 // CHECK: convert-arith-to-ptx: ptx.entry @k: no ptx lowering for math.sin (f32, f32)
@@ -82,13 +72,11 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 
 // A rounding lowers from f32 to bf16 or f16 only.
 
-ptx.module version 8.0 target sm_90a address_size 64 {
-  ptx.entry @k() {
-    %r = ptx.const 1.5 : !ptx.reg<f32>
-    %x = builtin.unrealized_conversion_cast %r : !ptx.reg<f32> to f32
-    %y = arith.truncf %x : f32 to f8E4M3FN
-    ptx.ret
-  }
+hopper.kernel @k() {
+  %r = ptx.const 1.5 : !ptx.reg<f32>
+  %x = builtin.unrealized_conversion_cast %r : !ptx.reg<f32> to f32
+  %y = arith.truncf %x : f32 to f8E4M3FN
+  ptx.ret
 }
 
 // CHECK: convert-arith-to-ptx: arith.truncf from f32 to f8E4M3FN: only f32 to bf16 or f16 lowers

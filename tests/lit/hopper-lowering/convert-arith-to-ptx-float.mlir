@@ -12,35 +12,32 @@
 // tanh.approx.f32, fma fma.rn.f32, truncf cvt.rn.bf16.f32, extf cvt.f32.bf16, and
 // truncf_pair cvt.rn.bf16x2.f32 of the high element and the low one.
 
-ptx.module version 8.0 target sm_90a address_size 64 {
-  ptx.shared @smem align 1024 dynamic
-  ptx.entry @k() {
-    %smem = ptx.addr_of smem : !ptx.reg<u32>
-    %r = ptx.const 1.5 : !ptx.reg<f32>
-    %x = builtin.unrealized_conversion_cast %r : !ptx.reg<f32> to f32
-    %half = arith.constant 0.5 : f32
-    %sum = arith.addf %x, %half fastmath<contract> : f32
-    %difference = arith.subf %sum, %x fastmath<contract> : f32
-    %product = arith.mulf %difference, %x fastmath<contract> : f32
-    %quotient = arith.divf %product, %x : f32
-    %one = arith.constant 1.0 : f32
-    %reciprocal = arith.divf %one, %quotient fastmath<afn> : f32
-    %negated = arith.negf %reciprocal : f32
-    %larger = arith.maxnumf %negated, %half : f32
-    %magnitude = math.absf %larger : f32
-    %power = math.exp2 %magnitude fastmath<afn> : f32
-    %tanh = math.tanh %power fastmath<afn> : f32
-    %fused = math.fma %tanh, %x, %half : f32
-    %rounded = arith.truncf %fused : f32 to bf16
-    %widened = arith.extf %rounded : bf16 to f32
-    %pair = hopper.truncf_pair %widened, %x : vector<2xbf16>
-    %pair_reg = builtin.unrealized_conversion_cast %pair : vector<2xbf16> to !ptx.reg<bf16x2>
-    %rounded_reg = builtin.unrealized_conversion_cast %rounded : bf16 to !ptx.reg<bf16>
-    ptx.st shared %smem, %pair_reg : (!ptx.reg<u32>, !ptx.reg<bf16x2>) -> ()
-    hopper.stmatrix %smem, %pair : (!ptx.reg<u32>, vector<2xbf16>) -> ()
-    ptx.st shared %smem, %rounded_reg : (!ptx.reg<u32>, !ptx.reg<bf16>) -> ()
-    ptx.ret
-  }
+hopper.kernel @k() shared @smem align 1024 {
+  %smem = ptx.addr_of smem : !ptx.reg<u32>
+  %r = ptx.const 1.5 : !ptx.reg<f32>
+  %x = builtin.unrealized_conversion_cast %r : !ptx.reg<f32> to f32
+  %half = arith.constant 0.5 : f32
+  %sum = arith.addf %x, %half fastmath<contract> : f32
+  %difference = arith.subf %sum, %x fastmath<contract> : f32
+  %product = arith.mulf %difference, %x fastmath<contract> : f32
+  %quotient = arith.divf %product, %x : f32
+  %one = arith.constant 1.0 : f32
+  %reciprocal = arith.divf %one, %quotient fastmath<afn> : f32
+  %negated = arith.negf %reciprocal : f32
+  %larger = arith.maxnumf %negated, %half : f32
+  %magnitude = math.absf %larger : f32
+  %power = math.exp2 %magnitude fastmath<afn> : f32
+  %tanh = math.tanh %power fastmath<afn> : f32
+  %fused = math.fma %tanh, %x, %half : f32
+  %rounded = arith.truncf %fused : f32 to bf16
+  %widened = arith.extf %rounded : bf16 to f32
+  %pair = hopper.truncf_pair %widened, %x : vector<2xbf16>
+  %pair_reg = builtin.unrealized_conversion_cast %pair : vector<2xbf16> to !ptx.reg<bf16x2>
+  %rounded_reg = builtin.unrealized_conversion_cast %rounded : bf16 to !ptx.reg<bf16>
+  ptx.st shared %smem, %pair_reg : (!ptx.reg<u32>, !ptx.reg<bf16x2>) -> ()
+  hopper.stmatrix %smem, %pair : (!ptx.reg<u32>, vector<2xbf16>) -> ()
+  ptx.st shared %smem, %rounded_reg : (!ptx.reg<u32>, !ptx.reg<bf16>) -> ()
+  ptx.ret
 }
 
 // IR:      %reciprocal = arith.divf %one, %quotient fastmath<afn> : f32

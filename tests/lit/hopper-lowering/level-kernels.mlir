@@ -18,8 +18,8 @@ func.func @plain(%x: tensor<4xf32>) -> tensor<4xf32> {
   func.return %x : tensor<4xf32>
 }
 // LOWER: lower-schedule-to-hopper: @linear: no 'hopper.warp_roles' (a materialized kernel): run partition-warp-roles first
-// CONV-MAT: convert-hopper-to-ptx: @linear: not lowered to a ptx.module (a materialized kernel): run partition-warp-roles through lower-schedule-to-hopper first
-// CONV-PART: convert-hopper-to-ptx: @linear: not lowered to a ptx.module (a partitioned kernel): run lower-schedule-to-hopper first
+// CONV-MAT: convert-hopper-to-ptx: @linear: not lowered to a hopper.kernel (a materialized kernel): run partition-warp-roles through lower-schedule-to-hopper first
+// CONV-PART: convert-hopper-to-ptx: @linear: not lowered to a hopper.kernel (a partitioned kernel): run lower-schedule-to-hopper first
 // ARITH-PART: convert-arith-to-ptx: @linear: not lowered to a ptx.module (a partitioned kernel): run lower-schedule-to-hopper through convert-scf-to-ptx first
 // DONE:      ptx.module
 // DONE:      ptx.entry @linear

@@ -1,7 +1,7 @@
 // RUN: mmcomp-opt %s -p partition-warp-roles,lower-schedule-to-hopper | filecheck %s
 
 // The same kernel in the hopper dialect, before convert-hopper-to-ptx and
-// convert-arith-to-ptx: the func becomes a ptx.module whose entry holds the producer and
+// convert-arith-to-ptx: the func becomes a hopper.kernel that holds the producer and
 // consumer code side by side.
 // each into its ring slot; everything else to the consumers.
 builtin.module {
@@ -46,11 +46,10 @@ builtin.module {
 
 
 
-// CHECK:      ptx.module version 8.0 target sm_90a address_size 64 {
-// CHECK-NEXT:   ptx.shared @mmcomp_shared align 1024 dynamic
-// The entry carries its launch data: each pointer's array, each tensor map's view, box and
-// swizzle (the default 128 bytes, left out), the grid and the shared memory.
-// CHECK-NEXT:   ptx.entry @lin(arg0 : ptr<role = input, name = "a", shape = [300, 200], dtype = bf16>, arg1 : ptr<role = input, name = "w", shape = [500, 200], dtype = bf16>, arg2 : ptr<role = input, name = "bias", shape = [500], dtype = bf16>, arg3 : ptr<role = output, name = "out0", shape = [300, 500], dtype = bf16>, tmap0 : tmap<arg = 0, dtype = bf16, shape = [300, 200], box = [128, 64], boxes = 1, major = k, strides = [200, 1], axes = [0, 1]>, tmap1 : tmap<arg = 1, dtype = bf16, shape = [500, 200], box = [128, 64], boxes = 1, major = k, strides = [200, 1], axes = [0, 1]>) maxnreg 168 reqntid [384] launch<grid = 12, smem = 132176, persistent = true> {
+// The kernel carries its launch data: each pointer's array, each tensor map's view, box and
+// swizzle (the default 128 bytes, left out), the grid and the shared memory, and its
+// dynamic shared-memory array.
+// CHECK:        hopper.kernel @lin(arg0 : ptr<role = input, name = "a", shape = [300, 200], dtype = bf16>, arg1 : ptr<role = input, name = "w", shape = [500, 200], dtype = bf16>, arg2 : ptr<role = input, name = "bias", shape = [500], dtype = bf16>, arg3 : ptr<role = output, name = "out0", shape = [300, 500], dtype = bf16>, tmap0 : tmap<arg = 0, dtype = bf16, shape = [300, 200], box = [128, 64], boxes = 1, major = k, strides = [200, 1], axes = [0, 1]>, tmap1 : tmap<arg = 1, dtype = bf16, shape = [500, 200], box = [128, 64], boxes = 1, major = k, strides = [200, 1], axes = [0, 1]>) maxnreg 168 reqntid [384] launch<grid = 12, smem = 132176, persistent = true> shared @mmcomp_shared align 1024 {
 // The ring's full barriers complete on the producer's one arrival, its empty ones on one
 // arrival per consumer warpgroup; each tensor map's type is the view its launch data says.
 // The thread index is an index value (gpu.thread_id x, %tid.x once lowered). Shared memory

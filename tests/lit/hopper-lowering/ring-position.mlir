@@ -7,35 +7,33 @@
 // A ring position as a value: a K loop carries it, reads its stage and phase, and yields
 // its advance; a branch moves it past other K blocks (its then-block) or keeps it (an
 // else-block that only yields), and its result is the position after it.
-ptx.module version 8.0 target sm_90a address_size 64 {
-  ptx.entry @k() {
-    %c0 = arith.constant 0 : index
-    %c4 = arith.constant 4 : index
-    %c1 = arith.constant 1 : index
-    %base = ptx.const 1024 : !ptx.reg<u32>
-    %full = hopper.barrier_ring %base : (!ptx.reg<u32>) -> !hopper.barrier_ring<stages = 3, count = 1>
-    %p = ptx.const 1 : !ptx.reg<pred>
-    %c = builtin.unrealized_conversion_cast %p : !ptx.reg<pred> to i1
-    %trips = ptx.const 5 : !ptx.reg<u32>
-    %start = hopper.ring_start : !hopper.ring_position<stages = 3>
-    %end = scf.for %i = %c0 to %c4 step %c1 iter_args(%at = %start) -> (!hopper.ring_position<stages = 3>) {
-      %stage = hopper.ring_stage %at : !hopper.ring_position<stages = 3>
-      %phase = hopper.ring_phase %at : !hopper.ring_position<stages = 3>
-      %bar = hopper.ring_barrier %full[%stage] : !hopper.barrier_ring<stages = 3, count = 1>, !ptx.reg<u32>
-      hopper.mbarrier_wait %bar, %phase : (!hopper.mbarrier<count = 1>, !ptx.reg<u32>) -> ()
-      %next = hopper.ring_advance %at : !hopper.ring_position<stages = 3>
-      scf.yield %next : !hopper.ring_position<stages = 3>
-    } {ptx.labels = ["loop_1", "loop_end_2"]}
-    %moved = scf.if %c -> (!hopper.ring_position<stages = 3>) {
-      %skipped = hopper.ring_advance_by %end, %trips : !hopper.ring_position<stages = 3>
-      scf.yield %skipped : !hopper.ring_position<stages = 3>
-    } else {
-      scf.yield %end : !hopper.ring_position<stages = 3>
-    } {ptx.labels = ["skip_3"]}
-    %last = hopper.ring_stage %moved : !hopper.ring_position<stages = 3>
-    %out = ptx.add %last, %trips : !ptx.reg<u32>
-    ptx.ret
-  }
+hopper.kernel @k() {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %c1 = arith.constant 1 : index
+  %base = ptx.const 1024 : !ptx.reg<u32>
+  %full = hopper.barrier_ring %base : (!ptx.reg<u32>) -> !hopper.barrier_ring<stages = 3, count = 1>
+  %p = ptx.const 1 : !ptx.reg<pred>
+  %c = builtin.unrealized_conversion_cast %p : !ptx.reg<pred> to i1
+  %trips = ptx.const 5 : !ptx.reg<u32>
+  %start = hopper.ring_start : !hopper.ring_position<stages = 3>
+  %end = scf.for %i = %c0 to %c4 step %c1 iter_args(%at = %start) -> (!hopper.ring_position<stages = 3>) {
+    %stage = hopper.ring_stage %at : !hopper.ring_position<stages = 3>
+    %phase = hopper.ring_phase %at : !hopper.ring_position<stages = 3>
+    %bar = hopper.ring_barrier %full[%stage] : !hopper.barrier_ring<stages = 3, count = 1>, !ptx.reg<u32>
+    hopper.mbarrier_wait %bar, %phase : (!hopper.mbarrier<count = 1>, !ptx.reg<u32>) -> ()
+    %next = hopper.ring_advance %at : !hopper.ring_position<stages = 3>
+    scf.yield %next : !hopper.ring_position<stages = 3>
+  } {ptx.labels = ["loop_1", "loop_end_2"]}
+  %moved = scf.if %c -> (!hopper.ring_position<stages = 3>) {
+    %skipped = hopper.ring_advance_by %end, %trips : !hopper.ring_position<stages = 3>
+    scf.yield %skipped : !hopper.ring_position<stages = 3>
+  } else {
+    scf.yield %end : !hopper.ring_position<stages = 3>
+  } {ptx.labels = ["skip_3"]}
+  %last = hopper.ring_stage %moved : !hopper.ring_position<stages = 3>
+  %out = ptx.add %last, %trips : !ptx.reg<u32>
+  ptx.ret
 }
 
 // IR:      %[[START:.*]] = hopper.ring_start : !hopper.ring_position<stages = 3>

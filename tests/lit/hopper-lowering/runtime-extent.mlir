@@ -5,17 +5,18 @@
 // A runtime M: the kernel's extent argument %m becomes a u32 parameter (`#ptx.extent`), the
 // arrays and tensor maps it sizes have `?` extents (their maps are encoded from the arrays
 // at bind time), the grid comes from the launch function @lin_launch, kept beside the
-// ptx.module, and the schedule's arithmetic reads the parameter's register as an index.
-// CHECK-LABEL: ptx.entry @lin(
+// hopper.kernel, and the schedule's arithmetic reads the parameter as an index
+// (`hopper.extent_param`, the `ld.param.u32` of its register once lowered).
+// CHECK-LABEL: hopper.kernel @lin(
 // CHECK-SAME: arg0 : ptr<role = input, name = "a", shape = [?, 512], dtype = bf16, extents = "m">
 // CHECK-SAME: arg2 : ptr<role = output, name = "out0", shape = [?, 64], dtype = f32, extents = "m">
 // CHECK-SAME: arg3 : u32<name = "m">
 // CHECK-SAME: tmap0 : tmap<arg = 0, dtype = bf16, shape = [?, 512], box = [128, 64], boxes = 1, major = k, axes = [0, 1]>
 // CHECK-SAME: launch<grid = 0, smem = {{[0-9]+}}, persistent = true, grid_function = "lin_launch">
 // CHECK: hopper.tensormap_param tmap0 : !hopper.tensormap<?x512xbf16, box 128x64, swizzle 128>
-// CHECK: %[[M:.*]] = ptx.ld_param arg3 : !ptx.reg<u32>
-// CHECK: %[[MI:.*]] = builtin.unrealized_conversion_cast %[[M]] : !ptx.reg<u32> to index
-// CHECK: arith.ceildivui %[[MI]], %{{.*}} : index
+// CHECK: hopper.array_param arg0 : memref<?x512xbf16>
+// CHECK: %[[M:.*]] = hopper.extent_param arg3 : index
+// CHECK: arith.ceildivui %[[M]], %{{.*}} : index
 // CHECK: func.func @lin_launch(%m: index {sched.extent = "m"}) -> (index, index, index)
 // PTX: .visible .entry lin(
 // PTX: .param .u32 arg3,
@@ -29,13 +30,13 @@ func.func @lin(%a: tensor<?x512xbf16>, %w: tensor<64x512xbf16>) -> tensor<?x64xf
 
 // Split-K at a runtime M: the workspaces' `?` is the CTA tiles, which the prologue computes
 // with the launch function's arithmetic (its second result) to address the partial tiles.
-// CHECK-LABEL: ptx.entry @splitk(
+// CHECK-LABEL: hopper.kernel @splitk(
 // CHECK-SAME: arg3 : ptr<role = workspace, name = "partials0", shape = [2, ?, 128, 64], dtype = f32, extents = "cta_tiles">
 // CHECK-SAME: arg4 : ptr<role = workspace, name = "arrivals", shape = [?], dtype = i32, extents = "cta_tiles">
 // CHECK-SAME: arg5 : u32<name = "m">
-// CHECK: %[[M:.*]] = ptx.ld_param arg5 : !ptx.reg<u32>
-// CHECK: %[[MI:.*]] = builtin.unrealized_conversion_cast %[[M]] : !ptx.reg<u32> to index
-// CHECK-NEXT: arith.ceildivui %[[MI]], %{{.*}} : index
+// CHECK: hopper.array_param arg3 : memref<2x?x128x64xf32>
+// CHECK: %[[M:.*]] = hopper.extent_param arg5 : index
+// CHECK: arith.ceildivui %[[M]], %{{.*}} : index
 // CHECK: func.func @splitk_launch
 func.func @splitk(%a: tensor<?x512xbf16>, %w: tensor<64x512xbf16>) -> tensor<?x64xf32> attributes {sched.params = #sched.params<split_k = 2>} {
   %0 = fusion.linear %a, %w : (tensor<?x512xbf16>, tensor<64x512xbf16>) -> tensor<?x64xf32>

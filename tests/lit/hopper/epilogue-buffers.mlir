@@ -6,29 +6,26 @@
 // strides past the base (`hopper.smem_index`), its second buffer an offset from them; the
 // TMA store reads a buffer, stmatrix a row address (a typed one, or a register of the
 // index arithmetic on a cast of the buffer).
-ptx.module version 8.0 target sm_90a address_size 64 {
-  ptx.shared @mmcomp_shared align 1024 dynamic
-  ptx.entry @k(t : tmap) {
-    %smem = hopper.shared_base mmcomp_shared : !hopper.smem<align 1024>
-    %tmap = hopper.tensormap_param t : !hopper.tensormap<256x128xbf16, box 64x64, swizzle 128>
-    %wg_reg = hopper.id warpgroup : !ptx.reg<u32>
-    %wg = builtin.unrealized_conversion_cast %wg_reg : !ptx.reg<u32> to index
-    %bufs = hopper.smem_index %smem[148480 + %wg * 16384] : !hopper.smem<align 1024> -> !hopper.smem<align 1024>
-    %buf1 = hopper.smem_offset %bufs[8192] : !hopper.smem<align 1024> -> !hopper.smem<align 1024>
-    %lo = arith.constant 1.0 : f32
-    %pair = hopper.truncf_pair %lo, %lo : vector<2xbf16>
-    hopper.stmatrix %buf1, %pair, %pair, %pair, %pair : (!hopper.smem<align 1024>, vector<2xbf16>, vector<2xbf16>, vector<2xbf16>, vector<2xbf16>) -> ()
-    %at = builtin.unrealized_conversion_cast %buf1 : !hopper.smem<align 1024> to index
-    %c128 = arith.constant 128 : index
-    %row = arith.addi %at, %c128 : index
-    %row_reg = builtin.unrealized_conversion_cast %row : index to !ptx.reg<u32>
-    hopper.stmatrix %row_reg, %pair, %pair, %pair, %pair : (!ptx.reg<u32>, vector<2xbf16>, vector<2xbf16>, vector<2xbf16>, vector<2xbf16>) -> ()
-    ptx.fence proxy_async
-    %c0 = arith.constant 0 : index
-    hopper.tma_store %buf1 to %tmap[%c0, %c0] : !hopper.tensormap<256x128xbf16, box 64x64, swizzle 128>, !hopper.smem<align 1024>
-    ptx.bulk_commit
-    ptx.ret
-  }
+hopper.kernel @k(t : tmap) shared @mmcomp_shared align 1024 {
+  %smem = hopper.shared_base mmcomp_shared : !hopper.smem<align 1024>
+  %tmap = hopper.tensormap_param t : !hopper.tensormap<256x128xbf16, box 64x64, swizzle 128>
+  %wg_reg = hopper.id warpgroup : !ptx.reg<u32>
+  %wg = builtin.unrealized_conversion_cast %wg_reg : !ptx.reg<u32> to index
+  %bufs = hopper.smem_index %smem[148480 + %wg * 16384] : !hopper.smem<align 1024> -> !hopper.smem<align 1024>
+  %buf1 = hopper.smem_offset %bufs[8192] : !hopper.smem<align 1024> -> !hopper.smem<align 1024>
+  %lo = arith.constant 1.0 : f32
+  %pair = hopper.truncf_pair %lo, %lo : vector<2xbf16>
+  hopper.stmatrix %buf1, %pair, %pair, %pair, %pair : (!hopper.smem<align 1024>, vector<2xbf16>, vector<2xbf16>, vector<2xbf16>, vector<2xbf16>) -> ()
+  %at = builtin.unrealized_conversion_cast %buf1 : !hopper.smem<align 1024> to index
+  %c128 = arith.constant 128 : index
+  %row = arith.addi %at, %c128 : index
+  %row_reg = builtin.unrealized_conversion_cast %row : index to !ptx.reg<u32>
+  hopper.stmatrix %row_reg, %pair, %pair, %pair, %pair : (!ptx.reg<u32>, vector<2xbf16>, vector<2xbf16>, vector<2xbf16>, vector<2xbf16>) -> ()
+  ptx.fence proxy_async
+  %c0 = arith.constant 0 : index
+  hopper.tma_store %buf1 to %tmap[%c0, %c0] : !hopper.tensormap<256x128xbf16, box 64x64, swizzle 128>, !hopper.smem<align 1024>
+  ptx.bulk_commit
+  ptx.ret
 }
 
 // IR:      %[[SMEM:.*]] = hopper.shared_base mmcomp_shared : !hopper.smem<align 1024>

@@ -17,45 +17,37 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 // -----
 
 // A wgmma whose result is not an accumulator of its operand's type.
-ptx.module version 8.0 target sm_90a address_size 64 {
-  ptx.entry @k(d : b64) {
-    %d = ptx.ld_param d : !ptx.reg<b64>
-    %acc = hopper.zero_accumulator : !hopper.accumulator<64x8xf32>
-    %next = hopper.wgmma_mma_async m64n8k16 bf16 %d, %d, %acc : (!ptx.reg<b64>, !ptx.reg<b64>, !hopper.accumulator<64x8xf32>) -> !hopper.accumulator<64x16xf32>
-  }
+hopper.kernel @k(d : b64) {
+  %d = ptx.ld_param d : !ptx.reg<b64>
+  %acc = hopper.zero_accumulator : !hopper.accumulator<64x8xf32>
+  %next = hopper.wgmma_mma_async m64n8k16 bf16 %d, %d, %acc : (!ptx.reg<b64>, !ptx.reg<b64>, !hopper.accumulator<64x8xf32>) -> !hopper.accumulator<64x16xf32>
 }
 // CHECK: hopper.wgmma_mma_async: the result must have the accumulator's type !hopper.accumulator<64x8xf32>, found !hopper.accumulator<64x16xf32>
 
 // -----
 
 // An element past this thread's n / 2 of an accumulator.
-ptx.module version 8.0 target sm_90a address_size 64 {
-  ptx.entry @k() {
-    %acc = hopper.zero_accumulator : !hopper.accumulator<64x8xf32>
-    %e = hopper.accumulator_element %acc[4] : !hopper.accumulator<64x8xf32>
-  }
+hopper.kernel @k() {
+  %acc = hopper.zero_accumulator : !hopper.accumulator<64x8xf32>
+  %e = hopper.accumulator_element %acc[4] : !hopper.accumulator<64x8xf32>
 }
 // CHECK: hopper.accumulator_element: index must be in [0, 4) for !hopper.accumulator<64x8xf32> (its elements per thread), found 4
 
 // -----
 
 // A zero accumulator only names a value: it takes no guard.
-ptx.module version 8.0 target sm_90a address_size 64 {
-  ptx.entry @k() {
-    %p = ptx.const 1 : !ptx.reg<pred>
-    %acc = hopper.zero_accumulator if %p : !hopper.accumulator<64x8xf32>
-  }
+hopper.kernel @k() {
+  %p = ptx.const 1 : !ptx.reg<pred>
+  %acc = hopper.zero_accumulator if %p : !hopper.accumulator<64x8xf32>
 }
 // CHECK: hopper.zero_accumulator: names a value and takes no guard
 
 // -----
 
 // An accumulator held in fewer registers than its tile needs.
-ptx.module version 8.0 target sm_90a address_size 64 {
-  ptx.entry @k() {
-    %f = ptx.const 0.0 : !ptx.reg<f32>
-    %acc = hopper.accumulator %f, %f, %f, %f : !hopper.accumulator<64x16xf32>
-  }
+hopper.kernel @k() {
+  %f = ptx.const 0.0 : !ptx.reg<f32>
+  %acc = hopper.accumulator %f, %f, %f, %f : !hopper.accumulator<64x16xf32>
 }
 // CHECK: hopper.accumulator: !hopper.accumulator<64x16xf32> is held in 8 f32 registers per thread, found 4
 
@@ -196,21 +188,16 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 // -----
 
 // The tensor map of a parameter that is not a tensor map.
-ptx.module version 8.0 target sm_90a address_size 64 {
-  ptx.shared @smem align 1024 size 1024
-  ptx.entry @k(t : tmap, d : b64) {
-    %t = hopper.tensormap_param d : !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>
-  }
+hopper.kernel @k(t : tmap, d : b64) {
+  %t = hopper.tensormap_param d : !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>
 }
-// CHECK: hopper.tensormap_param: 'd' must be a tmap parameter of entry @k, found a b64 parameter
+// CHECK: hopper.tensormap_param: 'd' must be a tmap parameter of hopper.kernel @k, found a b64 parameter
 
 // -----
 
 // A tensor map whose type is not the map its launch data describes (the box differs).
-ptx.module version 8.0 target sm_90a address_size 64 {
-  ptx.entry @k(a : ptr, t : tmap<arg = 0, dtype = bf16, shape = [256, 128], box = [128, 64], boxes = 2, major = k>) {
-    %t = hopper.tensormap_param t : !hopper.tensormap<256x128xbf16, box 64x64, swizzle 128>
-  }
+hopper.kernel @k(a : ptr, t : tmap<arg = 0, dtype = bf16, shape = [256, 128], box = [128, 64], boxes = 2, major = k>) {
+  %t = hopper.tensormap_param t : !hopper.tensormap<256x128xbf16, box 64x64, swizzle 128>
 }
 // CHECK: hopper.tensormap_param: the type of 't' must be the map its launch data describes, !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>, found !hopper.tensormap<256x128xbf16, box 64x64, swizzle 128>
 
@@ -363,12 +350,10 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 // -----
 
 // A pair rounded into a type that is not a pair of 16-bit floats.
-ptx.module version 8.0 target sm_90a address_size 64 {
-  ptx.entry @k() {
-    %r = ptx.const 1.5 : !ptx.reg<f32>
-    %x = builtin.unrealized_conversion_cast %r : !ptx.reg<f32> to f32
-    %p = hopper.truncf_pair %x, %x : vector<4xbf16>
-  }
+hopper.kernel @k() {
+  %r = ptx.const 1.5 : !ptx.reg<f32>
+  %x = builtin.unrealized_conversion_cast %r : !ptx.reg<f32> to f32
+  %p = hopper.truncf_pair %x, %x : vector<4xbf16>
 }
 // CHECK: hopper.truncf_pair: the result must be vector<2xbf16> or vector<2xf16>, found vector<4xbf16>
 
@@ -397,44 +382,36 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 // -----
 
 // An advance whose result is a position of another ring.
-ptx.module version 8.0 target sm_90a address_size 64 {
-  ptx.entry @k() {
-    %pos = hopper.ring_start : !hopper.ring_position<stages = 4>
-    %next = "hopper.ring_advance"(%pos) <{operandSegmentSizes = array<i32: 1, 0>}> : (!hopper.ring_position<stages = 4>) -> !hopper.ring_position<stages = 3>
-  }
+hopper.kernel @k() {
+  %pos = hopper.ring_start : !hopper.ring_position<stages = 4>
+  %next = "hopper.ring_advance"(%pos) <{operandSegmentSizes = array<i32: 1, 0>}> : (!hopper.ring_position<stages = 4>) -> !hopper.ring_position<stages = 3>
 }
 // CHECK: hopper.ring_advance: the result must be of the position's type !hopper.ring_position<stages = 4>, found !hopper.ring_position<stages = 3>
 
 // -----
 
 // A skip by a count that is not a 32-bit integer register.
-ptx.module version 8.0 target sm_90a address_size 64 {
-  ptx.entry @k() {
-    %pos = hopper.ring_start : !hopper.ring_position<stages = 4>
-    %count = ptx.const 0 : !ptx.reg<u64>
-    %next = "hopper.ring_advance_by"(%pos, %count) <{operandSegmentSizes = array<i32: 1, 1, 0>}> : (!hopper.ring_position<stages = 4>, !ptx.reg<u64>) -> !hopper.ring_position<stages = 4>
-  }
+hopper.kernel @k() {
+  %pos = hopper.ring_start : !hopper.ring_position<stages = 4>
+  %count = ptx.const 0 : !ptx.reg<u64>
+  %next = "hopper.ring_advance_by"(%pos, %count) <{operandSegmentSizes = array<i32: 1, 1, 0>}> : (!hopper.ring_position<stages = 4>, !ptx.reg<u64>) -> !hopper.ring_position<stages = 4>
 }
 // CHECK: hopper.ring_advance_by: the count must be a 32-bit integer register, found !ptx.reg<u64>
 
 // -----
 
 // A stage read as a register of another kind.
-ptx.module version 8.0 target sm_90a address_size 64 {
-  ptx.entry @k() {
-    %pos = hopper.ring_start : !hopper.ring_position<stages = 4>
-    %stage = "hopper.ring_stage"(%pos) <{operandSegmentSizes = array<i32: 1, 0>}> : (!hopper.ring_position<stages = 4>) -> !ptx.reg<f32>
-  }
+hopper.kernel @k() {
+  %pos = hopper.ring_start : !hopper.ring_position<stages = 4>
+  %stage = "hopper.ring_stage"(%pos) <{operandSegmentSizes = array<i32: 1, 0>}> : (!hopper.ring_position<stages = 4>) -> !ptx.reg<f32>
 }
 // CHECK: hopper.ring_stage: the result must be !ptx.reg<u32>, found !ptx.reg<f32>
 
 // -----
 
 // A guarded start (it only names a value).
-ptx.module version 8.0 target sm_90a address_size 64 {
-  ptx.entry @k() {
-    %p = ptx.const 1 : !ptx.reg<pred>
-    %pos = hopper.ring_start if %p : !hopper.ring_position<stages = 4>
-  }
+hopper.kernel @k() {
+  %p = ptx.const 1 : !ptx.reg<pred>
+  %pos = hopper.ring_start if %p : !hopper.ring_position<stages = 4>
 }
 // CHECK: hopper.ring_start: names a value and takes no guard

@@ -28,13 +28,11 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 // -----
 
 // An operand-less op takes no operand from the next line: %w stays the id's result.
-ptx.module version 8.0 target sm_90a address_size 64 {
-  ptx.entry @k() {
-    ptx.wgmma_fence
-    %w = hopper.id warpgroup : !ptx.reg<u32>
-    ptx.bar sync 1 128
-    %p = ptx.elect_sync : !ptx.reg<pred>
-  }
+hopper.kernel @k() {
+  ptx.wgmma_fence
+  %w = hopper.id warpgroup : !ptx.reg<u32>
+  ptx.bar sync 1 128
+  %p = ptx.elect_sync : !ptx.reg<pred>
 }
 // CHECK: ptx.wgmma_fence
 // CHECK-NEXT: %w = hopper.id warpgroup : !ptx.reg<u32>
@@ -89,11 +87,9 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 // -----
 
 // An accumulator whose registers are not f32 (its registers are read as f32).
-ptx.module version 8.0 target sm_90a address_size 64 {
-  ptx.entry @k() {
-    %h = ptx.const 0 : !ptx.reg<u32>
-    %acc = hopper.accumulator %h, %h, %h, %h : !hopper.accumulator<64x8xf32>
-  }
+hopper.kernel @k() {
+  %h = ptx.const 0 : !ptx.reg<u32>
+  %acc = hopper.accumulator %h, %h, %h, %h : !hopper.accumulator<64x8xf32>
 }
 // CHECK: operand is used with type !ptx.reg<f32>, but has been previously used or defined with type !ptx.reg<u32>
 
@@ -141,3 +137,18 @@ ptx.module version 8.0 target sm_90a address_size 64 {
   }
 }
 // CHECK: operand is used with type index, but has been previously used or defined with type !ptx.reg<s32>
+
+// -----
+
+// A kernel's dynamic shared memory without its alignment.
+hopper.kernel @k() shared @mmcomp_shared {
+}
+// CHECK: Expected 'align' (the shared memory's alignment)
+
+// -----
+
+// A parameter read without its parameter's name.
+hopper.kernel @k(a : ptr) {
+  %a = hopper.array_param : memref<16xf32>
+}
+// CHECK: identifier expected (a kernel parameter)

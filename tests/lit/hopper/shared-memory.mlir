@@ -7,36 +7,33 @@
 // mad, each slot an add of its offset, which the TMA load, the wgmma descriptor and a box
 // past the slot (an offset) take. A ptx op and the index arithmetic read the base through
 // casts, which convert-hopper-to-ptx resolves to its register.
-ptx.module version 8.0 target sm_90a address_size 64 {
-  ptx.shared @mmcomp_shared align 1024 dynamic
-  ptx.entry @k(t : tmap) {
-    %smem = hopper.shared_base mmcomp_shared : !hopper.smem<align 1024>
-    %bars = hopper.smem_offset %smem[65536] : !hopper.smem<align 1024> -> !hopper.smem<align 1024>
-    %empties = hopper.smem_offset %bars[16] : !hopper.smem<align 1024> -> !hopper.smem<align 8>
-    %full = hopper.barrier_ring %bars : (!hopper.smem<align 1024>) -> !hopper.barrier_ring<stages = 2, count = 1>
-    %empty = hopper.barrier_ring %empties : (!hopper.smem<align 8>) -> !hopper.barrier_ring<stages = 2, count = 2>
-    %slots = hopper.slot_ring %smem[0] : !hopper.smem<align 1024> -> !hopper.slot_ring<stages = 2, bytes = 32768, slots = [0, 16384]>
-    %tmap = hopper.tensormap_param t : !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>
-    %pos = hopper.ring_start : !hopper.ring_position<stages = 2>
-    %stage = hopper.slot_stage %slots[%pos] : !hopper.slot_ring<stages = 2, bytes = 32768, slots = [0, 16384]>, !hopper.ring_position<stages = 2>
-    %a = hopper.ring_slot %stage[0] : !hopper.stage<slots = [0, 16384]>
-    %b = hopper.ring_slot %stage[1] : !hopper.stage<slots = [0, 16384]>
-    %b2 = hopper.smem_offset %b[8192] : !hopper.smem<align 1024> -> !hopper.smem<align 1024>
-    %bar = hopper.ring_barrier %full[0] : !hopper.barrier_ring<stages = 2, count = 1>
-    %c0 = arith.constant 0 : index
-    hopper.tma_load %tmap[%c0, %c0], %bar to %a : !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !hopper.smem<align 1024>
-    hopper.tma_load %tmap[%c0, %c0], %bar to %b2 : !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !hopper.smem<align 1024>
-    %desc = hopper.matrix_descriptor %b {tile = #hopper.tile<k_major, swizzle 128, mn 128, k 64>, mn = 64, k = 16} : (!hopper.smem<align 1024>) -> !ptx.reg<b64>
-    %base = builtin.unrealized_conversion_cast %smem : !hopper.smem<align 1024> to !ptx.reg<u32>
-    %word = ptx.const 7 : !ptx.reg<u32>
-    ptx.st shared %base, %word : (!ptx.reg<u32>, !ptx.reg<u32>) -> ()
-    %index = builtin.unrealized_conversion_cast %a : !hopper.smem<align 1024> to index
-    %c4 = arith.constant 4 : index
-    %next = arith.addi %index, %c4 : index
-    %next_reg = builtin.unrealized_conversion_cast %next : index to !ptx.reg<u32>
-    ptx.st shared %next_reg, %word : (!ptx.reg<u32>, !ptx.reg<u32>) -> ()
-    ptx.ret
-  }
+hopper.kernel @k(t : tmap) shared @mmcomp_shared align 1024 {
+  %smem = hopper.shared_base mmcomp_shared : !hopper.smem<align 1024>
+  %bars = hopper.smem_offset %smem[65536] : !hopper.smem<align 1024> -> !hopper.smem<align 1024>
+  %empties = hopper.smem_offset %bars[16] : !hopper.smem<align 1024> -> !hopper.smem<align 8>
+  %full = hopper.barrier_ring %bars : (!hopper.smem<align 1024>) -> !hopper.barrier_ring<stages = 2, count = 1>
+  %empty = hopper.barrier_ring %empties : (!hopper.smem<align 8>) -> !hopper.barrier_ring<stages = 2, count = 2>
+  %slots = hopper.slot_ring %smem[0] : !hopper.smem<align 1024> -> !hopper.slot_ring<stages = 2, bytes = 32768, slots = [0, 16384]>
+  %tmap = hopper.tensormap_param t : !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>
+  %pos = hopper.ring_start : !hopper.ring_position<stages = 2>
+  %stage = hopper.slot_stage %slots[%pos] : !hopper.slot_ring<stages = 2, bytes = 32768, slots = [0, 16384]>, !hopper.ring_position<stages = 2>
+  %a = hopper.ring_slot %stage[0] : !hopper.stage<slots = [0, 16384]>
+  %b = hopper.ring_slot %stage[1] : !hopper.stage<slots = [0, 16384]>
+  %b2 = hopper.smem_offset %b[8192] : !hopper.smem<align 1024> -> !hopper.smem<align 1024>
+  %bar = hopper.ring_barrier %full[0] : !hopper.barrier_ring<stages = 2, count = 1>
+  %c0 = arith.constant 0 : index
+  hopper.tma_load %tmap[%c0, %c0], %bar to %a : !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !hopper.smem<align 1024>
+  hopper.tma_load %tmap[%c0, %c0], %bar to %b2 : !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !hopper.smem<align 1024>
+  %desc = hopper.matrix_descriptor %b {tile = #hopper.tile<k_major, swizzle 128, mn 128, k 64>, mn = 64, k = 16} : (!hopper.smem<align 1024>) -> !ptx.reg<b64>
+  %base = builtin.unrealized_conversion_cast %smem : !hopper.smem<align 1024> to !ptx.reg<u32>
+  %word = ptx.const 7 : !ptx.reg<u32>
+  ptx.st shared %base, %word : (!ptx.reg<u32>, !ptx.reg<u32>) -> ()
+  %index = builtin.unrealized_conversion_cast %a : !hopper.smem<align 1024> to index
+  %c4 = arith.constant 4 : index
+  %next = arith.addi %index, %c4 : index
+  %next_reg = builtin.unrealized_conversion_cast %next : index to !ptx.reg<u32>
+  ptx.st shared %next_reg, %word : (!ptx.reg<u32>, !ptx.reg<u32>) -> ()
+  ptx.ret
 }
 
 // IR:      %[[SMEM:.*]] = hopper.shared_base mmcomp_shared : !hopper.smem<align 1024>
