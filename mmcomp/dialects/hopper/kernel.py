@@ -52,6 +52,7 @@ from xdsl.printer import Printer
 from xdsl.traits import HasParent, IsolatedFromAbove, NoTerminator
 from xdsl.utils.exceptions import VerifyException
 
+from mmcomp.dialects.hopper.layout import check_ring_layout
 from mmcomp.dialects.hopper.smem import SharedBaseOp
 from mmcomp.dialects.ptx import (
     DYNAMIC,
@@ -147,6 +148,8 @@ class KernelOp(IRDLOperation):
                 f"{where}: {op.name} reads the shared array '{op.symbol.data}', but the "
                 f"kernel's dynamic shared memory {found}"
             )
+        smem = None if self.launch is None else self.launch.data.smem
+        check_ring_layout(where, self.body.block, smem)
 
     def print(self, printer: Printer) -> None:
         print_signature(
