@@ -167,23 +167,24 @@ def _lower_tensor_map_prefetch(op: hopper.TensorMapPrefetchOp, out: _Emitter) ->
 
 
 def _coordinate_registers(coordinates: Sequence[SSAValue], out: _Emitter) -> list[SSAValue]:
-    """The registers of a copy's index coordinates: the register behind a coordinate that
-    is a cast of one, else a cast to u32, which convert-arith-to-ptx resolves when it lowers
-    the arithmetic behind it."""
-    registers: list[SSAValue] = []
-    for coordinate in coordinates:
-        owner = coordinate.owner
-        if (
-            isinstance(owner, UnrealizedConversionCastOp)
-            and len(owner.inputs) == 1
-            and isinstance(owner.inputs[0].type, ptx.RegType)
-        ):
-            registers.append(owner.inputs[0])
-            continue
-        cast = UnrealizedConversionCastOp.get([coordinate], [ptx.U32])
-        out.ops.append(cast)
-        registers.append(cast.results[0])
-    return registers
+    """The registers of a copy's index coordinates (`_integer_register` of each)."""
+    return [_integer_register(coordinate, out) for coordinate in coordinates]
+
+
+def _integer_register(value: SSAValue, out: _Emitter) -> SSAValue:
+    """The u32 register of an integer value (`index`, `i32`): the register behind a value
+    that is a cast of one (a ring position's stage or phase), else a cast to u32, which
+    convert-arith-to-ptx resolves when it lowers the arithmetic behind it."""
+    owner = value.owner
+    if (
+        isinstance(owner, UnrealizedConversionCastOp)
+        and len(owner.inputs) == 1
+        and isinstance(owner.inputs[0].type, ptx.RegType)
+    ):
+        return owner.inputs[0]
+    cast = UnrealizedConversionCastOp.get([value], [ptx.U32])
+    out.ops.append(cast)
+    return cast.results[0]
 
 
 def _lower_tma_load(op: hopper.TmaLoadOp, out: _Emitter) -> None:
@@ -312,7 +313,7 @@ class LowerBarrierRing(RewritePattern):
 
 class LowerRingBarrier(RewritePattern):
     """A stage's barrier: the ring's address plus 8 bytes per stage (`add` of a constant
-    stage's offset, `mad` of a register's)."""
+    stage's offset, `mad` of an index stage's register)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: hopper.RingBarrierOp, rewriter: PatternRewriter) -> None:
@@ -323,8 +324,9 @@ class LowerRingBarrier(RewritePattern):
             offset = out.value(ptx.ConstOp(hopper.BARRIER_BYTES * op.index.data, ptx.U32))
             address = out.value(ptx.AddOp(ring, offset))
         else:
+            stage = _integer_register(op.stage, out)
             size = out.value(ptx.ConstOp(hopper.BARRIER_BYTES, ptx.U32))
-            address = out.value(ptx.MadOp(op.stage, size, ring))
+            address = out.value(ptx.MadOp(stage, size, ring))
         _replace_by_registers(rewriter, op, out, [address])
 
 
@@ -567,8 +569,9 @@ class LowerRingAdvanceBy(RewritePattern):
         assert isinstance(position, hopper.RingPositionType)
         stage, phase = _position_registers(op.position)
         out = _Emitter(None, False)
+        count = _integer_register(op.count, out)
         depth = out.value(ptx.ConstOp(position.stages.data, ptx.U32))
-        total = out.value(ptx.AddOp(stage, op.count))
+        total = out.value(ptx.AddOp(stage, count))
         laps = out.value(ptx.DivOp(total, depth))
         out.emit(ptx.AssignOp(stage, out.value(ptx.RemOp(total, depth))))
         flip = out.value(ptx.AndOp(laps, out.value(ptx.ConstOp(1, ptx.U32))))
@@ -578,14 +581,17 @@ class LowerRingAdvanceBy(RewritePattern):
 
 class LowerRingPart(RewritePattern):
     """The stage or the phase of a ring position: the register that holds it (no
-    instruction)."""
+    instruction), read as the `index` / `i32` value through a cast."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(
         self, op: hopper.RingStageOp | hopper.RingPhaseOp, rewriter: PatternRewriter
     ) -> None:
         stage, phase = _position_registers(op.position)
-        rewriter.replace(op, [], [stage if isinstance(op, hopper.RingStageOp) else phase])
+        register = stage if isinstance(op, hopper.RingStageOp) else phase
+        cast = UnrealizedConversionCastOp.get([register], [op.result.type])
+        cast.results[0].name_hint = op.result.name_hint
+        rewriter.replace(op, cast, cast.results)
 
 
 @dataclass
@@ -602,8 +608,11 @@ class LowerMbarrierWait(RewritePattern):
         if op.guard is not None:
             skip = self.labels.fresh("hopper_wait_skip")
             ops.append(_guarded(ptx.BraOp(skip), op.guard, op.negated is None))
+        parity = _Emitter(None, False)
+        phase = _integer_register(op.phase, parity)
+        ops += parity.ops
         ops.append(ptx.LabelOp(loop))
-        ready = ptx.MbarrierTryWaitOp(register_of(op.barrier), op.phase)
+        ready = ptx.MbarrierTryWaitOp(register_of(op.barrier), phase)
         ops.append(ready)
         ops.append(_guarded(ptx.BraOp(loop), ready.result, True))
         if skip is not None:

@@ -19,10 +19,12 @@ from xdsl.dialects.builtin import (
     BFloat16Type,
     Float16Type,
     Float32Type,
+    IndexType,
     IntAttr,
     StringAttr,
     UnitAttr,
     VectorType,
+    i32,
 )
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
@@ -46,6 +48,7 @@ from mmcomp.dialects.hopper.base import (
     int_register,
     parse_typed,
     print_guard,
+    typed_value,
     unguarded,
 )
 from mmcomp.dialects.hopper.smem import SmemType, shared_operand
@@ -93,7 +96,7 @@ class BarrierRingOp(HopperInstruction):
 class RingBarrierOp(HopperInstruction):
     """The mbarrier of one stage of a ring: `hopper.ring_barrier %ring[%stage]` (or `[2]`).
 
-    The stage is a register, or a constant `index`.
+    The stage is an `index` value (a ring position's `hopper.ring_stage`), or a constant.
     """
 
     name = "hopper.ring_barrier"
@@ -102,8 +105,8 @@ class RingBarrierOp(HopperInstruction):
     """The stage, when it is a constant."""
     ring = operand_def(BarrierRingType)
     """The ring."""
-    stage = opt_operand_def(RegType)
-    """The stage, when it is a register (32-bit)."""
+    stage = opt_operand_def()
+    """The stage, when it is a value (an `index`)."""
     result = result_def(MbarrierType)
 
     def __init__(self, ring: SSAValue, stage: SSAValue | int):
@@ -126,10 +129,10 @@ class RingBarrierOp(HopperInstruction):
         ring = self.ring_type
         if (self.index is None) == (self.stage is None):
             raise VerifyException(
-                f"{self.name}: expected the stage as a register or as a constant, not both"
+                f"{self.name}: expected the stage as an index value or as a constant, not both"
             )
         if self.stage is not None:
-            int_register(self, "the stage", self.stage, (32,))
+            typed_value(self, "the stage", self.stage, IndexType())
         if self.index is not None and not 0 <= self.index.data < ring.stages.data:
             raise VerifyException(
                 f"{self.name}: stage {self.index.data} is outside the ring of "
@@ -153,9 +156,6 @@ class RingBarrierOp(HopperInstruction):
         print_guard(printer, self)
         printer.print_string(" : ")
         printer.print_attribute(self.ring.type)
-        if self.stage is not None:
-            printer.print_string(", ")
-            printer.print_attribute(self.stage.type)
 
     @classmethod
     def parse(cls, parser: Parser) -> Self:
@@ -171,8 +171,7 @@ class RingBarrierOp(HopperInstruction):
         if stage is None:
             assert index is not None
             return guard.apply(cls(ring_value, index))
-        parser.parse_punctuation(",")
-        return guard.apply(cls(ring_value, parser.resolve_operand(stage, parser.parse_type())))
+        return guard.apply(cls(ring_value, parser.resolve_operand(stage, IndexType())))
 
 
 @irdl_op_definition
@@ -243,14 +242,15 @@ class MbarrierWaitOp(HopperInstruction):
 
     barrier = operand_def(MbarrierType)
     """The mbarrier."""
-    phase = operand_def(RegType)
-    """Parity (0 or 1) of the phase waited for, in a 32-bit register."""
+    phase = operand_def()
+    """Parity (0 or 1) of the phase waited for, an `i32` (a `hopper.ring_phase`, or its
+    flip)."""
 
     def __init__(self, barrier: SSAValue, phase: SSAValue):
         super().__init__(operands=[barrier, phase, []])
 
     def verify_kinds(self) -> None:
-        int_register(self, "the phase", self.phase, (32,))
+        typed_value(self, "the phase", self.phase, i32)
 
 
 # ----------------------------------------------------------------------------------------

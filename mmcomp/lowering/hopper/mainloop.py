@@ -62,13 +62,13 @@ def wgmma_operands(op: sched.MmaOp, swap_ab: bool) -> tuple[sched.LoadTileOp, sc
 
 
 def trip_count(ctx: KernelContext, loop: scf.ForOp) -> SSAValue:
-    """The iterations of the hopper level's copy of `loop`, read as a register:
+    """The iterations of the hopper level's copy of `loop`, an index value:
     `ceil((ub - lb) / step)`, 0 where `lb >= ub`."""
     values = Values(ctx)
     lb, ub = ctx.index(loop.lb), ctx.index(loop.ub)
     trips = values.ceildiv(values.sub(ub, lb), ctx.index(loop.step))
     over = values.pred(values.cmp("hs", lb, ub))
-    return values.reg(values.select(over, values.const(0), trips))
+    return values.select(over, values.const(0), trips)
 
 
 def consumer_loop(ctx: KernelContext) -> scf.ForOp:
@@ -190,7 +190,7 @@ class ConsumerMainloop:
             k.append(ptx.WgmmaWaitOp(1))
             prev, has_prev = prev_carried.value, has_prev_carried.value
             self.ring.release(prev, k.setp("ne", has_prev, k.const(0)), self.threads)
-            k.assign(prev, at.stage)
+            k.assign(prev, ctx.cast(at.stage, ptx.U32))
             k.assign(has_prev, k.const(1))
             self.ring.advance(at)
             self.after_k_block(loop)

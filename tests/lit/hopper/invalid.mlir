@@ -216,18 +216,19 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 
 // -----
 
-// An mbarrier wait on a predicate phase.
+// An mbarrier wait on a phase in a register (the parity is an i32: a ring_phase, or its
+// flip).
 ptx.module version 8.0 target sm_90a address_size 64 {
   ptx.shared @smem align 1024 size 1024
   ptx.entry @k(t : tmap, d : b64) {
     %s = ptx.addr_of smem : !ptx.reg<u32>
     %r = hopper.barrier_ring %s : (!ptx.reg<u32>) -> !hopper.barrier_ring<stages = 2, count = 1>
     %b = hopper.ring_barrier %r[0] : !hopper.barrier_ring<stages = 2, count = 1>
-    %p = ptx.elect_sync : !ptx.reg<pred>
-    hopper.mbarrier_wait %b, %p : (!hopper.mbarrier<count = 1>, !ptx.reg<pred>) -> ()
+    %p = ptx.const 0 : !ptx.reg<u32>
+    hopper.mbarrier_wait %b, %p : (!hopper.mbarrier<count = 1>, !ptx.reg<u32>) -> ()
   }
 }
-// CHECK: hopper.mbarrier_wait: the phase must be a 32-bit integer register, found !ptx.reg<pred>
+// CHECK: hopper.mbarrier_wait: the phase must be i32, found !ptx.reg<u32>
 
 // -----
 
@@ -280,17 +281,17 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 
 // -----
 
-// A stage in a 16-bit register.
+// A stage in a register (the stage is an index: a ring position's ring_stage).
 ptx.module version 8.0 target sm_90a address_size 64 {
   ptx.shared @smem align 1024 size 1024
   ptx.entry @k(t : tmap, d : b64) {
     %s = ptx.addr_of smem : !ptx.reg<u32>
     %r = hopper.barrier_ring %s : (!ptx.reg<u32>) -> !hopper.barrier_ring<stages = 2, count = 1>
-    %i = ptx.const 1 : !ptx.reg<u16>
-    %b = hopper.ring_barrier %r[%i] : !hopper.barrier_ring<stages = 2, count = 1>, !ptx.reg<u16>
+    %i = ptx.const 1 : !ptx.reg<u32>
+    %b = "hopper.ring_barrier"(%r, %i) <{operandSegmentSizes = array<i32: 1, 1, 0>}> : (!hopper.barrier_ring<stages = 2, count = 1>, !ptx.reg<u32>) -> !hopper.mbarrier<count = 1>
   }
 }
-// CHECK: hopper.ring_barrier: the stage must be a 32-bit integer register, found !ptx.reg<u16>
+// CHECK: hopper.ring_barrier: the stage must be index, found !ptx.reg<u32>
 
 // -----
 
@@ -407,26 +408,37 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 
 // -----
 
-// A skip by a count that is not a 32-bit integer register.
+// A skip by a count in a register (the count is an index).
 ptx.module version 8.0 target sm_90a address_size 64 {
   ptx.entry @k() {
     %pos = hopper.ring_start : !hopper.ring_position<stages = 4>
-    %count = ptx.const 0 : !ptx.reg<u64>
-    %next = "hopper.ring_advance_by"(%pos, %count) <{operandSegmentSizes = array<i32: 1, 1, 0>}> : (!hopper.ring_position<stages = 4>, !ptx.reg<u64>) -> !hopper.ring_position<stages = 4>
+    %count = ptx.const 0 : !ptx.reg<u32>
+    %next = "hopper.ring_advance_by"(%pos, %count) <{operandSegmentSizes = array<i32: 1, 1, 0>}> : (!hopper.ring_position<stages = 4>, !ptx.reg<u32>) -> !hopper.ring_position<stages = 4>
   }
 }
-// CHECK: hopper.ring_advance_by: the count must be a 32-bit integer register, found !ptx.reg<u64>
+// CHECK: hopper.ring_advance_by: the count must be index, found !ptx.reg<u32>
 
 // -----
 
-// A stage read as a register of another kind.
+// A stage read as a register (the stage is an index).
 ptx.module version 8.0 target sm_90a address_size 64 {
   ptx.entry @k() {
     %pos = hopper.ring_start : !hopper.ring_position<stages = 4>
-    %stage = "hopper.ring_stage"(%pos) <{operandSegmentSizes = array<i32: 1, 0>}> : (!hopper.ring_position<stages = 4>) -> !ptx.reg<f32>
+    %stage = "hopper.ring_stage"(%pos) <{operandSegmentSizes = array<i32: 1, 0>}> : (!hopper.ring_position<stages = 4>) -> !ptx.reg<u32>
   }
 }
-// CHECK: hopper.ring_stage: the result must be !ptx.reg<u32>, found !ptx.reg<f32>
+// CHECK: hopper.ring_stage: the result must be index, found !ptx.reg<u32>
+
+// -----
+
+// A phase parity read as an i1 (the parity is the i32 that the wait takes).
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.entry @k() {
+    %pos = hopper.ring_start : !hopper.ring_position<stages = 4>
+    %phase = "hopper.ring_phase"(%pos) <{operandSegmentSizes = array<i32: 1, 0>}> : (!hopper.ring_position<stages = 4>) -> i1
+  }
+}
+// CHECK: hopper.ring_phase: the result must be i32, found i1
 
 // -----
 

@@ -35,7 +35,8 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     hopper.mbarrier_init %bar1 if %first : !hopper.mbarrier<count = 1>
     ptx.fence mbarrier_init
     ptx.bar sync 0
-    %stage = hopper.ring_barrier %ring[%c0] : !hopper.barrier_ring<stages = 2, count = 1>, !ptx.reg<u32>
+    %i0 = builtin.unrealized_conversion_cast %c0 : !ptx.reg<u32> to index
+    %stage = hopper.ring_barrier %ring[%i0] : !hopper.barrier_ring<stages = 2, count = 1>
     %elected = ptx.elect_sync : !ptx.reg<pred>
     hopper.mbarrier_arrive_expect_tx 32768 %bar if %elected : !hopper.mbarrier<count = 1>
     %x = arith.constant 64 : index
@@ -45,8 +46,9 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     hopper.tma_load %tb[%x, %y, %z], %stage to %smem : !hopper.tensormap<4x256x128xbf16, box 1x128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !ptx.reg<u32>
     %mask = ptx.const 3 : !ptx.reg<b16>
     hopper.tma_load %ta[%x, %y], %bar to %smem mask %mask : !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !ptx.reg<u32>, !ptx.reg<b16>
-    hopper.mbarrier_wait %bar, %c0 : (!hopper.mbarrier<count = 1>, !ptx.reg<u32>) -> ()
-    hopper.mbarrier_wait %bar, %c0 if not %first : (!hopper.mbarrier<count = 1>, !ptx.reg<u32>) -> ()
+    %parity = builtin.unrealized_conversion_cast %c0 : !ptx.reg<u32> to i32
+    hopper.mbarrier_wait %bar, %parity : (!hopper.mbarrier<count = 1>, i32) -> ()
+    hopper.mbarrier_wait %bar, %parity if not %first : (!hopper.mbarrier<count = 1>, i32) -> ()
     hopper.mbarrier_arrive %bar : !hopper.mbarrier<count = 1>
     %remote = hopper.mapa %bar, %rank : (!hopper.mbarrier<count = 1>, !ptx.reg<u32>) -> !hopper.mbarrier<count = 1>
     hopper.mbarrier_arrive cluster %remote : !hopper.mbarrier<count = 1>
@@ -336,7 +338,8 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 // IR-NEXT: hopper.mbarrier_init %bar1 if %first : !hopper.mbarrier<count = 1>
 // IR-NEXT: ptx.fence mbarrier_init
 // IR-NEXT: ptx.bar sync 0
-// IR-NEXT: %stage = hopper.ring_barrier %ring[%c0] : !hopper.barrier_ring<stages = 2, count = 1>, !ptx.reg<u32>
+// IR-NEXT: %i0 = builtin.unrealized_conversion_cast %c0 : !ptx.reg<u32> to index
+// IR-NEXT: %stage = hopper.ring_barrier %ring[%i0] : !hopper.barrier_ring<stages = 2, count = 1>
 // IR-NEXT: %elected = ptx.elect_sync : !ptx.reg<pred>
 // IR-NEXT: hopper.mbarrier_arrive_expect_tx 32768 %bar if %elected : !hopper.mbarrier<count = 1>
 // IR-NEXT: %x = arith.constant 64 : index
@@ -346,8 +349,9 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 // IR-NEXT: hopper.tma_load %tb[%x, %y, %z], %stage to %smem : !hopper.tensormap<4x256x128xbf16, box 1x128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !ptx.reg<u32>
 // IR-NEXT: %mask = ptx.const 3 : !ptx.reg<b16>
 // IR-NEXT: hopper.tma_load %ta[%x, %y], %bar to %smem mask %mask : !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !ptx.reg<u32>, !ptx.reg<b16>
-// IR-NEXT: hopper.mbarrier_wait %bar, %c0 : (!hopper.mbarrier<count = 1>, !ptx.reg<u32>) -> ()
-// IR-NEXT: hopper.mbarrier_wait %bar, %c0 if not %first : (!hopper.mbarrier<count = 1>, !ptx.reg<u32>) -> ()
+// IR-NEXT: %parity = builtin.unrealized_conversion_cast %c0 : !ptx.reg<u32> to i32
+// IR-NEXT: hopper.mbarrier_wait %bar, %parity : (!hopper.mbarrier<count = 1>, i32) -> ()
+// IR-NEXT: hopper.mbarrier_wait %bar, %parity if not %first : (!hopper.mbarrier<count = 1>, i32) -> ()
 // IR-NEXT: hopper.mbarrier_arrive %bar : !hopper.mbarrier<count = 1>
 // IR-NEXT: %remote = hopper.mapa %bar, %rank : (!hopper.mbarrier<count = 1>, !ptx.reg<u32>) -> !hopper.mbarrier<count = 1>
 // IR-NEXT: hopper.mbarrier_arrive cluster %remote : !hopper.mbarrier<count = 1>
