@@ -216,28 +216,13 @@ def _lower_mbarrier_arrive_expect_tx(op: hopper.MbarrierArriveExpectTxOp, out: _
     out.emit(ptx.MbarrierArriveOp(register_of(op.barrier), tx_bytes=op.bytes.data))
 
 
-def _lower_matrix_descriptor(op: hopper.MatrixDescriptorOp, out: _Emitter) -> None:
-    layout = op.tile.layout
-    start = address_of(op.base)
-    base_type = _reg_type(start)
-    offset = layout.start_offset(op.mn.data, op.k.data)
-    if offset:
-        start = out.value(ptx.AddOp(start, out.value(ptx.ConstOp(offset, base_type))))
-    chunks = out.value(ptx.ShrOp(start, out.value(ptx.ConstOp(4, ptx.U32))))
-    chunks = out.value(ptx.AndOp(chunks, out.value(ptx.ConstOp(0x3FFF, base_type))))
-    result_type = _reg_type(op.result)
-    wide = out.value(ptx.CvtOp(chunks, result_type))
-    fields = descriptor_base(layout.leading_byte_offset, layout.stride_byte_offset, layout.swizzle)
-    out.value(ptx.OrOp(wide, out.value(ptx.ConstOp(fields, result_type))))
-
-
 def _lower_wgmma(op: hopper.WgmmaMmaAsyncOp, out: _Emitter) -> None:
     scale_d = out.value(ptx.ConstOp(op.scale_d.data, ptx.PRED))
     out.emit(
         ptx.WgmmaOp(
             registers_of(op.accumulator),
-            op.a_desc,
-            op.b_desc,
+            register_of(op.a_desc),
+            register_of(op.b_desc),
             scale_d,
             n=op.n,
             ab_type=op.dtype.data,
@@ -270,7 +255,6 @@ _LOWERINGS: dict[type[hopper.HopperInstruction], Callable[[Any, _Emitter], None]
     hopper.MbarrierInitOp: _lower_mbarrier_init,
     hopper.MbarrierArriveOp: _lower_mbarrier_arrive,
     hopper.MbarrierArriveExpectTxOp: _lower_mbarrier_arrive_expect_tx,
-    hopper.MatrixDescriptorOp: _lower_matrix_descriptor,
     hopper.StmatrixOp: _lower_stmatrix,
     hopper.IdOp: _lower_id,
 }
@@ -328,6 +312,29 @@ class LowerRingBarrier(RewritePattern):
             size = out.value(ptx.ConstOp(hopper.BARRIER_BYTES, ptx.U32))
             address = out.value(ptx.MadOp(stage, size, ring))
         _replace_by_registers(rewriter, op, out, [address])
+
+
+class LowerMatrixDescriptor(RewritePattern):
+    """A matrix descriptor: `((base + offset) >> 4) & 0x3FFF` of its tile's base and the
+    operand's offset in the tile, widened to b64 (`cvt`) and ORed with the constant fields
+    of the tile's layout; the b64 register holds the descriptor."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: hopper.MatrixDescriptorOp, rewriter: PatternRewriter) -> None:
+        out = _Emitter(None, False)
+        layout = op.tile.layout
+        start = address_of(op.base)
+        offset = layout.start_offset(op.mn.data, op.k.data)
+        if offset:
+            start = out.value(ptx.AddOp(start, out.value(ptx.ConstOp(offset, ptx.U32))))
+        chunks = out.value(ptx.ShrOp(start, out.value(ptx.ConstOp(4, ptx.U32))))
+        chunks = out.value(ptx.AndOp(chunks, out.value(ptx.ConstOp(0x3FFF, ptx.U32))))
+        wide = out.value(ptx.CvtOp(chunks, ptx.B64))
+        fields = descriptor_base(
+            layout.leading_byte_offset, layout.stride_byte_offset, layout.swizzle
+        )
+        descriptor = out.value(ptx.OrOp(wide, out.value(ptx.ConstOp(fields, ptx.B64))))
+        _replace_by_registers(rewriter, op, out, [descriptor])
 
 
 class LowerSharedBase(RewritePattern):
@@ -416,9 +423,9 @@ class LowerRingSlot(RewritePattern):
 
 
 class ResolveSmemCast(RewritePattern):
-    """A cast of a shared address (`!hopper.smem`, held in one register) to a register
-    type becomes that register, to `index` a cast of the register: the ptx ops and the
-    index arithmetic that read the address."""
+    """A cast of a shared address (`!hopper.smem`) or of a matrix descriptor, each held in
+    one register, to a register type becomes that register, to `index` a cast of the
+    register: the ptx ops and the index arithmetic that read the address."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: UnrealizedConversionCastOp, rewriter: PatternRewriter) -> None:
@@ -426,7 +433,7 @@ class ResolveSmemCast(RewritePattern):
             return
         (source,) = op.inputs
         (result,) = op.results
-        if not isinstance(source.type, hopper.SmemType):
+        if not isinstance(source.type, hopper.SmemType | hopper.MatrixDescriptorType):
             return
         register = register_of(source)
         if result.type == register.type:
@@ -669,6 +676,7 @@ class ConvertHopperToPtx(ModulePass):
             LowerRingSlot(),
             LowerBarrierRing(),
             LowerRingBarrier(),
+            LowerMatrixDescriptor(),
             LowerMapa(),
             LowerAccumulator(),
             LowerZeroAccumulator(),

@@ -130,6 +130,13 @@ def _index(k: KernelBuilder, register: SSAValue) -> SSAValue:
     return k.append(UnrealizedConversionCastOp.get([register], [IndexType()])).results[0]
 
 
+def _tile(k: KernelBuilder, register: SSAValue) -> SSAValue:
+    """A tile's shared-address register (1024-aligned) as the `!hopper.smem` that
+    `hopper.matrix_descriptor` takes."""
+    smem = hopper.SmemType(1024)
+    return k.append(UnrealizedConversionCastOp.get([register], [smem])).results[0]
+
+
 def _parity(k: KernelBuilder, register: SSAValue) -> SSAValue:
     """A phase-parity register as the i32 value `hopper.mbarrier_wait` takes."""
     return k.append(UnrealizedConversionCastOp.get([register], [i32])).results[0]
@@ -231,8 +238,8 @@ def _emit_gemm(k: KernelBuilder, layout: str, epilogue: str) -> None:
     k.label("consume")
     k.bra("epilogue", k.setp("ge", block, k_blocks))
     k.append(hopper.MbarrierWaitOp(barrier(ring_out.stage, "full"), _parity(k, ring_out.phase)))
-    a_tile = k.add(stage_address(ring_out.stage), row_offset)
-    b_src = k.add(stage_address(ring_out.stage), k.const(A_TILE.bytes))
+    a_tile = _tile(k, k.add(stage_address(ring_out.stage), row_offset))
+    b_src = _tile(k, k.add(stage_address(ring_out.stage), k.const(A_TILE.bytes)))
     k.append(ptx.WgmmaFenceOp())
     a_attr = hopper.tile("k", 128, ROWS_PER_CONSUMER, BLOCK_K)
     b_attr = hopper.tile(b_tile.major.value, 128, TILE_N, BLOCK_K)

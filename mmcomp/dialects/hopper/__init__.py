@@ -97,6 +97,7 @@ from mmcomp.dialects.hopper.types import (
     BARRIER_BYTES,
     AccumulatorType,
     BarrierRingType,
+    MatrixDescriptorType,
     MbarrierType,
     TensorMapType,
 )
@@ -131,6 +132,7 @@ __all__ = [
     "IDS",
     "IdOp",
     "MapaOp",
+    "MatrixDescriptorType",
     "MatrixDescriptorOp",
     "MbarrierArriveExpectTxOp",
     "MbarrierArriveOp",
@@ -213,6 +215,7 @@ _ATTRIBUTES: list[type[Attribute]] = [
     SmemType,
     SlotRingType,
     StageType,
+    MatrixDescriptorType,
 ]
 
 Hopper = Dialect("hopper", all_ops(), _ATTRIBUTES)

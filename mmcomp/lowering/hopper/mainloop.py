@@ -209,9 +209,13 @@ class ConsumerMainloop:
         self.ring.release(prev, k.setp("ne", has_prev, k.const(0)), self.threads)
 
     def a_base(self, base: SSAValue, tile: hopper.TileAttr) -> SSAValue:
-        """The shared address of this consumer's rows of the A tile at `base`."""
+        """The shared address of this consumer's rows of the A tile at `base` (an
+        `!hopper.smem`): `hopper.smem_index` of the consumer's index, a warpgroup's rows
+        per unit."""
         rows = self.ctx.params.wgmma_warpgroup[0]
-        return self.part_offset(base, tile.layout.start_offset(rows, 0))
+        consumer = Values(self.ctx).of(self.threads.consumer)
+        part = hopper.SmemIndexOp(base, 0, consumer, tile.layout.start_offset(rows, 0))
+        return self.ctx.k.append(part).result
 
     def mma(self, op: sched.MmaOp, stage: SSAValue) -> None:
         """The wgmmas of one sched.mma on the ring stage `stage` (a `!hopper.stage`)."""
@@ -328,6 +332,10 @@ class PingPongMainloop(ConsumerMainloop):
     def part_offset(self, value: SSAValue, stride: int) -> SSAValue:
         """A consumer's part is the whole tile."""
         return value
+
+    def a_base(self, base: SSAValue, tile: hopper.TileAttr) -> SSAValue:
+        """A consumer's A rows are the whole tile at `base`."""
+        return base
 
     def sync_tile_threads(self) -> None:
         """Barrier of the tile's one consumer warpgroup."""

@@ -145,24 +145,22 @@ builtin.module {
 // CHECK:          %[[READY:.*]] = hopper.ring_barrier %[[FULLS]][%{{.*}}] : !hopper.barrier_ring<stages = 4, count = 1>
 // CHECK-NEXT:     %[[READ_PHASE:.*]] = hopper.ring_phase %{{.*}} : !hopper.ring_position<stages = 4>
 // CHECK-NEXT:     hopper.mbarrier_wait %[[READY]], %[[READ_PHASE]] : (!hopper.mbarrier<count = 1>, i32) -> ()
-// The stage's slots; the A slot moved to this consumer's rows (index arithmetic on the
-// slot's address, one mad), the W slot read by its descriptors as it is.
+// The stage's slots; the A slot moved to this consumer's rows (a hopper.smem_index of
+// the consumer's index, 8192 bytes each: one mad), the W slot read by its descriptors as
+// it is; each descriptor's type gives its tile's layout.
 // CHECK-NEXT:     %[[STAGE:.*]] = hopper.slot_stage %[[SLOTS]][%{{.*}}] : !hopper.slot_ring<stages = 4, bytes = 32768, slots = [0, 16384]>, !hopper.ring_position<stages = 4>
 // CHECK-NEXT:     ptx.wgmma_fence
 // CHECK-NEXT:     %[[A_TILE:.*]] = hopper.ring_slot %[[STAGE]][0] : !hopper.stage<slots = [0, 16384]>
-// CHECK-NEXT:     %[[ROWS:.*]] = arith.constant 8192 : index
-// CHECK-NEXT:     %[[A_INDEX:.*]] = builtin.unrealized_conversion_cast %[[A_TILE]] : !hopper.smem<align 1024> to index
-// CHECK-NEXT:     %[[PART:.*]] = arith.muli %{{.*}}, %[[ROWS]] : index
-// CHECK-NEXT:     %[[MINE:.*]] = arith.addi %[[PART]], %[[A_INDEX]] {ptx.mad} : index
-// CHECK-NEXT:     %[[MINE_REG:.*]] = builtin.unrealized_conversion_cast %[[MINE]] : index to !ptx.reg<u32>
+// CHECK-NEXT:     %[[MINE:.*]] = hopper.smem_index %[[A_TILE]][0 + %{{.*}} * 8192] : !hopper.smem<align 1024> -> !hopper.smem<align 1024>
 // CHECK-NEXT:     %[[W_TILE:.*]] = hopper.ring_slot %[[STAGE]][1] : !hopper.stage<slots = [0, 16384]>
-// CHECK-NEXT:     hopper.matrix_descriptor %[[MINE_REG]] {tile = #hopper.tile<k_major, swizzle 128, mn 128, k 64>, mn = 0, k = 0} : (!ptx.reg<u32>) -> !ptx.reg<b64>
-// CHECK-NEXT:     hopper.matrix_descriptor %[[W_TILE]] {tile = #hopper.tile<k_major, swizzle 128, mn 128, k 64>, mn = 0, k = 0} : (!hopper.smem<align 1024>) -> !ptx.reg<b64>
-// Each wgmma takes the accumulator and returns the next; the body yields the last.
-// CHECK:          %[[D1:.*]] = hopper.wgmma_mma_async m64n128k16 bf16 %{{.*}}, %{{.*}}, %[[ACC]] {a_major = "k", b_major = "k", scale_d = 1} : (!ptx.reg<b64>, !ptx.reg<b64>, !hopper.accumulator<64x128xf32>) -> !hopper.accumulator<64x128xf32>
+// CHECK-NEXT:     %[[A_DESC:.*]] = hopper.matrix_descriptor %[[MINE]] {mn = 0, k = 0} : (!hopper.smem<align 1024>) -> !hopper.matrix_descriptor<k_major, swizzle 128, mn 128, k 64>
+// CHECK-NEXT:     %[[W_DESC:.*]] = hopper.matrix_descriptor %[[W_TILE]] {mn = 0, k = 0} : (!hopper.smem<align 1024>) -> !hopper.matrix_descriptor<k_major, swizzle 128, mn 128, k 64>
+// Each wgmma takes the descriptors and the accumulator and returns the next accumulator;
+// the body yields the last.
+// CHECK-NEXT:     %[[D1:.*]] = hopper.wgmma_mma_async m64n128k16 bf16 %[[A_DESC]], %[[W_DESC]], %[[ACC]] {a_major = "k", b_major = "k", scale_d = 1} : (!hopper.matrix_descriptor<k_major, swizzle 128, mn 128, k 64>, !hopper.matrix_descriptor<k_major, swizzle 128, mn 128, k 64>, !hopper.accumulator<64x128xf32>) -> !hopper.accumulator<64x128xf32>
 // CHECK:          %[[D2:.*]] = hopper.wgmma_mma_async m64n128k16 bf16 %{{.*}}, %{{.*}}, %[[D1]]
 // CHECK:          %[[D3:.*]] = hopper.wgmma_mma_async m64n128k16 bf16 %{{.*}}, %{{.*}}, %[[D2]]
-// CHECK:          hopper.matrix_descriptor %{{.*}} {tile = #hopper.tile<k_major, swizzle 128, mn 128, k 64>, mn = 0, k = 48}
+// CHECK:          hopper.matrix_descriptor %{{.*}} {mn = 0, k = 48} : (!hopper.smem<align 1024>) -> !hopper.matrix_descriptor<k_major, swizzle 128, mn 128, k 64>
 // CHECK:          %[[D4:.*]] = hopper.wgmma_mma_async m64n128k16 bf16 %{{.*}}, %{{.*}}, %[[D3]]
 // CHECK:          ptx.wgmma_commit
 // CHECK-NEXT:     ptx.wgmma_wait 1

@@ -6,10 +6,11 @@
 ptx.module version 8.0 target sm_90a address_size 64 {
   ptx.shared @smem align 1024 size 1024
   ptx.entry @k(t : tmap, d : b64) {
-    %d = ptx.ld_param d : !ptx.reg<b64>
+    %dr = ptx.ld_param d : !ptx.reg<b64>
+    %d = builtin.unrealized_conversion_cast %dr : !ptx.reg<b64> to !hopper.matrix_descriptor<k_major, swizzle 128, mn 64, k 64>
     %f = ptx.const 0.0 : !ptx.reg<f32>
     %acc = hopper.accumulator %f, %f, %f, %f : !hopper.accumulator<64x8xf32>
-    %next = hopper.wgmma_mma_async m64n16k16 bf16 %d, %d, %acc : (!ptx.reg<b64>, !ptx.reg<b64>, !hopper.accumulator<64x8xf32>) -> !hopper.accumulator<64x8xf32>
+    %next = hopper.wgmma_mma_async m64n16k16 bf16 %d, %d, %acc : (!hopper.matrix_descriptor<k_major, swizzle 128, mn 64, k 64>, !hopper.matrix_descriptor<k_major, swizzle 128, mn 64, k 64>, !hopper.accumulator<64x8xf32>) -> !hopper.accumulator<64x8xf32>
   }
 }
 // CHECK: hopper.wgmma_mma_async: m64n16k16 accumulates into a 64x16 tile, found !hopper.accumulator<64x8xf32>
@@ -19,9 +20,10 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 // A wgmma whose result is not an accumulator of its operand's type.
 ptx.module version 8.0 target sm_90a address_size 64 {
   ptx.entry @k(d : b64) {
-    %d = ptx.ld_param d : !ptx.reg<b64>
+    %dr = ptx.ld_param d : !ptx.reg<b64>
+    %d = builtin.unrealized_conversion_cast %dr : !ptx.reg<b64> to !hopper.matrix_descriptor<k_major, swizzle 128, mn 64, k 64>
     %acc = hopper.zero_accumulator : !hopper.accumulator<64x8xf32>
-    %next = hopper.wgmma_mma_async m64n8k16 bf16 %d, %d, %acc : (!ptx.reg<b64>, !ptx.reg<b64>, !hopper.accumulator<64x8xf32>) -> !hopper.accumulator<64x16xf32>
+    %next = hopper.wgmma_mma_async m64n8k16 bf16 %d, %d, %acc : (!hopper.matrix_descriptor<k_major, swizzle 128, mn 64, k 64>, !hopper.matrix_descriptor<k_major, swizzle 128, mn 64, k 64>, !hopper.accumulator<64x8xf32>) -> !hopper.accumulator<64x16xf32>
   }
 }
 // CHECK: hopper.wgmma_mma_async: the result must have the accumulator's type !hopper.accumulator<64x8xf32>, found !hopper.accumulator<64x16xf32>
@@ -65,10 +67,11 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 ptx.module version 8.0 target sm_90a address_size 64 {
   ptx.shared @smem align 1024 size 1024
   ptx.entry @k(t : tmap, d : b64) {
-    %d = ptx.ld_param d : !ptx.reg<b64>
+    %dr = ptx.ld_param d : !ptx.reg<b64>
+    %d = builtin.unrealized_conversion_cast %dr : !ptx.reg<b64> to !hopper.matrix_descriptor<k_major, swizzle 128, mn 64, k 64>
     %f = ptx.const 0.0 : !ptx.reg<f32>
     %acc = hopper.accumulator %f, %f, %f, %f : !hopper.accumulator<64x8xf32>
-    %next = hopper.wgmma_mma_async m64n12k16 bf16 %d, %d, %acc : (!ptx.reg<b64>, !ptx.reg<b64>, !hopper.accumulator<64x8xf32>) -> !hopper.accumulator<64x8xf32>
+    %next = hopper.wgmma_mma_async m64n12k16 bf16 %d, %d, %acc : (!hopper.matrix_descriptor<k_major, swizzle 128, mn 64, k 64>, !hopper.matrix_descriptor<k_major, swizzle 128, mn 64, k 64>, !hopper.accumulator<64x8xf32>) -> !hopper.accumulator<64x8xf32>
   }
 }
 // CHECK: hopper.wgmma_mma_async: shape must be m64nNk16 with N a multiple of 8 in [8, 256], found 'm64n12k16'
@@ -79,10 +82,11 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 ptx.module version 8.0 target sm_90a address_size 64 {
   ptx.shared @smem align 1024 size 1024
   ptx.entry @k(t : tmap, d : b64) {
-    %d = ptx.ld_param d : !ptx.reg<b64>
+    %dr = ptx.ld_param d : !ptx.reg<b64>
+    %d = builtin.unrealized_conversion_cast %dr : !ptx.reg<b64> to !hopper.matrix_descriptor<k_major, swizzle 128, mn 64, k 64>
     %f = ptx.const 0.0 : !ptx.reg<f32>
     %acc = hopper.accumulator %f, %f, %f, %f : !hopper.accumulator<64x8xf32>
-    %next = hopper.wgmma_mma_async m64n8k16 f32 %d, %d, %acc : (!ptx.reg<b64>, !ptx.reg<b64>, !hopper.accumulator<64x8xf32>) -> !hopper.accumulator<64x8xf32>
+    %next = hopper.wgmma_mma_async m64n8k16 f32 %d, %d, %acc : (!hopper.matrix_descriptor<k_major, swizzle 128, mn 64, k 64>, !hopper.matrix_descriptor<k_major, swizzle 128, mn 64, k 64>, !hopper.accumulator<64x8xf32>) -> !hopper.accumulator<64x8xf32>
   }
 }
 // CHECK: hopper.wgmma_mma_async: dtype must be bf16 or f16, found 'f32'
@@ -101,17 +105,56 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 
 // -----
 
-// A wgmma descriptor in a 32-bit register.
+// A wgmma descriptor in a register (a descriptor is a !hopper.matrix_descriptor).
 ptx.module version 8.0 target sm_90a address_size 64 {
-  ptx.shared @smem align 1024 size 1024
-  ptx.entry @k(t : tmap, d : b64) {
-    %s = ptx.addr_of smem : !ptx.reg<u32>
+  ptx.entry @k(d : b64) {
+    %d = ptx.ld_param d : !ptx.reg<b64>
     %f = ptx.const 0.0 : !ptx.reg<f32>
     %acc = hopper.accumulator %f, %f, %f, %f : !hopper.accumulator<64x8xf32>
-    %next = hopper.wgmma_mma_async m64n8k16 bf16 %s, %s, %acc : (!ptx.reg<u32>, !ptx.reg<u32>, !hopper.accumulator<64x8xf32>) -> !hopper.accumulator<64x8xf32>
+    %next = hopper.wgmma_mma_async m64n8k16 bf16 %d, %d, %acc : (!ptx.reg<b64>, !ptx.reg<b64>, !hopper.accumulator<64x8xf32>) -> !hopper.accumulator<64x8xf32>
   }
 }
-// CHECK: hopper.wgmma_mma_async: the A descriptor must be a 64-bit integer register, found !ptx.reg<u32>
+// CHECK: hopper.wgmma_mma_async: the A descriptor must be a !hopper.matrix_descriptor, found !ptx.reg<b64>
+
+// -----
+
+// A wgmma whose B operand's major-ness is not its descriptor's tile's.
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.shared @smem align 1024 size 1024
+  ptx.entry @k() {
+    %s = ptx.addr_of smem : !ptx.reg<u32>
+    %tile = builtin.unrealized_conversion_cast %s : !ptx.reg<u32> to !hopper.smem<align 1024>
+    %a = hopper.matrix_descriptor %tile : (!hopper.smem<align 1024>) -> !hopper.matrix_descriptor<k_major, swizzle 128, mn 64, k 64>
+    %acc = hopper.zero_accumulator : !hopper.accumulator<64x8xf32>
+    %next = hopper.wgmma_mma_async m64n8k16 bf16 %a, %a, %acc {a_major = "k", b_major = "mn"} : (!hopper.matrix_descriptor<k_major, swizzle 128, mn 64, k 64>, !hopper.matrix_descriptor<k_major, swizzle 128, mn 64, k 64>, !hopper.accumulator<64x8xf32>) -> !hopper.accumulator<64x8xf32>
+  }
+}
+// CHECK: hopper.wgmma_mma_async: b_major is 'mn' but the B descriptor's tile is k_major
+
+// -----
+
+// A descriptor of a tile at a register address (the base is an !hopper.smem).
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.shared @smem align 1024 size 1024
+  ptx.entry @k() {
+    %s = ptx.addr_of smem : !ptx.reg<u32>
+    %a = hopper.matrix_descriptor %s : (!ptx.reg<u32>) -> !hopper.matrix_descriptor<k_major, swizzle 128, mn 64, k 64>
+  }
+}
+// CHECK: hopper.matrix_descriptor: the tile base must be an !hopper.smem shared address, found !ptx.reg<u32>
+
+// -----
+
+// A descriptor whose result is a register (a descriptor is a !hopper.matrix_descriptor).
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.shared @smem align 1024 size 1024
+  ptx.entry @k() {
+    %s = ptx.addr_of smem : !ptx.reg<u32>
+    %tile = builtin.unrealized_conversion_cast %s : !ptx.reg<u32> to !hopper.smem<align 1024>
+    %a = hopper.matrix_descriptor %tile : (!hopper.smem<align 1024>) -> !ptx.reg<b64>
+  }
+}
+// CHECK: hopper.matrix_descriptor: the result must be a !hopper.matrix_descriptor, found !ptx.reg<b64>
 
 // -----
 
@@ -120,7 +163,8 @@ ptx.module version 8.0 target sm_90a address_size 64 {
   ptx.shared @smem align 1024 size 1024
   ptx.entry @k(t : tmap, d : b64) {
     %s = ptx.addr_of smem : !ptx.reg<u32>
-    %a = hopper.matrix_descriptor %s {tile = #hopper.tile<k_major, swizzle 128, mn 128, k 64>, mn = 0, k = 8} : (!ptx.reg<u32>) -> !ptx.reg<b64>
+    %s_tile = builtin.unrealized_conversion_cast %s : !ptx.reg<u32> to !hopper.smem<align 1024>
+    %a = hopper.matrix_descriptor %s_tile {mn = 0, k = 8} : (!hopper.smem<align 1024>) -> !hopper.matrix_descriptor<k_major, swizzle 128, mn 128, k 64>
   }
 }
 // CHECK: hopper.matrix_descriptor: a wgmma K offset must be a multiple of 16, found 8
@@ -132,7 +176,8 @@ ptx.module version 8.0 target sm_90a address_size 64 {
   ptx.shared @smem align 1024 size 1024
   ptx.entry @k(t : tmap, d : b64) {
     %s = ptx.addr_of smem : !ptx.reg<u32>
-    %a = hopper.matrix_descriptor %s {tile = #hopper.tile<k_major, swizzle 128, mn 128, k 64>, mn = 128, k = 0} : (!ptx.reg<u32>) -> !ptx.reg<b64>
+    %s_tile = builtin.unrealized_conversion_cast %s : !ptx.reg<u32> to !hopper.smem<align 1024>
+    %a = hopper.matrix_descriptor %s_tile {mn = 128, k = 0} : (!hopper.smem<align 1024>) -> !hopper.matrix_descriptor<k_major, swizzle 128, mn 128, k 64>
   }
 }
 // CHECK: hopper.matrix_descriptor: operand origin (mn 128, k 0) lies outside the 128x64 tile
@@ -144,7 +189,8 @@ ptx.module version 8.0 target sm_90a address_size 64 {
   ptx.shared @smem align 1024 size 1024
   ptx.entry @k(t : tmap, d : b64) {
     %s = ptx.addr_of smem : !ptx.reg<u32>
-    %a = hopper.matrix_descriptor %s {tile = #hopper.tile<mn_major, swizzle 128, mn 128, k 64>, mn = 32, k = 0} : (!ptx.reg<u32>) -> !ptx.reg<b64>
+    %s_tile = builtin.unrealized_conversion_cast %s : !ptx.reg<u32> to !hopper.smem<align 1024>
+    %a = hopper.matrix_descriptor %s_tile {mn = 32, k = 0} : (!hopper.smem<align 1024>) -> !hopper.matrix_descriptor<mn_major, swizzle 128, mn 128, k 64>
   }
 }
 // CHECK: hopper.matrix_descriptor: an MN-major MN offset must be a multiple of 64, found 32
@@ -156,7 +202,8 @@ ptx.module version 8.0 target sm_90a address_size 64 {
   ptx.shared @smem align 1024 size 1024
   ptx.entry @k(t : tmap, d : b64) {
     %s = ptx.addr_of smem : !ptx.reg<u32>
-    %a = hopper.matrix_descriptor %s {tile = #hopper.tile<k_major, swizzle 128, mn 64, k 48>} : (!ptx.reg<u32>) -> !ptx.reg<b64>
+    %s_tile = builtin.unrealized_conversion_cast %s : !ptx.reg<u32> to !hopper.smem<align 1024>
+    %a = hopper.matrix_descriptor %s_tile : (!hopper.smem<align 1024>) -> !hopper.matrix_descriptor<k_major, swizzle 128, mn 64, k 48>
   }
 }
 // CHECK: #hopper.tile: the contiguous extent of a k-major tile (48 elements) must fill whole 128-byte rows
