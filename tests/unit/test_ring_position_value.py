@@ -98,6 +98,28 @@ def test_the_ping_pong_turn_returns_the_position(name: str):
         assert isinstance(then_yield, scf.YieldOp) and isinstance(else_yield, scf.YieldOp)
         assert isinstance(then_yield.operands[0].owner, hopper.RingAdvanceByOp)
         assert isinstance(else_yield.operands[0].owner, scf.ForOp)
+        assert isinstance(then_yield.operands[0].owner.count.type, IndexType)
+
+
+@pytest.mark.parametrize("name", ("pingpong_linear", "cluster_pingpong"))
+def test_the_ping_pong_turn_is_an_i1(name: str):
+    """The turn branches on the negation of an i1 comparison (the tile counter's parity
+    against the consumer's index: `arith.andi`, `arith.cmpi`), marked to be branched on as
+    a predicate, not on a ptx predicate register."""
+    module = hopper_module(name)
+    turns = [
+        op
+        for op in module.walk()
+        if isinstance(op, scf.IfOp) and "my_tile" in str(op.attributes.get("ptx.labels"))
+    ]
+    assert turns
+    for turn in turns:
+        assert "ptx.predicate" in turn.attributes
+        negation = turn.cond.owner
+        assert isinstance(negation, arith.XOrIOp)
+        mine = negation.lhs.owner
+        assert isinstance(mine, arith.CmpiOp)
+        assert isinstance(mine.lhs.owner, arith.AndIOp)
 
 
 def test_the_load_ahead_returns_the_load_position():

@@ -364,10 +364,16 @@ class PingPongMainloop(ConsumerMainloop):
         consumer = self.threads.consumer
         order = ctx.barriers.order
         start = self.at.value
-        mine = k.setp("eq", k.binary(ptx.AndOp, self.tiles_seen, k.const(1)), consumer)
+        values = Values(ctx)
+        # This consumer's tile: the tile counter's parity is the consumer's index (an i1
+        # comparison of the lowering, branched on as a predicate).
+        parity = values.and_(self.tiles_seen, values.const(1))
+        mine = values.cmp("eq", parity, consumer)
         work = k.fresh_label("my_tile")
         self.skip_label = k.fresh_label("tile_done")
-        turn = branch(ctx, mine, (work, self.skip_label), negated=True, otherwise=True)
+        turn = branch(
+            ctx, mine, (work, self.skip_label), negated=True, otherwise=True, predicate=True
+        )
         with k.inside(turn.true_region.block):
             self.ring.advance_by(self.at, trip_count(ctx, loop))
         # The position past the other consumer's K blocks is what the then-block yields.
@@ -378,7 +384,6 @@ class PingPongMainloop(ConsumerMainloop):
         self.kept = [(carried, carried.value) for carried in ctx.carried]
         k.enter(turn.false_region.block)
         first = k.setp("eq", self.tiles_seen, k.const(0))
-        values = Values(ctx)
         is_second = values.cmp("ne", consumer, values.const(0))
         is_first = values.cmp("eq", consumer, values.const(0))
         skip_sync = k.fresh_label("no_order_wait")
