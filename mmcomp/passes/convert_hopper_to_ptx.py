@@ -5,7 +5,8 @@ Most hopper ops become the one ptx instruction op they stand for (`hopper.tma_lo
 
 - `hopper.mbarrier_wait` becomes a `mbarrier.try_wait.parity` loop with a fresh label;
 - `hopper.matrix_descriptor` computes `((base + offset) >> 4) & 0x3FFF` and ORs in the
-  constant fields of its tile layout (`mmcomp.hopper_layout`);
+  constant fields of its tile layout (`mmcomp.hopper_layout`), a b64 register that
+  `hopper.wgmma_mma_async` reads (`LowerMatrixDescriptor`);
 - `hopper.id` reads a special register and shifts / masks it.
 
 The typed values (`mmcomp.dialects.hopper.types`) become the registers that hold them, one
@@ -24,12 +25,16 @@ address rounded up to the alignment, `hopper.smem_offset` an add of its offset,
 `hopper.smem_index` a `mad` of its index's register and stride onto the base plus the offset,
 `hopper.slot_ring` its base's register (an add at a non-zero offset), `hopper.slot_stage`
 the ring's address plus the stage's bytes times the position's stage (`mad`) and
-`hopper.ring_slot` an add of the slot's offset; a cast of one to a register type or to
+`hopper.ring_slot` an add of the slot's offset; a cast of one (or of a matrix
+descriptor, its b64 register) to a register type or to
 `index` (a ptx op's or the index arithmetic's read) becomes its register or a cast of it;
 `hopper.ring_start` is two fresh u32 registers set to 0 (a ring position's stage and
 phase), `hopper.ring_advance` and `hopper.ring_advance_by` write the next position into the
 registers of the one they take (the predicated wrap, the division by the depth) and return
-them, and `hopper.ring_stage` / `hopper.ring_phase` are the one register they read. Each leaves
+them, and `hopper.ring_stage` / `hopper.ring_phase` are the one register they read (read as
+the `index` stage / `i32` parity through a cast: `hopper.ring_barrier` and
+`hopper.mbarrier_wait` read the register behind it, or, for an `arith.xori` of the
+parity, a cast of it to u32 that convert-arith-to-ptx resolves). Each leaves
 its registers behind a `builtin.unrealized_conversion_cast` to the value's type, through
 which the patterns of the ops that use the value read them; the casts, unused once every
 hopper op is lowered, are erased last.
