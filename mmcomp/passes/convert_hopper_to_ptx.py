@@ -14,7 +14,8 @@ Most hopper ops become the one ptx instruction op they stand for (`hopper.tma_lo
 
 - `hopper.mbarrier_wait` becomes a `mbarrier.try_wait.parity` loop with a fresh label;
 - `hopper.matrix_descriptor` computes `((base + offset) >> 4) & 0x3FFF` and ORs in the
-  constant fields of its tile layout (`mmcomp.hopper_layout`);
+  constant fields of its tile layout (`mmcomp.hopper_layout`), a b64 register that
+  `hopper.wgmma_mma_async` reads (`LowerMatrixDescriptor`);
 - `hopper.id` reads a special register and shifts / masks it.
 
 The typed values (`mmcomp.dialects.hopper.types`) become the registers that hold them, one
@@ -33,12 +34,16 @@ address rounded up to the alignment, `hopper.smem_offset` an add of its offset,
 `hopper.smem_index` a `mad` of its index's register and stride onto the base plus the offset,
 `hopper.slot_ring` its base's register (an add at a non-zero offset), `hopper.slot_stage`
 the ring's address plus the stage's bytes times the position's stage (`mad`) and
-`hopper.ring_slot` an add of the slot's offset; a cast of one to a register type or to
+`hopper.ring_slot` an add of the slot's offset; a cast of one (or of a matrix
+descriptor, its b64 register) to a register type or to
 `index` (a ptx op's or the index arithmetic's read) becomes its register or a cast of it;
 `hopper.ring_start` is two fresh u32 registers set to 0 (a ring position's stage and
 phase), `hopper.ring_advance` and `hopper.ring_advance_by` write the next position into the
 registers of the one they take (the predicated wrap, the division by the depth) and return
-them, and `hopper.ring_stage` / `hopper.ring_phase` are the one register they read. Each leaves
+them, and `hopper.ring_stage` / `hopper.ring_phase` are the one register they read (read as
+the `index` stage / `i32` parity through a cast: `hopper.ring_barrier` and
+`hopper.mbarrier_wait` read the register behind it, or, for an `arith.xori` of the
+parity, a cast of it to u32 that convert-arith-to-ptx resolves). Each leaves
 its registers behind a `builtin.unrealized_conversion_cast` to the value's type, through
 which the patterns of the ops that use the value read them; the casts, unused once every
 hopper op is lowered, are erased last.
@@ -176,23 +181,24 @@ def _lower_tensor_map_prefetch(op: hopper.TensorMapPrefetchOp, out: _Emitter) ->
 
 
 def _coordinate_registers(coordinates: Sequence[SSAValue], out: _Emitter) -> list[SSAValue]:
-    """The registers of a copy's index coordinates: the register behind a coordinate that
-    is a cast of one, else a cast to u32, which convert-arith-to-ptx resolves when it lowers
-    the arithmetic behind it."""
-    registers: list[SSAValue] = []
-    for coordinate in coordinates:
-        owner = coordinate.owner
-        if (
-            isinstance(owner, UnrealizedConversionCastOp)
-            and len(owner.inputs) == 1
-            and isinstance(owner.inputs[0].type, ptx.RegType)
-        ):
-            registers.append(owner.inputs[0])
-            continue
-        cast = UnrealizedConversionCastOp.get([coordinate], [ptx.U32])
-        out.ops.append(cast)
-        registers.append(cast.results[0])
-    return registers
+    """The registers of a copy's index coordinates (`_integer_register` of each)."""
+    return [_integer_register(coordinate, out) for coordinate in coordinates]
+
+
+def _integer_register(value: SSAValue, out: _Emitter) -> SSAValue:
+    """The u32 register of an integer value (`index`, `i32`): the register behind a value
+    that is a cast of one (a ring position's stage or phase), else a cast to u32, which
+    convert-arith-to-ptx resolves when it lowers the arithmetic behind it."""
+    owner = value.owner
+    if (
+        isinstance(owner, UnrealizedConversionCastOp)
+        and len(owner.inputs) == 1
+        and isinstance(owner.inputs[0].type, ptx.RegType)
+    ):
+        return owner.inputs[0]
+    cast = UnrealizedConversionCastOp.get([value], [ptx.U32])
+    out.ops.append(cast)
+    return cast.results[0]
 
 
 def _lower_tma_load(op: hopper.TmaLoadOp, out: _Emitter) -> None:
@@ -224,28 +230,13 @@ def _lower_mbarrier_arrive_expect_tx(op: hopper.MbarrierArriveExpectTxOp, out: _
     out.emit(ptx.MbarrierArriveOp(register_of(op.barrier), tx_bytes=op.bytes.data))
 
 
-def _lower_matrix_descriptor(op: hopper.MatrixDescriptorOp, out: _Emitter) -> None:
-    layout = op.tile.layout
-    start = address_of(op.base)
-    base_type = _reg_type(start)
-    offset = layout.start_offset(op.mn.data, op.k.data)
-    if offset:
-        start = out.value(ptx.AddOp(start, out.value(ptx.ConstOp(offset, base_type))))
-    chunks = out.value(ptx.ShrOp(start, out.value(ptx.ConstOp(4, ptx.U32))))
-    chunks = out.value(ptx.AndOp(chunks, out.value(ptx.ConstOp(0x3FFF, base_type))))
-    result_type = _reg_type(op.result)
-    wide = out.value(ptx.CvtOp(chunks, result_type))
-    fields = descriptor_base(layout.leading_byte_offset, layout.stride_byte_offset, layout.swizzle)
-    out.value(ptx.OrOp(wide, out.value(ptx.ConstOp(fields, result_type))))
-
-
 def _lower_wgmma(op: hopper.WgmmaMmaAsyncOp, out: _Emitter) -> None:
     scale_d = out.value(ptx.ConstOp(op.scale_d.data, ptx.PRED))
     out.emit(
         ptx.WgmmaOp(
             registers_of(op.accumulator),
-            op.a_desc,
-            op.b_desc,
+            register_of(op.a_desc),
+            register_of(op.b_desc),
             scale_d,
             n=op.n,
             ab_type=op.dtype.data,
@@ -278,7 +269,6 @@ _LOWERINGS: dict[type[hopper.HopperInstruction], Callable[[Any, _Emitter], None]
     hopper.MbarrierInitOp: _lower_mbarrier_init,
     hopper.MbarrierArriveOp: _lower_mbarrier_arrive,
     hopper.MbarrierArriveExpectTxOp: _lower_mbarrier_arrive_expect_tx,
-    hopper.MatrixDescriptorOp: _lower_matrix_descriptor,
     hopper.StmatrixOp: _lower_stmatrix,
     hopper.IdOp: _lower_id,
 }
@@ -370,7 +360,7 @@ class LowerBarrierRing(RewritePattern):
 
 class LowerRingBarrier(RewritePattern):
     """A stage's barrier: the ring's address plus 8 bytes per stage (`add` of a constant
-    stage's offset, `mad` of a register's)."""
+    stage's offset, `mad` of an index stage's register)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: hopper.RingBarrierOp, rewriter: PatternRewriter) -> None:
@@ -381,9 +371,33 @@ class LowerRingBarrier(RewritePattern):
             offset = out.value(ptx.ConstOp(hopper.BARRIER_BYTES * op.index.data, ptx.U32))
             address = out.value(ptx.AddOp(ring, offset))
         else:
+            stage = _integer_register(op.stage, out)
             size = out.value(ptx.ConstOp(hopper.BARRIER_BYTES, ptx.U32))
-            address = out.value(ptx.MadOp(op.stage, size, ring))
+            address = out.value(ptx.MadOp(stage, size, ring))
         _replace_by_registers(rewriter, op, out, [address])
+
+
+class LowerMatrixDescriptor(RewritePattern):
+    """A matrix descriptor: `((base + offset) >> 4) & 0x3FFF` of its tile's base and the
+    operand's offset in the tile, widened to b64 (`cvt`) and ORed with the constant fields
+    of the tile's layout; the b64 register holds the descriptor."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: hopper.MatrixDescriptorOp, rewriter: PatternRewriter) -> None:
+        out = _Emitter(None, False)
+        layout = op.tile.layout
+        start = address_of(op.base)
+        offset = layout.start_offset(op.mn.data, op.k.data)
+        if offset:
+            start = out.value(ptx.AddOp(start, out.value(ptx.ConstOp(offset, ptx.U32))))
+        chunks = out.value(ptx.ShrOp(start, out.value(ptx.ConstOp(4, ptx.U32))))
+        chunks = out.value(ptx.AndOp(chunks, out.value(ptx.ConstOp(0x3FFF, ptx.U32))))
+        wide = out.value(ptx.CvtOp(chunks, ptx.B64))
+        fields = descriptor_base(
+            layout.leading_byte_offset, layout.stride_byte_offset, layout.swizzle
+        )
+        descriptor = out.value(ptx.OrOp(wide, out.value(ptx.ConstOp(fields, ptx.B64))))
+        _replace_by_registers(rewriter, op, out, [descriptor])
 
 
 class LowerSharedBase(RewritePattern):
@@ -472,9 +486,9 @@ class LowerRingSlot(RewritePattern):
 
 
 class ResolveSmemCast(RewritePattern):
-    """A cast of a shared address (`!hopper.smem`, held in one register) to a register
-    type becomes that register, to `index` a cast of the register: the ptx ops and the
-    index arithmetic that read the address."""
+    """A cast of a shared address (`!hopper.smem`) or of a matrix descriptor, each held in
+    one register, to a register type becomes that register, to `index` a cast of the
+    register: the ptx ops and the index arithmetic that read the address."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: UnrealizedConversionCastOp, rewriter: PatternRewriter) -> None:
@@ -482,7 +496,7 @@ class ResolveSmemCast(RewritePattern):
             return
         (source,) = op.inputs
         (result,) = op.results
-        if not isinstance(source.type, hopper.SmemType):
+        if not isinstance(source.type, hopper.SmemType | hopper.MatrixDescriptorType):
             return
         register = register_of(source)
         if result.type == register.type:
@@ -625,8 +639,9 @@ class LowerRingAdvanceBy(RewritePattern):
         assert isinstance(position, hopper.RingPositionType)
         stage, phase = _position_registers(op.position)
         out = _Emitter(None, False)
+        count = _integer_register(op.count, out)
         depth = out.value(ptx.ConstOp(position.stages.data, ptx.U32))
-        total = out.value(ptx.AddOp(stage, op.count))
+        total = out.value(ptx.AddOp(stage, count))
         laps = out.value(ptx.DivOp(total, depth))
         out.emit(ptx.AssignOp(stage, out.value(ptx.RemOp(total, depth))))
         flip = out.value(ptx.AndOp(laps, out.value(ptx.ConstOp(1, ptx.U32))))
@@ -636,14 +651,17 @@ class LowerRingAdvanceBy(RewritePattern):
 
 class LowerRingPart(RewritePattern):
     """The stage or the phase of a ring position: the register that holds it (no
-    instruction)."""
+    instruction), read as the `index` / `i32` value through a cast."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(
         self, op: hopper.RingStageOp | hopper.RingPhaseOp, rewriter: PatternRewriter
     ) -> None:
         stage, phase = _position_registers(op.position)
-        rewriter.replace(op, [], [stage if isinstance(op, hopper.RingStageOp) else phase])
+        register = stage if isinstance(op, hopper.RingStageOp) else phase
+        cast = UnrealizedConversionCastOp.get([register], [op.result.type])
+        cast.results[0].name_hint = op.result.name_hint
+        rewriter.replace(op, cast, cast.results)
 
 
 @dataclass
@@ -660,8 +678,11 @@ class LowerMbarrierWait(RewritePattern):
         if op.guard is not None:
             skip = self.labels.fresh("hopper_wait_skip")
             ops.append(_guarded(ptx.BraOp(skip), op.guard, op.negated is None))
+        parity = _Emitter(None, False)
+        phase = _integer_register(op.phase, parity)
+        ops += parity.ops
         ops.append(ptx.LabelOp(loop))
-        ready = ptx.MbarrierTryWaitOp(register_of(op.barrier), op.phase)
+        ready = ptx.MbarrierTryWaitOp(register_of(op.barrier), phase)
         ops.append(ready)
         ops.append(_guarded(ptx.BraOp(loop), ready.result, True))
         if skip is not None:
@@ -720,6 +741,7 @@ class ConvertHopperToPtx(ModulePass):
             LowerRingSlot(),
             LowerBarrierRing(),
             LowerRingBarrier(),
+            LowerMatrixDescriptor(),
             LowerMapa(),
             LowerAccumulator(),
             LowerZeroAccumulator(),

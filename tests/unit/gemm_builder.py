@@ -34,6 +34,7 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     UnrealizedConversionCastOp,
     bf16,
+    i32,
 )
 from xdsl.ir import SSAValue
 
@@ -124,8 +125,21 @@ class _Ring:
 
 
 def _index(k: KernelBuilder, register: SSAValue) -> SSAValue:
-    """A coordinate register as the index value the TMA copies take."""
+    """A coordinate or stage register as the index value the TMA copies and
+    `hopper.ring_barrier` take."""
     return k.append(UnrealizedConversionCastOp.get([register], [IndexType()])).results[0]
+
+
+def _tile(k: KernelBuilder, register: SSAValue) -> SSAValue:
+    """A tile's shared-address register (1024-aligned) as the `!hopper.smem` that
+    `hopper.matrix_descriptor` takes."""
+    smem = hopper.SmemType(1024)
+    return k.append(UnrealizedConversionCastOp.get([register], [smem])).results[0]
+
+
+def _parity(k: KernelBuilder, register: SSAValue) -> SSAValue:
+    """A phase-parity register as the i32 value `hopper.mbarrier_wait` takes."""
+    return k.append(UnrealizedConversionCastOp.get([register], [i32])).results[0]
 
 
 def _tensor_map(rows: int, columns: int, swizzle: int = 128) -> hopper.TensorMapType:
@@ -164,6 +178,8 @@ def _emit_gemm(k: KernelBuilder, layout: str, epilogue: str) -> None:
     }
 
     def barrier(stage: SSAValue | int, kind: str) -> SSAValue:
+        if isinstance(stage, SSAValue):
+            stage = _index(k, stage)
         return k.append(hopper.RingBarrierOp(rings[kind], stage)).result
 
     initial = [barrier(stage, kind) for stage in range(STAGES) for kind in ("full", "empty")]
@@ -189,7 +205,9 @@ def _emit_gemm(k: KernelBuilder, layout: str, epilogue: str) -> None:
     k.bra("done", k.setp("ge", block, k_blocks))
     # The first pass over the ring waits on the opposite parity: it returns at once.
     k.append(
-        hopper.MbarrierWaitOp(barrier(ring_in.stage, "empty"), k.binary(XorOp, ring_in.phase, one))
+        hopper.MbarrierWaitOp(
+            barrier(ring_in.stage, "empty"), _parity(k, k.binary(XorOp, ring_in.phase, one))
+        )
     )
     full = barrier(ring_in.stage, "full")
     k.append(hopper.MbarrierArriveExpectTxOp(full, STAGE_BYTES))
@@ -219,9 +237,9 @@ def _emit_gemm(k: KernelBuilder, layout: str, epilogue: str) -> None:
     row_offset = k.mul(consumer, k.const(A_WARPGROUP_TILE.bytes))
     k.label("consume")
     k.bra("epilogue", k.setp("ge", block, k_blocks))
-    k.append(hopper.MbarrierWaitOp(barrier(ring_out.stage, "full"), ring_out.phase))
-    a_tile = k.add(stage_address(ring_out.stage), row_offset)
-    b_src = k.add(stage_address(ring_out.stage), k.const(A_TILE.bytes))
+    k.append(hopper.MbarrierWaitOp(barrier(ring_out.stage, "full"), _parity(k, ring_out.phase)))
+    a_tile = _tile(k, k.add(stage_address(ring_out.stage), row_offset))
+    b_src = _tile(k, k.add(stage_address(ring_out.stage), k.const(A_TILE.bytes)))
     k.append(ptx.WgmmaFenceOp())
     a_attr = hopper.tile("k", 128, ROWS_PER_CONSUMER, BLOCK_K)
     b_attr = hopper.tile(b_tile.major.value, 128, TILE_N, BLOCK_K)

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import pytest
 from cases import CONTROL_FLOW_CASES, hopper_module, lowered_in_both_orders
-from xdsl.dialects import scf
-from xdsl.dialects.builtin import UnrealizedConversionCastOp
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import IndexType, IntegerAttr, UnrealizedConversionCastOp, i32
 from xdsl.ir import BlockArgument, OpResult, SSAValue
 
 from mmcomp.compiler import context
@@ -98,6 +98,28 @@ def test_the_ping_pong_turn_returns_the_position(name: str):
         assert isinstance(then_yield, scf.YieldOp) and isinstance(else_yield, scf.YieldOp)
         assert isinstance(then_yield.operands[0].owner, hopper.RingAdvanceByOp)
         assert isinstance(else_yield.operands[0].owner, scf.ForOp)
+        assert isinstance(then_yield.operands[0].owner.count.type, IndexType)
+
+
+@pytest.mark.parametrize("name", ("pingpong_linear", "cluster_pingpong"))
+def test_the_ping_pong_turn_is_an_i1(name: str):
+    """The turn branches on the negation of an i1 comparison (the tile counter's parity
+    against the consumer's index: `arith.andi`, `arith.cmpi`), marked to be branched on as
+    a predicate, not on a ptx predicate register."""
+    module = hopper_module(name)
+    turns = [
+        op
+        for op in module.walk()
+        if isinstance(op, scf.IfOp) and "my_tile" in str(op.attributes.get("ptx.labels"))
+    ]
+    assert turns
+    for turn in turns:
+        assert "ptx.predicate" in turn.attributes
+        negation = turn.cond.owner
+        assert isinstance(negation, arith.XOrIOp)
+        mine = negation.lhs.owner
+        assert isinstance(mine, arith.CmpiOp)
+        assert isinstance(mine.lhs.owner, arith.AndIOp)
 
 
 def test_the_load_ahead_returns_the_load_position():
@@ -151,3 +173,36 @@ def test_the_advance_writes_the_position_registers_in_place():
     assert len(targets) >= 4
     for target in targets:
         assert isinstance(target.owner, ptx.ConstOp)
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_the_stage_is_an_index_and_the_phase_an_i32(name: str):
+    """Each stage read is an index, which the barriers take; each phase read an i32, which
+    the waits take, as it is (the full barrier's) or flipped by an `arith.xori` with the
+    i32 constant 1 (the empty barrier's); no ptx op reads either and no ptx xor is left."""
+    module = hopper_module(name)
+    ops = list(module.walk())
+    assert not any(isinstance(op, ptx.XorOp) for op in ops)
+    stages = [op for op in ops if isinstance(op, hopper.RingStageOp)]
+    assert stages and all(op.result.type == IndexType() for op in stages)
+    for op in ops:
+        if isinstance(op, hopper.RingBarrierOp) and op.stage is not None:
+            assert op.stage.type == IndexType()
+    waits = [op for op in ops if isinstance(op, hopper.MbarrierWaitOp)]
+    assert waits
+    flips = 0
+    for wait in waits:
+        phase = wait.phase.owner
+        if isinstance(phase, arith.XOrIOp):
+            flips += 1
+            one = phase.rhs.owner
+            assert isinstance(one, arith.ConstantOp)
+            assert one.value == IntegerAttr(1, i32)
+            phase = phase.lhs.owner
+        assert isinstance(phase, hopper.RingPhaseOp)
+        assert phase.result.type == i32
+        for use in phase.result.uses:
+            assert not isinstance(use.operation, ptx.PtxInstruction) or isinstance(
+                use.operation, hopper.MbarrierWaitOp
+            )
+    assert flips, "the empty barrier's wait flips the phase"

@@ -33,12 +33,13 @@ def is_smem(value: SSAValue) -> bool:
 
 
 def from_slot(value: SSAValue) -> bool:
-    """`value` is a ring slot, an offset from one, or index arithmetic on a slot's address
-    read back as a register (a consumer's part of the A tile)."""
+    """`value` is a ring slot, an offset from one (a box of it, or a consumer's part of
+    the A tile: a `hopper.smem_index`), or index arithmetic on a slot's address read back
+    as a register."""
     owner = value.owner
     if isinstance(owner, hopper.RingSlotOp):
         return True
-    if isinstance(owner, hopper.SmemOffsetOp):
+    if isinstance(owner, hopper.SmemOffsetOp | hopper.SmemIndexOp):
         return from_slot(owner.base)
     if isinstance(owner, UnrealizedConversionCastOp):
         return any(from_slot(source) for source in owner.inputs)
@@ -57,8 +58,29 @@ def test_the_loads_and_descriptors_take_the_ring_slots(name: str):
     loads = [op for op in ops if isinstance(op, hopper.TmaLoadOp)]
     assert loads and all(is_smem(op.dst) and from_slot(op.dst) for op in loads)
     descriptors = [op for op in ops if isinstance(op, hopper.MatrixDescriptorOp)]
-    assert descriptors and all(from_slot(op.base) for op in descriptors)
-    assert any(is_smem(op.base) for op in descriptors), "the B slot is read as it is"
+    assert descriptors and all(is_smem(op.base) and from_slot(op.base) for op in descriptors)
+    assert any(isinstance(op.base.owner, hopper.RingSlotOp) for op in descriptors), (
+        "the B slot is read as it is"
+    )
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_the_wgmmas_take_typed_descriptors(name: str):
+    """Each wgmma's operands are `!hopper.matrix_descriptor`s of the tile layouts its
+    majors name; a consumer's part of the A tile is a `hopper.smem_index` of its slot
+    (ping-pong: the whole slot)."""
+    module = hopper_level(name)
+    wgmmas = [op for op in module.walk() if isinstance(op, hopper.WgmmaMmaAsyncOp)]
+    assert wgmmas
+    for op in wgmmas:
+        for descriptor, major in ((op.a_desc, op.a_major), (op.b_desc, op.b_major)):
+            assert isinstance(descriptor.owner, hopper.MatrixDescriptorOp)
+            assert isinstance(descriptor.type, hopper.MatrixDescriptorType)
+            assert descriptor.type.tile.major == major
+        a_base = op.a_desc.owner.base
+        assert isinstance(a_base.owner, hopper.RingSlotOp | hopper.SmemIndexOp)
+        if "pingpong" in name:
+            assert isinstance(a_base.owner, hopper.RingSlotOp)
 
 
 @pytest.mark.parametrize("name", CASES)
@@ -101,8 +123,8 @@ def from_buffer(value: SSAValue) -> bool:
 def test_the_smem_epilogue_stores_from_typed_buffers(name: str):
     module = hopper_level(name)
     ops = list(module.walk())
-    places = [op for op in ops if isinstance(op, hopper.SmemIndexOp)]
-    assert len(places) == 1, "one placement of the warpgroup's buffers"
+    places = [op for op in ops if isinstance(op, hopper.SmemIndexOp) and not from_slot(op.base)]
+    assert len(places) == 1, "one placement of the warpgroup's buffers (not an A tile's part)"
     (place,) = places
     assert isinstance(place.base.owner, hopper.SharedBaseOp)
     assert place.result.type == hopper.SmemType(hopper.SLOT_ALIGN)

@@ -12,8 +12,10 @@ warp role's register budget. The hardware objects are typed values, in the style
 NVGPU dialect (`mmcomp.dialects.hopper.types`): a tensor map (`!hopper.tensormap`, its
 global shape, box and swizzle), a ring of mbarriers (`!hopper.barrier_ring`), one
 mbarrier of it (`!hopper.mbarrier`), a warpgroup's wgmma accumulator
-(`!hopper.accumulator`) and a role's position in the ring (`!hopper.ring_position`);
-addresses, coordinates and descriptors are ptx registers (`!ptx.reg<KIND>`).
+(`!hopper.accumulator`), a role's position in the ring (`!hopper.ring_position`, whose
+stage is an `index` and phase parity an `i32`), a wgmma operand's descriptor
+(`!hopper.matrix_descriptor`) and shared memory (`!hopper.smem`, ...); coordinates are
+`index` values, other addresses ptx registers (`!ptx.reg<KIND>`).
 `convert-hopper-to-ptx` makes each kernel a `ptx.module` with one `ptx.entry`, lowers
 each op to ptx instructions (one or a few: the wait is a try_wait loop, a descriptor a few
 integer ops) and each typed value to the register that holds it.
@@ -22,21 +24,21 @@ integer ops) and each typed value to the register that holds it.
                                                              swizzle 128>
     %full = hopper.barrier_ring %bars : (!ptx.reg<u32>) -> !hopper.barrier_ring<stages = 3,
                                                                                 count = 1>
-    %bar = hopper.ring_barrier %full[%stage] : !hopper.barrier_ring<...>, !ptx.reg<u32>
+    %bar = hopper.ring_barrier %full[%stage] : !hopper.barrier_ring<...>
     hopper.mbarrier_arrive_expect_tx 32768 %bar if %leader : !hopper.mbarrier<count = 1>
     hopper.tma_load %smem, %tmap, %bar, %k, %m if %leader : (...) -> ()
-    hopper.mbarrier_wait %bar, %phase : (!hopper.mbarrier<count = 1>, !ptx.reg<u32>) -> ()
-    %a = hopper.matrix_descriptor %smem {tile = #hopper.tile<k_major, swizzle 128,
-                                         mn 128, k 64>, mn = 64, k = 16}
-        : (!ptx.reg<u32>) -> !ptx.reg<b64>
+    hopper.mbarrier_wait %bar, %phase : (!hopper.mbarrier<count = 1>, i32) -> ()
+    %a = hopper.matrix_descriptor %slot {mn = 64, k = 16} : (!hopper.smem<align 1024>)
+        -> !hopper.matrix_descriptor<k_major, swizzle 128, mn 128, k 64>
     %acc = hopper.zero_accumulator : !hopper.accumulator<64x128xf32>
     %next = hopper.wgmma_mma_async m64n128k16 bf16 %a, %b, %acc {...}
         : (...) -> !hopper.accumulator<64x128xf32>
     %e = hopper.accumulator_element %next[5] : !hopper.accumulator<64x128xf32>
 
 Register arguments: shared-memory addresses are 32-bit (`u32`/`b32`/`s32`) shared-window
-addresses; descriptors are 64-bit; TMA coordinates are 32-bit (signed in PTX: negative and
-out-of-range boxes are zero-filled), one per dimension of the tensor map.
+addresses; TMA coordinates (`index` values) are 32-bit registers once lowered (signed in
+PTX: negative and out-of-range boxes are zero-filled), one per dimension of the tensor
+map.
 
 One structured op is not an instruction: `hopper.warp_specialize`, which
 partition-warp-roles wraps around a kernel's body, one region per warp role
@@ -103,6 +105,7 @@ from mmcomp.dialects.hopper.types import (
     BARRIER_BYTES,
     AccumulatorType,
     BarrierRingType,
+    MatrixDescriptorType,
     MbarrierType,
     TensorMapType,
 )
@@ -141,6 +144,7 @@ __all__ = [
     "IDS",
     "IdOp",
     "MapaOp",
+    "MatrixDescriptorType",
     "MatrixDescriptorOp",
     "MbarrierArriveExpectTxOp",
     "MbarrierArriveOp",
@@ -226,6 +230,7 @@ _ATTRIBUTES: list[type[Attribute]] = [
     SmemType,
     SlotRingType,
     StageType,
+    MatrixDescriptorType,
 ]
 
 Hopper = Dialect("hopper", all_ops(), _ATTRIBUTES)

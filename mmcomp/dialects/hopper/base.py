@@ -90,6 +90,13 @@ def shared_address(op: HopperInstruction, what: str, value: SSAValue) -> None:
     int_register(op, what, value, (32,))
 
 
+def typed_value(op: HopperInstruction, what: str, value: SSAValue, expected: Attribute) -> None:
+    """Raise unless `value` (an operand or result the op names `what`) is of type
+    `expected`."""
+    if value.type != expected:
+        raise VerifyException(f"{op.name}: {what} must be {expected}, found {value.type}")
+
+
 def unguarded(op: HopperInstruction) -> None:
     """Raise if `op`, which only names a value, is guarded."""
     if op.guard is not None:

@@ -19,10 +19,12 @@ from xdsl.dialects.builtin import (
     BFloat16Type,
     Float16Type,
     Float32Type,
+    IndexType,
     IntAttr,
     StringAttr,
     UnitAttr,
     VectorType,
+    i32,
 )
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
@@ -46,6 +48,7 @@ from mmcomp.dialects.hopper.base import (
     int_register,
     parse_typed,
     print_guard,
+    typed_value,
     unguarded,
 )
 from mmcomp.dialects.hopper.smem import SmemType, shared_operand
@@ -53,10 +56,10 @@ from mmcomp.dialects.hopper.types import (
     BARRIER_BYTES,
     AccumulatorType,
     BarrierRingType,
+    MatrixDescriptorType,
     MbarrierType,
 )
 from mmcomp.dialects.ptx import (
-    B64,
     F32,
     U32,
     RegType,
@@ -93,7 +96,7 @@ class BarrierRingOp(HopperInstruction):
 class RingBarrierOp(HopperInstruction):
     """The mbarrier of one stage of a ring: `hopper.ring_barrier %ring[%stage]` (or `[2]`).
 
-    The stage is a register, or a constant `index`.
+    The stage is an `index` value (a ring position's `hopper.ring_stage`), or a constant.
     """
 
     name = "hopper.ring_barrier"
@@ -102,8 +105,8 @@ class RingBarrierOp(HopperInstruction):
     """The stage, when it is a constant."""
     ring = operand_def(BarrierRingType)
     """The ring."""
-    stage = opt_operand_def(RegType)
-    """The stage, when it is a register (32-bit)."""
+    stage = opt_operand_def()
+    """The stage, when it is a value (an `index`)."""
     result = result_def(MbarrierType)
 
     def __init__(self, ring: SSAValue, stage: SSAValue | int):
@@ -126,10 +129,10 @@ class RingBarrierOp(HopperInstruction):
         ring = self.ring_type
         if (self.index is None) == (self.stage is None):
             raise VerifyException(
-                f"{self.name}: expected the stage as a register or as a constant, not both"
+                f"{self.name}: expected the stage as an index value or as a constant, not both"
             )
         if self.stage is not None:
-            int_register(self, "the stage", self.stage, (32,))
+            typed_value(self, "the stage", self.stage, IndexType())
         if self.index is not None and not 0 <= self.index.data < ring.stages.data:
             raise VerifyException(
                 f"{self.name}: stage {self.index.data} is outside the ring of "
@@ -153,9 +156,6 @@ class RingBarrierOp(HopperInstruction):
         print_guard(printer, self)
         printer.print_string(" : ")
         printer.print_attribute(self.ring.type)
-        if self.stage is not None:
-            printer.print_string(", ")
-            printer.print_attribute(self.stage.type)
 
     @classmethod
     def parse(cls, parser: Parser) -> Self:
@@ -171,8 +171,7 @@ class RingBarrierOp(HopperInstruction):
         if stage is None:
             assert index is not None
             return guard.apply(cls(ring_value, index))
-        parser.parse_punctuation(",")
-        return guard.apply(cls(ring_value, parser.resolve_operand(stage, parser.parse_type())))
+        return guard.apply(cls(ring_value, parser.resolve_operand(stage, IndexType())))
 
 
 @irdl_op_definition
@@ -243,14 +242,15 @@ class MbarrierWaitOp(HopperInstruction):
 
     barrier = operand_def(MbarrierType)
     """The mbarrier."""
-    phase = operand_def(RegType)
-    """Parity (0 or 1) of the phase waited for, in a 32-bit register."""
+    phase = operand_def()
+    """Parity (0 or 1) of the phase waited for, an `i32` (a `hopper.ring_phase`, or its
+    flip)."""
 
     def __init__(self, barrier: SSAValue, phase: SSAValue):
         super().__init__(operands=[barrier, phase, []])
 
     def verify_kinds(self) -> None:
-        int_register(self, "the phase", self.phase, (32,))
+        typed_value(self, "the phase", self.phase, i32)
 
 
 # ----------------------------------------------------------------------------------------
@@ -263,35 +263,54 @@ WGMMA_TYPES = ("bf16", "f16")
 
 @irdl_op_definition
 class MatrixDescriptorOp(HopperInstruction):
-    """The 64-bit shared-memory matrix descriptor of a wgmma operand inside a tile.
+    """The shared-memory matrix descriptor of a wgmma operand inside a tile:
+    `%d = hopper.matrix_descriptor %tile {mn = 64, k = 16} : (!hopper.smem<align 1024>)
+    -> !hopper.matrix_descriptor<k_major, swizzle 128, mn 128, k 64>`.
 
-    `base` is the tile's shared address (aligned as its swizzle needs); `mn` and `k` pick
-    the operand's first row and K column in the tile (k a multiple of 16).
+    `base` is the tile's shared address (aligned as its swizzle needs); the result's type
+    gives the tile's layout; `mn` and `k` pick the operand's first row and K column in the
+    tile (k a multiple of 16).
     """
 
     name = "hopper.matrix_descriptor"
 
-    tile = prop_def(TileAttr)
-    """The tile's layout."""
     mn = prop_def(IntAttr, default_value=IntAttr(0))
     """First row (M or N) of the operand within the tile."""
     k = prop_def(IntAttr, default_value=IntAttr(0))
     """First K column of the operand within the tile."""
-    base = operand_def(RegType | SmemType)
-    """The tile's shared address (a 32-bit register, or an `!hopper.smem` aligned to the
-    swizzle pattern: 8 rows of the swizzle span)."""
-    result = result_def(RegType)
+    base = operand_def()
+    """The tile's shared address: an `!hopper.smem` aligned to the swizzle pattern (8 rows
+    of the swizzle span), a ring slot's or an offset past one (`hopper.smem_index`)."""
+    result = result_def()
+    """The descriptor: a `!hopper.matrix_descriptor` of the tile's layout."""
 
     def __init__(self, base: SSAValue, tile: TileAttr, mn: int = 0, k: int = 0):
         super().__init__(
-            properties={"tile": tile, "mn": IntAttr(mn), "k": IntAttr(k)},
+            properties={"mn": IntAttr(mn), "k": IntAttr(k)},
             operands=[base, []],
-            result_types=[B64],
+            result_types=[MatrixDescriptorType(tile)],
         )
 
+    @property
+    def tile(self) -> TileAttr:
+        """The tile's layout (the result type's)."""
+        descriptor = self.result.type
+        assert isinstance(descriptor, MatrixDescriptorType)
+        return descriptor.tile
+
     def verify_kinds(self) -> None:
+        unguarded(self)
+        if not isinstance(self.base.type, SmemType):
+            raise VerifyException(
+                f"{self.name}: the tile base must be an !hopper.smem shared address, found "
+                f"{self.base.type}"
+            )
+        if not isinstance(self.result.type, MatrixDescriptorType):
+            raise VerifyException(
+                f"{self.name}: the result must be a !hopper.matrix_descriptor, found "
+                f"{self.result.type}"
+            )
         shared_operand(self, "the tile base", self.base, max(16, 8 * self.tile.swizzle.data))
-        int_register(self, "the result", self.result, (64,))
         layout = self.tile.layout
         if not (0 <= self.mn.data < layout.mn and 0 <= self.k.data < layout.k):
             raise VerifyException(
@@ -438,10 +457,10 @@ class WgmmaMmaAsyncOp(HopperInstruction):
     """`k` or `mn`: the layout of B (its transpose bit)."""
     scale_d = prop_def(IntAttr, default_value=IntAttr(1))
     """1: D += A * B; 0: D = A * B (the accumulator's values are ignored)."""
-    a_desc = operand_def(RegType)
-    """Descriptor of A (64 x 16), from hopper.matrix_descriptor."""
-    b_desc = operand_def(RegType)
-    """Descriptor of B (N x 16), from hopper.matrix_descriptor."""
+    a_desc = operand_def()
+    """Descriptor of A (64 x 16): a `!hopper.matrix_descriptor`."""
+    b_desc = operand_def()
+    """Descriptor of B (N x 16): a `!hopper.matrix_descriptor`."""
     accumulator = operand_def(AccumulatorType)
     """The 64 x N f32 accumulator D."""
     result = result_def(AccumulatorType)
@@ -488,8 +507,21 @@ class WgmmaMmaAsyncOp(HopperInstruction):
         check_choice(self, "b_major", self.b_major.data, ("k", "mn"))
         if self.scale_d.data not in (0, 1):
             raise VerifyException(f"{self.name}: scale_d must be 0 or 1, found {self.scale_d.data}")
-        int_register(self, "the A descriptor", self.a_desc, (64,))
-        int_register(self, "the B descriptor", self.b_desc, (64,))
+        for what, descriptor, major in (
+            ("A", self.a_desc, self.a_major.data),
+            ("B", self.b_desc, self.b_major.data),
+        ):
+            found = descriptor.type
+            if not isinstance(found, MatrixDescriptorType):
+                raise VerifyException(
+                    f"{self.name}: the {what} descriptor must be a !hopper.matrix_descriptor, "
+                    f"found {found}"
+                )
+            if found.tile.major.data != major:
+                raise VerifyException(
+                    f"{self.name}: {what.lower()}_major is '{major}' but the {what} "
+                    f"descriptor's tile is {found.tile.major.data}_major"
+                )
         accumulator = self.accumulator.type
         assert isinstance(accumulator, AccumulatorType)
         if accumulator.n.data != n:

@@ -3,13 +3,16 @@
 A position is a (stage, phase parity) pair of a ring of `stages` stages, held in two u32
 registers by convert-hopper-to-ptx. `hopper.ring_start` makes one (stage 0, phase 0),
 `hopper.ring_advance` returns the next (stage + 1, phase flipped at the wrap) and
-`hopper.ring_advance_by` the one `count` stages on; `hopper.ring_stage` and
-`hopper.ring_phase` read its registers, which the waits, arrivals and slot addresses take.
+`hopper.ring_advance_by` the one `count` (an `index`) stages on; `hopper.ring_stage` reads
+its stage as an `index` (which `hopper.ring_barrier` takes) and `hopper.ring_phase` its
+phase parity as an `i32` (which `hopper.mbarrier_wait` takes; an `arith.xori` with 1 flips
+it), each the register that holds it.
 A loop carries a position as an `iter_args` value; its lowering advances it in place, so
 every later position of one start lives in that start's registers.
 
     %pos = hopper.ring_start : !hopper.ring_position<stages = 4>
     %stage = hopper.ring_stage %pos : !hopper.ring_position<stages = 4>
+    %phase = hopper.ring_phase %pos : !hopper.ring_position<stages = 4>
     %next = hopper.ring_advance %pos : !hopper.ring_position<stages = 4>
 """
 
@@ -17,7 +20,7 @@ from __future__ import annotations
 
 from typing import ClassVar, Self
 
-from xdsl.dialects.builtin import IntAttr
+from xdsl.dialects.builtin import IndexType, IntAttr, i32
 from xdsl.ir import Attribute, ParametrizedAttribute, SSAValue, TypeAttribute
 from xdsl.irdl import irdl_attr_definition, irdl_op_definition, operand_def, result_def
 from xdsl.parser import AttrParser, Parser
@@ -28,12 +31,11 @@ from mmcomp.dialects.hopper.base import (
     FreshValueOp,
     Guard,
     HopperInstruction,
-    int_register,
     parse_typed,
     print_guard,
+    typed_value,
     unguarded,
 )
-from mmcomp.dialects.ptx import U32, RegType, kind_of
 
 
 @irdl_attr_definition
@@ -144,15 +146,15 @@ class RingAdvanceOp(_NextPosition):
 
 @irdl_op_definition
 class RingAdvanceByOp(_NextPosition):
-    """The position `count` stages on (a u32 register: the phase flips once per wrap):
+    """The position `count` stages on (an `index`: the phase flips once per wrap):
     `%next = hopper.ring_advance_by %pos, %count : !hopper.ring_position<stages = 4>`."""
 
     name = "hopper.ring_advance_by"
 
     position = operand_def(RingPositionType)
     """The position moved on."""
-    count = operand_def(RegType)
-    """Stages to move on (u32)."""
+    count = operand_def()
+    """Stages to move on (an `index`)."""
     result = result_def(RingPositionType)
     """The position `count` stages on."""
 
@@ -161,7 +163,7 @@ class RingAdvanceByOp(_NextPosition):
 
     def verify_kinds(self) -> None:
         super().verify_kinds()
-        int_register(self, "the count", self.count, (32,))
+        typed_value(self, "the count", self.count, IndexType())
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
@@ -180,23 +182,22 @@ class RingAdvanceByOp(_NextPosition):
         guard = Guard.parse(parser)
         found = _parse_position_type(parser, cls.name)
         return guard.apply(
-            cls(parser.resolve_operand(position, found), parser.resolve_operand(count, U32))
+            cls(parser.resolve_operand(position, found), parser.resolve_operand(count, IndexType()))
         )
 
 
 class _PositionPart(HopperInstruction):
-    """Base of the ops that read one register of a position."""
+    """Base of the ops that read one part of a position (a value of `PART_TYPE`)."""
+
+    PART_TYPE: ClassVar[Attribute]
+    """The type of the part read."""
 
     def __init__(self, position: SSAValue):
-        super().__init__(operands=[position, []], result_types=[U32])
+        super().__init__(operands=[position, []], result_types=[self.PART_TYPE])
 
     def verify_kinds(self) -> None:
         unguarded(self)
-        result = self.results[0]
-        if kind_of(result).name != "u32":
-            raise VerifyException(
-                f"{self.name}: the result must be !ptx.reg<u32>, found {result.type}"
-            )
+        typed_value(self, "the result", self.results[0], self.PART_TYPE)
 
     def print(self, printer: Printer) -> None:
         _print_on_position(printer, self)
@@ -209,25 +210,28 @@ class _PositionPart(HopperInstruction):
 
 @irdl_op_definition
 class RingStageOp(_PositionPart):
-    """The stage of a position, a u32 register:
+    """The stage of a position, an `index`:
     `%stage = hopper.ring_stage %pos : !hopper.ring_position<stages = 4>`."""
 
     name = "hopper.ring_stage"
+    PART_TYPE: ClassVar[Attribute] = IndexType()
 
     position = operand_def(RingPositionType)
     """The position read."""
-    result = result_def(RegType)
-    """Its stage, in [0, stages) (u32)."""
+    result = result_def()
+    """Its stage, in [0, stages) (an `index`)."""
 
 
 @irdl_op_definition
 class RingPhaseOp(_PositionPart):
-    """The phase parity of a position, a u32 register:
+    """The phase parity of a position, an `i32` (0 or 1, the 32-bit parity that
+    `hopper.mbarrier_wait` takes):
     `%phase = hopper.ring_phase %pos : !hopper.ring_position<stages = 4>`."""
 
     name = "hopper.ring_phase"
+    PART_TYPE: ClassVar[Attribute] = i32
 
     position = operand_def(RingPositionType)
     """The position read."""
-    result = result_def(RegType)
-    """Its phase parity, 0 or 1 (u32)."""
+    result = result_def()
+    """Its phase parity, 0 or 1 (an `i32`)."""

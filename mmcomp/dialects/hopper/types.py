@@ -8,6 +8,7 @@ verifier can check that the pieces fit:
     !hopper.barrier_ring<stages = 3, count = 1>
     !hopper.mbarrier<count = 1>
     !hopper.accumulator<64x256xf32>
+    !hopper.matrix_descriptor<k_major, swizzle 128, mn 128, k 64>
 
 - a tensor map (`TensorMapType`): the global view a TMA copy reads or writes (its
   extents and element type), the box one copy moves and the box's shared-memory swizzle;
@@ -18,11 +19,13 @@ verifier can check that the pieces fit:
   wait and TMA ops take it;
 - a wgmma accumulator (`AccumulatorType`): the f32 m64nN tile one warpgroup accumulates,
   N / 2 registers per thread in the wgmma fragment layout (`hopper.accumulator` names
-  them; `hopper.wgmma_mma_async` updates them in place).
+  them; `hopper.wgmma_mma_async` updates them in place);
+- a wgmma operand's shared-memory matrix descriptor (`MatrixDescriptorType`), of a tile
+  of the layout its parameters give (a `#hopper.tile`'s), which only wgmma reads.
 
 `convert-hopper-to-ptx` turns each value back into the registers that hold it: a tensor
 map's generic address (b64), a barrier's shared address (u32), an accumulator's f32
-registers.
+registers, a descriptor's b64 register.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 from mmcomp import dtypes
+from mmcomp.dialects.hopper.attrs import TileAttr
 from mmcomp.dialects.ptx import TensorMap
 
 WGMMA_M = 64
@@ -307,3 +311,29 @@ class AccumulatorType(ParametrizedAttribute, TypeAttribute):
                     "!hopper.accumulator: expected a static m x n shape, as 64x256xf32", pos
                 )
         return (IntAttr(shape[0]), IntAttr(shape[1]), element_type)
+
+
+@irdl_attr_definition
+class MatrixDescriptorType(ParametrizedAttribute, TypeAttribute):
+    """The 64-bit shared-memory matrix descriptor of a wgmma operand in a tile of the
+    given layout: `!hopper.matrix_descriptor<k_major, swizzle 128, mn 128, k 64>`.
+
+    A type of its own rather than an `i64`: the encoding (start address, leading and
+    stride byte offsets, swizzle mode) is only for wgmma to read, not integer arithmetic,
+    and the tile it carries lets wgmma's verifier check its operands' majors.
+    """
+
+    name = "hopper.matrix_descriptor"
+
+    tile: TileAttr
+    """The layout of the tile the operand lies in."""
+
+    def __init__(self, tile: TileAttr):
+        super().__init__(tile)
+
+    def print_parameters(self, printer: Printer) -> None:
+        self.tile.print_parameters(printer)
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> tuple[TileAttr]:
+        return (TileAttr.new(TileAttr.parse_parameters(parser)),)

@@ -62,13 +62,13 @@ def wgmma_operands(op: sched.MmaOp, swap_ab: bool) -> tuple[sched.LoadTileOp, sc
 
 
 def trip_count(ctx: KernelContext, loop: scf.ForOp) -> SSAValue:
-    """The iterations of the hopper level's copy of `loop`, read as a register:
+    """The iterations of the hopper level's copy of `loop`, an index value:
     `ceil((ub - lb) / step)`, 0 where `lb >= ub`."""
     values = Values(ctx)
     lb, ub = ctx.index(loop.lb), ctx.index(loop.ub)
     trips = values.ceildiv(values.sub(ub, lb), ctx.index(loop.step))
     over = values.pred(values.cmp("hs", lb, ub))
-    return values.reg(values.select(over, values.const(0), trips))
+    return values.select(over, values.const(0), trips)
 
 
 def consumer_loop(ctx: KernelContext) -> scf.ForOp:
@@ -190,7 +190,7 @@ class ConsumerMainloop:
             k.append(ptx.WgmmaWaitOp(1))
             prev, has_prev = prev_carried.value, has_prev_carried.value
             self.ring.release(prev, k.setp("ne", has_prev, k.const(0)), self.threads)
-            k.assign(prev, at.stage)
+            k.assign(prev, ctx.cast(at.stage, ptx.U32))
             k.assign(has_prev, k.const(1))
             self.ring.advance(at)
             self.after_k_block(loop)
@@ -209,9 +209,13 @@ class ConsumerMainloop:
         self.ring.release(prev, k.setp("ne", has_prev, k.const(0)), self.threads)
 
     def a_base(self, base: SSAValue, tile: hopper.TileAttr) -> SSAValue:
-        """The shared address of this consumer's rows of the A tile at `base`."""
+        """The shared address of this consumer's rows of the A tile at `base` (an
+        `!hopper.smem`): `hopper.smem_index` of the consumer's index, a warpgroup's rows
+        per unit."""
         rows = self.ctx.params.wgmma_warpgroup[0]
-        return self.part_offset(base, tile.layout.start_offset(rows, 0))
+        consumer = Values(self.ctx).of(self.threads.consumer)
+        part = hopper.SmemIndexOp(base, 0, consumer, tile.layout.start_offset(rows, 0))
+        return self.ctx.k.append(part).result
 
     def mma(self, op: sched.MmaOp, stage: SSAValue) -> None:
         """The wgmmas of one sched.mma on the ring stage `stage` (a `!hopper.stage`)."""
@@ -329,6 +333,10 @@ class PingPongMainloop(ConsumerMainloop):
         """A consumer's part is the whole tile."""
         return value
 
+    def a_base(self, base: SSAValue, tile: hopper.TileAttr) -> SSAValue:
+        """A consumer's A rows are the whole tile at `base`."""
+        return base
+
     def sync_tile_threads(self) -> None:
         """Barrier of the tile's one consumer warpgroup."""
         values = Values(self.ctx)
@@ -356,10 +364,16 @@ class PingPongMainloop(ConsumerMainloop):
         consumer = self.threads.consumer
         order = ctx.barriers.order
         start = self.at.value
-        mine = k.setp("eq", k.binary(ptx.AndOp, self.tiles_seen, k.const(1)), consumer)
+        values = Values(ctx)
+        # This consumer's tile: the tile counter's parity is the consumer's index (an i1
+        # comparison of the lowering, branched on as a predicate).
+        parity = values.and_(self.tiles_seen, values.const(1))
+        mine = values.cmp("eq", parity, consumer)
         work = k.fresh_label("my_tile")
         self.skip_label = k.fresh_label("tile_done")
-        turn = branch(ctx, mine, (work, self.skip_label), negated=True, otherwise=True)
+        turn = branch(
+            ctx, mine, (work, self.skip_label), negated=True, otherwise=True, predicate=True
+        )
         with k.inside(turn.true_region.block):
             self.ring.advance_by(self.at, trip_count(ctx, loop))
         # The position past the other consumer's K blocks is what the then-block yields.
@@ -370,7 +384,6 @@ class PingPongMainloop(ConsumerMainloop):
         self.kept = [(carried, carried.value) for carried in ctx.carried]
         k.enter(turn.false_region.block)
         first = k.setp("eq", self.tiles_seen, k.const(0))
-        values = Values(ctx)
         is_second = values.cmp("ne", consumer, values.const(0))
         is_first = values.cmp("eq", consumer, values.const(0))
         skip_sync = k.fresh_label("no_order_wait")

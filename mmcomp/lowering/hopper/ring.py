@@ -7,17 +7,19 @@ the CTAs of the cluster), each array a `!hopper.barrier_ring` value whose stages
 (`hopper.ring_barrier`) the mbarrier and TMA ops take. A role walks the ring with a
 position: a `!hopper.ring_position` value made once at the kernel's top level
 (`hopper.ring_start`), moved one stage per K block (`hopper.ring_advance`: the phase flips
-at the wrap), whose stage and phase registers (`hopper.ring_stage`, `hopper.ring_phase`)
-the waits, arrivals and slot addresses read. The K loop and the loops around it carry the
-position (their `iter_args`); the body advances it and yields the result, which
-convert-hopper-to-ptx holds in the start's registers (the advance writes them in place).
+at the wrap), whose stage and phase (`hopper.ring_stage`, an `index`; `hopper.ring_phase`,
+an `i32`, which the empty barrier's wait flips with an `arith.xori`) the waits, arrivals
+and slot addresses read. The K loop and the loops around it carry the position (their
+`iter_args`); the body advances it and yields the result, which convert-hopper-to-ptx
+holds in the start's registers (the advance writes them in place).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from xdsl.dialects import scf
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import IntegerAttr, i32
 from xdsl.ir import SSAValue
 
 from mmcomp.dialects import hopper, ptx
@@ -57,12 +59,13 @@ class Position:
 
     @property
     def stage(self) -> SSAValue:
-        """The stage register of the position at the builder's insertion point."""
+        """The stage (an index value) of the position at the builder's insertion point."""
         return self._read(hopper.RingStageOp)
 
     @property
     def phase(self) -> SSAValue:
-        """The phase-parity register of the position at the builder's insertion point."""
+        """The phase parity (an i32 value) of the position at the builder's insertion
+        point."""
         return self._read(hopper.RingPhaseOp)
 
 
@@ -132,7 +135,10 @@ class Ring:
         return Position(ctx, ctx.carry(start, loop))
 
     def barrier(self, ring: SSAValue, stage: SSAValue | int) -> SSAValue:
-        """The barrier of stage `stage` (a register or a constant) of `ring`."""
+        """The barrier of stage `stage` (an index value, a u32 register read as one, or a
+        constant) of `ring`."""
+        if isinstance(stage, SSAValue):
+            stage = Values(self.ctx).of(stage)
         return self.ctx.k.append(hopper.RingBarrierOp(ring, stage)).result
 
     def stage_slots(self, at: Position) -> SSAValue:
@@ -159,15 +165,18 @@ class Ring:
         k.append(hopper.MbarrierWaitOp(self.barrier(self.full, at.stage), at.phase))
 
     def wait_empty(self, at: Position) -> None:
-        """Wait until the stage at `at` has been released (the parity flipped: the first
-        pass through the ring does not block)."""
+        """Wait until the stage at `at` has been released (the parity flipped, an
+        `arith.xori` with 1: the first pass through the ring does not block)."""
         k = self.ctx.k
         empty = self.barrier(self.empty, at.stage)
-        parity = k.binary(ptx.XorOp, at.phase, k.const(1))
+        phase = at.phase
+        one = k.append(arith.ConstantOp(IntegerAttr(1, i32))).result
+        parity = k.append(arith.XOrIOp(phase, one)).result
         k.append(hopper.MbarrierWaitOp(empty, parity))
 
     def release(self, stage: SSAValue, pred: SSAValue, threads: ConsumerThreads) -> None:
-        """Arrive on the empty barrier of `stage` (if `pred`): one thread of each consumer
+        """Arrive on the empty barrier of `stage` (an index value or a u32 register read as
+        one) (if `pred`): one thread of each consumer
         warpgroup arrives once at every CTA of the cluster (thread t at CTA rank t).
 
         One arrival per warpgroup suffices: `wgmma.wait_group` returns only when the

@@ -18,16 +18,17 @@
 
 hopper.kernel @k() shared @smem align 1024 {
   %smem = ptx.addr_of smem : !ptx.reg<u32>
+  %tile = builtin.unrealized_conversion_cast %smem : !ptx.reg<u32> to !hopper.smem<align 1024>
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c4 = arith.constant 4 : index
   %zero = hopper.zero_accumulator : !hopper.accumulator<64x8xf32>
   %sum = scf.for %kb = %c0 to %c4 step %c1 iter_args(%acc = %zero) -> (!hopper.accumulator<64x8xf32>) {
-    %a = hopper.matrix_descriptor %smem {tile = #hopper.tile<k_major, swizzle 128, mn 64, k 64>, mn = 0, k = 0} : (!ptx.reg<u32>) -> !ptx.reg<b64>
-    %b = hopper.matrix_descriptor %smem {tile = #hopper.tile<k_major, swizzle 128, mn 8, k 64>, mn = 0, k = 16} : (!ptx.reg<u32>) -> !ptx.reg<b64>
+    %a = hopper.matrix_descriptor %tile {mn = 0, k = 0} : (!hopper.smem<align 1024>) -> !hopper.matrix_descriptor<k_major, swizzle 128, mn 64, k 64>
+    %b = hopper.matrix_descriptor %tile {mn = 0, k = 16} : (!hopper.smem<align 1024>) -> !hopper.matrix_descriptor<k_major, swizzle 128, mn 8, k 64>
     ptx.wgmma_fence
-    %d1 = hopper.wgmma_mma_async m64n8k16 bf16 %a, %b, %acc {a_major = "k", b_major = "k", scale_d = 1} : (!ptx.reg<b64>, !ptx.reg<b64>, !hopper.accumulator<64x8xf32>) -> !hopper.accumulator<64x8xf32>
-    %d2 = hopper.wgmma_mma_async m64n8k16 bf16 %b, %a, %d1 {a_major = "k", b_major = "k", scale_d = 1} : (!ptx.reg<b64>, !ptx.reg<b64>, !hopper.accumulator<64x8xf32>) -> !hopper.accumulator<64x8xf32>
+    %d1 = hopper.wgmma_mma_async m64n8k16 bf16 %a, %b, %acc {a_major = "k", b_major = "k", scale_d = 1} : (!hopper.matrix_descriptor<k_major, swizzle 128, mn 64, k 64>, !hopper.matrix_descriptor<k_major, swizzle 128, mn 8, k 64>, !hopper.accumulator<64x8xf32>) -> !hopper.accumulator<64x8xf32>
+    %d2 = hopper.wgmma_mma_async m64n8k16 bf16 %b, %a, %d1 {a_major = "k", b_major = "k", scale_d = 1} : (!hopper.matrix_descriptor<k_major, swizzle 128, mn 8, k 64>, !hopper.matrix_descriptor<k_major, swizzle 128, mn 64, k 64>, !hopper.accumulator<64x8xf32>) -> !hopper.accumulator<64x8xf32>
     ptx.wgmma_commit
     ptx.wgmma_wait 0
     scf.yield %d2 : !hopper.accumulator<64x8xf32>
@@ -42,7 +43,7 @@ hopper.kernel @k() shared @smem align 1024 {
 
 // IR:      %zero = hopper.zero_accumulator : !hopper.accumulator<64x8xf32>
 // IR-NEXT: %sum = scf.for %kb = %c0 to %c4 step %c1 iter_args(%acc = %zero) -> (!hopper.accumulator<64x8xf32>) {
-// IR:      %d1 = hopper.wgmma_mma_async m64n8k16 bf16 %a, %b, %acc {a_major = "k", b_major = "k", scale_d = 1} : (!ptx.reg<b64>, !ptx.reg<b64>, !hopper.accumulator<64x8xf32>) -> !hopper.accumulator<64x8xf32>
+// IR:      %d1 = hopper.wgmma_mma_async m64n8k16 bf16 %a, %b, %acc {a_major = "k", b_major = "k", scale_d = 1} : (!hopper.matrix_descriptor<k_major, swizzle 128, mn 64, k 64>, !hopper.matrix_descriptor<k_major, swizzle 128, mn 8, k 64>, !hopper.accumulator<64x8xf32>) -> !hopper.accumulator<64x8xf32>
 // IR-NEXT: %d2 = hopper.wgmma_mma_async m64n8k16 bf16 %b, %a, %d1
 // IR:      scf.yield %d2 : !hopper.accumulator<64x8xf32>
 // IR:      %e0 = hopper.accumulator_element %sum[0] : !hopper.accumulator<64x8xf32>

@@ -108,11 +108,15 @@ builtin.module {
 // CHECK:            %[[K_AT:[0-9]+]] = scf.for %[[KB:[0-9]+]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[AT:[0-9]+]] = %[[TILE_AT]]) -> (!hopper.ring_position<stages = 4>) {
 // CHECK-NEXT:         builtin.unrealized_conversion_cast %[[KB]] : index to !ptx.reg<u32>
 // CHECK-NEXT:         %[[K0:.*]] = arith.muli %[[KB]], %{{.*}} : index
-// The waits, the arrival and the stage's address read the position's stage and phase.
+// The waits, the arrival and the stage's address read the position's stage (an index)
+// and phase (an i32); the empty barrier's wait flips the phase with an arith.xori.
 // CHECK:          %[[STAGE:.*]] = hopper.ring_stage %[[AT]] : !hopper.ring_position<stages = 4>
-// CHECK-NEXT:     %[[EMPTY:.*]] = hopper.ring_barrier %[[EMPTIES]][%[[STAGE]]] : !hopper.barrier_ring<stages = 4, count = 2>, !ptx.reg<u32>
-// CHECK:          hopper.mbarrier_wait %[[EMPTY]], %{{.*}} : (!hopper.mbarrier<count = 2>, !ptx.reg<u32>) -> ()
-// CHECK-NEXT:     %[[FULL:.*]] = hopper.ring_barrier %[[FULLS]][%[[STAGE]]] : !hopper.barrier_ring<stages = 4, count = 1>, !ptx.reg<u32>
+// CHECK-NEXT:     %[[EMPTY:.*]] = hopper.ring_barrier %[[EMPTIES]][%[[STAGE]]] : !hopper.barrier_ring<stages = 4, count = 2>
+// CHECK-NEXT:     %[[PHASE:.*]] = hopper.ring_phase %[[AT]] : !hopper.ring_position<stages = 4>
+// CHECK-NEXT:     %[[ONE:.*]] = arith.constant 1 : i32
+// CHECK-NEXT:     %[[FLIPPED:.*]] = arith.xori %[[PHASE]], %[[ONE]] : i32
+// CHECK-NEXT:     hopper.mbarrier_wait %[[EMPTY]], %[[FLIPPED]] : (!hopper.mbarrier<count = 2>, i32) -> ()
+// CHECK-NEXT:     %[[FULL:.*]] = hopper.ring_barrier %[[FULLS]][%[[STAGE]]] : !hopper.barrier_ring<stages = 4, count = 1>
 // CHECK-NEXT:     hopper.mbarrier_arrive_expect_tx 32768 %[[FULL]] : !hopper.mbarrier<count = 1>
 // The copies take their coordinates as the index values of the schedule's arithmetic, and
 // their destinations as the slots of the position's stage.
@@ -136,31 +140,29 @@ builtin.module {
 // carried by the K loop: the last of the iter_args.
 // CHECK:          %[[ZERO:.*]] = hopper.zero_accumulator : !hopper.accumulator<64x128xf32>
 // CHECK:          %{{.*}}, %[[RESULT:.*]] = scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args({{.*}}, %[[ACC:.*]] = %[[ZERO]]) -> ({{.*}}, !hopper.accumulator<64x128xf32>) {
-// CHECK:          %[[READY:.*]] = hopper.ring_barrier %[[FULLS]][%{{.*}}] : !hopper.barrier_ring<stages = 4, count = 1>, !ptx.reg<u32>
+// CHECK:          %[[READY:.*]] = hopper.ring_barrier %[[FULLS]][%{{.*}}] : !hopper.barrier_ring<stages = 4, count = 1>
 // CHECK-NEXT:     %[[READ_PHASE:.*]] = hopper.ring_phase %{{.*}} : !hopper.ring_position<stages = 4>
-// CHECK-NEXT:     hopper.mbarrier_wait %[[READY]], %[[READ_PHASE]] : (!hopper.mbarrier<count = 1>, !ptx.reg<u32>) -> ()
-// The stage's slots; the A slot moved to this consumer's rows (index arithmetic on the
-// slot's address, one mad), the W slot read by its descriptors as it is.
+// CHECK-NEXT:     hopper.mbarrier_wait %[[READY]], %[[READ_PHASE]] : (!hopper.mbarrier<count = 1>, i32) -> ()
+// The stage's slots; the A slot moved to this consumer's rows (a hopper.smem_index of
+// the consumer's index, 8192 bytes each: one mad), the W slot read by its descriptors as
+// it is; each descriptor's type gives its tile's layout.
 // CHECK-NEXT:     %[[STAGE:.*]] = hopper.slot_stage %[[SLOTS]][%{{.*}}] : !hopper.slot_ring<stages = 4, bytes = 32768, slots = [0, 16384]>, !hopper.ring_position<stages = 4>
 // CHECK-NEXT:     ptx.wgmma_fence
 // CHECK-NEXT:     %[[A_TILE:.*]] = hopper.ring_slot %[[STAGE]][0] : !hopper.stage<slots = [0, 16384]>
-// CHECK-NEXT:     %[[ROWS:.*]] = arith.constant 8192 : index
-// CHECK-NEXT:     %[[A_INDEX:.*]] = builtin.unrealized_conversion_cast %[[A_TILE]] : !hopper.smem<align 1024> to index
-// CHECK-NEXT:     %[[PART:.*]] = arith.muli %{{.*}}, %[[ROWS]] : index
-// CHECK-NEXT:     %[[MINE:.*]] = arith.addi %[[PART]], %[[A_INDEX]] {ptx.mad} : index
-// CHECK-NEXT:     %[[MINE_REG:.*]] = builtin.unrealized_conversion_cast %[[MINE]] : index to !ptx.reg<u32>
+// CHECK-NEXT:     %[[MINE:.*]] = hopper.smem_index %[[A_TILE]][0 + %{{.*}} * 8192] : !hopper.smem<align 1024> -> !hopper.smem<align 1024>
 // CHECK-NEXT:     %[[W_TILE:.*]] = hopper.ring_slot %[[STAGE]][1] : !hopper.stage<slots = [0, 16384]>
-// CHECK-NEXT:     hopper.matrix_descriptor %[[MINE_REG]] {tile = #hopper.tile<k_major, swizzle 128, mn 128, k 64>, mn = 0, k = 0} : (!ptx.reg<u32>) -> !ptx.reg<b64>
-// CHECK-NEXT:     hopper.matrix_descriptor %[[W_TILE]] {tile = #hopper.tile<k_major, swizzle 128, mn 128, k 64>, mn = 0, k = 0} : (!hopper.smem<align 1024>) -> !ptx.reg<b64>
-// Each wgmma takes the accumulator and returns the next; the body yields the last.
-// CHECK:          %[[D1:.*]] = hopper.wgmma_mma_async m64n128k16 bf16 %{{.*}}, %{{.*}}, %[[ACC]] {a_major = "k", b_major = "k", scale_d = 1} : (!ptx.reg<b64>, !ptx.reg<b64>, !hopper.accumulator<64x128xf32>) -> !hopper.accumulator<64x128xf32>
+// CHECK-NEXT:     %[[A_DESC:.*]] = hopper.matrix_descriptor %[[MINE]] {mn = 0, k = 0} : (!hopper.smem<align 1024>) -> !hopper.matrix_descriptor<k_major, swizzle 128, mn 128, k 64>
+// CHECK-NEXT:     %[[W_DESC:.*]] = hopper.matrix_descriptor %[[W_TILE]] {mn = 0, k = 0} : (!hopper.smem<align 1024>) -> !hopper.matrix_descriptor<k_major, swizzle 128, mn 128, k 64>
+// Each wgmma takes the descriptors and the accumulator and returns the next accumulator;
+// the body yields the last.
+// CHECK-NEXT:     %[[D1:.*]] = hopper.wgmma_mma_async m64n128k16 bf16 %[[A_DESC]], %[[W_DESC]], %[[ACC]] {a_major = "k", b_major = "k", scale_d = 1} : (!hopper.matrix_descriptor<k_major, swizzle 128, mn 128, k 64>, !hopper.matrix_descriptor<k_major, swizzle 128, mn 128, k 64>, !hopper.accumulator<64x128xf32>) -> !hopper.accumulator<64x128xf32>
 // CHECK:          %[[D2:.*]] = hopper.wgmma_mma_async m64n128k16 bf16 %{{.*}}, %{{.*}}, %[[D1]]
 // CHECK:          %[[D3:.*]] = hopper.wgmma_mma_async m64n128k16 bf16 %{{.*}}, %{{.*}}, %[[D2]]
-// CHECK:          hopper.matrix_descriptor %{{.*}} {tile = #hopper.tile<k_major, swizzle 128, mn 128, k 64>, mn = 0, k = 48}
+// CHECK:          hopper.matrix_descriptor %{{.*}} {mn = 0, k = 48} : (!hopper.smem<align 1024>) -> !hopper.matrix_descriptor<k_major, swizzle 128, mn 128, k 64>
 // CHECK:          %[[D4:.*]] = hopper.wgmma_mma_async m64n128k16 bf16 %{{.*}}, %{{.*}}, %[[D3]]
 // CHECK:          ptx.wgmma_commit
 // CHECK-NEXT:     ptx.wgmma_wait 1
-// CHECK:          %[[RELEASED:.*]] = hopper.ring_barrier %[[EMPTIES]][%{{.*}}] : !hopper.barrier_ring<stages = 4, count = 2>, !ptx.reg<u32>
+// CHECK:          %[[RELEASED:.*]] = hopper.ring_barrier %[[EMPTIES]][%{{.*}}] : !hopper.barrier_ring<stages = 4, count = 2>
 // CHECK:          hopper.mbarrier_arrive %[[RELEASED]] if %{{.*}} : !hopper.mbarrier<count = 2>
 // CHECK:          scf.yield {{.*}}, %[[D4]] : {{.*}}, !hopper.accumulator<64x128xf32>
 // CHECK:          ptx.wgmma_wait 0

@@ -24,7 +24,7 @@ func.func @linear(%a: tensor<7x300xbf16>, %w: tensor<200x300xbf16>, %bias: tenso
 
 // The hardware mapping is where the swap first shows: the A box holds 8 rows, W's tile
 // is wgmma's A operand (its slot after A's 1024 bytes, each consumer 64 of its rows,
-// 8192 bytes apart) and A's tile wgmma's B operand (n = 8): the accumulator is
+// 8192 bytes apart: a hopper.smem_index of the consumer) and A's tile wgmma's B operand (n = 8): the accumulator is
 // 64 (N) x 8 (M).
 // CHECK:      hopper.tensormap_param tmap0 : !hopper.tensormap<7x300xbf16, box 8x64, swizzle 128>
 // CHECK-NEXT: hopper.tensormap_param tmap1 : !hopper.tensormap<200x300xbf16, box 128x64, swizzle 128>
@@ -32,14 +32,10 @@ func.func @linear(%a: tensor<7x300xbf16>, %w: tensor<200x300xbf16>, %bias: tenso
 // CHECK:      %[[STAGE:.*]] = hopper.slot_stage %{{.*}}[%{{.*}}] : !hopper.slot_ring<stages = 4, bytes = 17408, slots = [0, 1024]>, !hopper.ring_position<stages = 4>
 // CHECK-NEXT: ptx.wgmma_fence
 // CHECK-NEXT: %[[WBASE:.*]] = hopper.ring_slot %[[STAGE]][1] : !hopper.stage<slots = [0, 1024]>
-// CHECK-NEXT: %[[PART:.*]] = arith.constant 8192 : index
-// CHECK-NEXT: %[[WBASE_INDEX:.*]] = builtin.unrealized_conversion_cast %[[WBASE]] : !hopper.smem<align 1024> to index
-// CHECK-NEXT: %[[WOFFSET:.*]] = arith.muli %{{.*}}, %[[PART]] : index
-// CHECK-NEXT: %[[WMINE_INDEX:.*]] = arith.addi %[[WOFFSET]], %[[WBASE_INDEX]] {ptx.mad} : index
-// CHECK-NEXT: %[[WMINE:.*]] = builtin.unrealized_conversion_cast %[[WMINE_INDEX]] : index to !ptx.reg<u32>
+// CHECK-NEXT: %[[WMINE:.*]] = hopper.smem_index %[[WBASE]][0 + %{{.*}} * 8192] : !hopper.smem<align 1024> -> !hopper.smem<align 1024>
 // CHECK-NEXT: %[[ABASE:.*]] = hopper.ring_slot %[[STAGE]][0] : !hopper.stage<slots = [0, 1024]>
-// CHECK-NEXT: %[[WDESC:.*]] = hopper.matrix_descriptor %[[WMINE]] {tile = #hopper.tile<k_major, swizzle 128, mn 128, k 64>, mn = 0, k = 0}
-// CHECK-NEXT: %[[ADESC:.*]] = hopper.matrix_descriptor %[[ABASE]] {tile = #hopper.tile<k_major, swizzle 128, mn 8, k 64>, mn = 0, k = 0}
+// CHECK-NEXT: %[[WDESC:.*]] = hopper.matrix_descriptor %[[WMINE]] {mn = 0, k = 0} : (!hopper.smem<align 1024>) -> !hopper.matrix_descriptor<k_major, swizzle 128, mn 128, k 64>
+// CHECK-NEXT: %[[ADESC:.*]] = hopper.matrix_descriptor %[[ABASE]] {mn = 0, k = 0} : (!hopper.smem<align 1024>) -> !hopper.matrix_descriptor<k_major, swizzle 128, mn 8, k 64>
 // CHECK-NEXT: hopper.wgmma_mma_async m64n8k16 bf16 %[[WDESC]], %[[ADESC]], %{{.*}} {a_major = "k", b_major = "k", scale_d = 1}
 // The epilogue writes the transposed fragment: a thread's two neighbouring columns are
 // rows m and m + 1 of C, 2 x 200 bytes apart, stored one element at a time.

@@ -1,26 +1,35 @@
 // RUN: mmcomp-opt %s -p convert-hopper-to-ptx -t ptx | filecheck %s
 
-// hopper.matrix_descriptor for each swizzle mode and major-ness: the start-address offset
-// of the operand inside its tile (added to the base), then the constant fields
-// LBO >> 4 << 16 | SBO >> 4 << 32 | swizzle << 62 ORed into (start >> 4) & 0x3FFF.
+// hopper.matrix_descriptor for each swizzle mode and major-ness (the tile's layout is the
+// result type's): the start-address offset of the operand inside its tile (added to the
+// base, an !hopper.smem), then the constant fields
+// LBO >> 4 << 16 | SBO >> 4 << 32 | swizzle << 62 ORed into (start >> 4) & 0x3FFF. The
+// stores read each descriptor's b64 register through a cast.
 
 ptx.module version 8.0 target sm_90a address_size 64 {
   ptx.shared @smem align 1024 size 16384
   ptx.entry @descriptors(out : ptr) {
-    %smem = ptx.addr_of smem : !ptx.reg<u32>
+    %address = ptx.addr_of smem : !ptx.reg<u32>
+    %smem = builtin.unrealized_conversion_cast %address : !ptx.reg<u32> to !hopper.smem<align 1024>
     %out = ptx.ld_param out : !ptx.reg<u64>
-    %d0 = hopper.matrix_descriptor %smem {tile = #hopper.tile<k_major, swizzle none, mn 64, k 32>, mn = 8, k = 16} : (!ptx.reg<u32>) -> !ptx.reg<b64>
-    %d1 = hopper.matrix_descriptor %smem {tile = #hopper.tile<k_major, swizzle 32, mn 64, k 32>, mn = 0, k = 16} : (!ptx.reg<u32>) -> !ptx.reg<b64>
-    %d2 = hopper.matrix_descriptor %smem {tile = #hopper.tile<k_major, swizzle 64, mn 64, k 32>, mn = 0, k = 16} : (!ptx.reg<u32>) -> !ptx.reg<b64>
-    %d3 = hopper.matrix_descriptor %smem {tile = #hopper.tile<mn_major, swizzle 64, mn 64, k 32>, mn = 32, k = 16} : (!ptx.reg<u32>) -> !ptx.reg<b64>
-    %d4 = hopper.matrix_descriptor %smem {tile = #hopper.tile<mn_major, swizzle none, mn 64, k 16>, mn = 8, k = 0} : (!ptx.reg<u32>) -> !ptx.reg<b64>
-    %d5 = hopper.matrix_descriptor %smem {tile = #hopper.tile<k_major, swizzle 128, mn 64, k 64>} : (!ptx.reg<u32>) -> !ptx.reg<b64>
-    ptx.st global %out, %d0 : (!ptx.reg<u64>, !ptx.reg<b64>) -> ()
-    ptx.st global %out, %d1 {offset = 8} : (!ptx.reg<u64>, !ptx.reg<b64>) -> ()
-    ptx.st global %out, %d2 {offset = 16} : (!ptx.reg<u64>, !ptx.reg<b64>) -> ()
-    ptx.st global %out, %d3 {offset = 24} : (!ptx.reg<u64>, !ptx.reg<b64>) -> ()
-    ptx.st global %out, %d4 {offset = 32} : (!ptx.reg<u64>, !ptx.reg<b64>) -> ()
-    ptx.st global %out, %d5 {offset = 40} : (!ptx.reg<u64>, !ptx.reg<b64>) -> ()
+    %d0 = hopper.matrix_descriptor %smem {mn = 8, k = 16} : (!hopper.smem<align 1024>) -> !hopper.matrix_descriptor<k_major, swizzle none, mn 64, k 32>
+    %d1 = hopper.matrix_descriptor %smem {mn = 0, k = 16} : (!hopper.smem<align 1024>) -> !hopper.matrix_descriptor<k_major, swizzle 32, mn 64, k 32>
+    %d2 = hopper.matrix_descriptor %smem {mn = 0, k = 16} : (!hopper.smem<align 1024>) -> !hopper.matrix_descriptor<k_major, swizzle 64, mn 64, k 32>
+    %d3 = hopper.matrix_descriptor %smem {mn = 32, k = 16} : (!hopper.smem<align 1024>) -> !hopper.matrix_descriptor<mn_major, swizzle 64, mn 64, k 32>
+    %d4 = hopper.matrix_descriptor %smem {mn = 8, k = 0} : (!hopper.smem<align 1024>) -> !hopper.matrix_descriptor<mn_major, swizzle none, mn 64, k 16>
+    %d5 = hopper.matrix_descriptor %smem : (!hopper.smem<align 1024>) -> !hopper.matrix_descriptor<k_major, swizzle 128, mn 64, k 64>
+    %r0 = builtin.unrealized_conversion_cast %d0 : !hopper.matrix_descriptor<k_major, swizzle none, mn 64, k 32> to !ptx.reg<b64>
+    ptx.st global %out, %r0 : (!ptx.reg<u64>, !ptx.reg<b64>) -> ()
+    %r1 = builtin.unrealized_conversion_cast %d1 : !hopper.matrix_descriptor<k_major, swizzle 32, mn 64, k 32> to !ptx.reg<b64>
+    ptx.st global %out, %r1 {offset = 8} : (!ptx.reg<u64>, !ptx.reg<b64>) -> ()
+    %r2 = builtin.unrealized_conversion_cast %d2 : !hopper.matrix_descriptor<k_major, swizzle 64, mn 64, k 32> to !ptx.reg<b64>
+    ptx.st global %out, %r2 {offset = 16} : (!ptx.reg<u64>, !ptx.reg<b64>) -> ()
+    %r3 = builtin.unrealized_conversion_cast %d3 : !hopper.matrix_descriptor<mn_major, swizzle 64, mn 64, k 32> to !ptx.reg<b64>
+    ptx.st global %out, %r3 {offset = 24} : (!ptx.reg<u64>, !ptx.reg<b64>) -> ()
+    %r4 = builtin.unrealized_conversion_cast %d4 : !hopper.matrix_descriptor<mn_major, swizzle none, mn 64, k 16> to !ptx.reg<b64>
+    ptx.st global %out, %r4 {offset = 32} : (!ptx.reg<u64>, !ptx.reg<b64>) -> ()
+    %r5 = builtin.unrealized_conversion_cast %d5 : !hopper.matrix_descriptor<k_major, swizzle 128, mn 64, k 64> to !ptx.reg<b64>
+    ptx.st global %out, %r5 {offset = 40} : (!ptx.reg<u64>, !ptx.reg<b64>) -> ()
     ptx.ret
   }
 }

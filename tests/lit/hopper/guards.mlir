@@ -25,8 +25,8 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     hopper.mbarrier_init %bar if %leader : !hopper.mbarrier<count = 1>
     ptx.fence mbarrier_init if %leader
     ptx.bar sync 0
-    %parity = ptx.const 0 : !ptx.reg<u32>
-    hopper.mbarrier_wait %bar, %parity if not %leader : (!hopper.mbarrier<count = 1>, !ptx.reg<u32>) -> ()
+    %parity = arith.constant 0 : i32
+    hopper.mbarrier_wait %bar, %parity if not %leader : (!hopper.mbarrier<count = 1>, i32) -> ()
     %c4 = arith.constant 4 : index
     %low = arith.cmpi ult, %tid, %c4 : index
     %store = arith.andi %leader, %low : i1
@@ -48,7 +48,7 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 // IR:      %[[LEADER:.*]] = arith.cmpi eq, %{{.*}}, %{{.*}} : index
 // IR:      hopper.mbarrier_init %{{.*}} if %[[LEADER]] : !hopper.mbarrier<count = 1>
 // IR-NEXT: ptx.fence mbarrier_init if %[[LEADER]]
-// IR:      hopper.mbarrier_wait %{{.*}}, %{{.*}} if not %[[LEADER]] : (!hopper.mbarrier<count = 1>, !ptx.reg<u32>) -> ()
+// IR:      hopper.mbarrier_wait %{{.*}}, %{{.*}} if not %[[LEADER]] : (!hopper.mbarrier<count = 1>, i32) -> ()
 // IR:      %[[STORE:.*]] = arith.andi %[[LEADER]], %{{.*}} : i1
 // IR:      hopper.tma_store %{{.*}} to %{{.*}}[%{{.*}}, %{{.*}}] if %[[STORE]] :
 // IR-NEXT: ptx.bulk_commit if %[[STORE]]

@@ -6,10 +6,11 @@
 ptx.module version 8.0 target sm_90a address_size 64 {
   ptx.shared @smem align 1024 size 1024
   ptx.entry @k(t : tmap, d : b64) {
-    %d = ptx.ld_param d : !ptx.reg<b64>
+    %dr = ptx.ld_param d : !ptx.reg<b64>
+    %d = builtin.unrealized_conversion_cast %dr : !ptx.reg<b64> to !hopper.matrix_descriptor<k_major, swizzle 128, mn 64, k 64>
     %f = ptx.const 0.0 : !ptx.reg<f32>
     %acc = hopper.accumulator %f, %f, %f, %f : !hopper.accumulator<64x8xf32>
-    %next = hopper.wgmma_mma_async m64n16k16 bf16 %d, %d, %acc : (!ptx.reg<b64>, !ptx.reg<b64>, !hopper.accumulator<64x8xf32>) -> !hopper.accumulator<64x8xf32>
+    %next = hopper.wgmma_mma_async m64n16k16 bf16 %d, %d, %acc : (!hopper.matrix_descriptor<k_major, swizzle 128, mn 64, k 64>, !hopper.matrix_descriptor<k_major, swizzle 128, mn 64, k 64>, !hopper.accumulator<64x8xf32>) -> !hopper.accumulator<64x8xf32>
   }
 }
 // CHECK: hopper.wgmma_mma_async: m64n16k16 accumulates into a 64x16 tile, found !hopper.accumulator<64x8xf32>
@@ -18,9 +19,10 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 
 // A wgmma whose result is not an accumulator of its operand's type.
 hopper.kernel @k(d : b64) {
-  %d = ptx.ld_param d : !ptx.reg<b64>
+  %dr = ptx.ld_param d : !ptx.reg<b64>
+  %d = builtin.unrealized_conversion_cast %dr : !ptx.reg<b64> to !hopper.matrix_descriptor<k_major, swizzle 128, mn 64, k 64>
   %acc = hopper.zero_accumulator : !hopper.accumulator<64x8xf32>
-  %next = hopper.wgmma_mma_async m64n8k16 bf16 %d, %d, %acc : (!ptx.reg<b64>, !ptx.reg<b64>, !hopper.accumulator<64x8xf32>) -> !hopper.accumulator<64x16xf32>
+  %next = hopper.wgmma_mma_async m64n8k16 bf16 %d, %d, %acc : (!hopper.matrix_descriptor<k_major, swizzle 128, mn 64, k 64>, !hopper.matrix_descriptor<k_major, swizzle 128, mn 64, k 64>, !hopper.accumulator<64x8xf32>) -> !hopper.accumulator<64x16xf32>
 }
 // CHECK: hopper.wgmma_mma_async: the result must have the accumulator's type !hopper.accumulator<64x8xf32>, found !hopper.accumulator<64x16xf32>
 
@@ -57,10 +59,11 @@ hopper.kernel @k() {
 ptx.module version 8.0 target sm_90a address_size 64 {
   ptx.shared @smem align 1024 size 1024
   ptx.entry @k(t : tmap, d : b64) {
-    %d = ptx.ld_param d : !ptx.reg<b64>
+    %dr = ptx.ld_param d : !ptx.reg<b64>
+    %d = builtin.unrealized_conversion_cast %dr : !ptx.reg<b64> to !hopper.matrix_descriptor<k_major, swizzle 128, mn 64, k 64>
     %f = ptx.const 0.0 : !ptx.reg<f32>
     %acc = hopper.accumulator %f, %f, %f, %f : !hopper.accumulator<64x8xf32>
-    %next = hopper.wgmma_mma_async m64n12k16 bf16 %d, %d, %acc : (!ptx.reg<b64>, !ptx.reg<b64>, !hopper.accumulator<64x8xf32>) -> !hopper.accumulator<64x8xf32>
+    %next = hopper.wgmma_mma_async m64n12k16 bf16 %d, %d, %acc : (!hopper.matrix_descriptor<k_major, swizzle 128, mn 64, k 64>, !hopper.matrix_descriptor<k_major, swizzle 128, mn 64, k 64>, !hopper.accumulator<64x8xf32>) -> !hopper.accumulator<64x8xf32>
   }
 }
 // CHECK: hopper.wgmma_mma_async: shape must be m64nNk16 with N a multiple of 8 in [8, 256], found 'm64n12k16'
@@ -71,10 +74,11 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 ptx.module version 8.0 target sm_90a address_size 64 {
   ptx.shared @smem align 1024 size 1024
   ptx.entry @k(t : tmap, d : b64) {
-    %d = ptx.ld_param d : !ptx.reg<b64>
+    %dr = ptx.ld_param d : !ptx.reg<b64>
+    %d = builtin.unrealized_conversion_cast %dr : !ptx.reg<b64> to !hopper.matrix_descriptor<k_major, swizzle 128, mn 64, k 64>
     %f = ptx.const 0.0 : !ptx.reg<f32>
     %acc = hopper.accumulator %f, %f, %f, %f : !hopper.accumulator<64x8xf32>
-    %next = hopper.wgmma_mma_async m64n8k16 f32 %d, %d, %acc : (!ptx.reg<b64>, !ptx.reg<b64>, !hopper.accumulator<64x8xf32>) -> !hopper.accumulator<64x8xf32>
+    %next = hopper.wgmma_mma_async m64n8k16 f32 %d, %d, %acc : (!hopper.matrix_descriptor<k_major, swizzle 128, mn 64, k 64>, !hopper.matrix_descriptor<k_major, swizzle 128, mn 64, k 64>, !hopper.accumulator<64x8xf32>) -> !hopper.accumulator<64x8xf32>
   }
 }
 // CHECK: hopper.wgmma_mma_async: dtype must be bf16 or f16, found 'f32'
@@ -93,17 +97,56 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 
 // -----
 
-// A wgmma descriptor in a 32-bit register.
+// A wgmma descriptor in a register (a descriptor is a !hopper.matrix_descriptor).
 ptx.module version 8.0 target sm_90a address_size 64 {
-  ptx.shared @smem align 1024 size 1024
-  ptx.entry @k(t : tmap, d : b64) {
-    %s = ptx.addr_of smem : !ptx.reg<u32>
+  ptx.entry @k(d : b64) {
+    %d = ptx.ld_param d : !ptx.reg<b64>
     %f = ptx.const 0.0 : !ptx.reg<f32>
     %acc = hopper.accumulator %f, %f, %f, %f : !hopper.accumulator<64x8xf32>
-    %next = hopper.wgmma_mma_async m64n8k16 bf16 %s, %s, %acc : (!ptx.reg<u32>, !ptx.reg<u32>, !hopper.accumulator<64x8xf32>) -> !hopper.accumulator<64x8xf32>
+    %next = hopper.wgmma_mma_async m64n8k16 bf16 %d, %d, %acc : (!ptx.reg<b64>, !ptx.reg<b64>, !hopper.accumulator<64x8xf32>) -> !hopper.accumulator<64x8xf32>
   }
 }
-// CHECK: hopper.wgmma_mma_async: the A descriptor must be a 64-bit integer register, found !ptx.reg<u32>
+// CHECK: hopper.wgmma_mma_async: the A descriptor must be a !hopper.matrix_descriptor, found !ptx.reg<b64>
+
+// -----
+
+// A wgmma whose B operand's major-ness is not its descriptor's tile's.
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.shared @smem align 1024 size 1024
+  ptx.entry @k() {
+    %s = ptx.addr_of smem : !ptx.reg<u32>
+    %tile = builtin.unrealized_conversion_cast %s : !ptx.reg<u32> to !hopper.smem<align 1024>
+    %a = hopper.matrix_descriptor %tile : (!hopper.smem<align 1024>) -> !hopper.matrix_descriptor<k_major, swizzle 128, mn 64, k 64>
+    %acc = hopper.zero_accumulator : !hopper.accumulator<64x8xf32>
+    %next = hopper.wgmma_mma_async m64n8k16 bf16 %a, %a, %acc {a_major = "k", b_major = "mn"} : (!hopper.matrix_descriptor<k_major, swizzle 128, mn 64, k 64>, !hopper.matrix_descriptor<k_major, swizzle 128, mn 64, k 64>, !hopper.accumulator<64x8xf32>) -> !hopper.accumulator<64x8xf32>
+  }
+}
+// CHECK: hopper.wgmma_mma_async: b_major is 'mn' but the B descriptor's tile is k_major
+
+// -----
+
+// A descriptor of a tile at a register address (the base is an !hopper.smem).
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.shared @smem align 1024 size 1024
+  ptx.entry @k() {
+    %s = ptx.addr_of smem : !ptx.reg<u32>
+    %a = hopper.matrix_descriptor %s : (!ptx.reg<u32>) -> !hopper.matrix_descriptor<k_major, swizzle 128, mn 64, k 64>
+  }
+}
+// CHECK: hopper.matrix_descriptor: the tile base must be an !hopper.smem shared address, found !ptx.reg<u32>
+
+// -----
+
+// A descriptor whose result is a register (a descriptor is a !hopper.matrix_descriptor).
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.shared @smem align 1024 size 1024
+  ptx.entry @k() {
+    %s = ptx.addr_of smem : !ptx.reg<u32>
+    %tile = builtin.unrealized_conversion_cast %s : !ptx.reg<u32> to !hopper.smem<align 1024>
+    %a = hopper.matrix_descriptor %tile : (!hopper.smem<align 1024>) -> !ptx.reg<b64>
+  }
+}
+// CHECK: hopper.matrix_descriptor: the result must be a !hopper.matrix_descriptor, found !ptx.reg<b64>
 
 // -----
 
@@ -112,7 +155,8 @@ ptx.module version 8.0 target sm_90a address_size 64 {
   ptx.shared @smem align 1024 size 1024
   ptx.entry @k(t : tmap, d : b64) {
     %s = ptx.addr_of smem : !ptx.reg<u32>
-    %a = hopper.matrix_descriptor %s {tile = #hopper.tile<k_major, swizzle 128, mn 128, k 64>, mn = 0, k = 8} : (!ptx.reg<u32>) -> !ptx.reg<b64>
+    %s_tile = builtin.unrealized_conversion_cast %s : !ptx.reg<u32> to !hopper.smem<align 1024>
+    %a = hopper.matrix_descriptor %s_tile {mn = 0, k = 8} : (!hopper.smem<align 1024>) -> !hopper.matrix_descriptor<k_major, swizzle 128, mn 128, k 64>
   }
 }
 // CHECK: hopper.matrix_descriptor: a wgmma K offset must be a multiple of 16, found 8
@@ -124,7 +168,8 @@ ptx.module version 8.0 target sm_90a address_size 64 {
   ptx.shared @smem align 1024 size 1024
   ptx.entry @k(t : tmap, d : b64) {
     %s = ptx.addr_of smem : !ptx.reg<u32>
-    %a = hopper.matrix_descriptor %s {tile = #hopper.tile<k_major, swizzle 128, mn 128, k 64>, mn = 128, k = 0} : (!ptx.reg<u32>) -> !ptx.reg<b64>
+    %s_tile = builtin.unrealized_conversion_cast %s : !ptx.reg<u32> to !hopper.smem<align 1024>
+    %a = hopper.matrix_descriptor %s_tile {mn = 128, k = 0} : (!hopper.smem<align 1024>) -> !hopper.matrix_descriptor<k_major, swizzle 128, mn 128, k 64>
   }
 }
 // CHECK: hopper.matrix_descriptor: operand origin (mn 128, k 0) lies outside the 128x64 tile
@@ -136,7 +181,8 @@ ptx.module version 8.0 target sm_90a address_size 64 {
   ptx.shared @smem align 1024 size 1024
   ptx.entry @k(t : tmap, d : b64) {
     %s = ptx.addr_of smem : !ptx.reg<u32>
-    %a = hopper.matrix_descriptor %s {tile = #hopper.tile<mn_major, swizzle 128, mn 128, k 64>, mn = 32, k = 0} : (!ptx.reg<u32>) -> !ptx.reg<b64>
+    %s_tile = builtin.unrealized_conversion_cast %s : !ptx.reg<u32> to !hopper.smem<align 1024>
+    %a = hopper.matrix_descriptor %s_tile {mn = 32, k = 0} : (!hopper.smem<align 1024>) -> !hopper.matrix_descriptor<mn_major, swizzle 128, mn 128, k 64>
   }
 }
 // CHECK: hopper.matrix_descriptor: an MN-major MN offset must be a multiple of 64, found 32
@@ -148,7 +194,8 @@ ptx.module version 8.0 target sm_90a address_size 64 {
   ptx.shared @smem align 1024 size 1024
   ptx.entry @k(t : tmap, d : b64) {
     %s = ptx.addr_of smem : !ptx.reg<u32>
-    %a = hopper.matrix_descriptor %s {tile = #hopper.tile<k_major, swizzle 128, mn 64, k 48>} : (!ptx.reg<u32>) -> !ptx.reg<b64>
+    %s_tile = builtin.unrealized_conversion_cast %s : !ptx.reg<u32> to !hopper.smem<align 1024>
+    %a = hopper.matrix_descriptor %s_tile : (!hopper.smem<align 1024>) -> !hopper.matrix_descriptor<k_major, swizzle 128, mn 64, k 48>
   }
 }
 // CHECK: #hopper.tile: the contiguous extent of a k-major tile (48 elements) must fill whole 128-byte rows
@@ -203,18 +250,19 @@ hopper.kernel @k(a : ptr, t : tmap<arg = 0, dtype = bf16, shape = [256, 128], bo
 
 // -----
 
-// An mbarrier wait on a predicate phase.
+// An mbarrier wait on a phase in a register (the parity is an i32: a ring_phase, or its
+// flip).
 ptx.module version 8.0 target sm_90a address_size 64 {
   ptx.shared @smem align 1024 size 1024
   ptx.entry @k(t : tmap, d : b64) {
     %s = ptx.addr_of smem : !ptx.reg<u32>
     %r = hopper.barrier_ring %s : (!ptx.reg<u32>) -> !hopper.barrier_ring<stages = 2, count = 1>
     %b = hopper.ring_barrier %r[0] : !hopper.barrier_ring<stages = 2, count = 1>
-    %p = ptx.elect_sync : !ptx.reg<pred>
-    hopper.mbarrier_wait %b, %p : (!hopper.mbarrier<count = 1>, !ptx.reg<pred>) -> ()
+    %p = ptx.const 0 : !ptx.reg<u32>
+    hopper.mbarrier_wait %b, %p : (!hopper.mbarrier<count = 1>, !ptx.reg<u32>) -> ()
   }
 }
-// CHECK: hopper.mbarrier_wait: the phase must be a 32-bit integer register, found !ptx.reg<pred>
+// CHECK: hopper.mbarrier_wait: the phase must be i32, found !ptx.reg<u32>
 
 // -----
 
@@ -267,17 +315,17 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 
 // -----
 
-// A stage in a 16-bit register.
+// A stage in a register (the stage is an index: a ring position's ring_stage).
 ptx.module version 8.0 target sm_90a address_size 64 {
   ptx.shared @smem align 1024 size 1024
   ptx.entry @k(t : tmap, d : b64) {
     %s = ptx.addr_of smem : !ptx.reg<u32>
     %r = hopper.barrier_ring %s : (!ptx.reg<u32>) -> !hopper.barrier_ring<stages = 2, count = 1>
-    %i = ptx.const 1 : !ptx.reg<u16>
-    %b = hopper.ring_barrier %r[%i] : !hopper.barrier_ring<stages = 2, count = 1>, !ptx.reg<u16>
+    %i = ptx.const 1 : !ptx.reg<u32>
+    %b = "hopper.ring_barrier"(%r, %i) <{operandSegmentSizes = array<i32: 1, 1, 0>}> : (!hopper.barrier_ring<stages = 2, count = 1>, !ptx.reg<u32>) -> !hopper.mbarrier<count = 1>
   }
 }
-// CHECK: hopper.ring_barrier: the stage must be a 32-bit integer register, found !ptx.reg<u16>
+// CHECK: hopper.ring_barrier: the stage must be index, found !ptx.reg<u32>
 
 // -----
 
@@ -390,22 +438,33 @@ hopper.kernel @k() {
 
 // -----
 
-// A skip by a count that is not a 32-bit integer register.
+// A skip by a count in a register (the count is an index).
 hopper.kernel @k() {
   %pos = hopper.ring_start : !hopper.ring_position<stages = 4>
-  %count = ptx.const 0 : !ptx.reg<u64>
-  %next = "hopper.ring_advance_by"(%pos, %count) <{operandSegmentSizes = array<i32: 1, 1, 0>}> : (!hopper.ring_position<stages = 4>, !ptx.reg<u64>) -> !hopper.ring_position<stages = 4>
+  %count = ptx.const 0 : !ptx.reg<u32>
+  %next = "hopper.ring_advance_by"(%pos, %count) <{operandSegmentSizes = array<i32: 1, 1, 0>}> : (!hopper.ring_position<stages = 4>, !ptx.reg<u32>) -> !hopper.ring_position<stages = 4>
 }
-// CHECK: hopper.ring_advance_by: the count must be a 32-bit integer register, found !ptx.reg<u64>
+// CHECK: hopper.ring_advance_by: the count must be index, found !ptx.reg<u32>
 
 // -----
 
-// A stage read as a register of another kind.
+// A stage read as a register (the stage is an index).
 hopper.kernel @k() {
   %pos = hopper.ring_start : !hopper.ring_position<stages = 4>
-  %stage = "hopper.ring_stage"(%pos) <{operandSegmentSizes = array<i32: 1, 0>}> : (!hopper.ring_position<stages = 4>) -> !ptx.reg<f32>
+  %stage = "hopper.ring_stage"(%pos) <{operandSegmentSizes = array<i32: 1, 0>}> : (!hopper.ring_position<stages = 4>) -> !ptx.reg<u32>
 }
-// CHECK: hopper.ring_stage: the result must be !ptx.reg<u32>, found !ptx.reg<f32>
+// CHECK: hopper.ring_stage: the result must be index, found !ptx.reg<u32>
+
+// -----
+
+// A phase parity read as an i1 (the parity is the i32 that the wait takes).
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.entry @k() {
+    %pos = hopper.ring_start : !hopper.ring_position<stages = 4>
+    %phase = "hopper.ring_phase"(%pos) <{operandSegmentSizes = array<i32: 1, 0>}> : (!hopper.ring_position<stages = 4>) -> i1
+  }
+}
+// CHECK: hopper.ring_phase: the result must be i32, found i1
 
 // -----
 

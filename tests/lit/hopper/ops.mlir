@@ -35,7 +35,8 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     hopper.mbarrier_init %bar1 if %first : !hopper.mbarrier<count = 1>
     ptx.fence mbarrier_init
     ptx.bar sync 0
-    %stage = hopper.ring_barrier %ring[%c0] : !hopper.barrier_ring<stages = 2, count = 1>, !ptx.reg<u32>
+    %i0 = builtin.unrealized_conversion_cast %c0 : !ptx.reg<u32> to index
+    %stage = hopper.ring_barrier %ring[%i0] : !hopper.barrier_ring<stages = 2, count = 1>
     %elected = ptx.elect_sync : !ptx.reg<pred>
     hopper.mbarrier_arrive_expect_tx 32768 %bar if %elected : !hopper.mbarrier<count = 1>
     %x = arith.constant 64 : index
@@ -45,14 +46,16 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     hopper.tma_load %tb[%x, %y, %z], %stage to %smem : !hopper.tensormap<4x256x128xbf16, box 1x128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !ptx.reg<u32>
     %mask = ptx.const 3 : !ptx.reg<b16>
     hopper.tma_load %ta[%x, %y], %bar to %smem mask %mask : !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !ptx.reg<u32>, !ptx.reg<b16>
-    hopper.mbarrier_wait %bar, %c0 : (!hopper.mbarrier<count = 1>, !ptx.reg<u32>) -> ()
-    hopper.mbarrier_wait %bar, %c0 if not %first : (!hopper.mbarrier<count = 1>, !ptx.reg<u32>) -> ()
+    %parity = builtin.unrealized_conversion_cast %c0 : !ptx.reg<u32> to i32
+    hopper.mbarrier_wait %bar, %parity : (!hopper.mbarrier<count = 1>, i32) -> ()
+    hopper.mbarrier_wait %bar, %parity if not %first : (!hopper.mbarrier<count = 1>, i32) -> ()
     hopper.mbarrier_arrive %bar : !hopper.mbarrier<count = 1>
     %remote = hopper.mapa %bar, %rank : (!hopper.mbarrier<count = 1>, !ptx.reg<u32>) -> !hopper.mbarrier<count = 1>
     hopper.mbarrier_arrive cluster %remote : !hopper.mbarrier<count = 1>
     ptx.setmaxnreg inc 232
-    %da = hopper.matrix_descriptor %smem {tile = #hopper.tile<k_major, swizzle 128, mn 128, k 64>, mn = 64, k = 16} : (!ptx.reg<u32>) -> !ptx.reg<b64>
-    %db = hopper.matrix_descriptor %smem {tile = #hopper.tile<mn_major, swizzle 128, mn 128, k 64>, mn = 0, k = 32} : (!ptx.reg<u32>) -> !ptx.reg<b64>
+    %tile = builtin.unrealized_conversion_cast %smem : !ptx.reg<u32> to !hopper.smem<align 1024>
+    %da = hopper.matrix_descriptor %tile {mn = 64, k = 16} : (!hopper.smem<align 1024>) -> !hopper.matrix_descriptor<k_major, swizzle 128, mn 128, k 64>
+    %db = hopper.matrix_descriptor %tile {mn = 0, k = 32} : (!hopper.smem<align 1024>) -> !hopper.matrix_descriptor<mn_major, swizzle 128, mn 128, k 64>
     %zero = ptx.const 0.0 : !ptx.reg<f32>
     %d0 = ptx.mov %zero : !ptx.reg<f32>
     %d1 = ptx.mov %zero : !ptx.reg<f32>
@@ -60,8 +63,8 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     %d3 = ptx.mov %zero : !ptx.reg<f32>
     %acc = hopper.accumulator %d0, %d1, %d2, %d3 : !hopper.accumulator<64x8xf32>
     ptx.wgmma_fence
-    %acc1 = hopper.wgmma_mma_async m64n8k16 bf16 %da, %db, %acc {a_major = "k", b_major = "mn", scale_d = 0} : (!ptx.reg<b64>, !ptx.reg<b64>, !hopper.accumulator<64x8xf32>) -> !hopper.accumulator<64x8xf32>
-    %acc2 = hopper.wgmma_mma_async m64n8k16 f16 %da, %da, %acc1 {a_major = "k", b_major = "k", scale_d = 1} : (!ptx.reg<b64>, !ptx.reg<b64>, !hopper.accumulator<64x8xf32>) -> !hopper.accumulator<64x8xf32>
+    %acc1 = hopper.wgmma_mma_async m64n8k16 bf16 %da, %db, %acc {a_major = "k", b_major = "mn", scale_d = 0} : (!hopper.matrix_descriptor<k_major, swizzle 128, mn 128, k 64>, !hopper.matrix_descriptor<mn_major, swizzle 128, mn 128, k 64>, !hopper.accumulator<64x8xf32>) -> !hopper.accumulator<64x8xf32>
+    %acc2 = hopper.wgmma_mma_async m64n8k16 f16 %da, %da, %acc1 {a_major = "k", b_major = "k", scale_d = 1} : (!hopper.matrix_descriptor<k_major, swizzle 128, mn 128, k 64>, !hopper.matrix_descriptor<k_major, swizzle 128, mn 128, k 64>, !hopper.accumulator<64x8xf32>) -> !hopper.accumulator<64x8xf32>
     ptx.wgmma_commit
     ptx.wgmma_wait 1
     ptx.wgmma_wait 0
@@ -336,7 +339,8 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 // IR-NEXT: hopper.mbarrier_init %bar1 if %first : !hopper.mbarrier<count = 1>
 // IR-NEXT: ptx.fence mbarrier_init
 // IR-NEXT: ptx.bar sync 0
-// IR-NEXT: %stage = hopper.ring_barrier %ring[%c0] : !hopper.barrier_ring<stages = 2, count = 1>, !ptx.reg<u32>
+// IR-NEXT: %i0 = builtin.unrealized_conversion_cast %c0 : !ptx.reg<u32> to index
+// IR-NEXT: %stage = hopper.ring_barrier %ring[%i0] : !hopper.barrier_ring<stages = 2, count = 1>
 // IR-NEXT: %elected = ptx.elect_sync : !ptx.reg<pred>
 // IR-NEXT: hopper.mbarrier_arrive_expect_tx 32768 %bar if %elected : !hopper.mbarrier<count = 1>
 // IR-NEXT: %x = arith.constant 64 : index
@@ -346,14 +350,16 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 // IR-NEXT: hopper.tma_load %tb[%x, %y, %z], %stage to %smem : !hopper.tensormap<4x256x128xbf16, box 1x128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !ptx.reg<u32>
 // IR-NEXT: %mask = ptx.const 3 : !ptx.reg<b16>
 // IR-NEXT: hopper.tma_load %ta[%x, %y], %bar to %smem mask %mask : !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !ptx.reg<u32>, !ptx.reg<b16>
-// IR-NEXT: hopper.mbarrier_wait %bar, %c0 : (!hopper.mbarrier<count = 1>, !ptx.reg<u32>) -> ()
-// IR-NEXT: hopper.mbarrier_wait %bar, %c0 if not %first : (!hopper.mbarrier<count = 1>, !ptx.reg<u32>) -> ()
+// IR-NEXT: %parity = builtin.unrealized_conversion_cast %c0 : !ptx.reg<u32> to i32
+// IR-NEXT: hopper.mbarrier_wait %bar, %parity : (!hopper.mbarrier<count = 1>, i32) -> ()
+// IR-NEXT: hopper.mbarrier_wait %bar, %parity if not %first : (!hopper.mbarrier<count = 1>, i32) -> ()
 // IR-NEXT: hopper.mbarrier_arrive %bar : !hopper.mbarrier<count = 1>
 // IR-NEXT: %remote = hopper.mapa %bar, %rank : (!hopper.mbarrier<count = 1>, !ptx.reg<u32>) -> !hopper.mbarrier<count = 1>
 // IR-NEXT: hopper.mbarrier_arrive cluster %remote : !hopper.mbarrier<count = 1>
 // IR-NEXT: ptx.setmaxnreg inc 232
-// IR-NEXT: %da = hopper.matrix_descriptor %smem {tile = #hopper.tile<k_major, swizzle 128, mn 128, k 64>, mn = 64, k = 16} : (!ptx.reg<u32>) -> !ptx.reg<b64>
-// IR-NEXT: %db = hopper.matrix_descriptor %smem {tile = #hopper.tile<mn_major, swizzle 128, mn 128, k 64>, mn = 0, k = 32} : (!ptx.reg<u32>) -> !ptx.reg<b64>
+// IR-NEXT: %tile = builtin.unrealized_conversion_cast %smem : !ptx.reg<u32> to !hopper.smem<align 1024>
+// IR-NEXT: %da = hopper.matrix_descriptor %tile {mn = 64, k = 16} : (!hopper.smem<align 1024>) -> !hopper.matrix_descriptor<k_major, swizzle 128, mn 128, k 64>
+// IR-NEXT: %db = hopper.matrix_descriptor %tile {mn = 0, k = 32} : (!hopper.smem<align 1024>) -> !hopper.matrix_descriptor<mn_major, swizzle 128, mn 128, k 64>
 // IR-NEXT: %zero = ptx.const 0.0 : !ptx.reg<f32>
 // IR-NEXT: %d0 = ptx.mov %zero : !ptx.reg<f32>
 // IR-NEXT: %d1 = ptx.mov %zero : !ptx.reg<f32>
@@ -361,8 +367,8 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 // IR-NEXT: %d3 = ptx.mov %zero : !ptx.reg<f32>
 // IR-NEXT: %acc = hopper.accumulator %d0, %d1, %d2, %d3 : !hopper.accumulator<64x8xf32>
 // IR-NEXT: ptx.wgmma_fence
-// IR-NEXT: %acc1 = hopper.wgmma_mma_async m64n8k16 bf16 %da, %db, %acc {a_major = "k", b_major = "mn", scale_d = 0} : (!ptx.reg<b64>, !ptx.reg<b64>, !hopper.accumulator<64x8xf32>) -> !hopper.accumulator<64x8xf32>
-// IR-NEXT: %acc2 = hopper.wgmma_mma_async m64n8k16 f16 %da, %da, %acc1 {a_major = "k", b_major = "k", scale_d = 1} : (!ptx.reg<b64>, !ptx.reg<b64>, !hopper.accumulator<64x8xf32>) -> !hopper.accumulator<64x8xf32>
+// IR-NEXT: %acc1 = hopper.wgmma_mma_async m64n8k16 bf16 %da, %db, %acc {a_major = "k", b_major = "mn", scale_d = 0} : (!hopper.matrix_descriptor<k_major, swizzle 128, mn 128, k 64>, !hopper.matrix_descriptor<mn_major, swizzle 128, mn 128, k 64>, !hopper.accumulator<64x8xf32>) -> !hopper.accumulator<64x8xf32>
+// IR-NEXT: %acc2 = hopper.wgmma_mma_async m64n8k16 f16 %da, %da, %acc1 {a_major = "k", b_major = "k", scale_d = 1} : (!hopper.matrix_descriptor<k_major, swizzle 128, mn 128, k 64>, !hopper.matrix_descriptor<k_major, swizzle 128, mn 128, k 64>, !hopper.accumulator<64x8xf32>) -> !hopper.accumulator<64x8xf32>
 // IR-NEXT: ptx.wgmma_commit
 // IR-NEXT: ptx.wgmma_wait 1
 // IR-NEXT: ptx.wgmma_wait 0

@@ -8,7 +8,8 @@ ptx.module version 8.0 target sm_90a address_size 64 {
   ptx.shared @smem align 1024 size 1024
   ptx.entry @k() {
     %s = ptx.addr_of smem : !ptx.reg<u32>
-    %a = hopper.matrix_descriptor %s {tile = #hopper.tile<row_major, swizzle 128, mn 64, k 64>} : (!ptx.reg<u32>) -> !ptx.reg<b64>
+    %s_tile = builtin.unrealized_conversion_cast %s : !ptx.reg<u32> to !hopper.smem<align 1024>
+    %a = hopper.matrix_descriptor %s_tile : (!hopper.smem<align 1024>) -> !hopper.matrix_descriptor<row_major, swizzle 128, mn 64, k 64>
   }
 }
 // CHECK: expected k_major or mn_major, found 'row_major'
@@ -20,7 +21,8 @@ ptx.module version 8.0 target sm_90a address_size 64 {
   ptx.shared @smem align 1024 size 1024
   ptx.entry @k() {
     %s = ptx.addr_of smem : !ptx.reg<u32>
-    %a = hopper.matrix_descriptor %s {tile = #hopper.tile<k_major, mn 64, k 64>} : (!ptx.reg<u32>) -> !ptx.reg<b64>
+    %s_tile = builtin.unrealized_conversion_cast %s : !ptx.reg<u32> to !hopper.smem<align 1024>
+    %a = hopper.matrix_descriptor %s_tile : (!hopper.smem<align 1024>) -> !hopper.matrix_descriptor<k_major, mn 64, k 64>
   }
 }
 // CHECK: Expected 'swizzle'

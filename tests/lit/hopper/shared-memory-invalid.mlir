@@ -83,7 +83,7 @@ hopper.kernel @k(t : tmap) {
 hopper.kernel @k() {
   %smem = hopper.shared_base mmcomp_shared : !hopper.smem<align 1024>
   %tile = hopper.smem_offset %smem[512] : !hopper.smem<align 1024> -> !hopper.smem<align 512>
-  %desc = hopper.matrix_descriptor %tile {tile = #hopper.tile<k_major, swizzle 128, mn 128, k 64>, mn = 0, k = 0} : (!hopper.smem<align 512>) -> !ptx.reg<b64>
+  %desc = hopper.matrix_descriptor %tile {mn = 0, k = 0} : (!hopper.smem<align 512>) -> !hopper.matrix_descriptor<k_major, swizzle 128, mn 128, k 64>
 }
 // CHECK: hopper.matrix_descriptor: the tile base must be aligned to 1024 bytes, found !hopper.smem<align 512>
 

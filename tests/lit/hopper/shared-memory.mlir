@@ -24,7 +24,7 @@ hopper.kernel @k(t : tmap) shared @mmcomp_shared align 1024 {
   %c0 = arith.constant 0 : index
   hopper.tma_load %tmap[%c0, %c0], %bar to %a : !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !hopper.smem<align 1024>
   hopper.tma_load %tmap[%c0, %c0], %bar to %b2 : !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !hopper.smem<align 1024>
-  %desc = hopper.matrix_descriptor %b {tile = #hopper.tile<k_major, swizzle 128, mn 128, k 64>, mn = 64, k = 16} : (!hopper.smem<align 1024>) -> !ptx.reg<b64>
+  %desc = hopper.matrix_descriptor %b {mn = 64, k = 16} : (!hopper.smem<align 1024>) -> !hopper.matrix_descriptor<k_major, swizzle 128, mn 128, k 64>
   %base = builtin.unrealized_conversion_cast %smem : !hopper.smem<align 1024> to !ptx.reg<u32>
   %word = ptx.const 7 : !ptx.reg<u32>
   ptx.st shared %base, %word : (!ptx.reg<u32>, !ptx.reg<u32>) -> ()
@@ -46,7 +46,7 @@ hopper.kernel @k(t : tmap) shared @mmcomp_shared align 1024 {
 // IR-NEXT: %[[A:.*]] = hopper.ring_slot %[[STAGE]][0] : !hopper.stage<slots = [0, 16384]>
 // IR-NEXT: %[[B:.*]] = hopper.ring_slot %[[STAGE]][1] : !hopper.stage<slots = [0, 16384]>
 // IR:      hopper.tma_load %{{.*}}[%{{.*}}, %{{.*}}], %{{.*}} to %[[A]] : !hopper.tensormap<256x128xbf16, box 128x64, swizzle 128>, !hopper.mbarrier<count = 1>, !hopper.smem<align 1024>
-// IR:      hopper.matrix_descriptor %[[B]] {{.*}} : (!hopper.smem<align 1024>) -> !ptx.reg<b64>
+// IR:      hopper.matrix_descriptor %[[B]] {{.*}} : (!hopper.smem<align 1024>) -> !hopper.matrix_descriptor<k_major, swizzle 128, mn 128, k 64>
 
 // HOPPER:      %[[RAW:.*]] = ptx.addr_of mmcomp_shared : !ptx.reg<u32>
 // HOPPER-NEXT: %[[PAD:.*]] = ptx.const 1023 : !ptx.reg<u32>

@@ -9,8 +9,9 @@ ptx.module version 8.0 target sm_90a address_size 64 {
   ptx.shared @smem align 1024 size 65536
   ptx.entry @wide(out : ptr) maxnreg 232 reqntid [128] {
     %smem = ptx.addr_of smem : !ptx.reg<u32>
-    %a = hopper.matrix_descriptor %smem {tile = #hopper.tile<mn_major, swizzle 128, mn 64, k 64>, mn = 0, k = 16} : (!ptx.reg<u32>) -> !ptx.reg<b64>
-    %b = hopper.matrix_descriptor %smem {tile = #hopper.tile<mn_major, swizzle 128, mn 256, k 64>, mn = 64, k = 0} : (!ptx.reg<u32>) -> !ptx.reg<b64>
+    %smem_tile = builtin.unrealized_conversion_cast %smem : !ptx.reg<u32> to !hopper.smem<align 1024>
+    %a = hopper.matrix_descriptor %smem_tile {mn = 0, k = 16} : (!hopper.smem<align 1024>) -> !hopper.matrix_descriptor<mn_major, swizzle 128, mn 64, k 64>
+    %b = hopper.matrix_descriptor %smem_tile {mn = 64, k = 0} : (!hopper.smem<align 1024>) -> !hopper.matrix_descriptor<mn_major, swizzle 128, mn 256, k 64>
     %d0 = ptx.const 0.0 : !ptx.reg<f32>
     %d1 = ptx.const 0.0 : !ptx.reg<f32>
     %d2 = ptx.const 0.0 : !ptx.reg<f32>
@@ -141,7 +142,7 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     %d127 = ptx.const 0.0 : !ptx.reg<f32>
     ptx.wgmma_fence
     %acc = hopper.accumulator %d0, %d1, %d2, %d3, %d4, %d5, %d6, %d7, %d8, %d9, %d10, %d11, %d12, %d13, %d14, %d15, %d16, %d17, %d18, %d19, %d20, %d21, %d22, %d23, %d24, %d25, %d26, %d27, %d28, %d29, %d30, %d31, %d32, %d33, %d34, %d35, %d36, %d37, %d38, %d39, %d40, %d41, %d42, %d43, %d44, %d45, %d46, %d47, %d48, %d49, %d50, %d51, %d52, %d53, %d54, %d55, %d56, %d57, %d58, %d59, %d60, %d61, %d62, %d63, %d64, %d65, %d66, %d67, %d68, %d69, %d70, %d71, %d72, %d73, %d74, %d75, %d76, %d77, %d78, %d79, %d80, %d81, %d82, %d83, %d84, %d85, %d86, %d87, %d88, %d89, %d90, %d91, %d92, %d93, %d94, %d95, %d96, %d97, %d98, %d99, %d100, %d101, %d102, %d103, %d104, %d105, %d106, %d107, %d108, %d109, %d110, %d111, %d112, %d113, %d114, %d115, %d116, %d117, %d118, %d119, %d120, %d121, %d122, %d123, %d124, %d125, %d126, %d127 : !hopper.accumulator<64x256xf32>
-    %next = hopper.wgmma_mma_async m64n256k16 f16 %a, %b, %acc {a_major = "mn", b_major = "mn", scale_d = 0} : (!ptx.reg<b64>, !ptx.reg<b64>, !hopper.accumulator<64x256xf32>) -> !hopper.accumulator<64x256xf32>
+    %next = hopper.wgmma_mma_async m64n256k16 f16 %a, %b, %acc {a_major = "mn", b_major = "mn", scale_d = 0} : (!hopper.matrix_descriptor<mn_major, swizzle 128, mn 64, k 64>, !hopper.matrix_descriptor<mn_major, swizzle 128, mn 256, k 64>, !hopper.accumulator<64x256xf32>) -> !hopper.accumulator<64x256xf32>
     ptx.wgmma_commit
     ptx.wgmma_wait 0
     %o = ptx.ld_param out : !ptx.reg<u64>
