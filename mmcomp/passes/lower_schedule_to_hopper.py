@@ -69,7 +69,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ArrayAttr, MemRefType, ModuleOp, SymbolRefAttr
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    MemRefType,
+    ModuleOp,
+    SymbolRefAttr,
+    UnrealizedConversionCastOp,
+)
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute
 from xdsl.passes import ModulePass
@@ -156,11 +162,21 @@ def lower_kernel(func: FuncOp, launch: FuncOp | None = None) -> hopper.KernelOp:
         launch_function=launch,
     )
     emit_kernel(ctx)
+    erase_unread_casts(kernel)
     arrays, launch_attr = launch_data(plan)
     extents = [ptx.KernelExtent(name) for _, name in extent_args(func)]
     maps = [*plan.operands, *plan.store_maps.values()]
     write_launch_data(kernel, arrays, extents, maps, launch_attr)
     return kernel
+
+
+def erase_unread_casts(kernel: hopper.KernelOp) -> None:
+    """Erase the casts of a value to a register that nothing reads (made for a read the
+    lowering ended up not emitting), innermost first."""
+    for op in reversed(list(kernel.walk())):
+        if isinstance(op, UnrealizedConversionCastOp) and not any(r.uses for r in op.results):
+            op.detach()
+            op.erase()
 
 
 def write_launch_data(
