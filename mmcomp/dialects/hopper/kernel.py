@@ -30,20 +30,18 @@ from collections.abc import Iterable, Sequence
 from typing import Self
 
 from xdsl.dialects.builtin import (
-    ArrayAttr,
     IndexType,
     IntAttr,
     IntegerType,
     MemRefType,
     StringAttr,
 )
-from xdsl.ir import Attribute, Block, Operation, Region
+from xdsl.ir import Attribute, Operation
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
     opt_prop_def,
     prop_def,
-    region_def,
     result_def,
     traits_def,
 )
@@ -59,11 +57,10 @@ from mmcomp.dialects.ptx import (
     EntryOp,
     KernelArray,
     KernelArrayAttr,
+    KernelSignatureOp,
     Launch,
-    LaunchAttr,
     ParamAttr,
     Signature,
-    find_param,
     is_identifier,
     print_signature,
     verify_signature,
@@ -71,28 +68,16 @@ from mmcomp.dialects.ptx import (
 
 
 @irdl_op_definition
-class KernelOp(IRDLOperation):
+class KernelOp(KernelSignatureOp):
     """A kernel at the hopper level: signature, launch, dynamic shared memory and a body of
     hopper ops on typed values."""
 
     name = "hopper.kernel"
 
-    sym_name = prop_def(StringAttr)
-    """The kernel's name (its PTX entry's)."""
-    params = prop_def(ArrayAttr[ParamAttr], default_value=ArrayAttr(()))
-    """The kernel's parameters in order, with their launch data."""
-    maxnreg = opt_prop_def(IntAttr)
-    """The register cap of the entry (`.maxnreg`, needed for setmaxnreg)."""
-    reqntid = opt_prop_def(ArrayAttr[IntAttr])
-    """The exact block size (`.reqntid`)."""
-    launch = opt_prop_def(LaunchAttr)
-    """The grid, cluster and dynamic shared memory of the launch."""
     shared = opt_prop_def(StringAttr)
     """The name of the dynamic shared-memory array (`.extern .shared`), if any."""
     shared_align = prop_def(IntAttr, default_value=IntAttr(16))
     """The alignment of the dynamic shared-memory array, bytes."""
-    body = region_def("single_block")
-    """The hopper level's program, in order."""
 
     traits = traits_def(NoTerminator(), IsolatedFromAbove())
 
@@ -108,23 +93,18 @@ class KernelOp(IRDLOperation):
         shared_align: int = 16,
         ops: Iterable[Operation] = (),
     ):
-        param_attrs = [p if isinstance(p, ParamAttr) else ParamAttr(*p) for p in params]
         super().__init__(
+            sym_name,
+            params,
+            maxnreg=maxnreg,
+            reqntid=reqntid,
+            launch=launch,
+            ops=ops,
             properties={
-                "sym_name": StringAttr(sym_name),
-                "params": ArrayAttr(param_attrs),
-                "maxnreg": None if maxnreg is None else IntAttr(maxnreg),
-                "reqntid": None if reqntid is None else ArrayAttr([IntAttr(n) for n in reqntid]),
-                "launch": None if launch is None else LaunchAttr(launch),
                 "shared": None if shared is None else StringAttr(shared),
                 "shared_align": IntAttr(shared_align),
             },
-            regions=[Region(Block(ops))],
         )
-
-    def param(self, name: str) -> ParamAttr | None:
-        """The parameter of that name, if any."""
-        return find_param(self.params, name)
 
     def verify_(self) -> None:
         where = f"{self.name} @{self.sym_name.data}"

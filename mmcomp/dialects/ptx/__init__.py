@@ -152,6 +152,7 @@ from mmcomp.dialects.ptx.memory_ops import (
 from mmcomp.dialects.ptx.module import (
     INDEX_ARITHMETIC,
     EntryOp,
+    KernelSignatureOp,
     PtxModuleOp,
     SharedOp,
     Signature,
@@ -318,6 +319,7 @@ __all__ = [
     "PtxModuleOp",
     "SharedOp",
     "EntryOp",
+    "KernelSignatureOp",
     "Signature",
     "find_param",
     "is_identifier",

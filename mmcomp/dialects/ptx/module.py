@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Self
 
 from xdsl.dialects.builtin import ArrayAttr, IntAttr, StringAttr
-from xdsl.ir import Block, Operation, Region
+from xdsl.ir import Attribute, Block, Operation, Region
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
@@ -222,16 +222,14 @@ def is_index_arithmetic(op: Operation) -> bool:
     return op.name.startswith(("arith.", "math.")) or op.name in INDEX_ARITHMETIC
 
 
-@irdl_op_definition
-class EntryOp(IRDLOperation):
-    """A kernel (`.visible .entry`): parameters, performance directives and a flat body."""
-
-    name = "ptx.entry"
+class KernelSignatureOp(IRDLOperation):
+    """Base of the kernel ops (`ptx.entry`, `hopper.kernel`): a name, parameters with their
+    launch data, performance directives, the launch, and a one-block body."""
 
     sym_name = prop_def(StringAttr)
-    """The kernel's name."""
+    """The kernel's name (its PTX entry's)."""
     params = prop_def(ArrayAttr[ParamAttr], default_value=ArrayAttr(()))
-    """The kernel's parameters, in order."""
+    """The kernel's parameters, in order, with their launch data."""
     maxnreg = opt_prop_def(IntAttr)
     """`.maxnreg N`: a register cap (needed for setmaxnreg to take effect)."""
     reqntid = opt_prop_def(ArrayAttr[IntAttr])
@@ -239,9 +237,7 @@ class EntryOp(IRDLOperation):
     launch = opt_prop_def(LaunchAttr)
     """The grid, cluster and dynamic shared memory of the launch (mmcomp.dialects.ptx.launch)."""
     body = region_def("single_block")
-    """The instructions, in program order."""
-
-    traits = traits_def(NoTerminator(), IsolatedFromAbove(), HasParent(PtxModuleOp))
+    """The kernel's program, in order."""
 
     def __init__(
         self,
@@ -252,6 +248,7 @@ class EntryOp(IRDLOperation):
         reqntid: Sequence[int] | None = None,
         launch: Launch | None = None,
         ops: Iterable[Operation] = (),
+        properties: dict[str, Attribute | None] | None = None,
     ):
         param_attrs = [p if isinstance(p, ParamAttr) else ParamAttr(*p) for p in params]
         super().__init__(
@@ -261,6 +258,7 @@ class EntryOp(IRDLOperation):
                 "maxnreg": None if maxnreg is None else IntAttr(maxnreg),
                 "reqntid": None if reqntid is None else ArrayAttr([IntAttr(n) for n in reqntid]),
                 "launch": None if launch is None else LaunchAttr(launch),
+                **(properties or {}),
             },
             regions=[Region(Block(ops))],
         )
@@ -268,6 +266,15 @@ class EntryOp(IRDLOperation):
     def param(self, name: str) -> ParamAttr | None:
         """The parameter of that name, if any."""
         return find_param(self.params, name)
+
+
+@irdl_op_definition
+class EntryOp(KernelSignatureOp):
+    """A kernel (`.visible .entry`): parameters, performance directives and a flat body."""
+
+    name = "ptx.entry"
+
+    traits = traits_def(NoTerminator(), IsolatedFromAbove(), HasParent(PtxModuleOp))
 
     def verify_(self) -> None:
         entry = f"ptx.entry @{self.sym_name.data}"

@@ -96,17 +96,15 @@ builtin.module {
 // CHECK-NEXT:         %[[START:.*]] = hopper.ring_start : !hopper.ring_position<stages = 4>
 // The producer's index arithmetic stays arith on index (convert-arith-to-ptx lowers it);
 // each loop is an scf.for on the schedule's index bounds, its induction variable the block
-// argument (read as its u32 register through a cast where a ptx op needs it), and an index
-// that a ptx or hopper op reads is cast to its u32 register.
+// argument (read as its u32 register through a cast where a ptx op needs it, and no cast
+// where none does), and an index that a ptx op reads is cast to its u32 register.
 // CHECK:          %[[CTA:.*]] = "gpu.block_id"() <{dimension = #gpu<dim x>}> : () -> index
 // CHECK:          scf.for %[[UNIT:[0-9]+]] = %[[CTA]] to %{{.*}} step %{{.*}} iter_args(%[[TILE_AT:[0-9]+]] = %[[START]]) -> (!hopper.ring_position<stages = 4>) {
-// CHECK-NEXT:       builtin.unrealized_conversion_cast %[[UNIT]] : index to !ptx.reg<u32>
 // CHECK-NEXT:       %[[TILE_N:.*]] = arith.divui %[[UNIT]], %{{.*}} : index
 // CHECK-NEXT:       %[[TILE_M:.*]] = arith.remui %[[UNIT]], %{{.*}} : index
 // CHECK-NEXT:       %[[M0:.*]] = arith.muli %[[TILE_M]], %{{.*}} : index
 // CHECK-NEXT:       %[[N0:.*]] = arith.muli %[[TILE_N]], %{{.*}} : index
 // CHECK:            %[[K_AT:[0-9]+]] = scf.for %[[KB:[0-9]+]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[AT:[0-9]+]] = %[[TILE_AT]]) -> (!hopper.ring_position<stages = 4>) {
-// CHECK-NEXT:         builtin.unrealized_conversion_cast %[[KB]] : index to !ptx.reg<u32>
 // CHECK-NEXT:         %[[K0:.*]] = arith.muli %[[KB]], %{{.*}} : index
 // The waits, the arrival and the stage's address read the position's stage (an index)
 // and phase (an i32); the empty barrier's wait flips the phase with an arith.xori.
