@@ -300,6 +300,22 @@ CONTROL_FLOW_CASES = (
 ahead), ping-pong (turns), split-K, a cluster with ping-pong, swap-AB."""
 
 
+def partitioned(name: str, **changes: object) -> Any:
+    """The partitioned kernel (a func.func after partition-warp-roles) of a case, compiled
+    with `changes` to its params."""
+    from xdsl.dialects.func import FuncOp
+
+    from mmcomp.compiler import run_pipeline
+    from mmcomp.passes.partition_warp_roles import partition
+
+    selected = case(name)
+    params = {**selected.params, **changes}
+    module, _, _ = run_pipeline(selected.fusion().module, params, until="materialize-schedule")
+    func = next(op for op in module.ops if isinstance(op, FuncOp)).clone()
+    partition(func)
+    return func
+
+
 def hopper_module(name: str) -> Any:
     """The module after lower-schedule-to-hopper for a case."""
     from mmcomp.compiler import run_pipeline

@@ -3,26 +3,13 @@ lower-schedule-to-hopper makes them and convert-hopper-to-ptx lowers them."""
 
 from __future__ import annotations
 
-from cases import case
+from cases import partitioned
 from xdsl.dialects.builtin import IndexType, MemRefType, ModuleOp
-from xdsl.dialects.func import FuncOp
 
-from mmcomp.compiler import context, run_pipeline
+from mmcomp.compiler import context
 from mmcomp.dialects import hopper, ptx
 from mmcomp.passes.convert_hopper_to_ptx import ConvertHopperToPtx
 from mmcomp.passes.lower_schedule_to_hopper import lower_kernel
-from mmcomp.passes.partition_warp_roles import partition
-
-
-def partitioned(name: str) -> FuncOp:
-    """The partitioned kernel of a case."""
-    selected = case(name)
-    module, _, _ = run_pipeline(
-        selected.fusion().module, selected.params, until="materialize-schedule"
-    )
-    func = next(op for op in module.ops if isinstance(op, FuncOp)).clone()
-    partition(func)
-    return func
 
 
 def test_the_kernel_reads_each_argument_as_a_typed_value():

@@ -3,12 +3,11 @@ Hopper lowering."""
 
 from __future__ import annotations
 
-from cases import case
+from cases import partitioned
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import Float32Type, FloatAttr, ModuleOp, UnrealizedConversionCastOp
-from xdsl.dialects.func import FuncOp
 
-from mmcomp.compiler import context, run_pipeline
+from mmcomp.compiler import context
 from mmcomp.dialects import ptx
 from mmcomp.lowering.arith_to_ptx.registers import INDEX_OPS
 from mmcomp.lowering.hopper.barriers import NamedBarriers
@@ -18,17 +17,6 @@ from mmcomp.passes.convert_hopper_to_ptx import ConvertHopperToPtx
 from mmcomp.passes.convert_scf_to_ptx import ConvertScfToPtx
 from mmcomp.passes.lower_schedule_to_hopper import lower_kernel
 from mmcomp.passes.partition_warp_roles import partition
-
-
-def partitioned(name: str) -> FuncOp:
-    """The partitioned kernel of a case."""
-    selected = case(name)
-    module, _, _ = run_pipeline(
-        selected.fusion().module, selected.params, until="materialize-schedule"
-    )
-    func = next(op for op in module.ops if isinstance(op, FuncOp)).clone()
-    partition(func)
-    return func
 
 
 def test_index_arithmetic_stays_arith_until_convert_arith_to_ptx():

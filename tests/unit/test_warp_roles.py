@@ -10,11 +10,11 @@ disagrees with the IR, is refused, naming what disagrees.
 from __future__ import annotations
 
 import pytest
-from cases import case
+from cases import partitioned
 from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp, i64
 from xdsl.dialects.func import FuncOp
 
-from mmcomp.compiler import context, run_pipeline
+from mmcomp.compiler import context
 from mmcomp.dialects.hopper import WarpRolesAttr
 from mmcomp.dialects.sched import PARAMS_ATTR, ScheduleParamsAttr
 from mmcomp.errors import ScheduleError
@@ -30,16 +30,6 @@ from mmcomp.passes.partition_warp_roles import (
     warp_specialize_of,
 )
 from mmcomp.targets import emit_ptx
-
-
-def partitioned(name: str, **changes: object) -> FuncOp:
-    """The partitioned kernel of a case, compiled with `changes` to its params."""
-    selected = case(name)
-    params = {**selected.params, **changes}
-    module, _, _ = run_pipeline(selected.fusion().module, params, until="materialize-schedule")
-    func = next(op for op in module.ops if isinstance(op, FuncOp)).clone()
-    partition(func)
-    return func
 
 
 def edit_params(func: FuncOp, **changes: object) -> None:
