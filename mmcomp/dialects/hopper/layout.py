@@ -9,9 +9,10 @@ the offsets) would verify op by op and run with barriers inside the last stage.
 `check_ring_layout` checks them together, naming what disagrees:
 
 - every slot ring, barrier ring and ring position has the same `stages`;
-- the shared memory of the slot ring (`stages * bytes`), each barrier ring (`stages`
-  barriers) and each buffer of `hopper.smem_index` (its first `stride` bytes), where their
-  offsets from the kernel's shared base are constants, do not overlap, and end inside the
+- the shared memory of the slot ring (`stages * bytes`) and of each barrier ring (`stages`
+  barriers), where their offsets from the kernel's shared base are constants, overlaps
+  nothing else: neither each other nor a buffer of `hopper.smem_index` (its first `stride`
+  bytes; the buffers themselves may be indexed more than once); all end inside the
   launch's dynamic shared memory (less the base's alignment slack);
 - a barrier ring that is initialized at all has each of its stages' barriers initialized
   exactly once (`hopper.mbarrier_init` of `hopper.ring_barrier %ring[i]`, i constant).
@@ -114,12 +115,19 @@ def _check_depths(where: str, block: Block) -> None:
 
 
 def _check_regions(where: str, regions: list[Region], smem_bytes: int | None, align: int):
+    """No ring region overlaps another region (the epilogue's buffers may share bytes: each
+    branch of the kernel that stores a tile indexes the same buffers), and all end inside the
+    launch's shared memory."""
     ordered = sorted(regions, key=lambda region: (region.start, region.end))
-    for before, after in zip(ordered, ordered[1:], strict=False):
-        if after.start < before.end:
+    rings = [region for region in ordered if not isinstance(region.op, SmemIndexOp)]
+    for ring in rings:
+        for other in ordered:
+            if other is ring or other.end <= ring.start or ring.end <= other.start:
+                continue
+            first, second = sorted((ring, other), key=lambda region: (region.start, region.end))
             raise VerifyException(
-                f"{where}: shared memory overlaps: {before.describe()} and "
-                f"{after.describe()} (the offsets do not match the ring's stages)"
+                f"{where}: shared memory overlaps: {first.describe()} and "
+                f"{second.describe()} (the offsets do not match the ring's stages)"
             )
     if smem_bytes is None or not ordered:
         return

@@ -6,8 +6,9 @@
 // verifier checks them together (mmcomp.dialects.hopper.layout), so an edit of
 // `stages` in one place is refused, never compiled into barriers inside a stage.
 
-// As lowered: 2 stages of 32 KiB, then 2 full and 2 empty barriers.
-hopper.kernel @k() launch<grid = 1, smem = 66592> shared @s align 1024 {
+// As lowered: 2 stages of 32 KiB, then 2 full and 2 empty barriers, then the epilogue's
+// buffers (which two stores may index alike).
+hopper.kernel @k() launch<grid = 1, smem = 83968> shared @s align 1024 {
   %base = hopper.shared_base s : !hopper.smem<align 1024>
   %full_at = hopper.smem_offset %base[65536] : !hopper.smem<align 1024> -> !hopper.smem<align 1024>
   %empty_at = hopper.smem_offset %full_at[16] : !hopper.smem<align 1024> -> !hopper.smem<align 16>
@@ -23,6 +24,10 @@ hopper.kernel @k() launch<grid = 1, smem = 66592> shared @s align 1024 {
   %e1 = hopper.ring_barrier %empty[1] : !hopper.barrier_ring<stages = 2, count = 2>
   hopper.mbarrier_init %e1 : !hopper.mbarrier<count = 2>
   %at = hopper.ring_start : !hopper.ring_position<stages = 2>
+  %buffers = hopper.smem_offset %base[66560] : !hopper.smem<align 1024> -> !hopper.smem<align 1024>
+  %i = arith.constant 0 : index
+  %stored = hopper.smem_index %buffers[0 + %i * 16384] : !hopper.smem<align 1024> -> !hopper.smem<align 1024>
+  %again = hopper.smem_index %buffers[0 + %i * 16384] : !hopper.smem<align 1024> -> !hopper.smem<align 1024>
   ptx.ret
 }
 // CHECK: hopper.kernel @k(
