@@ -446,6 +446,17 @@ class LowerSmemIndex(RewritePattern):
         _replace_by_registers(rewriter, op, out, [address])
 
 
+class LowerSmemAdd(RewritePattern):
+    """An address a dynamic offset past another: `add` of the offset's register."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: hopper.SmemAddOp, rewriter: PatternRewriter) -> None:
+        out = _Emitter(None, False)
+        (offset,) = _coordinate_registers([op.offset], out)
+        address = out.value(ptx.AddOp(register_of(op.base), offset))
+        _replace_by_registers(rewriter, op, out, [address])
+
+
 class LowerSlotRing(RewritePattern):
     """A slot ring: the base's register at offset 0 (no instruction), else an `add`."""
 
@@ -736,6 +747,7 @@ class ConvertHopperToPtx(ModulePass):
             LowerSharedBase(),
             LowerSmemOffset(),
             LowerSmemIndex(),
+            LowerSmemAdd(),
             LowerSlotRing(),
             LowerSlotStage(),
             LowerRingSlot(),

@@ -137,6 +137,13 @@ def _tile(k: KernelBuilder, register: SSAValue) -> SSAValue:
     return k.append(UnrealizedConversionCastOp.get([register], [smem])).results[0]
 
 
+def _row(k: KernelBuilder, register: SSAValue) -> SSAValue:
+    """An stmatrix row's shared-address register (16-byte aligned) as the `!hopper.smem`
+    that `hopper.stmatrix` takes."""
+    smem = hopper.SmemType(hopper.STMATRIX_ROW_ALIGN)
+    return k.append(UnrealizedConversionCastOp.get([register], [smem])).results[0]
+
+
 def _parity(k: KernelBuilder, register: SSAValue) -> SSAValue:
     """A phase-parity register as the i32 value `hopper.mbarrier_wait` takes."""
     return k.append(UnrealizedConversionCastOp.get([register], [i32])).results[0]
@@ -337,7 +344,7 @@ def _tma_epilogue(
             for half in (0, 1)
         ]
         dst = k.add(address, k.const(16 * j))
-        k.append(hopper.StmatrixOp(dst, packed))
+        k.append(hopper.StmatrixOp(_row(k, dst), packed))
     k.append(ptx.FenceOp("proxy_async"))
     k.append(ptx.BarOp("sync", 1, 2 * 128))
     leader = k.setp("eq", k.append(hopper.IdOp("thread_in_warpgroup")).result, k.const(0))

@@ -107,11 +107,16 @@ def stage_bytes(value: SSAValue) -> bool:
 
 
 def from_buffer(value: SSAValue) -> bool:
-    """`value` is an epilogue buffer (an offset from a warpgroup's buffers), or index
-    arithmetic on one read back as a register (a row address)."""
+    """`value` is an epilogue buffer (an offset from a warpgroup's buffers), a lane's row of
+    one (`hopper.smem_add`) or a chunk of such a row (`hopper.smem_index`), or index
+    arithmetic on one read back as a register."""
     owner = value.owner
     if isinstance(owner, hopper.SmemOffsetOp):
         return isinstance(owner.base.owner, hopper.SmemIndexOp)
+    if isinstance(owner, hopper.SmemAddOp):
+        return from_buffer(owner.base)
+    if isinstance(owner, hopper.SmemIndexOp) and isinstance(owner.base.owner, hopper.SmemAddOp):
+        return from_buffer(owner.base)
     if not isinstance(owner, Operation):
         return False
     if isinstance(owner, UnrealizedConversionCastOp) or owner.name.startswith("arith."):
@@ -123,7 +128,13 @@ def from_buffer(value: SSAValue) -> bool:
 def test_the_smem_epilogue_stores_from_typed_buffers(name: str):
     module = hopper_level(name)
     ops = list(module.walk())
-    places = [op for op in ops if isinstance(op, hopper.SmemIndexOp) and not from_slot(op.base)]
+    places = [
+        op
+        for op in ops
+        if isinstance(op, hopper.SmemIndexOp)
+        and not from_slot(op.base)
+        and not isinstance(op.base.owner, hopper.SmemAddOp)
+    ]
     assert len(places) == 1, "one placement of the warpgroup's buffers (not an A tile's part)"
     (place,) = places
     assert isinstance(place.base.owner, hopper.SharedBaseOp)
@@ -132,3 +143,5 @@ def test_the_smem_epilogue_stores_from_typed_buffers(name: str):
     assert stores and all(is_smem(op.src) and from_buffer(op.src) for op in stores)
     matrices = [op for op in ops if isinstance(op, hopper.StmatrixOp)]
     assert matrices and all(from_buffer(op.address) for op in matrices)
+    row = hopper.SmemType(hopper.STMATRIX_ROW_ALIGN)
+    assert all(op.address.type == row for op in matrices), "a matrix row's 16 bytes"

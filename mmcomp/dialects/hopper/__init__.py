@@ -56,6 +56,7 @@ from mmcomp.dialects.hopper.base import HopperInstruction
 from mmcomp.dialects.hopper.kernel import ArrayParamOp, ExtentParamOp, KernelOp, kernel_param
 from mmcomp.dialects.hopper.ops import (
     IDS,
+    STMATRIX_ROW_ALIGN,
     WGMMA_SHAPE,
     WGMMA_TYPES,
     AccumulatorElementOp,
@@ -89,6 +90,7 @@ from mmcomp.dialects.hopper.smem import (
     SlotRingOp,
     SlotRingType,
     SlotStageOp,
+    SmemAddOp,
     SmemIndexOp,
     SmemOffsetOp,
     SmemType,
@@ -126,6 +128,8 @@ __all__ = [
     "SmemType",
     "SmemOffsetOp",
     "SmemIndexOp",
+    "SmemAddOp",
+    "STMATRIX_ROW_ALIGN",
     "SlotStageOp",
     "SlotRingType",
     "SlotRingOp",
@@ -208,6 +212,7 @@ def all_ops() -> list[type[Operation]]:
         SharedBaseOp,
         SmemOffsetOp,
         SmemIndexOp,
+        SmemAddOp,
         SlotRingOp,
         SlotStageOp,
         RingSlotOp,

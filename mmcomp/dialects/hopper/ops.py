@@ -553,9 +553,9 @@ class StmatrixOp(HopperInstruction):
 
     trans = opt_prop_def(UnitAttr)
     """Store each 8x8 matrix transposed."""
-    address = operand_def(RegType | SmemType)
-    """This lane's row address (a 32-bit shared address, or an `!hopper.smem` aligned to
-    the 16 bytes of a matrix row)."""
+    address = operand_def(SmemType)
+    """This lane's row address, an `!hopper.smem` aligned to the 16 bytes of a matrix
+    row."""
     values = var_operand_def(RegType | VectorType)
     """One 32-bit register (two b16) per matrix, or a pair of 16-bit floats
     (`vector<2xbf16>`, `vector<2xf16>`: a `hopper.truncf_pair`)."""
@@ -567,7 +567,12 @@ class StmatrixOp(HopperInstruction):
         )
 
     def verify_kinds(self) -> None:
-        shared_operand(self, "the address", self.address, STMATRIX_ROW_ALIGN)
+        address = self.address.type
+        if not isinstance(address, SmemType) or address.align.data < STMATRIX_ROW_ALIGN:
+            raise VerifyException(
+                f"{self.name}: the address must be a !hopper.smem aligned to "
+                f"{STMATRIX_ROW_ALIGN} bytes (a matrix row), found {address}"
+            )
         if len(self.values) not in (1, 2, 4):
             raise VerifyException(
                 f"{self.name}: expected 1, 2 or 4 registers, found {len(self.values)}"

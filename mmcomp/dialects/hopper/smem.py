@@ -14,6 +14,8 @@ time. These ops say so with types instead of u32 arithmetic:
     %a = hopper.ring_slot %stage[0] : !hopper.stage<slots = [0, 16384]>
     %bufs = hopper.smem_index %smem[148480 + %wg * 16384] : !hopper.smem<align 1024>
         -> !hopper.smem<align 1024>
+    %row = hopper.smem_add %bufs[%row_bytes] : !hopper.smem<align 1024>
+        -> !hopper.smem<align 128>
 
 - `!hopper.smem<align A>`: a shared-memory address (the 32-bit shared window) known to be
   a multiple of A bytes; the barrier rings, the TMA loads and the wgmma descriptors take
@@ -25,7 +27,8 @@ time. These ops say so with types instead of u32 arithmetic:
 `convert-hopper-to-ptx` holds each in one u32 register: the base is the array's address
 rounded up to the alignment (`add`, `and`), an offset an `add` of a constant, a stage the
 ring's address plus the stage's bytes times the position's stage (`mad`), a slot an `add`
-of its offset, an index's strides an `add` of the offset and a `mad` of the index. A ptx
+of its offset, an index's strides an `add` of the offset and a `mad` of the index, a
+dynamic offset an `add` of its register. A ptx
 op or the index arithmetic reads one through a cast to `!ptx.reg<u32>` or `index`, which
 that pass resolves to the register.
 """
@@ -605,3 +608,61 @@ class SmemIndexOp(HopperInstruction):
         resolved = parser.resolve_operand(index, IndexType())
         op = cls(parser.resolve_operand(base, base_type), offset, resolved, stride, found)
         return guard.apply(op)
+
+
+@irdl_op_definition
+class SmemAddOp(HopperInstruction):
+    """The address `offset` bytes past a shared address, `offset` an index value of the
+    kernel's arithmetic (a thread's row in a swizzled box):
+    `%row = hopper.smem_add %buf[%row_bytes] : !hopper.smem<align 1024> -> !hopper.smem<align 128>`.
+
+    The result's alignment is at most the base's; that the offset is a multiple of it is
+    the producer's claim (the layout it computes the offset for), which the verifier cannot
+    check on a value of the arithmetic.
+    """
+
+    name = "hopper.smem_add"
+
+    base = operand_def(SmemType)
+    """The address offset from."""
+    offset = operand_def(IndexType)
+    """Bytes past the base (a multiple of the result's alignment)."""
+    result = result_def(SmemType)
+
+    def __init__(self, base: SSAValue, offset: SSAValue, smem: Attribute):
+        super().__init__(operands=[base, offset, []], result_types=[smem])
+
+    def verify_kinds(self) -> None:
+        unguarded(self)
+        base, result = _smem(self.base).align.data, _smem(self.result).align.data
+        if result > base:
+            raise VerifyException(
+                f"{self.name}: an address past one aligned to {base} is not aligned to "
+                f"{result} (the result's alignment)"
+            )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.base)
+        printer.print_string("[")
+        printer.print_operand(self.offset)
+        printer.print_string("]")
+        print_guard(printer, self)
+        printer.print_string(" : ")
+        printer.print_attribute(self.base.type)
+        printer.print_string(" -> ")
+        printer.print_attribute(self.result.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> Self:
+        base = parser.parse_unresolved_operand()
+        parser.parse_punctuation("[")
+        offset = parser.parse_unresolved_operand()
+        parser.parse_punctuation("]")
+        guard = Guard.parse(parser)
+        parser.parse_punctuation(":")
+        base_type = parse_typed(parser, cls.name, SmemType, "a !hopper.smem type")
+        parser.parse_punctuation("->")
+        found = parse_typed(parser, cls.name, SmemType, "a !hopper.smem type")
+        resolved = parser.resolve_operand(offset, IndexType())
+        return guard.apply(cls(parser.resolve_operand(base, base_type), resolved, found))

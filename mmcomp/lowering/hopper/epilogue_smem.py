@@ -83,7 +83,7 @@ class SmemEpilogue:
                     if operand.dtype == "f32":
                         self.write_f32_box(values.add(buffer, row), chunk, packed)
                     else:
-                        self.write_16bit_box(values.add(buffer, row), chunk, packed)
+                        self.write_16bit_box(self.lane_row(buffer, row), chunk, packed)
                     k.append(ptx.FenceOp("proxy_async"))
                     self.ctx.put(ptx.BulkWaitOp(0, read=True), leader)
                     sync()
@@ -108,6 +108,12 @@ class SmemEpilogue:
         aligned = hopper.SmemType(hopper.SLOT_ALIGN)
         offset = hopper.SmemOffsetOp(buffers, slot * self.ctx.plan.buffer_bytes(), aligned)
         return self.ctx.k.append(offset).result
+
+    def lane_row(self, buffer: SSAValue, row: SSAValue) -> SSAValue:
+        """This lane's row of a 16-bit box in `buffer`, `row` bytes past it (`box_lane`):
+        `hopper.smem_add`, aligned to a box row's bytes (`row` is a multiple of them)."""
+        aligned = hopper.SmemType(min(EPILOGUE_ROW_BYTES, hopper.SLOT_ALIGN))
+        return self.ctx.k.append(hopper.SmemAddOp(buffer, row, aligned)).result
 
     def box_lane(self, dtype: str) -> tuple[SSAValue, SSAValue]:
         """This thread's (row byte offset, 16-byte chunk xor) in a box of `dtype`, index
@@ -162,13 +168,16 @@ class SmemEpilogue:
         self, base: SSAValue, chunk: SSAValue, blocks: list[list[SSAValue]]
     ) -> None:
         """stmatrix x4 per pair of 8-column blocks: this warp's 16 rows of the box (`base`:
-        the buffer plus this lane's row, `chunk`: its chunk xor, from `box_lane`)."""
+        this lane's row of the buffer, `lane_row`; `chunk`: its chunk xor, from `box_lane`).
+        The row address is the swizzled chunk's 16 bytes past the row (`hopper.smem_index`,
+        aligned to a matrix row's 16 bytes)."""
         k = self.ctx.k
         v = Values(self.ctx)
         for pair in range(len(blocks) // 2):
             at = v.xor(chunk, v.const(2 * pair))
-            address = v.reg(v.mad(at, v.const(16), base))
-            k.append(hopper.StmatrixOp(address, [*blocks[2 * pair], *blocks[2 * pair + 1]]))
+            address = k.append(hopper.SmemIndexOp(base, 0, at, hopper.STMATRIX_ROW_ALIGN))
+            values = [*blocks[2 * pair], *blocks[2 * pair + 1]]
+            k.append(hopper.StmatrixOp(address.result, values))
 
     def write_f32_box(self, base: SSAValue, chunk: SSAValue, blocks: list[list[SSAValue]]) -> None:
         """st.shared.v2.f32 of each column pair, in the swizzled rows of the box (`base`,

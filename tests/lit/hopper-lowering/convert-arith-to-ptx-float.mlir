@@ -35,14 +35,15 @@ hopper.kernel @k() shared @smem align 1024 {
   %pair_reg = builtin.unrealized_conversion_cast %pair : vector<2xbf16> to !ptx.reg<bf16x2>
   %rounded_reg = builtin.unrealized_conversion_cast %rounded : bf16 to !ptx.reg<bf16>
   ptx.st shared %smem, %pair_reg : (!ptx.reg<u32>, !ptx.reg<bf16x2>) -> ()
-  hopper.stmatrix %smem, %pair : (!ptx.reg<u32>, vector<2xbf16>) -> ()
+  %row = builtin.unrealized_conversion_cast %smem : !ptx.reg<u32> to !hopper.smem<align 16>
+  hopper.stmatrix %row, %pair : (!hopper.smem<align 16>, vector<2xbf16>) -> ()
   ptx.st shared %smem, %rounded_reg : (!ptx.reg<u32>, !ptx.reg<bf16>) -> ()
   ptx.ret
 }
 
 // IR:      %reciprocal = arith.divf %one, %quotient fastmath<afn> : f32
 // IR:      %pair = hopper.truncf_pair %widened, %x : vector<2xbf16>
-// IR:      hopper.stmatrix %smem, %pair : (!ptx.reg<u32>, vector<2xbf16>) -> ()
+// IR:      hopper.stmatrix %row, %pair : (!hopper.smem<align 16>, vector<2xbf16>) -> ()
 
 // CHECK:      %[[SMEM:.*]] = ptx.addr_of smem : !ptx.reg<u32>
 // CHECK-NEXT: %[[X:.*]] = ptx.const 1.5 : !ptx.reg<f32>

@@ -374,8 +374,9 @@ ptx.module version 8.0 target sm_90a address_size 64 {
   ptx.shared @smem align 1024 size 1024
   ptx.entry @k(t : tmap, d : b64) {
     %s = ptx.addr_of smem : !ptx.reg<u32>
+    %row = builtin.unrealized_conversion_cast %s : !ptx.reg<u32> to !hopper.smem<align 16>
     %v = ptx.const 0 : !ptx.reg<b32>
-    hopper.stmatrix %s, %v, %v, %v : (!ptx.reg<u32>, !ptx.reg<b32>, !ptx.reg<b32>, !ptx.reg<b32>) -> ()
+    hopper.stmatrix %row, %v, %v, %v : (!hopper.smem<align 16>, !ptx.reg<b32>, !ptx.reg<b32>, !ptx.reg<b32>) -> ()
   }
 }
 // CHECK: hopper.stmatrix: expected 1, 2 or 4 registers, found 3
@@ -390,7 +391,8 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     %r = ptx.const 1.5 : !ptx.reg<f32>
     %x = builtin.unrealized_conversion_cast %r : !ptx.reg<f32> to f32
     %v = "test.op"(%x) : (f32) -> vector<2xf32>
-    hopper.stmatrix %s, %v : (!ptx.reg<u32>, vector<2xf32>) -> ()
+    %row = builtin.unrealized_conversion_cast %s : !ptx.reg<u32> to !hopper.smem<align 16>
+    hopper.stmatrix %row, %v : (!hopper.smem<align 16>, vector<2xf32>) -> ()
   }
 }
 // CHECK: hopper.stmatrix: value 0 must be a pair of 16-bit floats (vector<2xbf16>, vector<2xf16>), found vector<2xf32>

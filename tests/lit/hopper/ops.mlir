@@ -72,8 +72,8 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     ptx.bar arrive 2 128
     %p01 = ptx.cvt_pack %d1, %d0 : (!ptx.reg<f32>, !ptx.reg<f32>) -> !ptx.reg<bf16x2>
     %p23 = ptx.cvt_pack %d3, %d2 : (!ptx.reg<f32>, !ptx.reg<f32>) -> !ptx.reg<bf16x2>
-    hopper.stmatrix %smem, %p01, %p23, %p01, %p23 : (!ptx.reg<u32>, !ptx.reg<bf16x2>, !ptx.reg<bf16x2>, !ptx.reg<bf16x2>, !ptx.reg<bf16x2>) -> ()
-    hopper.stmatrix %smem, %p01, %p23 {trans} : (!ptx.reg<u32>, !ptx.reg<bf16x2>, !ptx.reg<bf16x2>) -> ()
+    hopper.stmatrix %tile, %p01, %p23, %p01, %p23 : (!hopper.smem<align 1024>, !ptx.reg<bf16x2>, !ptx.reg<bf16x2>, !ptx.reg<bf16x2>, !ptx.reg<bf16x2>) -> ()
+    hopper.stmatrix %tile, %p01, %p23 {trans} : (!hopper.smem<align 1024>, !ptx.reg<bf16x2>, !ptx.reg<bf16x2>) -> ()
     ptx.fence proxy_async
     hopper.tma_store %smem to %tc[%x, %y] if %elected : !hopper.tensormap<?x?xf32, box 64x32, swizzle 128>, !ptx.reg<u32>
     ptx.bulk_commit
@@ -376,8 +376,8 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 // IR-NEXT: ptx.bar arrive 2 128
 // IR-NEXT: %p01 = ptx.cvt_pack %d1, %d0 : (!ptx.reg<f32>, !ptx.reg<f32>) -> !ptx.reg<bf16x2>
 // IR-NEXT: %p23 = ptx.cvt_pack %d3, %d2 : (!ptx.reg<f32>, !ptx.reg<f32>) -> !ptx.reg<bf16x2>
-// IR-NEXT: hopper.stmatrix %smem, %p01, %p23, %p01, %p23 : (!ptx.reg<u32>, !ptx.reg<bf16x2>, !ptx.reg<bf16x2>, !ptx.reg<bf16x2>, !ptx.reg<bf16x2>) -> ()
-// IR-NEXT: hopper.stmatrix %smem, %p01, %p23 {trans} : (!ptx.reg<u32>, !ptx.reg<bf16x2>, !ptx.reg<bf16x2>) -> ()
+// IR-NEXT: hopper.stmatrix %tile, %p01, %p23, %p01, %p23 : (!hopper.smem<align 1024>, !ptx.reg<bf16x2>, !ptx.reg<bf16x2>, !ptx.reg<bf16x2>, !ptx.reg<bf16x2>) -> ()
+// IR-NEXT: hopper.stmatrix %tile, %p01, %p23 {trans} : (!hopper.smem<align 1024>, !ptx.reg<bf16x2>, !ptx.reg<bf16x2>) -> ()
 // IR-NEXT: ptx.fence proxy_async
 // IR-NEXT: hopper.tma_store %smem to %tc[%x, %y] if %elected : !hopper.tensormap<?x?xf32, box 64x32, swizzle 128>, !ptx.reg<u32>
 // IR-NEXT: ptx.bulk_commit

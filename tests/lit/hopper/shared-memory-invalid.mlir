@@ -160,4 +160,28 @@ hopper.kernel @k() {
   %pair = hopper.truncf_pair %one, %one : vector<2xbf16>
   hopper.stmatrix %row, %pair : (!hopper.smem<align 8>, vector<2xbf16>) -> ()
 }
-// CHECK: hopper.stmatrix: the address must be aligned to 16 bytes, found !hopper.smem<align 8>
+// CHECK: hopper.stmatrix: the address must be a !hopper.smem aligned to 16 bytes (a matrix row), found !hopper.smem<align 8>
+
+// -----
+
+// An stmatrix row address that is a register, not typed shared memory.
+hopper.kernel @k() {
+  %smem = hopper.shared_base mmcomp_shared : !hopper.smem<align 1024>
+  %row = builtin.unrealized_conversion_cast %smem : !hopper.smem<align 1024> to !ptx.reg<u32>
+  %one = arith.constant 1.0 : f32
+  %pair = hopper.truncf_pair %one, %one : vector<2xbf16>
+  hopper.stmatrix %row, %pair : (!ptx.reg<u32>, vector<2xbf16>) -> ()
+}
+// CHECK: operand 'address' at position 0 does not verify:
+// CHECK-NEXT: !ptx.reg<u32> should be of base attribute hopper.smem
+
+// -----
+
+// A dynamic offset claiming more alignment than its base has.
+hopper.kernel @k() {
+  %smem = hopper.shared_base mmcomp_shared : !hopper.smem<align 128>
+  %bytes = arith.constant 1024 : index
+  %row = hopper.smem_add %smem[%bytes] : !hopper.smem<align 128> -> !hopper.smem<align 1024>
+}
+// CHECK: hopper.smem_add: an address past one aligned to 128 is not aligned to 1024 (the result's alignment)
+
