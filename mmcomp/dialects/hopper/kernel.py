@@ -228,22 +228,24 @@ class ArrayParamOp(ParamReadOp):
         array = param.info.data
         memref = self.result.type
         assert isinstance(memref, MemRefType)
-        if not holds(memref, array):
+        if not fits(memref, array):
             dims = ", ".join("?" if e == DYNAMIC else str(e) for e in array.shape)
             raise VerifyException(
-                f"{self.name}: the type of '{self.param.data}' must hold the array its launch "
-                f"data describes ([{dims}] of {array.dtype}), found {memref}"
+                f"{self.name}: the type of '{self.param.data}' must be a view that fits in the "
+                f"array its launch data describes ([{dims}] of {array.dtype}: no more "
+                f"elements, the same `?` extents and element type), found {memref}"
             )
 
 
-def holds(memref: MemRefType, array: KernelArray) -> bool:
-    """The memref views the launch data's array: as many elements (a split-K workspace's
-    view has unit axes the array lacks), its `?` extents, and its element type (integers
-    are passed as i32)."""
+def fits(memref: MemRefType, array: KernelArray) -> bool:
+    """The memref is a view that fits in the launch data's array: no more elements (a
+    split-K workspace holds whole fragment tiles, which the view of an M = 1 fusion indexes
+    with unit axes: memref<2x4x1x128xf32> in [2, 4, 128, 128]), its `?` extents, and its
+    element type (integers are passed as i32)."""
     shape = tuple(memref.get_shape())
     if shape.count(DYNAMIC) != array.shape.count(DYNAMIC):
         return False
-    if math.prod(e for e in shape if e != DYNAMIC) != math.prod(
+    if math.prod(e for e in shape if e != DYNAMIC) > math.prod(
         e for e in array.shape if e != DYNAMIC
     ):
         return False

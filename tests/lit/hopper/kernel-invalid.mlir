@@ -74,7 +74,16 @@ hopper.kernel @k(m : u32) {
 hopper.kernel @k(a : ptr<role = input, name = "a", shape = [16, 32], dtype = bf16>) {
   %a = hopper.array_param a : memref<16x32xf32>
 }
-// CHECK: hopper.array_param: the type of 'a' must hold the array its launch data describes ([16, 32] of bf16), found memref<16x32xf32>
+// CHECK: hopper.array_param: the type of 'a' must be a view that fits in the array its launch data describes ([16, 32] of bf16: no more elements, the same `?` extents and element type), found memref<16x32xf32>
+
+// -----
+
+// An array read whose view has more elements than the array (a view with fewer, such as
+// an M = 1 fusion's view of a split-K workspace of whole tiles, is taken).
+hopper.kernel @k(a : ptr<role = input, name = "a", shape = [16, 32], dtype = bf16>) {
+  %a = hopper.array_param a : memref<16x33xbf16>
+}
+// CHECK: hopper.array_param: the type of 'a' must be a view that fits in the array its launch data describes ([16, 32] of bf16: no more elements, the same `?` extents and element type), found memref<16x33xbf16>
 
 // -----
 
@@ -82,7 +91,7 @@ hopper.kernel @k(a : ptr<role = input, name = "a", shape = [16, 32], dtype = bf1
 hopper.kernel @k(a : ptr<role = input, name = "a", shape = [?, 32], dtype = bf16, extents = "m">) {
   %a = hopper.array_param a : memref<16x32xbf16>
 }
-// CHECK: hopper.array_param: the type of 'a' must hold the array its launch data describes ([?, 32] of bf16), found memref<16x32xbf16>
+// CHECK: hopper.array_param: the type of 'a' must be a view that fits in the array its launch data describes ([?, 32] of bf16: no more elements, the same `?` extents and element type), found memref<16x32xbf16>
 
 // -----
 
