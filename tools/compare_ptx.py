@@ -1,7 +1,7 @@
 """Compare the PTX of this checkout with an earlier build's, over a corpus of fusions.
 
     python tools/compare_ptx.py --base DIR [--cases 300] [--seed 1] [--jobs 8] [--show N]
-                                [--pointwise]
+                                [--pointwise] [--sass]
 
 DIR holds the earlier mmcomp as the package `mmcomp_base` (see tools/compare_builds.py for
 how to make it). The corpus is every case the GPU tests run (tests/unit/cases.py), every
@@ -12,10 +12,14 @@ Each fusion is written as IR text by this checkout, parsed by both builds, and c
 both with the same keywords; the row compares the PTX text.
 
 A refactor of the lowering proves it changed nothing by "identical" on every case: equal
-PTX assembles to equal SASS. Cases where both builds refuse the keywords count as
-"refused (both)"; a refusal by one build only, or different PTX, is a difference, printed
-with its fuzz command (the first `--show` lines of a PTX diff too). Exit status 1 when any
-case differs.
+PTX assembles to equal SASS. With `--sass` (needs ptxas and nvdisasm), a case whose PTX
+differs is assembled by both builds: "same SASS counts" when both assemble without spills
+and the SASS has as many instructions of each class (`SASS_CLASSES`: wgmma, global and
+shared loads and stores, barriers, the mbarrier and TMA operations) and in all, "same SASS
+class counts, +N instructions" when only the total moved; else its counts are printed.
+Cases where both builds refuse the keywords count as "refused (both)"; a refusal by one
+build only, or different PTX, is a difference, printed with its fuzz command (the first
+`--show` lines of a PTX diff too). Exit status 1 when any case differs.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import difflib
 import importlib
 import multiprocessing
 import os
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -119,8 +124,39 @@ POINTWISE = [
 """The pointwise corpus (`--pointwise`): every op, output dtype and epilogue mode."""
 
 
+SASS_CLASSES = {
+    "HGMMA": r"\bHGMMA\b",
+    "LDG": r"\bLDG\b",
+    "STG": r"\bSTG\b",
+    "LDS": r"\bLDS\b",
+    "STS": r"\bSTS\b",
+    "STSM": r"\bSTSM\b",
+    "BAR": r"\bBAR\b",
+    "SYNCS": r"\bSYNCS\b",
+    "UTMA": r"\bUTMA",
+    "all": r"^\s+/\*[0-9a-f]{4,}\*/",
+}
+"""The SASS instruction classes `--sass` counts (regexes over nvdisasm's lines)."""
+
+
+def sass_counts(ptx: str) -> dict[str, int] | str:
+    """The instruction count of each SASS class of the assembled PTX, or why not."""
+    from mmcomp import ptxas
+
+    try:
+        assembled = ptxas.assemble_checked(ptx)
+        lines = ptxas.disassemble(assembled.cubin).splitlines()
+    except ptxas.PtxasError as error:
+        return str(error).splitlines()[0]
+    return {
+        name: sum(1 for line in lines if re.search(pattern, line))
+        for name, pattern in SASS_CLASSES.items()
+    }
+
+
 def compare(item: tuple[str, int]) -> tuple[str, str, str]:
-    """(status, label, detail) of one item: identical, refused (both), or a difference."""
+    """(status, label, detail) of one item: identical, refused (both), or a difference
+    (with `--sass`, "same SASS counts" where only the PTX differs)."""
     text, params, label = _fusion_text(item)
     new = _compile("mmcomp", text, params)
     old = _compile("mmcomp_base", text, params)
@@ -128,13 +164,29 @@ def compare(item: tuple[str, int]) -> tuple[str, str, str]:
         return ("identical" if new[0] == "ptx" else f"{new[0]} (both)"), label, ""
     if new[0] != "ptx" or old[0] != "ptx":
         return "differs", label, f"base {old[0]}: {old[1][:300]}\n  new {new[0]}: {new[1][:300]}"
+    if SASS:
+        old_counts, new_counts = sass_counts(old[1]), sass_counts(new[1])
+        if not isinstance(new_counts, dict) or not isinstance(old_counts, dict):
+            return "differs", label, f"SASS: base {old_counts}\n  new {new_counts}"
+        if new_counts == old_counts:
+            return "same SASS counts", label, ""
+        classes = [name for name in SASS_CLASSES if name != "all"]
+        if all(new_counts[name] == old_counts[name] for name in classes):
+            delta = new_counts["all"] - old_counts["all"]
+            return f"same SASS class counts, {delta:+d} instructions", label, ""
+        return "differs", label, f"SASS counts: base {old_counts}\n  new {new_counts}"
     diff = difflib.unified_diff(old[1].splitlines(), new[1].splitlines(), "base", "new", n=1)
     return "differs", label, "\n".join(diff)
 
 
-def _init(base: str, seed: int) -> None:
-    global SEED
+SASS = False
+"""Compare the SASS instruction counts where the PTX differs (`--sass`)."""
+
+
+def _init(base: str, seed: int, sass: bool) -> None:
+    global SEED, SASS
     SEED = seed
+    SASS = sass
     sys.path.insert(0, base)
     os.environ["MMCOMP_CACHE_DIR"] = tempfile.mkdtemp(prefix="mmcomp-compare-ptx-")
 
@@ -151,6 +203,11 @@ def main() -> int:
         action="store_true",
         help="also every epilogue pointwise op under each output dtype and epilogue mode",
     )
+    parser.add_argument(
+        "--sass",
+        action="store_true",
+        help="where the PTX differs, compare the SASS instruction counts (ptxas, nvdisasm)",
+    )
     args = parser.parse_args()
     import bench
     import cases
@@ -162,7 +219,8 @@ def main() -> int:
         items += [("pointwise", i) for i in range(len(POINTWISE))]
     context = multiprocessing.get_context("spawn")
     counts: dict[str, int] = {}
-    with context.Pool(args.jobs, _init, (str(Path(args.base).resolve()), args.seed)) as pool:
+    setup = (str(Path(args.base).resolve()), args.seed, args.sass)
+    with context.Pool(args.jobs, _init, setup) as pool:
         for status, label, detail in pool.imap(compare, items):
             counts[status] = counts.get(status, 0) + 1
             if status == "differs":

@@ -47,7 +47,7 @@ from xdsl.irdl import (
     prop_def,
     result_def,
 )
-from xdsl.parser import AttrParser, Parser
+from xdsl.parser import AttrParser, Parser, UnresolvedOperand
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
@@ -401,6 +401,40 @@ class SlotRingOp(OffsetOp):
             )
 
 
+def print_subscript(
+    printer: Printer,
+    op: HopperInstruction,
+    base: SSAValue,
+    index: SSAValue,
+    separator: str,
+    last: Attribute,
+) -> None:
+    """The syntax of an op on a value and a subscript: ` %base[%index]`, the guard, then
+    ` : <base type><separator><last>`."""
+    printer.print_string(" ")
+    printer.print_operand(base)
+    printer.print_string("[")
+    printer.print_operand(index)
+    printer.print_string("]")
+    print_guard(printer, op)
+    printer.print_string(" : ")
+    printer.print_attribute(base.type)
+    printer.print_string(separator)
+    printer.print_attribute(last)
+
+
+def parse_subscript(parser: Parser) -> tuple[UnresolvedOperand, UnresolvedOperand, Guard]:
+    """`%base[%index]`, the guard and the `:` (what `print_subscript` writes before the
+    types): the two operands, unresolved, and the guard."""
+    base = parser.parse_unresolved_operand()
+    parser.parse_punctuation("[")
+    index = parser.parse_unresolved_operand()
+    parser.parse_punctuation("]")
+    guard = Guard.parse(parser)
+    parser.parse_punctuation(":")
+    return base, index, guard
+
+
 @irdl_op_definition
 class SlotStageOp(HopperInstruction):
     """The stage of a ring position in a slot ring:
@@ -437,25 +471,11 @@ class SlotStageOp(HopperInstruction):
             )
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.ring)
-        printer.print_string("[")
-        printer.print_operand(self.position)
-        printer.print_string("]")
-        print_guard(printer, self)
-        printer.print_string(" : ")
-        printer.print_attribute(self.ring.type)
-        printer.print_string(", ")
-        printer.print_attribute(self.position.type)
+        print_subscript(printer, self, self.ring, self.position, ", ", self.position.type)
 
     @classmethod
     def parse(cls, parser: Parser) -> Self:
-        ring = parser.parse_unresolved_operand()
-        parser.parse_punctuation("[")
-        position = parser.parse_unresolved_operand()
-        parser.parse_punctuation("]")
-        guard = Guard.parse(parser)
-        parser.parse_punctuation(":")
+        ring, position, guard = parse_subscript(parser)
         ring_type = parse_typed(parser, cls.name, SlotRingType, "a !hopper.slot_ring type")
         parser.parse_punctuation(",")
         position_type = parse_typed(
@@ -642,25 +662,11 @@ class SmemAddOp(HopperInstruction):
             )
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.base)
-        printer.print_string("[")
-        printer.print_operand(self.offset)
-        printer.print_string("]")
-        print_guard(printer, self)
-        printer.print_string(" : ")
-        printer.print_attribute(self.base.type)
-        printer.print_string(" -> ")
-        printer.print_attribute(self.result.type)
+        print_subscript(printer, self, self.base, self.offset, " -> ", self.result.type)
 
     @classmethod
     def parse(cls, parser: Parser) -> Self:
-        base = parser.parse_unresolved_operand()
-        parser.parse_punctuation("[")
-        offset = parser.parse_unresolved_operand()
-        parser.parse_punctuation("]")
-        guard = Guard.parse(parser)
-        parser.parse_punctuation(":")
+        base, offset, guard = parse_subscript(parser)
         base_type = parse_typed(parser, cls.name, SmemType, "a !hopper.smem type")
         parser.parse_punctuation("->")
         found = parse_typed(parser, cls.name, SmemType, "a !hopper.smem type")
