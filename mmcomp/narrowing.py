@@ -14,7 +14,7 @@ import ctypes
 from typing import Any, TypeGuard
 
 import numpy as np
-from xdsl.dialects.builtin import IntAttr, MemRefType, TensorType
+from xdsl.dialects.builtin import IntAttr, MemRefType, TensorType, VectorType
 from xdsl.ir import Attribute
 
 
@@ -26,6 +26,11 @@ def is_tensor(value: object) -> TypeGuard[TensorType[Attribute]]:
 def is_memref(value: object) -> TypeGuard[MemRefType[Attribute]]:
     """isinstance(value, MemRefType)."""
     return isinstance(value, MemRefType)
+
+
+def is_vector(value: object) -> TypeGuard[VectorType[Attribute]]:
+    """isinstance(value, VectorType)."""
+    return isinstance(value, VectorType)
 
 
 def is_int_attr(value: object) -> TypeGuard[IntAttr[int]]:

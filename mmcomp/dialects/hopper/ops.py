@@ -67,6 +67,7 @@ from mmcomp.dialects.ptx import (
     check_choice,
     kind_of,
 )
+from mmcomp.narrowing import is_vector
 
 # ----------------------------------------------------------------------------------------
 # mbarriers
@@ -578,8 +579,7 @@ class StmatrixOp(HopperInstruction):
                 f"{self.name}: expected 1, 2 or 4 registers, found {len(self.values)}"
             )
         for index, value in enumerate(self.values):
-            if isinstance(value.type, VectorType):
-                pair = value.type
+            if is_vector(pair := value.type):
                 element = pair.get_element_type()
                 if pair.get_shape() != (2,) or not isinstance(element, BFloat16Type | Float16Type):
                     raise VerifyException(

@@ -60,6 +60,7 @@ from mmcomp.dialects.hopper.base import (
     unguarded,
 )
 from mmcomp.dialects.hopper.ring import RingPositionType
+from mmcomp.narrowing import is_int_attr
 
 SLOT_ALIGN = 1024
 """Alignment of a ring slot, bytes: a 128-byte swizzled tile repeats its pattern every
@@ -307,7 +308,7 @@ class OffsetOp(HopperInstruction):
 
     def print(self, printer: Printer) -> None:
         offset = self.properties["offset"]
-        assert isinstance(offset, IntAttr)
+        assert is_int_attr(offset)
         _print_at(printer, self, self.operands[0], str(offset.data))
         printer.print_string(" -> ")
         printer.print_attribute(self.results[0].type)

@@ -51,8 +51,7 @@ def is_index_arithmetic(op: Operation) -> bool:
         return False
     types = [value.type for value in (*op.operands, *op.results)]
     return all(
-        isinstance(t, IndexType) or (isinstance(t, IntegerType) and t.width.data == 1)
-        for t in types
+        isinstance(t, IndexType) or (isinstance(t, IntegerType) and t.bitwidth == 1) for t in types
     )
 
 

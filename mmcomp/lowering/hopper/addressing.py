@@ -13,13 +13,13 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import BlockArgument, SSAValue
 
 from mmcomp.dialects import ptx
 from mmcomp.lowering.hopper.context import KernelContext
 from mmcomp.lowering.hopper.plan import arg_roles, dtype_of
 from mmcomp.lowering.hopper.values import Values
+from mmcomp.narrowing import is_memref
 
 WIDE_OFFSETS = 1 << 32
 """Arrays of more elements than this get 64-bit element offsets (32-bit ones would wrap)."""
@@ -90,7 +90,7 @@ class Addressing:
         k = self.ctx.k
         values = Values(self.ctx)
         memref_type = memref.type
-        assert isinstance(memref_type, MemRefType)
+        assert is_memref(memref_type)
         roles = self.memref_roles(memref)
         shape = list(memref_type.get_shape())
         # A runtime extent is named by the axis's own role (m), whatever the fragment's.

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import Float32Type, MemRefType, TensorType
+from xdsl.dialects.builtin import Float32Type
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from mmcomp.dialects import hopper, ptx, sched
@@ -28,6 +28,7 @@ from mmcomp.lowering.hopper.plan import TmaOperand, dtype_of
 from mmcomp.lowering.hopper.pointwise import Pointwise, Scalar
 from mmcomp.lowering.hopper.ring import Ring
 from mmcomp.lowering.hopper.values import Values
+from mmcomp.narrowing import is_memref, is_tensor
 
 
 @dataclass
@@ -183,7 +184,7 @@ class Epilogue:
         assert isinstance(op, Operation)
         if isinstance(op, SplatOp):
             result_type = op.result.type
-            assert isinstance(result_type, TensorType)
+            assert is_tensor(result_type)
             return Scalar(self.math.const_f32(op.scalar), dtype_of(result_type.element_type))
         name = op.name
         ins = [self.scalar(operand, slot, col) for operand in op.operands]
@@ -191,7 +192,7 @@ class Epilogue:
             return ins[0]
         if name == "fusion.cast":
             result_type = op.results[0].type
-            assert isinstance(result_type, TensorType)
+            assert is_tensor(result_type)
             dtype = dtype_of(result_type.element_type)
             widening = ins[0].exact and dtype in ("f32", ins[0].dtype)
             return Scalar(self.math.rounded(ins[0]), dtype, widening)
@@ -220,7 +221,7 @@ class Epilogue:
             return Scalar(found, access.dtype, exact=True)
         kind = ptx.F32 if access.dtype == "f32" else ptx.reg(access.dtype)
         memref_type = load.source.type
-        assert isinstance(memref_type, MemRefType)
+        assert is_memref(memref_type)
         extent = memref_type.get_shape()[-1]
         paired = (
             roles[-1] == "n"
@@ -280,7 +281,7 @@ class Epilogue:
         ctx = self.ctx
         roles = self.address.memref_roles(store.dest)
         memref_type = store.dest.type
-        assert isinstance(memref_type, MemRefType)
+        assert is_memref(memref_type)
         shape = list(memref_type.get_shape())
         access = self.address.access(store.dest, list(store.indices), store=True)
         dtype = access.dtype

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from xdsl.dialects import func, scf
-from xdsl.dialects.builtin import IndexType, MemRefType
+from xdsl.dialects.builtin import IndexType
 from xdsl.ir import Operation, SSAValue
 
 from mmcomp import hardware as hw
@@ -42,6 +42,7 @@ from mmcomp.lowering.hopper.producer import emit_producer
 from mmcomp.lowering.hopper.ring import Ring
 from mmcomp.lowering.hopper.split_k import SplitK
 from mmcomp.lowering.hopper.values import Values
+from mmcomp.narrowing import is_memref
 
 WARPGROUP_SHIFT = hw.WARPGROUP_SIZE.bit_length() - 1
 """log2 of the threads of a warpgroup: %tid.x >> WARPGROUP_SHIFT is the warpgroup."""
@@ -72,7 +73,7 @@ def emit_prologue(ctx: KernelContext) -> Ring:
     for index, arg in enumerate(ctx.func.body.block.args):
         read = (
             hopper.ArrayParamOp(f"arg{index}", arg.type)
-            if isinstance(arg.type, MemRefType)
+            if is_memref(arg.type)
             else hopper.ExtentParamOp(f"arg{index}", IndexType())
         )
         ctx.regs[arg] = k.append(read).results[0]

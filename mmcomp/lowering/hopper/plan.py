@@ -20,10 +20,8 @@ from xdsl.dialects.builtin import (
     Float16Type,
     Float32Type,
     IntegerAttr,
-    MemRefType,
     StringAttr,
     SymbolRefAttr,
-    TensorType,
 )
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
@@ -33,6 +31,7 @@ from mmcomp.dialects import ptx, sched
 from mmcomp.dialects.fusion import AxisRolesAttr
 from mmcomp.dialects.sched import ScheduleParams
 from mmcomp.errors import ScheduleError
+from mmcomp.narrowing import is_memref, is_tensor
 from mmcomp.passes.materialize_schedule import EXTENT_ATTR
 from mmcomp.passes.partition_warp_roles import WarpRoles, mainloop_of
 from mmcomp.roles import ABSENT, iteration_space
@@ -94,7 +93,7 @@ def workspace_shape(params: ScheduleParams, workspace: SSAValue) -> tuple[int, .
     """The f32 workspace as the kernel addresses it: [slices, tiles, tile m, tile n],
     whole tiles even where the accumulator lacks an axis (M or N of 1)."""
     memref_type = workspace.type
-    assert isinstance(memref_type, MemRefType)
+    assert is_memref(memref_type)
     shape = tuple(memref_type.get_shape())
     return (*shape[:2], params.tile[0], params.tile[1])
 
@@ -150,7 +149,7 @@ class OperandPlan:
         return any(
             is_partials(self.func, arg) and ptx.DYNAMIC in arg.type.get_shape()
             for arg in memref_args(self.func)
-            if isinstance(arg.type, MemRefType)
+            if is_memref(arg.type)
         )
 
     def store_map_index(self, operand: TmaOperand) -> int:
@@ -172,7 +171,7 @@ class OperandPlan:
             if not isinstance(source, BlockArgument) or source.owner is not self.func.body.block:
                 raise ScheduleError(f"{self.where}: a mainloop load must read a kernel argument")
             memref = source.type
-            assert isinstance(memref, MemRefType)
+            assert is_memref(memref)
             dtype = dtype_of(memref.element_type)
             if dtype not in ("bf16", "f16"):
                 raise ScheduleError(
@@ -203,7 +202,7 @@ class OperandPlan:
         assert isinstance(source, BlockArgument)
         memref = source.type
         tile = load.result.type
-        assert isinstance(memref, MemRefType) and isinstance(tile, TensorType)
+        assert is_memref(memref) and is_tensor(tile)
         name = f"%{source.name_hint or f'arg{source.index}'}"
         roles = arg_roles(self.func, source.index)
         shape = tuple(memref.get_shape())
@@ -369,7 +368,7 @@ class OperandPlan:
             if "sched.output" not in entry.data:
                 continue
             memref = arg.type
-            assert isinstance(memref, MemRefType)
+            assert is_memref(memref)
             roles = arg_roles(self.func, arg.index)
             dtype = dtype_of(memref.element_type)
             shape = tuple(memref.get_shape())
@@ -387,7 +386,7 @@ class OperandPlan:
 
 def memref_args(func: FuncOp) -> list[BlockArgument]:
     """The kernel's array arguments (inputs, outputs, workspaces), before its extents."""
-    return [arg for arg in func.body.block.args if isinstance(arg.type, MemRefType)]
+    return [arg for arg in func.body.block.args if is_memref(arg.type)]
 
 
 def extent_args(func: FuncOp) -> list[tuple[BlockArgument, str]]:
@@ -396,7 +395,7 @@ def extent_args(func: FuncOp) -> list[tuple[BlockArgument, str]]:
     found: list[tuple[BlockArgument, str]] = []
     attrs = func.arg_attrs
     for arg in func.body.block.args:
-        if isinstance(arg.type, MemRefType) or attrs is None:
+        if is_memref(arg.type) or attrs is None:
             continue
         entry = attrs.data[arg.index]
         assert isinstance(entry, DictionaryAttr)
@@ -412,7 +411,7 @@ CTA_TILES = "cta_tiles"
 
 def dynamic_extents(func: FuncOp, arg: BlockArgument) -> str:
     """The runtime extent of each `?` axis of an array argument, space-separated."""
-    assert isinstance(arg.type, MemRefType)
+    assert is_memref(arg.type)
     shape = tuple(arg.type.get_shape())
     if ptx.DYNAMIC not in shape:
         return ""
@@ -455,7 +454,7 @@ def launch_data(plan: OperandPlan) -> tuple[list[ptx.KernelArray], ptx.Launch]:
             f"{where}: grid {grid} is not a multiple of the cluster size {plan.cluster_size}"
         )
     for arg in args:
-        assert isinstance(arg.type, MemRefType)
+        assert is_memref(arg.type)
         for axis, extent in enumerate(arg.type.get_shape()):
             if extent > MAX_COORDINATE:
                 raise ScheduleError(
@@ -469,7 +468,7 @@ def launch_data(plan: OperandPlan) -> tuple[list[ptx.KernelArray], ptx.Launch]:
     )
     arrays: list[ptx.KernelArray] = []
     for arg in args:
-        assert isinstance(arg.type, MemRefType)
+        assert is_memref(arg.type)
         element = arg.type.element_type
         dtype = (
             "i32"
