@@ -60,6 +60,9 @@ def main() -> int:
     parser.add_argument("--print-ir", action="store_true", help="print the IR of every stage")
     args = parser.parse_args()
     rng = np.random.default_rng()
+    for name, shape in (("--shape", args.shape), ("--gpu-shape", args.gpu_shape)):
+        if min(shape) < 1:
+            parser.error(f"{name} {' '.join(map(str, shape))}: M, N and K must be positive")
 
     fusion = silu_mul_fusion(*args.shape)
     print("fusion:")

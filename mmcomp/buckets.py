@@ -26,7 +26,6 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from mmcomp.compiler import Kernel, dynamic_input_roles
-from mmcomp.errors import ScheduleError
 
 if TYPE_CHECKING:
     from mmcomp.frontend import Fusion
@@ -46,15 +45,6 @@ def bucket_for(m: int) -> int:
         if m <= bound:
             return bound
     return M_BUCKETS[-1]
-
-
-def check_schedule_m(value: object) -> int | None:
-    """`schedule_m` as given (None or a positive int); ScheduleError otherwise."""
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ScheduleError(f"schedule_m: expected a positive int (an M), found {value!r}")
-    return value
 
 
 def has_dynamic_m(fusion: Fusion) -> bool:

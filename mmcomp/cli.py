@@ -57,7 +57,12 @@ class MmcompOptMain(xDSLOptMain):
 
 def main(args: Sequence[str] | None = None) -> None:
     """Entry point of the `mmcomp-opt` console script."""
-    from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
+    from xdsl.utils.exceptions import (
+        ArgSpecParseError,
+        DiagnosticException,
+        ParseError,
+        VerifyException,
+    )
 
     try:
         MmcompOptMain(description="mmcomp modular optimizer driver", args=args).run()
@@ -67,6 +72,24 @@ def main(args: Sequence[str] | None = None) -> None:
     except (ValueError, OSError) as error:
         print(f"mmcomp-opt: error: {error}", file=sys.stderr)
         sys.exit(1)
+    except ArgSpecParseError as error:
+        print(f"mmcomp-opt: {error}{_pipeline_hint(str(error))}", file=sys.stderr)
+        sys.exit(1)
+
+
+def _pipeline_hint(message: str) -> str:
+    """A hint for a pass pipeline that xDSL's parser refused: quoting an option value that
+    holds a character outside a word (a `/`, a leading `-`)."""
+    lines = message.splitlines()
+    written = [
+        lines[n + 1] for n, line in enumerate(lines[:-1]) if line.startswith("pass-pipeline:")
+    ]
+    if not written or not any(mark in written[0] for mark in ("/", "=-")):
+        return ""
+    return (
+        "\nhint: quote an option value that holds such a character, e.g. "
+        'registers="40/232" (or registers=40,232)'
+    )
 
 
 if __name__ == "__main__":

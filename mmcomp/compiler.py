@@ -523,8 +523,8 @@ def compile(  # noqa: A001
         raise ValueError(
             f"compile: unknown backend {backend!r}; expected one of {', '.join(BACKENDS)}"
         )
-    from mmcomp.buckets import BucketedKernel, check_schedule_m, has_dynamic_m
-    from mmcomp.heuristics import normalize_overrides
+    from mmcomp.buckets import BucketedKernel, has_dynamic_m
+    from mmcomp.heuristics import check_schedule_m, normalize_overrides
 
     schedule_m = check_schedule_m(params.pop("schedule_m", None))
     normalize_overrides(params)

@@ -13,6 +13,7 @@ docs/schedule.md explains each rule.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Mapping, Sequence
 from typing import cast
 
@@ -62,21 +63,29 @@ def _ceil_div(a: int, b: int) -> int:
     return -(-a // b)
 
 
+def _integer(value: object) -> int | None:
+    """`value` as an int where it is an integer (numpy's included, bool not), else None."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        return None
+    return int(value)
+
+
 def _tuple(name: str, value: object, length: int, meaning: str) -> tuple[int, ...]:
     items = cast("Sequence[object]", value) if isinstance(value, tuple | list) else None
-    if (
-        items is None
-        or len(items) != length
-        or not all(isinstance(v, int) and not isinstance(v, bool) for v in items)
-    ):
+    integers = [_integer(v) for v in items] if items is not None else []
+    if items is None or len(items) != length or None in integers:
         raise ScheduleError(f"{name}={value!r}: expected {meaning}, {length} integers")
-    return tuple(cast("Sequence[int]", items))
+    result = tuple(v for v in integers if v is not None)
+    if any(v <= 0 for v in result):
+        raise ScheduleError(f"{name}={value!r}: every extent must be positive")
+    return result
 
 
 def _int(name: str, value: object) -> int:
-    if not isinstance(value, int) or isinstance(value, bool):
+    integer = _integer(value)
+    if integer is None:
         raise ScheduleError(f"{name}={value!r}: expected an integer")
-    return value
+    return integer
 
 
 def _choice(name: str, value: object, allowed: tuple[str, ...]) -> str:
@@ -84,6 +93,15 @@ def _choice(name: str, value: object, allowed: tuple[str, ...]) -> str:
         expected = ", ".join(f'"{a}"' for a in allowed)
         raise ScheduleError(f"{name}={value!r}: expected one of {expected}")
     return str(value)
+
+
+def check_schedule_m(value: object) -> int | None:
+    """`schedule_m` as given (None or a positive int); ScheduleError otherwise."""
+    if value is None:
+        return None
+    if (m := _integer(value)) is None or m < 1:
+        raise ScheduleError(f"schedule_m: expected a positive int (an M), found {value!r}")
+    return m
 
 
 def normalize_overrides(overrides: Mapping[str, object]) -> dict[str, object]:
@@ -508,6 +526,8 @@ def choose_params(
     params = _choose(chosen_for, given)
     if params.split_k > 1 and not params.fits_registers(chosen_for, SPLIT_K_MARGIN):
         params = _refit_split(chosen_for, given, params)
+    if params.stream_k and "tile" not in given and not params.fits_registers(chosen_for):
+        params = _narrow_stream_k(chosen_for, given, params)
     if "strategy" not in given and picks_hybrid(problem, params):
         params = _hybrid_or_not(problem, params)
     params.check(problem)
@@ -543,6 +563,25 @@ def _refit_split(
     if "split_k" not in given:
         return _choose(problem, {**given, "tile": params.tile, "split_k": 1})
     return params
+
+
+def _narrow_stream_k(
+    problem: Problem, given: dict[str, object], params: ScheduleParams
+) -> ScheduleParams:
+    """Params of a stream-K strategy given without a tile whose fixup sums do not fit the
+    registers: the widest narrower tile that fits them, with SPLIT_K_MARGIN to spare
+    where one does; `params` where none fits."""
+    given = {**given, "swap_ab": params.swap_ab}
+    tile_m, tile_n, tile_k = params.tile
+    fitting: list[ScheduleParams] = []
+    while tile_n > MIN_TILE_N:
+        tile_n //= 2
+        narrower = _choose(problem, {**given, "tile": (tile_m, tile_n, tile_k)})
+        if narrower.fits_registers(problem, SPLIT_K_MARGIN):
+            return narrower
+        if narrower.fits_registers(problem):
+            fitting.append(narrower)
+    return fitting[0] if fitting else params
 
 
 def _choose(problem: Problem, given: dict[str, object]) -> ScheduleParams:

@@ -293,7 +293,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--no-sass", action="append", default=[], help="regex that must not be in the SASS"
     )
     args = parser.parse_args(argv)
-    ptx = sys.stdin.read() if args.file == "-" else Path(args.file).read_text()
+    try:
+        ptx = sys.stdin.read() if args.file == "-" else Path(args.file).read_text()
+    except OSError as error:
+        parser.error(f"cannot read {args.file}: {error.strerror}")
     try:
         assembled = assemble(ptx, args.arch)
         for report in assembled.resources.values():

@@ -475,9 +475,13 @@ def load_kernel(source: str | Path) -> CudaKernel:
 
     text = str(source)
     name = "<text>"
-    if isinstance(source, Path) or ("\n" not in text and Path(text).is_file()):
+    # IR text holds a region's braces; one line without them is a path.
+    if isinstance(source, Path) or ("\n" not in text and "{" not in text):
         name = str(source)
-        text = Path(source).read_text()
+        try:
+            text = Path(source).read_text()
+        except OSError as error:
+            raise LaunchError(f"load_kernel: cannot read {name}: {error.strerror}") from None
     try:
         module = Parser(context(), text, name).parse_module()
         verify(module)

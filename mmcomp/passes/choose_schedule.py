@@ -48,7 +48,7 @@ from mmcomp.diagnostics import at, is_located
 from mmcomp.dialects.fusion import IterationSpaceAttr, MmaOp, dtype_name
 from mmcomp.dialects.sched import PARAMS_ATTR, ScheduleParams, ScheduleParamsAttr, problem_of
 from mmcomp.errors import FusionError, ScheduleError
-from mmcomp.heuristics import PARAMETERS, choose_params, normalize_overrides
+from mmcomp.heuristics import PARAMETERS, check_schedule_m, choose_params, normalize_overrides
 from mmcomp.narrowing import is_tensor
 from mmcomp.passes.tile_split import SPACE_ATTR, is_fusion_function, schedule_error
 
@@ -189,6 +189,7 @@ class ChooseSchedule(ModulePass):
             if value is None:
                 continue
             given[name] = _dims(name, value) if name in SHAPE_OPTIONS else value
+        check_schedule_m(self.schedule_m)
         return normalize_overrides(given)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:

@@ -368,6 +368,11 @@ def plan_of(view: ScheduleView) -> SchedulePlan:
         if slices.parts is not None:
             raise view.fail("split-K slices must be a split of the K blocks `by` the slices")
         split_k = slices.factor.data
+    if split_k != params.split_k:
+        raise view.fail(
+            f"sched.params split_k = {params.split_k}, but the schedule splits the K blocks "
+            f"into {split_k} slice{'s' if split_k != 1 else ''} (run split-k after tile-merge)"
+        )
     work = view.work
     persistent = view.persistent
     cluster_size = cluster[0] * cluster[1]

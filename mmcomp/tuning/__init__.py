@@ -189,10 +189,9 @@ def autotune(
     no timing. Without a GPU, or for backend="interp", the heuristic's kernel (warned once
     per process).
     """
-    from mmcomp.buckets import check_schedule_m
     from mmcomp.cache import parameters_key
     from mmcomp.compiler import BACKENDS, compile
-    from mmcomp.heuristics import normalize_overrides
+    from mmcomp.heuristics import check_schedule_m, normalize_overrides
 
     if backend not in BACKENDS:
         raise ValueError(

@@ -154,6 +154,43 @@ def test_bad_pipelines(tmp_path: Path, args: tuple[str, ...], message: str):
     assert "Traceback" not in result.stderr
 
 
+LINEAR = """\
+func.func @f(%a: tensor<64x64xbf16>, %w: tensor<64x64xbf16>) -> tensor<64x64xf32> {
+  %0 = fusion.linear %a, %w : (tensor<64x64xbf16>, tensor<64x64xbf16>) -> tensor<64x64xf32>
+  func.return %0 : tensor<64x64xf32>
+}
+"""
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ("tile=0x0x0", "choose-schedule: option tile=(0, 0, 0): every extent must be positive"),
+        ("schedule-m=0", "choose-schedule: option schedule_m: expected a positive int"),
+        (
+            "registers=40/232",
+            'hint: quote an option value that holds such a character, e.g. registers="40/232"',
+        ),
+        ("tile=-128x128x64", "Malformed pass arguments"),
+        ("tile=", "Unknown argument value"),
+    ],
+)
+def test_bad_schedule_options(tmp_path: Path, options: str, message: str):
+    """A bad option value, or one xDSL's pipeline syntax cannot hold, is one message."""
+    pipeline = f"propagate-axis-mapping,choose-schedule{{{options}}}"
+    result = mmcomp_opt(str(write(tmp_path, "linear.mlir", LINEAR)), "-p", pipeline)
+    assert result.returncode == 1
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_quoted_registers_option(tmp_path: Path):
+    pipeline = 'propagate-axis-mapping,choose-schedule{registers="40/232"}'
+    result = mmcomp_opt(str(write(tmp_path, "linear.mlir", LINEAR)), "-p", pipeline)
+    assert result.returncode == 0, result.stderr
+    assert "registers = 40/232" in result.stdout
+
+
 def test_missing_input_file(tmp_path: Path):
     result = mmcomp_opt(str(tmp_path / "absent.mlir"))
     assert result.returncode == 1
@@ -207,3 +244,16 @@ def test_two_thousand_op_file_round_trips(tmp_path: Path):
     result = mmcomp_opt(str(write(tmp_path, "chain.mlir", text)), "-o", str(out))
     assert result.returncode == 0, result.stderr
     assert out.read_text().rstrip("\n") == text.rstrip("\n")
+
+
+def test_the_example_refuses_an_empty_shape():
+    """`python -m mmcomp --shape 0 0 0`: a usage error, no traceback."""
+    result = subprocess.run(
+        [sys.executable, "-m", "mmcomp", "--shape", "0", "5", "5"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 2
+    assert "--shape 0 5 5: M, N and K must be positive" in result.stderr
+    assert "Traceback" not in result.stderr

@@ -331,7 +331,11 @@ INVALID_OVERRIDES = [
     ({"tile": (128, 128)}, r"tile=\(128, 128\): expected \(m, n, k\), 3 integers"),
     ({"registers": 232}, r"registers=232: expected \(producer, consumer\)"),
     ({"stages": 2.5}, r"stages=2.5: expected an integer"),
+    ({"stages": True}, r"stages=True: expected an integer"),
     ({"tiles": (128, 128, 64)}, r"unknown schedule parameter 'tiles'"),
+    ({"tile": (0, 0, 0)}, r"tile=\(0, 0, 0\): every extent must be positive"),
+    ({"tile": (128, 128, 0)}, r"tile=\(128, 128, 0\): every extent must be positive"),
+    ({"cluster": (1, -2)}, r"cluster=\(1, -2\): every extent must be positive"),
 ]
 
 
@@ -339,6 +343,35 @@ INVALID_OVERRIDES = [
 def test_invalid_overrides_are_rejected(overrides, message):
     with pytest.raises(ScheduleError, match=message):
         choose_params(Problem({"m": 4096, "n": 4096, "k": 4096}), **overrides)
+
+
+def test_numpy_integers_are_integers():
+    """Keywords take numpy's integers as Fusion.input's shapes do."""
+    given = choose_params(
+        Problem({"m": 4096, "n": 4096, "k": 4096}),
+        tile=(np.int64(128), 128, np.int32(64)),
+        stages=np.int32(4),
+    )
+    assert (given.tile, given.stages) == ((128, 128, 64), 4)
+    assert all(type(extent) is int for extent in given.tile)
+
+
+@pytest.mark.parametrize("strategy", ["stream-k", "hybrid-stream-k"])
+def test_a_stream_k_strategy_alone_gets_a_tile_whose_fixup_fits(strategy: str):
+    """silu(A W1^T) * (A W2^T) at 128x128 leaves no registers for stream-K's fixup sums:
+    with only the strategy given, the tile narrows (as split-K's does), not refused."""
+    f = mmcomp.Fusion("gated")
+    a = f.input("a", [4096, 4096], "bf16")
+    w1 = f.input("w1", [4096, 4096], "bf16")
+    w2 = f.input("w2", [4096, 4096], "bf16")
+    f.output(f.cast(f.silu(f.linear(a, w1)) * f.linear(a, w2), "bf16"))
+    kernel = mmcomp.compile(f, strategy=strategy)
+    assert kernel.params.strategy == strategy
+    assert kernel.params.tile == (128, 64, 64)
+    if kernel.report is not None:
+        assert kernel.report.spills == 0
+    with pytest.raises(ScheduleError, match="a consumer thread needs about"):
+        mmcomp.compile(f, strategy=strategy, tile=(128, 128, 64))
 
 
 WRITTEN = [

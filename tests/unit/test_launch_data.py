@@ -139,6 +139,13 @@ def test_load_kernel_refuses_ir_without_launch_data(tmp_path: Path):
         mmcomp.load_kernel("ptx.module version 8.0 {")
 
 
+def test_load_kernel_of_a_missing_file_says_so(tmp_path: Path):
+    absent = tmp_path / "absent.mlir"
+    for source in (absent, str(absent)):
+        with pytest.raises(mmcomp.LaunchError, match="cannot read .*absent.mlir: No such file"):
+            mmcomp.load_kernel(source)
+
+
 def launch_plan_of(text: str) -> Any:
     from xdsl.parser import Parser
 

@@ -221,3 +221,12 @@ def test_command_line(tmp_path: Path):
     assert "error: entry 'spill' spills" in bad.stderr
     piped = subprocess.run([*command, "-"], input=VADD, capture_output=True, text=True, env=env)
     assert piped.returncode == 0 and "vadd:" in piped.stdout
+
+
+def test_the_command_line_names_a_file_it_cannot_read(tmp_path, capsys):
+    from mmcomp.ptxas import main
+
+    with pytest.raises(SystemExit) as info:
+        main([str(tmp_path / "absent.ptx")])
+    assert info.value.code == 2
+    assert "cannot read" in capsys.readouterr().err
