@@ -354,12 +354,17 @@ class Fusion:
                 f"{where}: argument '{argument}': expected a Value of this Fusion, "
                 f"found {type(value).__name__}"
             )
-        if value.fusion is not self:
+        if value.fusion is self:
+            return value
+        if value.fusion.name == self.name:
             raise FusionError(
-                f"{where}: argument '{argument}': expected a Value of Fusion "
-                f"{self.name!r}, found one of Fusion {value.fusion.name!r}"
+                f"{where}: argument '{argument}': expected a Value of this Fusion "
+                f"{self.name!r}, found one of another Fusion object of the same name"
             )
-        return value
+        raise FusionError(
+            f"{where}: argument '{argument}': expected a Value of Fusion "
+            f"{self.name!r}, found one of Fusion {value.fusion.name!r}"
+        )
 
     def _same_dtype(self, where: str, first: tuple[str, Value], second: tuple[str, Value]):
         if first[1].dtype != second[1].dtype:
@@ -544,6 +549,12 @@ class Fusion:
             normalized.append(axis % a.ndim)
         if len(set(normalized)) != len(normalized):
             raise FusionError(f"{where}: argument 'axes': an axis appears twice in {axis_list}")
+        for axis in sorted(normalized):
+            if a.shape[axis] != b.shape[axis]:
+                raise FusionError(
+                    f"{where}: argument 'axes': summed axis {axis}: expected equal extents in "
+                    f"'a' and 'b', found {a.shape[axis]} and {b.shape[axis]}"
+                )
         kept = tuple(extent for axis, extent in enumerate(product) if axis not in normalized)
         result_type = fd.tensor_type(kept, "f32")
         op = fd.FusedMultiplySumOp(a.ssa, b.ssa, sorted(normalized), result_type)
@@ -593,12 +604,17 @@ class Fusion:
         operands: list[Value | float] = []
         for argument, operand in (("lhs", lhs), ("rhs", rhs)):
             if not _is_scalar(operand):
-                operand = self._value(operand, where, argument)
-            elif not np.isfinite(float(operand)):
+                operands.append(self._value(operand, where, argument))
+                continue
+            try:
+                constant = float(operand)
+            except OverflowError:
+                constant = float("inf")
+            if not np.isfinite(constant):
                 raise FusionError(
                     f"{where}: argument '{argument}': expected a finite constant, found {operand!r}"
                 )
-            operands.append(operand)
+            operands.append(constant)
         values = [operand for operand in operands if isinstance(operand, Value)]
         dtype = values[0].dtype if len(values) == 1 else _promote(*(v.dtype for v in values))
         shape = values[0].shape
@@ -610,12 +626,18 @@ class Fusion:
                     f"broadcast with that of 'lhs', {_format_shape(values[0].shape)}"
                 )
             shape = broadcast
+        for argument, operand in (("lhs", operands[0]), ("rhs", operands[1])):
+            if not isinstance(operand, Value) and not fd.is_finite_in(operand, dtype):
+                raise FusionError(
+                    f"{where}: argument '{argument}': expected a constant finite in {dtype} "
+                    f"(largest finite {fd.largest_finite(dtype)}), found {operand!r}"
+                )
         resolved: list[Value] = []
         for operand in operands:
             if isinstance(operand, Value):
                 resolved.append(self._expand(self._convert(operand, dtype, where), shape, where))
                 continue
-            splat = fd.SplatOp(float(operand), fd.tensor_type(shape, dtype))
+            splat = fd.SplatOp(operand, fd.tensor_type(shape, dtype))
             resolved.append(self._insert(splat, where))
         op = fd.BINARY_OPS[kind](resolved[0].ssa, resolved[1].ssa)
         return self._insert(op, where)

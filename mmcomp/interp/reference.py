@@ -429,4 +429,8 @@ def reference(
 ) -> tuple[np.ndarray, ...]:
     """The fusion's outputs on numpy inputs (by position in input order, or by name)."""
     func = _function_of(fusion)
+    try:
+        func.verify()
+    except VerifyException as error:
+        raise FusionError(f"reference: @{func.sym_name.data}: {error}") from None
     return run_function(func, _bind(func, arrays, named), accumulate=accumulate)

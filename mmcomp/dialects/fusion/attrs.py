@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
+import numpy as np
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     ArrayAttr,
@@ -24,7 +25,7 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
-from mmcomp.dtypes import FUSION_DTYPES
+from mmcomp.dtypes import FUSION_DTYPES, by_name
 
 ELEMENT_TYPES: dict[str, Attribute] = {dtype.name: dtype.element_type for dtype in FUSION_DTYPES}
 """The supported element types by their short names (from mmcomp.dtypes)."""
@@ -64,6 +65,27 @@ def dtype_name(element_type: Attribute) -> str | None:
 def tensor_type(shape: Sequence[int], dtype: str) -> TensorType:
     """The builtin tensor type of `shape` with element type `dtype` (bf16, f16 or f32)."""
     return TensorType(ELEMENT_TYPES[dtype], shape)
+
+
+def _numpy_dtype(dtype: str) -> np.dtype:
+    found = by_name(dtype)
+    assert found is not None
+    return found.numpy_dtype
+
+
+def is_finite_in(value: float, dtype: str) -> bool:
+    """Whether `value` is finite once rounded (to nearest even) to `dtype` (bf16, f16, f32)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        rounded = np.asarray(value, dtype=np.float64).astype(_numpy_dtype(dtype))
+    return bool(np.isfinite(rounded))
+
+
+def largest_finite(dtype: str) -> str:
+    """The largest finite value of `dtype` (bf16, f16, f32) as diagnostics write it."""
+    numpy_dtype = _numpy_dtype(dtype)
+    infinity = np.asarray(np.inf, dtype=numpy_dtype).view(f"u{numpy_dtype.itemsize}")
+    largest = (infinity - 1).view(numpy_dtype)  # the bit pattern just below infinity's
+    return f"{float(largest):.8g}"
 
 
 def is_role(name: str) -> bool:

@@ -1,13 +1,16 @@
 """The ops of the `fusion` dialect: contractions, broadcasts and constants.
 
 Every op checks its operand and result types itself (static tensors of bf16, f16 or f32);
-the helpers that do so serve the pointwise ops (`pointwise.py`) too. The syntax of each op,
+the helpers that do so serve the pointwise ops (`pointwise.py`) too. Every op with operands
+also has `DefinedBeforeUse`: xDSL's parser resolves forward references, so text may use a
+value before the op that defines it, and nothing else in xDSL refuses that. The syntax of each op,
 with one example, is in docs/fusion-dialect.md.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import (
@@ -20,7 +23,7 @@ from xdsl.dialects.builtin import (
     i1,
     i64,
 )
-from xdsl.ir import Attribute, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
@@ -32,15 +35,18 @@ from xdsl.irdl import (
 )
 from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.printer import Printer
-from xdsl.traits import Pure
+from xdsl.traits import OpTrait, Pure
 from xdsl.utils.exceptions import VerifyException
 
+from mmcomp.diagnostics import location
 from mmcomp.dialects.fusion.attrs import (
     AxisRolesAttr,
     dtype_name,
     float_literal,
     format_extent,
     is_dynamic,
+    is_finite_in,
+    largest_finite,
     parse_role_list,
     print_role_list,
     tensor_type,
@@ -58,6 +64,36 @@ from mmcomp.narrowing import is_tensor
 def format_shape(shape: Sequence[int]) -> str:
     """A shape as the diagnostics write it: `[4, 8]`."""
     return "[" + ", ".join(format_extent(extent) for extent in shape) + "]"
+
+
+# Traits
+
+
+def _operand_label(index: int, operand: SSAValue) -> str:
+    """`operand 1`, with the SSA name where the text gave one: `operand 1 (%y)`."""
+    if operand.name_hint is None:
+        return f"operand {index}"
+    return f"operand {index} (%{operand.name_hint})"
+
+
+class DefinedBeforeUse(OpTrait):
+    """Operands defined in the op's block are defined before it (xDSL parses forward uses)."""
+
+    def verify(self, op: Operation) -> None:
+        for index, operand in enumerate(op.operands):
+            owner = operand.owner
+            if owner is op:
+                raise VerifyException(
+                    f"{op.name}: {_operand_label(index, operand)} is the op's own result"
+                )
+            if not isinstance(owner, Operation) or not op.is_before_in_block(owner):
+                continue
+            where = location(owner)
+            definer = f"the {owner.name}" + (f" at {where}" if where is not None else "")
+            raise VerifyException(
+                f"{op.name}: {_operand_label(index, operand)} is used before it is defined "
+                f"(by {definer}, later in the block)"
+            )
 
 
 # Attributes
@@ -123,6 +159,18 @@ def _checked_factors(
 
 
 # Custom syntax helpers
+
+
+_EXPONENT = re.compile(r"[eE][+-]?[0-9]+")
+"""An exponent written right after an integer literal, which xDSL lexes apart: `e-50`."""
+
+
+def _source(parser: Parser, start: int, end: int) -> str:
+    """The source text from `start` to `end` (clipped to the input)."""
+    content = parser.lexer.input.content[start:end]
+    if isinstance(content, bytes):
+        return content.decode("utf-8", errors="replace")
+    return content
 
 
 def _parse_operand_list(
@@ -219,7 +267,7 @@ class MatmulOp(FunctionalSyntaxOp):
     result = result_def()
     """The f32 product, [..., M, N]."""
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), DefinedBeforeUse())
 
     def __init__(self, a: SSAValue, b: SSAValue, result_type: Attribute):
         super().__init__(operands=[a, b], result_types=[result_type])
@@ -279,7 +327,7 @@ class LinearOp(FunctionalSyntaxOp):
     result = result_def()
     """The f32 result, [..., M, N]."""
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), DefinedBeforeUse())
 
     def __init__(self, a: SSAValue, w: SSAValue, bias: SSAValue | None, result_type: Attribute):
         super().__init__(operands=[a, w, bias], result_types=[result_type])
@@ -337,7 +385,7 @@ class FusedMultiplySumOp(FunctionalSyntaxOp):
     axes = prop_def(DenseArrayBase[I64])
     """The summed axes (i64), each once."""
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), DefinedBeforeUse())
 
     def __init__(self, a: SSAValue, b: SSAValue, axes: Sequence[int], result_type: Attribute):
         super().__init__(
@@ -414,7 +462,7 @@ class MmaOp(IRDLOperation):
     out_roles = prop_def(AxisRolesAttr)
     """The role of each axis of the result."""
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), DefinedBeforeUse())
 
     def __init__(
         self,
@@ -525,7 +573,7 @@ class BroadcastOp(IRDLOperation):
     new_dims = prop_def(DenseArrayBase[I1])
     """One i1 per output axis: true where the axis is inserted."""
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), DefinedBeforeUse())
 
     def __init__(self, input: SSAValue, new_dims: Sequence[bool], result_type: Attribute):
         super().__init__(
@@ -615,7 +663,7 @@ class SplatOp(IRDLOperation):
         return float(self.value.value.data)
 
     def verify_(self) -> None:
-        checked_tensor(self, "result", self.result.type)
+        result = checked_tensor(self, "result", self.result.type)
         if self.value.type != Float64Type():
             raise VerifyException(
                 f"{self.name}: property 'value': expected an f64 float, found {self.value}"
@@ -624,12 +672,42 @@ class SplatOp(IRDLOperation):
             raise VerifyException(
                 f"{self.name}: property 'value': expected a finite number, found {self.scalar}"
             )
+        dtype = dtype_name(result.element_type)
+        assert dtype is not None
+        if not is_finite_in(self.scalar, dtype):
+            raise VerifyException(
+                f"{self.name}: value {self.scalar!r} is not finite in {dtype} "
+                f"(largest finite {largest_finite(dtype)})"
+            )
 
     @classmethod
     def parse(cls, parser: Parser) -> SplatOp:
+        start = parser.pos
         value = parser.parse_number(context_msg=" as the splat value")
+        literal = _source(parser, start, parser.pos).rstrip()
+        end = start + len(literal)
+        if "0x" in literal:
+            parser.raise_error(
+                f"{cls.name}: expected a decimal literal as the splat value, found the "
+                f"hexadecimal {literal} (MLIR reads hexadecimal float literals as bit "
+                "patterns; write the value in decimal)",
+                start,
+                end,
+            )
+        exponent = _EXPONENT.match(_source(parser, end, end + 32))
+        if isinstance(value, int) and exponent is not None:
+            parser.raise_error(
+                f"{cls.name}: a float literal with an exponent needs a '.' before it: "
+                f"write {literal}.0{exponent.group()}, not {literal}{exponent.group()}",
+                start,
+                end + exponent.end(),
+            )
+        try:
+            scalar = float(value)
+        except OverflowError:
+            parser.raise_error(f"{cls.name}: the splat value is not finite in f64", start, end)
         attributes, result_type = parse_attributes_and_type(parser)
-        return with_attributes(cls(float(value), result_type), attributes)
+        return with_attributes(cls(scalar, result_type), attributes)
 
     def print(self, printer: Printer) -> None:
         printer.print_string(f" {float_literal(self.scalar)}")

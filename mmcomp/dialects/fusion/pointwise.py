@@ -22,7 +22,12 @@ from xdsl.printer import Printer
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
-from mmcomp.dialects.fusion.ops import checked_tensor, format_shape, static_shape
+from mmcomp.dialects.fusion.ops import (
+    DefinedBeforeUse,
+    checked_tensor,
+    format_shape,
+    static_shape,
+)
 from mmcomp.dialects.syntax import (
     OperandListSyntaxOp,
     parse_attributes_and_type,
@@ -90,7 +95,7 @@ class BinaryOp(PointwiseOp):
     result = result_def()
     """The result, of the operands' type."""
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), DefinedBeforeUse())
 
     def __init__(self, lhs: SSAValue, rhs: SSAValue, result_type: Attribute | None = None):
         if result_type is None:
@@ -123,7 +128,7 @@ class UnaryOp(PointwiseOp):
     result = result_def()
     """The result, of the operand's type."""
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), DefinedBeforeUse())
 
     def __init__(self, input: SSAValue, result_type: Attribute | None = None):
         if result_type is None:
@@ -221,7 +226,7 @@ class GeluOp(PointwiseOp):
     approximate = prop_def(StringAttr)
     """"tanh" or "none", as in torch.nn.functional.gelu."""
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), DefinedBeforeUse())
 
     def __init__(
         self, input: SSAValue, approximate: str = "tanh", result_type: Attribute | None = None
@@ -267,7 +272,7 @@ class CastOp(IRDLOperation):
     """The converted tensor, of the same shape."""
 
     assembly_format = "$input attr-dict `:` type($input) `to` type($result)"
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), DefinedBeforeUse())
 
     def __init__(self, input: SSAValue, result_type: Attribute):
         super().__init__(operands=[input], result_types=[result_type])

@@ -249,3 +249,61 @@ func.func @splat_f32() -> tensor<4xf32> {
   func.return %0 : tensor<4xf32>
 }
 // CHECK: fusion.splat: property 'value': expected an f64 float, found 1.000000e+00 : f32
+
+// -----
+
+// A value used before the op that defines it (xDSL's parser resolves the forward reference).
+func.func @use_before_def(%a: tensor<64x32xbf16>, %w: tensor<48x32xbf16>) -> tensor<64x48xbf16> {
+  %1 = fusion.cast %0 : tensor<64x48xf32> to tensor<64x48xbf16>
+  %0 = fusion.linear %a, %w : (tensor<64x32xbf16>, tensor<48x32xbf16>) -> tensor<64x48xf32>
+  func.return %1 : tensor<64x48xbf16>
+}
+// CHECK: invalid.mlir:[[# @LINE - 4]]:8: error: fusion.cast: operand 0 is used before it is defined (by the fusion.linear at {{.*}}invalid.mlir:[[# @LINE - 3]]:8, later in the block)
+
+// -----
+
+// The same with a named value: the message gives its name.
+func.func @named_use_before_def(%a: tensor<64x32xbf16>, %w: tensor<48x32xbf16>, %t: tensor<64x48xbf16>) -> tensor<64x48xf32> {
+  %y = fusion.linear %a, %w : (tensor<64x32xbf16>, tensor<48x32xbf16>) -> tensor<64x48xf32>
+  %p = fusion.mul %y, %tf : tensor<64x48xf32>
+  %tf = fusion.cast %t : tensor<64x48xbf16> to tensor<64x48xf32>
+  func.return %p : tensor<64x48xf32>
+}
+// CHECK: invalid.mlir:[[# @LINE - 4]]:8: error: fusion.mul: operand 1 (%tf) is used before it is defined (by the fusion.cast at {{.*}}invalid.mlir:[[# @LINE - 3]]:9, later in the block)
+
+// -----
+
+// An op that uses its own result.
+func.func @self_use(%a: tensor<64x32xbf16>, %w: tensor<48x32xbf16>) -> tensor<64x48xf32> {
+  %0 = fusion.linear %a, %w : (tensor<64x32xbf16>, tensor<48x32xbf16>) -> tensor<64x48xf32>
+  %1 = fusion.add %0, %1 : tensor<64x48xf32>
+  func.return %1 : tensor<64x48xf32>
+}
+// CHECK: invalid.mlir:[[# @LINE - 3]]:8: error: fusion.add: operand 1 is the op's own result
+
+// -----
+
+// A splat that overflows f32.
+func.func @splat_f32_overflow() -> tensor<4xf32> {
+  %0 = fusion.splat 1.0e+300 : tensor<4xf32>
+  func.return %0 : tensor<4xf32>
+}
+// CHECK: fusion.splat: value 1e+300 is not finite in f32 (largest finite 3.4028235e+38)
+
+// -----
+
+// A splat that overflows f16 (65520 and above round to infinity).
+func.func @splat_f16_overflow() -> tensor<4xf16> {
+  %0 = fusion.splat 70000.0 : tensor<4xf16>
+  func.return %0 : tensor<4xf16>
+}
+// CHECK: fusion.splat: value 70000.0 is not finite in f16 (largest finite 65504)
+
+// -----
+
+// A splat that is finite in f32 but overflows bf16.
+func.func @splat_bf16_overflow() -> tensor<4xbf16> {
+  %0 = fusion.splat 3.4e+38 : tensor<4xbf16>
+  func.return %0 : tensor<4xbf16>
+}
+// CHECK: fusion.splat: value 3.4e+38 is not finite in bf16 (largest finite 3.3895314e+38)

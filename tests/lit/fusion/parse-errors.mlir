@@ -85,3 +85,23 @@ func.func @unknown(%a: tensor<4xf32>) -> tensor<4xf32> {
   %0 = fusion.softmax %a : tensor<4xf32>
   func.return %0 : tensor<4xf32>
 }
+
+// -----
+
+// A hexadecimal splat value (MLIR would read it as a bit pattern).
+func.func @splat_hex() -> tensor<4xf32> {
+// CHECK: parse-errors.mlir:[[# @LINE + 2]]:21
+// CHECK: fusion.splat: expected a decimal literal as the splat value, found the hexadecimal 0x7FC00000 (MLIR reads hexadecimal float literals as bit patterns; write the value in decimal)
+  %0 = fusion.splat 0x7FC00000 : tensor<4xf32>
+  func.return %0 : tensor<4xf32>
+}
+
+// -----
+
+// An exponent without a '.' before it.
+func.func @splat_exponent() -> tensor<4xf32> {
+// CHECK: parse-errors.mlir:[[# @LINE + 2]]:21
+// CHECK: fusion.splat: a float literal with an exponent needs a '.' before it: write 1.0e-50, not 1e-50
+  %0 = fusion.splat 1e-50 : tensor<4xf32>
+  func.return %0 : tensor<4xf32>
+}
