@@ -108,8 +108,12 @@ def _choose_schedule(ctx: Context, module: ModuleOp, compilation: Compilation) -
     ChooseSchedule.with_keywords(
         compilation.backend, compilation.overrides, compilation.schedule_m
     ).apply(ctx, module)
-    attr = functions[0].attributes[PARAMS_ATTR]
-    assert isinstance(attr, ScheduleParamsAttr)
+    attr = functions[0].attributes.get(PARAMS_ATTR)
+    if not isinstance(attr, ScheduleParamsAttr):
+        raise FusionError(
+            f"compile: func.func @{functions[0].sym_name.data}: expected a fusion (inputs, a "
+            "contraction and at least one output), found an empty function"
+        )
     compilation.params = attr.data
 
 

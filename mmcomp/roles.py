@@ -11,22 +11,24 @@ value it meets). Values that no contraction reaches line up with the contraction
 `infer_axis_mapping(func)` computes the mapping, and reports inconsistent roles as a
 verifier error at the op where they meet. After `propagate-axis-mapping` the mapping is also
 stored in the IR (`fusion.space` on the function, `fusion.roles` on every op and argument);
-`roles_of` and `iteration_space` read it from there, or infer it when it is absent.
-See docs/axis-roles.md.
+`roles_of` and `iteration_space` read it from there, or infer it when it is absent. IR
+resumed from a printed stage may have been edited, so the passes that read the stored
+mapping first compare it with the one inferred from the types and ops
+(`check_annotations`). See docs/axis-roles.md.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, TensorType
 from xdsl.dialects.func import FuncOp
-from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
-from mmcomp.diagnostics import at
+from mmcomp.diagnostics import at, location
 from mmcomp.dialects.fusion import (
     AxisRolesAttr,
     BroadcastOp,
@@ -522,6 +524,127 @@ def annotate(func: FuncOp, mapping: AxisMapping) -> None:
             entries[ROLES_KEY] = AxisRolesAttr(mapping.roles[arg])
         arg_attrs.append(DictionaryAttr(entries))
     func.arg_attrs = ArrayAttr(arg_attrs)
+
+
+def format_roles(roles: Sequence[str]) -> str:
+    """Roles as `#fusion.roles` writes them: `[_, m]`."""
+    return "[" + ", ".join(roles) + "]"
+
+
+def _operand_label(value: SSAValue) -> str:
+    """`%name: type`, or the type alone for a value without a name."""
+    return f"%{value.name_hint}: {value.type}" if value.name_hint else str(value.type)
+
+
+def extent_source(mapping: AxisMapping, role: str) -> str:
+    """Where the iteration axis `role` gets its extent: the first contraction operand (or
+    result) with that axis, e.g. `k = 257 from fusion.mma operand 'a' (%a: tensor<...>)`."""
+    extent = format_extent(mapping.space[role])
+    for contraction in mapping.contractions:
+        for what, value, roles in contraction.operand_roles():
+            if role in roles:
+                return (
+                    f"{role} = {extent} from {contraction.op.name} {what} ({_operand_label(value)})"
+                )
+    return f"{role} = {extent}, as no contraction operand has an axis {role}"
+
+
+def space_mismatch(name: str, written: Mapping[str, int], mapping: AxisMapping) -> str | None:
+    """How the iteration space `written` in the attribute or op `name` differs from the one
+    the operands give, or None where they agree."""
+    derived = mapping.space
+    for role in sorted(set(written) | set(derived), key=role_order):
+        if role not in derived:
+            axes = ", ".join(f"{axis} = {format_extent(size)}" for axis, size in derived.items())
+            return (
+                f"{name} {role} = {format_extent(written[role])} disagrees with the operands "
+                f"(they have no axis {role}: {axes})"
+            )
+        if role not in written:
+            return (
+                f"{name} has no axis {role}, which the operands have "
+                f"({extent_source(mapping, role)})"
+            )
+        if written[role] != derived[role]:
+            return (
+                f"{name} {role} = {format_extent(written[role])} disagrees with the operands "
+                f"({extent_source(mapping, role)})"
+            )
+    return None
+
+
+def _roles_mismatch(
+    what: str, stored: Attribute | None, derived: tuple[str, ...] | None, complete: bool
+) -> str | None:
+    """How the `fusion.roles` attribute `stored` of a value differs from the `derived` roles
+    (None for a value that is no tensor), or None where they agree."""
+    if stored is None:
+        if derived is None or not complete:
+            return None
+        return f"{what}: no {ROLES_KEY}, but propagate-axis-mapping derives {format_roles(derived)}"
+    if not isinstance(stored, AxisRolesAttr):
+        return f"{what}: {ROLES_KEY} must be #fusion.roles<[...]>, found {stored}"
+    if derived is None:
+        return (
+            f"{what}: {ROLES_KEY} {format_roles(stored.roles)}, but propagate-axis-mapping "
+            "gives roles only to tensor values"
+        )
+    if stored.roles == derived:
+        return None
+    return (
+        f"{what}: {ROLES_KEY} {format_roles(stored.roles)} but propagate-axis-mapping derives "
+        f"{format_roles(derived)}"
+    )
+
+
+def _annotation_mismatches(
+    func: FuncOp, mapping: AxisMapping, complete: bool
+) -> Iterator[tuple[Operation, str]]:
+    """(where, how) for each stored annotation of `func` that differs from `mapping`."""
+    space = func.attributes.get(SPACE_KEY)
+    if isinstance(space, IterationSpaceAttr):
+        problem = space_mismatch(SPACE_KEY, space.extents, mapping)
+        if problem is not None:
+            yield func, problem
+    elif space is not None:
+        yield func, f"{SPACE_KEY} must be #fusion.space<...>, found {space}"
+    elif complete:
+        yield func, f"no {SPACE_KEY} (run propagate-axis-mapping first)"
+    block = _body(func)
+    entries = func.arg_attrs.data if func.arg_attrs is not None else ()
+    for arg in block.args:
+        stored = entries[arg.index].data.get(ROLES_KEY) if arg.index < len(entries) else None
+        name = f"%{arg.name_hint}: " if arg.name_hint else ""
+        what = f"argument #{arg.index} ({name}{arg.type})"
+        problem = _roles_mismatch(what, stored, mapping.roles.get(arg), complete)
+        if problem is not None:
+            yield func, problem
+    for index, op in enumerate(block.ops):
+        derived = mapping.roles.get(op.results[0]) if len(op.results) == 1 else None
+        hint = op.results[0].name_hint if len(op.results) == 1 else None
+        what = f"{op.name} (op #{index} of the body{f', %{hint}' if hint else ''})"
+        problem = _roles_mismatch(what, op.attributes.get(ROLES_KEY), derived, complete)
+        if problem is not None:
+            yield op, problem
+
+
+def check_annotations(
+    func: FuncOp, mapping: AxisMapping | None = None, complete: bool = False, pass_name: str = ""
+) -> AxisMapping:
+    """The mapping infer_axis_mapping derives from `func`'s types and ops; FusionError (at
+    the site, naming `pass_name` there) where a stored `fusion.space` or `fusion.roles`
+    differs from it, or, if `complete`, is missing."""
+    if mapping is None:
+        try:
+            mapping = infer_axis_mapping(func)
+        except VerifyException as error:
+            raise FusionError(str(error)) from None
+    for site, problem in _annotation_mismatches(func, mapping, complete):
+        message = f"@{func.sym_name.data}: {problem}"
+        if pass_name and location(site) is not None:
+            message = f"{pass_name}: {message}"
+        raise FusionError(at(site, message))
+    return mapping
 
 
 def _enclosing_func(value: SSAValue) -> FuncOp | None:

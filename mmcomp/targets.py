@@ -137,8 +137,16 @@ def emit_ptx(module: Operation) -> str:
     module.verify()
     found = _ptx_modules(module)
     if len(found) != 1:
+        entries = [
+            f"@{op.sym_name.data}"
+            for ptx in found
+            for op in ptx.body.ops
+            if isinstance(op, EntryOp)
+        ]
+        held = f" ({', '.join(entries)})" if entries else ""
         raise DiagnosticException(
-            f"ptx emission: expected exactly one ptx.module, found {len(found)}"
+            f"ptx emission: expected exactly one ptx.module, found {len(found)}{held}: the "
+            "ptx target prints one kernel (one fusion func.func lowered by compile-to-ptx)"
         )
     return emit_module(found[0])
 

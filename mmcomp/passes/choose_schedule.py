@@ -51,6 +51,7 @@ from mmcomp.errors import FusionError, ScheduleError
 from mmcomp.heuristics import PARAMETERS, check_schedule_m, choose_params, normalize_overrides
 from mmcomp.narrowing import is_tensor
 from mmcomp.passes.tile_split import SPACE_ATTR, is_fusion_function, schedule_error
+from mmcomp.roles import check_annotations
 
 
 def written_params(function: FuncOp) -> dict[str, object]:
@@ -105,6 +106,7 @@ def choose_schedule(
     FusionError for what the back end cannot run."""
     if not isinstance(function.attributes.get(SPACE_ATTR), IterationSpaceAttr):
         raise ScheduleError(f"no '{SPACE_ATTR}': run propagate-axis-mapping first")
+    check_annotations(function, complete=True, pass_name=ChooseSchedule.name)
     if backend not in BACKENDS:
         raise ScheduleError(f"unknown backend {backend!r}; expected one of {', '.join(BACKENDS)}")
     if backend == "cuda":

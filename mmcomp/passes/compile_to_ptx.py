@@ -8,7 +8,9 @@ convert-hopper-to-ptx, convert-arith-to-ptx), so that
     mmcomp-opt fusion.mlir -p compile-to-ptx -t ptx
 
 prints the kernel's PTX. `--print-between-passes` shows only the module before and after;
-to see each stage, pass the list itself to `-p`.
+to see each stage, pass the list itself to `-p`. The module holds one fusion function (or
+one kernel a later stage printed), as the `-t ptx` target prints one kernel: none, or two,
+is an error naming what it holds.
 
 Where ptxas is found, the pass assembles the result, and a fusion function whose entry
 spills is compiled again with the refits of `mmcomp.spill_refit`, the keys written in its
@@ -75,6 +77,43 @@ def _fusion_functions(module: ModuleOp) -> list[FuncOp]:
     return [op for op in module.walk() if isinstance(op, FuncOp) and is_fusion_function(op)]
 
 
+def _kernel_names(module: ModuleOp) -> list[str]:
+    """The names of the kernels that the pipeline builds from `module`: one per fusion
+    function, and per kernel of a later level (materialized, hopper.kernel, ptx.entry)."""
+    from mmcomp.dialects.hopper import KernelOp
+    from mmcomp.dialects.ptx import EntryOp
+    from mmcomp.passes.tile_split import is_fusion_function, is_materialized
+
+    names: list[str] = []
+    for op in module.walk():
+        if isinstance(op, FuncOp):
+            if is_fusion_function(op) or is_materialized(op):
+                names.append(f"@{op.sym_name.data}")
+            continue
+        if isinstance(op, KernelOp | EntryOp):
+            names.append(f"@{op.sym_name.data}")
+    return names
+
+
+def check_one_fusion(module: ModuleOp, pass_name: str) -> None:
+    """A diagnostic naming `pass_name` unless `module` holds exactly one fusion to compile."""
+    names = _kernel_names(module)
+    if len(names) == 1:
+        return
+    if names:
+        raise DiagnosticException(
+            f"{pass_name}: expected one fusion func.func, found {len(names)} "
+            f"({', '.join(names)}); compile each in a file of its own (or in a chunk of "
+            "its own, with --split-input-file)"
+        )
+    plain = [f"@{op.sym_name.data}" for op in module.walk() if isinstance(op, FuncOp)]
+    held = f"only functions without fusion ops: {', '.join(plain)}" if plain else "nothing"
+    raise DiagnosticException(
+        f"{pass_name}: expected one fusion func.func (fusion ops on tensors), found none "
+        f"(the module holds {held})"
+    )
+
+
 def _function(module: ModuleOp, name: str) -> FuncOp:
     return next(op for op in _fusion_functions(module) if op.sym_name.data == name)
 
@@ -110,6 +149,7 @@ class CompileToPtx(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         from mmcomp import ptxas
 
+        check_one_fusion(op, self.name)
         if not self.refit_spills or ptxas.find_tool("ptxas") is None:
             run_default_pipeline(ctx, op, self.schedule_m)
             return

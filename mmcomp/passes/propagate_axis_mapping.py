@@ -10,7 +10,10 @@ False])`, `broadcast(b, [True, False, False])`, `fused_multiply_sum(..., [2])` b
 mma of a[M, K] and b[N, K]). The function then carries its iteration space
 (`fusion.space`), and every tensor value its roles (`fusion.roles` on op results and
 function arguments); see `mmcomp.roles` and docs/axis-roles.md. Inconsistent roles are
-verifier errors at the op.
+verifier errors at the op. On IR that already carries them (a printed stage resumed), the
+stored space and roles must be those it derives again: one that differs is an error, not
+silently replaced. An empty fusion (tensor arguments, nothing computed, nothing returned)
+is an error too, as is any fusion function without outputs or without a contraction.
 """
 
 from __future__ import annotations
@@ -33,7 +36,8 @@ from mmcomp.dialects.sched import ScheduleOp
 from mmcomp.errors import FusionError
 from mmcomp.frontend import function_problem
 from mmcomp.narrowing import is_tensor
-from mmcomp.roles import ABSENT, ContractionRoles, annotate, infer_axis_mapping
+from mmcomp.passes.tile_split import is_empty_fusion
+from mmcomp.roles import ABSENT, ContractionRoles, annotate, check_annotations, infer_axis_mapping
 
 if TYPE_CHECKING:
     from mmcomp.frontend import Fusion
@@ -148,9 +152,10 @@ def _check_outputs(func: FuncOp) -> None:
 
 
 def propagate_function(func: FuncOp) -> None:
-    """Lower `func`'s contractions to fusion.mma and store its axis mapping in the IR."""
+    """Lower `func`'s contractions to fusion.mma and store its axis mapping in the IR
+    (FusionError where a space or roles already stored differ from it)."""
     _check_outputs(func)
-    mapping = infer_axis_mapping(func)
+    mapping = check_annotations(func, infer_axis_mapping(func), pass_name=PropagateAxisMapping.name)
     for contraction in mapping.contractions:
         _lower(contraction)
     _erase_dead_broadcasts(func)
@@ -158,7 +163,8 @@ def propagate_function(func: FuncOp) -> None:
 
 
 def _is_fusion_function(func: FuncOp) -> bool:
-    return any(op.name.startswith("fusion.") for op in func.body.walk())
+    """Whether the pass takes `func`: fusion ops, or an empty fusion (refused)."""
+    return any(op.name.startswith("fusion.") for op in func.body.walk()) or is_empty_fusion(func)
 
 
 @dataclass(frozen=True)
@@ -178,7 +184,13 @@ class PropagateAxisMapping(ModulePass):
                     raise DiagnosticException(
                         problem if is_located(problem) else f"{self.name}: {problem}"
                     )
-            propagate_function(func)
+            try:
+                propagate_function(func)
+            except FusionError as error:
+                message = str(error)
+                raise DiagnosticException(
+                    message if is_located(message) else f"{self.name}: {message}"
+                ) from error
 
 
 def propagate(fusion: Fusion | ModuleOp) -> ModuleOp:
@@ -192,6 +204,6 @@ def propagate(fusion: Fusion | ModuleOp) -> ModuleOp:
     try:
         PropagateAxisMapping().apply(Context(), copy)
         copy.verify()
-    except VerifyException as error:
+    except (VerifyException, DiagnosticException) as error:
         raise FusionError(str(error)) from None
     return copy

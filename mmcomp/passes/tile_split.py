@@ -14,10 +14,14 @@ levels of splits per axis:
     sched.parallelize %m_lane to instruction
     sched.reorder %k_blk, %k_instr, %m_instr, %n_instr
 
-A fusion function (one with `fusion.space` or fusion ops) without `sched.params` is an
-error, as is one that already has a schedule; so is a fusion function without a schedule
-for the passes after this one (`scheduled_functions`). Plain functions and the kernels
-that materialize-schedule built are left alone.
+A fusion function (one with `fusion.space` or fusion ops, or an empty one: tensor
+arguments, no results, nothing but func.return) without `sched.params` is an error, as is
+one that already has a schedule; so is a fusion function without a schedule for the passes
+after this one (`scheduled_functions`). Plain functions and the kernels that
+materialize-schedule built are left alone. The `fusion.space` and `fusion.roles` of a
+function that this pass or a later one schedules must be those propagate-axis-mapping
+derives from its types and ops (`check_fusion_annotations`), and so must the schedule's
+`sched.space`: IR resumed from a printed stage may have been edited.
 
 The module also holds `ScheduleView`, which the later schedule passes use to find the axes
 that tile-split, tile-merge, insert-persistent-loop and split-k created.
@@ -31,14 +35,16 @@ from typing import TypeVar
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
+from mmcomp import roles
 from mmcomp.attributes import check_attributes
+from mmcomp.diagnostics import at, is_located
 from mmcomp.dialects import fusion, sched
-from mmcomp.errors import ScheduleError
+from mmcomp.errors import FusionError, ScheduleError
 
 OperationT = TypeVar("OperationT", bound=Operation)
 
@@ -67,13 +73,56 @@ def is_materialized(function: func.FuncOp) -> bool:
     return GRID_ATTR in function.attributes
 
 
+def is_empty_fusion(function: func.FuncOp) -> bool:
+    """Whether `function` is a fusion with nothing in it: tensor arguments, no results, and
+    a body of just func.return (refused by propagate-axis-mapping)."""
+    inputs = function.function_type.inputs.data
+    if not inputs or function.function_type.outputs.data or len(function.body.blocks) != 1:
+        return False
+    ops = list(function.body.block.ops)
+    if len(ops) != 1 or not isinstance(ops[0], func.ReturnOp):
+        return False
+    return all(isinstance(arg, TensorType) for arg in inputs)
+
+
 def is_fusion_function(function: func.FuncOp) -> bool:
-    """Whether `function` is an unmaterialized fusion: an iteration space or fusion ops."""
+    """Whether `function` is an unmaterialized fusion: an iteration space, fusion ops, or
+    an empty fusion."""
     if is_materialized(function):
         return False
     if SPACE_ATTR in function.attributes:
         return True
-    return any(op.name.startswith("fusion.") for block in function.body.blocks for op in block.ops)
+    if any(op.name.startswith("fusion.") for block in function.body.blocks for op in block.ops):
+        return True
+    return is_empty_fusion(function)
+
+
+def check_fusion_annotations(
+    pass_name: str, function: func.FuncOp, complete: bool = True
+) -> roles.AxisMapping:
+    """The axis mapping of `function`; a diagnostic naming `pass_name` where its stored
+    `fusion.space` or a `fusion.roles` differs from the derived one (or, if `complete`, is
+    missing)."""
+    try:
+        return roles.check_annotations(function, complete=complete, pass_name=pass_name)
+    except FusionError as error:
+        message = str(error)
+        raise DiagnosticException(
+            message if is_located(message) else f"{pass_name}: {message}"
+        ) from error
+
+
+def _check_schedule_space(
+    pass_name: str, function: func.FuncOp, schedule: sched.ScheduleOp, mapping: roles.AxisMapping
+) -> None:
+    """A diagnostic where the schedule's `sched.space` differs from the derived space."""
+    space = schedule.space
+    if space is None:
+        return
+    problem = roles.space_mismatch("sched.space", space.extents, mapping)
+    if problem is not None:
+        message = f"{pass_name}: @{function.sym_name.data}: {problem}"
+        raise DiagnosticException(at(space, message))
 
 
 def scheduled_functions(
@@ -83,12 +132,16 @@ def scheduled_functions(
 
     A fusion function without one is an error naming `pass_name`: the passes after
     tile-split need its schedule. Other functions (plain ones, kernels) are left alone.
-    An attribute in mmcomp's namespaces that no pass reads is an error first.
+    An attribute in mmcomp's namespaces that no pass reads is an error first, and so is a
+    scheduled function whose annotations or `sched.space` differ from what its types and
+    ops give.
     """
     check_attributes(module, pass_name)
     for function in [op for op in module.ops if isinstance(op, func.FuncOp)]:
         schedule = schedule_of(function)
         if schedule is not None:
+            mapping = check_fusion_annotations(pass_name, function, complete=False)
+            _check_schedule_space(pass_name, function, schedule, mapping)
             yield function, schedule
             continue
         if not is_fusion_function(function):
@@ -325,6 +378,7 @@ class TileSplit(ModulePass):
                 raise schedule_error(
                     self.name, name, f"the iteration space {extents} has no axis {axis}"
                 )
+        check_fusion_annotations(self.name, function)
         params = params_attr.data
         try:
             params.check(_problem(function))
