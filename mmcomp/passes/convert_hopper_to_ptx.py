@@ -278,7 +278,7 @@ class: the instructions it stands for."""
 
 def _replace_by_registers(
     rewriter: PatternRewriter,
-    op: hopper.HopperInstruction,
+    op: hopper.HopperInstruction | hopper.HopperValueOp,
     out: _Emitter,
     registers: Sequence[SSAValue],
 ) -> None:
@@ -295,7 +295,7 @@ class LowerTensorMapParam(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: hopper.TensorMapParamOp, rewriter: PatternRewriter) -> None:
-        out = _Emitter(op.guard, op.negated is not None)
+        out = _Emitter(None, False)
         address = out.value(ptx.AddrOfOp(op.param.data, ptx.B64))
         generic = out.value(ptx.CvtaOp("param", address, ptx.B64))
         _replace_by_registers(rewriter, op, out, [generic])

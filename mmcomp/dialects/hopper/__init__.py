@@ -4,18 +4,21 @@ Its ops sit in the body of a `hopper.kernel` (the hopper level's kernel: its par
 and launch data, its dynamic shared memory; `mmcomp.dialects.hopper.kernel`) next to ptx
 instructions, and read the kernel's parameters as typed values (`hopper.array_param` an
 array as a memref, `hopper.extent_param` a runtime extent as an index,
-`hopper.tensormap_param` a tensor map); they share the ptx dialect's syntax, including
-guards (`if %p`). Each names one Hopper mechanism at the level a kernel
-author thinks in: a tiled TMA load completing on an mbarrier, a wait on an mbarrier phase,
-a wgmma whose shared-memory operands are described by a tile layout (`#hopper.tile`), a
-warp role's register budget. The hardware objects are typed values, in the style of MLIR's
-NVGPU dialect (`mmcomp.dialects.hopper.types`): a tensor map (`!hopper.tensormap`, its
-global shape, box and swizzle), a ring of mbarriers (`!hopper.barrier_ring`), one
-mbarrier of it (`!hopper.mbarrier`), a warpgroup's wgmma accumulator
-(`!hopper.accumulator`), a role's position in the ring (`!hopper.ring_position`, whose
-stage is an `index` and phase parity an `i32`), a wgmma operand's descriptor
-(`!hopper.matrix_descriptor`) and shared memory (`!hopper.smem`, ...); coordinates are
-`index` values, other addresses ptx registers (`!ptx.reg<KIND>`).
+`hopper.tensormap_param` a tensor map). The ops that act (the copies, the mbarrier ops,
+wgmma, stmatrix, ...) share the ptx dialect's syntax, including guards (`if %p`); those
+that only name a value (the parameter reads, the barrier ring and its barriers, the
+accumulators, the ring positions, the shared-memory addresses, ...) take no guard, and all
+but the parameter reads have a declarative syntax (`assembly_format`). Each names one
+Hopper mechanism at the level a kernel author thinks in: a tiled TMA load completing on an
+mbarrier, a wait on an mbarrier phase, a wgmma whose shared-memory operands are described
+by a tile layout (`#hopper.tile`), a warp role's register budget. The hardware objects are
+typed values, in the style of MLIR's NVGPU dialect (`mmcomp.dialects.hopper.types`): a
+tensor map (`!hopper.tensormap`, its global shape, box and swizzle), a ring of mbarriers
+(`!hopper.barrier_ring`), one mbarrier of it (`!hopper.mbarrier`), a warpgroup's wgmma
+accumulator (`!hopper.accumulator`), a role's position in the ring
+(`!hopper.ring_position`, whose stage is an `index` and phase parity an `i32`), a wgmma
+operand's descriptor (`!hopper.matrix_descriptor`) and shared memory (`!hopper.smem`,
+...); coordinates are `index` values, other addresses ptx registers (`!ptx.reg<KIND>`).
 `convert-hopper-to-ptx` makes each kernel a `ptx.module` with one `ptx.entry`, lowers
 each op to ptx instructions (one or a few: the wait is a try_wait loop, a descriptor a few
 integer ops) and each typed value to the register that holds it.
@@ -44,7 +47,7 @@ One structured op is not an instruction: `hopper.warp_specialize`, which
 partition-warp-roles wraps around a kernel's body, one region per warp role
 (`mmcomp.dialects.hopper.warp_specialize`). The package's modules: `attrs` (`#hopper.tile`,
 `#hopper.warp_roles`), `types` (tensor maps, barrier rings, mbarriers, accumulators),
-`base` (the instructions' base, checks and syntax pieces), `kernel` (the kernel and its
+`base` (the ops' bases, checks and syntax pieces), `kernel` (the kernel and its
 parameter reads), `tma` (tensor maps and TMA copies), `ops` (mbarriers, wgmma, stores,
 ids), `ring` (ring positions), `smem` (shared memory), `warp_specialize`.
 """
@@ -52,7 +55,7 @@ ids), `ring` (ring positions), `smem` (shared memory), `warp_specialize`.
 from xdsl.ir import Attribute, Dialect, Operation
 
 from mmcomp.dialects.hopper.attrs import TileAttr, WarpRolesAttr, tile
-from mmcomp.dialects.hopper.base import HopperInstruction
+from mmcomp.dialects.hopper.base import HopperInstruction, HopperValueOp, Implied
 from mmcomp.dialects.hopper.kernel import ArrayParamOp, ExtentParamOp, KernelOp, kernel_param
 from mmcomp.dialects.hopper.ops import (
     IDS,
@@ -145,6 +148,8 @@ __all__ = [
     "GRID_QUERIES",
     "Hopper",
     "HopperInstruction",
+    "HopperValueOp",
+    "Implied",
     "IDS",
     "IdOp",
     "MapaOp",

@@ -38,7 +38,6 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation
 from xdsl.irdl import (
-    IRDLOperation,
     irdl_op_definition,
     opt_prop_def,
     prop_def,
@@ -50,6 +49,7 @@ from xdsl.printer import Printer
 from xdsl.traits import HasParent, IsolatedFromAbove, NoTerminator
 from xdsl.utils.exceptions import VerifyException
 
+from mmcomp.dialects.hopper.base import HopperValueOp
 from mmcomp.dialects.hopper.layout import check_ring_layout
 from mmcomp.dialects.hopper.smem import SharedBaseOp
 from mmcomp.dialects.ptx import (
@@ -183,9 +183,11 @@ def kernel_param(op: Operation, name: str, kind: str) -> ParamAttr | None:
     return param
 
 
-class ParamReadOp(IRDLOperation):
+class ParamReadOp(HopperValueOp):
     """Base of the reads of a kernel parameter as a typed value: `%v = hopper.op NAME :
     type`."""
+
+    # Not a format, which would refuse another result type while parsing: the verifier does.
 
     param = prop_def(StringAttr)
     """The kernel parameter read."""

@@ -1,19 +1,22 @@
 """The instructions of the `hopper` dialect: mbarriers, wgmma, stores and ids.
 
-Each op is a hopper instruction (`mmcomp.dialects.hopper.base`: ptx-style syntax, an
-optional guard) that `convert-hopper-to-ptx` lowers to one or a few ptx instructions. The
-mbarrier ops take typed values (`mmcomp.dialects.hopper.types`): mbarriers from
-`hopper.ring_barrier` on a `hopper.barrier_ring`; wgmma takes its accumulator as one value
-and returns the updated one (`hopper.zero_accumulator` makes a fresh one,
-`hopper.accumulator_element` reads one element of it, `hopper.accumulator` names the
-registers of one held in registers). The TMA ops are in `mmcomp.dialects.hopper.tma`.
+An op that acts is a hopper instruction (`mmcomp.dialects.hopper.base`: ptx-style syntax,
+an optional guard), one that only names a value (a ring's barrier, a descriptor, an
+accumulator or its element, a pair of 16-bit floats) a hopper value op (no guard, a
+declarative syntax); `convert-hopper-to-ptx` lowers each to one or a few ptx instructions,
+or to the registers that hold its value. The mbarrier ops take typed values
+(`mmcomp.dialects.hopper.types`): mbarriers from `hopper.ring_barrier` on a
+`hopper.barrier_ring`; wgmma takes its accumulator as one value and returns the updated one
+(`hopper.zero_accumulator` makes a fresh one, `hopper.accumulator_element` reads one
+element of it, `hopper.accumulator` names the registers of one held in registers). The TMA
+ops are in `mmcomp.dialects.hopper.tma`.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import ClassVar, Self
+from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     BFloat16Type,
@@ -21,6 +24,7 @@ from xdsl.dialects.builtin import (
     Float32Type,
     IndexType,
     IntAttr,
+    IntegerAttr,
     StringAttr,
     UnitAttr,
     VectorType,
@@ -28,6 +32,9 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
+    IRDLOperation,
+    VarConstraint,
+    base,
     irdl_op_definition,
     operand_def,
     opt_operand_def,
@@ -36,6 +43,13 @@ from xdsl.irdl import (
     result_def,
     var_operand_def,
 )
+from xdsl.irdl.declarative_assembly_format import (
+    AttributeVariable,
+    CustomDirective,
+    ParsingState,
+    PrintingState,
+    irdl_custom_directive,
+)
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
@@ -43,13 +57,11 @@ from xdsl.utils.exceptions import VerifyException
 from mmcomp.dialects.hopper.attrs import TileAttr
 from mmcomp.dialects.hopper.base import (
     FreshValueOp,
-    Guard,
     HopperInstruction,
+    HopperValueOp,
+    Implied,
     int_register,
-    parse_typed,
-    print_guard,
     typed_value,
-    unguarded,
 )
 from mmcomp.dialects.hopper.smem import SmemType, shared_operand
 from mmcomp.dialects.hopper.types import (
@@ -67,7 +79,7 @@ from mmcomp.dialects.ptx import (
     check_choice,
     kind_of,
 )
-from mmcomp.narrowing import is_vector
+from mmcomp.narrowing import is_int_attr, is_vector
 
 # ----------------------------------------------------------------------------------------
 # mbarriers
@@ -75,7 +87,7 @@ from mmcomp.narrowing import is_vector
 
 
 @irdl_op_definition
-class BarrierRingOp(HopperInstruction):
+class BarrierRingOp(HopperValueOp):
     """The ring of mbarriers at a shared address: `stages` barriers of 8 bytes."""
 
     name = "hopper.barrier_ring"
@@ -85,16 +97,23 @@ class BarrierRingOp(HopperInstruction):
     aligned to 8 bytes)."""
     result = result_def(BarrierRingType)
 
-    def __init__(self, base: SSAValue, ring: BarrierRingType):
-        super().__init__(operands=[base, []], result_types=[ring])
+    assembly_format = "$base attr-dict `:` functional-type($base, $result)"
 
-    def verify_kinds(self) -> None:
+    def __init__(self, base: SSAValue, ring: BarrierRingType):
+        super().__init__(operands=[base], result_types=[ring])
+
+    def verify_(self) -> None:
         shared_operand(self, "the base", self.base, BARRIER_BYTES)
-        unguarded(self)
+
+
+def _barrier_of(ring: Attribute) -> Attribute:
+    """The mbarrier type of a ring type."""
+    assert isinstance(ring, BarrierRingType)
+    return ring.barrier
 
 
 @irdl_op_definition
-class RingBarrierOp(HopperInstruction):
+class RingBarrierOp(HopperValueOp):
     """The mbarrier of one stage of a ring: `hopper.ring_barrier %ring[%stage]` (or `[2]`).
 
     The stage is an `index` value (a ring position's `hopper.ring_stage`), or a constant.
@@ -104,18 +123,25 @@ class RingBarrierOp(HopperInstruction):
 
     index = opt_prop_def(IntAttr)
     """The stage, when it is a constant."""
-    ring = operand_def(BarrierRingType)
+    RING: ClassVar = VarConstraint("RING", base(BarrierRingType))
+
+    ring = operand_def(RING)
     """The ring."""
-    stage = opt_operand_def()
+    stage = opt_operand_def(Implied(IndexType()))
     """The stage, when it is a value (an `index`)."""
-    result = result_def(MbarrierType)
+    result = result_def(Implied(source="RING", rule=_barrier_of))
+    """The ring's mbarrier (its type the ring type's barrier)."""
+
+    assembly_format = (
+        "$ring `[` ($stage^) : (custom<Int>($index))? `]` attr-dict `:` custom<Typed>(type($ring))"
+    )
 
     def __init__(self, ring: SSAValue, stage: SSAValue | int):
         assert isinstance(ring.type, BarrierRingType)
         constant = isinstance(stage, int)
         super().__init__(
             properties={"index": IntAttr(stage) if constant else None},
-            operands=[ring, [] if constant else [stage], []],
+            operands=[ring, [] if constant else [stage]],
             result_types=[ring.type.barrier],
         )
 
@@ -125,8 +151,7 @@ class RingBarrierOp(HopperInstruction):
         assert isinstance(self.ring.type, BarrierRingType)
         return self.ring.type
 
-    def verify_kinds(self) -> None:
-        unguarded(self)
+    def verify_(self) -> None:
         ring = self.ring_type
         if (self.index is None) == (self.stage is None):
             raise VerifyException(
@@ -144,35 +169,6 @@ class RingBarrierOp(HopperInstruction):
                 f"{self.name}: the result must be {ring.barrier}, the ring's barrier, found "
                 f"{self.result.type}"
             )
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.ring)
-        printer.print_string("[")
-        if self.stage is not None:
-            printer.print_operand(self.stage)
-        elif self.index is not None:
-            printer.print_string(str(self.index.data))
-        printer.print_string("]")
-        print_guard(printer, self)
-        printer.print_string(" : ")
-        printer.print_attribute(self.ring.type)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> Self:
-        ring = parser.parse_unresolved_operand()
-        parser.parse_punctuation("[")
-        index = parser.parse_optional_integer(allow_boolean=False, allow_negative=False)
-        stage = None if index is not None else parser.parse_unresolved_operand()
-        parser.parse_punctuation("]")
-        guard = Guard.parse(parser)
-        parser.parse_punctuation(":")
-        ring_type = parse_typed(parser, cls.name, BarrierRingType, "a !hopper.barrier_ring type")
-        ring_value = parser.resolve_operand(ring, ring_type)
-        if stage is None:
-            assert index is not None
-            return guard.apply(cls(ring_value, index))
-        return guard.apply(cls(ring_value, parser.resolve_operand(stage, IndexType())))
 
 
 @irdl_op_definition
@@ -262,8 +258,33 @@ WGMMA_SHAPE = re.compile(r"^m64n(\d+)k16$")
 WGMMA_TYPES = ("bf16", "f16")
 
 
+@irdl_custom_directive
+class TileOrigin(CustomDirective):
+    """The operand's origin in its tile, `{mn = 64, k = 16}`, always printed (either may be
+    left out, 0); other entries of the dictionary are the op's attributes."""
+
+    mn: AttributeVariable
+    k: AttributeVariable
+
+    def parse(self, parser: Parser, state: ParsingState) -> None:
+        for key, value in parser.parse_optional_attr_dict().items():
+            variable = {"mn": self.mn, "k": self.k}.get(key)
+            if variable is None:
+                state.attributes[key] = value
+            elif isinstance(value, IntegerAttr):
+                variable.set(state, IntAttr(value.value.data))
+            else:
+                parser.raise_error(f"{state.op_type.name}: {key} must be an integer, found {value}")
+
+    def print(self, printer: Printer, state: PrintingState, op: IRDLOperation) -> None:
+        mn, k = self.mn.get(op), self.k.get(op)
+        assert is_int_attr(mn) and is_int_attr(k)
+        state.print_whitespace(printer)
+        printer.print_string(f"{{mn = {mn.data}, k = {k.data}}}")
+
+
 @irdl_op_definition
-class MatrixDescriptorOp(HopperInstruction):
+class MatrixDescriptorOp(HopperValueOp):
     """The shared-memory matrix descriptor of a wgmma operand inside a tile:
     `%d = hopper.matrix_descriptor %tile {mn = 64, k = 16} : (!hopper.smem<align 1024>)
     -> !hopper.matrix_descriptor<k_major, swizzle 128, mn 128, k 64>`.
@@ -285,10 +306,15 @@ class MatrixDescriptorOp(HopperInstruction):
     result = result_def()
     """The descriptor: a `!hopper.matrix_descriptor` of the tile's layout."""
 
+    assembly_format = (
+        "$base custom<TileOrigin>($mn, $k) attr-dict `:` functional-type($base, $result)"
+    )
+    custom_directives = (TileOrigin,)
+
     def __init__(self, base: SSAValue, tile: TileAttr, mn: int = 0, k: int = 0):
         super().__init__(
             properties={"mn": IntAttr(mn), "k": IntAttr(k)},
-            operands=[base, []],
+            operands=[base],
             result_types=[MatrixDescriptorType(tile)],
         )
 
@@ -299,8 +325,7 @@ class MatrixDescriptorOp(HopperInstruction):
         assert isinstance(descriptor, MatrixDescriptorType)
         return descriptor.tile
 
-    def verify_kinds(self) -> None:
-        unguarded(self)
+    def verify_(self) -> None:
         if not isinstance(self.base.type, SmemType):
             raise VerifyException(
                 f"{self.name}: the tile base must be an !hopper.smem shared address, found "
@@ -325,21 +350,22 @@ class MatrixDescriptorOp(HopperInstruction):
 
 
 @irdl_op_definition
-class AccumulatorOp(HopperInstruction):
+class AccumulatorOp(HopperValueOp):
     """The wgmma accumulator held in these f32 registers, in fragment order:
     `%acc = hopper.accumulator %d0, ..., %d3 : !hopper.accumulator<64x8xf32>`."""
 
     name = "hopper.accumulator"
 
-    registers = var_operand_def(RegType)
+    registers = var_operand_def(Implied(F32))
     """This thread's f32 registers of the tile (n / 2)."""
     result = result_def(AccumulatorType)
 
-    def __init__(self, registers: Sequence[SSAValue], accumulator: AccumulatorType):
-        super().__init__(operands=[list(registers), []], result_types=[accumulator])
+    assembly_format = "$registers attr-dict `:` custom<Typed>(type($result))"
 
-    def verify_kinds(self) -> None:
-        unguarded(self)
+    def __init__(self, registers: Sequence[SSAValue], accumulator: AccumulatorType):
+        super().__init__(operands=[list(registers)], result_types=[accumulator])
+
+    def verify_(self) -> None:
         accumulator = self.result.type
         assert isinstance(accumulator, AccumulatorType)
         if len(self.registers) != accumulator.registers:
@@ -348,28 +374,10 @@ class AccumulatorOp(HopperInstruction):
                 f"per thread, found {len(self.registers)}"
             )
         for index, value in enumerate(self.registers):
-            if kind_of(value).name != "f32":
+            if not isinstance(value.type, RegType) or kind_of(value).name != "f32":
                 raise VerifyException(
                     f"{self.name}: register {index} must be !ptx.reg<f32>, found {value.type}"
                 )
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_list(self.registers, printer.print_operand)
-        print_guard(printer, self)
-        printer.print_string(" : ")
-        printer.print_attribute(self.result.type)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> Self:
-        registers = parser.parse_comma_separated_list(
-            parser.Delimiter.NONE, parser.parse_unresolved_operand
-        )
-        guard = Guard.parse(parser)
-        parser.parse_punctuation(":")
-        accumulator = parse_typed(parser, cls.name, AccumulatorType, "a !hopper.accumulator type")
-        assert isinstance(accumulator, AccumulatorType)
-        return guard.apply(cls([parser.resolve_operand(r, F32) for r in registers], accumulator))
 
 
 @irdl_op_definition
@@ -378,15 +386,13 @@ class ZeroAccumulatorOp(FreshValueOp):
     `%acc = hopper.zero_accumulator : !hopper.accumulator<64x256xf32>`."""
 
     name = "hopper.zero_accumulator"
-    RESULT_TYPE: ClassVar[type[Attribute]] = AccumulatorType
-    RESULT_WHAT: ClassVar[str] = "a !hopper.accumulator type"
 
     result = result_def(AccumulatorType)
     """The accumulator, every element 0.0."""
 
 
 @irdl_op_definition
-class AccumulatorElementOp(HopperInstruction):
+class AccumulatorElementOp(HopperValueOp):
     """This thread's element `index` of an accumulator, in fragment order, as an f32 value
     (the epilogue's arith reads it; convert-hopper-to-ptx gives its register):
     `%e = hopper.accumulator_element %acc[5] : !hopper.accumulator<64x256xf32>`."""
@@ -400,15 +406,18 @@ class AccumulatorElementOp(HopperInstruction):
     result = result_def(Float32Type)
     """The element's value (f32)."""
 
+    assembly_format = (
+        "$accumulator `[` custom<Int>($index) `]` attr-dict `:` custom<Typed>(type($accumulator))"
+    )
+
     def __init__(self, accumulator: SSAValue, index: int):
         super().__init__(
             properties={"index": IntAttr(index)},
-            operands=[accumulator, []],
+            operands=[accumulator],
             result_types=[Float32Type()],
         )
 
-    def verify_kinds(self) -> None:
-        unguarded(self)
+    def verify_(self) -> None:
         accumulator = self.accumulator.type
         assert isinstance(accumulator, AccumulatorType)
         if not 0 <= self.index.data < accumulator.registers:
@@ -416,25 +425,6 @@ class AccumulatorElementOp(HopperInstruction):
                 f"{self.name}: index must be in [0, {accumulator.registers}) for {accumulator} "
                 f"(its elements per thread), found {self.index.data}"
             )
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.accumulator)
-        printer.print_string(f"[{self.index.data}]")
-        print_guard(printer, self)
-        printer.print_string(" : ")
-        printer.print_attribute(self.accumulator.type)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> Self:
-        accumulator = parser.parse_unresolved_operand()
-        parser.parse_punctuation("[")
-        index = parser.parse_integer(allow_boolean=False, allow_negative=False)
-        parser.parse_punctuation("]")
-        guard = Guard.parse(parser)
-        parser.parse_punctuation(":")
-        found = parse_typed(parser, cls.name, AccumulatorType, "a !hopper.accumulator type")
-        return guard.apply(cls(parser.resolve_operand(accumulator, found), index))
 
 
 @irdl_op_definition
@@ -596,7 +586,7 @@ class StmatrixOp(HopperInstruction):
 
 
 @irdl_op_definition
-class TruncfPairOp(HopperInstruction):
+class TruncfPairOp(HopperValueOp):
     """Two f32 values rounded to nearest even into one pair of 16-bit floats, the 32-bit
     register that stmatrix and a paired store take (element 0 in the low half):
     `%p = hopper.truncf_pair %lo, %hi : vector<2xbf16>`."""
@@ -610,11 +600,12 @@ class TruncfPairOp(HopperInstruction):
     result = result_def(VectorType)
     """vector<2xbf16> or vector<2xf16>."""
 
-    def __init__(self, lo: SSAValue, hi: SSAValue, element: Attribute):
-        super().__init__(operands=[lo, hi, []], result_types=[VectorType(element, [2])])
+    assembly_format = "$lo `,` $hi attr-dict `:` type($result)"
 
-    def verify_kinds(self) -> None:
-        unguarded(self)
+    def __init__(self, lo: SSAValue, hi: SSAValue, element: Attribute):
+        super().__init__(operands=[lo, hi], result_types=[VectorType(element, [2])])
+
+    def verify_(self) -> None:
         result = self.result.type
         assert isinstance(result, VectorType)
         element = result.get_element_type()
@@ -622,27 +613,6 @@ class TruncfPairOp(HopperInstruction):
             raise VerifyException(
                 f"{self.name}: the result must be vector<2xbf16> or vector<2xf16>, found {result}"
             )
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.lo)
-        printer.print_string(", ")
-        printer.print_operand(self.hi)
-        print_guard(printer, self)
-        printer.print_string(" : ")
-        printer.print_attribute(self.result.type)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> Self:
-        lo = parser.parse_unresolved_operand()
-        parser.parse_punctuation(",")
-        hi = parser.parse_unresolved_operand()
-        guard = Guard.parse(parser)
-        parser.parse_punctuation(":")
-        pair = parse_typed(parser, cls.name, VectorType, "vector<2xbf16> or vector<2xf16>")
-        f32 = Float32Type()
-        lo_value, hi_value = parser.resolve_operand(lo, f32), parser.resolve_operand(hi, f32)
-        return guard.apply(cls.build(operands=[lo_value, hi_value, []], result_types=[pair]))
 
 
 IDS: dict[str, tuple[str, int, int]] = {

@@ -18,24 +18,23 @@ every later position of one start lives in that start's registers.
 
 from __future__ import annotations
 
-from typing import ClassVar, Self
+from typing import ClassVar
 
 from xdsl.dialects.builtin import IndexType, IntAttr, i32
 from xdsl.ir import Attribute, ParametrizedAttribute, SSAValue, TypeAttribute
-from xdsl.irdl import irdl_attr_definition, irdl_op_definition, operand_def, result_def
-from xdsl.parser import AttrParser, Parser
+from xdsl.irdl import (
+    VarConstraint,
+    base,
+    irdl_attr_definition,
+    irdl_op_definition,
+    operand_def,
+    result_def,
+)
+from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
-from mmcomp.dialects.hopper.base import (
-    FreshValueOp,
-    Guard,
-    HopperInstruction,
-    parse_typed,
-    print_guard,
-    typed_value,
-    unguarded,
-)
+from mmcomp.dialects.hopper.base import FreshValueOp, HopperValueOp, Implied, typed_value
 
 
 @irdl_attr_definition
@@ -69,49 +68,25 @@ class RingPositionType(ParametrizedAttribute, TypeAttribute):
         return (IntAttr(stages),)
 
 
-def _parse_position_type(parser: Parser, op: str) -> RingPositionType:
-    """`: !hopper.ring_position<...>` after an op's operands."""
-    parser.parse_punctuation(":")
-    found = parse_typed(parser, op, RingPositionType, "a !hopper.ring_position type")
-    assert isinstance(found, RingPositionType)
-    return found
-
-
 @irdl_op_definition
 class RingStartOp(FreshValueOp):
     """The first position of a ring walk, stage 0 and phase 0:
     `%pos = hopper.ring_start : !hopper.ring_position<stages = 4>`."""
 
     name = "hopper.ring_start"
-    RESULT_TYPE: ClassVar[type[Attribute]] = RingPositionType
-    RESULT_WHAT: ClassVar[str] = "a !hopper.ring_position type"
 
     result = result_def(RingPositionType)
     """The position (two fresh registers, both 0)."""
 
 
-def _print_on_position(printer: Printer, op: HopperInstruction) -> None:
-    """` %pos [guard] : !hopper.ring_position<...>`: an op reading one position."""
-    printer.print_string(" ")
-    printer.print_operand(op.operands[0])
-    print_guard(printer, op)
-    printer.print_string(" : ")
-    printer.print_attribute(op.operands[0].type)
+_ON_POSITION = "$position attr-dict `:` custom<Typed>(type($position))"
+"""The syntax of an op reading one position: `%pos : !hopper.ring_position<...>`."""
 
 
-def _parse_on_position(parser: Parser, op: str) -> tuple[SSAValue, Guard]:
-    """The position operand and guard of an op reading one position."""
-    position = parser.parse_unresolved_operand()
-    guard = Guard.parse(parser)
-    found = _parse_position_type(parser, op)
-    return parser.resolve_operand(position, found), guard
-
-
-class _NextPosition(HopperInstruction):
+class _NextPosition(HopperValueOp):
     """Base of the ops that return a later position of the one they take."""
 
-    def verify_kinds(self) -> None:
-        unguarded(self)
+    def verify_(self) -> None:
         position = self.operands[0]
         if position.type != self.results[0].type:
             raise VerifyException(
@@ -127,21 +102,17 @@ class RingAdvanceOp(_NextPosition):
 
     name = "hopper.ring_advance"
 
-    position = operand_def(RingPositionType)
+    POSITION: ClassVar = VarConstraint("POSITION", base(RingPositionType))
+
+    position = operand_def(POSITION)
     """The position moved on."""
-    result = result_def(RingPositionType)
-    """The position one stage on."""
+    result = result_def(Implied(source="POSITION"))
+    """The position one stage on (of the position's type)."""
+
+    assembly_format = _ON_POSITION
 
     def __init__(self, position: SSAValue):
-        super().__init__(operands=[position, []], result_types=[position.type])
-
-    def print(self, printer: Printer) -> None:
-        _print_on_position(printer, self)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> Self:
-        position, guard = _parse_on_position(parser, cls.name)
-        return guard.apply(cls(position))
+        super().__init__(operands=[position], result_types=[position.type])
 
 
 @irdl_op_definition
@@ -151,61 +122,38 @@ class RingAdvanceByOp(_NextPosition):
 
     name = "hopper.ring_advance_by"
 
-    position = operand_def(RingPositionType)
+    POSITION: ClassVar = VarConstraint("POSITION", base(RingPositionType))
+
+    position = operand_def(POSITION)
     """The position moved on."""
-    count = operand_def()
+    count = operand_def(Implied(IndexType()))
     """Stages to move on (an `index`)."""
-    result = result_def(RingPositionType)
-    """The position `count` stages on."""
+    result = result_def(Implied(source="POSITION"))
+    """The position `count` stages on (of the position's type)."""
+
+    assembly_format = "$position `,` $count attr-dict `:` custom<Typed>(type($position))"
 
     def __init__(self, position: SSAValue, count: SSAValue):
-        super().__init__(operands=[position, count, []], result_types=[position.type])
+        super().__init__(operands=[position, count], result_types=[position.type])
 
-    def verify_kinds(self) -> None:
-        super().verify_kinds()
+    def verify_(self) -> None:
+        super().verify_()
         typed_value(self, "the count", self.count, IndexType())
 
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.position)
-        printer.print_string(", ")
-        printer.print_operand(self.count)
-        print_guard(printer, self)
-        printer.print_string(" : ")
-        printer.print_attribute(self.position.type)
 
-    @classmethod
-    def parse(cls, parser: Parser) -> Self:
-        position = parser.parse_unresolved_operand()
-        parser.parse_punctuation(",")
-        count = parser.parse_unresolved_operand()
-        guard = Guard.parse(parser)
-        found = _parse_position_type(parser, cls.name)
-        return guard.apply(
-            cls(parser.resolve_operand(position, found), parser.resolve_operand(count, IndexType()))
-        )
-
-
-class _PositionPart(HopperInstruction):
+class _PositionPart(HopperValueOp):
     """Base of the ops that read one part of a position (a value of `PART_TYPE`)."""
 
     PART_TYPE: ClassVar[Attribute]
     """The type of the part read."""
 
+    assembly_format = _ON_POSITION
+
     def __init__(self, position: SSAValue):
-        super().__init__(operands=[position, []], result_types=[self.PART_TYPE])
+        super().__init__(operands=[position], result_types=[self.PART_TYPE])
 
-    def verify_kinds(self) -> None:
-        unguarded(self)
+    def verify_(self) -> None:
         typed_value(self, "the result", self.results[0], self.PART_TYPE)
-
-    def print(self, printer: Printer) -> None:
-        _print_on_position(printer, self)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> Self:
-        position, guard = _parse_on_position(parser, cls.name)
-        return guard.apply(cls(position))
 
 
 @irdl_op_definition
@@ -218,7 +166,7 @@ class RingStageOp(_PositionPart):
 
     position = operand_def(RingPositionType)
     """The position read."""
-    result = result_def()
+    result = result_def(Implied(IndexType()))
     """Its stage, in [0, stages) (an `index`)."""
 
 
@@ -233,5 +181,5 @@ class RingPhaseOp(_PositionPart):
 
     position = operand_def(RingPositionType)
     """The position read."""
-    result = result_def()
+    result = result_def(Implied(i32))
     """Its phase parity, 0 or 1 (an `i32`)."""

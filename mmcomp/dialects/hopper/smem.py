@@ -36,31 +36,25 @@ that pass resolves to the register.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Self
+from typing import ClassVar
 
 from xdsl.dialects.builtin import ArrayAttr, IndexType, IntAttr, StringAttr
-from xdsl.ir import Attribute, ParametrizedAttribute, SSAValue, TypeAttribute
+from xdsl.ir import Attribute, Operation, ParametrizedAttribute, SSAValue, TypeAttribute
 from xdsl.irdl import (
+    VarConstraint,
+    base,
     irdl_attr_definition,
     irdl_op_definition,
     operand_def,
     prop_def,
     result_def,
 )
-from xdsl.parser import AttrParser, Parser, UnresolvedOperand
+from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
-from mmcomp.dialects.hopper.base import (
-    Guard,
-    HopperInstruction,
-    parse_typed,
-    print_guard,
-    shared_address,
-    unguarded,
-)
+from mmcomp.dialects.hopper.base import HopperValueOp, Implied, shared_address
 from mmcomp.dialects.hopper.ring import RingPositionType
-from mmcomp.narrowing import is_int_attr
 
 SLOT_ALIGN = 1024
 """Alignment of a ring slot, bytes: a 128-byte swizzled tile repeats its pattern every
@@ -228,7 +222,7 @@ class StageType(ParametrizedAttribute, TypeAttribute):
         return (_ints(slots),)
 
 
-def shared_operand(op: HopperInstruction, what: str, value: SSAValue, align: int) -> None:
+def shared_operand(op: Operation, what: str, value: SSAValue, align: int) -> None:
     """Raise unless `value` is a 32-bit shared address register or an `!hopper.smem`
     address aligned to at least `align` bytes."""
     found = value.type
@@ -246,18 +240,8 @@ def _smem(value: SSAValue) -> SmemType:
     return found
 
 
-def _print_at(printer: Printer, op: HopperInstruction, value: SSAValue, at: str) -> None:
-    """` %value[at] [guard] : type`."""
-    printer.print_string(" ")
-    printer.print_operand(value)
-    printer.print_string(f"[{at}]")
-    print_guard(printer, op)
-    printer.print_string(" : ")
-    printer.print_attribute(value.type)
-
-
 @irdl_op_definition
-class SharedBaseOp(HopperInstruction):
+class SharedBaseOp(HopperValueOp):
     """The address of a shared array, rounded up to the result's alignment at run time:
     `%smem = hopper.shared_base mmcomp_shared : !hopper.smem<align 1024>`."""
 
@@ -268,68 +252,22 @@ class SharedBaseOp(HopperInstruction):
     result = result_def(SmemType)
     """The aligned address."""
 
+    assembly_format = "custom<Identifier>($symbol) attr-dict `:` custom<Typed>(type($result))"
+
     def __init__(self, symbol: str, smem: SmemType):
-        super().__init__(
-            properties={"symbol": StringAttr(symbol)}, operands=[[]], result_types=[smem]
-        )
-
-    def verify_kinds(self) -> None:
-        unguarded(self)
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(f" {self.symbol.data}")
-        print_guard(printer, self)
-        printer.print_string(" : ")
-        printer.print_attribute(self.result.type)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> Self:
-        symbol = parser.parse_identifier()
-        guard = Guard.parse(parser)
-        parser.parse_punctuation(":")
-        found = parse_typed(parser, cls.name, SmemType, "a !hopper.smem type")
-        assert isinstance(found, SmemType)
-        return guard.apply(cls(symbol, found))
+        super().__init__(properties={"symbol": StringAttr(symbol)}, result_types=[smem])
 
 
-class OffsetOp(HopperInstruction):
-    """An op naming what lies `offset` bytes past a shared address (its `base`), printed
-    `%r = NAME %base[offset] : BASE_TYPE -> RESULT_TYPE`."""
-
-    @classmethod
-    def result_kind(cls) -> tuple[type[ParametrizedAttribute], str]:
-        """The class of the result type, and how an error names it."""
-        raise NotImplementedError(f"{cls.__name__} names no result type")
-
-    def __init__(self, base: SSAValue, offset: int, result: Attribute):
-        super().__init__(
-            properties={"offset": IntAttr(offset)}, operands=[base, []], result_types=[result]
-        )
-
-    def print(self, printer: Printer) -> None:
-        offset = self.properties["offset"]
-        assert is_int_attr(offset)
-        _print_at(printer, self, self.operands[0], str(offset.data))
-        printer.print_string(" -> ")
-        printer.print_attribute(self.results[0].type)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> Self:
-        base = parser.parse_unresolved_operand()
-        parser.parse_punctuation("[")
-        offset = parser.parse_integer(allow_boolean=False)
-        parser.parse_punctuation("]")
-        guard = Guard.parse(parser)
-        parser.parse_punctuation(":")
-        base_type = parse_typed(parser, cls.name, SmemType, "a !hopper.smem type")
-        parser.parse_punctuation("->")
-        kind, what = cls.result_kind()
-        found = parse_typed(parser, cls.name, kind, what)
-        return guard.apply(cls(parser.resolve_operand(base, base_type), offset, found))
+_AT_OFFSET = (
+    "$base `[` custom<Int>($offset) `]` attr-dict `:` custom<Typed>(type($base)) `->` "
+    "custom<Typed>(type($result))"
+)
+"""The syntax of an op naming what lies `offset` bytes past a shared address:
+`%base[OFFSET] : BASE_TYPE -> RESULT_TYPE`."""
 
 
 @irdl_op_definition
-class SmemOffsetOp(OffsetOp):
+class SmemOffsetOp(HopperValueOp):
     """The address `offset` bytes past a shared address:
     `%bars = hopper.smem_offset %smem[147456] : !hopper.smem<align 1024> -> !hopper.smem<align 8>`.
 
@@ -344,17 +282,16 @@ class SmemOffsetOp(OffsetOp):
     """The address offset from."""
     result = result_def(SmemType)
 
+    assembly_format = _AT_OFFSET
+
     def __init__(self, base: SSAValue, offset: int, smem: Attribute | None = None):
         if smem is None:
             smem = SmemType(alignment_of(offset, _smem(base).align.data))
-        super().__init__(base, offset, smem)
+        super().__init__(
+            properties={"offset": IntAttr(offset)}, operands=[base], result_types=[smem]
+        )
 
-    @classmethod
-    def result_kind(cls) -> tuple[type[ParametrizedAttribute], str]:
-        return SmemType, "a !hopper.smem type"
-
-    def verify_kinds(self) -> None:
-        unguarded(self)
+    def verify_(self) -> None:
         offset = self.offset.data
         base, result = _smem(self.base).align.data, _smem(self.result).align.data
         if offset < 0:
@@ -367,7 +304,7 @@ class SmemOffsetOp(OffsetOp):
 
 
 @irdl_op_definition
-class SlotRingOp(OffsetOp):
+class SlotRingOp(HopperValueOp):
     """The ring's stages `offset` bytes past a shared address:
     `%slots = hopper.slot_ring %smem[0] : !hopper.smem<align 1024> -> !hopper.slot_ring<...>`.
 
@@ -382,12 +319,14 @@ class SlotRingOp(OffsetOp):
     """The address offset from."""
     result = result_def(SlotRingType)
 
-    @classmethod
-    def result_kind(cls) -> tuple[type[ParametrizedAttribute], str]:
-        return SlotRingType, "a !hopper.slot_ring type"
+    assembly_format = _AT_OFFSET
 
-    def verify_kinds(self) -> None:
-        unguarded(self)
+    def __init__(self, base: SSAValue, offset: int, ring: SlotRingType):
+        super().__init__(
+            properties={"offset": IntAttr(offset)}, operands=[base], result_types=[ring]
+        )
+
+    def verify_(self) -> None:
         align = _smem(self.base).align.data
         if align < SLOT_ALIGN:
             raise VerifyException(
@@ -402,61 +341,40 @@ class SlotRingOp(OffsetOp):
             )
 
 
-def print_subscript(
-    printer: Printer,
-    op: HopperInstruction,
-    base: SSAValue,
-    index: SSAValue,
-    separator: str,
-    last: Attribute,
-) -> None:
-    """The syntax of an op on a value and a subscript: ` %base[%index]`, the guard, then
-    ` : <base type><separator><last>`."""
-    printer.print_string(" ")
-    printer.print_operand(base)
-    printer.print_string("[")
-    printer.print_operand(index)
-    printer.print_string("]")
-    print_guard(printer, op)
-    printer.print_string(" : ")
-    printer.print_attribute(base.type)
-    printer.print_string(separator)
-    printer.print_attribute(last)
-
-
-def parse_subscript(parser: Parser) -> tuple[UnresolvedOperand, UnresolvedOperand, Guard]:
-    """`%base[%index]`, the guard and the `:` (what `print_subscript` writes before the
-    types): the two operands, unresolved, and the guard."""
-    base = parser.parse_unresolved_operand()
-    parser.parse_punctuation("[")
-    index = parser.parse_unresolved_operand()
-    parser.parse_punctuation("]")
-    guard = Guard.parse(parser)
-    parser.parse_punctuation(":")
-    return base, index, guard
+def _stage_of(ring: Attribute) -> Attribute:
+    """The stage type of a slot ring type."""
+    assert isinstance(ring, SlotRingType)
+    return ring.stage
 
 
 @irdl_op_definition
-class SlotStageOp(HopperInstruction):
+class SlotStageOp(HopperValueOp):
     """The stage of a ring position in a slot ring:
     `%stage = hopper.slot_stage %slots[%pos] : !hopper.slot_ring<...>,
     !hopper.ring_position<stages = 3>` (a `!hopper.stage` of the ring's slots)."""
 
     name = "hopper.slot_stage"
 
-    ring = operand_def(SlotRingType)
+    RING: ClassVar = VarConstraint("RING", base(SlotRingType))
+
+    ring = operand_def(RING)
     """The ring."""
     position = operand_def(RingPositionType)
     """The position whose stage is taken."""
-    result = result_def(StageType)
+    result = result_def(Implied(source="RING", rule=_stage_of))
+    """The ring's stage (a `!hopper.stage` of its slots)."""
+
+    assembly_format = (
+        "$ring `[` $position `]` attr-dict `:` custom<Typed>(type($ring)) `,` "
+        "custom<Typed>(type($position))"
+    )
 
     def __init__(self, ring: SSAValue, position: SSAValue):
         ring_type = ring.type
         assert isinstance(ring_type, SlotRingType)
-        super().__init__(operands=[ring, position, []], result_types=[ring_type.stage])
+        super().__init__(operands=[ring, position], result_types=[ring_type.stage])
 
-    def verify_kinds(self) -> None:
-        unguarded(self)
+    def verify_(self) -> None:
         ring = self.ring.type
         position = self.position.type
         assert isinstance(ring, SlotRingType) and isinstance(position, RingPositionType)
@@ -471,27 +389,9 @@ class SlotStageOp(HopperInstruction):
                 f"{self.result.type}"
             )
 
-    def print(self, printer: Printer) -> None:
-        print_subscript(printer, self, self.ring, self.position, ", ", self.position.type)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> Self:
-        ring, position, guard = parse_subscript(parser)
-        ring_type = parse_typed(parser, cls.name, SlotRingType, "a !hopper.slot_ring type")
-        parser.parse_punctuation(",")
-        position_type = parse_typed(
-            parser, cls.name, RingPositionType, "a !hopper.ring_position type"
-        )
-        return guard.apply(
-            cls(
-                parser.resolve_operand(ring, ring_type),
-                parser.resolve_operand(position, position_type),
-            )
-        )
-
 
 @irdl_op_definition
-class RingSlotOp(HopperInstruction):
+class RingSlotOp(HopperValueOp):
     """The address of slot `slot` of a ring stage:
     `%a = hopper.ring_slot %stage[1] : !hopper.stage<slots = [0, 16384]>` (an
     `!hopper.smem<align 1024>`)."""
@@ -502,12 +402,15 @@ class RingSlotOp(HopperInstruction):
     """The slot (an index into the stage's slots)."""
     stage = operand_def(StageType)
     """The stage."""
-    result = result_def(SmemType)
+    result = result_def(Implied(SmemType(SLOT_ALIGN)))
+    """The slot's address, an `!hopper.smem<align 1024>`."""
+
+    assembly_format = "$stage `[` custom<Int>($slot) `]` attr-dict `:` custom<Typed>(type($stage))"
 
     def __init__(self, stage: SSAValue, slot: int):
         super().__init__(
             properties={"slot": IntAttr(slot)},
-            operands=[stage, []],
+            operands=[stage],
             result_types=[SmemType(SLOT_ALIGN)],
         )
 
@@ -518,8 +421,7 @@ class RingSlotOp(HopperInstruction):
         assert isinstance(stage, StageType)
         return stage.offsets[self.slot.data]
 
-    def verify_kinds(self) -> None:
-        unguarded(self)
+    def verify_(self) -> None:
         stage = self.stage.type
         assert isinstance(stage, StageType)
         slots = len(stage.offsets)
@@ -532,23 +434,9 @@ class RingSlotOp(HopperInstruction):
                 f"{self.name}: the result must be {SmemType(SLOT_ALIGN)}, found {self.result.type}"
             )
 
-    def print(self, printer: Printer) -> None:
-        _print_at(printer, self, self.stage, str(self.slot.data))
-
-    @classmethod
-    def parse(cls, parser: Parser) -> Self:
-        stage = parser.parse_unresolved_operand()
-        parser.parse_punctuation("[")
-        slot = parser.parse_integer(allow_boolean=False)
-        parser.parse_punctuation("]")
-        guard = Guard.parse(parser)
-        parser.parse_punctuation(":")
-        stage_type = parse_typed(parser, cls.name, StageType, "a !hopper.stage type")
-        return guard.apply(cls(parser.resolve_operand(stage, stage_type), slot))
-
 
 @irdl_op_definition
-class SmemIndexOp(HopperInstruction):
+class SmemIndexOp(HopperValueOp):
     """The address `offset + index * stride` bytes past a shared address, `index` a value
     of the kernel (the buffers of one consumer warpgroup):
     `%b = hopper.smem_index %smem[148480 + %i * 16384] : !hopper.smem<align 1024>
@@ -569,6 +457,11 @@ class SmemIndexOp(HopperInstruction):
     """How many strides past the offset (non-negative)."""
     result = result_def(SmemType)
 
+    assembly_format = (
+        "$base `[` custom<Int>($offset) `+` $index `*` custom<Int>($stride) `]` attr-dict "
+        "`:` custom<Typed>(type($base)) `->` custom<Typed>(type($result))"
+    )
+
     def __init__(
         self,
         base: SSAValue,
@@ -581,12 +474,11 @@ class SmemIndexOp(HopperInstruction):
             smem = SmemType(alignment_of(offset, alignment_of(stride, _smem(base).align.data)))
         super().__init__(
             properties={"offset": IntAttr(offset), "stride": IntAttr(stride)},
-            operands=[base, index, []],
+            operands=[base, index],
             result_types=[smem],
         )
 
-    def verify_kinds(self) -> None:
-        unguarded(self)
+    def verify_(self) -> None:
         offset, stride = self.offset.data, self.stride.data
         base, result = _smem(self.base).align.data, _smem(self.result).align.data
         if offset < 0:
@@ -599,40 +491,9 @@ class SmemIndexOp(HopperInstruction):
                 f"{base} is not aligned to {result} (the result's alignment)"
             )
 
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.base)
-        printer.print_string(f"[{self.offset.data} + ")
-        printer.print_operand(self.index)
-        printer.print_string(f" * {self.stride.data}]")
-        print_guard(printer, self)
-        printer.print_string(" : ")
-        printer.print_attribute(self.base.type)
-        printer.print_string(" -> ")
-        printer.print_attribute(self.result.type)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> Self:
-        base = parser.parse_unresolved_operand()
-        parser.parse_punctuation("[")
-        offset = parser.parse_integer(allow_boolean=False)
-        parser.parse_punctuation("+")
-        index = parser.parse_unresolved_operand()
-        parser.parse_punctuation("*")
-        stride = parser.parse_integer(allow_boolean=False)
-        parser.parse_punctuation("]")
-        guard = Guard.parse(parser)
-        parser.parse_punctuation(":")
-        base_type = parse_typed(parser, cls.name, SmemType, "a !hopper.smem type")
-        parser.parse_punctuation("->")
-        found = parse_typed(parser, cls.name, SmemType, "a !hopper.smem type")
-        resolved = parser.resolve_operand(index, IndexType())
-        op = cls(parser.resolve_operand(base, base_type), offset, resolved, stride, found)
-        return guard.apply(op)
-
 
 @irdl_op_definition
-class SmemAddOp(HopperInstruction):
+class SmemAddOp(HopperValueOp):
     """The address `offset` bytes past a shared address, `offset` an index value of the
     kernel's arithmetic (a thread's row in a swizzled box):
     `%row = hopper.smem_add %buf[%row_bytes] : !hopper.smem<align 1024> -> !hopper.smem<align 128>`.
@@ -650,26 +511,18 @@ class SmemAddOp(HopperInstruction):
     """Bytes past the base (a multiple of the result's alignment)."""
     result = result_def(SmemType)
 
-    def __init__(self, base: SSAValue, offset: SSAValue, smem: Attribute):
-        super().__init__(operands=[base, offset, []], result_types=[smem])
+    assembly_format = (
+        "$base `[` $offset `]` attr-dict `:` custom<Typed>(type($base)) `->` "
+        "custom<Typed>(type($result))"
+    )
 
-    def verify_kinds(self) -> None:
-        unguarded(self)
+    def __init__(self, base: SSAValue, offset: SSAValue, smem: Attribute):
+        super().__init__(operands=[base, offset], result_types=[smem])
+
+    def verify_(self) -> None:
         base, result = _smem(self.base).align.data, _smem(self.result).align.data
         if result > base:
             raise VerifyException(
                 f"{self.name}: an address past one aligned to {base} is not aligned to "
                 f"{result} (the result's alignment)"
             )
-
-    def print(self, printer: Printer) -> None:
-        print_subscript(printer, self, self.base, self.offset, " -> ", self.result.type)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> Self:
-        base, offset, guard = parse_subscript(parser)
-        base_type = parse_typed(parser, cls.name, SmemType, "a !hopper.smem type")
-        parser.parse_punctuation("->")
-        found = parse_typed(parser, cls.name, SmemType, "a !hopper.smem type")
-        resolved = parser.resolve_operand(offset, IndexType())
-        return guard.apply(cls(parser.resolve_operand(base, base_type), resolved, found))

@@ -11,15 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import ClassVar, Self
+from typing import Self
 
-from xdsl.dialects.builtin import IndexType, StringAttr
+from xdsl.dialects.builtin import IndexType
 from xdsl.ir import SSAValue
 from xdsl.irdl import (
     irdl_op_definition,
     operand_def,
     opt_operand_def,
-    prop_def,
     result_def,
     var_operand_def,
 )
@@ -38,7 +37,7 @@ from mmcomp.dialects.hopper.base import (
     print_tensor_access,
     resolve_indices,
 )
-from mmcomp.dialects.hopper.kernel import kernel_param
+from mmcomp.dialects.hopper.kernel import ParamReadOp, kernel_param
 from mmcomp.dialects.hopper.smem import SmemType, shared_operand
 from mmcomp.dialects.hopper.types import (
     MbarrierType,
@@ -118,22 +117,18 @@ class _TmaLoadSyntax:
 
 
 @irdl_op_definition
-class TensorMapParamOp(HopperInstruction):
+class TensorMapParamOp(ParamReadOp):
     """The tensor map of a `tmap` kernel parameter, as TMA copies take it."""
 
     name = "hopper.tensormap_param"
-    KEYWORDS: ClassVar[tuple[str, ...]] = ("param",)
 
-    param = prop_def(StringAttr)
-    """The entry parameter (of kind `tmap`)."""
     result = result_def(TensorMapType)
+    """The tensor map."""
 
     def __init__(self, param: str, tensor_map: TensorMapType):
-        super().__init__(
-            properties={"param": StringAttr(param)}, operands=[[]], result_types=[tensor_map]
-        )
+        super().__init__(param, tensor_map)
 
-    def verify_kinds(self) -> None:
+    def verify_(self) -> None:
         param = kernel_param(self, self.param.data, "tmap")
         if param is None or not isinstance(param.info, TensorMapAttr):
             return

@@ -31,7 +31,7 @@ from xdsl.utils.hints import isa
 from mmcomp.dialects.ptx.control_ops import BraOp, LabelOp
 from mmcomp.dialects.ptx.launch import Launch, LaunchAttr, parse_fields, print_fields
 from mmcomp.dialects.ptx.memory_ops import LdParamOp
-from mmcomp.dialects.ptx.syntax import PtxInstruction
+from mmcomp.dialects.ptx.syntax import PtxInstruction, UnloweredInstruction
 from mmcomp.dialects.ptx.types import (
     _IDENT,
     ParamAttr,
@@ -291,6 +291,7 @@ class EntryOp(KernelSignatureOp):
             elif (
                 op.parent_op() is self
                 and not isinstance(op, PtxInstruction)
+                and not op.has_trait(UnloweredInstruction)
                 and not is_index_arithmetic(op)
             ):
                 raise VerifyException(

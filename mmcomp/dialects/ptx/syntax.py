@@ -41,6 +41,7 @@ from xdsl.irdl.constraints import VerificationContext
 from xdsl.parser import Parser
 from xdsl.parser.core import UnresolvedOperand
 from xdsl.printer import Printer
+from xdsl.traits import OpTrait
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
 from mmcomp.dialects.ptx.types import KINDS, PRED, RegKind, kind_of
@@ -511,6 +512,12 @@ def _vector(name: NameOf, values: Sequence[SSAValue]) -> str:
     if len(values) == 1:
         return name(values[0])
     return _braced(name, values)
+
+
+class UnloweredInstruction(OpTrait):
+    """An op of a level above ptx that an entry's body may hold, as it holds a
+    `PtxInstruction`, until a pass lowers it: the hopper ops that only name a value (they
+    take no guard, so they are no `PtxInstruction`)."""
 
 
 class RegisterInstruction(PtxInstruction, ABC):

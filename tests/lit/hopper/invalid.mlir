@@ -37,15 +37,6 @@ hopper.kernel @k() {
 
 // -----
 
-// A zero accumulator only names a value: it takes no guard.
-hopper.kernel @k() {
-  %p = ptx.const 1 : !ptx.reg<pred>
-  %acc = hopper.zero_accumulator if %p : !hopper.accumulator<64x8xf32>
-}
-// CHECK: hopper.zero_accumulator: names a value and takes no guard
-
-// -----
-
 // An accumulator held in fewer registers than its tile needs.
 hopper.kernel @k() {
   %f = ptx.const 0.0 : !ptx.reg<f32>
@@ -322,24 +313,10 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     %s = ptx.addr_of smem : !ptx.reg<u32>
     %r = hopper.barrier_ring %s : (!ptx.reg<u32>) -> !hopper.barrier_ring<stages = 2, count = 1>
     %i = ptx.const 1 : !ptx.reg<u32>
-    %b = "hopper.ring_barrier"(%r, %i) <{operandSegmentSizes = array<i32: 1, 1, 0>}> : (!hopper.barrier_ring<stages = 2, count = 1>, !ptx.reg<u32>) -> !hopper.mbarrier<count = 1>
+    %b = "hopper.ring_barrier"(%r, %i) : (!hopper.barrier_ring<stages = 2, count = 1>, !ptx.reg<u32>) -> !hopper.mbarrier<count = 1>
   }
 }
 // CHECK: hopper.ring_barrier: the stage must be index, found !ptx.reg<u32>
-
-// -----
-
-// A stage's barrier under a guard: an op that names a value takes none.
-ptx.module version 8.0 target sm_90a address_size 64 {
-  ptx.shared @smem align 1024 size 1024
-  ptx.entry @k() {
-    %s = ptx.addr_of smem : !ptx.reg<u32>
-    %p = ptx.elect_sync : !ptx.reg<pred>
-    %r = hopper.barrier_ring %s : (!ptx.reg<u32>) -> !hopper.barrier_ring<stages = 2, count = 1>
-    %b = hopper.ring_barrier %r[0] if %p : !hopper.barrier_ring<stages = 2, count = 1>
-  }
-}
-// CHECK: hopper.ring_barrier: names a value and takes no guard
 
 // -----
 
@@ -434,7 +411,7 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 // An advance whose result is a position of another ring.
 hopper.kernel @k() {
   %pos = hopper.ring_start : !hopper.ring_position<stages = 4>
-  %next = "hopper.ring_advance"(%pos) <{operandSegmentSizes = array<i32: 1, 0>}> : (!hopper.ring_position<stages = 4>) -> !hopper.ring_position<stages = 3>
+  %next = "hopper.ring_advance"(%pos) : (!hopper.ring_position<stages = 4>) -> !hopper.ring_position<stages = 3>
 }
 // CHECK: hopper.ring_advance: the result must be of the position's type !hopper.ring_position<stages = 4>, found !hopper.ring_position<stages = 3>
 
@@ -444,7 +421,7 @@ hopper.kernel @k() {
 hopper.kernel @k() {
   %pos = hopper.ring_start : !hopper.ring_position<stages = 4>
   %count = ptx.const 0 : !ptx.reg<u32>
-  %next = "hopper.ring_advance_by"(%pos, %count) <{operandSegmentSizes = array<i32: 1, 1, 0>}> : (!hopper.ring_position<stages = 4>, !ptx.reg<u32>) -> !hopper.ring_position<stages = 4>
+  %next = "hopper.ring_advance_by"(%pos, %count) : (!hopper.ring_position<stages = 4>, !ptx.reg<u32>) -> !hopper.ring_position<stages = 4>
 }
 // CHECK: hopper.ring_advance_by: the count must be index, found !ptx.reg<u32>
 
@@ -453,7 +430,7 @@ hopper.kernel @k() {
 // A stage read as a register (the stage is an index).
 hopper.kernel @k() {
   %pos = hopper.ring_start : !hopper.ring_position<stages = 4>
-  %stage = "hopper.ring_stage"(%pos) <{operandSegmentSizes = array<i32: 1, 0>}> : (!hopper.ring_position<stages = 4>) -> !ptx.reg<u32>
+  %stage = "hopper.ring_stage"(%pos) : (!hopper.ring_position<stages = 4>) -> !ptx.reg<u32>
 }
 // CHECK: hopper.ring_stage: the result must be index, found !ptx.reg<u32>
 
@@ -463,16 +440,7 @@ hopper.kernel @k() {
 ptx.module version 8.0 target sm_90a address_size 64 {
   ptx.entry @k() {
     %pos = hopper.ring_start : !hopper.ring_position<stages = 4>
-    %phase = "hopper.ring_phase"(%pos) <{operandSegmentSizes = array<i32: 1, 0>}> : (!hopper.ring_position<stages = 4>) -> i1
+    %phase = "hopper.ring_phase"(%pos) : (!hopper.ring_position<stages = 4>) -> i1
   }
 }
 // CHECK: hopper.ring_phase: the result must be i32, found i1
-
-// -----
-
-// A guarded start (it only names a value).
-hopper.kernel @k() {
-  %p = ptx.const 1 : !ptx.reg<pred>
-  %pos = hopper.ring_start if %p : !hopper.ring_position<stages = 4>
-}
-// CHECK: hopper.ring_start: names a value and takes no guard

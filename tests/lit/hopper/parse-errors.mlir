@@ -154,3 +154,45 @@ hopper.kernel @k(a : ptr) {
   %a = hopper.array_param : memref<16xf32>
 }
 // CHECK: identifier expected (a kernel parameter)
+
+// -----
+
+// The ops that only name a value take no guard: `if %p` is no part of their syntax.
+hopper.kernel @k() {
+  %p = ptx.const 1 : !ptx.reg<pred>
+  %acc = hopper.zero_accumulator if %p : !hopper.accumulator<64x8xf32>
+}
+// CHECK: Expected ':'
+
+// -----
+
+hopper.kernel @k() {
+  %p = ptx.const 1 : !ptx.reg<pred>
+  %pos = hopper.ring_start if %p : !hopper.ring_position<stages = 4>
+}
+// CHECK: Expected ':'
+
+// -----
+
+ptx.module version 8.0 target sm_90a address_size 64 {
+  ptx.shared @smem align 1024 size 1024
+  ptx.entry @k() {
+    %s = ptx.addr_of smem : !ptx.reg<u32>
+    %p = ptx.elect_sync : !ptx.reg<pred>
+    %r = hopper.barrier_ring %s : (!ptx.reg<u32>) -> !hopper.barrier_ring<stages = 2, count = 1>
+    %b = hopper.ring_barrier %r[0] if %p : !hopper.barrier_ring<stages = 2, count = 1>
+  }
+}
+// CHECK: Expected ':'
+
+// -----
+
+hopper.kernel @k() {
+  %p = ptx.const 1 : !ptx.reg<pred>
+  %smem = hopper.shared_base mmcomp_shared : !hopper.smem<align 1024>
+  %slots = hopper.slot_ring %smem[0] : !hopper.smem<align 1024> -> !hopper.slot_ring<stages = 2, bytes = 32768, slots = [0, 16384]>
+  %pos = hopper.ring_start : !hopper.ring_position<stages = 2>
+  %stage = hopper.slot_stage %slots[%pos] : !hopper.slot_ring<stages = 2, bytes = 32768, slots = [0, 16384]>, !hopper.ring_position<stages = 2>
+  %a = hopper.ring_slot %stage[0] if %p : !hopper.stage<slots = [0, 16384]>
+}
+// CHECK: Expected ':'

@@ -107,19 +107,6 @@ hopper.kernel @k() {
 
 // -----
 
-// A slot only names an address: it takes no guard.
-hopper.kernel @k() {
-  %p = ptx.const 1 : !ptx.reg<pred>
-  %smem = hopper.shared_base mmcomp_shared : !hopper.smem<align 1024>
-  %slots = hopper.slot_ring %smem[0] : !hopper.smem<align 1024> -> !hopper.slot_ring<stages = 2, bytes = 32768, slots = [0, 16384]>
-  %pos = hopper.ring_start : !hopper.ring_position<stages = 2>
-  %stage = hopper.slot_stage %slots[%pos] : !hopper.slot_ring<stages = 2, bytes = 32768, slots = [0, 16384]>, !hopper.ring_position<stages = 2>
-  %a = hopper.ring_slot %stage[0] if %p : !hopper.stage<slots = [0, 16384]>
-}
-// CHECK: hopper.ring_slot: names a value and takes no guard
-
-// -----
-
 // An index's strides whose result claims more alignment than the stride keeps.
 hopper.kernel @k() {
   %smem = hopper.shared_base mmcomp_shared : !hopper.smem<align 1024>
