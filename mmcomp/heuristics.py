@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import cast
 
 from mmcomp import hardware as hw
@@ -547,21 +547,30 @@ model's estimate by up to 48 in fuzzer cases (gelu, several outputs, split_k 3 t
 docs/schedule.md). A schedule given in full is checked without it."""
 
 
+def _narrower_tiles(
+    problem: Problem, given: dict[str, object], params: ScheduleParams
+) -> Iterator[ScheduleParams]:
+    """`params` chosen again at ever narrower tiles, halving n down to MIN_TILE_N."""
+    given = {**given, "swap_ab": params.swap_ab}
+    tile_m, tile_n, tile_k = params.tile
+    while tile_n > MIN_TILE_N:
+        tile_n //= 2
+        yield _choose(problem, {**given, "tile": (tile_m, tile_n, tile_k)})
+
+
 def _refit_split(
     problem: Problem, given: dict[str, object], params: ScheduleParams
 ) -> ScheduleParams:
     """Params whose split-K fits the registers with SPLIT_K_MARGIN to spare: a narrower
     tile, or else one K slice; `params` when both are given."""
-    given = {**given, "swap_ab": params.swap_ab}
     if "tile" not in given:
-        tile_m, tile_n, tile_k = params.tile
-        while tile_n > MIN_TILE_N:
-            tile_n //= 2
-            narrower = _choose(problem, {**given, "tile": (tile_m, tile_n, tile_k)})
+        for narrower in _narrower_tiles(problem, given, params):
             if narrower.split_k == 1 or narrower.fits_registers(problem, SPLIT_K_MARGIN):
                 return narrower
     if "split_k" not in given:
-        return _choose(problem, {**given, "tile": params.tile, "split_k": 1})
+        return _choose(
+            problem, {**given, "swap_ab": params.swap_ab, "tile": params.tile, "split_k": 1}
+        )
     return params
 
 
@@ -571,17 +580,13 @@ def _narrow_stream_k(
     """Params of a stream-K strategy given without a tile whose fixup sums do not fit the
     registers: the widest narrower tile that fits them, with SPLIT_K_MARGIN to spare
     where one does; `params` where none fits."""
-    given = {**given, "swap_ab": params.swap_ab}
-    tile_m, tile_n, tile_k = params.tile
-    fitting: list[ScheduleParams] = []
-    while tile_n > MIN_TILE_N:
-        tile_n //= 2
-        narrower = _choose(problem, {**given, "tile": (tile_m, tile_n, tile_k)})
+    fitting: ScheduleParams | None = None
+    for narrower in _narrower_tiles(problem, given, params):
         if narrower.fits_registers(problem, SPLIT_K_MARGIN):
             return narrower
-        if narrower.fits_registers(problem):
-            fitting.append(narrower)
-    return fitting[0] if fitting else params
+        if fitting is None and narrower.fits_registers(problem):
+            fitting = narrower
+    return fitting or params
 
 
 def _choose(problem: Problem, given: dict[str, object]) -> ScheduleParams:
