@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -51,6 +52,21 @@ def check(name: str, outputs: tuple[np.ndarray, ...], refs: tuple[np.ndarray, ..
     return ok
 
 
+def compile_shape(
+    parser: argparse.ArgumentParser,
+    flag: str,
+    shape: Sequence[int],
+    fusion: mmcomp.Fusion,
+    backend: str,
+) -> mmcomp.Kernel:
+    """`fusion` (of the shape given by `flag`) compiled for `backend`; a usage error where
+    the shape cannot be compiled."""
+    try:
+        return mmcomp.compile(fusion, backend=backend)
+    except (mmcomp.FusionError, mmcomp.ScheduleError) as error:
+        parser.error(f"{flag} {' '.join(map(str, shape))}: {error}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description="Compile an example fusion; run it on a GPU if one is present."
@@ -68,7 +84,7 @@ def main() -> int:
     print("fusion:")
     print(fusion)
     start = time.perf_counter()
-    kernel = mmcomp.compile(fusion, backend="interp")
+    kernel = compile_shape(parser, "--shape", args.shape, fusion, "interp")
     print(f"compiled in {time.perf_counter() - start:.2f} s with {kernel.params.format()}")
     if args.print_ir:
         for stage, text in kernel.stages.items():
@@ -87,7 +103,7 @@ def main() -> int:
         print(f"no GPU run: {reason}")
         return 0 if ok else 1
     fusion = silu_mul_fusion(*args.gpu_shape)
-    kernel = mmcomp.compile(fusion)
+    kernel = compile_shape(parser, "--gpu-shape", args.gpu_shape, fusion, "cuda")
     print(f"cuda kernel: {kernel.params.format()}")
     inputs = random_inputs(fusion, rng)
     outputs = kernel(*inputs)

@@ -21,11 +21,13 @@ Kernel.
 
 from __future__ import annotations
 
+import numbers
 import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from mmcomp.compiler import Kernel, dynamic_input_roles
+from mmcomp.errors import FusionError
 
 if TYPE_CHECKING:
     from mmcomp.frontend import Fusion
@@ -87,11 +89,16 @@ class BucketedKernel(Kernel):
         self.fusion = fusion  # kernel_for reads them before Kernel.__init__ sets them
         self.backend = backend
         nominal = self.kernel_for(NOMINAL_BUCKET)
-        super().__init__(fusion, backend, nominal.params, nominal.stages, None, nominal.runner)
+        super().__init__(self.fusion, backend, nominal.params, nominal.stages, None, nominal.runner)
 
     def kernel_for(self, m: int) -> Kernel:
         """The kernel that runs at M (its bucket's; compiled on first use)."""
-        bucket = bucket_for(m)
+        if isinstance(m, bool) or not isinstance(m, numbers.Integral) or m < 0:
+            raise FusionError(
+                f"kernel @{self.fusion.name}: kernel_for: argument 'm': expected an int >= 0 "
+                f"(a runtime extent M), found {m!r}"
+            )
+        bucket = bucket_for(int(m))
         kernel = self.kernels.get(bucket)
         if kernel is not None:
             return kernel

@@ -224,17 +224,51 @@ def read_artifact(path: Path) -> dict[str, Any] | None:
     return _decode(payload)
 
 
+def _required() -> dict[str, tuple[type, ...]]:
+    """The keys of an artifact and the types their values may have."""
+    from mmcomp.backend.plan import LaunchPlan
+    from mmcomp.dialects.sched.params import ScheduleParams
+    from mmcomp.ptxas import ResourceReport
+
+    return {
+        "format": (str,),
+        "fusion": (str,),
+        "name": (str,),
+        "backend": (str,),
+        "params": (ScheduleParams,),
+        "stages": (dict,),
+        "ptx": (str,),
+        "plan": (LaunchPlan,),
+        "report": (ResourceReport, type(None)),
+        "cubin": (bytes, type(None)),
+        "num_inputs": (int,),
+        "num_outputs": (int,),
+        "launch": (str,),
+    }
+
+
 def _decode(payload: bytes) -> dict[str, Any] | None:
+    """The artifact of an entry's payload; None unless it unpickles to a dict of this
+    FORMAT with every key of `_required`, each of its type."""
     try:
         artifact = pickle.loads(zlib.decompress(payload))
     except Exception:  # damaged past the checksum, or classes that moved: a miss
         return None
     if not isinstance(artifact, dict):
         return None
-    decoded = cast("dict[str, Any]", artifact)
+    decoded = cast("dict[object, Any]", artifact)
     if decoded.get("format") != FORMAT:
         return None
-    return decoded
+    for key, types in _required().items():
+        value = decoded.get(key)
+        if not isinstance(value, types) or isinstance(value, bool):
+            return None
+    stages = cast("dict[object, object]", decoded["stages"])
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in stages.items()):
+        return None
+    if decoded["backend"] not in DISK_BACKENDS:
+        return None
+    return cast("dict[str, Any]", decoded)
 
 
 def load_artifact(name: str, fusion: Fusion) -> Kernel | None:
@@ -318,8 +352,13 @@ def info(verbose: bool = False) -> str:
     """What the cache directory holds."""
     directory = default_cache_dir()
     kinds = _entries(directory)
+    state = ""
+    if directory.exists() and not directory.is_dir():
+        state = " (not a directory: nothing is cached; point MMCOMP_CACHE_DIR at a directory)"
+    elif not directory.is_dir():
+        state = " (not created yet)"
     lines = [
-        f"mmcomp cache: {directory}" + ("" if directory.is_dir() else " (not created yet)"),
+        f"mmcomp cache: {directory}{state}",
         f"  compiled kernels: {len(kinds['kernels'])} ({_size(kinds['kernels'])})",
         f"  cubins:           {len(kinds['cubins'])} ({_size(kinds['cubins'])})",
         f"  autotune choices: {len(kinds['autotune'])} ({_size(kinds['autotune'])})",

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
-from typing import IO
+from collections.abc import Callable, Mapping, Sequence
+from types import NoneType, UnionType
+from typing import IO, TYPE_CHECKING, Union, get_args, get_origin, get_type_hints
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import VerifyException
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from mmcomp.registry import DIALECTS, PASSES, TARGETS
+
+if TYPE_CHECKING:
+    from xdsl.passes import ModulePass
 
 
 class MmcompOptMain(xDSLOptMain):
@@ -37,6 +41,17 @@ class MmcompOptMain(xDSLOptMain):
             from mmcomp.diagnostics import located
 
             raise located(prog, error) from None
+
+    def setup_pipeline(self):
+        """xDSL's pipeline set-up; a pass option of the wrong type names the pass and option."""
+        try:
+            super().setup_pipeline()
+        except ValueError as error:
+            if not str(error).startswith("Incompatible types"):
+                raise
+            raise ValueError(
+                _option_error(self.available_passes, self.args.passes, error)
+            ) from None
 
     def register_all_dialects(self):
         super().register_all_dialects()
@@ -75,6 +90,50 @@ def main(args: Sequence[str] | None = None) -> None:
     except ArgSpecParseError as error:
         print(f"mmcomp-opt: {error}{_pipeline_hint(str(error))}", file=sys.stderr)
         sys.exit(1)
+
+
+def _option_error(
+    passes: Mapping[str, Callable[[], type[ModulePass]]], pipeline: str, error: ValueError
+) -> str:
+    """The message for a pass option of the wrong type, naming the pass, the option, the
+    type expected and the value found (each option of the pipeline is tried alone to find
+    the one refused); xDSL's own message where none is refused alone."""
+    from xdsl.utils.arg_spec import ArgSpec, parse_pipeline
+
+    for spec in parse_pipeline(pipeline):
+        factory = passes.get(spec.name)
+        if factory is None:
+            continue
+        pass_type = factory()
+        hints = get_type_hints(pass_type)
+        for option, values in spec.parameters.items():
+            try:
+                pass_type.from_pass_spec(ArgSpec(spec.name, {option: values}))
+            except ValueError:
+                expected = _type_text(hints.get(option.replace("-", "_")))
+                found = ",".join(_value_text(value) for value in values) or "no value"
+                return f"{spec.name}: option {option}: expected {expected}, found {found}"
+    return str(error)
+
+
+def _type_text(hint: object) -> str:
+    """A pass option's type as a message says it: `int`, `bool or str` (None left out)."""
+    members = get_args(hint) if get_origin(hint) in (Union, UnionType) else (hint,)
+    names = [
+        member.__name__ if isinstance(member, type) and get_origin(member) is None else str(member)
+        for member in members
+        if member is not NoneType
+    ]
+    return " or ".join(names)
+
+
+def _value_text(value: object) -> str:
+    """An option value as the pipeline writes it: a string quoted, a bool in lower case."""
+    if isinstance(value, str):
+        return f'"{value}"'
+    if isinstance(value, bool):
+        return str(value).lower()
+    return str(value)
 
 
 def _pipeline_hint(message: str) -> str:

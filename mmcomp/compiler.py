@@ -208,14 +208,27 @@ _call_kernel: Callable[..., tuple[Any, ...]] | None = None
 """mmcomp.backend.call.call_kernel, imported at the first call."""
 
 
+def stage_message(stage: str, error: Exception) -> str:
+    """The message of an error raised in `stage`, prefixed with the stage's name unless it
+    already starts with it or with a source location."""
+    message = str(error)
+    if message.startswith(f"{stage}:") or is_located(message):
+        return message
+    return f"{stage}: {message}"
+
+
 def dynamic_input_roles(fusion: Fusion) -> list[tuple[str, ...]] | None:
-    """The axis roles of each input of a fusion with dynamic extents, else None."""
+    """The axis roles of each input of a fusion with dynamic extents, else None;
+    FusionError where the roles do not fit, as propagate-axis-mapping reports it."""
     inputs = fusion.inputs
     if not any(value.dynamic_axes for value in inputs):
         return None
     from mmcomp.roles import infer_axis_mapping
 
-    mapping = infer_axis_mapping(fusion.func)
+    try:
+        mapping = infer_axis_mapping(fusion.func)
+    except VerifyException as error:
+        raise FusionError(stage_message("propagate-axis-mapping", error)) from None
     return [mapping.roles[value.ssa] for value in inputs]
 
 
@@ -232,7 +245,6 @@ class Kernel:
         runner: Runner,
     ):
         self.fusion = fusion
-        """The fusion compiled."""
         self.backend = backend
         """The back end that runs the kernel ("interp" or "cuda")."""
         self.params = params
@@ -254,6 +266,16 @@ class Kernel:
         )
         """After the first device call: the fast path of a call with `out=` a tuple or list
         of every output (CallState.fast_out)."""
+
+    @property
+    def fusion(self) -> Fusion:
+        """The fusion compiled: a copy taken when the kernel was made, so that building more
+        on the caller's Fusion afterwards does not change the kernel."""
+        return self._fusion
+
+    @fusion.setter
+    def fusion(self, fusion: Fusion) -> None:
+        self._fusion = fusion.clone()
 
     @property
     def runner(self) -> Runner:
@@ -474,12 +496,9 @@ def run_pipeline(
             stage.run(ctx, module, compilation)
             verify(module)
         except (DiagnosticException, VerifyException) as error:
-            message = str(error)
-            if not message.startswith(f"{stage.name}:") and not is_located(message):
-                message = f"{stage.name}: {message}"
             cause = error.__cause__
             kind = type(cause) if isinstance(cause, FusionError | ScheduleError) else stage.errors
-            raise kind(message) from None
+            raise kind(stage_message(stage.name, error)) from None
         stages[stage.name] = _text(module)
     assert compilation.params is not None
     return module, compilation.params, stages
@@ -502,38 +521,45 @@ def compile(  # noqa: A001
 
     A fusion with a dynamic M gives a `mmcomp.buckets.BucketedKernel`: at each call it runs
     the kernel of the actual M's bucket, compiled on first use. `schedule_m=M` instead
-    compiles one kernel, its schedule chosen for that M, which runs at every M.
+    compiles one kernel, its schedule chosen for that M, which runs at every M (a
+    ScheduleError for a fusion whose M is static).
 
     `autotune=True` times candidate schedules on the GPU, on random inputs, within
-    `autotune_budget_s` seconds (default 30), and keeps the fastest correct one (the
-    keywords given pin theirs); `mmcomp.autotune` says more. For a dynamic M each bucket is
-    tuned when first used, at its bound.
+    `autotune_budget_s` seconds (default 30; an error without autotune=True), and keeps
+    the fastest correct one (the keywords given pin theirs); `mmcomp.autotune` says more.
+    For a dynamic M each bucket is tuned when first used, at its bound.
     """
+    from mmcomp.buckets import BucketedKernel, has_dynamic_m
+    from mmcomp.heuristics import check_schedule_m, normalize_overrides
+
     if autotune:
-        from mmcomp.buckets import BucketedKernel, has_dynamic_m
         from mmcomp.tuning import DEFAULT_BUDGET_S
         from mmcomp.tuning import autotune as tune
 
         budget = DEFAULT_BUDGET_S if autotune_budget_s is None else autotune_budget_s
         fusion = as_fusion(f)
-        if "schedule_m" not in params and has_dynamic_m(fusion):
-            from mmcomp.heuristics import normalize_overrides
-
+        dynamic_m = has_dynamic_m(fusion)
+        _check_schedule_m_applies(fusion, check_schedule_m(params.get("schedule_m")), dynamic_m)
+        if "schedule_m" not in params and dynamic_m:
             keywords = dict(params)
             normalize_overrides(keywords)
             return BucketedKernel(fusion, backend, keywords, autotune_budget_s=budget)
         return tune(fusion, backend=backend, budget_s=budget, **params)
+    if autotune_budget_s is not None:
+        raise ScheduleError(
+            f"compile: autotune_budget_s={autotune_budget_s!r} applies only with "
+            "autotune=True (it bounds the autotune's time)"
+        )
     if backend not in BACKENDS:
         raise ValueError(
             f"compile: unknown backend {backend!r}; expected one of {', '.join(BACKENDS)}"
         )
-    from mmcomp.buckets import BucketedKernel, has_dynamic_m
-    from mmcomp.heuristics import check_schedule_m, normalize_overrides
-
     schedule_m = check_schedule_m(params.pop("schedule_m", None))
     normalize_overrides(params)
     fusion = as_fusion(f)
-    if schedule_m is None and has_dynamic_m(fusion):
+    dynamic_m = has_dynamic_m(fusion)
+    _check_schedule_m_applies(fusion, schedule_m, dynamic_m)
+    if schedule_m is None and dynamic_m:
         return BucketedKernel(fusion, backend, params)
     from mmcomp.cache import compile_cached
 
@@ -542,6 +568,16 @@ def compile(  # noqa: A001
 
     keyed = params if schedule_m is None else {**params, "schedule_m": schedule_m}
     return compile_cached(fusion, backend, keyed, build)
+
+
+def _check_schedule_m_applies(fusion: Fusion, schedule_m: int | None, dynamic_m: bool) -> None:
+    """ScheduleError where `schedule_m` is given for a fusion whose M is static."""
+    if schedule_m is None or dynamic_m:
+        return
+    raise ScheduleError(
+        f"compile: schedule_m={schedule_m}: schedule_m applies to a fusion with a dynamic M "
+        f"(the M its schedule is chosen for); @{fusion.name} has a static M"
+    )
 
 
 def _build(

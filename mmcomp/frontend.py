@@ -286,6 +286,10 @@ class Fusion:
         fusion._outputs = [fusion._wrap(value) for value in block.last_op.operands]
         return fusion
 
+    def clone(self) -> Fusion:
+        """An independent Fusion of the same IR (over a clone of the module)."""
+        return Fusion.from_module(self.module.clone())
+
     @property
     def name(self) -> str:
         """The function's symbol name."""
@@ -395,7 +399,11 @@ class Fusion:
             )
         if any(value.name == name for value in self._inputs):
             raise FusionError(f"{where}: argument 'name': input {name!r} already exists")
-        if isinstance(shape, int | str) or not isinstance(shape, Sequence | np.ndarray):
+        if (
+            isinstance(shape, int | str | bytes | bytearray)
+            or not isinstance(shape, Sequence | np.ndarray)
+            or (isinstance(shape, np.ndarray) and shape.ndim != 1)
+        ):
             raise FusionError(
                 f"{where}: argument 'shape': expected a sequence of positive ints, found {shape!r}"
             )
@@ -420,13 +428,14 @@ class Fusion:
                     f"{where}: argument 'shape': expected positive ints, found {extent!r} "
                     f"in {shape!r} (a name or None marks a dynamic extent)"
                 )
-            extents.append(int(extent))
-        for extent in extents:
-            if extent < 1 and not fd.is_dynamic(extent):
+            number = int(extent)
+            if number < 1:
+                found = "mmcomp.DYNAMIC (-2**63)" if fd.is_dynamic(number) else str(number)
                 raise FusionError(
-                    f"{where}: argument 'shape': expected positive extents, found {extent} "
-                    f"in {_format_shape(extents)}"
+                    f"{where}: argument 'shape': expected positive extents, found {found} in "
+                    f"{shape!r} (a name or None marks a dynamic extent)"
                 )
+            extents.append(number)
         dtype = dtype_name(dtype, f"{where}: argument 'dtype'")
         arg = self._block.insert_arg(fd.tensor_type(extents, dtype), len(self._inputs))
         arg.name_hint = name
@@ -471,8 +480,9 @@ class Fusion:
                 )
         if a.shape[-1] != b.shape[-2]:
             raise FusionError(
-                f"{where}: argument 'b': expected K = {a.shape[-1]} (the last axis of 'a') "
-                f"at axis {b.ndim - 2}, found {b.shape[-2]} (shape {_format_shape(b.shape)})"
+                f"{where}: argument 'b': expected K = {fd.format_extent(a.shape[-1])} (the last "
+                f"axis of 'a') at axis {b.ndim - 2}, found {fd.format_extent(b.shape[-2])} "
+                f"(shape {_format_shape(b.shape)})"
             )
         batch = fd.broadcast_shapes(a.shape[:-2], b.shape[:-2])
         if batch is None:
@@ -501,16 +511,17 @@ class Fusion:
             )
         if w.shape[1] != a.shape[-1]:
             raise FusionError(
-                f"{where}: argument 'w': expected K = {a.shape[-1]} (the last axis of 'a') "
-                f"at axis 1, found {w.shape[1]} (shape {_format_shape(w.shape)})"
+                f"{where}: argument 'w': expected K = {fd.format_extent(a.shape[-1])} (the last "
+                f"axis of 'a') at axis 1, found {fd.format_extent(w.shape[1])} "
+                f"(shape {_format_shape(w.shape)})"
             )
         bias_ssa = None
         if bias is not None:
             bias = self._value(bias, where, "bias")
             if bias.shape != (w.shape[0],):
                 raise FusionError(
-                    f"{where}: argument 'bias': expected shape [{w.shape[0]}] (N, the first "
-                    f"axis of 'w'), found {_format_shape(bias.shape)}"
+                    f"{where}: argument 'bias': expected shape {_format_shape(w.shape[:1])} "
+                    f"(N, the first axis of 'w'), found {_format_shape(bias.shape)}"
                 )
             bias_ssa = bias.ssa
         result_type = fd.tensor_type((*a.shape[:-1], w.shape[0]), "f32")
@@ -553,7 +564,8 @@ class Fusion:
             if a.shape[axis] != b.shape[axis]:
                 raise FusionError(
                     f"{where}: argument 'axes': summed axis {axis}: expected equal extents in "
-                    f"'a' and 'b', found {a.shape[axis]} and {b.shape[axis]}"
+                    f"'a' and 'b', found {fd.format_extent(a.shape[axis])} and "
+                    f"{fd.format_extent(b.shape[axis])}"
                 )
         kept = tuple(extent for axis, extent in enumerate(product) if axis not in normalized)
         result_type = fd.tensor_type(kept, "f32")

@@ -27,16 +27,17 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import keyword
 import re
 import threading
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence, Set
+from typing import Any, cast
 
 import numpy as np
 
 from mmcomp import dtypes
-from mmcomp.backend.frames import HOST, Frame
-from mmcomp.errors import FusionError, LaunchError
+from mmcomp.backend.frames import HOST, Frame, UnreadableArray
+from mmcomp.errors import FusionError, LaunchError, ScheduleError
 from mmcomp.runtime.arrays import BFLOAT16, DeviceArray
 
 torch: Any = importlib.import_module("torch")
@@ -61,6 +62,20 @@ FUSION_DTYPES: dict[Any, str] = {
 """The fusion dtype of each torch dtype a module may hold."""
 
 
+STRIDED: Any = torch.strided
+"""The layout of a dense tensor, the only one mmcomp reads."""
+
+
+def _unreadable(tensor: Any) -> str:
+    """What is expected of a tensor the call cannot read, and what `tensor` is."""
+    layout = str(tensor.layout).removeprefix("torch.")
+    found = f"a {layout} tensor" if tensor.layout is not STRIDED else "a tensor"
+    return (
+        "expected a dense (strided) torch tensor on the CPU or a CUDA device, found "
+        f"{found} on device '{tensor.device}'"
+    )
+
+
 def _raw_stream() -> Callable[[int], int]:
     """The fastest reader of torch's current stream handle on a device."""
     raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
@@ -82,7 +97,14 @@ class TorchArrays(Frame):
         self._stream = _raw_stream()
 
     def key(self, value: Any) -> tuple[Any, ...]:
-        return (value.data_ptr(), value.shape, value.stride(), value.dtype, value.get_device())
+        device = value.get_device()
+        try:
+            key = (value.data_ptr(), value.shape, value.stride(), value.dtype, device)
+        except RuntimeError:  # sparse, mkldnn, nested: no strided storage to read
+            raise UnreadableArray(_unreadable(value)) from None
+        if device == HOST and (not value.is_cpu or value.layout is not STRIDED):
+            raise UnreadableArray(_unreadable(value))
+        return key
 
     def pointer(self, value: Any) -> int:
         return value.data_ptr()
@@ -95,6 +117,8 @@ class TorchArrays(Frame):
         return dtype
 
     def view(self, value: Any, name: str) -> DeviceArray:
+        if not value.is_cuda or value.layout is not STRIDED:
+            raise LaunchError(f"{name}: {_unreadable(value)}")
         dtype = self.numpy_dtype(value, name)
         strides = tuple(stride * dtype.itemsize for stride in value.stride())
         return DeviceArray(value.data_ptr(), tuple(value.shape), dtype, strides)
@@ -137,6 +161,15 @@ class TorchArrays(Frame):
         device = value.get_device()
         return "a CPU torch tensor" if device == HOST else f"a CUDA torch tensor (cuda:{device})"
 
+    def unwritable(self, value: Any) -> str | None:
+        if not value.requires_grad or not torch.is_grad_enabled():
+            return None
+        return (
+            "the tensor requires grad, and an out= entry is written in place outside autograd "
+            "(torch's own out= functions refuse it too); pass one that does not require grad, "
+            "or call under torch.no_grad()"
+        )
+
     def fast_call(
         self,
         count: int,
@@ -173,7 +206,7 @@ class TorchArrays(Frame):
                             tensor.get_device(),
                         )
                     made = [like.new_empty(shape, dtype=dtype) for shape, dtype in made_types]
-                except (AttributeError, TypeError):  # not CUDA tensors: the full call says why
+                except (AttributeError, TypeError, RuntimeError):  # the full call says why
                     return None
                 for tensor in made:
                     key.append(tensor.data_ptr())
@@ -207,7 +240,7 @@ class TorchArrays(Frame):
                         tensor.get_device(),
                     )
                 made = like.new_empty(shape, dtype=dtype)
-            except (AttributeError, TypeError):  # not CUDA tensors: the full call says why
+            except (AttributeError, TypeError, RuntimeError):  # the full call says why
                 return None
             key.append(made.data_ptr())
             last_key, relaunch = last[0]
@@ -235,7 +268,8 @@ _ops: dict[str, Any] = {}
 """Registered ops by qualified name (registering one name twice is an error in torch)."""
 
 _NAME = re.compile(r"[^A-Za-z0-9_]")
-_SCHEMA_RESERVED = {"out", "self", "input", "dtype", "device", "layout"}
+_SCHEMA_RESERVED = {"out", "self", "input", "dtype", "device", "layout", "NoneType"}
+"""Names a schema argument may not take (besides Python's keywords): torch's own."""
 
 
 def _op_name(base: str, digest_of: str) -> str:
@@ -244,10 +278,33 @@ def _op_name(base: str, digest_of: str) -> str:
     return f"{_NAME.sub('_', base) or 'fusion'}_{digest}"
 
 
-def _argument(name: str, index: int) -> str:
-    """A schema argument name for an input."""
+def _parses(name: str) -> bool:
+    """Whether torch's schema parser takes `name` as an argument name."""
+    try:
+        torch._C.parse_schema(f"f(Tensor {name}) -> Tensor")
+    except RuntimeError:
+        return False
+    return True
+
+
+def _argument(name: str, index: int, taken: Set[str]) -> str:
+    """A schema argument name for an input: its own where torch takes it, else with
+    underscores appended (Python keywords, torch's reserved names), none of `taken`."""
     name = _NAME.sub("_", name) or f"x{index}"
-    return f"{name}_" if name in _SCHEMA_RESERVED else name
+    while name in taken or name in _SCHEMA_RESERVED or keyword.iskeyword(name) or not _parses(name):
+        name += "_"
+    return name
+
+
+def _arguments(names: Sequence[str | None]) -> list[str]:
+    """Distinct schema argument names for inputs of these names (None: unnamed)."""
+    taken: set[str] = set()
+    arguments: list[str] = []
+    for index, name in enumerate(names):
+        argument = _argument(name or "", index, taken)
+        taken.add(argument)
+        arguments.append(argument)
+    return arguments
 
 
 def _schema(inputs: Sequence[str], optional: Sequence[str], outputs: int) -> str:
@@ -353,7 +410,7 @@ def op(fusion: Any, *, backend: str = "cuda", **schedule: Any) -> Any:
 
     kernel = mmcomp.compile(fusion, backend=backend, **schedule)
     compiled = kernel.fusion
-    names = [_argument(value.name or "", index) for index, value in enumerate(compiled.inputs)]
+    names = _arguments([value.name for value in compiled.inputs])
     shapes = [
         (_output_axes(compiled, value), NUMPY_DTYPES[np.dtype(value.numpy_dtype)])
         for value in compiled.outputs
@@ -445,6 +502,38 @@ def _fusion_dtype(tensor: Any, where: str, what: str) -> str:
             f"{where}: {what}: expected bfloat16 or float16 weights (wgmma), found {tensor.dtype}"
         )
     return dtype
+
+
+def _check_schedule(schedule: object, where: str) -> dict[str, Any]:
+    """A module's mmcomp.compile keywords, checked when it is built (its kernel is
+    compiled at the first forward)."""
+    from mmcomp.compiler import BACKENDS
+    from mmcomp.heuristics import check_schedule_m, normalize_overrides
+    from mmcomp.tuning import check_budget
+
+    if not isinstance(schedule, Mapping):
+        raise ScheduleError(
+            f"{where}: expected a dict of mmcomp.compile keywords, found {type(schedule).__name__}"
+        )
+    keywords = dict(cast("Mapping[str, Any]", schedule))
+    given = dict(keywords)
+    backend = keywords.pop("backend", "cuda")
+    if backend not in BACKENDS:
+        raise ScheduleError(
+            f"{where}: unknown backend {backend!r}; expected one of {', '.join(BACKENDS)}"
+        )
+    autotune = keywords.pop("autotune", False)
+    if not isinstance(autotune, bool):
+        raise ScheduleError(f"{where}: autotune={autotune!r}: expected True or False")
+    budget = keywords.pop("autotune_budget_s", None)
+    try:
+        if budget is not None:
+            check_budget("autotune_budget_s", budget)
+        check_schedule_m(keywords.pop("schedule_m", None))
+        normalize_overrides(keywords)
+    except ValueError as error:
+        raise ScheduleError(f"{where}: {error}") from None
+    return given
 
 
 ROW_COUNTS_KEPT = 64
@@ -569,7 +658,7 @@ class FusedLinear(nn.Module):
             f.output(f.cast(_activate(f, f.linear(a, w, b), act), dtype))
             return f
 
-        self._family = _RowFamily(build, dict(schedule))
+        self._family = _RowFamily(build, _check_schedule(schedule, where))
         description = f"linear {n}x{k} {dtype} bias={has_bias} {act} {sorted(schedule.items())}"
         self._op = _family_op(
             _op_name(f"linear_{act}", description),
@@ -650,7 +739,7 @@ class GatedMLP(nn.Module):
                 )
         h, i, act = self.hidden, self.intermediate, self.activation
         biased = (gate.bias is not None, up.bias is not None)
-        schedule = dict(gate_up_schedule or {})
+        schedule = _check_schedule(gate_up_schedule or {}, f"{where}: gate_up_schedule")
 
         def build() -> Any:
             from mmcomp.frontend import Fusion
@@ -675,7 +764,8 @@ class GatedMLP(nn.Module):
             i,
             f"GatedMLP gate/up ({h} -> {i}, {act})",
         )
-        self.down = FusedLinear(down, None, **(down_schedule or {}))
+        down_keywords = _check_schedule(down_schedule or {}, f"{where}: down_schedule")
+        self.down = FusedLinear(down, None, **down_keywords)
 
     def forward(self, x: Any) -> Any:
         """down(act(gate(x)) * up(x)) over x's last axis."""

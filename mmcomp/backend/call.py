@@ -15,7 +15,8 @@
 - `out=`: a tuple or list in output order (None entries are allocated), or a dict by output
   name (`kernel.output_names`) or index. Each entry is checked (dtype, shape, device and a
   layout the kernel can write), written in place and returned; an entry that shares memory
-  with an input or with another output is an error.
+  with an input or with another output, a read-only host array, or (in grad mode) a torch
+  tensor that requires grad is an error. Host entries are all checked before the run.
 - Debug mode (`check=True`, or `MMCOMP_CHECK=1` in the environment when this module is
   first imported): outputs are poisoned (0xFF bytes: NaN) on the stream before the launch,
   and the stream is synchronized after it, so a fault of this launch is raised here.
@@ -364,6 +365,8 @@ def call(
 ) -> tuple[Any, ...]:
     """Run `kernel` on its inputs (in kernel input order); see the module docstring. A
     kernel with runtime extents runs specialized for those of the inputs."""
+    if check is not None:
+        check_flag(f"kernel @{kernel.plan.entry}", check)
     if kernel.plan.dynamic:
         where = f"kernel @{kernel.plan.entry}"
         names = [array.name for array in kernel.plan.arrays if array.role == "input"]
@@ -425,6 +428,10 @@ def _call(
             for entry, (_, shape, dtype) in zip(entries, shapes, strict=True)
         ]
         out_frames = [frame_of(value) for value in outputs]
+        for index, (entry, found) in enumerate(zip(entries, out_frames, strict=True)):
+            refused = None if entry is None else found.unwritable(entry)
+            if refused is not None:
+                raise LaunchError(f"{state.where}: out[{index}]: {refused}")
     out_keys = [
         key_of(f, value, f"{state.where}: out[{index}]")
         for index, (f, value) in enumerate(zip(out_frames, outputs, strict=True))
@@ -500,34 +507,9 @@ def _host_call(
         spec = ArraySpec(name, dtype, shape)
         check_dtype_and_shape(spec, array.dtype, array.shape, where)
         host.append(array)
-    entries = (
-        [None] * len(state.outputs) if out is None else out_entries(where, out, state.output_names)
-    )
-    targets: list[np.ndarray | None] = []
-    for index, entry in enumerate(entries):
-        if entry is None:
-            targets.append(None)
-            continue
-        frame = frame_of(entry)
-        key = key_of(frame, entry, f"{where}: out[{index}]")
-        if key[4] != HOST:
-            raise LaunchError(
-                f"{where}: out[{index}]: expected a host array (the inputs are on the host), "
-                f"found {frame.describe(entry)} on CUDA device {key[4]}"
-            )
-        target = frame.to_numpy(entry)
-        _, shape, dtype = state.outputs[index]
-        spec = ArraySpec(f"out[{index}]", dtype, shape, role="output")
-        check_dtype_and_shape(spec, target.dtype, target.shape, where)
-        if not target.flags.writeable:
-            raise LaunchError(f"{where}: out[{index}]: the array is read-only")
-        for (name, _, _), array in zip(state.inputs, host, strict=True):
-            if np.shares_memory(target, array):
-                raise LaunchError(
-                    f"{where}: out[{index}] shares memory with input {name!r}; an output must "
-                    "not alias an input (pass a separate array)"
-                )
-        targets.append(target)
+    types = [(shape, dtype) for _, shape, dtype in state.outputs]
+    pairs = [(name, array) for (name, _, _), array in zip(state.inputs, host, strict=True)]
+    entries, targets = host_targets(where, out, state.output_names, types, pairs)
     kernel.function()  # after the checks: a machine without a GPU says so here
     device_inputs = [DeviceBuffer.from_host(array) for array in host]
     device_outputs = [DeviceBuffer(shape, dtype) for _, shape, dtype in state.outputs]
@@ -555,46 +537,101 @@ def _host_call(
     return tuple(results)
 
 
-def host_outputs(
+def host_targets(
     where: str,
+    out: Any,
+    names: Sequence[str],
+    types: Sequence[tuple[tuple[int, ...], np.dtype]],
+    inputs: Sequence[tuple[str, np.ndarray]],
+) -> tuple[list[Any], list[np.ndarray | None]]:
+    """The `out=` entries of a host call and numpy views of them (None where an output is
+    allocated), each checked before anything runs: a host array of its output's (shape,
+    dtype) in `types`, writable, sharing memory with no input (`inputs`, (name, array)
+    pairs) and no other entry."""
+    if out is None:
+        return [None] * len(names), [None] * len(names)
+    entries = out_entries(where, out, names)
+    taken = [(f"input {name!r}", array) for name, array in inputs]
+    targets: list[np.ndarray | None] = []
+    for index, entry in enumerate(entries):
+        if entry is None:
+            targets.append(None)
+            continue
+        label = f"out[{index}]"
+        frame = frame_of(entry)
+        key = key_of(frame, entry, f"{where}: {label}")
+        if key[4] != HOST:
+            raise LaunchError(
+                f"{where}: {label}: expected a host array (the inputs are on the host), "
+                f"found {frame.describe(entry)} on CUDA device {key[4]}"
+            )
+        refused = frame.unwritable(entry)
+        if refused is not None:
+            raise LaunchError(f"{where}: {label}: {refused}")
+        target = frame.to_numpy(entry)
+        shape, dtype = types[index]
+        spec = ArraySpec(label, dtype, shape, role="output")
+        check_dtype_and_shape(spec, target.dtype, target.shape, where)
+        if not target.flags.writeable:
+            raise LaunchError(f"{where}: {label}: the array is read-only")
+        for other, array in taken:
+            if np.shares_memory(target, array):
+                raise LaunchError(
+                    f"{where}: {label} shares memory with {other}; an output must not alias "
+                    "an input or another output (pass a separate array)"
+                )
+        taken.append((label, target))
+        targets.append(target)
+    return entries, targets
+
+
+def host_outputs(
     first: Frame,
     like: Any,
     results: Sequence[np.ndarray],
-    out: Any,
-    names: Sequence[str],
-    inputs: Sequence[tuple[str, np.ndarray]] = (),
+    entries: Sequence[Any],
+    targets: Sequence[np.ndarray | None],
 ) -> tuple[Any, ...]:
-    """The outputs of a host-only back end (interp) as the first input's kind (`first`,
-    `like`), or written to out= (checked against `inputs`, (name, array) pairs)."""
-    input_names = [name for name, _ in inputs]
-    host = [array for _, array in inputs]
-    entries = [None] * len(results) if out is None else out_entries(where, out, names)
+    """The outputs of a host-only back end (interp): each result written to its `out=`
+    entry (checked by `host_targets`), else returned as the first input's kind (`first`,
+    `like`)."""
     returned: list[Any] = []
-    targets: list[np.ndarray | None] = []
-    for index, (entry, result) in enumerate(zip(entries, results, strict=True)):
-        if entry is None:
+    for entry, target, result in zip(entries, targets, results, strict=True):
+        if target is None:
             returned.append(first.from_numpy(np.asarray(result), like))
-            targets.append(None)
             continue
-        frame = frame_of(entry)
-        key = key_of(frame, entry, f"{where}: out[{index}]")
-        if key[4] != HOST:
-            raise LaunchError(f"{where}: out[{index}]: expected a host array, found a device one")
-        target = frame.to_numpy(entry)
-        spec = ArraySpec(f"out[{index}]", np.asarray(result).dtype, np.shape(result))
-        check_dtype_and_shape(spec, target.dtype, target.shape, where)
-        for name, array in zip(input_names, host, strict=True):
-            if np.shares_memory(target, array):
-                raise LaunchError(
-                    f"{where}: out[{index}] shares memory with input {name!r}; an output must "
-                    "not alias an input (pass a separate array)"
-                )
-        targets.append(target)
+        np.copyto(target, result)
         returned.append(entry)
-    for target, result in zip(targets, results, strict=True):
-        if target is not None:
-            np.copyto(target, result)
     return tuple(returned)
+
+
+def output_types(
+    kernel: Kernel, arrays: Sequence[np.ndarray]
+) -> list[tuple[tuple[int, ...], np.dtype]]:
+    """(shape, dtype) of each output of `kernel` on its (bound) input arrays, its dynamic
+    extents read from them."""
+    from mmcomp.roles import roles_of
+
+    extents = kernel.runtime_extents([array.shape for array in arrays])
+    types: list[tuple[tuple[int, ...], np.dtype]] = []
+    for value in kernel.fusion.outputs:
+        dynamic = value.dynamic_axes
+        roles: tuple[str, ...] = roles_of(value) if dynamic else ()
+        shape = tuple(
+            extents[roles[axis]] if axis in dynamic else extent
+            for axis, extent in enumerate(value.shape)
+        )
+        types.append((shape, value.numpy_dtype))
+    return types
+
+
+def check_flag(where: str, check: object) -> None:
+    """LaunchError unless the call's `check=` is None or a bool."""
+    if check is None or isinstance(check, bool | np.bool_):
+        return
+    raise LaunchError(
+        f"{where}: argument 'check': expected True, False or None, found {type(check).__name__}"
+    )
 
 
 def host_inputs(
@@ -659,10 +696,14 @@ def call_kernel(
             f"{where}: argument 'stream': the {kernel.backend} back end runs on the CPU and "
             "takes no stream"
         )
+    check_flag(where, check)
     names = [value.name or f"input{index}" for index, value in enumerate(kernel.fusion.inputs)]
     ordered = order_inputs(where, names, arrays, named)
     frames, host = host_inputs(where, names, ordered)
-    results = kernel.run(kernel.bind(host, {}))
-    output_names = [f"out{index}" for index in range(len(results))]
+    bound = kernel.bind(host, {})
+    output_names = [f"out{index}" for index in range(len(kernel.fusion.outputs))]
+    types = output_types(kernel, host) if out is not None else []
     pairs = list(zip(names, host, strict=True))
-    return host_outputs(where, frames[0], ordered[0], results, out, output_names, pairs)
+    entries, targets = host_targets(where, out, output_names, types, pairs)
+    results = kernel.run(bound)
+    return host_outputs(frames[0], ordered[0], results, entries, targets)

@@ -22,6 +22,11 @@ HOST = -1
 """The device field of a host array's key."""
 
 
+class UnreadableArray(TypeError):
+    """`Frame.key` of an array of the framework that the call cannot read; the message
+    says what it is and what is expected."""
+
+
 # ----------------------------------------------------------------------------------------
 # Frameworks
 # ----------------------------------------------------------------------------------------
@@ -68,6 +73,10 @@ class Frame:
     def describe(self, value: Any) -> str:
         """What `value` is, in a few words."""
         return type(value).__name__
+
+    def unwritable(self, value: Any) -> str | None:
+        """Why `value` may not be written in place as an `out=` entry; None where it may."""
+        return None
 
     def fast_call(
         self,
@@ -250,6 +259,8 @@ def key_of(frame: Frame, value: Any, what: str) -> tuple[Any, ...]:
     """`frame.key(value)`, with a LaunchError naming `what` when it is not an array."""
     try:
         return frame.key(value)
+    except UnreadableArray as error:
+        raise LaunchError(f"{what}: {error}") from None
     except (TypeError, AttributeError):
         raise LaunchError(
             f"{what}: expected an array (numpy, torch, cupy, or an object with "

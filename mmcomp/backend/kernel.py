@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -465,7 +466,7 @@ def build_cuda_kernel(module: ModuleOp | ptx.PtxModuleOp, check_spills: bool = T
     )
 
 
-def load_kernel(source: str | Path) -> CudaKernel:
+def load_kernel(source: str | os.PathLike[str]) -> CudaKernel:
     """The kernel of a ptx-level IR file (or text) that `mmcomp-opt` wrote, e.g. with
     `-p compile-to-ptx`; call it on the inputs like a compiled kernel's device kernel."""
     from xdsl.parser import Parser
@@ -473,13 +474,21 @@ def load_kernel(source: str | Path) -> CudaKernel:
     from mmcomp.compiler import context
     from mmcomp.diagnostics import verify
 
-    text = str(source)
+    if not isinstance(source, str | os.PathLike):
+        raise LaunchError(
+            "load_kernel: argument 'source': expected IR text or a path (str or "
+            f"os.PathLike), found {type(source).__name__}"
+        )
+    is_path = isinstance(source, os.PathLike)
+    text = os.fspath(source)
+    if not isinstance(text, str):
+        raise LaunchError("load_kernel: argument 'source': expected a str path, found bytes")
     name = "<text>"
     # IR text holds a region's braces; one line without them is a path.
-    if isinstance(source, Path) or ("\n" not in text and "{" not in text):
-        name = str(source)
+    if is_path or ("\n" not in text and "{" not in text):
+        name = text
         try:
-            text = Path(source).read_text()
+            text = Path(text).read_text()
         except OSError as error:
             raise LaunchError(f"load_kernel: cannot read {name}: {error.strerror}") from None
     try:

@@ -114,12 +114,17 @@ class FusionFunctions(InterpreterFunctions):
     """numpy implementations of the fusion ops, computing in one accumulation type."""
 
     def __init__(self, accumulate: Any = np.float64):
-        accumulate = np.dtype(accumulate)
-        if accumulate not in ACCUMULATE_DTYPES:
+        try:
+            dtype = np.dtype(accumulate)
+        except (TypeError, ValueError):
+            dtype = None
+        if dtype is None or dtype not in ACCUMULATE_DTYPES:
+            found = dtype if dtype is not None else repr(accumulate)
             raise FusionError(
-                f"reference: argument 'accumulate': expected float64 or float32, found {accumulate}"
+                "reference: argument 'accumulate': expected float64 or float32 (np.float64, "
+                f"np.float32 or their names), found {found}"
             )
-        self.accumulate = accumulate
+        self.accumulate = dtype
         """The type every op computes in before rounding to its result type."""
         self.extents: dict[str, int] = {}
         """The runtime extent of each dynamic role (m, b0, ...) of the call."""

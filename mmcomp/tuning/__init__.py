@@ -20,6 +20,8 @@ heuristic's kernel, as `mmcomp.compile` would. docs/autotune.md describes the me
 
 from __future__ import annotations
 
+import math
+import numbers
 import statistics
 import time
 import warnings
@@ -99,6 +101,18 @@ def _fall_back(reason: str) -> None:
         "(said once per process)",
         stacklevel=3,
     )
+
+
+def check_budget(what: str, budget_s: object) -> float:
+    """`budget_s` as seconds; ValueError unless it is a finite positive number."""
+    if (
+        isinstance(budget_s, bool)
+        or not isinstance(budget_s, numbers.Real)
+        or not math.isfinite(budget_s)
+        or budget_s <= 0
+    ):
+        raise ValueError(f"{what}={budget_s!r}: expected a positive, finite number of seconds")
+    return float(budget_s)
 
 
 def _shape_key(fusion: Fusion, schedule_m: int | None) -> str:
@@ -197,9 +211,12 @@ def autotune(
         raise ValueError(
             f"autotune: unknown backend {backend!r}; expected one of {', '.join(BACKENDS)}"
         )
-    if isinstance(budget_s, bool) or not isinstance(budget_s, int | float) or budget_s <= 0:
-        raise ValueError(f"autotune: budget_s={budget_s!r}: expected a positive number of seconds")
-    if isinstance(max_candidates, bool) or not isinstance(max_candidates, int):
+    budget = check_budget("autotune: budget_s", budget_s)
+    if (
+        isinstance(max_candidates, bool)
+        or not isinstance(max_candidates, int)
+        or max_candidates < 1
+    ):
         raise ValueError(f"autotune: max_candidates={max_candidates!r}: expected a positive int")
     start = time.monotonic()
     given_m = check_schedule_m(params.pop("schedule_m", None))
@@ -232,7 +249,7 @@ def autotune(
             _stats["reused"] += 1
             return TunedKernel.of(kernel, _replace(report, cached=True))
     plans = plan_candidates(fusion, keywords, schedule_m, max_candidates, backend)
-    tuner = _Tuner(fusion, backend, plans, float(budget_s), device, start)
+    tuner = _Tuner(fusion, backend, plans, budget, device, start)
     heuristic = compile(fusion, backend, **plans[0].keywords)
     if timer is None:
         timer = DeviceTimer(fusion, list(arrays) or random_inputs(fusion, schedule_m))
@@ -426,6 +443,7 @@ __all__ = [
     "TunedKernel",
     "abs_max",
     "autotune",
+    "check_budget",
     "keywords_of",
     "load_entry",
     "plan_candidates",

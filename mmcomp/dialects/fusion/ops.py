@@ -294,7 +294,8 @@ class MatmulOp(FunctionalSyntaxOp):
         if a_shape[-1] != b_shape[-2]:
             raise VerifyException(
                 f"{self.name}: operand 'b': K extent (axis {len(b_shape) - 2}): expected "
-                f"{a_shape[-1]} (the last axis of 'a'), found {b_shape[-2]}"
+                f"{format_extent(a_shape[-1])} (the last axis of 'a'), "
+                f"found {format_extent(b_shape[-2])}"
             )
         batch = broadcast_shapes(a_shape[:-2], b_shape[:-2])
         if batch is None:
@@ -347,14 +348,15 @@ class LinearOp(FunctionalSyntaxOp):
             )
         if a_shape[-1] != w_shape[1]:
             raise VerifyException(
-                f"{self.name}: operand 'w': K extent (axis 1): expected {a_shape[-1]} "
-                f"(the last axis of 'a'), found {w_shape[1]}"
+                f"{self.name}: operand 'w': K extent (axis 1): expected "
+                f"{format_extent(a_shape[-1])} (the last axis of 'a'), "
+                f"found {format_extent(w_shape[1])}"
             )
         if self.bias is not None:
             bias = checked_tensor(self, "operand 'bias'", self.bias.type)
             if static_shape(bias) != (w_shape[0],):
                 raise VerifyException(
-                    f"{self.name}: operand 'bias': expected shape [{w_shape[0]}] "
+                    f"{self.name}: operand 'bias': expected shape [{format_extent(w_shape[0])}] "
                     f"(N, the first axis of 'w'), found {format_shape(static_shape(bias))}"
                 )
         expected = tensor_type((*a_shape[:-1], w_shape[0]), "f32")
@@ -612,8 +614,8 @@ class BroadcastOp(IRDLOperation):
             if in_shape[in_axis] not in (1, out_shape[out_axis]):
                 raise VerifyException(
                     f"{self.name}: result: axis {out_axis}: expected extent "
-                    f"{in_shape[in_axis]} (axis {in_axis} of 'input'; only size-1 axes "
-                    f"expand), found {out_shape[out_axis]}"
+                    f"{format_extent(in_shape[in_axis])} (axis {in_axis} of 'input'; only "
+                    f"size-1 axes expand), found {format_extent(out_shape[out_axis])}"
                 )
 
     @classmethod

@@ -165,7 +165,9 @@ PARAM_KINDS: dict[str, str] = {
 """Parameter kinds -> the register kind `ld.param` loads them into ("" for tensor maps,
 which are 128-byte blobs whose address is taken with `ptx.addr_of`)."""
 
-_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_$]*$")
+_IDENT = re.compile(r"^(?:[A-Za-z][A-Za-z0-9_$]*|[_$%][A-Za-z0-9_$]+)$")
+"""A PTX identifier: a letter, or `_`, `$` or `%` and at least one more character, then
+letters, digits, `_` and `$`."""
 
 
 @irdl_attr_definition
