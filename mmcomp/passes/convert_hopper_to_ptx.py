@@ -1,52 +1,42 @@
 """`convert-hopper-to-ptx`: lower every hopper op to ptx instructions.
 
-Each `hopper.kernel` becomes a `ptx.module` holding a `ptx.shared ... dynamic` (its
-dynamic shared memory, if any) and a `ptx.entry` with the kernel's name, parameters and
-launch data, `maxnreg` and `reqntid`, its body moved in, last, once the ops inside are
-lowered. A parameter read, `hopper.array_param` / `hopper.extent_param`, becomes the
-`ptx.ld_param` of its u64 / u32 register in its place (kept where nothing reads it, as
-the PTX loads every parameter); a cast of the value to that register type becomes the
-register, any other read a cast of the register to the value's type (an extent's index
-arithmetic).
+Each `hopper.kernel` becomes a `ptx.module` of a `ptx.shared ... dynamic` (its dynamic
+shared memory, if any) and a `ptx.entry` of the same name, parameters, launch data,
+`maxnreg` and `reqntid`, its lowered body moved in last. A parameter read
+(`hopper.array_param` / `hopper.extent_param`) becomes the `ptx.ld_param` of its u64 /
+u32 register in its place (kept where unread: the PTX loads every parameter).
 
-Most hopper ops become the one ptx instruction op they stand for (`hopper.tma_load` ->
-`ptx.tma_load`, `hopper.stmatrix` -> `ptx.stmatrix`, ...). A few expand:
-
-- `hopper.mbarrier_wait` becomes a `mbarrier.try_wait.parity` loop with a fresh label;
-- `hopper.matrix_descriptor` computes `((base + offset) >> 4) & 0x3FFF` and ORs in the
-  constant fields of its tile layout (`mmcomp.hopper_layout`), a b64 register that
-  `hopper.wgmma_mma_async` reads (`LowerMatrixDescriptor`);
-- `hopper.id` reads a special register and shifts / masks it.
+Most hopper ops become the one ptx op they stand for (`hopper.tma_load` ->
+`ptx.tma_load`, ...). `hopper.mbarrier_wait` becomes a `mbarrier.try_wait.parity` loop
+with a fresh label, `hopper.matrix_descriptor` `((base + offset) >> 4) & 0x3FFF` ORed
+with its tile layout's constant fields (`mmcomp.hopper_layout`), `hopper.id` a special
+register shifted / masked.
 
 The typed values (`mmcomp.dialects.hopper.types`) become the registers that hold them, one
-pattern per op that makes one: `hopper.tensormap_param` takes the parameter's address and
-converts it to generic (b64); `hopper.barrier_ring` is the shared address of the ring's
-first barrier; `hopper.ring_barrier` adds 8 bytes per stage to it; `hopper.mapa` maps a
-barrier's address to another CTA's; `hopper.accumulator` is its f32 registers,
-`hopper.zero_accumulator` n / 2 fresh ones set to 0.0, `hopper.accumulator_element` the
-register of the element, read as the f32 value that the epilogue's arith takes through a
-cast, `hopper.truncf_pair` one `cvt.rn.bf16x2.f32` (f16x2) of the registers of its two
-f32 values (through casts, which convert-arith-to-ptx folds), and `hopper.wgmma_mma_async`
-(`ptx.wgmma` with its transpose bits and a constant scale-d predicate) returns the
-registers of the accumulator it takes, which the instruction updates in place;
-the shared-memory values are one u32 register each: `hopper.shared_base` the array's
-address rounded up to the alignment, `hopper.smem_offset` an add of its offset,
-`hopper.smem_index` a `mad` of its index's register and stride onto the base plus the offset,
-`hopper.slot_ring` its base's register (an add at a non-zero offset), `hopper.slot_stage`
-the ring's address plus the stage's bytes times the position's stage (`mad`) and
-`hopper.ring_slot` an add of the slot's offset; a cast of one (or of a matrix
-descriptor, its b64 register) to a register type or to
-`index` (a ptx op's or the index arithmetic's read) becomes its register or a cast of it;
-`hopper.ring_start` is two fresh u32 registers set to 0 (a ring position's stage and
-phase), `hopper.ring_advance` and `hopper.ring_advance_by` write the next position into the
-registers of the one they take (the predicated wrap, the division by the depth) and return
-them, and `hopper.ring_stage` / `hopper.ring_phase` are the one register they read (read as
-the `index` stage / `i32` parity through a cast: `hopper.ring_barrier` and
-`hopper.mbarrier_wait` read the register behind it, or, for an `arith.xori` of the
-parity, a cast of it to u32 that convert-arith-to-ptx resolves). Each leaves
-its registers behind a `builtin.unrealized_conversion_cast` to the value's type, through
-which the patterns of the ops that use the value read them; the casts, unused once every
-hopper op is lowered, are erased last.
+pattern per op that makes one:
+
+- tensor maps, barriers, accumulators: `hopper.tensormap_param` the parameter's address
+  converted to generic (b64); `hopper.barrier_ring` the address of its first barrier,
+  `hopper.ring_barrier` 8 bytes per stage on, `hopper.mapa` another CTA's address;
+  `hopper.accumulator` its f32 registers, `hopper.zero_accumulator` n / 2 fresh ones set
+  to 0.0, `hopper.accumulator_element` one of them (read as an f32 through a cast),
+  `hopper.truncf_pair` one `cvt.rn.bf16x2.f32` (f16x2), `hopper.wgmma_mma_async` the
+  registers of the accumulator it takes, which `ptx.wgmma` updates in place;
+- shared memory, one u32 register each: `hopper.shared_base` the array's address rounded
+  up to the alignment, `hopper.smem_offset` an add, `hopper.smem_index` a `mad` of its
+  index and stride onto the base, `hopper.slot_ring` its base's, `hopper.slot_stage` a
+  `mad` of the position's stage and the stage's bytes, `hopper.ring_slot` an add;
+- ring positions: `hopper.ring_start` two fresh u32 registers set to 0 (stage, phase);
+  `hopper.ring_advance` / `hopper.ring_advance_by` write the next position into the
+  registers of the one they take (the predicated wrap, the division by the depth);
+  `hopper.ring_stage` / `hopper.ring_phase` the register they read (an `index` / `i32`
+  through a cast), or a copy of it (`mov`) where the read is used after an advance of its
+  position (the K loop's yield of the previous stage).
+
+Each leaves its registers behind a `builtin.unrealized_conversion_cast` to the value's
+type, through which the patterns of the ops that use the value read them (a cast to a
+register type, or to `index` for the arithmetic, becomes the register or a cast of it);
+the casts, unused once every hopper op is lowered, are erased last.
 
 A guarded hopper op stays guarded: each instruction it becomes is predicated, except the
 wait loop, which is branched around when the guard is false.
@@ -660,9 +650,34 @@ class LowerRingAdvanceBy(RewritePattern):
         _replace_by_registers(rewriter, op, out, [stage, phase])
 
 
+def outlives_advance(op: hopper.RingStageOp | hopper.RingPhaseOp) -> bool:
+    """Whether an op of the read's block that uses the read (or holds a use) comes after
+    an advance of its position there, which writes the position's registers in place (a
+    loop's yield of the stage, say)."""
+    block = op.parent_block()
+    if block is None:
+        return False
+    users = [use.operation for use in op.result.uses]
+    moved = {op.position}
+    advanced = False
+    later = op.next_op
+    while later is not None:
+        if advanced and any(later is user or later.is_ancestor(user) for user in users):
+            return True
+        if (
+            isinstance(later, hopper.RingAdvanceOp | hopper.RingAdvanceByOp)
+            and later.position in moved
+        ):
+            moved.add(later.result)
+            advanced = True
+        later = later.next_op
+    return False
+
+
 class LowerRingPart(RewritePattern):
     """The stage or the phase of a ring position: the register that holds it (no
-    instruction), read as the `index` / `i32` value through a cast."""
+    instruction), read as the `index` / `i32` value through a cast; a copy of it (`mov`)
+    where the value is used after an advance of the position overwrites that register."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(
@@ -670,9 +685,14 @@ class LowerRingPart(RewritePattern):
     ) -> None:
         stage, phase = _position_registers(op.position)
         register = stage if isinstance(op, hopper.RingStageOp) else phase
+        ops: list[Operation] = []
+        if outlives_advance(op):
+            copy = ptx.MovOp(register)
+            ops.append(copy)
+            register = copy.result
         cast = UnrealizedConversionCastOp.get([register], [op.result.type])
         cast.results[0].name_hint = op.result.name_hint
-        rewriter.replace(op, cast, cast.results)
+        rewriter.replace(op, [*ops, cast], cast.results)
 
 
 @dataclass

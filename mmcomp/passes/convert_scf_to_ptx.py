@@ -13,10 +13,11 @@ as the labels and branches that a hand-written kernel would, one pattern per op:
   `iv = mov lb; head: p = setp.hs iv, ub; @p bra end; <body>; end:`, the body reading
   the induction variable's register `iv` where it read the block argument;
 - its `scf.yield` becomes the back edge `iv' = add iv, step; assign iv, iv'; bra head`;
-- a value it carries (`iter_args`, a `!ptx.reg`: the tile counter, the previous stage,
-  the stream-K sums) lives in one register: its init's
+- a value it carries (`iter_args`: an index value, the tile counter or the previous
+  stage; a `!ptx.reg`, the stream-K sums) lives in one register: a `!ptx.reg`'s init's
   register, or a fresh one that the init is moved into before the loop (`mov`) where the
-  init is a cast of an index value or already carried by the loop. The body reads that
+  init is an index value (its u32 register), a cast of one, or already carried by the
+  loop. An index value is that register read as an index through a cast. The body reads that
   register where it read the block argument (and may write it in place, `ptx.assign`);
   the yield assigns each yielded value to it at the end of the body, before the back
   edge, unless the value is the block argument itself; the loop's results are that
@@ -290,11 +291,17 @@ def carried_registers(op: scf.ForOp, ops: list[Operation]) -> list[SSAValue]:
             # Held in its init's registers, which the wgmmas or advances write in place.
             carried.append(init)
             continue
+        if isinstance(arg.type, IndexType):
+            # An index value of the arithmetic: a fresh u32 register, the init moved in.
+            moved = ptx.MovOp(register(init, ops))
+            ops.append(moved)
+            carried.append(moved.result)
+            continue
         if not isinstance(arg.type, ptx.RegType):
             raise DiagnosticException(
                 f"{NAME}: scf.for carries value #{position} of type {arg.type}; a loop-carried "
-                "value of the hopper level must be a register (!ptx.reg), an accumulator "
-                "(!hopper.accumulator) or a ring position (!hopper.ring_position)"
+                "value of the hopper level must be a register (!ptx.reg), an index value, an "
+                "accumulator (!hopper.accumulator) or a ring position (!hopper.ring_position)"
             )
         if isinstance(init.owner, UnrealizedConversionCastOp) or init in carried:
             moved = ptx.MovOp(init)
@@ -334,6 +341,13 @@ def carried_assigns(loop: scf.ForOp, op: scf.YieldOp) -> list[Operation]:
                 f"{NAME}: scf.yield passes carried value #{args.index(value)} as #{position}; "
                 "a permutation of the carried registers is not lowered"
             )
+        if isinstance(arg.type, IndexType):
+            # The carried index value's register (a cast of the block argument, which
+            # convert-arith-to-ptx resolves) takes the yielded value's.
+            held = UnrealizedConversionCastOp.get([arg], [ptx.U32])
+            assigns.append(held)
+            assigns.append(ptx.AssignOp(held.results[0], register(value, assigns)))
+            continue
         assigns.append(ptx.AssignOp(arg, value))
     return assigns
 
@@ -388,11 +402,28 @@ class ForToPtx(RewritePattern):
         upper = register(op.ub, ops)
         iv = ptx.MovOp(lower)
         index = UnrealizedConversionCastOp.get([iv.result], [op.body.block.args[0].type])
+        ops += [iv, index]
+        # A carried index value is its register read as an index (before the loop: the
+        # body and the code after it read it).
+        values = [
+            indexed(register, result, ops)
+            for register, result in zip(carried, op.results, strict=True)
+        ]
         test = ptx.SetpOp("hs", iv.result, upper)
-        ops += [iv, index, ptx.LabelOp(head), test, ptx.BraOp(end).set_guard(test.result)]
+        ops += [ptx.LabelOp(head), test, ptx.BraOp(end).set_guard(test.result)]
         rewriter.insert(ops, InsertPoint.before(op))
-        rewriter.inline_block(op.body.block, InsertPoint.before(op), [*index.results, *carried])
-        rewriter.replace(op, [ptx.LabelOp(end)], carried)
+        rewriter.inline_block(op.body.block, InsertPoint.before(op), [*index.results, *values])
+        rewriter.replace(op, [ptx.LabelOp(end)], values)
+
+
+def indexed(register: SSAValue, result: SSAValue, ops: list[Operation]) -> SSAValue:
+    """The value that stands for a loop-carried value held in `register`: the register
+    itself, or for an index value the register read as one (a cast appended to `ops`)."""
+    if not isinstance(result.type, IndexType):
+        return register
+    cast = UnrealizedConversionCastOp.get([register], [IndexType()])
+    ops.append(cast)
+    return cast.results[0]
 
 
 def branch_yields(op: scf.IfOp) -> list[scf.YieldOp]:

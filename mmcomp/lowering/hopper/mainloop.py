@@ -110,17 +110,8 @@ class ConsumerMainloop:
         return values.reg(values.add(values.mul(consumer, rows), row))
 
     def start(self, threads: ConsumerThreads) -> None:
-        """Take the consumer thread registers; count the tiles walked past."""
+        """Take the consumer thread registers."""
         self.threads = threads
-        ctx = self.ctx
-        self.tiles_carried = ctx.carry(ctx.k.const(0), consumer_loop(ctx), inclusive=False)
-        """Tiles the consumer has walked past (ping-pong parity), carried by the loops
-        around the K loop."""
-
-    @property
-    def tiles_seen(self) -> SSAValue:
-        """The tile counter's value at the builder's insertion point."""
-        return self.tiles_carried.value
 
     def part_offset(self, value: SSAValue, stride: int) -> SSAValue:
         """`value` moved to this consumer's part of the tile (`stride` per warpgroup), read
@@ -160,9 +151,10 @@ class ConsumerMainloop:
         yielded = loop.body.block.last_op
         assert isinstance(yielded, scf.YieldOp)
         self.before_loop(loop)
-        # Whether a stage waits for its release, and which: carried by the K loop only.
-        has_prev_carried = ctx.carry(k.const(0), loop)
-        prev_carried = ctx.carry(k.const(0), loop)
+        # The stage of the previous K block, which waits for its release: an index value
+        # carried by the K loop only (there is one from the loop's second iteration on).
+        values = Values(ctx)
+        prev_carried = ctx.carry(values.const(0), loop)
         # The accumulators' wgmma tiles, carried by the K loop only (its iter_args).
         tiles = [
             [ctx.carry(fragment, loop) for fragment in accumulators[init].fragments]
@@ -188,16 +180,16 @@ class ConsumerMainloop:
                     tile.value = fragment
             k.append(ptx.WgmmaCommitOp())
             k.append(ptx.WgmmaWaitOp(1))
-            prev, has_prev = prev_carried.value, has_prev_carried.value
-            self.ring.release(prev, k.setp("ne", has_prev, k.const(0)), self.threads)
-            k.assign(prev, ctx.cast(at.stage, ptx.U32))
-            k.assign(has_prev, k.const(1))
+            iv, lower = ctx.index(loop.body.block.args[0]), ctx.index(loop.lb)
+            self.ring.release(prev_carried.value, values.cmp("ne", iv, lower), self.threads)
+            # A read of its own: the yield uses it after the advance (convert-hopper-to-ptx
+            # copies it there), the waits and slots above read the stage register itself.
+            prev_carried.value = k.append(hopper.RingStageOp(at.value)).result
             self.ring.advance(at)
             self.after_k_block(loop)
 
         emit_loop(ctx, loop, k_block)
         ctx.carried.remove(prev_carried)
-        ctx.carried.remove(has_prev_carried)
         for result, carried in zip(loop.results, tiles, strict=True):
             accumulators[result] = Accumulator([], [tile.value for tile in carried])
             for tile in carried:
@@ -205,8 +197,9 @@ class ConsumerMainloop:
         self.after_loop()
         self.prefetch(loop)
         k.append(ptx.WgmmaWaitOp(0))
-        prev, has_prev = prev_carried.value, has_prev_carried.value
-        self.ring.release(prev, k.setp("ne", has_prev, k.const(0)), self.threads)
+        # The last K block's stage, if the loop ran at all.
+        ran = values.cmp("lo", ctx.index(loop.lb), ctx.index(loop.ub))
+        self.ring.release(prev_carried.value, ran, self.threads)
 
     def a_base(self, base: SSAValue, tile: hopper.TileAttr) -> SSAValue:
         """The shared address of this consumer's rows of the A tile at `base` (an
@@ -257,21 +250,7 @@ class ConsumerMainloop:
         ctx.accumulators[op.result] = Accumulator([], fragments)
 
     def end_of_tile(self) -> None:
-        """After a tile's work: the end of the ping-pong turn; count the tile."""
-        k = self.ctx.k
-        if self.skip_label is not None:
-            k.leave()
-            self.skip_label = None
-            moved = self.at.value
-            for carried, value in self.kept:
-                carried.value = value
-            self.at.carried.value = self.turn_result(moved)
-        counted = k.add(self.tiles_seen, k.const(1))
-        if self.tiles_seen in k.block.args:
-            # The end of a loop body that carries the counter: the loop's yield passes it on.
-            self.tiles_carried.value = counted
-            return
-        k.assign(self.tiles_seen, counted)
+        """After a tile's work (the block that holds the K loop ends)."""
 
     def turn_result(self, mine: SSAValue) -> SSAValue:
         """The ring position after the ping-pong turn, its result: its then-block (the
@@ -337,6 +316,40 @@ class PingPongMainloop(ConsumerMainloop):
         """A consumer's A rows are the whole tile at `base`."""
         return base
 
+    def start(self, threads: ConsumerThreads) -> None:
+        """Take the consumer thread registers; count the tiles walked past."""
+        super().start(threads)
+        ctx = self.ctx
+        self.tiles_carried = ctx.carry(Values(ctx).const(0), consumer_loop(ctx), inclusive=False)
+        """Tiles the consumer has walked past (their parity says whose turn a tile is): an
+        index value carried by the loops around the K loop."""
+
+    @property
+    def tiles_seen(self) -> SSAValue:
+        """The tile counter's value at the builder's insertion point."""
+        return self.tiles_carried.value
+
+    def end_of_tile(self) -> None:
+        """After a tile's work: the end of the turn; count the tile."""
+        ctx = self.ctx
+        k = ctx.k
+        if self.skip_label is not None:
+            k.leave()
+            self.skip_label = None
+            moved = self.at.value
+            for carried, value in self.kept:
+                carried.value = value
+            self.at.carried.value = self.turn_result(moved)
+        if ctx.loops and self.tiles_seen not in k.block.args:
+            # A tile's end inside a branch of a loop: the count would not reach the loop's
+            # yield (a branch has no results but ring positions).
+            raise ScheduleError(
+                f"{ctx.where}: a ping-pong tile must end in the body of the loop over tiles, "
+                "not inside a branch of it"
+            )
+        values = Values(ctx)
+        self.tiles_carried.value = values.add(self.tiles_seen, values.const(1))
+
     def sync_tile_threads(self) -> None:
         """Barrier of the tile's one consumer warpgroup."""
         values = Values(self.ctx)
@@ -383,11 +396,11 @@ class PingPongMainloop(ConsumerMainloop):
         # the carried registers' values from before the turn).
         self.kept = [(carried, carried.value) for carried in ctx.carried]
         k.enter(turn.false_region.block)
-        first = k.setp("eq", self.tiles_seen, k.const(0))
+        first = values.cmp("eq", self.tiles_seen, values.const(0))
         is_second = values.cmp("ne", consumer, values.const(0))
         is_first = values.cmp("eq", consumer, values.const(0))
         skip_sync = k.fresh_label("no_order_wait")
-        wait = branch(ctx, first, (skip_sync,), negated=True)
+        wait = branch(ctx, first, (skip_sync,), negated=True, predicate=True)
         with k.inside(wait.true_region.block):
             ctx.put(ptx.BarOp("sync", order.of(1), order.threads), is_first)
             ctx.put(ptx.BarOp("sync", order.of(0), order.threads), is_second)
@@ -396,11 +409,10 @@ class PingPongMainloop(ConsumerMainloop):
     def after_loop(self) -> None:
         """Let the other consumer start the next tile's mainloop, if there is a next tile."""
         ctx = self.ctx
-        k = ctx.k
         order = ctx.barriers.order
         is_second, is_first = self.order
         values = Values(ctx)
-        has_next: SSAValue = k.setp("eq", k.const(0), k.const(1))
+        has_next: SSAValue = values.cmp("eq", values.const(0), values.const(1))
         if ctx.loops:
             iv, upper, step = ctx.loops[-1]
             has_next = values.cmp("lo", values.add(iv, step), upper)

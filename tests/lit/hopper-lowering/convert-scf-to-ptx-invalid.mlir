@@ -73,19 +73,20 @@ ptx.module version 8.0 target sm_90a address_size 64 {
 
 // -----
 
-// A loop-carried value that is not a register (the hopper level carries registers).
+// A loop-carried value that is neither a register nor an index value (an i1).
 ptx.module version 8.0 target sm_90a address_size 64 {
   ptx.entry @k() {
     %c0 = arith.constant 0 : index
     %c4 = arith.constant 4 : index
     %c1 = arith.constant 1 : index
-    %sum = scf.for %i = %c0 to %c4 step %c1 iter_args(%acc = %c0) -> (index) {
-      scf.yield %acc : index
+    %false = arith.constant false
+    %seen = scf.for %i = %c0 to %c4 step %c1 iter_args(%flag = %false) -> (i1) {
+      scf.yield %flag : i1
     } {ptx.labels = ["loop_1", "loop_end_2"]}
     ptx.ret
   }
 }
-// CHECK: convert-scf-to-ptx: scf.for carries value #0 of type index; a loop-carried value of the hopper level must be a register (!ptx.reg)
+// CHECK: convert-scf-to-ptx: scf.for carries value #0 of type i1; a loop-carried value of the hopper level must be a register (!ptx.reg), an index value, an accumulator (!hopper.accumulator) or a ring position (!hopper.ring_position)
 
 // -----
 

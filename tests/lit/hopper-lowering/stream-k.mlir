@@ -62,8 +62,7 @@ func.func @lin(%a: tensor<300x1000xbf16>, %w: tensor<256x1000xbf16>) -> tensor<3
 // CHECK:      %[[TOTAL0_VALUE:[0-9]+]] = builtin.unrealized_conversion_cast %[[TOTAL0]] : !ptx.reg<f32> to f32
 // CHECK:      hopper.truncf_pair %[[TOTAL0_VALUE]], %{{[0-9]+}} : vector<2xbf16>
 // CHECK:      ptx.st global %{{[0-9]+}}, %{{[0-9]+}} if %{{[0-9]+}} : (!ptx.reg<u64>, !ptx.reg<bf16x2>) -> ()
-// The consumers' persistent loop carries the ring position and the tile counter, which it
-// yields plus one at the end of the tile.
-// CHECK:      %[[COUNTED:[0-9]+]] = ptx.add %{{[0-9]+}}, %{{[0-9]+}} : !ptx.reg<u32>
-// CHECK-NEXT: scf.yield %{{[0-9]+}}, %[[COUNTED]] : !hopper.ring_position<stages = {{[0-9]+}}>, !ptx.reg<u32>
+// The consumers' persistent loop carries the ring position (a cooperative kernel counts
+// no tiles: only ping-pong's turns read the count).
+// CHECK:      scf.yield %{{[0-9]+}} : !hopper.ring_position<stages = {{[0-9]+}}>
 // CHECK-NEXT: } {ptx.labels = ["loop_{{[0-9]+}}", "loop_end_{{[0-9]+}}"]}
