@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 from cases import CONTROL_FLOW_CASES, case
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import ModuleOp, UnrealizedConversionCastOp, i1
+from xdsl.dialects.builtin import IndexType, ModuleOp, i1
 from xdsl.ir import Block, Operation
 from xdsl.parser import Parser
 
@@ -148,31 +148,45 @@ def written_in_place(module: Operation) -> list[tuple[ptx.AssignOp, bool]]:
 
 
 @pytest.mark.parametrize("name", CASES)
-def test_registers_written_in_place_are_carried_by_their_loops(name: str):
-    """The tile counter, the previous stage and the sums are iter_args of the loops around
-    their writes; a register made outside the block of an assign is one that a loop around
-    the assign carries, and each K loop reads the stages of the ring from what it carries
-    (the previous stage's register, or the stage of its ring position)."""
+def test_loop_values_are_carried_by_their_loops(name: str):
+    """A register written in place (a stream-K sum) is an iter_arg of the loops around its
+    writes, or made in the assign's block; each K loop carries its previous stage as an
+    index value, yields the stage read right before the ring position's advance, and reads
+    the stages of the ring from what it carries (the previous stage, or the stage of its
+    ring position)."""
     module, _ = hopper_level(name)
     writes = written_in_place(module)
-    assert writes
     assert all(carried for _, carried in writes), [str(op) for op, carried in writes if not carried]
     loops = k_loops(module)
     assert loops
     for loop in loops:
+        yielded = loop.body.block.last_op
+        assert isinstance(yielded, scf.YieldOp)
+        carried = loop.body.block.args[1:]
+        previous = [
+            value
+            for arg, value in zip(carried, yielded.operands, strict=True)
+            if isinstance(arg.type, IndexType)
+        ]
+        releases = [op for op in loop.body.block.ops if isinstance(op, hopper.MbarrierArriveOp)]
+        if not releases:
+            # The producer's K loop: it waits for the stages' release, releases none.
+            assert not previous
+            continue
+        assert len(previous) == 1
+        read = previous[0].owner
+        assert isinstance(read, hopper.RingStageOp)
+        advance = read.next_op
+        assert isinstance(advance, hopper.RingAdvanceOp) and advance.position is read.position
         stages = [
             op.stage
             for op in loop.body.block.ops
             if isinstance(op, hopper.RingBarrierOp) and op.stage is not None
         ]
-        carried = loop.body.block.args[1:]
         for stage in stages:
             owner = stage.owner
             if isinstance(owner, hopper.RingStageOp):
                 stage = owner.position
-            elif isinstance(owner, UnrealizedConversionCastOp):
-                # The previous stage's register, read as the index the barrier takes.
-                (stage,) = owner.inputs
             assert stage in carried
 
 
@@ -216,10 +230,10 @@ def test_the_tile_counter_is_yielded_plus_one():
         for op in module.walk()
         if isinstance(op, scf.YieldOp)
         and isinstance(op.parent_op(), scf.ForOp)
-        and any(isinstance(value.owner, ptx.AddOp) for value in op.operands)
+        and any(isinstance(value.owner, arith.AddiOp) for value in op.operands)
     ]
     assert len(yields) == 1
-    (counted,) = [value for value in yields[0].operands if isinstance(value.owner, ptx.AddOp)]
+    (counted,) = [value for value in yields[0].operands if isinstance(value.owner, arith.AddiOp)]
     add = counted.owner
-    assert isinstance(add, ptx.AddOp)
+    assert isinstance(add, arith.AddiOp) and counted.type == IndexType()
     assert add.operands[0] in yields[0].parent_block().args[1:]
