@@ -1,6 +1,6 @@
 """Time this checkout's kernels against an earlier build's, interleaved in one process.
 
-    python tools/compare_builds.py --base DIR [--rounds 5] [--quick] [--out FILE]
+    python tools/compare_builds.py --base DIR [--rounds 5] [--quick] [--rows decode] [--out FILE]
 
 DIR holds an earlier mmcomp as the package `mmcomp_base` (its imports renamed), made with
 
@@ -98,6 +98,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--repeat", type=int, default=50)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--rows", default="", help="bench.py rows too: decode,large")
     parser.add_argument("--out", default="")
     args = parser.parse_args()
     sys.path.insert(0, str(Path(args.base).resolve()))
@@ -109,7 +110,12 @@ def main() -> None:
         "| --- | --- | --- | --- | --- |",
     ]
     schedules: list[str] = []
-    for problem in bench.suite(args.quick):
+    problems = bench.suite(args.quick)
+    for name in filter(None, args.rows.split(",")):
+        if name not in bench.ROWS:
+            parser.error(f"--rows: unknown row set {name!r}; expected one of {sorted(bench.ROWS)}")
+        problems += bench.ROWS[name]
+    for problem in problems:
         row = compare(problem, args.rounds, args.repeat)
         ratios = row["ratios"]
         line = (
