@@ -10,11 +10,12 @@ DIR holds an earlier mmcomp as the package `mmcomp_base` (its imports renamed), 
          s/"mmcomp\\./"mmcomp_base./g'
 
 For each problem of tools/bench.py's suite, both builds compile the same fusion with the
-heuristic's schedule (no keywords), bind the same torch inputs, and are timed in turn for
-several rounds (base, new, base, new, ...), each timing the median of batched launches
-between CUDA events. The row reports the median of the per-round ratios new / base and their
-spread (min-max): one timing on a power-capped card moves by up to 10%, so only a ratio
-taken round by round, under the same clocks, says whether a change moved the speed.
+heuristic's schedule (through `compile`, no keywords), bind the same torch inputs, and are
+timed in turn for several rounds (base, new, base, new, ...), each timing the median of
+batched launches between CUDA events. The row reports the median of the per-round ratios
+new / base and their spread (min-max): one timing on a power-capped card moves by up to
+10%, so only a ratio taken round by round, under the same clocks, says whether a change
+moved the speed.
 Each build's output is checked against torch before it is timed.
 """
 
@@ -58,19 +59,17 @@ def build_fusion(package: str, problem: bench.Problem) -> Any:
 
 
 def bound_runner(package: str, problem: bench.Problem, sets: list[dict[str, Any]]) -> Any:
-    """A launch of `package`'s heuristic kernel rotating over the input sets, its schedule,
-    and its first output on the first set."""
+    """A launch of `package`'s kernel for the heuristic's schedule (through `compile`, so
+    refitted where ptxas spills it, as a user gets it) rotating over the input sets, its
+    schedule, and its first output on the first set."""
     import torch  # pyright: ignore[reportMissingImports]
 
-    compiler = importlib.import_module(f"{package}.compiler")
-    backend = importlib.import_module(f"{package}.backend")
-    fusion = build_fusion(package, problem)
-    module, chosen, _ = compiler.run_pipeline(fusion.module, {})
-    kernel = backend.build_cuda_kernel(module)
-    run, first_output = bench.rotating_launch(kernel, [value.name for value in fusion.inputs], sets)
+    compiled = importlib.import_module(package).compile(fusion := build_fusion(package, problem))
+    names = [value.name for value in fusion.inputs]
+    run, first_output = bench.rotating_launch(compiled.device_kernel, names, sets)
     run()
     torch.cuda.synchronize()
-    return run, chosen.format(), first_output
+    return run, compiled.params.format(), first_output
 
 
 def compare(problem: bench.Problem, rounds: int, repeat: int) -> dict[str, Any]:
