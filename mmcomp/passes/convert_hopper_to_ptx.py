@@ -33,6 +33,11 @@ pattern per op that makes one:
   through a cast), or a copy of it (`mov`) where the read is used after an advance of its
   position (the K loop's yield of the previous stage).
 
+The epilogue's element accesses (`mmcomp.lowering.hopper_to_ptx.access`) become one
+vector `ld` / `st` each: `hopper.global_load` at its i64 address's u64 register, its
+results the loaded registers read through casts; `hopper.global_store` and
+`hopper.smem_store` of their values' registers.
+
 Each leaves its registers behind a `builtin.unrealized_conversion_cast` to the value's
 type, through which the patterns of the ops that use the value read them (a cast to a
 register type, or to `index` for the arithmetic, becomes the register or a cast of it);
@@ -52,13 +57,19 @@ are left alone.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import BFloat16Type, ModuleOp, UnrealizedConversionCastOp, VectorType
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    ModuleOp,
+    UnrealizedConversionCastOp,
+    VectorType,
+    i64,
+)
+from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -67,86 +78,24 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
     op_type_rewrite_pattern,
 )
-from xdsl.utils.exceptions import DiagnosticException
 
 from mmcomp.dialects import hopper, ptx
 from mmcomp.dialects.ptx.module import carried_label_names
 from mmcomp.hopper_layout import Major, descriptor_base
-from mmcomp.passes.convert_scf_to_ptx import branch_yielded, loop_init
+from mmcomp.lowering.hopper_to_ptx.access import ACCESS_PATTERNS
+from mmcomp.lowering.hopper_to_ptx.registers import (
+    Emitter,
+    address_of,
+    coordinate_registers,
+    f32_register,
+    guarded,
+    integer_register,
+    reg_type,
+    register_of,
+    registers_of,
+    replace_by_registers,
+)
 from mmcomp.passes.partition_warp_roles import check_lowered_to_ptx
-
-
-def _reg_type(value: SSAValue) -> ptx.RegType:
-    """The register type of a value of a verified op."""
-    assert isinstance(value.type, ptx.RegType)
-    return value.type
-
-
-def registers_of(value: SSAValue) -> Sequence[SSAValue]:
-    """The registers holding a hopper value: the value itself if a register, the registers
-        behind the cast that the lowering of the op making it left, or, for a value an scf.for
-        carries (a block argument or result of the loop), those of the loop's init, and for a
-    result of an scf.if, those of the value its then-region yields."""
-    if isinstance(value.type, ptx.RegType):
-        return [value]
-    owner = value.owner
-    if isinstance(owner, UnrealizedConversionCastOp) and all(
-        isinstance(source.type, ptx.RegType) for source in owner.inputs
-    ):
-        return owner.inputs
-    init = loop_init(value)
-    if init is not None:
-        # A loop-carried value (an accumulator) lives in its init's registers.
-        return registers_of(init)
-    yielded = branch_yielded(value)
-    if yielded is not None:
-        # A branch's result (a ring position) lives in the registers its regions yield.
-        return registers_of(yielded)
-    raise DiagnosticException(
-        f"convert-hopper-to-ptx: a value of type {value.type} is not held in registers "
-        "(it must come from a hopper op of this entry)"
-    )
-
-
-def register_of(value: SSAValue) -> SSAValue:
-    """The one register holding a hopper value (a tensor map, a barrier)."""
-    (register,) = registers_of(value)
-    return register
-
-
-def address_of(value: SSAValue) -> SSAValue:
-    """The u32 register of a shared address: the value itself, or the register holding an
-    `!hopper.smem` value."""
-    if isinstance(value.type, hopper.SmemType):
-        return register_of(value)
-    return value
-
-
-def _guarded(op: ptx.PtxInstruction, guard: SSAValue, negated: bool) -> ptx.PtxInstruction:
-    """A copy of `op` predicated by `guard`; the unguarded original is erased."""
-    guarded = op.set_guard(guard, negated)
-    op.erase()
-    return guarded
-
-
-class _Emitter:
-    """Collects the ptx ops one hopper op becomes, predicating each by the op's guard."""
-
-    def __init__(self, guard: SSAValue | None, negated: bool):
-        self.guard = guard
-        self.negated = negated
-        self.ops: list[Operation] = []
-
-    def emit(self, op: ptx.PtxInstruction) -> ptx.PtxInstruction:
-        """Append `op`, guarded like the hopper op, and return it."""
-        if self.guard is not None:
-            op = _guarded(op, self.guard, self.negated)
-        self.ops.append(op)
-        return op
-
-    def value(self, op: ptx.PtxInstruction) -> SSAValue:
-        """Append `op` and return its single result."""
-        return self.emit(op).results[0]
 
 
 @dataclass
@@ -166,35 +115,14 @@ class _Labels:
                 return name
 
 
-def _lower_tensor_map_prefetch(op: hopper.TensorMapPrefetchOp, out: _Emitter) -> None:
+def _lower_tensor_map_prefetch(op: hopper.TensorMapPrefetchOp, out: Emitter) -> None:
     out.emit(ptx.InstOp("prefetch.tensormap [{0}]", [register_of(op.tensor_map)]))
 
 
-def _coordinate_registers(coordinates: Sequence[SSAValue], out: _Emitter) -> list[SSAValue]:
-    """The registers of a copy's index coordinates (`_integer_register` of each)."""
-    return [_integer_register(coordinate, out) for coordinate in coordinates]
-
-
-def _integer_register(value: SSAValue, out: _Emitter) -> SSAValue:
-    """The u32 register of an integer value (`index`, `i32`): the register behind a value
-    that is a cast of one (a ring position's stage or phase), else a cast to u32, which
-    convert-arith-to-ptx resolves when it lowers the arithmetic behind it."""
-    owner = value.owner
-    if (
-        isinstance(owner, UnrealizedConversionCastOp)
-        and len(owner.inputs) == 1
-        and isinstance(owner.inputs[0].type, ptx.RegType)
-    ):
-        return owner.inputs[0]
-    cast = UnrealizedConversionCastOp.get([value], [ptx.U32])
-    out.ops.append(cast)
-    return cast.results[0]
-
-
-def _lower_tma_load(op: hopper.TmaLoadOp, out: _Emitter) -> None:
+def _lower_tma_load(op: hopper.TmaLoadOp, out: Emitter) -> None:
     tensor_map = register_of(op.tensor_map)
     barrier = register_of(op.barrier)
-    coordinates = _coordinate_registers(op.coordinates, out)
+    coordinates = coordinate_registers(op.coordinates, out)
     dst = address_of(op.dst)
     if op.cta_mask is None:
         out.emit(ptx.TmaLoadOp(dst, tensor_map, barrier, coordinates))
@@ -202,25 +130,25 @@ def _lower_tma_load(op: hopper.TmaLoadOp, out: _Emitter) -> None:
     out.emit(ptx.TmaLoadMulticastOp(dst, tensor_map, barrier, op.cta_mask, coordinates))
 
 
-def _lower_tma_store(op: hopper.TmaStoreOp, out: _Emitter) -> None:
-    coordinates = _coordinate_registers(op.coordinates, out)
+def _lower_tma_store(op: hopper.TmaStoreOp, out: Emitter) -> None:
+    coordinates = coordinate_registers(op.coordinates, out)
     out.emit(ptx.TmaStoreOp(address_of(op.src), register_of(op.tensor_map), coordinates))
 
 
-def _lower_mbarrier_init(op: hopper.MbarrierInitOp, out: _Emitter) -> None:
+def _lower_mbarrier_init(op: hopper.MbarrierInitOp, out: Emitter) -> None:
     out.emit(ptx.MbarrierInitOp(register_of(op.barrier), op.count))
 
 
-def _lower_mbarrier_arrive(op: hopper.MbarrierArriveOp, out: _Emitter) -> None:
+def _lower_mbarrier_arrive(op: hopper.MbarrierArriveOp, out: Emitter) -> None:
     cluster = op.scope is not None and op.scope.data == "cluster"
     out.emit(ptx.MbarrierArriveOp(register_of(op.barrier), cluster=cluster))
 
 
-def _lower_mbarrier_arrive_expect_tx(op: hopper.MbarrierArriveExpectTxOp, out: _Emitter) -> None:
+def _lower_mbarrier_arrive_expect_tx(op: hopper.MbarrierArriveExpectTxOp, out: Emitter) -> None:
     out.emit(ptx.MbarrierArriveOp(register_of(op.barrier), tx_bytes=op.bytes.data))
 
 
-def _lower_wgmma(op: hopper.WgmmaMmaAsyncOp, out: _Emitter) -> None:
+def _lower_wgmma(op: hopper.WgmmaMmaAsyncOp, out: Emitter) -> None:
     scale_d = out.value(ptx.ConstOp(op.scale_d.data, ptx.PRED))
     out.emit(
         ptx.WgmmaOp(
@@ -236,15 +164,15 @@ def _lower_wgmma(op: hopper.WgmmaMmaAsyncOp, out: _Emitter) -> None:
     )
 
 
-def _lower_stmatrix(op: hopper.StmatrixOp, out: _Emitter) -> None:
+def _lower_stmatrix(op: hopper.StmatrixOp, out: Emitter) -> None:
     # A pair of 16-bit floats (a hopper.truncf_pair) is the register that holds it.
     values = [register_of(v) if isinstance(v.type, VectorType) else v for v in op.values]
     out.emit(ptx.StmatrixOp(address_of(op.address), values, trans=op.trans is not None))
 
 
-def _lower_id(op: hopper.IdOp, out: _Emitter) -> None:
+def _lower_id(op: hopper.IdOp, out: Emitter) -> None:
     sreg, shift, mask = hopper.IDS[op.which.data]
-    result_type = _reg_type(op.result)
+    result_type = reg_type(op.result)
     value = out.value(ptx.SregOp(sreg, result_type))
     if shift:
         value = out.value(ptx.ShrOp(value, out.value(ptx.ConstOp(shift, ptx.U32))))
@@ -252,7 +180,7 @@ def _lower_id(op: hopper.IdOp, out: _Emitter) -> None:
         out.value(ptx.AndOp(value, out.value(ptx.ConstOp(mask, result_type))))
 
 
-_LOWERINGS: dict[type[hopper.HopperInstruction], Callable[[Any, _Emitter], None]] = {
+_LOWERINGS: dict[type[hopper.HopperInstruction], Callable[[Any, Emitter], None]] = {
     hopper.TensorMapPrefetchOp: _lower_tensor_map_prefetch,
     hopper.TmaLoadOp: _lower_tma_load,
     hopper.TmaStoreOp: _lower_tma_store,
@@ -266,35 +194,22 @@ _LOWERINGS: dict[type[hopper.HopperInstruction], Callable[[Any, _Emitter], None]
 class: the instructions it stands for."""
 
 
-def _replace_by_registers(
-    rewriter: PatternRewriter,
-    op: hopper.HopperInstruction | hopper.HopperValueOp,
-    out: _Emitter,
-    registers: Sequence[SSAValue],
-) -> None:
-    """Replace `op` by the instructions of `out` and its typed result by `registers`, cast
-    to the result's type."""
-    result_type: Attribute = op.results[0].type
-    cast = UnrealizedConversionCastOp.get(registers, [result_type])
-    cast.results[0].name_hint = op.results[0].name_hint
-    rewriter.replace(op, [*out.ops, cast], cast.results)
-
-
 class LowerTensorMapParam(RewritePattern):
     """A tensor map: the generic address of its parameter (`mov`, `cvta.param`)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: hopper.TensorMapParamOp, rewriter: PatternRewriter) -> None:
-        out = _Emitter(None, False)
+        out = Emitter(None, False)
         address = out.value(ptx.AddrOfOp(op.param.data, ptx.B64))
         generic = out.value(ptx.CvtaOp("param", address, ptx.B64))
-        _replace_by_registers(rewriter, op, out, [generic])
+        replace_by_registers(rewriter, op, out, [generic])
 
 
 class LowerParamRead(RewritePattern):
     """An array or a runtime extent: the `ptx.ld_param` of its parameter's register (u64,
     u32), in its place; each cast of the value to that register type becomes the register,
-    and the value's other reads take the register through a cast to the value's type."""
+    each cast of an array to i64 (its address) a cast of the register, and the value's
+    other reads take the register through a cast to the value's type."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(
@@ -304,12 +219,14 @@ class LowerParamRead(RewritePattern):
         load = ptx.LdParamOp(op.param.data, register_type)
         for use in list(op.result.uses):
             reader = use.operation
-            if (
-                isinstance(reader, UnrealizedConversionCastOp)
-                and len(reader.results) == 1
-                and reader.results[0].type == register_type
-            ):
+            if not isinstance(reader, UnrealizedConversionCastOp) or len(reader.results) != 1:
+                continue
+            if reader.results[0].type == register_type:
                 rewriter.replace(reader, [], [load.result])
+            elif reader.results[0].type == i64:
+                # An array's address as an i64 of the address arithmetic.
+                address = UnrealizedConversionCastOp.get([load.result], [i64])
+                rewriter.replace(reader, address, address.results)
         if not op.result.uses:
             rewriter.replace(op, load, [None])
             return
@@ -345,7 +262,7 @@ class LowerBarrierRing(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: hopper.BarrierRingOp, rewriter: PatternRewriter) -> None:
-        _replace_by_registers(rewriter, op, _Emitter(None, False), [address_of(op.base)])
+        replace_by_registers(rewriter, op, Emitter(None, False), [address_of(op.base)])
 
 
 class LowerRingBarrier(RewritePattern):
@@ -354,17 +271,17 @@ class LowerRingBarrier(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: hopper.RingBarrierOp, rewriter: PatternRewriter) -> None:
-        out = _Emitter(None, False)
+        out = Emitter(None, False)
         ring = register_of(op.ring)
         if op.stage is None:
             assert op.index is not None
             offset = out.value(ptx.ConstOp(hopper.BARRIER_BYTES * op.index.data, ptx.U32))
             address = out.value(ptx.AddOp(ring, offset))
         else:
-            stage = _integer_register(op.stage, out)
+            stage = integer_register(op.stage, out)
             size = out.value(ptx.ConstOp(hopper.BARRIER_BYTES, ptx.U32))
             address = out.value(ptx.MadOp(stage, size, ring))
-        _replace_by_registers(rewriter, op, out, [address])
+        replace_by_registers(rewriter, op, out, [address])
 
 
 class LowerMatrixDescriptor(RewritePattern):
@@ -374,7 +291,7 @@ class LowerMatrixDescriptor(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: hopper.MatrixDescriptorOp, rewriter: PatternRewriter) -> None:
-        out = _Emitter(None, False)
+        out = Emitter(None, False)
         layout = op.tile.layout
         start = address_of(op.base)
         offset = layout.start_offset(op.mn.data, op.k.data)
@@ -387,7 +304,7 @@ class LowerMatrixDescriptor(RewritePattern):
             layout.leading_byte_offset, layout.stride_byte_offset, layout.swizzle
         )
         descriptor = out.value(ptx.OrOp(wide, out.value(ptx.ConstOp(fields, ptx.B64))))
-        _replace_by_registers(rewriter, op, out, [descriptor])
+        replace_by_registers(rewriter, op, out, [descriptor])
 
 
 class LowerSharedBase(RewritePattern):
@@ -396,7 +313,7 @@ class LowerSharedBase(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: hopper.SharedBaseOp, rewriter: PatternRewriter) -> None:
-        out = _Emitter(None, False)
+        out = Emitter(None, False)
         address = out.value(ptx.AddrOfOp(op.symbol.data, ptx.U32))
         smem = op.result.type
         assert isinstance(smem, hopper.SmemType)
@@ -405,7 +322,7 @@ class LowerSharedBase(RewritePattern):
             padded = out.value(ptx.AddOp(address, out.value(ptx.ConstOp(align - 1, ptx.U32))))
             mask = out.value(ptx.ConstOp((1 << 32) - align, ptx.U32))
             address = out.value(ptx.AndOp(padded, mask))
-        _replace_by_registers(rewriter, op, out, [address])
+        replace_by_registers(rewriter, op, out, [address])
 
 
 class LowerSmemOffset(RewritePattern):
@@ -413,10 +330,10 @@ class LowerSmemOffset(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: hopper.SmemOffsetOp, rewriter: PatternRewriter) -> None:
-        out = _Emitter(None, False)
+        out = Emitter(None, False)
         offset = out.value(ptx.ConstOp(op.offset.data, ptx.U32))
         address = out.value(ptx.AddOp(register_of(op.base), offset))
-        _replace_by_registers(rewriter, op, out, [address])
+        replace_by_registers(rewriter, op, out, [address])
 
 
 class LowerSmemIndex(RewritePattern):
@@ -425,15 +342,15 @@ class LowerSmemIndex(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: hopper.SmemIndexOp, rewriter: PatternRewriter) -> None:
-        out = _Emitter(None, False)
-        (index,) = _coordinate_registers([op.index], out)
+        out = Emitter(None, False)
+        (index,) = coordinate_registers([op.index], out)
         stride = out.value(ptx.ConstOp(op.stride.data, ptx.U32))
         start = register_of(op.base)
         if op.offset.data:
             offset = out.value(ptx.ConstOp(op.offset.data, ptx.U32))
             start = out.value(ptx.AddOp(start, offset))
         address = out.value(ptx.MadOp(index, stride, start))
-        _replace_by_registers(rewriter, op, out, [address])
+        replace_by_registers(rewriter, op, out, [address])
 
 
 class LowerSmemAdd(RewritePattern):
@@ -441,10 +358,10 @@ class LowerSmemAdd(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: hopper.SmemAddOp, rewriter: PatternRewriter) -> None:
-        out = _Emitter(None, False)
-        (offset,) = _coordinate_registers([op.offset], out)
+        out = Emitter(None, False)
+        (offset,) = coordinate_registers([op.offset], out)
         address = out.value(ptx.AddOp(register_of(op.base), offset))
-        _replace_by_registers(rewriter, op, out, [address])
+        replace_by_registers(rewriter, op, out, [address])
 
 
 class LowerSlotRing(RewritePattern):
@@ -452,12 +369,12 @@ class LowerSlotRing(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: hopper.SlotRingOp, rewriter: PatternRewriter) -> None:
-        out = _Emitter(None, False)
+        out = Emitter(None, False)
         address = register_of(op.base)
         if op.offset.data:
             offset = out.value(ptx.ConstOp(op.offset.data, ptx.U32))
             address = out.value(ptx.AddOp(address, offset))
-        _replace_by_registers(rewriter, op, out, [address])
+        replace_by_registers(rewriter, op, out, [address])
 
 
 class LowerSlotStage(RewritePattern):
@@ -469,10 +386,10 @@ class LowerSlotStage(RewritePattern):
         ring = op.ring.type
         assert isinstance(ring, hopper.SlotRingType)
         stage, _ = _position_registers(op.position)
-        out = _Emitter(None, False)
+        out = Emitter(None, False)
         size = out.value(ptx.ConstOp(ring.bytes.data, ptx.U32))
         address = out.value(ptx.MadOp(stage, size, register_of(op.ring)))
-        _replace_by_registers(rewriter, op, out, [address])
+        replace_by_registers(rewriter, op, out, [address])
 
 
 class LowerRingSlot(RewritePattern):
@@ -480,10 +397,10 @@ class LowerRingSlot(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: hopper.RingSlotOp, rewriter: PatternRewriter) -> None:
-        out = _Emitter(None, False)
+        out = Emitter(None, False)
         offset = out.value(ptx.ConstOp(op.offset, ptx.U32))
         address = out.value(ptx.AddOp(register_of(op.stage), offset))
-        _replace_by_registers(rewriter, op, out, [address])
+        replace_by_registers(rewriter, op, out, [address])
 
 
 class ResolveSmemCast(RewritePattern):
@@ -511,9 +428,9 @@ class LowerMapa(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: hopper.MapaOp, rewriter: PatternRewriter) -> None:
-        out = _Emitter(op.guard, op.negated is not None)
+        out = Emitter(op.guard, op.negated is not None)
         remote = out.value(ptx.MapaOp(register_of(op.barrier), op.rank))
-        _replace_by_registers(rewriter, op, out, [remote])
+        replace_by_registers(rewriter, op, out, [remote])
 
 
 class LowerAccumulator(RewritePattern):
@@ -521,7 +438,7 @@ class LowerAccumulator(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: hopper.AccumulatorOp, rewriter: PatternRewriter) -> None:
-        _replace_by_registers(rewriter, op, _Emitter(None, False), op.registers)
+        replace_by_registers(rewriter, op, Emitter(None, False), op.registers)
 
 
 class LowerWgmma(RewritePattern):
@@ -530,9 +447,9 @@ class LowerWgmma(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: hopper.WgmmaMmaAsyncOp, rewriter: PatternRewriter) -> None:
-        out = _Emitter(op.guard, op.negated is not None)
+        out = Emitter(op.guard, op.negated is not None)
         _lower_wgmma(op, out)
-        _replace_by_registers(rewriter, op, out, registers_of(op.accumulator))
+        replace_by_registers(rewriter, op, out, registers_of(op.accumulator))
 
 
 class LowerZeroAccumulator(RewritePattern):
@@ -559,19 +476,6 @@ class LowerAccumulatorElement(RewritePattern):
         rewriter.replace(op, cast, cast.results)
 
 
-def f32_register(value: SSAValue) -> tuple[list[Operation], SSAValue]:
-    """The f32 register of an f32 value: the register behind a cast of one, or a cast of
-    the value (which convert-arith-to-ptx folds into the register of the op making it);
-    the ops to insert, and the register."""
-    owner = value.owner
-    if isinstance(owner, UnrealizedConversionCastOp) and len(owner.inputs) == 1:
-        (source,) = owner.inputs
-        if source.type == ptx.F32:
-            return [], source
-    cast = UnrealizedConversionCastOp.get([value], [ptx.F32])
-    return [cast], cast.results[0]
-
-
 class LowerTruncfPair(RewritePattern):
     """A pair of f32 values rounded into 16-bit floats: one `cvt.rn.bf16x2.f32` (or
     f16x2) of the high element and the low one, its register read as the pair through a
@@ -596,10 +500,10 @@ class LowerRingStart(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: hopper.RingStartOp, rewriter: PatternRewriter) -> None:
-        out = _Emitter(None, False)
+        out = Emitter(None, False)
         stage = out.value(ptx.ConstOp(0, ptx.U32))
         phase = out.value(ptx.ConstOp(0, ptx.U32))
-        _replace_by_registers(rewriter, op, out, [stage, phase])
+        replace_by_registers(rewriter, op, out, [stage, phase])
 
 
 def _position_registers(value: SSAValue) -> tuple[SSAValue, SSAValue]:
@@ -617,17 +521,17 @@ class LowerRingAdvance(RewritePattern):
         position = op.position.type
         assert isinstance(position, hopper.RingPositionType)
         stage, phase = _position_registers(op.position)
-        out = _Emitter(None, False)
+        out = Emitter(None, False)
         one = out.value(ptx.ConstOp(1, ptx.U32))
         out.emit(ptx.AssignOp(stage, out.value(ptx.AddOp(stage, one))))
         depth = out.value(ptx.ConstOp(position.stages.data, ptx.U32))
         wrap = out.value(ptx.SetpOp("eq", stage, depth))
         zero = out.value(ptx.ConstOp(0, ptx.U32))
-        out.emit(_guarded(ptx.AssignOp(stage, zero), wrap, False))
+        out.emit(guarded(ptx.AssignOp(stage, zero), wrap, False))
         one = out.value(ptx.ConstOp(1, ptx.U32))
         flipped = out.value(ptx.XorOp(phase, one))
-        out.emit(_guarded(ptx.AssignOp(phase, flipped), wrap, False))
-        _replace_by_registers(rewriter, op, out, [stage, phase])
+        out.emit(guarded(ptx.AssignOp(phase, flipped), wrap, False))
+        replace_by_registers(rewriter, op, out, [stage, phase])
 
 
 class LowerRingAdvanceBy(RewritePattern):
@@ -639,15 +543,15 @@ class LowerRingAdvanceBy(RewritePattern):
         position = op.position.type
         assert isinstance(position, hopper.RingPositionType)
         stage, phase = _position_registers(op.position)
-        out = _Emitter(None, False)
-        count = _integer_register(op.count, out)
+        out = Emitter(None, False)
+        count = integer_register(op.count, out)
         depth = out.value(ptx.ConstOp(position.stages.data, ptx.U32))
         total = out.value(ptx.AddOp(stage, count))
         laps = out.value(ptx.DivOp(total, depth))
         out.emit(ptx.AssignOp(stage, out.value(ptx.RemOp(total, depth))))
         flip = out.value(ptx.AndOp(laps, out.value(ptx.ConstOp(1, ptx.U32))))
         out.emit(ptx.AssignOp(phase, out.value(ptx.XorOp(phase, flip))))
-        _replace_by_registers(rewriter, op, out, [stage, phase])
+        replace_by_registers(rewriter, op, out, [stage, phase])
 
 
 def outlives_advance(op: hopper.RingStageOp | hopper.RingPhaseOp) -> bool:
@@ -708,14 +612,14 @@ class LowerMbarrierWait(RewritePattern):
         skip = None
         if op.guard is not None:
             skip = self.labels.fresh("hopper_wait_skip")
-            ops.append(_guarded(ptx.BraOp(skip), op.guard, op.negated is None))
-        parity = _Emitter(None, False)
-        phase = _integer_register(op.phase, parity)
+            ops.append(guarded(ptx.BraOp(skip), op.guard, op.negated is None))
+        parity = Emitter(None, False)
+        phase = integer_register(op.phase, parity)
         ops += parity.ops
         ops.append(ptx.LabelOp(loop))
         ready = ptx.MbarrierTryWaitOp(register_of(op.barrier), phase)
         ops.append(ready)
-        ops.append(_guarded(ptx.BraOp(loop), ready.result, True))
+        ops.append(guarded(ptx.BraOp(loop), ready.result, True))
         if skip is not None:
             ops.append(ptx.LabelOp(skip))
         rewriter.replace(op, ops, [])
@@ -730,7 +634,7 @@ class LowerHopperOp(RewritePattern):
         lower = _LOWERINGS.get(type(op))
         if lower is None:
             raise NotImplementedError(f"convert-hopper-to-ptx: no lowering for {op.name}")
-        out = _Emitter(op.guard, op.negated is not None)
+        out = Emitter(op.guard, op.negated is not None)
         lower(op, out)
         results = [op.results for op in out.ops if op.results]
         rewriter.replace(op, out.ops, list(results[-1]) if op.results else [])
@@ -785,6 +689,7 @@ class ConvertHopperToPtx(ModulePass):
             LowerRingAdvanceBy(),
             LowerRingPart(),
             LowerMbarrierWait(labels),
+            *ACCESS_PATTERNS,
             LowerHopperOp(),
         ]
         # No dead-code elimination: the index arithmetic is still arith, which the

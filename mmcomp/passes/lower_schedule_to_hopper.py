@@ -50,12 +50,15 @@ What each piece of the materialized IR becomes:
   coordinates through its roles, so a bias [n], a [1, n] row or an [m, n] operand all
   work), as arith and math on f32 values (the roundings to bf16 / f16 `arith.truncf`,
   each stored pair one `hopper.truncf_pair`, which convert-arith-to-ptx and
-  convert-hopper-to-ptx lower); each `sched.store_tile` is a predicated, vectorized
-  `st.global` clipped at the output's bounds (epilogue "registers"), or 64 x 128-byte
-  swizzled boxes staged in shared memory and stored by TMA (epilogue "smem", for outputs
-  with 16-byte rows);
+  convert-hopper-to-ptx lower); an operand's elements are `hopper.global_load`s of
+  typed values; each `sched.store_tile` is a guarded, vectorized `hopper.global_store`
+  clipped at the output's bounds (epilogue "registers": i64 addresses, i1 bounds tests,
+  the column's a signed i32 count), or 64 x 128-byte swizzled boxes staged in shared
+  memory (stmatrix, `hopper.smem_store` for f32) and stored by TMA (epilogue "smem", for
+  outputs with 16-byte rows);
 - split-K: `sched.store_partial` / `sched.arrive` / `sched.reduce_partials` become
-  coalesced f32 workspace traffic, an acq_rel atomic counter, and a sum in slice order.
+  coalesced f32 workspace traffic (`hopper.global_store` / `hopper.global_load` of f32
+  values, the sum `arith.addf` in slice order) and an acq_rel atomic counter (ptx).
 
 `lower_kernel(func)` returns the hopper.kernel; it carries the launch data (each
 parameter's array, extent or tensor map, the grid, cluster and shared memory) that

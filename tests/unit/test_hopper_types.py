@@ -29,9 +29,12 @@ LEVEL_CASES = [
     "cluster_matmul",
     "pingpong_linear",
     "none_split_k",
+    "gelu_bias",
+    "smem_split_k",
 ]
 """One case per mechanism whose ops take typed values: 2-D and 3-D tensor maps, TMA stores,
-multicast loads and remote arrives, both rings under each warp specialization, split-K."""
+multicast loads and remote arrives, both rings under each warp specialization, split-K,
+an epilogue operand's loads, split-K through the shared-memory epilogue."""
 
 
 def _run(tmp_path: Path, source: Path, passes: str, out: str, target: str = "mlir") -> str:

@@ -54,6 +54,7 @@ ids), `ring` (ring positions), `smem` (shared memory), `warp_specialize`.
 
 from xdsl.ir import Attribute, Dialect, Operation
 
+from mmcomp.dialects.hopper.access import GlobalLoadOp, GlobalStoreOp, SmemStoreOp
 from mmcomp.dialects.hopper.attrs import TileAttr, WarpRolesAttr, tile
 from mmcomp.dialects.hopper.base import HopperInstruction, HopperValueOp, Implied
 from mmcomp.dialects.hopper.kernel import ArrayParamOp, ExtentParamOp, KernelOp, kernel_param
@@ -169,6 +170,9 @@ __all__ = [
     "RingStartOp",
     "SLOT_ATTR",
     "SPECIALIZATIONS",
+    "SmemStoreOp",
+    "GlobalLoadOp",
+    "GlobalStoreOp",
     "StmatrixOp",
     "TensorMapParamOp",
     "TensorMapPrefetchOp",
@@ -221,6 +225,9 @@ def all_ops() -> list[type[Operation]]:
         SlotRingOp,
         SlotStageOp,
         RingSlotOp,
+        SmemStoreOp,
+        GlobalLoadOp,
+        GlobalStoreOp,
         StmatrixOp,
         TruncfPairOp,
         IdOp,

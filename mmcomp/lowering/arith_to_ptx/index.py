@@ -21,25 +21,46 @@ from mmcomp.lowering.arith_to_ptx.registers import (
     BINARY,
     COMPARISONS,
     MAD,
+    SIGNED_COMPARISONS,
     SPECIAL_REGISTERS,
     feeds_mad,
     fused_multiply,
     held_register,
     is_predicate_and,
+    is_signed_comparison,
+    is_signed_count,
     read_as_predicate,
     register_of,
 )
 
 
 class ConstantToPtx(RewritePattern):
-    """An integer constant becomes a `mov` of its 32-bit immediate."""
+    """An integer constant becomes a `mov` of its 32-bit immediate (into an s32 register
+    where signed comparisons read it, `is_signed_count`)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: arith.ConstantOp, rewriter: PatternRewriter) -> None:
         """Rewrite an integer `arith.constant`."""
         if not isinstance(op.value, IntegerAttr):
             return
-        rewriter.replace(op, ptx.ConstOp(op.value.value.data & 0xFFFFFFFF, ptx.U32))
+        value = op.value.value.data
+        if is_signed_count(op.result):
+            rewriter.replace(op, ptx.ConstOp(value, ptx.S32))
+            return
+        rewriter.replace(op, ptx.ConstOp(value & 0xFFFFFFFF, ptx.U32))
+
+
+class SignedCountToPtx(RewritePattern):
+    """An index value cast to i32 that signed comparisons read (a count that may be
+    negative: the columns left of an edge tile) becomes a `mov` of its register into an
+    s32 register."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: arith.IndexCastOp, rewriter: PatternRewriter) -> None:
+        """Rewrite a signed count."""
+        if not is_signed_count(op.result):
+            return
+        rewriter.replace(op, ptx.MovOp(register_of(op.input), ptx.S32))
 
 
 class GridQueryToPtx(RewritePattern):
@@ -96,13 +117,16 @@ class CeilDivToPtx(RewritePattern):
 
 
 class CompareToPtx(RewritePattern):
-    """`arith.cmpi` becomes a `setp` and a `selp` of 1 or 0 (a u32 holding the truth)."""
+    """`arith.cmpi` becomes a `setp` and a `selp` of 1 or 0 (a u32 holding the truth):
+    unsigned on index values, signed on i32 counts (`is_signed_comparison`)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: arith.CmpiOp, rewriter: PatternRewriter) -> None:
         """Rewrite an unsigned or equality comparison: only the `setp` where every read
         is as a predicate."""
-        cmp = COMPARISONS.get(op.predicate.value.data)
+        predicate = op.predicate.value.data
+        signed = is_signed_comparison(op)
+        cmp = SIGNED_COMPARISONS.get(predicate) if signed else COMPARISONS.get(predicate)
         if cmp is None:
             return
         pred = ptx.SetpOp(cmp, register_of(op.lhs), register_of(op.rhs))
@@ -201,6 +225,7 @@ INDEX_PATTERNS: tuple[RewritePattern, ...] = (
     GuardOnRegister(),
     PredicateAndToPtx(),
     ConstantToPtx(),
+    SignedCountToPtx(),
     GridQueryToPtx(),
     MulAddToPtx(),
     BinaryToPtx(),

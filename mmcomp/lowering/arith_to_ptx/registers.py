@@ -13,6 +13,7 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     UnrealizedConversionCastOp,
     i1,
+    i32,
 )
 from xdsl.ir import Operation, SSAValue, Use
 from xdsl.utils.exceptions import DiagnosticException
@@ -34,6 +35,9 @@ BINARY: dict[type[Operation], type[ptx.BinaryOp] | type[ptx.ShiftOp]] = {
 """The ptx instruction of each binary index op."""
 COMPARISONS = {0: "eq", 1: "ne", 6: "lo", 7: "ls", 8: "hi", 9: "hs", 2: "lo", 3: "ls"}
 """The unsigned setp comparison of each arith.cmpi predicate (index values are unsigned)."""
+SIGNED_COMPARISONS = {2: "lt", 3: "le", 4: "gt", 5: "ge"}
+"""The signed setp comparison of each signed arith.cmpi predicate on i32 (a signed count:
+an index value cast to i32, or an i32 constant)."""
 SPECIAL_REGISTERS: dict[type[Operation], str] = {
     gpu.BlockIdOp: "ctaid.x",
     gpu.GridDimOp: "nctaid.x",
@@ -81,6 +85,25 @@ def feeds_mad(op: Operation) -> bool:
     (use,) = op.result.uses
     user = use.operation
     return isinstance(user, arith.AddiOp) and MAD in user.attributes and use.index == 0
+
+
+def is_signed_comparison(op: Operation) -> bool:
+    """`op` is a signed `arith.cmpi` (slt, sle, sgt, sge) of i32 values (or of the s32
+    register one is lowered to): a `setp` on s32 registers."""
+    return (
+        isinstance(op, arith.CmpiOp)
+        and op.lhs.type in (i32, ptx.S32)
+        and op.predicate.value.data in SIGNED_COMPARISONS
+    )
+
+
+def is_signed_count(value: SSAValue) -> bool:
+    """The i32 `value` is read by signed comparisons only: it is held in an s32 register."""
+    return (
+        value.type == i32
+        and bool(value.uses)
+        and all(is_signed_comparison(use.operation) for use in value.uses)
+    )
 
 
 def is_guard_read(use: Use) -> bool:

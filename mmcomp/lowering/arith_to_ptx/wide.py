@@ -23,6 +23,7 @@ from mmcomp.lowering.arith_to_ptx.registers import (
     MAD,
     feeds_mad,
     fused_multiply,
+    is_signed_count,
     register_of,
 )
 
@@ -115,10 +116,12 @@ class WideningToPtx(RewritePattern):
             readers = [use.operation for use in op.result.uses]
             if all(isinstance(reader, arith.ExtUIOp) for reader in readers):
                 return
+            if is_signed_count(op.result):
+                return  # a signed count (SignedCountToPtx)
             raise DiagnosticException(
                 "convert-arith-to-ptx: an arith.index_cast of an index value to i32 lowers "
                 "only as the narrow side of an arith.extui to i64 (a widening multiply's "
-                "operand)"
+                "operand) or as a signed count that signed comparisons read"
             )
         if not isinstance(op, arith.ExtUIOp):
             return

@@ -37,12 +37,15 @@ class Access:
     """How one thread addresses a memref's elements in the current tile's epilogue."""
 
     bases: list[SSAValue]
-    """64-bit address of the element at (row0 + 8 h, col0), per half h (one if no m axis)."""
+    """64-bit address of the element at (row0 + 8 h, col0), per half h (one if no m axis):
+    an i64 of the address arithmetic, or a u64 register (the array's own address, a sum
+    with a runtime stride)."""
     row_ok: list[SSAValue | None]
     """Per half: the row lies inside the memref, an i1 comparison (None without an m
     axis)."""
     col_limit: SSAValue | None
-    """s32: columns left from col0 to the memref's n extent (None without an n axis)."""
+    """Columns left from col0 to the memref's n extent, a signed i32 (`Values.signed`; None
+    without an n axis)."""
     col_stride: int
     """Bytes between neighbouring columns."""
     dtype: str
@@ -87,7 +90,6 @@ class Addressing:
         found = self.accesses.get(key)
         if found is not None:
             return found
-        k = self.ctx.k
         values = Values(self.ctx)
         memref_type = memref.type
         assert is_memref(memref_type)
@@ -114,7 +116,7 @@ class Addressing:
         col_limit: SSAValue | None = None
         col_stride = 0
         if store and "n" not in roles:
-            col_limit = k.mov(values.reg(values.sub(values.const(1), self.col0)), ptx.S32)
+            col_limit = values.signed(values.sub(values.const(1), self.col0))
         row_parts: list[SSAValue | None] = [None] * halves
         col_part: SSAValue | None = None
         for dim, (index, role) in enumerate(zip(indices, roles, strict=True)):
@@ -126,7 +128,7 @@ class Addressing:
                 # Under swap_ab the columns run along M, whose extent may be a runtime one.
                 extent = dims[dim]
                 limit = extent if isinstance(extent, SSAValue) else values.const(extent)
-                col_limit = k.mov(values.reg(values.sub(limit, position)), ptx.S32)
+                col_limit = values.signed(values.sub(limit, position))
                 col_stride = stride * size
                 col_term = (values.reg(position), stride)
                 if not wide:
@@ -146,7 +148,7 @@ class Addressing:
                 term = values.mul(at, values.const(stride)) if stride != 1 else at
                 previous = row_parts[half]
                 row_parts[half] = term if previous is None else values.add(previous, term)
-        base = self.ctx.reg(memref)
+        base = self.ctx.address(memref)
         bases: list[SSAValue] = []
         if wide:
             bases = self.wide_bases(base, row_terms, col_term, size)
@@ -156,7 +158,7 @@ class Addressing:
             if linear is None:
                 bases.append(base)
                 continue
-            bases.append(values.address(values.add_scaled(base, linear, size)))
+            bases.append(values.add_scaled(base, linear, size))
         found = Access(bases, row_ok, col_limit, col_stride, dtype)
         self.accesses[key] = found
         return found
@@ -198,30 +200,31 @@ class Addressing:
         self, address: SSAValue, index: SSAValue, stride: int | SSAValue, size: int
     ) -> SSAValue:
         """`address + index * stride * size` in 64 bits (`index` a 32-bit register, `stride`
-        elements: an integer or a u64 register)."""
+        elements: an integer or a u64 register): an i64 of the address arithmetic, or a u64
+        register where a product is a ptx one (a runtime stride, a stride of 2^32 bytes or
+        more)."""
         k = self.ctx.k
+        values = Values(self.ctx)
         if isinstance(stride, SSAValue):
             stride_bytes = k.mul(stride, k.const(size, ptx.U64))
-            return k.add(address, k.mul(k.cvt(index, ptx.U64), stride_bytes))
+            return k.add(values.address(address), k.mul(k.cvt(index, ptx.U64), stride_bytes))
         stride_bytes = stride * size
         if stride_bytes < 1 << 32:
-            values = Values(self.ctx)
-            return values.address(values.mad_wide(index, stride_bytes, address))
+            return values.mad_wide(index, stride_bytes, address)
         product = k.mul(k.cvt(index, ptx.U64), k.const(stride_bytes, ptx.U64))
-        return k.add(address, product)
+        return k.add(values.address(address), product)
 
     def element(self, access: Access, half: int, col: int) -> tuple[SSAValue, int, SSAValue | None]:
-        """(base register, byte offset, in-bounds predicate) of the element at (half, col):
-        the predicate an i1 (the row test, and the column test with it) or the column
-        test's predicate register alone."""
-        k = self.ctx.k
+        """(64-bit base address, an i64; byte offset; in-bounds predicate) of the element at
+        (half, col): the predicate an i1 (the row test, the column test, or both)."""
+        values = Values(self.ctx)
         half = min(half, len(access.bases) - 1)
         pred = access.row_ok[half]
         if access.col_limit is not None:
             key = (id(access), col)
             col_ok = self.col_ok.get(key)
             if col_ok is None:
-                col_ok = k.setp("gt", access.col_limit, k.const(col, ptx.S32))
+                col_ok = values.greater(access.col_limit, col)
                 self.col_ok[key] = col_ok
-            pred = col_ok if pred is None else Values(self.ctx).both(pred, col_ok)
-        return access.bases[half], col * access.col_stride, pred
+            pred = col_ok if pred is None else values.both(pred, col_ok)
+        return values.wide(access.bases[half]), col * access.col_stride, pred

@@ -22,6 +22,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     MemRefType,
     UnrealizedConversionCastOp,
+    i64,
 )
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, Operation, SSAValue
@@ -44,7 +45,9 @@ class Accumulator:
     partial tiles (split-K, stream-K)."""
 
     chunks: list[list[SSAValue]]
-    """Per chunk, the f32 registers of a sum of partial tiles (empty for wgmma tiles)."""
+    """Per chunk, the elements of a sum of partial tiles: f32 values (split-K's reduction)
+    or f32 registers (stream-K's sum, which its segment loop carries); empty for wgmma
+    tiles."""
     fragments: list[SSAValue] = field(default_factory=list[SSAValue])
     """Per chunk, the current `!hopper.accumulator` value (for tiles that the mainloop
     accumulates into: a zero accumulator, a wgmma's result, a K loop's block argument or
@@ -57,18 +60,22 @@ class Accumulator:
 
     def element(self, k: ptx.KernelBuilder, chunk: int, index: int) -> SSAValue:
         """This thread's f32 element `index` of chunk `chunk` as a register (what a ptx
-        store takes): a sum's register, or a read of the wgmma accumulator through a cast."""
-        if not self.fragments:
+        instruction takes): a sum's register, or its value or a read of the wgmma
+        accumulator through a cast."""
+        if not self.fragments and isinstance(self.chunks[chunk][index].type, ptx.RegType):
             return self.chunks[chunk][index]
         return self._cast(k, chunk, index, self.value(k, chunk, index), ptx.F32)
 
     def value(self, k: ptx.KernelBuilder, chunk: int, index: int) -> SSAValue:
         """This thread's element `index` of chunk `chunk` as an f32 value (what the
-        epilogue's arith takes): a read of the wgmma accumulator
-        (`hopper.accumulator_element`), or a sum's register through a cast; each made again
-        where the one made before is out of scope."""
+        epilogue's arith and the hopper stores take): a read of the wgmma accumulator
+        (`hopper.accumulator_element`), a sum's value, or a sum's register through a
+        cast; each made again where the one made before is out of scope."""
         if not self.fragments:
-            return self._cast(k, chunk, index, self.chunks[chunk][index], Float32Type())
+            entry = self.chunks[chunk][index]
+            if not isinstance(entry.type, ptx.RegType):
+                return entry
+            return self._cast(k, chunk, index, entry, Float32Type())
         found = self.reads.get((chunk, index))
         if found is None or not k.sees(found):
             read = hopper.AccumulatorElementOp(self.fragments[chunk], index)
@@ -88,16 +95,14 @@ class Accumulator:
             found = self.casts[(chunk, index)] = k.append(cast).results[0]
         return found
 
-    def elements(self, k: ptx.KernelBuilder) -> list[SSAValue]:
-        """Every f32 element of this thread, chunk by chunk, in fragment order."""
-        if not self.fragments:
-            return [reg for chunk in self.chunks for reg in chunk]
-        registers: list[SSAValue] = []
-        for chunk, fragment in enumerate(self.fragments):
-            accumulator = fragment.type
-            assert isinstance(accumulator, hopper.AccumulatorType)
-            registers += [self.element(k, chunk, i) for i in range(accumulator.registers)]
-        return registers
+    def values(self, k: ptx.KernelBuilder) -> list[SSAValue]:
+        """Every element of this thread as an f32 value, chunk by chunk, in fragment
+        order."""
+        sizes = [len(chunk) for chunk in self.chunks]
+        if self.fragments:
+            types = [fragment.type for fragment in self.fragments]
+            sizes = [t.registers for t in types if isinstance(t, hopper.AccumulatorType)]
+        return [self.value(k, chunk, i) for chunk, size in enumerate(sizes) for i in range(size)]
 
 
 @dataclass(eq=False)
@@ -276,6 +281,15 @@ class KernelContext:
         if isinstance(found.type, MemRefType):
             return self._cast(found, ptx.U64)
         return self._cast(found, ptx.U32)
+
+    def address(self, array: SSAValue) -> SSAValue:
+        """An array of the kernel as its 64-bit address, an i64 of the address arithmetic
+        (a cast of its memref, which convert-hopper-to-ptx makes a cast of the parameter's
+        u64 register)."""
+        found = self._found(array)
+        if not isinstance(found.type, MemRefType):
+            raise ScheduleError(f"{self.where}: {array} is not an array of the kernel")
+        return self._cast(found, i64)
 
     def index(self, value: SSAValue) -> SSAValue:
         """An index value of the kernel as the hopper level's index arithmetic reads it."""

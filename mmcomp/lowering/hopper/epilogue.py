@@ -17,7 +17,7 @@ from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import Float32Type
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
-from mmcomp.dialects import hopper, ptx, sched
+from mmcomp.dialects import hopper, sched
 from mmcomp.dialects.fusion import SplatOp
 from mmcomp.errors import ScheduleError
 from mmcomp.lowering.hopper.addressing import Addressing
@@ -205,9 +205,9 @@ class Epilogue:
 
         Where the operand's rows are contiguous along n and of even length, the element and
         its neighbour (columns 2j and 2j + 1, which the same thread holds) are loaded
-        together by one vector load. The load is a ptx instruction (predicated, on the
-        element's 64-bit address); its registers are read as bf16 / f16 / f32 values through
-        casts, and a 16-bit element is widened by `arith.extf`.
+        together by one vector load: a `hopper.global_load` of bf16 / f16 / f32 values
+        (guarded by the bounds test, on the element's 64-bit address, an i64); a 16-bit
+        element is widened by `arith.extf`.
         """
         k = self.ctx.k
         roles = self.address.memref_roles(load.source)
@@ -219,7 +219,6 @@ class Epilogue:
         found = self.load_memo.get(key(col))
         if found is not None:
             return Scalar(found, access.dtype, exact=True)
-        kind = ptx.F32 if access.dtype == "f32" else ptx.reg(access.dtype)
         memref_type = load.source.type
         assert is_memref(memref_type)
         extent = memref_type.get_shape()[-1]
@@ -230,13 +229,12 @@ class Epilogue:
         )
         first = col - col % 2 if paired else col
         base, offset, pred = self.address.element(access, half, first)
-        loaded = self.ctx.put(ptx.LdOp("global", base, kind, 2 if paired else 1, offset), pred)
+        element = Float32Type() if access.dtype == "f32" else self.math.sixteen_bit(access.dtype)
+        vector = hopper.GlobalLoadOp(base, element, 2 if paired else 1, offset)
+        loaded = self.ctx.put(vector, pred)
         for column, value in zip((first, first + 1), loaded.values, strict=False):
-            if access.dtype == "f32":
-                value = self.ctx.cast(value, Float32Type())
-            else:
-                element = self.ctx.cast(value, self.math.sixteen_bit(access.dtype))
-                value = k.append(arith.ExtFOp(element, Float32Type())).result
+            if access.dtype != "f32":
+                value = k.append(arith.ExtFOp(value, Float32Type())).result
             self.load_memo[key(column)] = value
         return Scalar(self.load_memo[key(col)], access.dtype, exact=True)
 
@@ -276,8 +274,9 @@ class Epilogue:
     def store_pair(
         self, store: sched.StoreTileOp, values: list[Scalar], half: int, col: int
     ) -> None:
-        """Store two neighbouring elements of an output from registers (clipped): each f32
-        value, or the pair rounded to the output's 16-bit dtype, read as registers."""
+        """Store two neighbouring elements of an output (clipped): a `hopper.global_store`
+        of the f32 values, or of the pair rounded to the output's 16-bit dtype
+        (`hopper.truncf_pair`), one element each where the pair is not contiguous."""
         ctx = self.ctx
         roles = self.address.memref_roles(store.dest)
         memref_type = store.dest.type
@@ -287,24 +286,17 @@ class Epilogue:
         dtype = access.dtype
         if roles and roles[-1] == "n" and shape[-1] % 2 == 0:
             base, offset, pred = self.address.element(access, half, col)
-            if dtype == "f32":
-                data = [ctx.cast(v.value, ptx.F32) for v in values]
-            else:
-                data = [self.pair(values, dtype)]
-            ctx.put(ptx.StOp("global", base, data, offset), pred)
+            data = [v.value for v in values]
+            if dtype != "f32":
+                data = [self.pair_value(values, dtype)]
+            ctx.put(hopper.GlobalStoreOp(base, data, offset), pred)
             return
         for e, value in enumerate(values):
             base, offset, pred = self.address.element(access, half, col + e)
-            if dtype == "f32":
-                data = ctx.cast(value.value, ptx.F32)
-            else:
-                data = ctx.cast(self.math.truncated(value.value, dtype), ptx.reg(dtype))
-            ctx.put(ptx.StOp("global", base, [data], offset), pred)
-
-    def pair(self, values: list[Scalar], dtype: str) -> SSAValue:
-        """Two neighbouring f32 values rounded into one pair of the 16-bit `dtype`, read as
-        its bf16x2 / f16x2 register (what a ptx store takes)."""
-        return self.ctx.cast(self.pair_value(values, dtype), ptx.reg(f"{dtype}x2"))
+            element = value.value
+            if dtype != "f32":
+                element = self.math.truncated(value.value, dtype)
+            ctx.put(hopper.GlobalStoreOp(base, [element], offset), pred)
 
     def pair_value(self, values: list[Scalar], dtype: str) -> SSAValue:
         """Two neighbouring f32 values rounded into one pair of the 16-bit `dtype`

@@ -4,10 +4,10 @@ Each output that TMA can store (`OperandPlan.plan_stores`) is written box by box
 x 128 bytes with the 128-byte swizzle, into one of two buffers per consumer warpgroup
 after the ring. A box's values are computed first (epilogue math and operand loads, before
 any barrier); 16-bit outputs are then written with `stmatrix.m8n8.x4`, f32 outputs with
-`st.shared.v2.f32` (16-byte chunk c of box row r at chunk c ^ (r % 8)); `fence.proxy.async`;
-the storing thread waits until the previous box's TMA store has read its buffer; one
-barrier of the warpgroup; the storing thread issues the TMA store and commits.
-"""
+`hopper.smem_store` (`st.shared.v2.f32`; 16-byte chunk c of box row r at chunk
+c ^ (r % 8)); `fence.proxy.async`; the storing thread waits until the previous box's TMA
+store has read its buffer; one barrier of the warpgroup; the storing thread issues the TMA
+store and commits."""
 
 from __future__ import annotations
 
@@ -81,7 +81,7 @@ class SmemEpilogue:
                     buffer = self.buffer(buffers, slot)
                     packed = self.box_values(value, operand.dtype, m_block, box * box_columns)
                     if operand.dtype == "f32":
-                        self.write_f32_box(values.add(buffer, row), chunk, packed)
+                        self.write_f32_box(self.lane_row(buffer, row), chunk, packed)
                     else:
                         self.write_16bit_box(self.lane_row(buffer, row), chunk, packed)
                     k.append(ptx.FenceOp("proxy_async"))
@@ -143,9 +143,9 @@ class SmemEpilogue:
     def box_values(
         self, value: SSAValue, dtype: str, m_block: int, column0: int
     ) -> list[list[SSAValue]]:
-        """This thread's values of one box, per 8-column block: f32 registers (row half,
-        then e) for an f32 output, read as the registers that st.shared takes; rounded
-        pairs (one per row half, `hopper.truncf_pair`, which stmatrix takes) otherwise."""
+        """This thread's values of one box, per 8-column block: f32 values (row half, then
+        e) for an f32 output, which `hopper.smem_store` takes; rounded pairs (one per row
+        half, `hopper.truncf_pair`, which stmatrix takes) otherwise."""
         instr_n = self.ctx.params.instr[1]
         columns = EPILOGUE_ROW_BYTES // (4 if dtype == "f32" else 2)
         blocks: list[list[SSAValue]] = []
@@ -158,7 +158,7 @@ class SmemEpilogue:
                 slot = (chunk, block8, 2 * m_block + half)
                 scalars = [self.values.scalar(value, (*slot, e), column + e) for e in range(2)]
                 if dtype == "f32":
-                    regs += [self.ctx.cast(scalar.value, ptx.F32) for scalar in scalars]
+                    regs += [scalar.value for scalar in scalars]
                 else:
                     regs.append(self.values.pair_value(scalars, dtype))
             blocks.append(regs)
@@ -180,18 +180,22 @@ class SmemEpilogue:
             k.append(hopper.StmatrixOp(address.result, values))
 
     def write_f32_box(self, base: SSAValue, chunk: SSAValue, blocks: list[list[SSAValue]]) -> None:
-        """st.shared.v2.f32 of each column pair, in the swizzled rows of the box (`base`,
-        `chunk` as for write_16bit_box); row half 1 is 8 rows below."""
+        """`hopper.smem_store` (st.shared.v2.f32) of each column pair, in the swizzled rows
+        of the box (`base`, `chunk` as for write_16bit_box): the pair's 8 bytes in its
+        16-byte chunk (`hopper.smem_add`), the chunk's (`hopper.smem_index`); row half 1
+        is 8 rows below."""
         k = self.ctx.k
         v = Values(self.ctx)
-        base = v.add(base, v.mul(v.and_(self.threads.lane, v.const(1)), v.const(8)))
+        pair_bytes = 8
+        aligned = hopper.SmemType(pair_bytes)
+        column = v.mul(v.and_(self.threads.lane, v.const(1)), v.const(pair_bytes))
+        base = k.append(hopper.SmemAddOp(base, column, aligned)).result
         for block, regs in enumerate(blocks):
             at = v.xor(chunk, v.const(2 * block))
-            address = v.reg(v.mad(at, v.const(16), base))
+            address = k.append(hopper.SmemIndexOp(base, 0, at, 16, aligned)).result
             for half in range(2):
-                k.st(
-                    "shared", address, regs[2 * half : 2 * half + 2], 8 * EPILOGUE_ROW_BYTES * half
-                )
+                pair = regs[2 * half : 2 * half + 2]
+                k.append(hopper.SmemStoreOp(address, pair, 8 * EPILOGUE_ROW_BYTES * half))
 
     def store_coordinates(
         self, store: sched.StoreTileOp, m_block: int, column0: int

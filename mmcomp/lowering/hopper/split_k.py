@@ -17,15 +17,17 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from xdsl.dialects.builtin import MemRefType
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import Float32Type, MemRefType
 from xdsl.ir import SSAValue
 
 from mmcomp import hardware as hw
-from mmcomp.dialects import ptx, sched
+from mmcomp.dialects import hopper, ptx, sched
 from mmcomp.lowering.hopper.addressing import WIDE_OFFSETS
 from mmcomp.lowering.hopper.context import Accumulator, KernelContext
 from mmcomp.lowering.hopper.mainloop import ConsumerMainloop
 from mmcomp.lowering.hopper.plan import workspace_shape
+from mmcomp.lowering.hopper.pointwise import CONTRACT
 from mmcomp.lowering.hopper.ring import Ring
 from mmcomp.lowering.hopper.values import Values
 
@@ -49,7 +51,8 @@ class SplitK:
         return ctx.m_blocks * ctx.n_chunks * ctx.params.instr[1] // 2
 
     def partial_address(self, workspace: SSAValue, slab: SSAValue) -> SSAValue:
-        """This thread's first float in tile slab `slab` of the f32 workspace.
+        """This thread's first float in tile slab `slab` of the f32 workspace: its 64-bit
+        address, an i64.
 
         A slab holds one partial tile in the accumulator fragment order: warpgroup part,
         then register, then thread (so every store and load is coalesced). A workspace of
@@ -63,11 +66,11 @@ class SplitK:
         values = Values(ctx)
         if ptx.DYNAMIC in shape or math.prod(shape) > WIDE_OFFSETS:
             inner = self.mode.part_offset(thread, part)
-            address = values.add_scaled(ctx.reg(workspace), inner, 4)
-            return values.address(values.mad_wide(slab, tile_elements * 4, address))
+            address = values.add_scaled(ctx.address(workspace), inner, 4)
+            return values.mad_wide(slab, tile_elements * 4, address)
         first = values.mad(slab, values.const(tile_elements), thread)
         first = self.mode.part_offset(first, part)
-        return values.address(values.add_scaled(ctx.reg(workspace), first, 4))
+        return values.add_scaled(ctx.address(workspace), first, 4)
 
     def workspace_slab(self, indices: Sequence[SSAValue], workspace: SSAValue) -> SSAValue:
         """The linear slab index of [slice, tile] (or [tile]) in the workspace's leading dims
@@ -94,9 +97,8 @@ class SplitK:
         acc = ctx.accumulators[op.value]
         slab = self.workspace_slab(list(op.indices), op.workspace)
         address = self.partial_address(op.workspace, slab)
-        flat = acc.elements(ctx.k)
-        for index, reg in enumerate(flat):
-            ctx.k.st("global", address, [reg], index * FRAGMENT_STRIDE)
+        for index, value in enumerate(acc.values(ctx.k)):
+            ctx.k.append(hopper.GlobalStoreOp(address, [value], index * FRAGMENT_STRIDE))
 
     def arrive(self, op: sched.ArriveOp) -> None:
         """Count this slice on the tile's counter; every thread gets the old count."""
@@ -147,7 +149,7 @@ class SplitK:
         k = ctx.k
         total = ctx.accumulators[op.acc]
         slab = self.workspace_slab(list(op.indices), op.workspace)
-        address = self.partial_address(op.workspace, slab)
+        address = Values(ctx).address(self.partial_address(op.workspace, slab))
         flat = [reg for chunk in total.chunks for reg in chunk]
         for index, reg in enumerate(flat):
             (value,) = k.ld("global", address, ptx.F32, 1, index * FRAGMENT_STRIDE)
@@ -163,7 +165,8 @@ class SplitK:
         return Accumulator(chunks)
 
     def reduce_partials(self, op: sched.ReducePartialsOp) -> None:
-        """Sum the slices' partial tiles in slice order 0, 1, ..., S-1 into accumulators."""
+        """Sum the slices' partial tiles in slice order 0, 1, ..., S-1 into accumulators:
+        `hopper.global_load`s of f32 values and `arith.addf`s (add.f32)."""
         ctx = self.ctx
         k = ctx.k
         memref_type = op.workspace.type
@@ -182,10 +185,11 @@ class SplitK:
                 slab = values.add(tile, values.const(piece * tiles))
             address = self.partial_address(op.workspace, slab)
             for index in range(registers):
-                (value,) = k.ld("global", address, ptx.F32, 1, index * FRAGMENT_STRIDE)
+                load = hopper.GlobalLoadOp(address, Float32Type(), 1, index * FRAGMENT_STRIDE)
+                (value,) = k.append(load).values
                 if piece == 0:
                     sums.append(value)
                 else:
-                    sums[index] = k.add(sums[index], value)
+                    sums[index] = k.append(arith.AddfOp(sums[index], value, CONTRACT)).result
         n = ctx.params.instr[1] // 2
         ctx.accumulators[op.result] = Accumulator([sums[i : i + n] for i in range(0, registers, n)])

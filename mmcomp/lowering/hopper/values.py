@@ -121,6 +121,18 @@ class Values:
         op = arith.CmpiOp(self.of(lhs), self.of(rhs), predicate)
         return self.ctx.k.append(op).result
 
+    def signed(self, value: SSAValue) -> SSAValue:
+        """The index value `value` as a signed 32-bit count (an `arith.index_cast` to i32,
+        lowered to a `mov` into an s32 register): a difference that may be negative."""
+        return self.ctx.k.append(arith.IndexCastOp(self.of(value), i32)).result
+
+    def greater(self, count: SSAValue, bound: int) -> SSAValue:
+        """`count > bound` of a signed count (`signed`) as an i1: an `arith.cmpi sgt` with
+        an i32 constant (`setp.gt.s32`)."""
+        k = self.ctx.k
+        constant = k.append(arith.ConstantOp(IntegerAttr(bound, i32))).result
+        return k.append(arith.CmpiOp(count, constant, "sgt")).result
+
     def thread_id(self) -> SSAValue:
         """The thread's index in its block (`gpu.thread_id x`, %tid.x)."""
         op = gpu.ThreadIdOp(gpu.DimensionAttr(gpu.DimensionEnum.X))

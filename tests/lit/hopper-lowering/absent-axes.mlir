@@ -25,8 +25,11 @@ func.func @broadcast_m1(%a: tensor<1x1x256xbf16>, %b: tensor<1x512x256xbf16>) ->
 // CHECK-NEXT: %{{.*}} = hopper.accumulator_element %[[ACC]][1] : !hopper.accumulator<64x128xf32>
 // CHECK-NEXT: %[[C0:.*]] = arith.constant 0 : index
 // CHECK-NEXT: %[[IS_ROW0:.*]] = arith.cmpi eq, %{{.*}}, %[[C0]] : index
-// CHECK:      %[[COL_OK:.*]] = builtin.unrealized_conversion_cast %{{.*}} : !ptx.reg<pred> to i1
+// CHECK:      %[[LEFT:.*]] = arith.index_cast %{{.*}} : index to i32
+// CHECK:      %[[OUT:.*]] = builtin.unrealized_conversion_cast %{{.*}} : memref<1x512xbf16> to i64
+// CHECK:      %[[ADDRESS:.*]] = arith.addi %[[OUT]], %{{.*}} : i64
+// CHECK:      %[[C0_I32:.*]] = arith.constant 0 : i32
+// CHECK-NEXT: %[[COL_OK:.*]] = arith.cmpi sgt, %[[LEFT]], %[[C0_I32]] : i32
 // CHECK-NEXT: %[[OK:.*]] = arith.andi %[[IS_ROW0]], %[[COL_OK]] : i1
-// CHECK-NEXT: %[[ROUNDED:.*]] = hopper.truncf_pair %{{.*}}, %{{.*}} : vector<2xbf16>
-// CHECK-NEXT: %[[PAIR:.*]] = builtin.unrealized_conversion_cast %[[ROUNDED]] : vector<2xbf16> to !ptx.reg<bf16x2>
-// CHECK-NEXT: ptx.st global %{{.*}}, %[[PAIR]] if %[[OK]] : (!ptx.reg<u64>, !ptx.reg<bf16x2>) -> ()
+// CHECK-NEXT: %[[PAIR:.*]] = hopper.truncf_pair %{{.*}}, %{{.*}} : vector<2xbf16>
+// CHECK-NEXT: hopper.global_store %[[ADDRESS]], %[[PAIR]] if %[[OK]] : (i64, vector<2xbf16>) -> ()

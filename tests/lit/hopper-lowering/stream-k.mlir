@@ -2,9 +2,10 @@
 
 // Stream-K, 3 x 2 tiles of 128x128 and 16 K blocks: 96 iterations on 96 CTAs. After each
 // unit's K loop, a CTA that covered its tile stores it from registers; otherwise each thread
-// stores its 64 accumulator registers to the CTA's slab of the f32 workspace (512 bytes
-// apart: register, then thread), the tile's threads count the segment with one acq_rel atomic
-// (the arrival that finds segments - 1 resets the counter), and the last one sums the slabs
+// stores its 64 accumulator elements (f32 values, `hopper.global_store`) to the CTA's slab
+// of the f32 workspace (512 bytes apart: register, then thread), the tile's threads count
+// the segment with one acq_rel atomic (the arrival that finds segments - 1 resets the
+// counter), and the last one sums the slabs
 // of CTAs first_cta .. last_cta in that order into 64 fresh registers (slab = CTA x 2 +
 // slot, in place: ld, add, assign; the segment loop carries the 64 registers) before its
 // own epilogue.
@@ -19,11 +20,11 @@ func.func @lin(%a: tensor<300x1000xbf16>, %w: tensor<256x1000xbf16>) -> tensor<3
 // CHECK:      } {ptx.labels = ["loop_{{[0-9]+}}", "loop_end_{{[0-9]+}}"]}
 // CHECK:      %[[COVERED:[0-9]+]] = arith.cmpi eq
 // CHECK-NEXT: scf.if %[[COVERED]] {
-// CHECK:      ptx.st global %{{[0-9]+}}, %{{[0-9]+}} if %{{[0-9]+}} : (!ptx.reg<u64>, !ptx.reg<bf16x2>) -> ()
+// CHECK:      hopper.global_store %{{[0-9]+}}, %{{[0-9]+}} if %{{[0-9]+}} : (i64, vector<2xbf16>) -> ()
 // CHECK:      } else {
-// CHECK:      ptx.st global %[[SLAB:[0-9]+]], %{{[0-9]+}} : (!ptx.reg<u64>, !ptx.reg<f32>) -> ()
-// CHECK-NEXT: ptx.st global %[[SLAB]], %{{[0-9]+}} {offset = 512} : (!ptx.reg<u64>, !ptx.reg<f32>) -> ()
-// CHECK:      ptx.st global %[[SLAB]], %{{[0-9]+}} {offset = 32256} : (!ptx.reg<u64>, !ptx.reg<f32>) -> ()
+// CHECK:      hopper.global_store %[[SLAB:[0-9]+]], %{{[0-9]+}} : (i64, f32) -> ()
+// CHECK-NEXT: hopper.global_store %[[SLAB]], %{{[0-9]+}} {offset = 512} : (i64, f32) -> ()
+// CHECK:      hopper.global_store %[[SLAB]], %{{[0-9]+}} {offset = 32256} : (i64, f32) -> ()
 // CHECK-NEXT: arith.addi
 // CHECK-NEXT: arith.muli
 // CHECK-NEXT: arith.subi
@@ -61,7 +62,7 @@ func.func @lin(%a: tensor<300x1000xbf16>, %w: tensor<256x1000xbf16>) -> tensor<3
 // The epilogue reads the sum's registers as f32 values, rounding each pair into bf16.
 // CHECK:      %[[TOTAL0_VALUE:[0-9]+]] = builtin.unrealized_conversion_cast %[[TOTAL0]] : !ptx.reg<f32> to f32
 // CHECK:      hopper.truncf_pair %[[TOTAL0_VALUE]], %{{[0-9]+}} : vector<2xbf16>
-// CHECK:      ptx.st global %{{[0-9]+}}, %{{[0-9]+}} if %{{[0-9]+}} : (!ptx.reg<u64>, !ptx.reg<bf16x2>) -> ()
+// CHECK:      hopper.global_store %{{[0-9]+}}, %{{[0-9]+}} if %{{[0-9]+}} : (i64, vector<2xbf16>) -> ()
 // The consumers' persistent loop carries the ring position (a cooperative kernel counts
 // no tiles: only ping-pong's turns read the count).
 // CHECK:      scf.yield %{{[0-9]+}} : !hopper.ring_position<stages = {{[0-9]+}}>

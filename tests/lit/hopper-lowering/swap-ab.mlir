@@ -39,9 +39,8 @@ func.func @linear(%a: tensor<7x300xbf16>, %w: tensor<200x300xbf16>, %bias: tenso
 // CHECK-NEXT: hopper.wgmma_mma_async m64n8k16 bf16 %[[WDESC]], %[[ADESC]], %{{.*}} {a_major = "k", b_major = "k", scale_d = 1}
 // The epilogue writes the transposed fragment: a thread's two neighbouring columns are
 // rows m and m + 1 of C, 2 x 200 bytes apart, stored one element at a time.
-// CHECK:      ptx.st global %[[ROW:.*]], %{{.*}} if %{{.*}} : (!ptx.reg<u64>, !ptx.reg<bf16>) -> ()
+// CHECK:      hopper.global_store %[[ROW:.*]], %{{.*}} if %{{.*}} : (i64, bf16) -> ()
 // CHECK:      %[[ROUNDED:.*]] = arith.truncf %{{.*}} : f32 to bf16
-// CHECK-NEXT: %[[ELEMENT:.*]] = builtin.unrealized_conversion_cast %[[ROUNDED]] : bf16 to !ptx.reg<bf16>
-// CHECK-NEXT: ptx.st global %[[ROW]], %[[ELEMENT]] if %{{.*}} {offset = 400} : (!ptx.reg<u64>, !ptx.reg<bf16>) -> ()
+// CHECK-NEXT: hopper.global_store %[[ROW]], %[[ROUNDED]] if %{{.*}} {offset = 400} : (i64, bf16) -> ()
 
 // PTXAS: linear spills 0 stack 0

@@ -1,0 +1,157 @@
+"""The element accesses of the `hopper` dialect: the epilogue's loads and stores of typed
+values.
+
+The epilogue reads its operands and writes its outputs element by element on the
+accumulator layout. These ops take the values themselves (f32, bf16, f16 scalars, or a
+`hopper.truncf_pair` of two 16-bit floats) and an address of the level's own arithmetic: a
+64-bit global address as an `i64` (the sum of an array's address and a byte offset,
+`arith` on i64), a shared one as an `!hopper.smem` (`hopper.smem_add`,
+`hopper.smem_index`). Each is one vector `ld` / `st` after convert-hopper-to-ptx, guarded
+like the op (an i1 bounds test of the level's arithmetic).
+"""
+
+from __future__ import annotations
+
+from abc import ABC
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float16Type,
+    Float32Type,
+    IntAttr,
+    VectorType,
+    i64,
+)
+from xdsl.ir import Attribute, SSAValue
+from xdsl.irdl import (
+    irdl_op_definition,
+    operand_def,
+    opt_prop_def,
+    var_operand_def,
+    var_result_def,
+)
+from xdsl.utils.exceptions import VerifyException
+
+from mmcomp.dialects.hopper.base import HopperInstruction
+from mmcomp.dialects.hopper.smem import SmemType
+from mmcomp.narrowing import is_vector
+
+ELEMENT_BYTES: dict[type[Attribute], int] = {Float32Type: 4, BFloat16Type: 2, Float16Type: 2}
+"""The bytes of each element type a global access moves."""
+
+
+def _element_bytes(what: str, value: SSAValue) -> int:
+    """The bytes of one stored or loaded value: an f32, bf16 or f16 scalar, or a pair of
+    16-bit floats (`vector<2xbf16>`, `vector<2xf16>`)."""
+    element: Attribute = value.type
+    count = 1
+    if is_vector(pair := value.type):
+        shape, element = pair.get_shape(), pair.get_element_type()
+        count = 2
+        if shape != (2,) or not isinstance(element, BFloat16Type | Float16Type):
+            raise VerifyException(
+                f"{what} must be a pair of 16-bit floats (vector<2xbf16>, vector<2xf16>), "
+                f"found {value.type}"
+            )
+    size = ELEMENT_BYTES.get(type(element))
+    if size is None:
+        raise VerifyException(f"{what} must be an f32, bf16 or f16 value, found {value.type}")
+    return count * size
+
+
+def _check_vector(name: str, values: Sequence[SSAValue], offset: IntAttr | None) -> None:
+    """1, 2 or 4 values of one type, at an offset that is a multiple of their bytes."""
+    if len(values) not in (1, 2, 4):
+        raise VerifyException(f"{name}: expected 1, 2 or 4 values, found {len(values)}")
+    if len({value.type for value in values}) != 1:
+        types = ", ".join(str(value.type) for value in values)
+        raise VerifyException(f"{name}: the values must have one type, found {types}")
+    vector_bytes = len(values) * _element_bytes(f"{name}: a value", values[0])
+    at = offset.data if offset is not None else 0
+    if at % vector_bytes:
+        raise VerifyException(
+            f"{name}: offset {at} is not a multiple of the vector's {vector_bytes} bytes"
+        )
+
+
+@irdl_op_definition
+class GlobalLoadOp(HopperInstruction):
+    """Load 1, 2 or 4 consecutive elements of global memory as typed values (one vector
+    `ld.global`): `%lo, %hi = hopper.global_load %address if %in_bounds {offset = 4} :
+    (i64, i1) -> (bf16, bf16)`."""
+
+    name = "hopper.global_load"
+
+    offset = opt_prop_def(IntAttr)
+    """Bytes past the address, a multiple of the vector's."""
+    address = operand_def(i64)
+    """The first element's 64-bit global address."""
+    values = var_result_def(Float32Type | BFloat16Type | Float16Type)
+    """The loaded elements, in address order."""
+
+    def __init__(self, address: SSAValue, element: Attribute, count: int = 1, offset: int = 0):
+        super().__init__(
+            properties={"offset": IntAttr(offset) if offset else None},
+            operands=[address, []],
+            result_types=[[element] * count],
+        )
+
+    def verify_kinds(self) -> None:
+        _check_vector(self.name, list(self.values), self.offset)
+
+
+class VectorStore(HopperInstruction, ABC):
+    """Base of the stores of 1, 2 or 4 values at an address and a byte offset."""
+
+    def __init__(self, address: SSAValue, values: Sequence[SSAValue], offset: int = 0):
+        super().__init__(
+            properties={"offset": IntAttr(offset) if offset else None},
+            operands=[address, list(values), []],
+        )
+
+
+@irdl_op_definition
+class GlobalStoreOp(VectorStore):
+    """Store 1, 2 or 4 typed values to consecutive elements of global memory (one vector
+    `st.global`): `hopper.global_store %address, %pair if %in_bounds : (i64,
+    vector<2xbf16>, i1) -> ()`."""
+
+    name = "hopper.global_store"
+
+    offset = opt_prop_def(IntAttr)
+    """Bytes past the address, a multiple of the vector's."""
+    address = operand_def(i64)
+    """The first element's 64-bit global address."""
+    values = var_operand_def(Float32Type | BFloat16Type | Float16Type | VectorType)
+    """The stored values, in address order: f32, bf16 or f16 scalars, or pairs of 16-bit
+    floats (`hopper.truncf_pair`)."""
+
+    def verify_kinds(self) -> None:
+        _check_vector(self.name, list(self.values), self.offset)
+
+
+@irdl_op_definition
+class SmemStoreOp(VectorStore):
+    """Store 1, 2 or 4 f32 values to consecutive words of shared memory (one vector
+    `st.shared`): `hopper.smem_store %row, %a, %b {offset = 1024} : (!hopper.smem<align
+    8>, f32, f32) -> ()`."""
+
+    name = "hopper.smem_store"
+
+    offset = opt_prop_def(IntAttr)
+    """Bytes past the address, a multiple of the vector's."""
+    address = operand_def(SmemType)
+    """The first word's address, an `!hopper.smem` aligned to the vector's bytes."""
+    values = var_operand_def(Float32Type)
+    """The stored f32 values, in address order."""
+
+    def verify_kinds(self) -> None:
+        _check_vector(self.name, list(self.values), self.offset)
+        vector_bytes = 4 * len(self.values)
+        address = self.address.type
+        if not isinstance(address, SmemType) or address.align.data < vector_bytes:
+            raise VerifyException(
+                f"{self.name}: the address must be a !hopper.smem aligned to {vector_bytes} "
+                f"bytes (the stored vector), found {address}"
+            )

@@ -1,0 +1,116 @@
+"""The epilogue's element accesses as ptx loads and stores, one pattern per op.
+
+`hopper.global_load` becomes one vector `ld.global` of the registers of its element type,
+read as its typed results through casts (convert-arith-to-ptx folds them into the ops that
+read the elements); `hopper.global_store` and `hopper.smem_store` one vector `st` of the
+registers of their values: an f32, bf16 or f16 value's register (a cast, folded likewise),
+a pair's bf16x2 / f16x2 (its `hopper.truncf_pair`'s). The address is an i64 value's u64
+register, or an `!hopper.smem`'s u32 one; the guard stays the instruction's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float16Type,
+    UnrealizedConversionCastOp,
+    VectorType,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
+
+from mmcomp.dialects import hopper, ptx
+from mmcomp.lowering.hopper_to_ptx.registers import (
+    Emitter,
+    address_of,
+    register_of,
+    value_register,
+)
+from mmcomp.narrowing import is_vector
+
+
+def register_kind(value_type: Attribute) -> ptx.RegType:
+    """The register type of an element type (f32, bf16, f16) or of a pair of 16-bit floats
+    (bf16x2, f16x2)."""
+    if is_vector(value_type):
+        element = value_type.get_element_type()
+        return ptx.reg("bf16x2" if isinstance(element, BFloat16Type) else "f16x2")
+    if isinstance(value_type, BFloat16Type):
+        return ptx.reg("bf16")
+    if isinstance(value_type, Float16Type):
+        return ptx.reg("f16")
+    return ptx.F32
+
+
+def stored_registers(values: Sequence[SSAValue]) -> tuple[list[Operation], list[SSAValue]]:
+    """The registers of stored values: a pair's register, or a cast of a scalar."""
+    ops: list[Operation] = []
+    registers: list[SSAValue] = []
+    for value in values:
+        if isinstance(value.type, VectorType):
+            registers.append(register_of(value))
+            continue
+        cast, register = value_register(value, register_kind(value.type))
+        ops += cast
+        registers.append(register)
+    return ops, registers
+
+
+def offset_of(op: hopper.GlobalLoadOp | hopper.GlobalStoreOp | hopper.SmemStoreOp) -> int:
+    """The op's byte offset past its address."""
+    return op.offset.data if op.offset is not None else 0
+
+
+class LowerGlobalLoad(RewritePattern):
+    """A global load: one `ld.global` of its elements' registers, read as its results."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: hopper.GlobalLoadOp, rewriter: PatternRewriter) -> None:
+        out = Emitter(op.guard, op.negated is not None)
+        address_ops, address = value_register(op.address, ptx.U64)
+        out.ops += address_ops
+        kind = register_kind(op.values[0].type)
+        load = out.emit(ptx.LdOp("global", address, kind, len(op.values), offset_of(op)))
+        casts = [
+            UnrealizedConversionCastOp.get([register], [value.type])
+            for register, value in zip(load.results, op.values, strict=True)
+        ]
+        for cast, value in zip(casts, op.values, strict=True):
+            cast.results[0].name_hint = value.name_hint
+        rewriter.replace(op, [*out.ops, *casts], [cast.results[0] for cast in casts])
+
+
+class LowerGlobalStore(RewritePattern):
+    """A global store: one `st.global` of its values' registers."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: hopper.GlobalStoreOp, rewriter: PatternRewriter) -> None:
+        out = Emitter(op.guard, op.negated is not None)
+        address_ops, address = value_register(op.address, ptx.U64)
+        value_ops, registers = stored_registers(op.values)
+        out.ops += [*address_ops, *value_ops]
+        out.emit(ptx.StOp("global", address, registers, offset_of(op)))
+        rewriter.replace(op, out.ops, [])
+
+
+class LowerSmemStore(RewritePattern):
+    """A shared store of f32 values: one `st.shared` of their registers at the address's
+    register."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: hopper.SmemStoreOp, rewriter: PatternRewriter) -> None:
+        out = Emitter(op.guard, op.negated is not None)
+        value_ops, registers = stored_registers(op.values)
+        out.ops += value_ops
+        out.emit(ptx.StOp("shared", address_of(op.address), registers, offset_of(op)))
+        rewriter.replace(op, out.ops, [])
+
+
+ACCESS_PATTERNS: tuple[RewritePattern, ...] = (
+    LowerGlobalLoad(),
+    LowerGlobalStore(),
+    LowerSmemStore(),
+)
+"""The patterns of the element accesses."""
