@@ -3,10 +3,11 @@
 The consumer register model (`ScheduleParams.consumer_registers`) is an estimate; ptxas
 has the last word. Where the kernel of the chosen schedule spills, `fit` builds it again
 with lighter settings in place of what the caller left free, in a fixed order: one K slice
-(where split_k was the heuristic's), then narrower tiles down to MIN_TILE_N (each with one
-K slice too), then no warp specialization. The first that assembles with no spills is the
-kernel. Every pinned setting is kept; where none fits, a ScheduleError names the schedule,
-the spills and up to two settings that would fit.
+(where split_k was the heuristic's), the persistent strategy (where the heuristic's was
+stream-K or hybrid stream-K: the fixup loops' running sums), then narrower tiles down to
+MIN_TILE_N (each with one K slice too), then no warp specialization. The first that
+assembles with no spills is the kernel. Every pinned setting is kept; where none fits, a
+ScheduleError names the schedule, the spills and up to two settings that would fit.
 
 `mmcomp.compile` runs it with its keywords as the pins; `compile-to-ptx` (mmcomp-opt) runs
 it per fusion function with the keys written in the function's `#sched.params` as the
@@ -80,12 +81,15 @@ def fit(build: Build[Built], pinned: Mapping[str, object]) -> Built:
 
 def refits(chosen: ScheduleParams, pinned: Mapping[str, object]) -> list[dict[str, object]]:
     """Settings to try, in order, where `chosen` spilled: the pins kept, what they left to
-    the heuristic made lighter (one K slice, then narrower tiles down to MIN_TILE_N, one K
-    slice with each, then no warp specialization)."""
+    the heuristic made lighter (one K slice; the persistent strategy in place of stream-K,
+    whose fixup sums take as many registers again as the accumulators; then narrower tiles
+    down to MIN_TILE_N, one K slice with each, then no warp specialization)."""
     tries: list[dict[str, object]] = []
     free_split = "split_k" not in pinned and chosen.split_k > 1
     if free_split:
         tries.append({**pinned, "split_k": 1})
+    if "strategy" not in pinned and chosen.stream_k:
+        tries.append({**pinned, "strategy": "persistent"})
     if "tile" not in pinned:
         tries += _narrower(chosen, pinned, free_split)
     if not {"warp_specialization", "registers"} & set(pinned):

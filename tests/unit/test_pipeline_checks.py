@@ -244,3 +244,28 @@ def test_a_pinned_schedule_that_spills_is_refused_by_both_tools_alike(tmp_path):
     result = _compile_to_ptx(tmp_path, text, "compile-to-ptx")
     assert result.returncode == 1
     assert result.stderr.strip() == f"compile-to-ptx: @heavy: {message}"
+
+
+def test_a_stream_k_schedule_that_spills_is_refitted_persistent_before_narrower_tiles():
+    from mmcomp.dialects.sched import ScheduleParams
+    from mmcomp.spill_refit import refits
+
+    chosen = ScheduleParams(tile=(128, 256, 64), strategy="hybrid-stream-k")
+    tries = refits(chosen, {})
+    assert tries[0] == {"strategy": "persistent"}
+    assert all("strategy" not in settings for settings in tries[1:])
+    pinned = refits(chosen, {"strategy": "hybrid-stream-k"})
+    assert all(settings["strategy"] == "hybrid-stream-k" for settings in pinned)
+    assert not any("strategy" in settings for settings in refits(ScheduleParams(), {}))
+
+
+@pytest.mark.skipif(not find_tool("ptxas"), reason="needs ptxas (the dev extra installs one)")
+def test_a_spilling_stream_k_tile_keeps_its_width_under_the_persistent_strategy():
+    from cases import gelu_bias
+
+    # The heuristic's 128x256 hybrid stream-K schedule of this fused epilogue spills (the
+    # fixup loop's running sums beside the tanh GELU); the persistent one fits.
+    kernel = mmcomp.compile(gelu_bias(8192, 14336, 4096))
+    assert kernel.report.spills == 0
+    assert kernel.params.strategy == "persistent"
+    assert kernel.params.tile == (128, 256, 64)
