@@ -58,14 +58,6 @@ class Accumulator:
     """The cast of each (chunk, element) made so far: a read to its f32 register, or a sum's
     register to an f32 value."""
 
-    def element(self, k: ptx.KernelBuilder, chunk: int, index: int) -> SSAValue:
-        """This thread's f32 element `index` of chunk `chunk` as a register (what a ptx
-        instruction takes): a sum's register, or its value or a read of the wgmma
-        accumulator through a cast."""
-        if not self.fragments and isinstance(self.chunks[chunk][index].type, ptx.RegType):
-            return self.chunks[chunk][index]
-        return self._cast(k, chunk, index, self.value(k, chunk, index), ptx.F32)
-
     def value(self, k: ptx.KernelBuilder, chunk: int, index: int) -> SSAValue:
         """This thread's element `index` of chunk `chunk` as an f32 value (what the
         epilogue's arith and the hopper stores take): a read of the wgmma accumulator
