@@ -67,7 +67,7 @@ def time_m(m: int, dynamic: Any, weights: list[Any], rounds: int) -> None:
     def cublas() -> None:
         i = turn[0] % COPIES
         turn[0] += 1
-        torch.nn.functional.linear(rows[i], weights[i], out=outs[i])
+        torch.nn.functional.linear(rows[i], weights[i], out=outs[i])  # pyright: ignore[reportCallIssue]  (the out= overload is untyped)
 
     runs = {"dynamic": launch(dynamic), "static": launch(static), "cuBLAS": cublas}
     names = list(runs)

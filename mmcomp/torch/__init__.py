@@ -1,0 +1,43 @@
+"""mmcomp inside PyTorch programs: compiled fusions as torch custom ops, and modules.
+
+Nothing else in mmcomp imports torch; this module does, at import. It holds:
+
+- `ARRAYS`, how the public call (mmcomp.backend.call) reads torch tensors (data_ptr, shape,
+  stride and dtype, with no DLPack: a tensor that requires grad is read as a detached
+  view), allocates outputs (`Tensor.new_empty`, so torch's caching allocator, and CUDA-graph
+  memory pools, serve them), finds the current stream, and moves CPU tensors to and from
+  numpy (bfloat16 through an int16 view);
+- `op(fusion, **schedule)`: the fusion compiled and registered as the custom op
+  `mmcomp::<name>`, with a fake implementation (output shapes and dtypes), so that it runs
+  under `torch.compile(fullgraph=True)` and inside CUDA-graph capture;
+- `FusedLinear` (linear + bias + activation) and `GatedMLP` (the Llama/Mistral/Qwen MLP),
+  built from torch / transformers modules by sharing their parameters.
+
+Autograd is not built: a custom op's outputs require grad when an input does, and a
+backward through one raises NotImplementedError naming mmcomp (it never yields silent zero
+gradients). Run the ops under `torch.no_grad()` or `torch.inference_mode()`.
+
+The modules' kernels take their row count (tokens) at run time: each is one fusion with a
+dynamic M (mmcomp.buckets), so a new token count compiles nothing unless it falls in an M
+bucket not used before (at most eight), and `torch.compile(dynamic=True)` traces them once
+for every token count.
+"""
+
+from mmcomp.runtime.arrays import BFLOAT16
+from mmcomp.torch.arrays import ARRAYS, FUSION_DTYPES, NUMPY_DTYPES, TORCH_DTYPES, TorchArrays
+from mmcomp.torch.modules import ACTIVATIONS, FusedLinear, GatedMLP, activation_name
+from mmcomp.torch.ops import op
+
+__all__ = [
+    "ACTIVATIONS",
+    "ARRAYS",
+    "BFLOAT16",
+    "FUSION_DTYPES",
+    "NUMPY_DTYPES",
+    "TORCH_DTYPES",
+    "FusedLinear",
+    "GatedMLP",
+    "TorchArrays",
+    "activation_name",
+    "op",
+]

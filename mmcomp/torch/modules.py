@@ -1,0 +1,354 @@
+"""FusedLinear (linear + bias + activation) and GatedMLP (the Llama/Mistral/Qwen MLP),
+built from torch / transformers modules by sharing their parameters."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, cast
+
+from mmcomp.errors import FusionError, ScheduleError
+from mmcomp.torch.arrays import FUSION_DTYPES, nn
+from mmcomp.torch.ops import op_name, register, schema
+
+ACTIVATIONS = ("none", "gelu_tanh", "gelu", "silu", "relu")
+"""Activations FusedLinear and GatedMLP apply: gelu_tanh is gelu(approximate="tanh"),
+gelu the exact (erf) one."""
+
+_ACTIVATION_CLASSES = {
+    "Identity": "none",
+    "SiLU": "silu",
+    "SiLUActivation": "silu",
+    "ReLU": "relu",
+    "GELUTanh": "gelu_tanh",
+    "PytorchGELUTanh": "gelu_tanh",
+    "NewGELUActivation": "gelu_tanh",
+    "GELUActivation": "gelu",
+}
+"""torch and transformers activation modules by class name."""
+
+
+def activation_name(activation: Any, where: str) -> str:
+    """One of ACTIVATIONS from a name, None, or an activation module."""
+    if activation is None:
+        return "none"
+    if isinstance(activation, str):
+        name = {"gelu_pytorch_tanh": "gelu_tanh", "identity": "none", "swish": "silu"}.get(
+            activation, activation
+        )
+        if name in ACTIVATIONS:
+            return name
+        raise FusionError(
+            f"{where}: argument 'activation': expected one of {', '.join(ACTIVATIONS)}, "
+            f"found {activation!r}"
+        )
+    if isinstance(activation, nn.GELU):
+        return "gelu_tanh" if activation.approximate == "tanh" else "gelu"
+    found = _ACTIVATION_CLASSES.get(type(activation).__name__)
+    if found is None:
+        raise FusionError(
+            f"{where}: argument 'activation': expected one of {', '.join(ACTIVATIONS)} or a "
+            f"SiLU / GELU / ReLU module, found {type(activation).__name__}"
+        )
+    return found
+
+
+def _activate(f: Any, value: Any, activation: str) -> Any:
+    """`activation` applied to a fusion value."""
+    if activation == "none":
+        return value
+    if activation == "gelu_tanh":
+        return f.gelu(value, "tanh")
+    if activation == "gelu":
+        return f.gelu(value, "none")
+    if activation == "silu":
+        return f.silu(value)
+    return f.relu(value)
+
+
+def _fusion_dtype(tensor: Any, where: str, what: str) -> str:
+    dtype = FUSION_DTYPES.get(tensor.dtype)
+    if dtype is None or dtype == "f32":
+        raise FusionError(
+            f"{where}: {what}: expected bfloat16 or float16 weights (wgmma), found {tensor.dtype}"
+        )
+    return dtype
+
+
+def _check_schedule(schedule: object, where: str) -> dict[str, Any]:
+    """A module's mmcomp.compile keywords, checked when it is built (its kernel is
+    compiled at the first forward)."""
+    from mmcomp.compiler import BACKENDS
+    from mmcomp.heuristics import check_schedule_m, normalize_overrides
+    from mmcomp.tuning import check_budget
+
+    if not isinstance(schedule, Mapping):
+        raise ScheduleError(
+            f"{where}: expected a dict of mmcomp.compile keywords, found {type(schedule).__name__}"
+        )
+    keywords = dict(cast("Mapping[str, Any]", schedule))
+    given = dict(keywords)
+    backend = keywords.pop("backend", "cuda")
+    if backend not in BACKENDS:
+        raise ScheduleError(
+            f"{where}: unknown backend {backend!r}; expected one of {', '.join(BACKENDS)}"
+        )
+    autotune = keywords.pop("autotune", False)
+    if not isinstance(autotune, bool):
+        raise ScheduleError(f"{where}: autotune={autotune!r}: expected True or False")
+    budget = keywords.pop("autotune_budget_s", None)
+    try:
+        if budget is not None:
+            check_budget("autotune_budget_s", budget)
+        check_schedule_m(keywords.pop("schedule_m", None))
+        normalize_overrides(keywords)
+    except ValueError as error:
+        raise ScheduleError(f"{where}: {error}") from None
+    return given
+
+
+ROW_COUNTS_KEPT = 64
+"""Row counts whose kernel's fast path a module keeps."""
+
+
+class _RowFamily:
+    """The kernel of a module: its fusion with a dynamic row count (M), compiled on first
+    use; its M buckets serve every row count."""
+
+    def __init__(self, build: Callable[[], Any], schedule: dict[str, Any]):
+        self.build = build
+        """The fusion, M dynamic."""
+        self.schedule = schedule
+        """The schedule keywords of the compile."""
+        self._kernel: Any = None
+        self._fast: dict[int, Callable[[Sequence[Any]], tuple[Any, ...] | None]] = {}
+        """By row count: the fast path of the cuda kernel that ran it (its bucket's,
+        specialized for it), which answers None unless its launch for the arrays is kept."""
+        self.lock = threading.Lock()
+
+    def kernel(self) -> Any:
+        """The kernel (compiled now if new)."""
+        kernel = self._kernel
+        if kernel is not None:
+            return kernel
+        import mmcomp
+
+        with self.lock:
+            if self._kernel is None:
+                self._kernel = mmcomp.compile(self.build(), **self.schedule)
+        return self._kernel
+
+    def run(self, arrays: Sequence[Any]) -> Any:
+        """The kernel's output on `arrays` (the rows first): straight to the launch kept
+        for the arrays where there is one, else through the kernel's call."""
+        rows = arrays[0].shape[0]
+        fast = self._fast.get(rows)
+        if fast is not None:
+            found = fast(arrays)
+            if found is not None:
+                return found[0]
+        kernel = self.kernel()
+        outputs = kernel(*arrays)
+        if fast is None and kernel.backend == "cuda":
+            from mmcomp.buckets import BucketedKernel
+
+            bucket = kernel.kernel_for(rows) if isinstance(kernel, BucketedKernel) else kernel
+            device = bucket.device_kernel
+            if device.plan.dynamic:
+                shapes = tuple(tuple(int(extent) for extent in array.shape) for array in arrays)
+                device = bucket.device_kernel_at(shapes)
+            found_path = device.call_state().fast_path()
+            if found_path is not None:
+                if len(self._fast) >= ROW_COUNTS_KEPT:
+                    self._fast.pop(next(iter(self._fast)))
+                self._fast[rows] = found_path
+        return outputs[0]
+
+
+def _family_op(
+    name: str,
+    inputs: Sequence[str],
+    optional: Sequence[str],
+    family: _RowFamily,
+    out_features: int,
+    where: str,
+) -> Any:
+    """An op whose impl runs `family`'s kernel for the first input's row count."""
+
+    def impl(x: Any, *rest: Any) -> Any:
+        return family.run((x, *(tensor for tensor in rest if tensor is not None)))
+
+    def fake(x: Any, *rest: Any) -> Any:
+        return x.new_empty((x.shape[0], out_features))
+
+    return register(name, schema(inputs, optional, 1), impl, fake, where)
+
+
+def _check_input(x: Any, features: int, dtype: Any, where: str) -> None:
+    if x.dim() < 1 or x.shape[-1] != features:
+        raise FusionError(f"{where}: input: expected [..., {features}], found {list(x.shape)}")
+    if x.dtype != dtype:
+        raise FusionError(f"{where}: input: expected dtype {dtype}, found {x.dtype}")
+
+
+class FusedLinear(nn.Module):
+    """`activation(x W^T + b)` as one mmcomp kernel, sharing an nn.Linear's parameters.
+
+    The output has x's dtype (the weight's: bf16 or f16); the accumulator and the
+    activation are f32. One kernel per distinct token count (x's leading extents).
+    """
+
+    def __init__(self, linear: Any, activation: Any = None, **schedule: Any):
+        """Share `linear`'s weight and bias (no copy); `schedule`: mmcomp.compile keywords."""
+        super().__init__()  # pyright: ignore[reportUnknownMemberType]  (nn.Module is Any)
+        where = "mmcomp.torch.FusedLinear"
+        if not isinstance(linear, nn.Linear):
+            raise FusionError(
+                f"{where}: argument 'linear': expected an nn.Linear, found {type(linear).__name__}"
+            )
+        self.weight = linear.weight
+        self.bias = linear.bias
+        self.in_features = linear.in_features
+        self.out_features = linear.out_features
+        self.activation = activation_name(activation, where)
+        dtype = _fusion_dtype(linear.weight, where, "linear.weight")
+        n, k, act, bias = self.out_features, self.in_features, self.activation, self.bias
+        has_bias = bias is not None
+        if has_bias and bias.dtype != linear.weight.dtype:
+            raise FusionError(
+                f"{where}: linear.bias: expected dtype {linear.weight.dtype}, found {bias.dtype}"
+            )
+
+        def build() -> Any:
+            from mmcomp.frontend import Fusion
+
+            f = Fusion(f"linear_{act}")
+            a = f.input("x", ["m", k], dtype)
+            w = f.input("w", [n, k], dtype)
+            b = f.input("bias", [n], dtype) if has_bias else None
+            f.output(f.cast(_activate(f, f.linear(a, w, b), act), dtype))
+            return f
+
+        self._family = _RowFamily(build, _check_schedule(schedule, where))
+        description = f"linear {n}x{k} {dtype} bias={has_bias} {act} {sorted(schedule.items())}"
+        self._op = _family_op(
+            op_name(f"linear_{act}", description),
+            ["x", "w"],
+            ["bias"],
+            self._family,
+            n,
+            f"FusedLinear({k} -> {n}, {act})",
+        )
+
+    def forward(self, x: Any) -> Any:
+        """activation(x W^T + b) over x's last axis."""
+        _check_input(x, self.in_features, self.weight.dtype, "mmcomp.torch.FusedLinear")
+        lead = x.shape[:-1]
+        rows = x.reshape(-1, self.in_features)
+        if not rows.is_contiguous():
+            rows = rows.contiguous()
+        y = self._op(rows, self.weight, self.bias)
+        return y.reshape(*lead, self.out_features)
+
+    def extra_repr(self) -> str:
+        return (
+            f"in_features={self.in_features}, out_features={self.out_features}, "
+            f"bias={self.bias is not None}, activation={self.activation}"
+        )
+
+
+class GatedMLP(nn.Module):
+    """The gated MLP of Llama, Mistral and Qwen: `down(act(x Wg^T) * (x Wu^T))`.
+
+    gate and up are one horizontal mmcomp kernel (x read once, both products in f32
+    registers, one bf16 output); down is a FusedLinear. Built from any module with
+    `gate_proj`, `up_proj` and `down_proj` linears (transformers' LlamaMLP, MistralMLP,
+    Qwen2MLP, ...) by sharing their weights; the activation is the module's `act_fn`
+    unless given.
+    """
+
+    def __init__(
+        self,
+        mlp: Any,
+        activation: Any = None,
+        gate_up_schedule: dict[str, Any] | None = None,
+        down_schedule: dict[str, Any] | None = None,
+    ):
+        """Share `mlp`'s weights; the schedules are mmcomp.compile keywords of each kernel."""
+        super().__init__()  # pyright: ignore[reportUnknownMemberType]  (nn.Module is Any)
+        where = "mmcomp.torch.GatedMLP"
+        projections: dict[str, Any] = {}
+        for part in ("gate_proj", "up_proj", "down_proj"):
+            found = getattr(mlp, part, None)
+            if not isinstance(found, nn.Linear):
+                raise FusionError(
+                    f"{where}: argument 'mlp': expected a module with nn.Linear {part}, found "
+                    f"{type(found).__name__}"
+                )
+            projections[part] = found
+        gate, up, down = projections["gate_proj"], projections["up_proj"], projections["down_proj"]
+        if gate.weight.shape != up.weight.shape or down.in_features != gate.out_features:
+            raise FusionError(
+                f"{where}: expected gate_proj and up_proj of one shape and down_proj taking "
+                f"their output, found {list(gate.weight.shape)}, {list(up.weight.shape)}, "
+                f"{list(down.weight.shape)}"
+            )
+        self.activation = activation_name(
+            activation if activation is not None else getattr(mlp, "act_fn", None), where
+        )
+        self.gate_weight = gate.weight
+        self.up_weight = up.weight
+        self.gate_bias = gate.bias
+        self.up_bias = up.bias
+        self.hidden = gate.in_features
+        self.intermediate = gate.out_features
+        dtype = _fusion_dtype(gate.weight, where, "gate_proj.weight")
+        for name, tensor in (("up_proj.weight", up.weight), ("down_proj.weight", down.weight)):
+            if tensor.dtype != gate.weight.dtype:
+                raise FusionError(
+                    f"{where}: {name}: expected dtype {gate.weight.dtype}, found {tensor.dtype}"
+                )
+        h, i, act = self.hidden, self.intermediate, self.activation
+        biased = (gate.bias is not None, up.bias is not None)
+        schedule = _check_schedule(gate_up_schedule or {}, f"{where}: gate_up_schedule")
+
+        def build() -> Any:
+            from mmcomp.frontend import Fusion
+
+            f = Fusion(f"gated_{act}")
+            x = f.input("x", ["m", h], dtype)
+            wg = f.input("wg", [i, h], dtype)
+            wu = f.input("wu", [i, h], dtype)
+            bg = f.input("bg", [i], dtype) if biased[0] else None
+            bu = f.input("bu", [i], dtype) if biased[1] else None
+            gated = _activate(f, f.linear(x, wg, bg), act) * f.linear(x, wu, bu)
+            f.output(f.cast(gated, dtype))
+            return f
+
+        self._family = _RowFamily(build, schedule)
+        description = f"gated {h}->{i} {dtype} bias={biased} {act} {sorted(schedule.items())}"
+        self._op = _family_op(
+            op_name(f"gated_{act}", description),
+            ["x", "wg", "wu"],
+            ["bg", "bu"],
+            self._family,
+            i,
+            f"GatedMLP gate/up ({h} -> {i}, {act})",
+        )
+        down_keywords = _check_schedule(down_schedule or {}, f"{where}: down_schedule")
+        self.down = FusedLinear(down, None, **down_keywords)
+
+    def forward(self, x: Any) -> Any:
+        """down(act(gate(x)) * up(x)) over x's last axis."""
+        _check_input(x, self.hidden, self.gate_weight.dtype, "mmcomp.torch.GatedMLP")
+        lead = x.shape[:-1]
+        rows = x.reshape(-1, self.hidden)
+        if not rows.is_contiguous():
+            rows = rows.contiguous()
+        gated = self._op(rows, self.gate_weight, self.up_weight, self.gate_bias, self.up_bias)
+        return self.down(gated).reshape(*lead, self.down.out_features)
+
+    def extra_repr(self) -> str:
+        return (
+            f"hidden={self.hidden}, intermediate={self.intermediate}, activation={self.activation}"
+        )
