@@ -30,7 +30,7 @@ from mmcomp.dialects.sched import (
     tile_rows,
 )
 from mmcomp.errors import ScheduleError
-from mmcomp.passes.stream_k import tail_segments
+from mmcomp.passes.schedule_plan import tail_segments
 
 DERIVED = ("warpgroup", "instr")
 """Parameters derived from the tile, not given by the caller."""

@@ -163,6 +163,22 @@ class IndexBuilder:
         return result
 
 
+MAX_TAIL_SEGMENTS = 8
+"""Most segments the hybrid splits a tail tile into (the last arriver reads each back)."""
+
+
+def tail_segments(tail: int, grid: int, k_blocks: int) -> int:
+    """Segments per tail tile of the hybrid: P div R (one round), or 2P div R where two
+    rounds of those end sooner, capped at MAX_TAIL_SEGMENTS and the K blocks."""
+    if tail <= 0:
+        return 1
+    cap = min(MAX_TAIL_SEGMENTS, k_blocks)
+    one = min(grid // tail, cap)
+    two = min(2 * grid // tail, cap)
+    rounds = -(-tail * two // grid)
+    return two if rounds * one < two else max(one, 1)
+
+
 def swizzled_tile(
     index: IndexBuilder, unit: SSAValue, tiles_m: Count, tiles_n: Count, raster: str, swizzle: int
 ) -> tuple[SSAValue, SSAValue]:

@@ -37,7 +37,7 @@ from mmcomp.errors import ScheduleError
 from mmcomp.frontend import Fusion
 from mmcomp.interp.executor import CoverageError, Execution, execute, kernel_of
 from mmcomp.interp.reference import reference
-from mmcomp.passes.stream_k import tail_segments
+from mmcomp.passes.schedule_plan import tail_segments
 from mmcomp.ptxas import PtxasError, find_tool
 
 STRATEGIES = ("stream-k", "hybrid-stream-k")

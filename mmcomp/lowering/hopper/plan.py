@@ -31,8 +31,8 @@ from mmcomp.dialects import ptx, sched
 from mmcomp.dialects.fusion import AxisRolesAttr
 from mmcomp.dialects.sched import ScheduleParams
 from mmcomp.errors import ScheduleError
+from mmcomp.lowering.materialize_schedule.kernel import EXTENT_ATTR
 from mmcomp.narrowing import is_memref, is_tensor
-from mmcomp.passes.materialize_schedule import EXTENT_ATTR
 from mmcomp.passes.partition_warp_roles import WarpRoles, mainloop_of
 from mmcomp.roles import ABSENT, iteration_space
 
