@@ -31,6 +31,10 @@ from mmcomp.torch.modules import FusedLinear, GatedMLP
 
 dist: Any = importlib.import_module("torch.distributed")
 """torch.distributed."""
+_all_gather: Any = getattr(dist, "all_gather_single", None) or dist.all_gather_into_tensor
+"""All-gather into one tensor (all_gather_into_tensor before torch 2.13 renamed it)."""
+_reduce_scatter: Any = getattr(dist, "reduce_scatter_single", None) or dist.reduce_scatter_tensor
+"""Reduce-scatter of one tensor (reduce_scatter_tensor before torch 2.13 renamed it)."""
 
 
 class _Group:
@@ -195,7 +199,7 @@ def _gather_rows(x: Any, group: _Group) -> Any:
     """Every rank's x (equal shapes) stacked along the first axis, ranks in order."""
     x = x.contiguous()
     out = x.new_empty((group.size * x.shape[0], *x.shape[1:]))
-    dist.all_gather_into_tensor(out, x, group=group.group)
+    _all_gather(out, x, group=group.group)
     return out
 
 
@@ -204,7 +208,7 @@ def _gather_features(y: Any, group: _Group) -> Any:
     lead, features = y.shape[:-1], y.shape[-1]
     rows = y.reshape(-1, features).contiguous()
     out = rows.new_empty((group.size * rows.shape[0], features))
-    dist.all_gather_into_tensor(out, rows, group=group.group)
+    _all_gather(out, rows, group=group.group)
     blocks = out.view(group.size, rows.shape[0], features).permute(1, 0, 2)
     return blocks.reshape(*lead, group.size * features)
 
@@ -222,7 +226,7 @@ def _reduce(partial: Any, group: _Group, scatter: bool, where: str) -> tuple[Any
             f"{group.size} ranks (expected a multiple of {group.size})"
         )
     out = partial.new_empty((rows // group.size, *partial.shape[1:]))
-    work = dist.reduce_scatter_tensor(out, partial.contiguous(), group=group.group, async_op=True)
+    work = _reduce_scatter(out, partial.contiguous(), group=group.group, async_op=True)
     return out, work
 
 
