@@ -1,6 +1,6 @@
 """Benchmark mmcomp's kernels side by side with torch (cuBLAS) in one process.
 
-    python tools/bench.py [--quick] [--out docs/performance.md] [--repeat 50]
+    python tools/bench.py [--quick] [--out FILE] [--repeat 50]
     python tools/bench.py --call [--quick] [--tokens 8192] [--out FILE]
     python tools/bench.py --rows decode|decode-large|fp16|large|all [--rounds 5] [--budget 15]
         [--out FILE]
