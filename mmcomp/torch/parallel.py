@@ -17,6 +17,9 @@ DTensor weights on a 1-D device mesh in any placement (Shard(0), Shard(1), Repli
 redistributed to the block this rank needs. The shards are the modules' own Parameters
 (copies of full weights; a DTensor's local tensor), for inference: they do not require
 grad, and no backward collective is built.
+
+The forwards trace under torch.compile(fullgraph=True): Dynamo takes the collectives (then
+synchronous) as functional collectives beside the modules' custom ops.
 """
 
 from __future__ import annotations
@@ -214,11 +217,14 @@ def _gather_features(y: Any, group: _Group) -> Any:
 
 
 def _reduce(partial: Any, group: _Group, scatter: bool, where: str) -> tuple[Any, Any]:
-    """The sum of every rank's `partial` launched (async_op): an all-reduce in place, or,
-    where `scatter`, a reduce-scatter of its first axis (each rank gets its block). Returns
-    the output tensor and the collective's Work (wait on it before reading the output)."""
+    """The sum of every rank's `partial`: an all-reduce in place, or, where `scatter`, a
+    reduce-scatter of its first axis (each rank gets its block). Returns the output tensor
+    and the collective's Work, launched with async_op (wait on it before reading the
+    output), or None where torch.compile traces the call (Dynamo takes the collectives
+    synchronous, as functional collectives whose waits Inductor places)."""
+    launch = not torch.compiler.is_compiling()
     if not scatter:
-        return partial, dist.all_reduce(partial, group=group.group, async_op=True)
+        return partial, dist.all_reduce(partial, group=group.group, async_op=launch)
     rows = partial.shape[0]
     if rows % group.size:
         raise FusionError(
@@ -226,8 +232,14 @@ def _reduce(partial: Any, group: _Group, scatter: bool, where: str) -> tuple[Any
             f"{group.size} ranks (expected a multiple of {group.size})"
         )
     out = partial.new_empty((rows // group.size, *partial.shape[1:]))
-    work = _reduce_scatter(out, partial.contiguous(), group=group.group, async_op=True)
+    work = _reduce_scatter(out, partial.contiguous(), group=group.group, async_op=launch)
     return out, work
+
+
+def _wait(work: Any) -> None:
+    """Wait for a collective launched with async_op (None: it ran synchronously)."""
+    if work is not None:
+        work.wait()
 
 
 class ColumnParallelLinear(nn.Module):
@@ -354,7 +366,7 @@ class RowParallelLinear(nn.Module):
             x = x.narrow(-1, self.tp.rank * block, block)
         partial = self.local(x)
         y, work = _reduce(partial, self.tp, self.sequence_parallel, where)
-        work.wait()
+        _wait(work)
         if self.bias is not None:
             y.add_(self.bias)
         return y
@@ -479,7 +491,7 @@ class TensorParallelGatedMLP(nn.Module):
             pending.append(_reduce(self.local(tokens), self.tp, self.sequence_parallel, where))
         outputs: list[Any] = []
         for output, work in pending:
-            work.wait()
+            _wait(work)
             outputs.append(output)
         if not outputs:
             y = rows.new_zeros((0, self.hidden))
