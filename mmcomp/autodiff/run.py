@@ -23,7 +23,8 @@ class KernelCache:
         self.backend = backend
         """The back end every kernel is compiled for."""
         self.schedule = schedule
-        """mmcomp.compile keywords of every kernel."""
+        """mmcomp.compile keywords of the forward kernels (the backward's take the
+        heuristic's schedules: their shapes differ)."""
         self._kernels: dict[tuple[str, int | None], Any] = {}
         self._lock = threading.Lock()
 
@@ -37,7 +38,8 @@ class KernelCache:
             with self._lock:
                 found = self._kernels.get(key)
                 if found is None:
-                    found = mmcomp.compile(fusion, backend=self.backend, **self.schedule)
+                    keywords = self.schedule if step in self.gradient.forward_steps else {}
+                    found = mmcomp.compile(fusion, backend=self.backend, **keywords)
                     self._kernels[key] = found
         return found
 
