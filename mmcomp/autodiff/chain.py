@@ -43,7 +43,7 @@ def chain(first: Gradient, second: Gradient, into: str) -> Gradient:
     return Gradient(
         forward_steps=first.forward_steps + second.forward_steps,
         steps=tuple(steps),
-        inputs=first.inputs + tuple(name for name in second.inputs if name != into),
+        inputs=first.inputs + tuple(name for name in second.inputs if name != first.outputs[0]),
         outputs=second.outputs,
         saved=first.saved + first.outputs + second.saved,
         grad_outputs=second.grad_outputs,

@@ -17,14 +17,19 @@ from mmcomp.frontend import Fusion, numpy_dtype
 class KernelCache:
     """The compiled kernels of a plan's steps, by step and token count."""
 
-    def __init__(self, gradient: Gradient, backend: str = "interp", **schedule: Any):
+    def __init__(
+        self,
+        gradient: Gradient,
+        backend: str = "interp",
+        schedules: Mapping[str, Mapping[str, Any]] | None = None,
+    ):
         self.gradient = gradient
         """The plan."""
         self.backend = backend
         """The back end every kernel is compiled for."""
-        self.schedule = schedule
-        """mmcomp.compile keywords of the forward kernels (the backward's take the
-        heuristic's schedules: their shapes differ)."""
+        self.schedules = dict(schedules or {})
+        """mmcomp.compile keywords by step name (the forward kernels'; a step not named,
+        such as every backward kernel, takes the heuristic's schedule)."""
         self._kernels: dict[tuple[str, int | None], Any] = {}
         self._lock = threading.Lock()
 
@@ -38,7 +43,7 @@ class KernelCache:
             with self._lock:
                 found = self._kernels.get(key)
                 if found is None:
-                    keywords = self.schedule if step in self.gradient.forward_steps else {}
+                    keywords = self.schedules.get(step.name, {})
                     found = mmcomp.compile(fusion, backend=self.backend, **keywords)
                     self._kernels[key] = found
         return found

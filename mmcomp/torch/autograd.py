@@ -126,10 +126,21 @@ def _forward_shapes(gradient: Gradient, tensors: Sequence[Any]) -> list[tuple[li
 class Trainable:
     """A differentiated fusion (or chain) as a differentiable torch callable."""
 
-    def __init__(self, gradient: Gradient, name: str, where: str, backend: str, schedule: dict[str, Any]):
+    def __init__(
+        self,
+        gradient: Gradient,
+        name: str,
+        where: str,
+        backend: str,
+        schedules: Sequence[dict[str, Any]],
+    ):
         self.gradient = gradient
         """The plan."""
-        self.kernels = KernelCache(gradient, backend, **schedule)
+        by_step = {
+            step.name: schedule
+            for step, schedule in zip(gradient.forward_steps, schedules, strict=True)
+        }
+        self.kernels = KernelCache(gradient, backend, by_step)
         """Its compiled kernels."""
         self.where = where
         """What it is, for messages."""
@@ -229,22 +240,36 @@ class Trainable:
 
 
 def trainable(
-    gradient: Gradient, base: str, description: str, where: str, backend: str, schedule: dict[str, Any]
+    fusions: Sequence[Fusion],
+    schedules: Sequence[dict[str, Any]],
+    recompute: bool,
+    where: str,
 ) -> Trainable:
-    """The Trainable of a plan, registered once per `description`."""
-    name = op_name(base, f"{backend}\n{sorted(schedule.items())}\n{description}")
+    """The Trainable of one fusion, or of a chain of two (the second reads the first's
+    output as its first input), registered once per fusions, schedules and policy.
+    `schedules`: each fusion's mmcomp.compile keywords, `backend` included."""
+    keywords = [dict(schedule) for schedule in schedules]
+    backend = keywords[0].pop("backend", "cuda")
+    for other in keywords[1:]:
+        if other.pop("backend", "cuda") != backend:
+            raise FusionError(f"{where}: expected one backend for every kernel")
+    description = "\n".join(
+        [backend, str(recompute), *(f"{sorted(k.items())}\n{f}" for k, f in zip(keywords, fusions, strict=True))]
+    )
+    name = op_name(fusions[-1].name if len(fusions) == 1 else f"{fusions[0].name}_mlp", description)
+    with _lock:
+        found = _trainables.get(name)
+        if found is not None:
+            return found
+    gradient = grad(fusions[0], recompute=recompute)
+    if len(fusions) == 2:
+        into = fusions[1].inputs[0].name or "arg0"
+        gradient = chain(gradient, grad(fusions[1], recompute=recompute), into)
     with _lock:
         found = _trainables.get(name)
         if found is None:
-            found = _trainables[name] = Trainable(gradient, name, where, backend, schedule)
+            found = _trainables[name] = Trainable(gradient, name, where, backend, keywords)
     return found
-
-
-def fusion_trainable(fusion: Fusion, backend: str, schedule: dict[str, Any], recompute: bool = False) -> Trainable:
-    """A Trainable of one fusion (mmcomp.torch.op's backward)."""
-    gradient = grad(fusion, recompute=recompute)
-    description = f"{recompute}\n{fusion}"
-    return trainable(gradient, fusion.name, description, f"mmcomp op for @{fusion.name}", backend, schedule)
 
 
 def requires_grad(*tensors: Any) -> bool:
@@ -254,16 +279,12 @@ def requires_grad(*tensors: Any) -> bool:
     )
 
 
-def linear_fusion(name: str, k: int, n: int, dtype: str, bias: bool, activation: str, names: Sequence[str]) -> Fusion:
-    """`cast(activation(linear(x, w, bias)), dtype)` with a dynamic row count."""
-    from mmcomp.torch.modules import activate
-
-    f = Fusion(name)
-    x = f.input(names[0], ["m", k], dtype)
-    w = f.input(names[1], [n, k], dtype)
-    b = f.input(names[2], [n], dtype) if bias else None
-    f.output(f.cast(activate(f, f.linear(x, w, b), activation), dtype))
-    return f
+def autocast_input(x: Any, dtype: Any) -> Any:
+    """`x` in the module's weight dtype where autocast is on for its device (nn.Linear under
+    autocast computes in the autocast dtype; a module's kernels compute in its weights')."""
+    if x.dtype != dtype and torch.is_autocast_enabled(x.device.type):
+        return x.to(dtype)
+    return x
 
 
 class Differentiable:
@@ -298,9 +319,13 @@ def differentiable(plain: Any, fusion: Fusion, backend: str, schedule: dict[str,
     if found is not None:
         return found
     try:
-        trainable = fusion_trainable(fusion, backend, schedule)
+        found_trainable = trainable(
+            [fusion], [{"backend": backend, **schedule}], False, f"mmcomp op for @{fusion.name}"
+        )
         reason = None
     except FusionError as error:
-        trainable, reason = None, str(error)
+        found_trainable, reason = None, str(error)
     with _lock:
-        return _differentiable.setdefault(id(plain), Differentiable(plain, trainable, reason))
+        return _differentiable.setdefault(
+            id(plain), Differentiable(plain, found_trainable, reason)
+        )
