@@ -182,9 +182,7 @@ class Gradient:
                 values[name] = output
         return values
 
-    def gradients_of(
-        self, values: Mapping[str, Any], inputs: Mapping[str, Any]
-    ) -> dict[str, Any]:
+    def gradients_of(self, values: Mapping[str, Any], inputs: Mapping[str, Any]) -> dict[str, Any]:
         """Each gradient computed in `values`, reshaped to its input's array's shape."""
         found: dict[str, Any] = {}
         for name, where in self.gradients.items():

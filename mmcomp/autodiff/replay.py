@@ -16,8 +16,13 @@ from mmcomp.narrowing import is_tensor
 Operand = Value | float
 """A replayed value: a value of the target fusion, or a splat's constant."""
 
-_BINARY = {fd.AddOp: "add", fd.SubOp: "sub", fd.MulOp: "mul", fd.DivOp: "div"}
-_UNARY = {
+_BINARY: dict[type[Operation], str] = {
+    fd.AddOp: "add",
+    fd.SubOp: "sub",
+    fd.MulOp: "mul",
+    fd.DivOp: "div",
+}
+_UNARY: dict[type[Operation], str] = {
     fd.NegOp: "neg",
     fd.ExpOp: "exp",
     fd.TanhOp: "tanh",
@@ -93,7 +98,7 @@ class Replayer:
     def tensor(self, ssa: SSAValue, where: str) -> Value:
         """The replayed value of `ssa`, which must not be a constant."""
         found = self.value(ssa)
-        if isinstance(found, float):
+        if not isinstance(found, Value):
             raise FusionError(
                 f"mmcomp.grad: {where}: a constant (fusion.splat) operand is not differentiated "
                 "here; write the constant on the other side of a binary op"
@@ -112,12 +117,10 @@ class Replayer:
             return f.matmul(self.tensor(op.a, where), self.tensor(op.b, where))
         if isinstance(op, fd.FusedMultiplySumOp):
             axes = [int(axis) for axis in op.axes.get_values()]
-            return f.fused_multiply_sum(
-                self.tensor(op.a, where), self.tensor(op.b, where), axes
-            )
+            return f.fused_multiply_sum(self.tensor(op.a, where), self.tensor(op.b, where), axes)
         if isinstance(op, fd.BroadcastOp):
             found = self.value(op.input)
-            if isinstance(found, float) or not any(op.inserted):
+            if not isinstance(found, Value) or not any(op.inserted):
                 return found
             return f.broadcast(found, list(op.inserted))
         if isinstance(op, fd.CastOp):

@@ -24,7 +24,7 @@ from mmcomp.frontend import Fusion, Value
 Operand = Value | float
 """An operand as the rules see it: a value of the backward fusion, or a splat constant."""
 
-Rule = Callable[[Fusion, Operation, Sequence[Operand], Value, Value], list[Value | None]]
+Rule = Callable[[Fusion, Operation, Sequence[Operand], Value, Value], Sequence[Value | None]]
 """(builder, forward op, operands, result, adjoint of the result) -> operand adjoints."""
 
 _HUGE = 2.0**127
@@ -38,7 +38,7 @@ _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 def f32(f: Fusion, value: Operand) -> Operand:
     """`value` in f32 (a constant stays a constant)."""
-    return value if isinstance(value, float) else f.cast(value, "f32")
+    return f.cast(value, "f32") if isinstance(value, Value) else value
 
 
 def step(f: Fusion, x: Value) -> Value:
@@ -55,7 +55,7 @@ def normal_cdf(f: Fusion, x: Value) -> Value:
 
 
 def _constant(operands: Sequence[Operand], index: int) -> bool:
-    return isinstance(operands[index], float)
+    return not isinstance(operands[index], Value)
 
 
 def _add(f: Fusion, op: Operation, ops: Sequence[Operand], r: Value, g: Value):

@@ -204,7 +204,9 @@ class _Epilogue:
         if index is None or self.recompute:
             return None
         result = op.results[0]
-        saved = self.input(f"{self.ns}.saved{index}", f"saved{index}", shape_of(result), self.save_dtype)
+        saved = self.input(
+            f"{self.ns}.saved{index}", f"saved{index}", shape_of(result), self.save_dtype
+        )
         return self.f.cast(saved, "f32")
 
 
@@ -248,7 +250,9 @@ def grad(
             f"{type(fusion).__name__}"
         )
     if not isinstance(recompute, bool):
-        raise FusionError(f"mmcomp.grad: argument 'recompute': expected a bool, found {recompute!r}")
+        raise FusionError(
+            f"mmcomp.grad: argument 'recompute': expected a bool, found {recompute!r}"
+        )
     fusion.verify()
     name = fusion.name
     contractions = _contractions(fusion)
@@ -258,7 +262,11 @@ def grad(
     lead = space[:-1]
     tokens = None if any(fd.is_dynamic(e) for e in lead) else _product(lead)
     operand_dtype = dtype_of(contractions[0].a)
-    saved_dtype = operand_dtype if save_dtype is None else dtype_name(save_dtype, f"{_where(name)}: argument 'save_dtype'")
+    saved_dtype = (
+        operand_dtype
+        if save_dtype is None
+        else dtype_name(save_dtype, f"{_where(name)}: argument 'save_dtype'")
+    )
 
     active = _active(fusion, set(wrt_args))
     epilogue = _Epilogue(fusion, name, recompute, saved_dtype)
@@ -278,7 +286,7 @@ def grad(
     dcs: dict[int, Value] = {}
     direct: dict[BlockArgument, Value] = {}
     rows: list[tuple[BlockArgument, Value]] = []
-    by_op = {c.op: c for c in contractions}
+    by_op: dict[Operation, _Contraction] = {c.op: c for c in contractions}
     for op in reversed(list(fusion.func.body.block.ops)):
         if isinstance(op, ReturnOp) or not op.results:
             continue
@@ -353,27 +361,23 @@ def grad(
         terms[arg].sums.append((env, reduce_dtype))
 
     aliases: dict[str, str] = {}
-    keep: list[bool] = []
+    written: list[str] = []
     env_of_input = dict(zip((v.ssa for v in epilogue.f.inputs), epilogue.env, strict=True))
     for env, value in candidates:
-        f.output(value)
         source = _alias(value.ssa)
         if source is not None and env_of_input[source].startswith(f"{name}.dout"):
             aliases[env] = env_of_input[source]
-            keep.append(False)
-        else:
-            keep.append(True)
+            continue
+        f.output(value if not isinstance(value.ssa, BlockArgument) else value + 0.0)
+        written.append(env)
 
     steps: list[Step] = []
     saved: list[int] = []
-    if any(keep):
-        pruned, env = _prune(f, epilogue.env, keep)
+    if written:
+        pruned, env = _prune(f, epilogue.env, [True] * len(written))
         saved = [c.index for c in contractions if f"{name}.saved{c.index}" in env]
         kind = KERNEL if _has_contraction(pruned) else POINTWISE
-        outputs = tuple(env_name for (env_name, _), wanted in zip(candidates, keep, strict=True) if wanted)
-        steps.append(
-            Step(f"{name}.epilogue", kind, tuple(env), outputs, _fixed(pruned))
-        )
+        steps.append(Step(f"{name}.epilogue", kind, tuple(env), tuple(written), _fixed(pruned)))
 
     ctx = _Context(name, names, {c.index: c for c in contractions}, aliases)
     gradients: dict[str, str] = {}

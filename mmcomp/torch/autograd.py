@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from xdsl.dialects.func import ReturnOp
 from xdsl.ir import SSAValue
@@ -105,6 +105,13 @@ class TorchRunner:
         return torch.ones(list(shape), dtype=_TORCH[dtype], device=like.device)
 
 
+def _tuple(found: Any) -> tuple[Any, ...]:
+    """An op's outputs as a tuple (one output is a tensor)."""
+    if isinstance(found, tuple):
+        return cast("tuple[Any, ...]", found)
+    return (found,)
+
+
 def _forward_shapes(gradient: Gradient, tensors: Sequence[Any]) -> list[tuple[list[Any], Any]]:
     """The shape and dtype of each forward op output (outputs, then saved) from the inputs'
     shapes (symbolic under torch.compile)."""
@@ -166,7 +173,9 @@ class Trainable:
 
     def _forward(self, *tensors: Any) -> Any:
         values = self.gradient.run_steps(
-            self.gradient.forward_steps, dict(zip(self.gradient.inputs, tensors, strict=True)), self._runner()
+            self.gradient.forward_steps,
+            dict(zip(self.gradient.inputs, tensors, strict=True)),
+            self._runner(),
         )
         found = tuple(values[env] for env in (*self.gradient.outputs, *self.gradient.saved))
         return found[0] if len(found) == 1 else found
@@ -174,7 +183,8 @@ class Trainable:
     def _forward_fake(self, *tensors: Any) -> Any:
         like = tensors[0]
         found = tuple(
-            like.new_empty(shape, dtype=dtype) for shape, dtype in _forward_shapes(self.gradient, tensors)
+            like.new_empty(shape, dtype=dtype)
+            for shape, dtype in _forward_shapes(self.gradient, tensors)
         )
         return found[0] if len(found) == 1 else found
 
@@ -185,7 +195,9 @@ class Trainable:
             if asked and name in self.gradient.gradients
         ]
 
-    def _backward(self, inputs: list[Any], saved: list[Any], grads: list[Any], wanted: list[bool]) -> list[Any]:
+    def _backward(
+        self, inputs: list[Any], saved: list[Any], grads: list[Any], wanted: list[bool]
+    ) -> list[Any]:
         gradient = self.gradient
         arrays: dict[str, Any] = dict(zip(gradient.inputs, inputs, strict=True))
         arrays.update(zip(gradient.saved, saved, strict=True))
@@ -200,13 +212,15 @@ class Trainable:
             results.append(tensor.clone() if id(tensor) in given else tensor.contiguous())
         return results
 
-    def _backward_fake(self, inputs: list[Any], saved: list[Any], grads: list[Any], wanted: list[bool]) -> list[Any]:
+    def _backward_fake(
+        self, inputs: list[Any], saved: list[Any], grads: list[Any], wanted: list[bool]
+    ) -> list[Any]:
         del saved, grads
         by_name = dict(zip(self.gradient.inputs, inputs, strict=True))
         return [by_name[name].new_empty(by_name[name].shape) for name in self._wanted(wanted)]
 
     def _setup(self, ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
-        outputs = output if isinstance(output, tuple) else (output,)
+        outputs = _tuple(output)
         count = len(self.gradient.outputs)
         saved = list(outputs[count:])
         ctx.count = len(inputs)
@@ -227,15 +241,11 @@ class Trainable:
         wanted = [bool(flag) for flag in ctx.needs_input_grad]
         computed = iter(self.backward_op(inputs, saved, seeds, wanted))
         names = set(self._wanted(wanted))
-        return tuple(
-            next(computed) if name in names else None for name in self.gradient.inputs
-        )
+        return tuple(next(computed) if name in names else None for name in self.gradient.inputs)
 
     def __call__(self, *tensors: Any) -> Any:
         """The forward's outputs (one: a tensor; several: a tuple), differentiable."""
-        found = self.forward_op(*tensors)
-        found = found if isinstance(found, tuple) else (found,)
-        outputs = found[: len(self.gradient.outputs)]
+        outputs = _tuple(self.forward_op(*tensors))[: len(self.gradient.outputs)]
         return outputs[0] if len(outputs) == 1 else outputs
 
 
@@ -254,7 +264,11 @@ def trainable(
         if other.pop("backend", "cuda") != backend:
             raise FusionError(f"{where}: expected one backend for every kernel")
     description = "\n".join(
-        [backend, str(recompute), *(f"{sorted(k.items())}\n{f}" for k, f in zip(keywords, fusions, strict=True))]
+        [
+            backend,
+            str(recompute),
+            *(f"{sorted(k.items())}\n{f}" for k, f in zip(keywords, fusions, strict=True)),
+        ]
     )
     name = op_name(fusions[-1].name if len(fusions) == 1 else f"{fusions[0].name}_mlp", description)
     with _lock:
@@ -299,8 +313,17 @@ class Differentiable:
         self.reason = reason
         """Why there is no backward, where there is none."""
 
-    def __call__(self, *tensors: Any) -> Any:
-        """The op's output (one: a tensor; several: a tuple)."""
+    def __call__(self, *tensors: Any, **named: Any) -> Any:
+        """The op's output (one: a tensor; several: a tuple); inputs by position or by
+        their schema names."""
+        if named:
+            names = [argument.name for argument in self.plain._opoverload._schema.arguments]
+            try:
+                tensors = (*tensors, *(named.pop(name) for name in names[len(tensors) :]))
+            except KeyError as error:
+                raise TypeError(f"{self.plain}: missing input {error}") from None
+            if named:
+                raise TypeError(f"{self.plain}: unexpected inputs {sorted(named)}")
         if self.trainable is not None and requires_grad(*tensors):
             return self.trainable(*tensors)
         return self.plain(*tensors)
@@ -312,7 +335,9 @@ class Differentiable:
 _differentiable: dict[int, Differentiable] = {}
 
 
-def differentiable(plain: Any, fusion: Fusion, backend: str, schedule: dict[str, Any]) -> Differentiable:
+def differentiable(
+    plain: Any, fusion: Fusion, backend: str, schedule: dict[str, Any]
+) -> Differentiable:
     """mmcomp.torch.op's callable for the registered op `plain` of `fusion`."""
     with _lock:
         found = _differentiable.get(id(plain))
@@ -326,6 +351,4 @@ def differentiable(plain: Any, fusion: Fusion, backend: str, schedule: dict[str,
     except FusionError as error:
         found_trainable, reason = None, str(error)
     with _lock:
-        return _differentiable.setdefault(
-            id(plain), Differentiable(plain, found_trainable, reason)
-        )
+        return _differentiable.setdefault(id(plain), Differentiable(plain, found_trainable, reason))

@@ -189,7 +189,9 @@ def _family_op(
 
 def _check_recompute(recompute: object, where: str) -> bool:
     if not isinstance(recompute, bool):
-        raise FusionError(f"{where}: argument 'recompute': expected True or False, found {recompute!r}")
+        raise FusionError(
+            f"{where}: argument 'recompute': expected True or False, found {recompute!r}"
+        )
     return recompute
 
 
@@ -255,6 +257,10 @@ class FusedLinear(nn.Module):
             n,
             f"FusedLinear({k} -> {n}, {act})",
         )
+
+    def fusion(self) -> Any:
+        """The module's fusion (its row count M dynamic)."""
+        return self._family.build()
 
     def forward(self, x: Any) -> Any:
         """activation(x W^T + b) over x's last axis."""
@@ -363,7 +369,7 @@ class GatedMLP(nn.Module):
         down_keywords = _check_schedule(down_schedule or {}, f"{where}: down_schedule")
         self.down = FusedLinear(down, None, **down_keywords)
         self._trainable = trainable(
-            [build(), self.down._family.build()],
+            [build(), self.down.fusion()],
             [schedule, down_keywords],
             self.recompute,
             where,
