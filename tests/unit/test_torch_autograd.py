@@ -247,6 +247,7 @@ def test_no_grad_runs_the_plain_op_and_unsupported_fusions_keep_the_error():
 
 # The cuda back end (gpu marker): the same gradients, token counts up to 4096.
 
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("activation", sorted(ACTIVATIONS))
 @pytest.mark.parametrize("recompute", [False, True])
