@@ -18,6 +18,8 @@ all-reduce per forward):
 - "torch compiled": the same with the rank's part under torch.compile (the all-reduce
   outside it);
 - "mmcomp": TensorParallelGatedMLP (one gate/up kernel and one down kernel per rank);
+- "mmcomp compiled": the same under torch.compile(fullgraph=True) (the collectives traced
+  as functional collectives);
 - "mmcomp micro-batched": the same with `micro_batches` parts, each part's all-reduce
   overlapping the next part's kernels (on GPUs only where the tokens are at least 256 per
   part).
@@ -223,6 +225,8 @@ def run(
     if compiled:
         contenders["torch compiled"] = torch_split(mlp, context.rank, context.world, True)
     contenders["mmcomp"] = mmcomp_tp
+    if compiled:
+        contenders["mmcomp compiled"] = torch.compile(mmcomp_tp, fullgraph=True, dynamic=True)
     result: dict[str, Any] = {
         "ranks": context.world,
         "device": torch.cuda.get_device_name(context.device) if context.cuda else "cpu",
