@@ -11,7 +11,10 @@ Nothing else in mmcomp imports torch; this module does, at import. It holds:
   `mmcomp::<name>`, with a fake implementation (output shapes and dtypes), so that it runs
   under `torch.compile(fullgraph=True)` and inside CUDA-graph capture;
 - `FusedLinear` (linear + bias + activation) and `GatedMLP` (the Llama/Mistral/Qwen MLP),
-  built from torch / transformers modules by sharing their parameters.
+  built from torch / transformers modules by sharing their parameters;
+- `ColumnParallelLinear`, `RowParallelLinear` and `TensorParallelGatedMLP`: those modules
+  split over a torch.distributed process group (Megatron's tensor parallelism, DTensor
+  weights accepted), each rank's part one of them.
 
 Autograd is not built: a custom op's outputs require grad when an input does, and a
 backward through one raises NotImplementedError naming mmcomp (it never yields silent zero
@@ -27,16 +30,20 @@ from mmcomp.runtime.arrays import BFLOAT16
 from mmcomp.torch.arrays import ARRAYS, FUSION_DTYPES, NUMPY_DTYPES, TORCH_DTYPES, TorchArrays
 from mmcomp.torch.modules import ACTIVATIONS, FusedLinear, GatedMLP, activation_name
 from mmcomp.torch.ops import op
+from mmcomp.torch.parallel import ColumnParallelLinear, RowParallelLinear, TensorParallelGatedMLP
 
 __all__ = [
     "ACTIVATIONS",
     "ARRAYS",
     "BFLOAT16",
+    "ColumnParallelLinear",
     "FUSION_DTYPES",
     "NUMPY_DTYPES",
     "TORCH_DTYPES",
     "FusedLinear",
     "GatedMLP",
+    "RowParallelLinear",
+    "TensorParallelGatedMLP",
     "TorchArrays",
     "activation_name",
     "op",
