@@ -732,8 +732,8 @@ def _context() -> Context:
 
 def parse(text: str | os.PathLike[str], name: str | None = None) -> Fusion:
     """The Fusion of fusion-dialect IR (its one func.func, or the one named `name`): IR text,
-    or the path of a file that holds it (an os.PathLike, or a str of one line without a
-    `{`, as `mmcomp.load_kernel` reads its argument).
+    or the path of a file that holds it (an os.PathLike, or a str of one line that names a
+    file, or that holds none of IR's `{`, `@`, `%`, `=`, `(`).
 
     A verifier error names the op's place, `<fusion>:line:col: error: ...` in text,
     `path:line:col: error: ...` in a file.
@@ -759,12 +759,16 @@ def parse(text: str | os.PathLike[str], name: str | None = None) -> Fusion:
 
 def ir_source(text: str | os.PathLike[str], where: str) -> tuple[str, str]:
     """(IR text, its name in diagnostics) of `text`: the file's text where `text` is a path
-    (an os.PathLike, or one line without a `{`: IR text holds a region's braces)."""
+    (an os.PathLike, or a str of one line that names a file or holds none of IR's `{`, `@`,
+    `%`, `=`, `(`)."""
     written = os.fspath(text)
     if not isinstance(written, str):
         raise FusionError(f"{where}: argument 'text': expected a str path, found bytes")
-    one_line = written.strip() and "\n" not in written and "{" not in written
-    if not isinstance(text, os.PathLike) and not one_line:
+    one_line = bool(written.strip()) and "\n" not in written
+    is_path = isinstance(text, os.PathLike) or (
+        one_line and (os.path.isfile(written) or not any(c in written for c in "{@%=("))
+    )
+    if not is_path:
         return written, "<fusion>"
     try:
         with open(written, encoding="utf-8") as file:
@@ -773,5 +777,5 @@ def ir_source(text: str | os.PathLike[str], where: str) -> tuple[str, str]:
         reason = error.strerror if isinstance(error, OSError) else "not UTF-8 text"
         raise FusionError(
             f"{where}: cannot read the file {written!r}: {reason} (a str of one line without "
-            "a '{' is read as a path; IR text holds a func.func and its braces)"
+            "'{', '@', '%', '=' or '(' is read as a path; IR text holds a func.func)"
         ) from None

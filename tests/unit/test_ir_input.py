@@ -55,7 +55,7 @@ def test_a_path_that_cannot_be_read_says_so(tmp_path: Path):
         mmcomp.compile(str(missing))
     message = str(raised.value)
     assert f"cannot read the file '{missing}': No such file or directory" in message
-    assert "a str of one line without a '{' is read as a path" in message
+    assert "a str of one line without '{', '@', '%', '=' or '(' is read as a path" in message
 
 
 @pytest.mark.parametrize(
