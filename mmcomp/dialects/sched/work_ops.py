@@ -73,18 +73,21 @@ def _parse_starts(parser: Parser) -> tuple[AxisRolesAttr, list[SSAValue]]:
 
 
 def _print_values(printer: Printer, values: Sequence[SSAValue]) -> None:
+    """`(%a, %b, ...)`."""
     printer.print_string("(")
     printer.print_list(values, printer.print_ssa_value)
     printer.print_string(")")
 
 
 def _print_types(printer: Printer, values: Sequence[SSAValue]) -> None:
+    """`(T1, T2, ...)`: the types of `values`."""
     printer.print_string("(")
     printer.print_list([value.type for value in values], printer.print_attribute)
     printer.print_string(")")
 
 
 def _print_starts(printer: Printer, roles: AxisRolesAttr, starts: Sequence[SSAValue]) -> None:
+    """` at [m = %m0, n = %n0]`."""
     printer.print_string(" at [")
     for index, (role, value) in enumerate(zip(roles.roles, starts, strict=True)):
         if index:

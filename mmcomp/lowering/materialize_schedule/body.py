@@ -65,6 +65,7 @@ def memref_of(value_type: Attribute) -> MemRefType:
 
 
 def _fail(op: Operation, message: str) -> DiagnosticException:
+    """The error about `op`, at its location."""
     return DiagnosticException(at(op, f"materialize-schedule: {op.name}: {message}"))
 
 
