@@ -145,7 +145,7 @@ def shard(tensor: Any, dim: int | None, group: _Group, sharded: bool, where: str
         return tensor
     _check_divisible(tensor.shape[dim], group.size, where, what, _AXES.get(dim, "rows"))
     size = tensor.shape[dim] // group.size
-    return tensor.narrow(dim, group.rank * size, size).contiguous().clone()
+    return tensor.narrow(dim, group.rank * size, size).clone(memory_format=torch.contiguous_format)
 
 
 def _placed(tensor: Any, device: Any) -> Any:

@@ -421,7 +421,7 @@ def test_the_example_runs_under_torchrun_on_two_cpu_ranks(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(root), "OMP_NUM_THREADS": "1"}
     command = [sys.executable, "-m", "torch.distributed.run", "--standalone"]
     command += ["--nproc-per-node", "2", str(root / "examples" / "tp_mlp.py")]
-    command += ["--tokens", "7", "64", "--repeat", "10", "--no-compile"]
+    command += ["--cpu", "--tokens", "7", "64", "--repeat", "10", "--no-compile"]
     command += ["--json", str(tmp_path / "tp.json")]
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=DEADLINE_S)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
