@@ -16,9 +16,9 @@ Nothing else in mmcomp imports torch; this module does, at import. It holds:
   split over a torch.distributed process group (Megatron's tensor parallelism, DTensor
   weights accepted), each rank's part one of them.
 
-Autograd is not built: a custom op's outputs require grad when an input does, and a
-backward through one raises NotImplementedError naming mmcomp (it never yields silent zero
-gradients). Run the ops under `torch.no_grad()` or `torch.inference_mode()`.
+The ops and modules are differentiable (mmcomp.torch.autograd): their backward is derived
+from their fusions by `mmcomp.grad`, as custom ops with fake implementations; a fusion that
+is not differentiated keeps a backward that raises NotImplementedError naming mmcomp.
 
 The modules' kernels take their row count (tokens) at run time: each is one fusion with a
 dynamic M (mmcomp.buckets), so a new token count compiles nothing unless it falls in an M

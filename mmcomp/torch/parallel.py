@@ -17,6 +17,9 @@ DTensor weights on a 1-D device mesh in any placement (Shard(0), Shard(1), Repli
 redistributed to the block this rank needs. The shards are the modules' own Parameters
 (copies of full weights; a DTensor's local tensor), for inference: they do not require
 grad, and no backward collective is built.
+
+The forwards trace under torch.compile(fullgraph=True): Dynamo takes the collectives (then
+synchronous) as functional collectives beside the modules' custom ops.
 """
 
 from __future__ import annotations
@@ -142,7 +145,7 @@ def shard(tensor: Any, dim: int | None, group: _Group, sharded: bool, where: str
         return tensor
     _check_divisible(tensor.shape[dim], group.size, where, what, _AXES.get(dim, "rows"))
     size = tensor.shape[dim] // group.size
-    return tensor.narrow(dim, group.rank * size, size).contiguous().clone()
+    return tensor.narrow(dim, group.rank * size, size).clone(memory_format=torch.contiguous_format)
 
 
 def _placed(tensor: Any, device: Any) -> Any:
@@ -195,12 +198,18 @@ def _check_input(x: Any, features: int, weight: Any, where: str, tokens_axis: bo
         )
 
 
-def _gather_rows(x: Any, group: _Group) -> Any:
-    """Every rank's x (equal shapes) stacked along the first axis, ranks in order."""
+def _launched() -> bool:
+    """Whether collectives are launched with async_op (not while torch.compile traces:
+    Dynamo takes them synchronous, as functional collectives whose waits Inductor places)."""
+    return not torch.compiler.is_compiling()
+
+
+def _gather_rows(x: Any, group: _Group) -> tuple[Any, Any]:
+    """Every rank's x (equal shapes) stacked along the first axis, ranks in order: the
+    output tensor and the all-gather's Work (launched with async_op where `_launched`)."""
     x = x.contiguous()
     out = x.new_empty((group.size * x.shape[0], *x.shape[1:]))
-    _all_gather(out, x, group=group.group)
-    return out
+    return out, _all_gather(out, x, group=group.group, async_op=_launched())
 
 
 def _gather_features(y: Any, group: _Group) -> Any:
@@ -214,11 +223,13 @@ def _gather_features(y: Any, group: _Group) -> Any:
 
 
 def _reduce(partial: Any, group: _Group, scatter: bool, where: str) -> tuple[Any, Any]:
-    """The sum of every rank's `partial` launched (async_op): an all-reduce in place, or,
-    where `scatter`, a reduce-scatter of its first axis (each rank gets its block). Returns
-    the output tensor and the collective's Work (wait on it before reading the output)."""
+    """The sum of every rank's `partial`: an all-reduce in place, or, where `scatter`, a
+    reduce-scatter of its first axis (each rank gets its block). Returns the output tensor
+    and the collective's Work, launched with async_op (wait on it before reading the
+    output), or None where torch.compile traces the call (`_launched`)."""
+    launch = _launched()
     if not scatter:
-        return partial, dist.all_reduce(partial, group=group.group, async_op=True)
+        return partial, dist.all_reduce(partial, group=group.group, async_op=launch)
     rows = partial.shape[0]
     if rows % group.size:
         raise FusionError(
@@ -226,8 +237,14 @@ def _reduce(partial: Any, group: _Group, scatter: bool, where: str) -> tuple[Any
             f"{group.size} ranks (expected a multiple of {group.size})"
         )
     out = partial.new_empty((rows // group.size, *partial.shape[1:]))
-    work = _reduce_scatter(out, partial.contiguous(), group=group.group, async_op=True)
+    work = _reduce_scatter(out, partial.contiguous(), group=group.group, async_op=launch)
     return out, work
+
+
+def _wait(work: Any) -> None:
+    """Wait for a collective launched with async_op (None: it ran synchronously)."""
+    if work is not None:
+        work.wait()
 
 
 class ColumnParallelLinear(nn.Module):
@@ -286,7 +303,8 @@ class ColumnParallelLinear(nn.Module):
         where = "mmcomp.torch.ColumnParallelLinear"
         _check_input(x, self.in_features, self.local.weight, where, self.sequence_parallel)
         if self.sequence_parallel:
-            x = _gather_rows(x, self.tp)
+            x, work = _gather_rows(x, self.tp)
+            _wait(work)
         y = self.local(x)
         return _gather_features(y, self.tp) if self.gather_output else y
 
@@ -354,7 +372,7 @@ class RowParallelLinear(nn.Module):
             x = x.narrow(-1, self.tp.rank * block, block)
         partial = self.local(x)
         y, work = _reduce(partial, self.tp, self.sequence_parallel, where)
-        work.wait()
+        _wait(work)
         if self.bias is not None:
             y.add_(self.bias)
         return y
@@ -379,7 +397,8 @@ class TensorParallelGatedMLP(nn.Module):
     gate/up kernel runs, and all of them are waited on before the output is returned.
     With `sequence_parallel=True` each rank passes its own tokens (x's first axis, equal on
     every rank): they are all-gathered before gate/up and the sum is a reduce-scatter back
-    to each rank's tokens, so the output has x's shape.
+    to each rank's tokens, so the output has x's shape; with micro-batches every part's
+    all-gather is launched first, so later parts' tokens arrive while earlier parts run.
     """
 
     def __init__(
@@ -471,15 +490,19 @@ class TensorParallelGatedMLP(nn.Module):
         lead = x.shape[:-1]
         rows = x.reshape(-1, self.hidden)
         parts = rows.tensor_split(self.micro_batches) if self.micro_batches > 1 else (rows,)
+        parts = [part for part in parts if part.shape[0]]
+        if self.sequence_parallel:  # every part's all-gather launched first (NCCL runs them
+            # in order, so the next part's tokens arrive while this part's kernels run)
+            gathered = [_gather_rows(part, self.tp) for part in parts]
+        else:
+            gathered = [(part, None) for part in parts]
         pending: list[tuple[Any, Any]] = []
-        for part in parts:
-            if part.shape[0] == 0:
-                continue
-            tokens = _gather_rows(part, self.tp) if self.sequence_parallel else part
+        for tokens, work in gathered:
+            _wait(work)
             pending.append(_reduce(self.local(tokens), self.tp, self.sequence_parallel, where))
         outputs: list[Any] = []
         for output, work in pending:
-            work.wait()
+            _wait(work)
             outputs.append(output)
         if not outputs:
             y = rows.new_zeros((0, self.hidden))

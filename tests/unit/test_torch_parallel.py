@@ -1,7 +1,8 @@
 """mmcomp.torch's tensor-parallel modules on the CPU: two processes (torch.multiprocessing,
 gloo on a free localhost port), each rank's kernels on the interp back end, against the
 float64 reference of the whole module at 1, 7 and 300 tokens: TensorParallelGatedMLP
-(plain, micro-batched, sequence-parallel, from shards and from DTensors),
+(plain, micro-batched, sequence-parallel, under torch.compile(fullgraph=True), from shards
+and from DTensors),
 ColumnParallelLinear and RowParallelLinear (each input and output form), and the misuse
 errors. The ranks run every check once (module fixture) and write their results; a rank
 that dies or hangs fails the fixture within its deadline instead of hanging the run.
@@ -98,7 +99,7 @@ def check_mlp(rank: int, bias: bool, **options) -> float:
     return max(errors)
 
 
-def check_mlp_sequence_parallel(rank: int, micro_batches: int) -> float:
+def check_mlp_sequence_parallel(rank: int, micro_batches: int, compiled: bool = False) -> float:
     torch.manual_seed(0)
     mlp = MLP(HIDDEN, INTERMEDIATE, True)
     tp = mt.TensorParallelGatedMLP(
@@ -108,6 +109,8 @@ def check_mlp_sequence_parallel(rank: int, micro_batches: int) -> float:
         gate_up_schedule=INTERP,
         down_schedule=INTERP,
     )
+    if compiled:  # Dynamo traces the collectives (aot_eager: no C++ build on the CPU)
+        tp = torch.compile(tp, fullgraph=True, backend="aot_eager", dynamic=True)
     errors = []
     for tokens in TOKENS:  # per rank: the sequence is WORLD * tokens long
         x = same_on_every_rank(tokens, WORLD * tokens, HIDDEN)
@@ -321,6 +324,9 @@ CHECKS: dict[str, Callable[[int], float]] = {
     "mlp micro-batched": lambda rank: check_mlp(rank, True, micro_batches=3),
     "mlp sequence-parallel": lambda rank: check_mlp_sequence_parallel(rank, 1),
     "mlp sequence-parallel micro-batched": lambda rank: check_mlp_sequence_parallel(rank, 2),
+    "mlp sequence-parallel micro-batched under torch.compile": lambda rank: (
+        check_mlp_sequence_parallel(rank, 2, compiled=True)
+    ),
     "mlp from shards": check_mlp_from_shards,
     "mlp from megatron DTensors": lambda rank: check_mlp_from_dtensors(rank, "megatron"),
     "mlp from transposed DTensors": lambda rank: check_mlp_from_dtensors(rank, "transposed"),
@@ -415,7 +421,7 @@ def test_the_example_runs_under_torchrun_on_two_cpu_ranks(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(root), "OMP_NUM_THREADS": "1"}
     command = [sys.executable, "-m", "torch.distributed.run", "--standalone"]
     command += ["--nproc-per-node", "2", str(root / "examples" / "tp_mlp.py")]
-    command += ["--tokens", "7", "64", "--repeat", "10", "--no-compile"]
+    command += ["--cpu", "--tokens", "7", "64", "--repeat", "10", "--no-compile"]
     command += ["--json", str(tmp_path / "tp.json")]
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=DEADLINE_S)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]

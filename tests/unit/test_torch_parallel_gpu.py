@@ -2,8 +2,9 @@
 collective runs (NCCL's all-reduce, all-gather and reduce-scatter of one rank) around the
 cuda kernels. TensorParallelGatedMLP on the block one rank of eight holds of Llama-70B's MLP
 (hidden 8192, intermediate 28672 / 8, given as shards), plain, micro-batched (the
-all-reduce of one part overlapping the next part's kernels) and sequence-parallel;
-ColumnParallelLinear and RowParallelLinear; all against float64 at 16 and 8192 tokens.
+all-reduce of one part overlapping the next part's kernels), sequence-parallel and under
+torch.compile(fullgraph=True) and in a CUDA graph; ColumnParallelLinear and
+RowParallelLinear; all against float64 at 16 and 8192 tokens.
 The runs over several GPUs are examples/tp_mlp.py under torchrun (docs/torch.md).
 
 Skipped without torch, and (gpu marker) without an sm_90 GPU.
@@ -87,6 +88,39 @@ def test_gated_mlp_on_a_llama_70b_block(nccl, options):
             got = tp(x)
         assert got.shape == x.shape and got.device == x.device
         assert relative_error(got, mlp_reference(mlp, x)) < TOLERANCE
+
+
+@pytest.mark.parametrize("micro_batches", [1, 2])
+def test_gated_mlp_under_torch_compile_fullgraph(nccl, micro_batches):
+    """Dynamo traces the collectives (as functional collectives) with the two ops."""
+    mlp = MLP(HIDDEN, BLOCK, nccl)
+    tp = mt.TensorParallelGatedMLP(mlp, sharded=True, micro_batches=micro_batches)
+    compiled = torch.compile(tp, fullgraph=True, dynamic=True)
+    for tokens in TOKENS:
+        x = torch.randn(tokens, HIDDEN, device=nccl, dtype=torch.bfloat16)
+        with torch.inference_mode():
+            got = compiled(x)
+        assert relative_error(got, mlp_reference(mlp, x)) < TOLERANCE
+
+
+@pytest.mark.parametrize("micro_batches", [1, 2])
+def test_gated_mlp_under_cuda_graph_capture_and_replay(nccl, micro_batches):
+    """The kernels and NCCL's all-reduce captured in one graph; a replay recomputes from
+    new values copied into the static input."""
+    mlp = MLP(HIDDEN, BLOCK, nccl)
+    tp = mt.TensorParallelGatedMLP(mlp, sharded=True, micro_batches=micro_batches)
+    static = torch.randn(16, HIDDEN, device=nccl, dtype=torch.bfloat16)
+    with torch.inference_mode():
+        tp(static)  # kernels compiled and loaded outside the capture
+        torch.cuda.synchronize()
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            replayed = tp(static)
+        fresh = torch.randn_like(static)
+        static.copy_(fresh)
+        graph.replay()
+    torch.cuda.synchronize()
+    assert relative_error(replayed, mlp_reference(mlp, fresh)) < TOLERANCE
 
 
 def test_gated_mlp_with_biases_sharded_here(nccl):
