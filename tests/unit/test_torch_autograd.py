@@ -126,6 +126,18 @@ def test_gated_mlp_gradients_match_float64_autograd(bias, recompute):
         check_against_float64(gated, mlp, torch.randn(*shape, dtype=torch.bfloat16))
 
 
+@pytest.mark.parametrize("recompute", [False, True])
+def test_4096_tokens_through_both_modules(recompute):
+    torch.manual_seed(7)
+    linear = torch.nn.Linear(32, 48, dtype=torch.bfloat16)
+    fused = mt.FusedLinear(linear, "gelu_tanh", recompute=recompute, **INTERP)
+    x = torch.randn(4096, 32, dtype=torch.bfloat16)
+    check_against_float64(fused, Activated(linear, "gelu_tanh"), x)
+    mlp = MLP(32, 64, bias=True)
+    gated = mt.GatedMLP(mlp, gate_up_schedule=INTERP, down_schedule=INTERP, recompute=recompute)
+    check_against_float64(gated, mlp, x)
+
+
 def test_op_gradcheck_in_float32():
     f = mmcomp.Fusion("small")
     x, w = f.input("x", ["m", 8], "f32"), f.input("w", [6, 8], "f32")
