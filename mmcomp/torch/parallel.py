@@ -43,9 +43,14 @@ from mmcomp.torch.modules import FusedLinear, GatedMLP
 
 dist: Any = importlib.import_module("torch.distributed")
 """torch.distributed."""
-_all_gather: Any = getattr(dist, "all_gather_single", None) or dist.all_gather_into_tensor
-"""All-gather into one tensor (all_gather_into_tensor before torch 2.13 renamed it)."""
-_reduce_scatter: Any = getattr(dist, "reduce_scatter_single", None) or dist.reduce_scatter_tensor
+_all_gather: Any = getattr(dist, "all_gather_single", None) or getattr(
+    dist, "all_gather_into_tensor", None
+)
+"""All-gather into one tensor (all_gather_into_tensor before torch 2.13 renamed it; None
+in a torch built without torch.distributed, where no module is built)."""
+_reduce_scatter: Any = getattr(dist, "reduce_scatter_single", None) or getattr(
+    dist, "reduce_scatter_tensor", None
+)
 """Reduce-scatter of one tensor (reduce_scatter_tensor before torch 2.13 renamed it)."""
 
 
