@@ -79,7 +79,7 @@ def double(module):
 def check_against_float64(fast, reference, x, bound_scale=3.0):
     """fast's gradients against float64 autograd of `reference`; the bound is what bf16
     autograd of `reference` itself gives (times bound_scale, at least FLOOR)."""
-    dy = torch.randn(*x.shape[:-1], fast_out(fast), dtype=x.dtype)
+    dy = torch.randn(*x.shape[:-1], fast_out(fast), dtype=x.dtype, device=x.device)
     got = gradients_of(fast, x, dy, list(reference.parameters()))
     want = gradients_of(double(reference), x.double(), dy.double())
     bf16 = gradients_of(reference, x, dy)
@@ -247,6 +247,23 @@ def test_fused_linear_compiles_fullgraph_forward_and_backward():
     torch.compile(loss, fullgraph=True)(x).backward()
     for mine, theirs in zip([x.grad, linear.weight.grad, linear.bias.grad], eager, strict=True):
         assert torch.equal(mine, theirs)
+
+
+def test_a_dynamic_compile_serves_every_token_count():
+    torch.manual_seed(8)
+    linear = torch.nn.Linear(32, 48, dtype=torch.bfloat16)
+    fused = mt.FusedLinear(linear, "silu", **INTERP)
+    compiled = torch.compile(
+        lambda x: fused(x).float().square().sum(), fullgraph=True, dynamic=True
+    )
+    for rows in (5, 9, 17):
+        x = torch.randn(rows, 32, dtype=torch.bfloat16)
+        linear.weight.grad = None
+        compiled(x).backward()
+        from_compiled = linear.weight.grad.clone()
+        linear.weight.grad = None
+        fused(x).float().square().sum().backward()
+        assert torch.equal(from_compiled, linear.weight.grad)
 
 
 def test_autocast_casts_the_input_as_nn_linear_does():
