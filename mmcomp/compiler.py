@@ -50,7 +50,6 @@ from mmcomp.diagnostics import is_located, verify
 from mmcomp.dialects.sched import PARAMS_ATTR, ScheduleParams, ScheduleParamsAttr
 from mmcomp.errors import FusionError, ScheduleError
 from mmcomp.narrowing import is_ndarray
-from mmcomp.passes.choose_schedule import ChooseSchedule
 from mmcomp.registry import DEFAULT_PIPELINE, DIALECTS, PASSES
 
 if TYPE_CHECKING:
@@ -103,6 +102,8 @@ def _choose_schedule(ctx: Context, module: ModuleOp, compilation: Compilation) -
     The keywords win over the keys a `#sched.params` already on the function sets; the
     heuristic chooses the rest.
     """
+    from mmcomp.passes.choose_schedule import ChooseSchedule
+
     functions = _functions(module)
     if len(functions) != 1:
         raise FusionError(f"compile: expected one func.func, found {len(functions)}")
@@ -134,6 +135,16 @@ PIPELINE: list[Stage] = [_stage(name) for name in DEFAULT_PIPELINE]
 MATERIALIZED = "materialize-schedule"
 """The last stage of the interp back end (the CPU executor runs the materialized kernel)."""
 
+VERIFY_STAGES = "MMCOMP_VERIFY_STAGES"
+"""Environment variable: `1` verifies the module after every stage. By default the stages
+through materialize-schedule (where a fusion or a keyword can be at fault) and the last
+stage are verified; the lowering stages in between, whose output only mmcomp's own passes
+read (and whose lit tests verify it), are not, which saves a third of a cold compile."""
+
+_CHECKED_STAGES = frozenset(
+    name for name in DEFAULT_PIPELINE[: DEFAULT_PIPELINE.index(MATERIALIZED) + 1]
+)
+
 
 def _interp_runner(module: ModuleOp) -> Runner:
     """Runs the materialized kernel on the CPU, simulating every CTA."""
@@ -160,7 +171,7 @@ def _cuda_runner(module: ModuleOp) -> Runner:
     """The ptx module's kernel: its PTX, checked by ptxas with 0 spills, and its launch plan."""
     from mmcomp.backend import build_cuda_kernel
 
-    return CudaRunner(build_cuda_kernel(module))
+    return CudaRunner(build_cuda_kernel(module, verified=True))  # run_pipeline verified it
 
 
 RUNNERS: dict[str, Callable[[ModuleOp], Runner]] = {
@@ -490,12 +501,14 @@ def run_pipeline(
     module = module.clone()
     stages = {"fusion": _text(module)}
     compilation = Compilation(params or {}, backend=backend, schedule_m=schedule_m)
+    every_stage = os.environ.get(VERIFY_STAGES) == "1"
     for stage in PIPELINE:
         if last in stages:
             break
         try:
             stage.run(ctx, module, compilation)
-            verify(module)
+            if every_stage or stage.name in _CHECKED_STAGES or stage.name == last:
+                verify(module)
         except (DiagnosticException, VerifyException) as error:
             cause = error.__cause__
             kind = type(cause) if isinstance(cause, FusionError | ScheduleError) else stage.errors

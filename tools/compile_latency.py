@@ -17,7 +17,9 @@
 Each row is the median over `--runs` processes, with the spread (min-max) and the CPU time
 (user + system, of the process and its children: ptxas) beside the wall time: on a shared
 machine the wall time moves with the load, the CPU time much less. Every process runs with
-its own `MMCOMP_CACHE_DIR` under a temporary directory, so the user's cache is untouched.
+its own `MMCOMP_CACHE_DIR` under a temporary directory, so the user's cache is untouched,
+and with Python's bytecode cache on (`PYTHONDONTWRITEBYTECODE` dropped; a first process
+writes it), as for an installed package.
 """
 
 from __future__ import annotations
@@ -85,6 +87,7 @@ print(json.dumps({"wall": wall, "cpu": cpu}))
 def _run(script: str, args: list[str], cache: Path) -> tuple[dict[str, object], float]:
     """The JSON a script prints in a fresh interpreter, and the process's wall seconds."""
     env = {**os.environ, "MMCOMP_CACHE_DIR": str(cache)}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed: the bytecode cached
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     start = time.perf_counter()
     done = subprocess.run(
@@ -111,6 +114,7 @@ def measure(fusion: Path, runs: int, calls: int) -> list[tuple[str, str, str]]:
     with tempfile.TemporaryDirectory(prefix="mmcomp-latency-") as scratch:
         root = Path(scratch)
         warm_cache = root / "warm"
+        _run(COLD, [str(fusion)], root / "bytecode")  # writes the bytecode of every import
         hit_same: list[float] = []
         hit_equal: list[float] = []
         for _ in range(runs):
