@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from mmcomp.compiler import Kernel
     from mmcomp.frontend import Fusion
 
-FORMAT = "mmcomp-compiled-kernel-1"
+FORMAT = "mmcomp-compiled-kernel-2"
 """The entry format; part of every key."""
 
 ARTIFACT_SUFFIX = ".kernel"
@@ -242,7 +242,9 @@ def store_artifact(name: str, kernel: Kernel) -> bool:
         "name": kernel.fusion.name,
         "backend": kernel.backend,
         "params": kernel.params,
-        "stages": kernel.stages,
+        "stages": _printed(kernel.stages),
+        "stage_names": list(kernel.stages),
+        "recipe": _recipe(kernel.stages),
         "ptx": device.ptx,
         "plan": device.plan,
         "report": device.report,
@@ -253,6 +255,23 @@ def store_artifact(name: str, kernel: Kernel) -> bool:
     }
     payload = zlib.compress(pickle.dumps(artifact, protocol=pickle.HIGHEST_PROTOCOL), 1)
     return artifact_store().store(name, payload)
+
+
+def _printed(stages: Mapping[str, str]) -> dict[str, str]:
+    """The stage texts printed so far (a StageTexts prints the lowering's when asked)."""
+    from mmcomp.compiler import StageTexts
+
+    return stages.printed() if isinstance(stages, StageTexts) else dict(stages)
+
+
+def _recipe(stages: Mapping[str, str]) -> dict[str, object] | None:
+    """How to run the pipeline again for the texts not printed (None: all are)."""
+    from mmcomp.compiler import StageTexts
+
+    recipe = stages.recipe if isinstance(stages, StageTexts) else None
+    if recipe is None:
+        return None
+    return {"params": recipe.params, "schedule_m": recipe.schedule_m}
 
 
 def read_artifact(path: Path) -> dict[str, Any] | None:
@@ -277,6 +296,8 @@ def _required() -> dict[str, tuple[type, ...]]:
         "backend": (str,),
         "params": (ScheduleParams,),
         "stages": (dict,),
+        "stage_names": (list,),
+        "recipe": (dict, type(None)),
         "ptx": (str,),
         "plan": (LaunchPlan,),
         "report": (ResourceReport, type(None)),
@@ -308,6 +329,15 @@ def _decode(payload: bytes) -> dict[str, Any] | None:
         return None
     if decoded["backend"] not in DISK_BACKENDS:
         return None
+    names = cast("list[object]", decoded["stage_names"])
+    if not all(isinstance(name, str) for name in names):
+        return None
+    recipe = cast("dict[object, object] | None", decoded["recipe"])
+    if recipe is not None and not (
+        isinstance(recipe.get("params"), dict)
+        and isinstance(recipe.get("schedule_m"), int | None)
+    ):
+        return None
     return cast("dict[str, Any]", decoded)
 
 
@@ -329,7 +359,7 @@ def load_artifact(name: str, fusion: Fusion) -> Kernel | None:
     from xdsl.parser import Parser
 
     from mmcomp.backend.kernel import CudaKernel
-    from mmcomp.compiler import CudaRunner, Kernel, context
+    from mmcomp.compiler import CudaRunner, Kernel, Recipe, StageTexts, context
 
     launch = artifact.get("launch") or ""
     device = CudaKernel(
@@ -341,14 +371,15 @@ def load_artifact(name: str, fusion: Fusion) -> Kernel | None:
         artifact["cubin"],
         launch_module=Parser(context(), launch).parse_module() if launch else None,
     )
-    return Kernel(
-        fusion,
-        artifact["backend"],
-        artifact["params"],
+    recipe = artifact["recipe"]
+    stages = StageTexts(
         artifact["stages"],
-        None,
-        CudaRunner(device),
+        artifact["stage_names"],
+        None
+        if recipe is None
+        else Recipe(artifact["backend"], recipe["params"], recipe["schedule_m"]),
     )
+    return Kernel(fusion, artifact["backend"], artifact["params"], stages, None, CudaRunner(device))
 
 
 # ----------------------------------------------------------------------------------------

@@ -281,3 +281,23 @@ def test_cache_command_shows_and_clears(tmp_path: Path):
     assert "removed 2 files" in run("clear")
     assert not entries(tmp_path)
     assert "compiled kernels: 0" in run("info")
+
+
+def test_lowering_texts_are_printed_when_asked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    from mmcomp.compiler import PRINTED_WHEN_ASKED, run_pipeline
+
+    monkeypatch.setenv("MMCOMP_CACHE_DIR", str(tmp_path))
+    compile_cache.clear_memory()
+    fusion = cases.gelu_bias(300, 504, 200)
+    built = mmcomp.compile(fusion, tile=(128, 128, 64))
+    assert compile_cache.stats()["builds"] >= 1 and len(entries(tmp_path)) == 1
+    _, _, every = run_pipeline(fusion.module, {"tile": (128, 128, 64)})
+    compile_cache.clear_memory()
+    loaded = mmcomp.compile(fusion, tile=(128, 128, 64))  # from disk, in this process
+    assert loaded.device_kernel is not built.device_kernel
+    for kernel in (built, loaded):
+        assert list(kernel.stages) == list(every)
+        assert all(name in kernel.stages for name in PRINTED_WHEN_ASKED)
+        for name in PRINTED_WHEN_ASKED:
+            assert kernel.ir(name) == every[name], name
+    assert "ptx.entry" in loaded.ir("convert-arith-to-ptx")
