@@ -13,6 +13,7 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
 import cases
 import pytest
@@ -301,3 +302,40 @@ def test_lowering_texts_are_printed_when_asked(tmp_path: Path, monkeypatch: pyte
         for name in PRINTED_WHEN_ASKED:
             assert kernel.ir(name) == every[name], name
     assert "ptx.entry" in loaded.ir("convert-arith-to-ptx")
+
+
+@pytest.mark.parametrize("every_stage", [False, True])
+def test_lowering_stages_are_verified_at_the_end_or_each_with_the_variable(
+    every_stage: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """A lowering stage's invalid output is caught by the last stage's verification, or by
+    its own with MMCOMP_VERIFY_STAGES=1."""
+    from xdsl.dialects.builtin import StringAttr
+
+    from mmcomp import compiler
+    from mmcomp.dialects import ptx
+
+    monkeypatch.setenv("MMCOMP_CACHE_DIR", str(tmp_path))
+    if every_stage:
+        monkeypatch.setenv(compiler.VERIFY_STAGES, "1")
+    else:
+        monkeypatch.delenv(compiler.VERIFY_STAGES, raising=False)
+    names = [stage.name for stage in compiler.PIPELINE]
+    index = names.index("convert-hopper-to-ptx")
+    lowering = compiler.PIPELINE[index]
+
+    def invalid(ctx: Any, module: Any, compilation: compiler.Compilation) -> None:
+        lowering.run(ctx, module, compilation)
+        for op in module.walk():
+            if isinstance(op, ptx.PtxModuleOp):
+                op.properties["version"] = StringAttr("7.0")  # below sm_90a's 8.0
+
+    pipeline = list(compiler.PIPELINE)
+    pipeline[index] = compiler.Stage(lowering.name, invalid)
+    monkeypatch.setattr(compiler, "PIPELINE", pipeline)
+    compile_cache.clear_memory()
+    with pytest.raises(mmcomp.ScheduleError) as error:
+        mmcomp.compile(cases.linear(300, 500, 200), tile=(128, 128, 64))
+    caught_by = "convert-hopper-to-ptx" if every_stage else names[-1]
+    assert str(error.value).startswith(f"{caught_by}:"), str(error.value)
+    assert "7.0" in str(error.value) or "version" in str(error.value), str(error.value)
