@@ -36,7 +36,7 @@ from xdsl.ir import Attribute, BlockArgument, SSAValue
 
 from mmcomp.dialects import sched
 from mmcomp.dialects.fusion import AxisRolesAttr
-from mmcomp.dtypes import DTYPES, by_name
+from mmcomp.ir.dtypes import DTYPES, by_name
 from mmcomp.errors import ScheduleError
 
 T = TypeVar("T")

@@ -1,6 +1,6 @@
 """`compile-to-ptx`: the default pipeline, from a fusion-dialect module to a ptx module.
 
-It runs `mmcomp.registry.DEFAULT_PIPELINE` in order (propagate-axis-mapping,
+It runs `mmcomp.ir.registry.DEFAULT_PIPELINE` in order (propagate-axis-mapping,
 choose-schedule, tile-split, tile-merge, split-k, insert-persistent-loop,
 materialize-schedule, partition-warp-roles, lower-schedule-to-hopper,
 convert-hopper-to-ptx, convert-arith-to-ptx), so that
@@ -13,7 +13,7 @@ one kernel a later stage printed), as the `-t ptx` target prints one kernel: non
 is an error naming what it holds.
 
 Where ptxas is found, the pass assembles the result, and a fusion function whose entry
-spills is compiled again with the refits of `mmcomp.spill_refit`, the keys written in its
+spills is compiled again with the refits of `mmcomp.schedule.spill_refit`, the keys written in its
 `#sched.params` kept as pins: the search `mmcomp.compile` runs with its keywords, so both
 tools give the same kernel. A function whose pinned schedule spills whatever is refitted
 is an error naming the spill and what would fit. `compile-to-ptx{refit-spills=false}`
@@ -34,7 +34,7 @@ from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
 from mmcomp.dialects.sched import PARAMS_ATTR, ScheduleParams, ScheduleParamsAttr
 from mmcomp.errors import ScheduleError
-from mmcomp.registry import DEFAULT_PIPELINE, PASSES
+from mmcomp.ir.registry import DEFAULT_PIPELINE, PASSES
 
 
 def run_default_pipeline(
@@ -60,8 +60,8 @@ def run_default_pipeline(
 def spilling_entries(module: ModuleOp) -> dict[str, str]:
     """The entries of a ptx-level module that ptxas spills, with its report of each; a
     DiagnosticException where ptxas cannot assemble it."""
-    from mmcomp import ptxas
-    from mmcomp.targets import emit_ptx
+    from mmcomp.arch import ptxas
+    from mmcomp.dialects.ptx.target import emit_ptx
 
     try:
         assembled = ptxas.assemble(emit_ptx(module))
@@ -147,7 +147,7 @@ class CompileToPtx(ModulePass):
     bucket's bound; `mmcomp.compile(f, schedule_m=M)`)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        from mmcomp import ptxas
+        from mmcomp.arch import ptxas
 
         check_one_fusion(op, self.name)
         if not self.refit_spills or ptxas.find_tool("ptxas") is None:
@@ -169,7 +169,7 @@ class CompileToPtx(ModulePass):
     def _refit(self, ctx: Context, source: ModuleOp, name: str) -> None:
         """Pin in `source` the first refit of function `name` that does not spill."""
         from mmcomp.passes.choose_schedule import written_params
-        from mmcomp.spill_refit import SpilledError, fit
+        from mmcomp.schedule.spill_refit import SpilledError, fit
 
         def build(pins: Mapping[str, object]) -> tuple[Mapping[str, object], ScheduleParams]:
             candidate = source.clone()

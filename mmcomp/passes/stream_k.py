@@ -56,7 +56,7 @@ if TYPE_CHECKING:
         _Coordinates,  # pyright: ignore[reportPrivateUsage]
         _KernelBuilder,  # pyright: ignore[reportPrivateUsage]
     )
-    from mmcomp.passes.schedule_plan import Count, IndexBuilder
+    from mmcomp.analysis.schedule_plan import Count, IndexBuilder
 
 
 MAX_TAIL_SEGMENTS = 8

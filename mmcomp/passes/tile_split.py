@@ -40,9 +40,9 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
-from mmcomp import roles
-from mmcomp.attributes import check_attributes
-from mmcomp.diagnostics import at, is_located
+from mmcomp.analysis import roles
+from mmcomp.ir.attributes import check_attributes
+from mmcomp.ir.diagnostics import at, is_located
 from mmcomp.dialects import fusion, sched
 from mmcomp.errors import FusionError, ScheduleError
 

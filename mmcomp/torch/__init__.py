@@ -18,7 +18,7 @@ backward through one raises NotImplementedError naming mmcomp (it never yields s
 gradients). Run the ops under `torch.no_grad()` or `torch.inference_mode()`.
 
 The modules' kernels take their row count (tokens) at run time: each is one fusion with a
-dynamic M (mmcomp.buckets), so a new token count compiles nothing unless it falls in an M
+dynamic M (mmcomp.schedule.buckets), so a new token count compiles nothing unless it falls in an M
 bucket not used before (at most eight), and `torch.compile(dynamic=True)` traces them once
 for every token count.
 """

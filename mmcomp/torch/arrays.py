@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from mmcomp import dtypes
+from mmcomp.ir import dtypes
 from mmcomp.backend.frames import HOST, Frame, UnreadableArray
 from mmcomp.errors import LaunchError
 from mmcomp.runtime.arrays import BFLOAT16, DeviceArray

@@ -50,9 +50,9 @@ from mmcomp.dialects.ptx import (
     SharedOp,
     XorOp,
 )
-from mmcomp.hopper_layout import Major, OperandTile, SwizzleMode
+from mmcomp.arch.smem_layout import Major, OperandTile, SwizzleMode
 from mmcomp.passes.convert_hopper_to_ptx import ConvertHopperToPtx
-from mmcomp.targets import emit_ptx
+from mmcomp.dialects.ptx.target import emit_ptx
 
 TILE_M = 128
 """Rows of C per CTA."""

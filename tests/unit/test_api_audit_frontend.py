@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import mmcomp
-from mmcomp.buckets import BucketedKernel
+from mmcomp.schedule.buckets import BucketedKernel
 from mmcomp.compiler import run_pipeline
 from mmcomp.dialects.ptx import is_identifier
 from mmcomp.errors import FusionError, ScheduleError

@@ -10,8 +10,8 @@ from xdsl.dialects.func import FuncOp
 from xdsl.parser import Parser
 
 import mmcomp
-from mmcomp import hardware as hw
-from mmcomp import heuristics
+from mmcomp.arch import limits as hw
+from mmcomp.schedule import heuristics
 from mmcomp.compiler import PIPELINE, Kernel, context
 from mmcomp.dialects.sched import (
     PARAMS_ATTR,
@@ -21,7 +21,7 @@ from mmcomp.dialects.sched import (
     problem_of,
 )
 from mmcomp.errors import FusionError, ScheduleError
-from mmcomp.heuristics import (
+from mmcomp.schedule.heuristics import (
     PARAMETERS,
     SMALL_M,
     choose_params,

@@ -11,7 +11,7 @@ from xdsl.dialects.builtin import FileLineColLoc
 
 import mmcomp
 from mmcomp.compiler import context
-from mmcomp.diagnostics import LocatingParser, at, is_located, location, verify
+from mmcomp.ir.diagnostics import LocatingParser, at, is_located, location, verify
 from mmcomp.errors import FusionError
 
 TWO_LINEARS = """\

@@ -38,8 +38,8 @@ from mmcomp.dialects.ptx import (
     TanhOp,
     WgmmaOp,
 )
-from mmcomp.ptxas import assemble_checked, find_nvdisasm, sass_has
-from mmcomp.targets import PtxTarget, emit_ptx
+from mmcomp.arch.ptxas import assemble_checked, find_nvdisasm, sass_has
+from mmcomp.dialects.ptx.target import PtxTarget, emit_ptx
 
 LIT_DIR = Path(__file__).resolve().parents[1] / "lit" / "ptx"
 FORM_FILES = ["arith.mlir", "memory.mlir", "hopper.mlir"]

@@ -18,8 +18,8 @@ from test_dynamic import dynamic_inputs
 from test_swap_ab import FAMILIES
 
 import mmcomp
-from mmcomp import heuristics
-from mmcomp.frontend import Fusion
+from mmcomp.schedule import heuristics
+from mmcomp.frontend.builder import Fusion
 from mmcomp.interp.reference import reference
 
 pytestmark = pytest.mark.gpu

@@ -29,7 +29,7 @@ from mmcomp.passes.partition_warp_roles import (
     warp_roles,
     warp_specialize_of,
 )
-from mmcomp.targets import emit_ptx
+from mmcomp.dialects.ptx.target import emit_ptx
 
 
 def edit_params(func: FuncOp, **changes: object) -> None:

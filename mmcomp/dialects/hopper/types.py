@@ -39,7 +39,7 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
-from mmcomp import dtypes
+from mmcomp.ir import dtypes
 from mmcomp.dialects.hopper.attrs import TileAttr
 from mmcomp.dialects.ptx import TensorMap
 

@@ -28,7 +28,7 @@ from mmcomp.lowering.hopper.plan import TmaOperand, dtype_of
 from mmcomp.lowering.hopper.pointwise import Pointwise, Scalar
 from mmcomp.lowering.hopper.ring import Ring
 from mmcomp.lowering.hopper.values import Values
-from mmcomp.narrowing import is_memref, is_tensor
+from mmcomp.ir.narrowing import is_memref, is_tensor
 
 
 @dataclass

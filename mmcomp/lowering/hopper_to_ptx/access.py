@@ -28,7 +28,7 @@ from mmcomp.lowering.hopper_to_ptx.registers import (
     register_of,
     value_register,
 )
-from mmcomp.narrowing import is_vector
+from mmcomp.ir.narrowing import is_vector
 
 
 def register_kind(value_type: Attribute) -> ptx.RegType:
