@@ -10,12 +10,12 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from mmcomp.analysis.roles import roles_of
     from mmcomp.backend.kernel import load_kernel
     from mmcomp.compiler import Kernel, compile
     from mmcomp.errors import CudaError, FusionError, LaunchError, ScheduleError
     from mmcomp.frontend.builder import DYNAMIC, Fusion, Value, parse
     from mmcomp.interp.reference import reference
-    from mmcomp.analysis.roles import roles_of
     from mmcomp.tuning import autotune
 
 _PUBLIC = {

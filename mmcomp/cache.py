@@ -226,9 +226,9 @@ def read_artifact(path: Path) -> dict[str, Any] | None:
 
 def _required() -> dict[str, tuple[type, ...]]:
     """The keys of an artifact and the types their values may have."""
+    from mmcomp.arch.ptxas import ResourceReport
     from mmcomp.backend.plan import LaunchPlan
     from mmcomp.dialects.sched.params import ScheduleParams
-    from mmcomp.arch.ptxas import ResourceReport
 
     return {
         "format": (str,),

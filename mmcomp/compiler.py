@@ -45,12 +45,12 @@ from xdsl.dialects.func import FuncOp
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
-from mmcomp.ir.diagnostics import is_located, verify
 from mmcomp.dialects.sched import PARAMS_ATTR, ScheduleParams, ScheduleParamsAttr
 from mmcomp.errors import FusionError, ScheduleError
+from mmcomp.ir.diagnostics import is_located, verify
 from mmcomp.ir.narrowing import is_ndarray
-from mmcomp.passes.choose_schedule import ChooseSchedule
 from mmcomp.ir.registry import DEFAULT_PIPELINE, DIALECTS, PASSES
+from mmcomp.passes.choose_schedule import ChooseSchedule
 
 if TYPE_CHECKING:
     from mmcomp.backend import CudaKernel
@@ -320,8 +320,8 @@ class Kernel:
 
     def bind(self, arrays: Sequence[Any], named: Mapping[str, Any]) -> list[Any]:
         """The inputs in fusion input order, from positional and named arrays; checked."""
-        from mmcomp.frontend.argcheck import check_shape_and_dtype
         from mmcomp.backend.arguments import order_inputs
+        from mmcomp.frontend.argcheck import check_shape_and_dtype
 
         inputs = self.fusion.inputs
         names = [value.name or f"input {index}" for index, value in enumerate(inputs)]

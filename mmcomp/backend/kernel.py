@@ -13,10 +13,10 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
 
-from mmcomp.ir import dtypes
 from mmcomp.backend.plan import LaunchPlan, launch_plan
 from mmcomp.dialects import ptx
 from mmcomp.errors import LaunchError
+from mmcomp.ir import dtypes
 from mmcomp.lowering.hopper.plan import CTA_TILES
 
 if TYPE_CHECKING:
@@ -52,8 +52,8 @@ def lower_to_ptx(module: ModuleOp) -> tuple[str, LaunchPlan]:
     """PTX text and launch plan of a module after materialize-schedule, or of one lowered
     further (the passes left to run are run on a copy)."""
     from mmcomp.compiler import context
-    from mmcomp.ir.registry import PASSES
     from mmcomp.dialects.ptx.target import emit_ptx
+    from mmcomp.ir.registry import PASSES
 
     lowered = module.clone()
     ctx = context()

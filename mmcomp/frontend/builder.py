@@ -30,10 +30,10 @@ from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import ParseError, VerifyException
 
-from mmcomp.ir import dtypes
-from mmcomp.ir.diagnostics import at
 from mmcomp.dialects import fusion as fd
 from mmcomp.errors import FusionError
+from mmcomp.ir import dtypes
+from mmcomp.ir.diagnostics import at
 from mmcomp.ir.narrowing import is_tensor
 
 DYNAMIC = fd.DYNAMIC

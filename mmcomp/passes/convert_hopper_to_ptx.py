@@ -79,9 +79,9 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 
+from mmcomp.arch.smem_layout import Major, descriptor_base
 from mmcomp.dialects import hopper, ptx
 from mmcomp.dialects.ptx.module import carried_label_names
-from mmcomp.arch.smem_layout import Major, descriptor_base
 from mmcomp.lowering.hopper_to_ptx.access import ACCESS_PATTERNS
 from mmcomp.lowering.hopper_to_ptx.registers import (
     Emitter,

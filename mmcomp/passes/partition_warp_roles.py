@@ -55,6 +55,7 @@ from mmcomp.dialects.hopper import SLOT_ATTR, KernelOp, WarpRolesAttr, WarpSpeci
 from mmcomp.dialects.hopper.warp_specialize import is_index_arithmetic
 from mmcomp.dialects.sched import PARAMS_ATTR, ScheduleParams, ScheduleParamsAttr
 from mmcomp.errors import ScheduleError
+from mmcomp.ir.registry import DEFAULT_PIPELINE
 from mmcomp.passes.tile_split import (
     GRID_ATTR,
     SPACE_ATTR,
@@ -63,7 +64,6 @@ from mmcomp.passes.tile_split import (
     schedule_error,
     schedule_of,
 )
-from mmcomp.ir.registry import DEFAULT_PIPELINE
 
 ROLES_ATTR = "hopper.warp_roles"
 """The function attribute holding the warp-role plan."""

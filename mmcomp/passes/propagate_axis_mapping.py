@@ -29,15 +29,21 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
-from mmcomp.ir.attributes import check_attributes
-from mmcomp.ir.diagnostics import at, is_located
+from mmcomp.analysis.roles import (
+    ABSENT,
+    ContractionRoles,
+    annotate,
+    check_annotations,
+    infer_axis_mapping,
+)
 from mmcomp.dialects.fusion import AddOp, BroadcastOp, CastOp, LinearOp, MmaOp, tensor_type
 from mmcomp.dialects.sched import ScheduleOp
 from mmcomp.errors import FusionError
 from mmcomp.frontend.builder import function_problem
+from mmcomp.ir.attributes import check_attributes
+from mmcomp.ir.diagnostics import at, is_located
 from mmcomp.ir.narrowing import is_tensor
 from mmcomp.passes.tile_split import is_empty_fusion
-from mmcomp.analysis.roles import ABSENT, ContractionRoles, annotate, check_annotations, infer_axis_mapping
 
 if TYPE_CHECKING:
     from mmcomp.frontend.builder import Fusion

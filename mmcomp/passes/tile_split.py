@@ -41,10 +41,10 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
 from mmcomp.analysis import roles
-from mmcomp.ir.attributes import check_attributes
-from mmcomp.ir.diagnostics import at, is_located
 from mmcomp.dialects import fusion, sched
 from mmcomp.errors import FusionError, ScheduleError
+from mmcomp.ir.attributes import check_attributes
+from mmcomp.ir.diagnostics import at, is_located
 
 OperationT = TypeVar("OperationT", bound=Operation)
 

@@ -25,10 +25,10 @@ from typing import Any, Literal, cast
 
 import numpy as np
 
-from mmcomp.ir import dtypes
-from mmcomp.frontend.argcheck import check_shape_and_dtype
-from mmcomp.errors import LaunchError
 from mmcomp.arch.limits import TMA_GLOBAL_ALIGNMENT
+from mmcomp.errors import LaunchError
+from mmcomp.frontend.argcheck import check_shape_and_dtype
+from mmcomp.ir import dtypes
 from mmcomp.ir.narrowing import is_ndarray
 from mmcomp.runtime.device import ensure_context
 from mmcomp.runtime.driver import check, driver_api

@@ -20,8 +20,8 @@ from typing import Any, cast
 
 import numpy as np
 
-from mmcomp.errors import LaunchError
 from mmcomp.arch.limits import MAX_CLUSTER_SIZE, MAX_THREADS_PER_BLOCK
+from mmcomp.errors import LaunchError
 from mmcomp.ir.narrowing import is_ctypes_scalar
 from mmcomp.runtime.arrays import DeviceArray, as_device_array
 from mmcomp.runtime.device import ensure_context

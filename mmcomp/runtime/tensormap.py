@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from mmcomp.errors import LaunchError
 from mmcomp.arch.limits import TMA_GLOBAL_ALIGNMENT, TMA_MAX_BOX
+from mmcomp.errors import LaunchError
 from mmcomp.runtime.arrays import BFLOAT16, DeviceArray, as_device_array, as_dtype, dtype_name
 from mmcomp.runtime.device import ensure_context
 from mmcomp.runtime.driver import check, driver_api

@@ -130,9 +130,9 @@ def _shape_key(fusion: Fusion, schedule_m: int | None) -> str:
 def _dynamic_m(fusion: Fusion, arrays: Sequence[Any]) -> int | None:
     """For a fusion with a dynamic M: the bucket of the arrays' M (the nominal one without
     arrays); else None."""
+    from mmcomp.compiler import dynamic_input_roles
     from mmcomp.frontend.argcheck import bind_extents
     from mmcomp.schedule.buckets import NOMINAL_BUCKET, bucket_for, has_dynamic_m
-    from mmcomp.compiler import dynamic_input_roles
 
     if not has_dynamic_m(fusion):
         return None

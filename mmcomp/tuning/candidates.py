@@ -163,8 +163,8 @@ def _function(module: ModuleOp) -> Any:
 def pins_of(fusion: Fusion, keywords: Mapping[str, object]) -> dict[str, object]:
     """The parameters no candidate may change: those written in the fusion's own
     `#sched.params`, and the keywords (normalized), which win."""
-    from mmcomp.schedule.heuristics import normalize_overrides
     from mmcomp.passes.choose_schedule import written_params
+    from mmcomp.schedule.heuristics import normalize_overrides
 
     written: dict[str, object] = {}
     try:

@@ -9,9 +9,9 @@ import sys
 import pytest
 
 import mmcomp
-from mmcomp.ir.attributes import KNOWN, check_attributes, unknown_attribute
-from mmcomp.errors import FusionError, ScheduleError
 from mmcomp.arch.ptxas import find_tool
+from mmcomp.errors import FusionError, ScheduleError
+from mmcomp.ir.attributes import KNOWN, check_attributes, unknown_attribute
 
 F32 = """\
 func.func @f32_operands(%a: tensor<64x64xf32>, %w: tensor<64x64xf32>) -> tensor<64x64xf32> {
@@ -126,9 +126,9 @@ def test_f32_operands_are_scheduled_for_the_cpu_executor():
 
 
 def test_every_attribute_the_passes_use_is_known():
+    from mmcomp.analysis.roles import ROLES_KEY, SPACE_KEY
     from mmcomp.dialects.sched import PARAMS_ATTR
     from mmcomp.passes import partition_warp_roles, tile_split
-    from mmcomp.analysis.roles import ROLES_KEY, SPACE_KEY
 
     used = {
         PARAMS_ATTR,

@@ -18,6 +18,7 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
+from mmcomp.arch.ptxas import assemble_checked, find_nvdisasm, sass_has
 from mmcomp.dialects import ptx
 from mmcomp.dialects.ptx import (
     B64,
@@ -38,7 +39,6 @@ from mmcomp.dialects.ptx import (
     TanhOp,
     WgmmaOp,
 )
-from mmcomp.arch.ptxas import assemble_checked, find_nvdisasm, sass_has
 from mmcomp.dialects.ptx.target import PtxTarget, emit_ptx
 
 LIT_DIR = Path(__file__).resolve().parents[1] / "lit" / "ptx"

@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from mmcomp.arch import ptxas
-from mmcomp.dialects.ptx import F32, KernelBuilder, PtxModuleOp
 from mmcomp.arch.ptxas import (
     Assembled,
     PtxasError,
@@ -27,6 +26,7 @@ from mmcomp.arch.ptxas import (
     sass_count,
     sass_has,
 )
+from mmcomp.dialects.ptx import F32, KernelBuilder, PtxModuleOp
 from mmcomp.dialects.ptx.target import emit_ptx
 
 VADD = """
