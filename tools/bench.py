@@ -1,8 +1,9 @@
 """Benchmark mmcomp's kernels side by side with torch (cuBLAS) in one process.
 
-    python tools/bench.py [--quick] [--out docs/performance.md] [--repeat 50]
+    python tools/bench.py [--quick] [--out FILE] [--repeat 50]
     python tools/bench.py --call [--quick] [--tokens 8192] [--out FILE]
-    python tools/bench.py --rows decode|fp16|large|all [--rounds 5] [--budget 15] [--out FILE]
+    python tools/bench.py --rows decode|decode-large|fp16|large|all [--rounds 5] [--budget 15]
+        [--out FILE]
 
 The suite (bf16, random normal inputs, the same arrays for every contender):
 linear (A W^T) and matmul (A B) at 4096^3, 8192^3, 8192x14336x4096, 8192x4096x14336,
@@ -107,7 +108,7 @@ def swiglu(m: int, n: int, k: int) -> Any:
     (The test family `cases.horizontal` also writes both f32 products; timing that against
     an eager torch that writes neither would compare different work.)
     """
-    from mmcomp.frontend.builder import Fusion
+    from mmcomp.frontend.builder.builder import Fusion
 
     f = Fusion("swiglu")
     a = f.input("a", [m, k], "bf16")
@@ -534,8 +535,24 @@ DECODE_SHAPES = (
 )
 """LLM decode linears, M x N x K (M tokens; Llama-3-8B's attention and MLP widths)."""
 
+DECODE_LARGE_SHAPES = (
+    (8, 10240, 8192),
+    (16, 8192, 28672),
+    (32, 28672, 8192),
+    (64, 8192, 8192),
+    (128, 8192, 28672),
+    (256, 28672, 8192),
+    (384, 8192, 8192),
+    (512, 28672, 8192),
+)
+"""Decode linears of the larger models, M x N x K: Llama-2/3-70B's widths (hidden 8192,
+MLP 28672, fused QKV 10240), which Mixtral-8x22B's experts approach."""
+
 ROWS: dict[str, list[Problem]] = {
     "decode": [Problem(f"linear {m}x{n}x{k}", m, n, k, "linear") for m, n, k in DECODE_SHAPES],
+    "decode-large": [
+        Problem(f"linear {m}x{n}x{k}", m, n, k, "linear") for m, n, k in DECODE_LARGE_SHAPES
+    ],
     "fp16": [Problem("linear fp16 2048x2048x8192", 2048, 2048, 8192, "linear", "f16")],
     "large": [
         Problem(f"linear {m}x{n}x{k}", m, n, k, "linear")
@@ -703,7 +720,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--rows",
         default="",
-        help="interleaved rows instead: decode, fp16, large (comma-separated) or all",
+        help="interleaved rows instead: decode, decode-large, fp16, large (comma-separated) or all",
     )
     parser.add_argument("--rounds", type=int, default=5, help="rounds per row (--rows)")
     parser.add_argument("--budget", type=float, default=15.0, help="autotune seconds (--rows)")

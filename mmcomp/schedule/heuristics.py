@@ -42,8 +42,9 @@ MAX_STAGES = 8
 IN_FLIGHT_MACS = 3 * 128 * 256 * 64
 """Multiply-accumulates the ring holds ahead of the tensor cores: three K blocks of a
 128x256 tile, about 2 us of an SM's tensor-core work. On the H200 3 stages of 128x256x64
-beat the 4 that fit (linear 766 vs 746, gelu 736 vs 726 TFLOP/s; docs/performance.md);
-smaller tiles get proportionally more stages (6 at 128x128x64)."""
+beat the 4 that fit (linear 766 vs 746, gelu 736 vs 726 TFLOP/s;
+docs/results/2026-11-30-h200-bench-suite.md); smaller tiles get proportionally more stages
+(6 at 128x128x64)."""
 MAX_SWIZZLE = 16
 """Largest swizzle group the heuristic picks."""
 MAX_SPLIT_K = 4
@@ -276,9 +277,35 @@ def choose_small_m_tile(
         tile = (rows, tile_n, tile_k)
         if not narrowest <= tile_n <= widest or tile_count(problem, tile) > hw.SM_COUNT:
             continue
-        if _fits(problem, tile, warp_specialization, consumer):
-            return (rows, tile_n, choose_tile_k(problem, tile, warp_specialization, consumer))
+        if not _fits(problem, tile, warp_specialization, consumer):
+            continue
+        tile = _fuller_wave(problem, tile, warp_specialization, consumer)
+        return (rows, tile[1], choose_tile_k(problem, tile, warp_specialization, consumer))
     return None
+
+
+FILL_TILE_N = 192
+"""The one width between 128 and 256 the small-M rule also takes: three 64-column blocks,
+so its B boxes and epilogue rows stay whole 128-byte swizzle rows (224 and 160 ran slower
+per tile than 256 and 128 on the H100: docs/schedule.md, "Small M")."""
+
+
+def _fuller_wave(
+    problem: Problem, tile: tuple[int, int, int], warp_specialization: str, consumer: int
+) -> tuple[int, int, int]:
+    """`tile` (the narrowest power-of-two width whose tiles fit in one wave), or a
+    FILL_TILE_N-wide tile where that one leaves SMs idle (fewer than FULL_WAVE_TILES tiles)
+    and the narrower width still fits in one wave with more tiles: at 384x8192x8192 on the
+    H100, 128x256 (96 tiles) ran 0.80x cuBLAS, 128x192 (129 tiles) 1.02x."""
+    count = tile_count(problem, tile)
+    if tile[1] <= FILL_TILE_N or count >= FULL_WAVE_TILES:
+        return tile
+    fill = (tile[0], FILL_TILE_N, tile[2])
+    if not count < tile_count(problem, fill) <= hw.SM_COUNT:
+        return tile
+    if not _fits(problem, fill, warp_specialization, consumer):
+        return tile
+    return fill
 
 
 SWAP_AB_CANDIDATE_M = hw.WGMMA_M // 2
@@ -287,7 +314,7 @@ half of a 64-row wgmma, the swapped kernel's wgmma n covers M (rounded up to 8) 
 box holds M rows instead of 64."""
 SWAP_AB_MAX_M = SWAP_AB_CANDIDATE_M
 """Rows up to which the heuristic swaps A and B on its own: measured on the H200
-(docs/performance.md, "Swap-AB"), the swapped picks ran 1.20x cuBLAS at 1x4096x4096 (the
+(docs/results/2026-12-01-h200-swap-ab.md), the swapped picks ran 1.20x cuBLAS at 1x4096x4096 (the
 unswapped pick 1.02x), 1.01x at 16x14336x4096 (0.95x) and 1.05x at 32x14336x4096 (1.00x),
 and lost at M = 64 and above."""
 SWAP_AB_KEYS = ("tile", "warp_specialization", "epilogue")
@@ -432,7 +459,7 @@ def choose_cluster(problem: Problem, params: ScheduleParams) -> tuple[int, int]:
     Ping-pong's tiles read more operand bytes per multiply-accumulate than cooperative
     128x256 and were L2-bound alone on the H200 (linear 8192x14336x4096, 128x128x64: 611
     TFLOP/s, with the cluster 748; 64x256x64: 524 and 709). Cooperative 128x256x64 ran level
-    with and without one (docs/performance.md), so it stays alone.
+    with and without one (docs/results/2026-11-30-h200-bench-suite.md), so it stays alone.
     """
     if params.warp_specialization != "pingpong" or params.strategy != "persistent":
         return (1, 1)
@@ -456,16 +483,16 @@ def one_unit_per_cta(problem: Problem, params: ScheduleParams) -> bool:
 
     With no next tile whose loads the ring's fill could overlap, a deeper ring only keeps
     more of the operands in flight: on the H200, 256x14336x4096 at 128x256x64 (112 tiles)
-    ran 0.913-0.923x cuBLAS with 4 stages against 0.901-0.905x with 3 (docs/performance.md,
-    "A deeper ring in one wave")."""
+    ran 0.913-0.923x cuBLAS with 4 stages against 0.901-0.905x with 3
+    (docs/results/2026-12-02-h200-deeper-ring.md)."""
     units = tile_count(problem, params.tile) * params.split_k
     return not problem.dynamic_axes and units <= hw.SM_COUNT
 
 
 def choose_epilogue(problem: Problem) -> str:
     """Stage a lone GEMM's output through shared memory and TMA-store it (measured faster on
-    the H200: docs/performance.md); an epilogue that reads or writes more [M, N] tiles keeps
-    its registers for them and stores from the accumulators."""
+    the H200: docs/results/2026-11-30-h200-bench-suite.md); an epilogue that reads or writes
+    more [M, N] tiles keeps its registers for them and stores from the accumulators."""
     return "smem" if problem.epilogue_tiles == 0 else "registers"
 
 
@@ -659,7 +686,7 @@ def _choose(problem: Problem, given: dict[str, object]) -> ScheduleParams:
 
 HYBRID_MIN_GAIN = 0.03
 """The modelled gain over the data-parallel waves (`hybrid_gain`) from which the heuristic
-runs the hybrid stream-K: measured on the H200 (docs/performance.md, "Stream-K"), the
+runs the hybrid stream-K: measured on the H200 (docs/results/2026-12-01-h200-stream-k.md), the
 hybrid was 18% faster at 4352x4096x14336 (model: 21%) and 1.5-3% at 8192x14336x4096
 (model: 3.1%), and level where the model gives 2.1-2.4% (8192^3, 4096x14336x5120): the
 fixup of the split tail tiles costs about that."""
