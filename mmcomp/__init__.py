@@ -10,20 +10,20 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from mmcomp.analysis.roles import roles_of
     from mmcomp.autodiff import grad
     from mmcomp.backend.kernel import load_kernel
     from mmcomp.compiler import Kernel, compile
     from mmcomp.errors import CudaError, FusionError, LaunchError, ScheduleError
-    from mmcomp.frontend.builder.builder.builder import DYNAMIC, Fusion, Value, parse
+    from mmcomp.frontend.builder import DYNAMIC, Fusion, Value, parse
     from mmcomp.interp.reference import reference
-    from mmcomp.analysis.roles import roles_of
     from mmcomp.tuning import autotune
 
 _PUBLIC = {
-    "DYNAMIC": "mmcomp.frontend.builder.builder.builder",
-    "Fusion": "mmcomp.frontend.builder.builder.builder",
-    "Value": "mmcomp.frontend.builder.builder.builder",
-    "parse": "mmcomp.frontend.builder.builder.builder",
+    "DYNAMIC": "mmcomp.frontend.builder",
+    "Fusion": "mmcomp.frontend.builder",
+    "Value": "mmcomp.frontend.builder",
+    "parse": "mmcomp.frontend.builder",
     "reference": "mmcomp.interp.reference",
     "roles_of": "mmcomp.analysis.roles",
     "compile": "mmcomp.compiler",

@@ -44,7 +44,7 @@ from mmcomp.runtime.cache import KernelCache, default_cache_dir
 
 if TYPE_CHECKING:
     from mmcomp.compiler import Kernel
-    from mmcomp.frontend.builder.builder import Fusion
+    from mmcomp.frontend.builder import Fusion
 
 FORMAT = "mmcomp-compiled-kernel-1"
 """The entry format; part of every key."""

@@ -46,16 +46,16 @@ from xdsl.dialects.func import FuncOp
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
-from mmcomp.ir.diagnostics import is_located, verify
 from mmcomp.dialects.sched import PARAMS_ATTR, ScheduleParams, ScheduleParamsAttr
 from mmcomp.errors import FusionError, ScheduleError
+from mmcomp.ir.diagnostics import is_located, verify
 from mmcomp.ir.narrowing import is_ndarray
-from mmcomp.passes.choose_schedule import ChooseSchedule
 from mmcomp.ir.registry import DEFAULT_PIPELINE, DIALECTS, PASSES
+from mmcomp.passes.choose_schedule import ChooseSchedule
 
 if TYPE_CHECKING:
     from mmcomp.backend import CudaKernel
-    from mmcomp.frontend.builder.builder.builder import Fusion
+    from mmcomp.frontend.builder import Fusion
 
 Runner = Callable[[list[Any]], tuple[np.ndarray, ...]]
 """Runs a compiled kernel: inputs in fusion input order -> outputs in fusion output order."""
@@ -321,8 +321,8 @@ class Kernel:
 
     def bind(self, arrays: Sequence[Any], named: Mapping[str, Any]) -> list[Any]:
         """The inputs in fusion input order, from positional and named arrays; checked."""
-        from mmcomp.frontend.builder.builder.argcheck import check_shape_and_dtype
         from mmcomp.backend.arguments import order_inputs
+        from mmcomp.frontend.argcheck import check_shape_and_dtype
 
         inputs = self.fusion.inputs
         names = [value.name or f"input {index}" for index, value in enumerate(inputs)]
@@ -389,7 +389,7 @@ class Kernel:
         """The runtime extent of each dynamic axis for inputs of these shapes (fusion input
         order); FusionError for a static extent that differs from the compiled one, inputs
         that disagree on a dynamic extent, or one past what the kernel can index."""
-        from mmcomp.frontend.builder.builder.argcheck import bind_extents
+        from mmcomp.frontend.argcheck import bind_extents
         from mmcomp.interp.executor import check_runtime_extents
 
         roles = self.dynamic_roles
@@ -461,7 +461,7 @@ class Kernel:
 def as_fusion(f: object, where: str = "compile") -> Fusion:
     """The fusion of an mmcomp.Fusion, IR text, the path of a .mlir file (mmcomp.parse) or a
     builtin.module (argument 'f' of `where`)."""
-    from mmcomp.frontend.builder.builder.builder import Fusion, parse
+    from mmcomp.frontend.builder import Fusion, parse
 
     if isinstance(f, Fusion):
         return f

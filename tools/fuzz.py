@@ -55,7 +55,7 @@ if str(ROOT) not in sys.path:
 
 import mmcomp  # noqa: E402
 from mmcomp.errors import FusionError, ScheduleError  # noqa: E402
-from mmcomp.frontend.builder.builder import Fusion, Value  # noqa: E402
+from mmcomp.frontend.builder import Fusion, Value  # noqa: E402
 from mmcomp.schedule.heuristics import PARAMETERS  # noqa: E402
 
 # ---------------------------------------------------------------------------------------

@@ -47,7 +47,7 @@ from mmcomp.errors import FusionError
 from mmcomp.ir.diagnostics import at, location
 
 if TYPE_CHECKING:
-    from mmcomp.frontend.builder.builder import Value
+    from mmcomp.frontend.builder import Value
 
 ABSENT = "_"
 """The role of a size-1 axis that broadcasts: it is no iteration axis."""

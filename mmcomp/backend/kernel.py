@@ -339,7 +339,7 @@ class CudaKernel:
         """The runtime extents of a call on inputs of these shapes (each `?` axis of an
         input names its extent); LaunchError for a static extent that differs or inputs
         that disagree, naming them."""
-        from mmcomp.frontend.builder.argcheck import bind_extents
+        from mmcomp.frontend.argcheck import bind_extents
 
         inputs = [array for array in self.plan.arrays if array.role == "input"]
         roles: list[list[str]] = []

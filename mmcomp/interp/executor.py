@@ -34,7 +34,7 @@ from mmcomp.arch import limits as hw
 from mmcomp.dialects.fusion import AxisRolesAttr, is_dynamic
 from mmcomp.dialects.sched import PARAMS_ATTR, ScheduleParams, ScheduleParamsAttr
 from mmcomp.errors import ScheduleError
-from mmcomp.frontend.builder.argcheck import bind_extents, check_shape_and_dtype
+from mmcomp.frontend.argcheck import bind_extents, check_shape_and_dtype
 from mmcomp.interp.tile_functions import KBlock, KBlockLedger, numpy_dtype
 from mmcomp.ir.narrowing import is_memref
 

@@ -47,12 +47,12 @@ from mmcomp.dialects.fusion import (
     is_dynamic,
 )
 from mmcomp.errors import FusionError
-from mmcomp.frontend.builder.argcheck import check_shape_and_dtype
+from mmcomp.frontend.argcheck import check_shape_and_dtype
 from mmcomp.ir.dtypes import of_element_type
 from mmcomp.ir.narrowing import is_ndarray, is_tensor
 
 if TYPE_CHECKING:
-    from mmcomp.frontend.builder.builder import Fusion
+    from mmcomp.frontend.builder import Fusion
 
 ACCUMULATE_DTYPES = (np.dtype(np.float64), np.dtype(np.float32))
 """The accumulation types the interpreter supports."""
@@ -325,7 +325,7 @@ def _check_dynamic_inputs(
     """The inputs of a function with dynamic extents, checked; the call's extents and the
     values' roles stored in `functions` (the broadcasts and splats need them)."""
     from mmcomp.analysis.roles import infer_axis_mapping
-    from mmcomp.frontend.builder.argcheck import bind_extents
+    from mmcomp.frontend.argcheck import bind_extents
 
     try:
         mapping = infer_axis_mapping(func)

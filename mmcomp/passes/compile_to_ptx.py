@@ -40,8 +40,8 @@ from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
 from mmcomp.dialects.sched import PARAMS_ATTR, ScheduleParams, ScheduleParamsAttr
 from mmcomp.errors import ScheduleError
-from mmcomp.passes.choose_schedule import ChooseSchedule, Dims
 from mmcomp.ir.registry import DEFAULT_PIPELINE, PASSES
+from mmcomp.passes.choose_schedule import ChooseSchedule, Dims
 
 
 def run_default_pipeline(

@@ -39,14 +39,14 @@ from mmcomp.analysis.roles import (
 from mmcomp.dialects.fusion import AddOp, BroadcastOp, CastOp, LinearOp, MmaOp, tensor_type
 from mmcomp.dialects.sched import ScheduleOp
 from mmcomp.errors import FusionError
-from mmcomp.frontend.builder.builder import function_problem
+from mmcomp.frontend.builder import function_problem
 from mmcomp.ir.attributes import check_attributes
 from mmcomp.ir.diagnostics import at, is_located
 from mmcomp.ir.narrowing import is_tensor
 from mmcomp.passes.tile_split import is_empty_fusion
 
 if TYPE_CHECKING:
-    from mmcomp.frontend.builder.builder import Fusion
+    from mmcomp.frontend.builder import Fusion
 
 
 def _unbroadcast(value: SSAValue, roles: tuple[str, ...]) -> tuple[SSAValue, tuple[str, ...]]:

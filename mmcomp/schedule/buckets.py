@@ -30,7 +30,7 @@ from mmcomp.compiler import Kernel, dynamic_input_roles
 from mmcomp.errors import FusionError
 
 if TYPE_CHECKING:
-    from mmcomp.frontend.builder.builder import Fusion
+    from mmcomp.frontend.builder import Fusion
 
 M_BUCKETS = (16, 32, 64, 128, 256, 1024, 4096, 16384)
 """The bounds of the M buckets: bucket b holds the M above the previous bound up to b."""

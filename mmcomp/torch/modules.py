@@ -237,7 +237,7 @@ class FusedLinear(nn.Module):
             )
 
         def build() -> Any:
-            from mmcomp.frontend.builder.builder import Fusion
+            from mmcomp.frontend.builder import Fusion
 
             f = Fusion(f"linear_{act}")
             a = f.input("x", ["m", k], dtype)
@@ -344,7 +344,7 @@ class GatedMLP(nn.Module):
         biased = (gate.bias is not None, up.bias is not None)
 
         def build() -> Any:
-            from mmcomp.frontend.builder.builder import Fusion
+            from mmcomp.frontend.builder import Fusion
 
             f = Fusion(f"gated_{act}")
             x = f.input("x", ["m", h], dtype)

@@ -57,7 +57,7 @@ from mmcomp.tuning.timing import (
 if TYPE_CHECKING:
     from xdsl.dialects.builtin import ModuleOp
 
-    from mmcomp.frontend.builder.builder import Fusion
+    from mmcomp.frontend.builder import Fusion
 
 DEFAULT_BUDGET_S = 30.0
 """Seconds an autotune may take by default (compiles, the reference, checks and timing)."""
@@ -131,7 +131,7 @@ def _dynamic_m(fusion: Fusion, arrays: Sequence[Any]) -> int | None:
     """For a fusion with a dynamic M: the bucket of the arrays' M (the nominal one without
     arrays); else None."""
     from mmcomp.compiler import dynamic_input_roles
-    from mmcomp.frontend.builder.argcheck import bind_extents
+    from mmcomp.frontend.argcheck import bind_extents
     from mmcomp.schedule.buckets import NOMINAL_BUCKET, bucket_for, has_dynamic_m
 
     if not has_dynamic_m(fusion):
@@ -153,7 +153,7 @@ def _dynamic_m(fusion: Fusion, arrays: Sequence[Any]) -> int | None:
 
 def _check_arrays(fusion: Fusion, arrays: Sequence[Any]) -> None:
     """FusionError unless `arrays` are one per input, of its shape and dtype."""
-    from mmcomp.frontend.builder.argcheck import check_shape_and_dtype
+    from mmcomp.frontend.argcheck import check_shape_and_dtype
     from mmcomp.runtime import as_device_array
 
     inputs = fusion.inputs

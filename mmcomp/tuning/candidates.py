@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from xdsl.dialects.builtin import ModuleOp
 
     from mmcomp.dialects.sched import Problem, ScheduleParams
-    from mmcomp.frontend.builder.builder import Fusion
+    from mmcomp.frontend.builder import Fusion
 
 
 MAX_CANDIDATES = 12

@@ -210,7 +210,7 @@ def test_start_up_stays_lazy():
     """Importing the driver loads neither numpy nor any mmcomp dialect module."""
     code = (
         "import sys, mmcomp.cli\n"
-        "heavy = [m for m in ('numpy', 'mmcomp.dialects.fusion', 'mmcomp.frontend.builder.builder') "
+        "heavy = [m for m in ('numpy', 'mmcomp.dialects.fusion', 'mmcomp.frontend.builder') "
         "if m in sys.modules]\n"
         "print(heavy)\n"
     )

@@ -22,7 +22,7 @@ from xdsl.dialects.func import FuncOp
 import mmcomp
 from mmcomp.analysis.roles import iteration_space
 from mmcomp.dialects.fusion import AxisRolesAttr, IterationSpaceAttr, MmaOp
-from mmcomp.frontend.builder.builder import Fusion, Value
+from mmcomp.frontend.builder import Fusion, Value
 from mmcomp.interp.reference import reference, run_function
 from mmcomp.ir.dtypes import FUSION_DTYPES
 from mmcomp.passes.propagate_axis_mapping import propagate

@@ -10,7 +10,7 @@ import mmcomp
 from mmcomp.analysis.roles import axes_by_role, infer_axis_mapping, iteration_space, roles_of
 from mmcomp.dialects.fusion import MmaOp
 from mmcomp.errors import FusionError
-from mmcomp.frontend.builder.builder import Fusion
+from mmcomp.frontend.builder import Fusion
 from mmcomp.passes.propagate_axis_mapping import propagate
 
 

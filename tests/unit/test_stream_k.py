@@ -35,7 +35,7 @@ from mmcomp.compiler import run_pipeline
 from mmcomp.dialects import sched
 from mmcomp.dialects.sched import ScheduleParams, ScheduleParamsAttr
 from mmcomp.errors import ScheduleError
-from mmcomp.frontend.builder.builder import Fusion
+from mmcomp.frontend.builder import Fusion
 from mmcomp.interp.executor import CoverageError, Execution, execute, kernel_of
 from mmcomp.interp.reference import reference
 from mmcomp.passes.stream_k import tail_segments

@@ -19,7 +19,7 @@ from xdsl.utils.exceptions import ParseError
 import mmcomp
 from mmcomp.dialects.sched import Problem, ScheduleParams
 from mmcomp.errors import ScheduleError
-from mmcomp.frontend.builder.builder import Fusion
+from mmcomp.frontend.builder import Fusion
 from mmcomp.interp.reference import reference
 from mmcomp.passes.partition_warp_roles import check_buildable
 from mmcomp.schedule import heuristics

@@ -18,7 +18,7 @@ from test_dynamic import dynamic_inputs
 from test_swap_ab import FAMILIES
 
 import mmcomp
-from mmcomp.frontend.builder.builder import Fusion
+from mmcomp.frontend.builder import Fusion
 from mmcomp.interp.reference import reference
 from mmcomp.schedule import heuristics
 
