@@ -194,11 +194,30 @@ def choose_warp_specialization(problem: Problem, tile: tuple[int, ...] | None) -
     H200 the same 128x128x64 schedule took 51.6 us where at M = 128 it took 35.9 us, and
     ping-pong's 64x128x64 took 34.7 us (docs/schedule.md, "Small M").
     """
+    if tile is None and beyond_one_wave(problem):
+        return "pingpong"
     if not is_small_m(problem) or problem.m > hw.WGMMA_M:
         return "cooperative"
     if tile is not None and tile[0] != hw.WGMMA_M:
         return "cooperative"
     return "pingpong"
+
+
+def beyond_one_wave(problem: Problem) -> bool:
+    """Whether a lone GEMM of more than 64 rows, under the small-M rules, has no
+    cooperative tile whose count fits in one wave (128x256 gives more than the SMs): it
+    then runs ping-pong 128x128 tiles, each consumer warpgroup a whole tile so that one's
+    epilogue runs under the other's mainloop (`choose_tile`), in a 2x1 cluster where the M
+    tiles pair up (`choose_cluster`). On the H100, against cooperative 128x256 (with the
+    hybrid stream-K where it was picked): 512x28672x8192 1.00x cuBLAS against 0.89x,
+    256x28672x8192 1.01x against 0.96x, 512x14336x4096 1.06x against 1.05x, and
+    384x14336x4096 (three M tiles, no cluster) 0.82x against 0.68x."""
+    if not is_small_m(problem) or problem.m <= hw.WGMMA_M:
+        return False
+    if problem.b_operands != 1 or problem.epilogue_tiles != 0:
+        return False
+    tile_k = hw.TMA_SWIZZLE_BYTES // problem.element_bytes
+    return tile_count(problem, (2 * hw.WGMMA_M, 256, tile_k)) > hw.SM_COUNT
 
 
 def choose_tile(
@@ -465,9 +484,18 @@ def choose_cluster(problem: Problem, params: ScheduleParams) -> tuple[int, int]:
         return (1, 1)
     if params.split_k != 1 or set(problem.extents) != {"m", "n", "k"}:
         return (1, 1)
-    if params.tile[0] < 2 * hw.WGMMA_M or _ceil_div(problem.m, params.tile[0]) < 2:
+    tiles_m = _ceil_div(problem.m, params.tile[0])
+    if params.tile[0] < 2 * hw.WGMMA_M or tiles_m < 2:
+        return (1, 1)
+    if tiles_m % 2 and tiles_m < MIN_ODD_CLUSTER_TILES:
         return (1, 1)
     return (2, 1)
+
+
+MIN_ODD_CLUSTER_TILES = 8
+"""An odd count of M tiles from which a 2x1 cluster still pays: the pairs' last CTA idles,
+a sixth or more of the work below 8 (384x14336x4096 on the H100, ping-pong 128x128: 0.82x
+cuBLAS alone, slower in a 2x1 cluster)."""
 
 
 def wanted_stages(tile: tuple[int, int, int], problem: Problem) -> int:

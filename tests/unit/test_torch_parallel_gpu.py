@@ -4,13 +4,16 @@ cuda kernels. TensorParallelGatedMLP on the block one rank of eight holds of Lla
 (hidden 8192, intermediate 28672 / 8, given as shards), plain, micro-batched (the
 all-reduce of one part overlapping the next part's kernels), sequence-parallel and under
 torch.compile(fullgraph=True) and in a CUDA graph; ColumnParallelLinear and
-RowParallelLinear; all against float64 at 16 and 8192 tokens.
+RowParallelLinear; all against float64 at 16 and 8192 tokens; and the gradients of a
+smaller MLP (plain and sequence-parallel) against float64 autograd.
 The runs over several GPUs are examples/tp_mlp.py under torchrun (docs/torch.md).
 
 Skipped without torch, and (gpu marker) without an sm_90 GPU.
 """
 
 from __future__ import annotations
+
+import copy
 
 import pytest
 
@@ -121,6 +124,31 @@ def test_gated_mlp_under_cuda_graph_capture_and_replay(nccl, micro_batches):
         graph.replay()
     torch.cuda.synchronize()
     assert relative_error(replayed, mlp_reference(mlp, fresh)) < TOLERANCE
+
+
+@pytest.mark.parametrize("sequence_parallel", [False, True])
+def test_gated_mlp_gradients(nccl, sequence_parallel):
+    """Training through the autograd Functions and the cuda back end's trainable kernels:
+    x's and every block's gradient against float64 autograd."""
+    mlp = MLP(1024, 2816, nccl, bias=True)
+    tp = mt.TensorParallelGatedMLP(mlp, sequence_parallel=sequence_parallel)
+    x = torch.randn(300, 1024, device=nccl, dtype=torch.bfloat16)
+    grad_y = torch.randn_like(x)
+    mlp64 = copy.deepcopy(mlp).double()
+    x64 = x.double().requires_grad_()
+    (mlp_reference(mlp64, x64) * grad_y.double()).sum().backward()
+    x = x.clone().requires_grad_()
+    (tp(x).float() * grad_y.float()).sum().backward()
+    local = tp.local
+    pairs = [
+        (x.grad, x64.grad),
+        (local.gate_weight.grad, mlp64.gate_proj.weight.grad),
+        (local.up_bias.grad, mlp64.up_proj.bias.grad),
+        (local.down.weight.grad, mlp64.down_proj.weight.grad),
+        (tp.down_bias.grad, mlp64.down_proj.bias.grad),
+    ]
+    for got, want in pairs:
+        assert relative_error(got, want) < TOLERANCE
 
 
 def test_gated_mlp_with_biases_sharded_here(nccl):
