@@ -814,8 +814,8 @@ def build_backward(spec: Spec, name: str, recompute: bool, which: int) -> Built:
     """One kernel of the gradient of `spec`'s fusion (at its token count), as a Built:
     the roles from its axis mapping, its contraction operands as "a" and "b", a ones
     factor as "ones", every other input "signed"."""
+    from mmcomp.analysis.roles import infer_axis_mapping
     from mmcomp.autodiff import KERNEL, ONES
-    from mmcomp.roles import infer_axis_mapping
 
     gradient = mmcomp.grad(build(spec, name).fusion, recompute=recompute)
     steps = [step for step in gradient.steps if step.kind == KERNEL]
