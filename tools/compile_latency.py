@@ -34,6 +34,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -84,7 +85,7 @@ print(json.dumps({"wall": wall, "cpu": cpu}))
 """
 
 
-def _run(script: str, args: list[str], cache: Path) -> tuple[dict[str, object], float]:
+def _run(script: str, args: list[str], cache: Path) -> tuple[dict[str, Any], float]:
     """The JSON a script prints in a fresh interpreter, and the process's wall seconds."""
     env = {**os.environ, "MMCOMP_CACHE_DIR": str(cache)}
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed: the bytecode cached
@@ -119,22 +120,22 @@ def measure(fusion: Path, runs: int, calls: int) -> list[tuple[str, str, str]]:
         hit_equal: list[float] = []
         for _ in range(runs):
             found, _ = _run(HIT, [str(fusion), str(calls)], warm_cache)
-            hit_same.append(statistics.median(found["same"]) / 1e9)  # type: ignore[arg-type]
-            hit_equal.append(statistics.median(found["equal"]) / 1e9)  # type: ignore[arg-type]
+            hit_same.append(statistics.median(found["same"]) / 1e9)
+            hit_equal.append(statistics.median(found["equal"]) / 1e9)
         warm: list[float] = []
         warm_cpu: list[float] = []
         warm_process: list[float] = []
         for _ in range(runs):
             found, process = _run(WARM, [str(fusion)], warm_cache)
-            warm.append(float(found["wall"]))  # type: ignore[arg-type]
-            warm_cpu.append(float(found["cpu"]))  # type: ignore[arg-type]
+            warm.append(float(found["wall"]))
+            warm_cpu.append(float(found["cpu"]))
             warm_process.append(process)
         cold: list[float] = []
         cold_cpu: list[float] = []
         for index in range(runs):
             found, _ = _run(COLD, [str(fusion)], root / f"cold{index}")
-            cold.append(float(found["wall"]))  # type: ignore[arg-type]
-            cold_cpu.append(float(found["cpu"]))  # type: ignore[arg-type]
+            cold.append(float(found["wall"]))
+            cold_cpu.append(float(found["cpu"]))
     return [
         ("in-process hit, same Fusion", _row(hit_same, 1e6, "us"), "-"),
         ("in-process hit, equal Fusion parsed anew", _row(hit_equal, 1e6, "us"), "-"),
@@ -154,7 +155,7 @@ def measure(fusion: Path, runs: int, calls: int) -> list[tuple[str, str, str]]:
 
 def main() -> None:
     """Measure and print the table, with the machine and its load."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description="The three compile latencies, as a table.")
     parser.add_argument("--fusion", type=Path, default=ROOT / "examples" / "linear_bf16.mlir")
     parser.add_argument("--runs", type=int, default=7, help="processes per row")
     parser.add_argument("--calls", type=int, default=2000, help="in-process hits per process")
