@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[2]
 CHILD = textwrap.dedent(
     """
     import json, sys, time
-    import mmcomp, mmcomp.backend, mmcomp.compiler, mmcomp.arch.ptxas
+    import mmcomp, mmcomp.backend, mmcomp.compiler, mmcomp.arch.ptxas, mmcomp.schedule.heuristics
     from mmcomp import cache
     import cases
     fusion = cases.gelu_bias(300, 504, 200)
