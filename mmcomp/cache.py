@@ -17,8 +17,10 @@
   the target device (`sm_90a`, and mmcomp.arch.limits's model of the H200 through the source
   hash: all that compile reads of a device; the cubin the driver loads is cached by
   load_module under the device's architecture and driver version), and the xDSL and Python
-  versions. A hit in a new process runs no pass and no ptxas; `kernel.stages` is read from
-  the entry, and `kernel.module` is parsed from the last stage's text when first asked for.
+  versions. A hit in a new process runs no pass and no ptxas; `kernel.stages` holds the
+  entry's texts (those of the hopper and ptx stages are printed again when first asked for,
+  from the keywords the entry keeps: mmcomp.compiler.StageTexts), and `kernel.module` is
+  parsed from the materialized stage's text when first asked for.
 - Entries are checksummed and written atomically (a temporary file, then a rename), so two
   processes filling one entry at once leave one whole entry; a truncated or damaged entry
   (or one that does not unpickle) is removed and rebuilt, never used.
@@ -334,8 +336,7 @@ def _decode(payload: bytes) -> dict[str, Any] | None:
         return None
     recipe = cast("dict[object, object] | None", decoded["recipe"])
     if recipe is not None and not (
-        isinstance(recipe.get("params"), dict)
-        and isinstance(recipe.get("schedule_m"), int | None)
+        isinstance(recipe.get("params"), dict) and isinstance(recipe.get("schedule_m"), int | None)
     ):
         return None
     return cast("dict[str, Any]", decoded)
