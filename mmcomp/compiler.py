@@ -34,7 +34,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
@@ -46,16 +46,15 @@ from xdsl.dialects.func import FuncOp
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
-from mmcomp.diagnostics import is_located, verify
 from mmcomp.dialects.sched import PARAMS_ATTR, ScheduleParams, ScheduleParamsAttr
 from mmcomp.errors import FusionError, ScheduleError
-from mmcomp.narrowing import is_ndarray
-from mmcomp.passes.choose_schedule import ChooseSchedule
-from mmcomp.registry import DEFAULT_PIPELINE, DIALECTS, PASSES
+from mmcomp.ir.diagnostics import is_located, verify
+from mmcomp.ir.narrowing import is_ndarray
+from mmcomp.ir.registry import DEFAULT_PIPELINE, DIALECTS, PASSES
 
 if TYPE_CHECKING:
     from mmcomp.backend import CudaKernel
-    from mmcomp.frontend import Fusion
+    from mmcomp.frontend.builder import Fusion
 
 Runner = Callable[[list[Any]], tuple[np.ndarray, ...]]
 """Runs a compiled kernel: inputs in fusion input order -> outputs in fusion output order."""
@@ -103,6 +102,8 @@ def _choose_schedule(ctx: Context, module: ModuleOp, compilation: Compilation) -
     The keywords win over the keys a `#sched.params` already on the function sets; the
     heuristic chooses the rest.
     """
+    from mmcomp.passes.choose_schedule import ChooseSchedule
+
     functions = _functions(module)
     if len(functions) != 1:
         raise FusionError(f"compile: expected one func.func, found {len(functions)}")
@@ -129,10 +130,88 @@ def _stage(name: str) -> Stage:
 
 PIPELINE: list[Stage] = [_stage(name) for name in DEFAULT_PIPELINE]
 """The stages from a fusion to a ptx module, in order: the passes of `compile-to-ptx`
-(mmcomp.registry.DEFAULT_PIPELINE), which `mmcomp-opt -p compile-to-ptx` runs too."""
+(mmcomp.ir.registry.DEFAULT_PIPELINE), which `mmcomp-opt -p compile-to-ptx` runs too."""
 
 MATERIALIZED = "materialize-schedule"
 """The last stage of the interp back end (the CPU executor runs the materialized kernel)."""
+
+VERIFY_STAGES = "MMCOMP_VERIFY_STAGES"
+"""Environment variable: `1` verifies the module after every stage. By default the stages
+through materialize-schedule (where a fusion or a keyword can be at fault) and the last
+stage are verified; the lowering stages in between, whose output only mmcomp's own passes
+read (and whose lit tests verify it), are not, which saves a third of a cold compile."""
+
+_CHECKED_STAGES = frozenset(
+    name for name in DEFAULT_PIPELINE[: DEFAULT_PIPELINE.index(MATERIALIZED) + 1]
+)
+
+PRINTED_WHEN_ASKED = frozenset(
+    DEFAULT_PIPELINE[DEFAULT_PIPELINE.index("partition-warp-roles") + 1 :]
+)
+"""Stages whose IR text a compile prints only when it is asked for (`Kernel.stages`): the
+hopper and ptx levels, a fifth of a cold compile to print and seldom read."""
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """How a kernel's pipeline ran, to run it again for the texts of PRINTED_WHEN_ASKED."""
+
+    backend: str
+    """The back end scheduled for."""
+    params: dict[str, object]
+    """The keywords the pipeline ran with (the caller's, refitted where ptxas spilled)."""
+    schedule_m: int | None
+    """For a dynamic M: the M the schedule was chosen for."""
+
+
+class StageTexts(Mapping[str, str]):
+    """Stage name -> IR text after that stage, in pipeline order. The texts of the stages in
+    PRINTED_WHEN_ASKED are made when one is first asked for, by running the pipeline again
+    on the fusion stage's text under the same `Recipe` (the pipeline is deterministic: the
+    texts it printed the first time are checked to come out the same)."""
+
+    def __init__(self, texts: Mapping[str, str], names: Sequence[str], recipe: Recipe | None):
+        self._texts = dict(texts)
+        self._names = tuple(names)
+        self.recipe = recipe
+        """How to run the pipeline again (None: every text is printed)."""
+
+    def __getitem__(self, name: str) -> str:
+        found = self._texts.get(name)
+        if found is not None:
+            return found
+        if name not in self._names or self.recipe is None:
+            raise KeyError(name)
+        self._texts = self._printed_again(self.recipe)
+        return self._texts[name]
+
+    def _printed_again(self, recipe: Recipe) -> dict[str, str]:
+        """Every stage's text, from the pipeline run again."""
+        from xdsl.parser import Parser
+
+        module = Parser(context(), self._texts["fusion"]).parse_module()
+        _, _, texts = run_pipeline(
+            module, recipe.params, recipe.backend, self._names[-1], recipe.schedule_m
+        )
+        changed = [name for name, text in self._texts.items() if texts.get(name) != text]
+        if changed or list(texts) != list(self._names):
+            raise RuntimeError(
+                f"compile: the pipeline run again printed other IR after {changed or 'all'}"
+            )
+        return texts
+
+    def printed(self) -> dict[str, str]:
+        """The texts printed so far."""
+        return dict(self._texts)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._names
 
 
 def _interp_runner(module: ModuleOp) -> Runner:
@@ -160,7 +239,7 @@ def _cuda_runner(module: ModuleOp) -> Runner:
     """The ptx module's kernel: its PTX, checked by ptxas with 0 spills, and its launch plan."""
     from mmcomp.backend import build_cuda_kernel
 
-    return CudaRunner(build_cuda_kernel(module))
+    return CudaRunner(build_cuda_kernel(module, verified=True))  # run_pipeline verified it
 
 
 RUNNERS: dict[str, Callable[[ModuleOp], Runner]] = {
@@ -224,7 +303,7 @@ def dynamic_input_roles(fusion: Fusion) -> list[tuple[str, ...]] | None:
     inputs = fusion.inputs
     if not any(value.dynamic_axes for value in inputs):
         return None
-    from mmcomp.roles import infer_axis_mapping
+    from mmcomp.analysis.roles import infer_axis_mapping
 
     try:
         mapping = infer_axis_mapping(fusion.func)
@@ -241,7 +320,7 @@ class Kernel:
         fusion: Fusion,
         backend: str,
         params: ScheduleParams,
-        stages: dict[str, str],
+        stages: Mapping[str, str],
         module: ModuleOp | None,
         runner: Runner,
     ):
@@ -251,7 +330,8 @@ class Kernel:
         self.params = params
         """The schedule parameters (the heuristic's choice with the caller's overrides)."""
         self.stages = stages
-        """Stage name -> IR text after that stage, in pipeline order."""
+        """Stage name -> IR text after that stage, in pipeline order (a StageTexts: the
+        hopper and ptx levels' texts printed when first asked for)."""
         self._module = module
         self._runner = runner
         self._dynamic_roles: list[tuple[str, ...]] | None = None
@@ -321,8 +401,8 @@ class Kernel:
 
     def bind(self, arrays: Sequence[Any], named: Mapping[str, Any]) -> list[Any]:
         """The inputs in fusion input order, from positional and named arrays; checked."""
-        from mmcomp.argcheck import check_shape_and_dtype
         from mmcomp.backend.arguments import order_inputs
+        from mmcomp.frontend.argcheck import check_shape_and_dtype
 
         inputs = self.fusion.inputs
         names = [value.name or f"input {index}" for index, value in enumerate(inputs)]
@@ -389,7 +469,7 @@ class Kernel:
         """The runtime extent of each dynamic axis for inputs of these shapes (fusion input
         order); FusionError for a static extent that differs from the compiled one, inputs
         that disagree on a dynamic extent, or one past what the kernel can index."""
-        from mmcomp.argcheck import bind_extents
+        from mmcomp.frontend.argcheck import bind_extents
         from mmcomp.interp.executor import check_runtime_extents
 
         roles = self.dynamic_roles
@@ -461,7 +541,7 @@ class Kernel:
 def as_fusion(f: object, where: str = "compile") -> Fusion:
     """The fusion of an mmcomp.Fusion, IR text, the path of a .mlir file (mmcomp.parse) or a
     builtin.module (argument 'f' of `where`)."""
-    from mmcomp.frontend import Fusion, parse
+    from mmcomp.frontend.builder import Fusion, parse
 
     if isinstance(f, Fusion):
         return f
@@ -481,26 +561,33 @@ def run_pipeline(
     backend: str = "cuda",
     until: str | None = None,
     schedule_m: int | None = None,
+    print_all: bool = True,
 ) -> tuple[ModuleOp, ScheduleParams, dict[str, str]]:
     """Run PIPELINE on a copy of `module`, scheduling for `backend`: (final module, params,
     IR text after each stage). The interp back end stops at the materialized kernel; the
-    cuda back end runs every stage, to the ptx module; `until` names an earlier last stage."""
+    cuda back end runs every stage, to the ptx module; `until` names an earlier last stage.
+    Without `print_all`, the stages of PRINTED_WHEN_ASKED have no text."""
     last = until or (PIPELINE[-1].name if backend == "cuda" else MATERIALIZED)
     ctx = context()
     module = module.clone()
     stages = {"fusion": _text(module)}
     compilation = Compilation(params or {}, backend=backend, schedule_m=schedule_m)
+    every_stage = os.environ.get(VERIFY_STAGES) == "1"
     for stage in PIPELINE:
-        if last in stages:
+        if last == "fusion":
             break
         try:
             stage.run(ctx, module, compilation)
-            verify(module)
+            if every_stage or stage.name in _CHECKED_STAGES or stage.name == last:
+                verify(module)
         except (DiagnosticException, VerifyException) as error:
             cause = error.__cause__
             kind = type(cause) if isinstance(cause, FusionError | ScheduleError) else stage.errors
             raise kind(stage_message(stage.name, error)) from None
-        stages[stage.name] = _text(module)
+        if print_all or stage.name not in PRINTED_WHEN_ASKED:
+            stages[stage.name] = _text(module)
+        if stage.name == last:
+            break
     assert compilation.params is not None
     return module, compilation.params, stages
 
@@ -512,7 +599,7 @@ def compile(  # noqa: A001
     autotune_budget_s: float | None = None,
     **params: Any,
 ) -> Kernel:
-    """Compile a fusion; parameters left out are chosen by mmcomp.heuristics.
+    """Compile a fusion; parameters left out are chosen by mmcomp.schedule.heuristics.
 
     Keywords (all optional): tile=(m, n, k), stages=int, cluster=(cm, cn),
     raster="m" | "n" | "auto", swizzle=int, strategy="one-tile-per-cta" | "persistent" |
@@ -520,7 +607,7 @@ def compile(  # noqa: A001
     warp_specialization="none" | "cooperative" | "pingpong",
     registers=(producer, consumer), epilogue="registers" | "smem".
 
-    A fusion with a dynamic M gives a `mmcomp.buckets.BucketedKernel`: at each call it runs
+    A fusion with a dynamic M gives a `mmcomp.schedule.buckets.BucketedKernel`: at each call it runs
     the kernel of the actual M's bucket, compiled on first use. `schedule_m=M` instead
     compiles one kernel, its schedule chosen for that M, which runs at every M (a
     ScheduleError for a fusion whose M is static).
@@ -530,8 +617,8 @@ def compile(  # noqa: A001
     the fastest correct one (the keywords given pin theirs); `mmcomp.autotune` says more.
     For a dynamic M each bucket is tuned when first used, at its bound.
     """
-    from mmcomp.buckets import BucketedKernel, has_dynamic_m
-    from mmcomp.heuristics import check_schedule_m, normalize_overrides
+    from mmcomp.schedule.buckets import BucketedKernel, has_dynamic_m
+    from mmcomp.schedule.heuristics import check_schedule_m, normalize_overrides
 
     if autotune:
         from mmcomp.tuning import DEFAULT_BUDGET_S
@@ -585,9 +672,14 @@ def _build(
     fusion: Fusion, backend: str, params: Mapping[str, object], schedule_m: int | None = None
 ) -> tuple[Kernel, ScheduleParams]:
     """The Kernel for `params` and the schedule chosen; SpilledError where ptxas spills it."""
-    from mmcomp.spill_refit import SpilledError, is_spill_report
+    from mmcomp.schedule.spill_refit import SpilledError, is_spill_report
 
-    module, chosen, stages = run_pipeline(fusion.module, params, backend, schedule_m=schedule_m)
+    module, chosen, texts = run_pipeline(
+        fusion.module, params, backend, schedule_m=schedule_m, print_all=False
+    )
+    names = ["fusion", *(stage.name for stage in PIPELINE)]
+    names = names[: names.index(MATERIALIZED if backend != "cuda" else names[-1]) + 1]
+    stages = StageTexts(texts, names, Recipe(backend, dict(params), schedule_m))
     try:
         return _kernel(fusion, backend, chosen, stages, module), chosen
     except Exception as error:
@@ -597,7 +689,11 @@ def _build(
 
 
 def _kernel(
-    fusion: Fusion, backend: str, chosen: ScheduleParams, stages: dict[str, str], module: ModuleOp
+    fusion: Fusion,
+    backend: str,
+    chosen: ScheduleParams,
+    stages: Mapping[str, str],
+    module: ModuleOp,
 ) -> Kernel:
     """The Kernel of a pipeline's result (`module`: the last stage's module)."""
     materialized = module if backend != "cuda" else None
@@ -607,10 +703,10 @@ def _kernel(
 def _build_without_spills(
     fusion: Fusion, backend: str, params: Mapping[str, object], schedule_m: int | None = None
 ) -> Kernel:
-    """The kernel for `params`, refitted where ptxas spills it (mmcomp.spill_refit): the
+    """The kernel for `params`, refitted where ptxas spills it (mmcomp.schedule.spill_refit): the
     keywords and the keys written in the fusion's own `#sched.params` are the pins."""
     from mmcomp.passes.choose_schedule import written_params
-    from mmcomp.spill_refit import fit
+    from mmcomp.schedule.spill_refit import fit
 
     written: dict[str, object] = {}
     for op in fusion.module.ops:

@@ -55,8 +55,8 @@ if str(ROOT) not in sys.path:
 
 import mmcomp  # noqa: E402
 from mmcomp.errors import FusionError, ScheduleError  # noqa: E402
-from mmcomp.frontend import Fusion, Value  # noqa: E402
-from mmcomp.heuristics import PARAMETERS  # noqa: E402
+from mmcomp.frontend.builder import Fusion, Value  # noqa: E402
+from mmcomp.schedule.heuristics import PARAMETERS  # noqa: E402
 
 # ---------------------------------------------------------------------------------------
 # The grammar
@@ -290,8 +290,8 @@ def operand_shape(spec: Spec, operand: Operand) -> tuple[tuple[int, ...], tuple[
 
 def schedule_m_of(spec: Spec) -> int:
     """The M a dynamic case is scheduled for: the bound of the M bucket its M runs in, as
-    the kernel of `mmcomp.compile` runs it (mmcomp.buckets)."""
-    from mmcomp.buckets import bucket_for
+    the kernel of `mmcomp.compile` runs it (mmcomp.schedule.buckets)."""
+    from mmcomp.schedule.buckets import bucket_for
 
     return bucket_for(spec.m)
 
@@ -814,8 +814,8 @@ def build_backward(spec: Spec, name: str, recompute: bool, which: int) -> Built:
     """One kernel of the gradient of `spec`'s fusion (at its token count), as a Built:
     the roles from its axis mapping, its contraction operands as "a" and "b", a ones
     factor as "ones", every other input "signed"."""
+    from mmcomp.analysis.roles import infer_axis_mapping
     from mmcomp.autodiff import KERNEL, ONES
-    from mmcomp.roles import infer_axis_mapping
 
     gradient = mmcomp.grad(build(spec, name).fusion, recompute=recompute)
     steps = [step for step in gradient.steps if step.kind == KERNEL]
@@ -1062,7 +1062,7 @@ def classify_error(case: Case, error: BaseException) -> Outcome:
         if not case.params and not (case.features - default_features(case.backend)):
             return _outcome(case, "fail", "refused-heuristic", message)
         return _outcome(case, "refused", type(error).__name__, message)
-    from mmcomp.ptxas import PtxasError
+    from mmcomp.arch.ptxas import PtxasError
 
     if isinstance(error, PtxasError) and "spill" in str(error).lower():
         return _outcome(case, "fail", "spills", message)

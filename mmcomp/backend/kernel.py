@@ -13,11 +13,10 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
 
-from mmcomp import dtypes
 from mmcomp.backend.plan import LaunchPlan, launch_plan
 from mmcomp.dialects import ptx
 from mmcomp.errors import LaunchError
-from mmcomp.lowering.hopper.plan import CTA_TILES
+from mmcomp.ir import dtypes
 
 if TYPE_CHECKING:
     from mmcomp.backend.call import CallState
@@ -52,8 +51,8 @@ def lower_to_ptx(module: ModuleOp) -> tuple[str, LaunchPlan]:
     """PTX text and launch plan of a module after materialize-schedule, or of one lowered
     further (the passes left to run are run on a copy)."""
     from mmcomp.compiler import context
-    from mmcomp.registry import PASSES
-    from mmcomp.targets import emit_ptx
+    from mmcomp.dialects.ptx.target import emit_ptx
+    from mmcomp.ir.registry import PASSES
 
     lowered = module.clone()
     ctx = context()
@@ -257,7 +256,7 @@ class CudaKernel:
     plan: LaunchPlan
     """Parameters, tensor maps, grid, threads and shared memory of the launch."""
     report: Any
-    """The ptxas resource report (mmcomp.ptxas.ResourceReport), None without ptxas."""
+    """The ptxas resource report (mmcomp.arch.ptxas.ResourceReport), None without ptxas."""
     num_inputs: int
     """Kernel arguments that are fusion inputs (the first ones)."""
     num_outputs: int
@@ -300,6 +299,8 @@ class CudaKernel:
             grid, cta_tiles, _ = launch_counts(self.launch_module, launch, extents, where)
         except ScheduleError as error:
             raise LaunchError(str(error)) from None
+        from mmcomp.lowering.hopper.plan import CTA_TILES
+
         plan = self.plan.specialized({**extents, CTA_TILES: cta_tiles}, grid)
         found = CudaKernel(
             self.ptx,
@@ -339,7 +340,7 @@ class CudaKernel:
         """The runtime extents of a call on inputs of these shapes (each `?` axis of an
         input names its extent); LaunchError for a static extent that differs or inputs
         that disagree, naming them."""
-        from mmcomp.argcheck import bind_extents
+        from mmcomp.frontend.argcheck import bind_extents
 
         inputs = [array for array in self.plan.arrays if array.role == "input"]
         roles: list[list[str]] = []
@@ -425,12 +426,15 @@ class CudaKernel:
         return call(self, inputs, out, stream, check)
 
 
-def build_cuda_kernel(module: ModuleOp | ptx.PtxModuleOp, check_spills: bool = True) -> CudaKernel:
+def build_cuda_kernel(
+    module: ModuleOp | ptx.PtxModuleOp, check_spills: bool = True, verified: bool = False
+) -> CudaKernel:
     """The kernel of a ptx-level module (the end of `compile-to-ptx`, or a file mmcomp-opt
     wrote): its PTX text, assembled with ptxas when one is found (0 spill bytes required),
-    and the launch plan its entry carries."""
-    from mmcomp import ptxas
-    from mmcomp.targets import emit_ptx
+    and the launch plan its entry carries. `verified`: the caller has just verified the
+    module (the pipeline does), so the PTX printer does not verify it again."""
+    from mmcomp.arch import ptxas
+    from mmcomp.dialects.ptx.target import emit_ptx
 
     plan = launch_plan(module)
     launch_module = None
@@ -446,7 +450,7 @@ def build_cuda_kernel(module: ModuleOp | ptx.PtxModuleOp, check_spills: bool = T
                 f"@{plan.grid_function}, which the module lacks"
             )
         launch_module = ModuleOp([found[0].clone()])
-    text = emit_ptx(module)
+    text = emit_ptx(module, verified)
     report = None
     cubin = None
     if ptxas.find_tool("ptxas") is not None:
@@ -472,7 +476,7 @@ def load_kernel(source: str | os.PathLike[str]) -> CudaKernel:
     from xdsl.parser import Parser
 
     from mmcomp.compiler import context
-    from mmcomp.diagnostics import verify
+    from mmcomp.ir.diagnostics import verify
 
     if not isinstance(source, str | os.PathLike):
         raise LaunchError(

@@ -42,12 +42,12 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriteWalker
 
+from mmcomp.analysis.schedule_plan import plan_of
 from mmcomp.lowering.materialize_schedule.body import analyze_body
 from mmcomp.lowering.materialize_schedule.data_parallel import DataParallelKernel
 from mmcomp.lowering.materialize_schedule.kernel import EXTENT_ATTR
 from mmcomp.lowering.materialize_schedule.stream_k import HybridStreamKKernel, StreamKKernel
 from mmcomp.lowering.materialize_schedule.tiles import ContractTileToKLoop, WriteTileToEpilogue
-from mmcomp.passes.schedule_plan import plan_of
 from mmcomp.passes.tile_split import ScheduleView, scheduled_functions
 
 __all__ = ["EXTENT_ATTR", "MaterializeSchedule"]

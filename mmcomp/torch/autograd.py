@@ -23,7 +23,7 @@ from mmcomp.autodiff import POINTWISE, Gradient, KernelCache, Step, chain, grad
 from mmcomp.autodiff.replay import dtype_of, shape_of
 from mmcomp.dialects import fusion as fd
 from mmcomp.errors import FusionError
-from mmcomp.frontend import Fusion
+from mmcomp.frontend.builder import Fusion
 from mmcomp.torch.arrays import FUSION_DTYPES, torch
 from mmcomp.torch.ops import op_name, output_axes, schema
 

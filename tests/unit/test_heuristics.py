@@ -10,8 +10,7 @@ from xdsl.dialects.func import FuncOp
 from xdsl.parser import Parser
 
 import mmcomp
-from mmcomp import hardware as hw
-from mmcomp import heuristics
+from mmcomp.arch import limits as hw
 from mmcomp.compiler import PIPELINE, Kernel, context
 from mmcomp.dialects.sched import (
     PARAMS_ATTR,
@@ -21,7 +20,10 @@ from mmcomp.dialects.sched import (
     problem_of,
 )
 from mmcomp.errors import FusionError, ScheduleError
-from mmcomp.heuristics import (
+from mmcomp.passes.choose_schedule import choose_schedule
+from mmcomp.passes.propagate_axis_mapping import propagate
+from mmcomp.schedule import heuristics
+from mmcomp.schedule.heuristics import (
     PARAMETERS,
     SMALL_M,
     choose_params,
@@ -29,8 +31,6 @@ from mmcomp.heuristics import (
     choose_swizzle,
     fit_stages,
 )
-from mmcomp.passes.choose_schedule import choose_schedule
-from mmcomp.passes.propagate_axis_mapping import propagate
 
 
 def test_large_bf16_gemm_gets_cutlass_defaults():

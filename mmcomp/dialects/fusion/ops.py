@@ -38,7 +38,6 @@ from xdsl.printer import Printer
 from xdsl.traits import OpTrait, Pure
 from xdsl.utils.exceptions import VerifyException
 
-from mmcomp.diagnostics import location
 from mmcomp.dialects.fusion.attrs import (
     AxisRolesAttr,
     dtype_name,
@@ -58,7 +57,8 @@ from mmcomp.dialects.syntax import (
     print_attributes_and_types,
     with_attributes,
 )
-from mmcomp.narrowing import is_tensor
+from mmcomp.ir.diagnostics import location
+from mmcomp.ir.narrowing import is_tensor
 
 
 def format_shape(shape: Sequence[int]) -> str:

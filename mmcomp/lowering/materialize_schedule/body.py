@@ -16,9 +16,9 @@ from xdsl.dialects.builtin import DictionaryAttr, MemRefType, TensorType
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.utils.exceptions import DiagnosticException
 
-from mmcomp.diagnostics import at
+from mmcomp.ir.diagnostics import at
 from mmcomp.dialects import fusion, sched
-from mmcomp.narrowing import is_tensor
+from mmcomp.ir.narrowing import is_tensor
 
 ROLES_ATTR = "fusion.roles"
 """The attribute holding the axis roles of an op result or a function argument."""

@@ -28,7 +28,7 @@ from mmcomp.lowering.materialize_schedule.kernel import (
     scheduled_plan,
     tile_coordinates,
 )
-from mmcomp.passes.schedule_plan import IndexBuilder
+from mmcomp.analysis.schedule_plan import IndexBuilder
 
 
 def emit_unit(frame: KernelFrame, index: IndexBuilder, unit: SSAValue, rank: SSAValue) -> None:

@@ -40,7 +40,7 @@ from mmcomp.lowering.materialize_schedule.body import (
     epilogue_region,
     memref_of,
 )
-from mmcomp.passes.schedule_plan import (
+from mmcomp.analysis.schedule_plan import (
     Count,
     IndexBuilder,
     SchedulePlan,

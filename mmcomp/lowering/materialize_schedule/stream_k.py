@@ -59,13 +59,13 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 
 from mmcomp.dialects import sched
+from mmcomp.analysis.schedule_plan import MAX_TAIL_SEGMENTS, Count, IndexBuilder, tail_segments
 from mmcomp.lowering.materialize_schedule.kernel import (
     Coordinates,
     KernelFrame,
     scheduled_plan,
     tile_coordinates,
 )
-from mmcomp.passes.schedule_plan import MAX_TAIL_SEGMENTS, Count, IndexBuilder, tail_segments
 
 
 class StreamKWork:

@@ -1,7 +1,7 @@
 """Choosing schedule parameters from the problem and the device.
 
 `choose_params(problem, **overrides)` fills every parameter the caller left out and
-checks the result against the problem and the hardware limits of mmcomp.hardware. The
+checks the result against the problem and the hardware limits of mmcomp.arch.limits. The
 choices follow CUTLASS's Hopper GEMMs: a 128x256x64 tile with two cooperative consumer
 warpgroups of 64x256, stages enough to keep about 2 us of tensor-core work in flight
 (3 at that tile, measured faster than the 4 that fit on the H200), a persistent
@@ -17,7 +17,7 @@ import numbers
 from collections.abc import Iterator, Mapping, Sequence
 from typing import cast
 
-from mmcomp import hardware as hw
+from mmcomp.arch import limits as hw
 from mmcomp.dialects.sched import (
     EPILOGUES,
     RASTERS,
@@ -30,7 +30,7 @@ from mmcomp.dialects.sched import (
     tile_rows,
 )
 from mmcomp.errors import ScheduleError
-from mmcomp.passes.schedule_plan import tail_segments
+from mmcomp.analysis.schedule_plan import tail_segments
 
 DERIVED = ("warpgroup", "instr")
 """Parameters derived from the tile, not given by the caller."""
@@ -567,7 +567,7 @@ def choose_params(
     """Params for `problem`: the overrides as given, the rest chosen; ScheduleError if invalid.
 
     For a problem with dynamic extents the choice is made at NOMINAL_EXTENTS (M =
-    `schedule_m` where given: a bucket's M, mmcomp.buckets) and checked
+    `schedule_m` where given: a bucket's M, mmcomp.schedule.buckets) and checked
     against what is static (the extents themselves are checked at call time).
 
     Where split-K would not leave SPLIT_K_MARGIN of the consumer registers spare beside
