@@ -30,6 +30,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 
 import mmcomp
+from mmcomp.analysis.schedule_plan import tail_segments
 from mmcomp.arch.ptxas import PtxasError, find_tool
 from mmcomp.compiler import run_pipeline
 from mmcomp.dialects import sched
@@ -38,7 +39,6 @@ from mmcomp.errors import ScheduleError
 from mmcomp.frontend.builder import Fusion
 from mmcomp.interp.executor import CoverageError, Execution, execute, kernel_of
 from mmcomp.interp.reference import reference
-from mmcomp.analysis.schedule_plan import tail_segments
 
 STRATEGIES = ("stream-k", "hybrid-stream-k")
 TILE = {"tile": (128, 64, 64)}

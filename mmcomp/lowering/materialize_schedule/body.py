@@ -16,8 +16,8 @@ from xdsl.dialects.builtin import DictionaryAttr, MemRefType, TensorType
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.utils.exceptions import DiagnosticException
 
-from mmcomp.ir.diagnostics import at
 from mmcomp.dialects import fusion, sched
+from mmcomp.ir.diagnostics import at
 from mmcomp.ir.narrowing import is_tensor
 
 ROLES_ATTR = "fusion.roles"

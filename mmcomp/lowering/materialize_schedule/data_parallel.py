@@ -22,13 +22,13 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import InsertPoint
 
+from mmcomp.analysis.schedule_plan import IndexBuilder
 from mmcomp.dialects import sched
 from mmcomp.lowering.materialize_schedule.kernel import (
     KernelFrame,
     scheduled_plan,
     tile_coordinates,
 )
-from mmcomp.analysis.schedule_plan import IndexBuilder
 
 
 def emit_unit(frame: KernelFrame, index: IndexBuilder, unit: SSAValue, rank: SSAValue) -> None:

@@ -30,6 +30,13 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
+from mmcomp.analysis.schedule_plan import (
+    Count,
+    IndexBuilder,
+    SchedulePlan,
+    plan_of,
+    swizzled_tile,
+)
 from mmcomp.dialects import fusion, sched
 from mmcomp.lowering.materialize_schedule.body import (
     ROLES_ATTR,
@@ -39,13 +46,6 @@ from mmcomp.lowering.materialize_schedule.body import (
     contraction_region,
     epilogue_region,
     memref_of,
-)
-from mmcomp.analysis.schedule_plan import (
-    Count,
-    IndexBuilder,
-    SchedulePlan,
-    plan_of,
-    swizzled_tile,
 )
 from mmcomp.passes.tile_split import GRID_ATTR, ScheduleView, schedule_of
 

@@ -58,8 +58,8 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import InsertPoint
 
-from mmcomp.dialects import sched
 from mmcomp.analysis.schedule_plan import MAX_TAIL_SEGMENTS, Count, IndexBuilder, tail_segments
+from mmcomp.dialects import sched
 from mmcomp.lowering.materialize_schedule.kernel import (
     Coordinates,
     KernelFrame,

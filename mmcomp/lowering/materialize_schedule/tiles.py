@@ -25,12 +25,12 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import DiagnosticException
 
-from mmcomp.ir.diagnostics import at
+from mmcomp.analysis.schedule_plan import IndexBuilder
 from mmcomp.dialects import fusion, sched
+from mmcomp.ir.diagnostics import at
+from mmcomp.ir.narrowing import is_tensor
 from mmcomp.lowering.materialize_schedule.body import roles_of_value
 from mmcomp.lowering.materialize_schedule.kernel import PASS_NAME
-from mmcomp.ir.narrowing import is_tensor
-from mmcomp.analysis.schedule_plan import IndexBuilder
 
 
 def _kernel_of(op: Operation) -> func.FuncOp:
