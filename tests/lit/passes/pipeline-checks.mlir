@@ -44,8 +44,8 @@ func.func @no_outputs(%a: tensor<64x64xbf16>, %w: tensor<64x64xbf16>) {
 
 // An argument mmcomp cannot take, even unused: compile refuses it when it parses the
 // fusion, the pipeline in its first pass.
-// CHECK: error: @rank_zero: argument 2: expected rank >= 1, found the rank-0 tensor<f32>; use a tensor of shape [1] for a scalar
-func.func @rank_zero(%a: tensor<64x64xbf16>, %w: tensor<64x64xbf16>, %s: tensor<f32>) -> tensor<64x64xf32> {
+// CHECK: error: @integer_argument: argument 2: expected a tensor of bf16, f16, f32, f8e4m3 or f8e5m2, found tensor<4xi32>
+func.func @integer_argument(%a: tensor<64x64xbf16>, %w: tensor<64x64xbf16>, %s: tensor<4xi32>) -> tensor<64x64xf32> {
   %0 = fusion.linear %a, %w : (tensor<64x64xbf16>, tensor<64x64xbf16>) -> tensor<64x64xf32>
   func.return %0 : tensor<64x64xf32>
 }
