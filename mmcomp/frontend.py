@@ -219,8 +219,8 @@ def function_problem(func: FuncOp) -> str | None:
         if not is_tensor(arg_type) or fd.dtype_name(arg_type.element_type) is None:
             return at(
                 func,
-                f"{where}: argument {index}: expected a tensor of {dtypes.FUSION_DTYPE_NAMES}, found "
-                f"{arg_type}",
+                f"{where}: argument {index}: expected a tensor of {dtypes.FUSION_DTYPE_NAMES}, "
+                f"found {arg_type}",
             )
         names.append(_input_name(arg, seen))
         seen.add(names[-1])

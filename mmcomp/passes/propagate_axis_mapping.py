@@ -110,8 +110,7 @@ def _scale_broadcast(
     position = 0
     for role in out_roles:
         if position < len(roles) and (
-            roles[position] == role
-            or (roles[position] == ABSENT and role not in roles[position:])
+            roles[position] == role or (roles[position] == ABSENT and role not in roles[position:])
         ):
             new_dims.append(False)
             position += 1
@@ -128,9 +127,7 @@ def _scale_broadcast(
     return new_dims
 
 
-def _scaled(
-    contraction: ContractionRoles, result: SSAValue, new_ops: list[Operation]
-) -> SSAValue:
+def _scaled(contraction: ContractionRoles, result: SSAValue, new_ops: list[Operation]) -> SSAValue:
     """`result` times the contraction's per-tensor or row-wise scales (f32 multiplies of the
     accumulator, in the epilogue), the ops appended to `new_ops`."""
     op = contraction.op

@@ -345,7 +345,9 @@ def test_contraction_dtype_mismatch(f: mmcomp.Fusion):
 
 
 def test_unsupported_dtype(f: mmcomp.Fusion):
-    with pytest.raises(FusionError, match=r"argument 'dtype': expected bf16, f16, f32, f8e4m3 or f8e5m2.*float64"):
+    with pytest.raises(
+        FusionError, match=r"argument 'dtype': expected bf16, f16, f32, f8e4m3 or f8e5m2.*float64"
+    ):
         f.input("a", [4], np.float64)
     with pytest.raises(FusionError, match=r"argument 'dtype'.*found 'int8'"):
         f.input("a", [4], "int8")
@@ -547,7 +549,8 @@ def test_parse_rejects_foreign_ops_and_arguments():
         mmcomp.parse(text)
     text = "func.func @f(%a: tensor<4xi32>) {\n  func.return\n}"
     with pytest.raises(
-        FusionError, match=r"argument 0: expected a tensor of bf16, f16 or f32, found tensor<4xi32>"
+        FusionError,
+        match=r"argument 0: expected a tensor of bf16, f16, f32, f8e4m3 or f8e5m2, found tensor<4xi32>",
     ):
         mmcomp.parse(text)
 
@@ -612,7 +615,9 @@ def test_torch_dtypes_are_accepted_by_name():
     names = [("bfloat16", "bf16"), ("float16", "f16"), ("float32", "f32")]
     for torch_name, short in names:
         assert f.input(f"x{short}", [2], _TorchLikeDtype(torch_name)).dtype == short
-    with pytest.raises(FusionError, match=r"argument 'dtype': expected bf16, f16, f32, f8e4m3 or f8e5m2"):
+    with pytest.raises(
+        FusionError, match=r"argument 'dtype': expected bf16, f16, f32, f8e4m3 or f8e5m2"
+    ):
         f.input("y", [2], _TorchLikeDtype("float64"))
 
 

@@ -65,7 +65,7 @@ CASES = [
         F32,
         FusionError,
         "<fusion>:2:8: error: fusion.mma operand 'a' (%a: tensor<64x64xf32>): the cuda back "
-        "end's wgmma takes bf16 or f16 (tf32 is not built), found f32",
+        "end's wgmma takes bf16, f16, f8e4m3 or f8e5m2 (tf32 is not built), found f32",
     ),
     (
         MISSPELT,

@@ -1,7 +1,7 @@
 """The attributes of the `fusion` dialect: axis roles and the iteration space.
 
-Also the element types that fusions accept (bf16, f16, f32, f8e4m3, f8e5m2, by short name) and the helpers
-that name, order and check axis roles (b0, b1, ..., m, n, k, _).
+Also the element types that fusions accept (bf16, f16, f32, f8e4m3, f8e5m2, by short name)
+and the helpers that name, order and check axis roles (b0, b1, ..., m, n, k, _).
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def dtype_name(element_type: Attribute) -> str | None:
 
 
 def tensor_type(shape: Sequence[int], dtype: str) -> TensorType:
-    """The builtin tensor type of `shape` with element type `dtype` (a fusion dtype's short name)."""
+    """The builtin tensor type of `shape` with element type `dtype` (a fusion dtype's name)."""
     return TensorType(ELEMENT_TYPES[dtype], shape)
 
 

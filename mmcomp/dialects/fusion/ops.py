@@ -1,7 +1,8 @@
 """The ops of the `fusion` dialect: contractions, broadcasts and constants.
 
-Every op checks its operand and result types itself (static tensors of a fusion dtype: bf16, f16, f32, f8e4m3, f8e5m2);
-the helpers that do so serve the pointwise ops (`pointwise.py`) too. Every op with operands
+Every op checks its operand and result types itself (static tensors of a fusion dtype:
+bf16, f16, f32, f8e4m3, f8e5m2); the helpers that do so serve the pointwise ops
+(`pointwise.py`) too. Every op with operands
 also has `DefinedBeforeUse`: xDSL's parser resolves forward references, so text may use a
 value before the op that defines it, and nothing else in xDSL refuses that. The syntax of each op,
 with one example, is in docs/fusion-dialect.md.
@@ -42,7 +43,6 @@ from xdsl.traits import OpTrait, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from mmcomp.diagnostics import location
-from mmcomp.dtypes import FP8_DTYPES, FUSION_DTYPE_NAMES
 from mmcomp.dialects.fusion.attrs import (
     AxisRolesAttr,
     dtype_name,
@@ -64,6 +64,7 @@ from mmcomp.dialects.syntax import (
     print_operands,
     with_attributes,
 )
+from mmcomp.dtypes import FP8_DTYPES, FUSION_DTYPE_NAMES
 from mmcomp.narrowing import is_tensor
 
 
@@ -348,10 +349,11 @@ class ScaledContraction(FunctionalSyntaxOp):
             )
         for factor, factor_type in zip(self.FACTORS, (a, b), strict=True):
             if not is_fp8(factor_type.element_type):
+                element = factor_type.element_type
                 raise VerifyException(
                     f"{self.name}: operand '{factor}': scales dequantize fp8 factors "
-                    f"(f8E4M3FN, f8E5M2), found {factor_type.element_type}; a {factor_type.element_type} "
-                    "contraction takes no scales"
+                    f"(f8E4M3FN, f8E5M2), found {element}; a {element} contraction takes no "
+                    "scales"
                 )
         for name, scale in zip(("scale_a", "scale_b"), self.scales, strict=True):
             scale_type = checked_tensor(self, f"operand '{name}'", scale.type)

@@ -64,9 +64,7 @@ def expected_shape(shape: Sequence[int], axes: ScaleAxes, mode: str) -> tuple[in
     )
 
 
-def mode_of(
-    scale: Sequence[int], shape: Sequence[int], axes: ScaleAxes
-) -> str | None:
+def mode_of(scale: Sequence[int], shape: Sequence[int], axes: ScaleAxes) -> str | None:
     """The mode whose expected shape `scale` is, or None."""
     for mode in SCALE_MODES:
         if expected_shape(shape, axes, mode) == tuple(scale):
@@ -125,5 +123,7 @@ def dequantized(value: np.ndarray, scale: np.ndarray, axes: ScaleAxes, mode: str
     expanded = scale
     for axis in axes.blocked:
         expanded = np.repeat(expanded, SCALE_BLOCK, axis=axis)
-        expanded = np.take(expanded, np.arange(value.shape[axis]), axis=axis)
+        kept = [slice(None)] * expanded.ndim
+        kept[axis] = slice(0, value.shape[axis])
+        expanded = expanded[tuple(kept)]
     return value * expanded

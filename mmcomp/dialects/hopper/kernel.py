@@ -49,6 +49,7 @@ from xdsl.printer import Printer
 from xdsl.traits import HasParent, IsolatedFromAbove, NoTerminator
 from xdsl.utils.exceptions import VerifyException
 
+from mmcomp import dtypes
 from mmcomp.dialects.hopper.base import HopperValueOp
 from mmcomp.dialects.hopper.layout import check_ring_layout
 from mmcomp.dialects.hopper.smem import SharedBaseOp
@@ -254,7 +255,8 @@ def fits(memref: MemRefType, array: KernelArray) -> bool:
     element = memref.get_element_type()
     if isinstance(element, IntegerType | IndexType):
         return array.dtype == "i32"
-    return str(element) == array.dtype
+    known = dtypes.of_element_type(element)
+    return (known.name if known is not None else str(element)) == array.dtype
 
 
 @irdl_op_definition

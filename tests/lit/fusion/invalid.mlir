@@ -86,7 +86,7 @@ func.func @memref(%a: memref<4x8xf32>) -> memref<4x8xf32> {
   %0 = fusion.exp %a : memref<4x8xf32>
   func.return %0 : memref<4x8xf32>
 }
-// CHECK: fusion.exp: operand 'input': expected a ranked tensor of bf16, f16 or f32, found memref<4x8xf32>
+// CHECK: fusion.exp: operand 'input': expected a ranked tensor of bf16, f16, f32, f8e4m3 or f8e5m2, found memref<4x8xf32>
 
 // -----
 
