@@ -10,6 +10,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from mmcomp.autodiff import grad
     from mmcomp.backend.kernel import load_kernel
     from mmcomp.compiler import Kernel, compile
     from mmcomp.errors import CudaError, FusionError, LaunchError, ScheduleError
@@ -26,6 +27,7 @@ _PUBLIC = {
     "reference": "mmcomp.interp.reference",
     "roles_of": "mmcomp.roles",
     "compile": "mmcomp.compiler",
+    "grad": "mmcomp.autodiff",
     "autotune": "mmcomp.tuning",
     "Kernel": "mmcomp.compiler",
     "load_kernel": "mmcomp.backend.kernel",
@@ -46,6 +48,7 @@ __all__ = [
     "Value",
     "autotune",
     "compile",
+    "grad",
     "load_kernel",
     "parse",
     "reference",

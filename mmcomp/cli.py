@@ -43,7 +43,13 @@ class MmcompOptMain(xDSLOptMain):
             raise located(prog, error) from None
 
     def setup_pipeline(self):
-        """xDSL's pipeline set-up; a pass option of the wrong type names the pass and option."""
+        """xDSL's pipeline set-up; an unknown pass gets the nearest names and mmcomp's passes,
+        a pass option of the wrong type names the pass and option."""
+        from xdsl.utils.arg_spec import parse_pipeline
+
+        for spec in parse_pipeline(self.args.passes) if self.args.passes else ():
+            if spec.name not in self.available_passes:
+                raise ValueError(_unknown_pass(spec.name, self.available_passes))
         try:
             super().setup_pipeline()
         except ValueError as error:
@@ -90,6 +96,20 @@ def main(args: Sequence[str] | None = None) -> None:
     except ArgSpecParseError as error:
         print(f"mmcomp-opt: {error}{_pipeline_hint(str(error))}", file=sys.stderr)
         sys.exit(1)
+
+
+def _unknown_pass(name: str, available: Mapping[str, object]) -> str:
+    """The message for a pass name that is not registered: the nearest registered names
+    (difflib) and the list of mmcomp's passes."""
+    import difflib
+
+    near = difflib.get_close_matches(name, list(available), n=3, cutoff=0.75)
+    guess = f"; did you mean {' or '.join(repr(n) for n in near)}?" if near else ""
+    return (
+        f"unknown pass {name!r}{guess}\nmmcomp's passes: {', '.join(PASSES)}\n"
+        f"(xDSL's own {len(available) - len(PASSES)} passes are registered too: "
+        "mmcomp-opt --help lists every pass)"
+    )
 
 
 def _option_error(

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
@@ -458,19 +459,19 @@ class Kernel:
 
 
 def as_fusion(f: object, where: str = "compile") -> Fusion:
-    """The fusion of an mmcomp.Fusion, IR text or a builtin.module (argument 'f' of
-    `where`)."""
+    """The fusion of an mmcomp.Fusion, IR text, the path of a .mlir file (mmcomp.parse) or a
+    builtin.module (argument 'f' of `where`)."""
     from mmcomp.frontend import Fusion, parse
 
     if isinstance(f, Fusion):
         return f
-    if isinstance(f, str):
-        return parse(f)
+    if isinstance(f, str | os.PathLike):
+        return parse(f)  # pyright: ignore[reportUnknownArgumentType]  (PathLike[Any])
     if isinstance(f, ModuleOp):
         return Fusion.from_module(f.clone())
     raise FusionError(
-        f"{where}: argument 'f': expected an mmcomp.Fusion, IR text or a builtin.module, "
-        f"found {type(f).__name__}"
+        f"{where}: argument 'f': expected an mmcomp.Fusion, IR text, the path of a .mlir "
+        f"file or a builtin.module, found {type(f).__name__}"
     )
 
 

@@ -9,6 +9,10 @@ with the IR (xDSL prints them only with debug info), so the IR text does not cha
 
     module = LocatingParser(ctx, text, "fusion.mlir").parse_module()
     verify(module)  # VerifyException("fusion.mlir:3:8: error: fusion.linear: ...")
+
+An input with no operation, or whose braces do not balance, is refused by `LocatingParser`
+with a ParseError that says which (at the unclosed `{` or the unmatched `}`), where xDSL
+says "Could not parse entire input!".
 """
 
 from __future__ import annotations
@@ -20,8 +24,9 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
 from xdsl.ir import Operation
 from xdsl.parser import Parser
-from xdsl.utils.exceptions import VerifyException
-from xdsl.utils.lexer import Span
+from xdsl.utils.exceptions import ParseError, VerifyException
+from xdsl.utils.lexer import Input, Span
+from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
 
 
 class LocatingParser(Parser):
@@ -34,6 +39,17 @@ class LocatingParser(Parser):
         self.line_offset = line_offset
         """Lines before the text in its file (a chunk of --split-input-file)."""
         self._names: list[Span[str] | Span[bytes]] = []
+
+    def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
+        """xDSL's parse_module; an empty or unbalanced input gets an error naming that."""
+        try:
+            return super().parse_module(allow_implicit_module)
+        except ParseError as error:
+            source: Input[str] = self.lexer.input
+            at_end = not source.content[error.span.start :].strip()
+            if not at_end and "Could not parse entire input" not in error.msg:
+                raise
+            raise structure_error(source) or error from None
 
     def _parse_op_result_list(self):  # pyright: ignore[reportIncompatibleMethodOverride]
         results = super()._parse_op_result_list()
@@ -53,6 +69,41 @@ class LocatingParser(Parser):
                 IntAttr(int(position.col)),
             )
         return op
+
+
+def structure_error(source: Input[str]) -> ParseError | None:
+    """A ParseError for an input that holds no token, a `}` that closes nothing, or a `{`
+    never closed (the last one opened); None where the braces balance."""
+    lexer = MLIRLexer(source)
+    opened: list[Span[str]] = []
+    count = 0
+    try:
+        while (token := lexer.lex()).kind is not MLIRTokenKind.EOF:
+            count += 1
+            if token.kind is MLIRTokenKind.L_BRACE:
+                opened.append(token.span)
+            elif token.kind is MLIRTokenKind.R_BRACE and not opened:
+                return ParseError(
+                    token.span,
+                    "unmatched '}': no region is open here (a '{' is missing before it, or "
+                    "this '}' is one too many)",
+                )
+            elif token.kind is MLIRTokenKind.R_BRACE:
+                opened.pop()
+    except ParseError:
+        return None  # a token the lexer refuses: xDSL's own message says where
+    if count == 0:
+        return ParseError(
+            token.span,
+            "the input holds no operation: expected a func.func (or a builtin.module holding one)",
+        )
+    if opened:
+        return ParseError(
+            opened[-1],
+            "this '{' is never closed: the input ends where its '}' was expected "
+            f"({len(opened)} region{'s' if len(opened) > 1 else ''} still open)",
+        )
+    return None
 
 
 def location(op: Operation) -> str | None:

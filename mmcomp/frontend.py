@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import io
 import numbers
+import os
 import re
 from collections.abc import Sequence
 from typing import Any, TypeGuard
@@ -788,19 +789,24 @@ def _context() -> Context:
     return ctx
 
 
-def parse(text: str, name: str | None = None) -> Fusion:
-    """The Fusion of fusion-dialect IR text (its one func.func, or the one named `name`).
+def parse(text: str | os.PathLike[str], name: str | None = None) -> Fusion:
+    """The Fusion of fusion-dialect IR (its one func.func, or the one named `name`): IR text,
+    or the path of a file that holds it (an os.PathLike, or a str of one line that names a
+    file, or that holds none of IR's `{`, `@`, `%`, `=`, `(`).
 
-    A verifier error names the op's place in the text, `<fusion>:line:col: error: ...`.
+    A verifier error names the op's place, `<fusion>:line:col: error: ...` in text,
+    `path:line:col: error: ...` in a file.
     """
-    if not isinstance(text, str):
+    if not isinstance(text, str | os.PathLike):
         raise FusionError(
-            f"mmcomp.parse: argument 'text': expected str, found {type(text).__name__}"
+            "mmcomp.parse: argument 'text': expected IR text or the path of a .mlir file "
+            f"(str or os.PathLike), found {type(text).__name__}"
         )
     from mmcomp.diagnostics import LocatingParser, verify
 
+    source, where = ir_source(text, "mmcomp.parse")
     try:
-        module = LocatingParser(_context(), text, "<fusion>").parse_module()
+        module = LocatingParser(_context(), source, where).parse_module()
     except ParseError as error:
         raise FusionError(f"mmcomp.parse: {error}") from error
     try:
@@ -808,3 +814,27 @@ def parse(text: str, name: str | None = None) -> Fusion:
     except VerifyException as error:
         raise FusionError(f"mmcomp.parse: {error}") from error
     return Fusion.from_module(module, name)
+
+
+def ir_source(text: str | os.PathLike[str], where: str) -> tuple[str, str]:
+    """(IR text, its name in diagnostics) of `text`: the file's text where `text` is a path
+    (an os.PathLike, or a str of one line that names a file or holds none of IR's `{`, `@`,
+    `%`, `=`, `(`)."""
+    written = os.fspath(text)
+    if not isinstance(written, str):
+        raise FusionError(f"{where}: argument 'text': expected a str path, found bytes")
+    one_line = bool(written.strip()) and "\n" not in written
+    is_path = isinstance(text, os.PathLike) or (
+        one_line and (os.path.isfile(written) or not any(c in written for c in "{@%=("))
+    )
+    if not is_path:
+        return written, "<fusion>"
+    try:
+        with open(written, encoding="utf-8") as file:
+            return file.read(), written
+    except (OSError, UnicodeDecodeError) as error:
+        reason = error.strerror if isinstance(error, OSError) else "not UTF-8 text"
+        raise FusionError(
+            f"{where}: cannot read the file {written!r}: {reason} (a str of one line without "
+            "'{', '@', '%', '=' or '(' is read as a path; IR text holds a func.func)"
+        ) from None

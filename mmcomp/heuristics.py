@@ -277,9 +277,35 @@ def choose_small_m_tile(
         tile = (rows, tile_n, tile_k)
         if not narrowest <= tile_n <= widest or tile_count(problem, tile) > hw.SM_COUNT:
             continue
-        if _fits(problem, tile, warp_specialization, consumer):
-            return (rows, tile_n, choose_tile_k(problem, tile, warp_specialization, consumer))
+        if not _fits(problem, tile, warp_specialization, consumer):
+            continue
+        tile = _fuller_wave(problem, tile, warp_specialization, consumer)
+        return (rows, tile[1], choose_tile_k(problem, tile, warp_specialization, consumer))
     return None
+
+
+FILL_TILE_N = 192
+"""The one width between 128 and 256 the small-M rule also takes: three 64-column blocks,
+so its B boxes and epilogue rows stay whole 128-byte swizzle rows (224 and 160 ran slower
+per tile than 256 and 128 on the H100: docs/schedule.md, "Small M")."""
+
+
+def _fuller_wave(
+    problem: Problem, tile: tuple[int, int, int], warp_specialization: str, consumer: int
+) -> tuple[int, int, int]:
+    """`tile` (the narrowest power-of-two width whose tiles fit in one wave), or a
+    FILL_TILE_N-wide tile where that one leaves SMs idle (fewer than FULL_WAVE_TILES tiles)
+    and the narrower width still fits in one wave with more tiles: at 384x8192x8192 on the
+    H100, 128x256 (96 tiles) ran 0.80x cuBLAS, 128x192 (129 tiles) 1.02x."""
+    count = tile_count(problem, tile)
+    if tile[1] <= FILL_TILE_N or count >= FULL_WAVE_TILES:
+        return tile
+    fill = (tile[0], FILL_TILE_N, tile[2])
+    if not count < tile_count(problem, fill) <= hw.SM_COUNT:
+        return tile
+    if not _fits(problem, fill, warp_specialization, consumer):
+        return tile
+    return fill
 
 
 SWAP_AB_CANDIDATE_M = hw.WGMMA_M // 2

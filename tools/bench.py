@@ -1,8 +1,9 @@
 """Benchmark mmcomp's kernels side by side with torch (cuBLAS) in one process.
 
-    python tools/bench.py [--quick] [--out docs/performance.md] [--repeat 50]
+    python tools/bench.py [--quick] [--out FILE] [--repeat 50]
     python tools/bench.py --call [--quick] [--tokens 8192] [--out FILE]
-    python tools/bench.py --rows decode|fp16|large|all [--rounds 5] [--budget 15] [--out FILE]
+    python tools/bench.py --rows decode|decode-large|fp16|large|all [--rounds 5] [--budget 15]
+        [--out FILE]
     python tools/bench.py --fp8 tensor,row [--rounds 7] [--out FILE]
 
 The suite (bf16, random normal inputs, the same arrays for every contender):
@@ -540,8 +541,24 @@ DECODE_SHAPES = (
 )
 """LLM decode linears, M x N x K (M tokens; Llama-3-8B's attention and MLP widths)."""
 
+DECODE_LARGE_SHAPES = (
+    (8, 10240, 8192),
+    (16, 8192, 28672),
+    (32, 28672, 8192),
+    (64, 8192, 8192),
+    (128, 8192, 28672),
+    (256, 28672, 8192),
+    (384, 8192, 8192),
+    (512, 28672, 8192),
+)
+"""Decode linears of the larger models, M x N x K: Llama-2/3-70B's widths (hidden 8192,
+MLP 28672, fused QKV 10240), which Mixtral-8x22B's experts approach."""
+
 ROWS: dict[str, list[Problem]] = {
     "decode": [Problem(f"linear {m}x{n}x{k}", m, n, k, "linear") for m, n, k in DECODE_SHAPES],
+    "decode-large": [
+        Problem(f"linear {m}x{n}x{k}", m, n, k, "linear") for m, n, k in DECODE_LARGE_SHAPES
+    ],
     "fp16": [Problem("linear fp16 2048x2048x8192", 2048, 2048, 8192, "linear", "f16")],
     "large": [
         Problem(f"linear {m}x{n}x{k}", m, n, k, "linear")
@@ -794,7 +811,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--rows",
         default="",
-        help="interleaved rows instead: decode, fp16, large (comma-separated) or all",
+        help="interleaved rows instead: decode, decode-large, fp16, large (comma-separated) or all",
     )
     parser.add_argument(
         "--fp8", default="", help="fp8 rows instead: scaling modes tensor and/or row"

@@ -1,11 +1,30 @@
 #!/usr/bin/env bash
 # The device run of the GPU claims: every gpu-marked test, compute-sanitizer on a persistent
 # warp-specialized GEMM and on the horizontal fusion, and the main job; logs under $OUT.
-# Through the device tool, carrying .whl (see ../shared/tools/device-wheels.sh):
-#   bash tools/device_check.sh
+# From the repository root, on a machine with an sm_90 GPU:
+#   bash tools/device_check.sh [PYTEST_K_EXPRESSION]
+# mmcomp's pure-Python dependencies (xDSL, filecheck, lit) come from where it runs if they
+# import there; else from the wheels in .whl/ (made by tools/device_wheels.sh, which this
+# script runs where .whl/ is empty; on a machine without network, run it elsewhere and take
+# .whl/ along).
 set -uo pipefail
-python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl || exit 1
-export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 MMCOMP_CACHE_DIR=/tmp/mmcomp-cache
+cd "$(dirname "$0")/.."
+export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 MMCOMP_CACHE_DIR=/tmp/mmcomp-cache
+if ! python3 -c "import xdsl, filecheck, lit" 2>/dev/null; then
+  if ! compgen -G ".whl/*.whl" > /dev/null; then
+    echo "device_check: xDSL, filecheck or lit is not importable and .whl/ holds no wheels:" \
+      "running tools/device_wheels.sh"
+    if ! PIP_DOWNLOAD_OPTIONS="--retries 0 --timeout 10" bash tools/device_wheels.sh; then
+      echo "device_check: could not download the wheels here (no network?). On a machine" \
+        "that reaches PyPI, run 'bash tools/device_wheels.sh' in the repository root, then" \
+        "bring .whl/ along to this one and run this script again." >&2
+      exit 1
+    fi
+  fi
+  python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl \
+    || exit 1
+  export PYTHONPATH=/tmp/site:$PYTHONPATH
+fi
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 {
   date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv

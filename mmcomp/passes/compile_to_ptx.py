@@ -19,12 +19,18 @@ tools give the same kernel. A function whose pinned schedule spills whatever is 
 is an error naming the spill and what would fit. `compile-to-ptx{refit-spills=false}`
 skips the check (as the pass list written out does). `compile-to-ptx{schedule-m=16}`
 schedules a dynamic M as if it were 16, as `mmcomp.compile(f, schedule_m=16)` does.
+
+The pass takes choose-schedule's schedule options and hands them to it, as
+`mmcomp.compile`'s keywords are (they win over the keys written in `#sched.params`, and
+the spill refit keeps them as pins):
+
+    mmcomp-opt f.mlir -p 'compile-to-ptx{tile=128x128x64 stages=4}' -t ptx
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
@@ -34,18 +40,19 @@ from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
 from mmcomp.dialects.sched import PARAMS_ATTR, ScheduleParams, ScheduleParamsAttr
 from mmcomp.errors import ScheduleError
+from mmcomp.passes.choose_schedule import ChooseSchedule, Dims
 from mmcomp.registry import DEFAULT_PIPELINE, PASSES
 
 
 def run_default_pipeline(
-    ctx: Context, module: ModuleOp, schedule_m: int | None = None
+    ctx: Context, module: ModuleOp, choose: ChooseSchedule | None = None
 ) -> dict[str, ScheduleParams]:
-    """Run DEFAULT_PIPELINE on `module` (choose-schedule with `schedule_m`, for a dynamic
-    M): the params choose-schedule gave each fusion function, by name."""
+    """Run DEFAULT_PIPELINE on `module` (`choose` as its choose-schedule, with the options
+    given): the params choose-schedule gave each fusion function, by name."""
     chosen: dict[str, ScheduleParams] = {}
     for name in DEFAULT_PIPELINE:
-        if name == "choose-schedule" and schedule_m is not None:
-            PASSES[name]()(schedule_m=schedule_m).apply(ctx, module)
+        if name == "choose-schedule" and choose is not None:
+            choose.apply(ctx, module)
         else:
             PASSES[name]()().apply(ctx, module)
         if name == "choose-schedule":
@@ -145,16 +152,48 @@ class CompileToPtx(ModulePass):
     schedule_m: int | None = None
     """For a dynamic M: schedule as if M were this (choose-schedule's `schedule-m`, an M
     bucket's bound; `mmcomp.compile(f, schedule_m=M)`)."""
+    tile: Dims = None
+    """choose-schedule's `tile`: the CTA tile, m x n x k."""
+    stages: int | None = None
+    """choose-schedule's `stages`."""
+    cluster: Dims = None
+    """choose-schedule's `cluster`."""
+    raster: str | None = None
+    """choose-schedule's `raster`."""
+    swizzle: int | None = None
+    """choose-schedule's `swizzle`."""
+    strategy: str | None = None
+    """choose-schedule's `strategy`."""
+    split_k: int | None = None
+    """choose-schedule's `split-k`."""
+    warp_specialization: str | None = None
+    """choose-schedule's `warp-specialization`."""
+    registers: Dims = None
+    """choose-schedule's `registers`."""
+    epilogue: str | None = None
+    """choose-schedule's `epilogue`."""
+    swap_ab: bool | None = None
+    """choose-schedule's `swap-ab`."""
+
+    def choose_schedule(self) -> ChooseSchedule:
+        """The choose-schedule pass with this pass's schedule options (for the cuda back end)."""
+        names = {field.name for field in fields(ChooseSchedule)} - {"backend"}
+        return ChooseSchedule(**{name: getattr(self, name) for name in names})
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         from mmcomp import ptxas
 
         check_one_fusion(op, self.name)
+        choose = self.choose_schedule()
+        try:
+            choose.overrides()
+        except ScheduleError as error:
+            raise DiagnosticException(f"{self.name}: option {error}") from error
         if not self.refit_spills or ptxas.find_tool("ptxas") is None:
-            run_default_pipeline(ctx, op, self.schedule_m)
+            run_default_pipeline(ctx, op, choose)
             return
         source = op.clone()
-        run_default_pipeline(ctx, op, self.schedule_m)
+        run_default_pipeline(ctx, op, choose)
         spilled = spilling_entries(op)
         if not spilled:
             return
@@ -162,20 +201,23 @@ class CompileToPtx(ModulePass):
             name = function.sym_name.data
             if name not in spilled:
                 continue
-            self._refit(ctx, source, name)
-        run_default_pipeline(ctx, source, self.schedule_m)
+            self._refit(ctx, source, name, choose)
+        run_default_pipeline(ctx, source, choose)
         _replace_body(op, source)
 
-    def _refit(self, ctx: Context, source: ModuleOp, name: str) -> None:
-        """Pin in `source` the first refit of function `name` that does not spill."""
+    def _refit(self, ctx: Context, source: ModuleOp, name: str, choose: ChooseSchedule) -> None:
+        """Pin in `source` the first refit of function `name` that does not spill (the keys
+        written on it and the schedule options kept)."""
         from mmcomp.passes.choose_schedule import written_params
         from mmcomp.spill_refit import SpilledError, fit
+
+        plain = ChooseSchedule(schedule_m=self.schedule_m)  # the options are among the pins
 
         def build(pins: Mapping[str, object]) -> tuple[Mapping[str, object], ScheduleParams]:
             candidate = source.clone()
             try:
                 _pin(candidate, name, pins)
-                chosen = run_default_pipeline(ctx, candidate, self.schedule_m)[name]
+                chosen = run_default_pipeline(ctx, candidate, plain)[name]
             except (DiagnosticException, VerifyException) as error:
                 raise ScheduleError(str(error)) from None  # these settings do not apply
             report = spilling_entries(candidate).get(name)
@@ -184,7 +226,8 @@ class CompileToPtx(ModulePass):
             return pins, chosen
 
         try:
-            pins = fit(build, written_params(_function(source, name)))
+            given = {**written_params(_function(source, name)), **choose.overrides()}
+            pins = fit(build, given)
         except ScheduleError as error:
             raise DiagnosticException(f"{self.name}: @{name}: {error}") from error
         _pin(source, name, pins)

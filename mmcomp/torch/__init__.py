@@ -11,11 +11,14 @@ Nothing else in mmcomp imports torch; this module does, at import. It holds:
   `mmcomp::<name>`, with a fake implementation (output shapes and dtypes), so that it runs
   under `torch.compile(fullgraph=True)` and inside CUDA-graph capture;
 - `FusedLinear` (linear + bias + activation) and `GatedMLP` (the Llama/Mistral/Qwen MLP),
-  built from torch / transformers modules by sharing their parameters.
+  built from torch / transformers modules by sharing their parameters;
+- `ColumnParallelLinear`, `RowParallelLinear` and `TensorParallelGatedMLP`: those modules
+  split over a torch.distributed process group (Megatron's tensor parallelism, DTensor
+  weights accepted), each rank's part one of them.
 
-Autograd is not built: a custom op's outputs require grad when an input does, and a
-backward through one raises NotImplementedError naming mmcomp (it never yields silent zero
-gradients). Run the ops under `torch.no_grad()` or `torch.inference_mode()`.
+The ops and modules are differentiable (mmcomp.torch.autograd): their backward is derived
+from their fusions by `mmcomp.grad`, as custom ops with fake implementations; a fusion that
+is not differentiated keeps a backward that raises NotImplementedError naming mmcomp.
 
 The modules' kernels take their row count (tokens) at run time: each is one fusion with a
 dynamic M (mmcomp.buckets), so a new token count compiles nothing unless it falls in an M
@@ -27,16 +30,20 @@ from mmcomp.runtime.arrays import BFLOAT16
 from mmcomp.torch.arrays import ARRAYS, FUSION_DTYPES, NUMPY_DTYPES, TORCH_DTYPES, TorchArrays
 from mmcomp.torch.modules import ACTIVATIONS, FusedLinear, GatedMLP, activation_name
 from mmcomp.torch.ops import op
+from mmcomp.torch.parallel import ColumnParallelLinear, RowParallelLinear, TensorParallelGatedMLP
 
 __all__ = [
     "ACTIVATIONS",
     "ARRAYS",
     "BFLOAT16",
+    "ColumnParallelLinear",
     "FUSION_DTYPES",
     "NUMPY_DTYPES",
     "TORCH_DTYPES",
     "FusedLinear",
     "GatedMLP",
+    "RowParallelLinear",
+    "TensorParallelGatedMLP",
     "TorchArrays",
     "activation_name",
     "op",

@@ -9,6 +9,7 @@ from typing import Any, cast
 
 from mmcomp.errors import FusionError, ScheduleError
 from mmcomp.torch.arrays import FUSION_DTYPES, nn
+from mmcomp.torch.autograd import autocast_input, requires_grad, trainable
 from mmcomp.torch.ops import op_name, register, schema
 
 ACTIVATIONS = ("none", "gelu_tanh", "gelu", "silu", "relu")
@@ -53,7 +54,7 @@ def activation_name(activation: Any, where: str) -> str:
     return found
 
 
-def _activate(f: Any, value: Any, activation: str) -> Any:
+def activate(f: Any, value: Any, activation: str) -> Any:
     """`activation` applied to a fusion value."""
     if activation == "none":
         return value
@@ -66,11 +67,13 @@ def _activate(f: Any, value: Any, activation: str) -> Any:
     return f.relu(value)
 
 
-def _fusion_dtype(tensor: Any, where: str, what: str) -> str:
+def _fusion_dtype(tensor: Any, where: str, what: str, backend: object = "cuda") -> str:
+    """The fusion dtype of a module's weights: bf16 or f16 (wgmma), or f32 on interp."""
     dtype = FUSION_DTYPES.get(tensor.dtype)
-    if dtype is None or dtype == "f32":
+    if dtype is None or (dtype == "f32" and backend != "interp"):
         raise FusionError(
-            f"{where}: {what}: expected bfloat16 or float16 weights (wgmma), found {tensor.dtype}"
+            f"{where}: {what}: expected bfloat16 or float16 weights (wgmma; float32 on the "
+            f"interp back end), found {tensor.dtype}"
         )
     return dtype
 
@@ -184,6 +187,14 @@ def _family_op(
     return register(name, schema(inputs, optional, 1), impl, fake, where)
 
 
+def _check_recompute(recompute: object, where: str) -> bool:
+    if not isinstance(recompute, bool):
+        raise FusionError(
+            f"{where}: argument 'recompute': expected True or False, found {recompute!r}"
+        )
+    return recompute
+
+
 def _check_input(x: Any, features: int, dtype: Any, where: str) -> None:
     if x.dim() < 1 or x.shape[-1] != features:
         raise FusionError(f"{where}: input: expected [..., {features}], found {list(x.shape)}")
@@ -198,8 +209,12 @@ class FusedLinear(nn.Module):
     activation are f32. One kernel per distinct token count (x's leading extents).
     """
 
-    def __init__(self, linear: Any, activation: Any = None, **schedule: Any):
-        """Share `linear`'s weight and bias (no copy); `schedule`: mmcomp.compile keywords."""
+    def __init__(
+        self, linear: Any, activation: Any = None, recompute: bool = False, **schedule: Any
+    ):
+        """Share `linear`'s weight and bias (no copy); `schedule`: mmcomp.compile keywords
+        (`backend` included); `recompute`: the backward recomputes the pre-activation
+        rather than the forward saving it."""
         super().__init__()  # pyright: ignore[reportUnknownMemberType]  (nn.Module is Any)
         where = "mmcomp.torch.FusedLinear"
         if not isinstance(linear, nn.Linear):
@@ -211,7 +226,9 @@ class FusedLinear(nn.Module):
         self.in_features = linear.in_features
         self.out_features = linear.out_features
         self.activation = activation_name(activation, where)
-        dtype = _fusion_dtype(linear.weight, where, "linear.weight")
+        self.recompute = _check_recompute(recompute, where)
+        checked = _check_schedule(schedule, where)
+        dtype = _fusion_dtype(linear.weight, where, "linear.weight", checked.get("backend"))
         n, k, act, bias = self.out_features, self.in_features, self.activation, self.bias
         has_bias = bias is not None
         if has_bias and bias.dtype != linear.weight.dtype:
@@ -226,10 +243,11 @@ class FusedLinear(nn.Module):
             a = f.input("x", ["m", k], dtype)
             w = f.input("w", [n, k], dtype)
             b = f.input("bias", [n], dtype) if has_bias else None
-            f.output(f.cast(_activate(f, f.linear(a, w, b), act), dtype))
+            f.output(f.cast(activate(f, f.linear(a, w, b), act), dtype))
             return f
 
-        self._family = _RowFamily(build, _check_schedule(schedule, where))
+        self._family = _RowFamily(build, checked)
+        self._trainable = trainable([build()], [checked], self.recompute, where)
         description = f"linear {n}x{k} {dtype} bias={has_bias} {act} {sorted(schedule.items())}"
         self._op = _family_op(
             op_name(f"linear_{act}", description),
@@ -240,14 +258,23 @@ class FusedLinear(nn.Module):
             f"FusedLinear({k} -> {n}, {act})",
         )
 
+    def fusion(self) -> Any:
+        """The module's fusion (its row count M dynamic)."""
+        return self._family.build()
+
     def forward(self, x: Any) -> Any:
         """activation(x W^T + b) over x's last axis."""
+        x = autocast_input(x, self.weight.dtype)
         _check_input(x, self.in_features, self.weight.dtype, "mmcomp.torch.FusedLinear")
         lead = x.shape[:-1]
         rows = x.reshape(-1, self.in_features)
         if not rows.is_contiguous():
             rows = rows.contiguous()
-        y = self._op(rows, self.weight, self.bias)
+        if requires_grad(rows, self.weight, self.bias):
+            tensors = [rows, self.weight] + ([self.bias] if self.bias is not None else [])
+            y = self._trainable(*tensors)
+        else:
+            y = self._op(rows, self.weight, self.bias)
         return y.reshape(*lead, self.out_features)
 
     def extra_repr(self) -> str:
@@ -273,8 +300,11 @@ class GatedMLP(nn.Module):
         activation: Any = None,
         gate_up_schedule: dict[str, Any] | None = None,
         down_schedule: dict[str, Any] | None = None,
+        recompute: bool = False,
     ):
-        """Share `mlp`'s weights; the schedules are mmcomp.compile keywords of each kernel."""
+        """Share `mlp`'s weights; the schedules are mmcomp.compile keywords of each kernel
+        (`backend` included, one for both); `recompute`: the backward recomputes the gate
+        and up pre-activations rather than the forward saving them."""
         super().__init__()  # pyright: ignore[reportUnknownMemberType]  (nn.Module is Any)
         where = "mmcomp.torch.GatedMLP"
         projections: dict[str, Any] = {}
@@ -302,7 +332,9 @@ class GatedMLP(nn.Module):
         self.up_bias = up.bias
         self.hidden = gate.in_features
         self.intermediate = gate.out_features
-        dtype = _fusion_dtype(gate.weight, where, "gate_proj.weight")
+        self.recompute = _check_recompute(recompute, where)
+        schedule = _check_schedule(gate_up_schedule or {}, f"{where}: gate_up_schedule")
+        dtype = _fusion_dtype(gate.weight, where, "gate_proj.weight", schedule.get("backend"))
         for name, tensor in (("up_proj.weight", up.weight), ("down_proj.weight", down.weight)):
             if tensor.dtype != gate.weight.dtype:
                 raise FusionError(
@@ -310,7 +342,6 @@ class GatedMLP(nn.Module):
                 )
         h, i, act = self.hidden, self.intermediate, self.activation
         biased = (gate.bias is not None, up.bias is not None)
-        schedule = _check_schedule(gate_up_schedule or {}, f"{where}: gate_up_schedule")
 
         def build() -> Any:
             from mmcomp.frontend import Fusion
@@ -321,7 +352,7 @@ class GatedMLP(nn.Module):
             wu = f.input("wu", [i, h], dtype)
             bg = f.input("bg", [i], dtype) if biased[0] else None
             bu = f.input("bu", [i], dtype) if biased[1] else None
-            gated = _activate(f, f.linear(x, wg, bg), act) * f.linear(x, wu, bu)
+            gated = activate(f, f.linear(x, wg, bg), act) * f.linear(x, wu, bu)
             f.output(f.cast(gated, dtype))
             return f
 
@@ -337,14 +368,27 @@ class GatedMLP(nn.Module):
         )
         down_keywords = _check_schedule(down_schedule or {}, f"{where}: down_schedule")
         self.down = FusedLinear(down, None, **down_keywords)
+        self._trainable = trainable(
+            [build(), self.down.fusion()],
+            [schedule, down_keywords],
+            self.recompute,
+            where,
+        )
 
     def forward(self, x: Any) -> Any:
         """down(act(gate(x)) * up(x)) over x's last axis."""
+        x = autocast_input(x, self.gate_weight.dtype)
         _check_input(x, self.hidden, self.gate_weight.dtype, "mmcomp.torch.GatedMLP")
         lead = x.shape[:-1]
         rows = x.reshape(-1, self.hidden)
         if not rows.is_contiguous():
             rows = rows.contiguous()
+        parameters = [self.gate_weight, self.up_weight, self.gate_bias, self.up_bias]
+        parameters += [self.down.weight, self.down.bias]
+        if requires_grad(rows, *parameters):
+            tensors = [rows] + [tensor for tensor in parameters if tensor is not None]
+            y = self._trainable(*tensors)
+            return y.reshape(*lead, self.down.out_features)
         gated = self._op(rows, self.gate_weight, self.up_weight, self.gate_bias, self.up_bias)
         return self.down(gated).reshape(*lead, self.down.out_features)
 

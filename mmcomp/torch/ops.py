@@ -49,7 +49,7 @@ def _argument(name: str, index: int, taken: Set[str]) -> str:
     return name
 
 
-def _arguments(names: Sequence[str | None]) -> list[str]:
+def arguments(names: Sequence[str | None]) -> list[str]:
     """Distinct schema argument names for inputs of these names (None: unnamed)."""
     taken: set[str] = set()
     arguments: list[str] = []
@@ -130,7 +130,7 @@ def _single(outputs: tuple[Any, ...]) -> Any:
     return outputs[0] if len(outputs) == 1 else outputs
 
 
-def _output_axes(fusion: Any, output: Any) -> list[int | tuple[int, int]]:
+def output_axes(fusion: Any, output: Any) -> list[int | tuple[int, int]]:
     """Each extent of an output: static, or (input, axis) of an input axis that has the same
     dynamic extent (the fake implementation reads it from the traced inputs)."""
     from mmcomp.roles import roles_of
@@ -163,9 +163,9 @@ def op(fusion: Any, *, backend: str = "cuda", **schedule: Any) -> Any:
 
     kernel = mmcomp.compile(fusion, backend=backend, **schedule)
     compiled = kernel.fusion
-    names = _arguments([value.name for value in compiled.inputs])
+    names = arguments([value.name for value in compiled.inputs])
     shapes = [
-        (_output_axes(compiled, value), NUMPY_DTYPES[np.dtype(value.numpy_dtype)])
+        (output_axes(compiled, value), NUMPY_DTYPES[np.dtype(value.numpy_dtype)])
         for value in compiled.outputs
     ]
     where = f"mmcomp op for @{compiled.name}"
@@ -186,4 +186,7 @@ def op(fusion: Any, *, backend: str = "cuda", **schedule: Any) -> Any:
             )
         )
 
-    return register(name, schema(names, (), len(shapes)), impl, fake, where)
+    plain = register(name, schema(names, (), len(shapes)), impl, fake, where)
+    from mmcomp.torch.autograd import differentiable
+
+    return differentiable(plain, compiled, backend, schedule)

@@ -270,9 +270,9 @@ def test_op_renames_inputs_named_like_keywords(torch, names):
 
 
 def test_schema_argument_names_are_distinct_and_parse(torch):
-    from mmcomp.torch.ops import _arguments
+    from mmcomp.torch.ops import arguments
 
-    names = _arguments(["None", "None_", "def", "out", "out_", "NoneType", None, "x6", "a"])
+    names = arguments(["None", "None_", "def", "out", "out_", "NoneType", None, "x6", "a"])
     assert names == ["None_", "None__", "def_", "out_", "out__", "NoneType_", "x6", "x6_", "a"]
     schema = f"f({', '.join(f'Tensor {name}' for name in names)}) -> Tensor"
     torch._C.parse_schema(schema)

@@ -143,7 +143,7 @@ def test_print_between_passes_and_pass_options(tmp_path: Path):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (("-p", "no-such-pass"), "Unrecognized passes: ['no-such-pass']"),
+        (("-p", "no-such-pass"), "unknown pass 'no-such-pass'\nmmcomp's passes: "),
         (("-p", "canonicalize{bogus=1}"), 'Provided arguments ["bogus"] not found'),
     ],
 )
@@ -256,4 +256,51 @@ def test_the_example_refuses_an_empty_shape():
     )
     assert result.returncode == 2
     assert "--shape 0 5 5: M, N and K must be positive" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("pipeline", "guess"),
+    [
+        ("compile-to-pxt", "'compile-to-ptx'"),
+        ("propagate-axis-mapping,choose-schedul{tile=128x128x64}", "'choose-schedule'"),
+        ("tile-splt,tile-merge", "'tile-split'"),
+    ],
+)
+def test_misspelled_pass_gets_the_nearest_names_and_the_list(
+    tmp_path: Path, pipeline: str, guess: str
+):
+    from mmcomp.registry import PASSES
+
+    result = mmcomp_opt(str(write(tmp_path, "good.mlir", GOOD)), "-p", pipeline)
+    assert result.returncode == 1
+    assert f"; did you mean {guess}?" in result.stderr
+    assert f"mmcomp's passes: {', '.join(PASSES)}" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+UNCLOSED = """func.func @f(%a: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = fusion.relu %a : tensor<4x8xf32>
+  func.return %0 : tensor<4x8xf32>
+"""
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "message"),
+    [
+        ("", ":1:1", "the input holds no operation: expected a func.func"),
+        ("// a comment\n\n", ":3:1", "the input holds no operation: expected a func.func"),
+        (UNCLOSED, ":1:54", "this '{' is never closed: the input ends where its '}' was expected"),
+        (GOOD + "}\n", ":5:1", "unmatched '}': no region is open here"),
+    ],
+)
+def test_empty_or_unbalanced_file_says_what_was_expected(
+    tmp_path: Path, text: str, where: str, message: str
+):
+    path = write(tmp_path, "broken.mlir", text)
+    result = mmcomp_opt(str(path))
+    assert result.returncode == 1
+    assert f"{path}{where}" in result.stderr
+    assert message in result.stderr
+    assert "Could not parse entire input" not in result.stderr
     assert "Traceback" not in result.stderr

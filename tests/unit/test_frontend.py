@@ -556,7 +556,9 @@ def test_parse_rejects_foreign_ops_and_arguments():
 
 
 def test_parse_rejects_non_text():
-    with pytest.raises(FusionError, match=r"argument 'text': expected str, found bytes"):
+    with pytest.raises(
+        FusionError, match=r"argument 'text': expected IR text or the path of a .mlir file"
+    ):
         mmcomp.parse(b"func.func @f() {}")  # type: ignore[arg-type]
 
 

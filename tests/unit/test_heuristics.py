@@ -113,6 +113,10 @@ def test_small_problems_compile_for_cuda():
         ((512, 4096, 4096), "cooperative", (128, 128, 64), 1, 6),  # 128 tiles
         ((128, 4096, 14336), "cooperative", (128, 64, 64), 2, 8),  # 64 tiles x 2
         ((256, 4096, 4096), "cooperative", (128, 64, 64), 1, 8),  # 128 tiles
+        # 128x256 would leave a quarter of the SMs idle (96 tiles): 192 wide fills them.
+        ((384, 8192, 8192), "cooperative", (128, 192, 64), 1, 4),  # 129 tiles
+        ((320, 8192, 8192), "cooperative", (128, 192, 64), 1, 4),  # 129 tiles
+        ((448, 8192, 4096), "cooperative", (128, 256, 64), 1, 4),  # 128 tiles: no need
     ],
 )
 def test_decode_rows_get_one_wave_of_tiles(extents, warp_specialization, tile, split_k, stages):

@@ -270,3 +270,18 @@ def test_a_spilling_stream_k_tile_keeps_its_width_under_the_persistent_strategy(
     assert kernel.report.spills == 0
     assert kernel.params.strategy == "persistent"
     assert kernel.params.tile == (128, 256, 64)
+
+
+@pytest.mark.skipif(not find_tool("ptxas"), reason="needs ptxas (the dev extra installs one)")
+def test_compile_to_ptx_options_are_compile_keywords_kept_by_the_refit(tmp_path):
+    kernel = mmcomp.compile(HEAVY, stages=3)
+    assert kernel.params.stages == 3 and kernel.report.spills == 0
+    result = _compile_to_ptx(tmp_path, HEAVY, "compile-to-ptx{stages=3}")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == kernel.ptx.strip()
+    pinned = "tile=128x128x64 split-k=1 warp-specialization=cooperative"
+    refused = _compile_to_ptx(tmp_path, HEAVY, f"compile-to-ptx{{{pinned}}}")
+    with pytest.raises(ScheduleError) as raised:
+        mmcomp.compile(HEAVY, tile=(128, 128, 64), split_k=1, warp_specialization="cooperative")
+    assert refused.returncode == 1
+    assert refused.stderr.strip() == f"compile-to-ptx: @heavy: {raised.value}"

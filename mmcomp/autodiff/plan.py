@@ -1,0 +1,241 @@
+"""A differentiated fusion: the forward kernel to run and the backward steps, each a
+fusion, with the names of the arrays they read and write."""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
+
+from mmcomp.errors import FusionError
+from mmcomp.frontend import Fusion
+
+KERNEL = "kernel"
+"""A step whose fusion has a contraction: compiled by mmcomp.compile."""
+POINTWISE = "pointwise"
+"""A step whose fusion is pointwise only (no contraction defines an iteration space, so
+the kernel pipeline does not take it): evaluated op by op (mmcomp.reference, or torch)."""
+
+ONES = "ones"
+"""The name of a step input that is all ones (the factor of a sum written as a
+contraction); the runner makes it."""
+
+
+@dataclass(frozen=True)
+class Step:
+    """One kernel of a forward or backward: a fusion and the arrays it reads and writes."""
+
+    name: str
+    """What the step computes, e.g. `dgrad.x`, `wgrad.w`, `sum.bias`, `epilogue`."""
+    kind: str
+    """KERNEL or POINTWISE."""
+    inputs: tuple[str, ...]
+    """The array names the fusion's inputs read, in order (ONES: made by the runner)."""
+    outputs: tuple[str, ...]
+    """The array names the fusion's outputs write, in order."""
+    build: Callable[[int | None], Fusion] = field(compare=False)
+    """The fusion; for a step over the tokens, at that token count."""
+    over_tokens: bool = False
+    """Whether the contraction runs over the token count (the rows of the forward's
+    contraction). Its extent is then static in the fusion (a dynamic contraction extent is
+    not compiled), so the fusion is built per token count; the runner flattens the inputs
+    marked in `rows` to [tokens, features]."""
+    rows: tuple[bool, ...] = ()
+    """Per input: whether it is read as [tokens, features] (its leading axes flattened)."""
+
+    def fusion(self, tokens: int | None = None) -> Fusion:
+        """The step's fusion (at `tokens` for a step over the tokens)."""
+        if self.over_tokens and tokens is None:
+            raise FusionError(f"step {self.name}: a step over the tokens needs the token count")
+        return self.build(tokens if self.over_tokens else None)
+
+
+class Runner(Protocol):
+    """How a plan's steps run on arrays of one kind (numpy, torch)."""
+
+    def run(self, step: Step, fusion: Fusion, tokens: int | None, arrays: list[Any]) -> list[Any]:
+        """The outputs of `step` (whose fusion at these arrays is `fusion`) on `arrays`
+        (ONES already made)."""
+        ...
+
+    def ones(self, shape: Sequence[int], dtype: str, like: Any) -> Any:
+        """An array of ones of a fusion dtype, on `like`'s device."""
+        ...
+
+
+@dataclass(frozen=True)
+class Gradient:
+    """A fusion differentiated (`mmcomp.grad`): the forward to run and the backward steps.
+
+    Arrays are named: the fusion's inputs by their names, the forward's outputs
+    `<fusion>.out<i>`, the values it saves `<fusion>.saved<j>`, the adjoints of the outputs
+    `<fusion>.dout<i>`, and intermediates and gradients `<fusion>.<what>`. `gradients`
+    maps each input differentiated to the array holding its gradient (of its shape and
+    dtype).
+    """
+
+    forward_steps: tuple[Step, ...]
+    """The forward kernels: the fusion with the saved values as extra outputs (two or more
+    for a chain of fusions)."""
+    steps: tuple[Step, ...]
+    """The backward steps, in order."""
+    inputs: tuple[str, ...]
+    """The inputs of the whole forward, in order."""
+    outputs: tuple[str, ...]
+    """The arrays of the forward's outputs (those of the fusion as written)."""
+    saved: tuple[str, ...]
+    """The arrays the forward also writes for the backward."""
+    grad_outputs: tuple[str, ...]
+    """The adjoints of `outputs`, in order (the backward's seeds)."""
+    gradients: Mapping[str, str]
+    """Input name -> the array of its gradient."""
+    tokens: int | None = None
+    """The token count (rows of the contraction results) where static, else None."""
+    _cache: dict[tuple[str, Any], Fusion] = field(
+        default_factory=dict[tuple[str, Any], Fusion], compare=False, repr=False
+    )
+
+    @property
+    def forward(self) -> Fusion:
+        """The forward fusion to run (of a single fusion's gradient): the outputs as written,
+        then the saved values."""
+        if len(self.forward_steps) != 1:
+            raise FusionError(
+                f"Gradient.forward: a chain has {len(self.forward_steps)} forward kernels; "
+                "see forward_steps"
+            )
+        return self.forward_steps[0].fusion()
+
+    def backward(self, tokens: int | None = None) -> tuple[Fusion, ...]:
+        """The backward fusions, in order; those over the tokens at `tokens` (default: the
+        forward's static token count)."""
+        count = tokens if tokens is not None else self.tokens
+        if count is None and any(step.over_tokens for step in self.steps):
+            raise FusionError(
+                "Gradient.backward: the token count is dynamic; give tokens= for the steps "
+                "over the tokens"
+            )
+        return tuple(step.fusion(count) for step in self.steps)
+
+    def needed(self, wanted: Iterable[str]) -> tuple[Step, ...]:
+        """The backward steps that the gradients of the inputs `wanted` need, in order."""
+        names = {self.gradients[name] for name in wanted if name in self.gradients}
+        kept: list[Step] = []
+        for step in reversed(self.steps):
+            if names.intersection(step.outputs):
+                kept.append(step)
+                names.update(step.inputs)
+        return tuple(reversed(kept))
+
+    def reads(self, steps: Iterable[Step]) -> set[str]:
+        """The arrays `steps` read that they do not write themselves."""
+        written: set[str] = set()
+        read: set[str] = set()
+        for step in steps:
+            read.update(name for name in step.inputs if name not in written and name != ONES)
+            written.update(step.outputs)
+        return read
+
+    def step_fusion(self, step: Step, tokens: int | None, shapes: Sequence[Any] = ()) -> Fusion:
+        """The step's fusion at `tokens` (built once per count); a pointwise step's with
+        its dynamic extents those of the arrays' `shapes` (the reference interpreter takes
+        a dynamic extent only where a contraction gives it a role)."""
+        key: tuple[str, Any] = (step.name, tokens if step.over_tokens else None)
+        if step.kind == POINTWISE:
+            key = (step.name, tuple(tuple(shape) for shape in shapes))
+        with _lock:
+            found = self._cache.get(key)
+            if found is None:
+                found = step.fusion(tokens if step.over_tokens else None)
+                if step.kind == POINTWISE:
+                    found = specialized(found, shapes)
+                self._cache[key] = found
+        return found
+
+    def run_steps(
+        self, steps: Sequence[Step], arrays: Mapping[str, Any], runner: Runner
+    ) -> dict[str, Any]:
+        """Run `steps` on the named `arrays`; every array, given and computed, by name."""
+        values = dict(arrays)
+        for step in steps:
+            inputs: list[Any] = []
+            tokens: int | None = None
+            for index, name in enumerate(step.inputs):
+                if name == ONES:
+                    inputs.append(None)
+                    continue
+                array = values[name]
+                if step.rows and step.rows[index]:
+                    tokens = math.prod(array.shape[:-1])
+                    array = array.reshape(tokens, array.shape[-1])
+                inputs.append(array)
+            fusion = self.step_fusion(step, tokens, [getattr(a, "shape", ()) for a in inputs])
+            like = next(array for array in inputs if array is not None)
+            for index, value in enumerate(fusion.inputs):
+                if inputs[index] is None:
+                    inputs[index] = runner.ones(value.shape, value.dtype, like)
+            outputs = runner.run(step, fusion, tokens, inputs)
+            for name, output in zip(step.outputs, outputs, strict=True):
+                values[name] = output
+        return values
+
+    def gradients_of(self, values: Mapping[str, Any], inputs: Mapping[str, Any]) -> dict[str, Any]:
+        """Each gradient computed in `values`, reshaped to its input's array's shape."""
+        found: dict[str, Any] = {}
+        for name, where in self.gradients.items():
+            if where in values:
+                found[name] = values[where].reshape(inputs[name].shape)
+        return found
+
+    def renamed(self, mapping: Mapping[str, str]) -> Gradient:
+        """The same plan with arrays renamed (names not in `mapping` kept)."""
+
+        def names(found: Iterable[str]) -> tuple[str, ...]:
+            return tuple(mapping.get(name, name) for name in found)
+
+        def step(found: Step) -> Step:
+            return replace(found, inputs=names(found.inputs), outputs=names(found.outputs))
+
+        return replace(
+            self,
+            forward_steps=tuple(step(found) for found in self.forward_steps),
+            steps=tuple(step(found) for found in self.steps),
+            inputs=names(self.inputs),
+            outputs=names(self.outputs),
+            saved=names(self.saved),
+            grad_outputs=names(self.grad_outputs),
+            gradients={mapping.get(k, k): mapping.get(v, v) for k, v in self.gradients.items()},
+            _cache={},
+        )
+
+
+_lock = threading.Lock()
+_TENSOR = re.compile(r"tensor<([0-9?x]+)x([a-z0-9]+)>")
+
+
+def specialized(fusion: Fusion, shapes: Sequence[Sequence[int]]) -> Fusion:
+    """`fusion` with each dynamic extent replaced by the extent the arrays of `shapes` (one
+    per input) have there; the dynamic axes are the leading axes of one space, so an axis
+    is known by its position from the right."""
+    from mmcomp.dialects.fusion import is_dynamic
+    from mmcomp.frontend import parse
+
+    known: dict[int, int] = {}
+    for value, shape in zip(fusion.inputs, shapes, strict=True):
+        for axis in value.dynamic_axes:
+            known[value.ndim - axis] = int(shape[axis])
+    if not known:
+        return fusion
+    del is_dynamic
+
+    def substitute(match: re.Match[str]) -> str:
+        dims = match.group(1).split("x")
+        fixed = [
+            str(known[len(dims) - axis]) if dim == "?" else dim for axis, dim in enumerate(dims)
+        ]
+        return f"tensor<{'x'.join(fixed)}x{match.group(2)}>"
+
+    return parse(_TENSOR.sub(substitute, str(fusion)))

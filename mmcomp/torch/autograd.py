@@ -1,0 +1,354 @@
+"""Autograd for mmcomp's torch ops and modules: a differentiated fusion (mmcomp.grad) as two
+custom ops, the forward (the outputs, then the values the backward needs) and the backward
+(the gradients asked for), joined by `torch.library.register_autograd`.
+
+The backward op runs the plan's backward steps: kernels through the compiled kernels of
+the op's back end (a kernel over the tokens compiled once per token count), pointwise steps
+op by op in torch. Both ops have fake implementations, so a train step traces under
+torch.compile(fullgraph=True) with the kernels opaque.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any, cast
+
+from xdsl.dialects.func import ReturnOp
+from xdsl.ir import SSAValue
+
+from mmcomp.autodiff import POINTWISE, Gradient, KernelCache, Step, chain, grad
+from mmcomp.autodiff.replay import dtype_of
+from mmcomp.dialects import fusion as fd
+from mmcomp.errors import FusionError
+from mmcomp.frontend import Fusion
+from mmcomp.torch.arrays import FUSION_DTYPES, torch
+from mmcomp.torch.ops import op_name, output_axes, schema
+
+_TORCH = {name: dtype for dtype, name in FUSION_DTYPES.items()}
+"""The torch dtype of each fusion dtype."""
+
+_lock = threading.Lock()
+_trainables: dict[str, Trainable] = {}
+
+
+def _unary(op: Any, x: Any) -> Any:
+    if isinstance(op, fd.NegOp):
+        return -x
+    if isinstance(op, fd.ExpOp):
+        return torch.exp(x)
+    if isinstance(op, fd.TanhOp):
+        return torch.tanh(x)
+    if isinstance(op, fd.SigmoidOp):
+        return torch.sigmoid(x)
+    if isinstance(op, fd.SiluOp):
+        return torch.nn.functional.silu(x)
+    if isinstance(op, fd.ReluOp):
+        return torch.relu(x)
+    if isinstance(op, fd.GeluOp):
+        return torch.nn.functional.gelu(x, approximate=op.approximate.data)
+    raise FusionError(f"mmcomp.torch: {op.name} is not evaluated in torch")
+
+
+_BINARY: dict[type, Callable[[Any, Any], Any]] = {
+    fd.AddOp: lambda a, b: a + b,
+    fd.SubOp: lambda a, b: a - b,
+    fd.MulOp: lambda a, b: a * b,
+    fd.DivOp: lambda a, b: a / b,
+}
+
+
+def evaluate(fusion: Fusion, tensors: Sequence[Any]) -> list[Any]:
+    """A pointwise fusion (static shapes) op by op in torch, each op rounded to its type."""
+    block = fusion.func.body.block
+    values: dict[SSAValue, Any] = dict(zip(block.args, tensors, strict=True))
+    for op in block.ops:
+        if isinstance(op, ReturnOp):
+            return [values[value] for value in op.operands]
+        result = op.results[0]
+        dtype = _TORCH[dtype_of(result)]
+        shape = list(fd.static_shape(result.type))  # pyright: ignore[reportArgumentType]
+        like = next(iter(values.values()))
+        if isinstance(op, fd.SplatOp):
+            values[result] = torch.full(shape, op.scalar, dtype=dtype, device=like.device)
+        elif isinstance(op, fd.CastOp):
+            values[result] = values[op.input].to(dtype)
+        elif isinstance(op, fd.BroadcastOp):
+            source = values[op.input]
+            kept = iter(source.shape)
+            inserted = [1 if flag else next(kept) for flag in op.inserted]
+            values[result] = source.reshape(inserted).expand(shape)
+        elif type(op) in _BINARY:
+            values[result] = _BINARY[type(op)](values[op.operands[0]], values[op.operands[1]])
+        else:
+            values[result] = _unary(op, values[op.operands[0]])
+    raise FusionError(f"mmcomp.torch: @{fusion.name}: expected a func.return")
+
+
+class TorchRunner:
+    """Runs a plan's steps on torch tensors: kernels compiled for the op's back end,
+    pointwise steps in torch."""
+
+    def __init__(self, kernels: KernelCache):
+        self.kernels = kernels
+        """The compiled kernels."""
+
+    def run(self, step: Step, fusion: Fusion, tokens: int | None, arrays: list[Any]) -> list[Any]:
+        """The step's outputs."""
+        if step.kind == POINTWISE:
+            return evaluate(fusion, arrays)
+        kernel = self.kernels.kernel(step, fusion, tokens)
+        return list(kernel(*(array.contiguous() for array in arrays)))
+
+    def ones(self, shape: Sequence[int], dtype: str, like: Any) -> Any:
+        """Ones of a fusion dtype on `like`'s device."""
+        return torch.ones(list(shape), dtype=_TORCH[dtype], device=like.device)
+
+
+def _tuple(found: Any) -> tuple[Any, ...]:
+    """An op's outputs as a tuple (one output is a tensor)."""
+    if isinstance(found, tuple):
+        return cast("tuple[Any, ...]", found)
+    return (found,)
+
+
+def _forward_shapes(gradient: Gradient, tensors: Sequence[Any]) -> list[tuple[list[Any], Any]]:
+    """The shape and dtype of each forward op output (outputs, then saved) from the inputs'
+    shapes (symbolic under torch.compile)."""
+    shapes: dict[str, Any] = {
+        name: list(tensor.shape) for name, tensor in zip(gradient.inputs, tensors, strict=True)
+    }
+    dtypes: dict[str, Any] = {}
+    for step in gradient.forward_steps:
+        fusion = step.fusion()
+        for env, value in zip(step.outputs, fusion.outputs, strict=True):
+            axes = output_axes(fusion, value)
+            shapes[env] = [
+                e if isinstance(e, int) else shapes[step.inputs[e[0]]][e[1]] for e in axes
+            ]
+            dtypes[env] = _TORCH[value.dtype]
+    return [(shapes[env], dtypes[env]) for env in (*gradient.outputs, *gradient.saved)]
+
+
+class Trainable:
+    """A differentiated fusion (or chain) as a differentiable torch callable."""
+
+    def __init__(
+        self,
+        gradient: Gradient,
+        name: str,
+        where: str,
+        backend: str,
+        schedules: Sequence[dict[str, Any]],
+    ):
+        self.gradient = gradient
+        """The plan."""
+        by_step = {
+            step.name: schedule
+            for step, schedule in zip(gradient.forward_steps, schedules, strict=True)
+        }
+        self.kernels = KernelCache(gradient, backend, by_step)
+        """Its compiled kernels."""
+        self.where = where
+        """What it is, for messages."""
+        from mmcomp.torch.ops import arguments
+
+        names = arguments(list(gradient.inputs))
+        count = len(gradient.outputs) + len(gradient.saved)
+        self.forward_op = torch.library.custom_op(
+            f"mmcomp::{name}_train", self._forward, mutates_args=(), schema=schema(names, (), count)
+        )
+        self.forward_op.register_fake(self._forward_fake)
+        self.backward_op = torch.library.custom_op(
+            f"mmcomp::{name}_backward",
+            self._backward,
+            mutates_args=(),
+            schema="(Tensor[] inputs, Tensor[] saved, Tensor[] grads, bool[] wanted) -> Tensor[]",
+        )
+        self.backward_op.register_fake(self._backward_fake)
+        self.forward_op.register_autograd(self._autograd_backward, setup_context=self._setup)
+
+    def _runner(self) -> TorchRunner:
+        return TorchRunner(self.kernels)
+
+    def _forward(self, *tensors: Any) -> Any:
+        values = self.gradient.run_steps(
+            self.gradient.forward_steps,
+            dict(zip(self.gradient.inputs, tensors, strict=True)),
+            self._runner(),
+        )
+        found = tuple(values[env] for env in (*self.gradient.outputs, *self.gradient.saved))
+        return found[0] if len(found) == 1 else found
+
+    def _forward_fake(self, *tensors: Any) -> Any:
+        like = tensors[0]
+        found = tuple(
+            like.new_empty(shape, dtype=dtype)
+            for shape, dtype in _forward_shapes(self.gradient, tensors)
+        )
+        return found[0] if len(found) == 1 else found
+
+    def _wanted(self, wanted: Sequence[bool]) -> list[str]:
+        return [
+            name
+            for name, asked in zip(self.gradient.inputs, wanted, strict=True)
+            if asked and name in self.gradient.gradients
+        ]
+
+    def _backward(
+        self, inputs: list[Any], saved: list[Any], grads: list[Any], wanted: list[bool]
+    ) -> list[Any]:
+        gradient = self.gradient
+        arrays: dict[str, Any] = dict(zip(gradient.inputs, inputs, strict=True))
+        arrays.update(zip(gradient.saved, saved, strict=True))
+        arrays.update(zip(gradient.grad_outputs, grads, strict=True))
+        names = self._wanted(wanted)
+        values = gradient.run_steps(gradient.needed(names), arrays, self._runner())
+        found = gradient.gradients_of(values, arrays)
+        given = {id(tensor) for tensor in (*inputs, *saved, *grads)}
+        results: list[Any] = []
+        for name in names:
+            tensor = found[name]
+            results.append(tensor.clone() if id(tensor) in given else tensor.contiguous())
+        return results
+
+    def _backward_fake(
+        self, inputs: list[Any], saved: list[Any], grads: list[Any], wanted: list[bool]
+    ) -> list[Any]:
+        del saved, grads
+        by_name = dict(zip(self.gradient.inputs, inputs, strict=True))
+        return [by_name[name].new_empty(by_name[name].shape) for name in self._wanted(wanted)]
+
+    def _setup(self, ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
+        outputs = _tuple(output)
+        count = len(self.gradient.outputs)
+        saved = list(outputs[count:])
+        ctx.count = len(inputs)
+        ctx.shapes = [(tuple(o.shape), o.dtype) for o in outputs[:count]]
+        if saved:
+            ctx.mark_non_differentiable(*saved)
+        ctx.save_for_backward(*inputs, *saved)
+
+    def _autograd_backward(self, ctx: Any, *grads: Any) -> tuple[Any, ...]:
+        tensors = list(ctx.saved_tensors)
+        inputs, saved = tensors[: ctx.count], tensors[ctx.count :]
+        count = len(self.gradient.outputs)
+        like = inputs[0]
+        seeds = [
+            grad.contiguous() if grad is not None else like.new_zeros(shape, dtype=dtype)
+            for grad, (shape, dtype) in zip(grads[:count], ctx.shapes, strict=True)
+        ]
+        wanted = [bool(flag) for flag in ctx.needs_input_grad]
+        computed = iter(self.backward_op(inputs, saved, seeds, wanted))
+        names = set(self._wanted(wanted))
+        return tuple(next(computed) if name in names else None for name in self.gradient.inputs)
+
+    def __call__(self, *tensors: Any) -> Any:
+        """The forward's outputs (one: a tensor; several: a tuple), differentiable."""
+        outputs = _tuple(self.forward_op(*tensors))[: len(self.gradient.outputs)]
+        return outputs[0] if len(outputs) == 1 else outputs
+
+
+def trainable(
+    fusions: Sequence[Fusion],
+    schedules: Sequence[dict[str, Any]],
+    recompute: bool,
+    where: str,
+) -> Trainable:
+    """The Trainable of one fusion, or of a chain of two (the second reads the first's
+    output as its first input), registered once per fusions, schedules and policy.
+    `schedules`: each fusion's mmcomp.compile keywords, `backend` included."""
+    keywords = [dict(schedule) for schedule in schedules]
+    backend = keywords[0].pop("backend", "cuda")
+    for other in keywords[1:]:
+        if other.pop("backend", "cuda") != backend:
+            raise FusionError(f"{where}: expected one backend for every kernel")
+    description = "\n".join(
+        [
+            backend,
+            str(recompute),
+            *(f"{sorted(k.items())}\n{f}" for k, f in zip(keywords, fusions, strict=True)),
+        ]
+    )
+    name = op_name(fusions[-1].name if len(fusions) == 1 else f"{fusions[0].name}_mlp", description)
+    with _lock:
+        found = _trainables.get(name)
+        if found is not None:
+            return found
+    gradient = grad(fusions[0], recompute=recompute)
+    if len(fusions) == 2:
+        into = fusions[1].inputs[0].name or "arg0"
+        gradient = chain(gradient, grad(fusions[1], recompute=recompute), into)
+    with _lock:
+        found = _trainables.get(name)
+        if found is None:
+            found = _trainables[name] = Trainable(gradient, name, where, backend, keywords)
+    return found
+
+
+def requires_grad(*tensors: Any) -> bool:
+    """Whether autograd records a call on `tensors` (grad mode on, one of them requiring grad)."""
+    return torch.is_grad_enabled() and any(
+        tensor is not None and tensor.requires_grad for tensor in tensors
+    )
+
+
+def autocast_input(x: Any, dtype: Any) -> Any:
+    """`x` in the module's weight dtype where autocast is on for its device (nn.Linear under
+    autocast computes in the autocast dtype; a module's kernels compute in its weights')."""
+    if x.dtype != dtype and torch.is_autocast_enabled(x.device.type):
+        return x.to(dtype)
+    return x
+
+
+class Differentiable:
+    """What mmcomp.torch.op returns: the custom op, with its backward where grad is
+    recorded (the forward then also writes what the backward saves)."""
+
+    def __init__(self, plain: Any, trainable: Trainable | None, reason: str | None):
+        self.plain = plain
+        """The registered custom op (no saved outputs; its backward raises)."""
+        self.trainable = trainable
+        """The differentiable forward, or None where the fusion is not differentiated."""
+        self.reason = reason
+        """Why there is no backward, where there is none."""
+
+    def __call__(self, *tensors: Any, **named: Any) -> Any:
+        """The op's output (one: a tensor; several: a tuple); inputs by position or by
+        their schema names."""
+        if named:
+            names = [argument.name for argument in self.plain._opoverload._schema.arguments]
+            try:
+                tensors = (*tensors, *(named.pop(name) for name in names[len(tensors) :]))
+            except KeyError as error:
+                raise TypeError(f"{self.plain}: missing input {error}") from None
+            if named:
+                raise TypeError(f"{self.plain}: unexpected inputs {sorted(named)}")
+        if self.trainable is not None and requires_grad(*tensors):
+            return self.trainable(*tensors)
+        return self.plain(*tensors)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.plain, name)
+
+
+_differentiable: dict[int, Differentiable] = {}
+
+
+def differentiable(
+    plain: Any, fusion: Fusion, backend: str, schedule: dict[str, Any]
+) -> Differentiable:
+    """mmcomp.torch.op's callable for the registered op `plain` of `fusion`."""
+    with _lock:
+        found = _differentiable.get(id(plain))
+    if found is not None:
+        return found
+    try:
+        found_trainable = trainable(
+            [fusion], [{"backend": backend, **schedule}], False, f"mmcomp op for @{fusion.name}"
+        )
+        reason = None
+    except FusionError as error:
+        found_trainable, reason = None, str(error)
+    with _lock:
+        return _differentiable.setdefault(id(plain), Differentiable(plain, found_trainable, reason))

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The device run of tensor parallelism: the tests (the one-GPU NCCL ones and the two-rank
+# gloo ones), then examples/tp_mlp.py under torchrun on 1, 2 and 4 GPUs (as many as the
+# machine has), Llama-70B's MLP at 16 and 8192 tokens; logs and JSON results under $OUT.
+# Through the device tool, carrying .whl:
+#   bash tools/tp_check.sh            # tests, then the example on every GPU count up to 4
+#   bash tools/tp_check.sh --no-tests # the example only
+set -uo pipefail
+python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl || exit 1
+export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 MMCOMP_CACHE_DIR=/tmp/mmcomp-cache
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+start=$(date +%s)
+stamp() { echo "[$(( $(date +%s) - start )) s] $*" | tee -a "$OUT/tp-times.txt"; }
+gpus=$(nvidia-smi --list-gpus | wc -l)
+{ date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv
+  nvidia-smi topo -m; } 2>&1 | tee "$OUT/tp-env.txt"
+if [ "${1:-}" != "--no-tests" ]; then
+  stamp "tests"
+  timeout "${TESTS_TIMEOUT:-400}" python3 -m pytest -q -rs -p no:cacheprovider \
+    tests/unit/test_torch_parallel_gpu.py tests/unit/test_torch_parallel.py 2>&1 \
+    | tee "$OUT/tp-tests.txt" | tail -30
+fi
+for n in 1 2 4; do
+  [ "$n" -le "$gpus" ] || break
+  stamp "example on $n GPUs"
+  timeout "${EXAMPLE_TIMEOUT:-500}" python3 -m torch.distributed.run --standalone --nproc-per-node "$n" \
+    examples/tp_mlp.py --json "$OUT/tp-mlp-$n.json" 2>&1 | tee "$OUT/tp-mlp-$n.txt" | tail -20
+done
+stamp "done"
