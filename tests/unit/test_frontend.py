@@ -550,7 +550,8 @@ def test_parse_rejects_foreign_ops_and_arguments():
     text = "func.func @f(%a: tensor<4xi32>) {\n  func.return\n}"
     with pytest.raises(
         FusionError,
-        match=r"argument 0: expected a tensor of bf16, f16, f32, f8e4m3 or f8e5m2, found tensor<4xi32>",
+        match=r"argument 0: expected a tensor of bf16, f16, f32, f8e4m3 or f8e5m2, found "
+        r"tensor<4xi32>",
     ):
         mmcomp.parse(text)
 
