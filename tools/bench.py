@@ -747,7 +747,8 @@ def fp8_row(m: int, n: int, k: int, mode: str, rounds: int, repeat: int) -> dict
         torch_a, torch_b = scale_a[:, None].contiguous(), scale_b[None, :].contiguous()
 
     def run_torch() -> Any:
-        return torch._scaled_mm(a, w.t(), torch_a, torch_b, out_dtype=torch.bfloat16)
+        scaled_mm = torch._scaled_mm  # pyright: ignore[reportPrivateImportUsage]
+        return scaled_mm(a, w.t(), torch_a, torch_b, out_dtype=torch.bfloat16)
 
     kernel = mmcomp.compile(fp8_fusion(m, n, k, mode))
     inputs = {"a": a, "w": w, "scale_a": scale_a, "scale_b": scale_b}

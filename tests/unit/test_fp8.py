@@ -289,6 +289,22 @@ def test_executor_runs_the_heuristics_fp8_schedules(
     assert relative_error(got, want.astype(np.float64)) < 1e-2
 
 
+def test_torch_fp8_tensors_are_inputs():
+    """torch float8_e4m3fn / float8_e5m2 tensors (and a 0-d scale) go in as they are."""
+    rng = np.random.default_rng()
+    f = scaled_linear(40, 72, 256, "tensor", "f8e4m3", "f8e5m2", out="f32")
+    arrays = fp8_inputs(f, rng)
+    a, w = (
+        torch.from_numpy(array.view(np.uint8)).view(torch_dtype)
+        for array, torch_dtype in ((arrays[0], torch.float8_e4m3fn), (arrays[1], torch.float8_e5m2))
+    )
+    tensors = [a, w, *(torch.from_numpy(np.asarray(array)) for array in arrays[2:])]
+    (got,) = mmcomp.compile(f, backend="interp")(*tensors)
+    assert isinstance(got, torch.Tensor)
+    (want,) = reference(f, *arrays)
+    assert relative_error(got.numpy(), want.astype(np.float64)) < 1e-5
+
+
 def test_block_wise_scales_are_refused_for_kernels():
     """Block-wise scales are the reference's only: both back ends refuse them with the way out."""
     f = scaled_linear(64, 96, 300, "block")
