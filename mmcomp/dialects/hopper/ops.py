@@ -509,8 +509,8 @@ class WgmmaMmaAsyncOp(HopperInstruction):
         instr_k = wgmma_instr_k(self.dtype.data)
         if n == 0 or n % 8 or not 8 <= n <= 256 or not self.shape.data.endswith(f"k{instr_k}"):
             raise VerifyException(
-                f"{self.name}: shape must be m64nNk{instr_k} for {self.dtype.data} with N a "
-                f"multiple of 8 in [8, 256], found '{self.shape.data}'"
+                f"{self.name}: shape must be m64nNk{instr_k} with N a multiple of 8 in "
+                f"[8, 256], found '{self.shape.data}'"
             )
         check_choice(self, "dtype", self.dtype.data, WGMMA_TYPES)
         a_dtype, b_dtype = self.operand_dtypes
