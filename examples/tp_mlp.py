@@ -2,12 +2,13 @@
 reference and timed against the same split done with torch's nn.Linear.
 
     torchrun --nproc-per-node N examples/tp_mlp.py [--tokens 16 8192] [--hidden 8192]
-        [--intermediate 28672] [--repeat 50] [--micro-batches 2] [--no-compile] [--json PATH]
+        [--intermediate 28672] [--repeat 50] [--micro-batches 2] [--no-compile] [--cpu]
+        [--json PATH]
 
 On GPUs (one per rank, NCCL) the defaults are Llama-70B's MLP (hidden 8192, intermediate
-28672, bf16, weights N(0, 0.02)) at 16 and 8192 tokens. Without CUDA (gloo, each rank's
-kernels on mmcomp's interp back end) they are small: hidden 64, intermediate 256, 16 and
-300 tokens; the timings then say nothing about speed, only that the run works.
+28672, bf16, weights N(0, 0.02)) at 16 and 8192 tokens. Without CUDA or with --cpu (gloo,
+each rank's kernels on mmcomp's interp back end) they are small: hidden 64, intermediate
+256, 16 and 300 tokens; the timings then say nothing about speed, only that the run works.
 
 Every rank builds the whole MLP from the same seed and the same x, so each checks its
 output (the all-reduced sum) against the float64 reference of the whole module on its own
@@ -54,11 +55,11 @@ INTERP = {"backend": "interp", "tile": (128, 128, 64)}
 class Context:
     """The rank, the group's size and the device of this process."""
 
-    def __init__(self) -> None:
+    def __init__(self, cpu: bool) -> None:
         import torch  # pyright: ignore[reportMissingImports]
         import torch.distributed as dist  # pyright: ignore[reportMissingImports]
 
-        self.cuda = torch.cuda.is_available()
+        self.cuda = torch.cuda.is_available() and not cpu
         local_rank = int(os.environ.get("LOCAL_RANK", "0"))
         if self.cuda:
             self.device = torch.device("cuda", local_rank)
@@ -287,9 +288,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=50, help="calls per contender")
     parser.add_argument("--micro-batches", type=int, default=2)
     parser.add_argument("--no-compile", action="store_true")
+    parser.add_argument("--cpu", action="store_true", help="gloo and interp kernels, GPUs or not")
     parser.add_argument("--json", type=Path, default=None, help="write the results here")
     arguments = parser.parse_args(argv)
-    context = Context()
+    context = Context(arguments.cpu)
     cuda = context.cuda
     tokens = arguments.tokens or ([16, 8192] if cuda else [16, 300])
     hidden = arguments.hidden or (8192 if cuda else 64)

@@ -10,22 +10,22 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from mmcomp.analysis.roles import roles_of
     from mmcomp.autodiff import grad
     from mmcomp.backend.kernel import load_kernel
     from mmcomp.compiler import Kernel, compile
     from mmcomp.errors import CudaError, FusionError, LaunchError, ScheduleError
-    from mmcomp.frontend import DYNAMIC, Fusion, Value, parse
+    from mmcomp.frontend.builder import DYNAMIC, Fusion, Value, parse
     from mmcomp.interp.reference import reference
-    from mmcomp.roles import roles_of
     from mmcomp.tuning import autotune
 
 _PUBLIC = {
-    "DYNAMIC": "mmcomp.frontend",
-    "Fusion": "mmcomp.frontend",
-    "Value": "mmcomp.frontend",
-    "parse": "mmcomp.frontend",
+    "DYNAMIC": "mmcomp.frontend.builder",
+    "Fusion": "mmcomp.frontend.builder",
+    "Value": "mmcomp.frontend.builder",
+    "parse": "mmcomp.frontend.builder",
     "reference": "mmcomp.interp.reference",
-    "roles_of": "mmcomp.roles",
+    "roles_of": "mmcomp.analysis.roles",
     "compile": "mmcomp.compiler",
     "grad": "mmcomp.autodiff",
     "autotune": "mmcomp.tuning",

@@ -11,7 +11,7 @@
   directory (`$MMCOMP_CACHE_DIR`, else `$XDG_CACHE_HOME/mmcomp`, else `~/.cache/mmcomp`),
   beside load_module's cubins. The key adds a hash of mmcomp's own source, the ptxas that
   assembled the kernel (path, size and modification time: any other ptxas is another key),
-  the target device (`sm_90a`, and mmcomp.hardware's model of the H200 through the source
+  the target device (`sm_90a`, and mmcomp.arch.limits's model of the H200 through the source
   hash: all that compile reads of a device; the cubin the driver loads is cached by
   load_module under the device's architecture and driver version), and the xDSL and Python
   versions. A hit in a new process runs no pass and no ptxas; `kernel.stages` is read from
@@ -44,7 +44,7 @@ from mmcomp.runtime.cache import KernelCache, default_cache_dir
 
 if TYPE_CHECKING:
     from mmcomp.compiler import Kernel
-    from mmcomp.frontend import Fusion
+    from mmcomp.frontend.builder import Fusion
 
 FORMAT = "mmcomp-compiled-kernel-1"
 """The entry format; part of every key."""
@@ -99,8 +99,8 @@ def source_digest() -> str:
 
 
 def ptxas_identity() -> str:
-    """The ptxas that `mmcomp.ptxas` would use: path, size, modification time; or 'none'."""
-    from mmcomp import ptxas
+    """The ptxas that `mmcomp.arch.ptxas` would use: path, size, modification time; or 'none'."""
+    from mmcomp.arch import ptxas
 
     path = ptxas.find_tool("ptxas")
     if path is None:
@@ -124,7 +124,7 @@ def _xdsl_identity() -> str:
 
 
 def _toolchain() -> str:
-    """xDSL's and Python's versions and the target (mmcomp.hardware, the target's model, is
+    """xDSL's and Python's versions and the target (mmcomp.arch.limits, the target's model, is
     in the source digest)."""
     python = ".".join(str(part) for part in sys.version_info[:2])
     return f"xdsl {_xdsl_identity()}; python {python}; {TARGET}"
@@ -132,7 +132,7 @@ def _toolchain() -> str:
 
 def parameters_key(params: Mapping[str, object]) -> str:
     """Every compile keyword, normalized, in a canonical text."""
-    from mmcomp.heuristics import normalize_overrides
+    from mmcomp.schedule.heuristics import normalize_overrides
 
     rest = dict(params)
     schedule_m = rest.pop("schedule_m", None)
@@ -226,9 +226,9 @@ def read_artifact(path: Path) -> dict[str, Any] | None:
 
 def _required() -> dict[str, tuple[type, ...]]:
     """The keys of an artifact and the types their values may have."""
+    from mmcomp.arch.ptxas import ResourceReport
     from mmcomp.backend.plan import LaunchPlan
     from mmcomp.dialects.sched.params import ScheduleParams
-    from mmcomp.ptxas import ResourceReport
 
     return {
         "format": (str,),

@@ -11,7 +11,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import VerifyException
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-from mmcomp.registry import DIALECTS, PASSES, TARGETS
+from mmcomp.ir.registry import DIALECTS, PASSES, TARGETS
 
 if TYPE_CHECKING:
     from xdsl.passes import ModulePass
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 class MmcompOptMain(xDSLOptMain):
     """The opt driver: xDSL's dialects and passes plus mmcomp's, all loaded lazily.
 
-    MLIR text is parsed with source locations (mmcomp.diagnostics), so a verifier error
+    MLIR text is parsed with source locations (mmcomp.ir.diagnostics), so a verifier error
     reads `file:line:col: error: message`, at the op that failed.
     """
 
@@ -29,7 +29,7 @@ class MmcompOptMain(xDSLOptMain):
     ) -> ModuleOp | None:
         if (self.args.frontend or file_extension) != "mlir":
             return super().parse_chunk(chunk, file_extension, start_offset)
-        from mmcomp.diagnostics import LocatingParser
+        from mmcomp.ir.diagnostics import LocatingParser
 
         parser = LocatingParser(self.ctx, chunk.read(), self.get_input_name(), start_offset)
         return parser.parse_module(not self.args.no_implicit_module)
@@ -38,7 +38,7 @@ class MmcompOptMain(xDSLOptMain):
         try:
             super().apply_passes(prog)
         except VerifyException as error:
-            from mmcomp.diagnostics import located
+            from mmcomp.ir.diagnostics import located
 
             raise located(prog, error) from None
 

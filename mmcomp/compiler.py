@@ -46,16 +46,16 @@ from xdsl.dialects.func import FuncOp
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
-from mmcomp.diagnostics import is_located, verify
 from mmcomp.dialects.sched import PARAMS_ATTR, ScheduleParams, ScheduleParamsAttr
 from mmcomp.errors import FusionError, ScheduleError
-from mmcomp.narrowing import is_ndarray
+from mmcomp.ir.diagnostics import is_located, verify
+from mmcomp.ir.narrowing import is_ndarray
+from mmcomp.ir.registry import DEFAULT_PIPELINE, DIALECTS, PASSES
 from mmcomp.passes.choose_schedule import ChooseSchedule
-from mmcomp.registry import DEFAULT_PIPELINE, DIALECTS, PASSES
 
 if TYPE_CHECKING:
     from mmcomp.backend import CudaKernel
-    from mmcomp.frontend import Fusion
+    from mmcomp.frontend.builder import Fusion
 
 Runner = Callable[[list[Any]], tuple[np.ndarray, ...]]
 """Runs a compiled kernel: inputs in fusion input order -> outputs in fusion output order."""
@@ -129,7 +129,7 @@ def _stage(name: str) -> Stage:
 
 PIPELINE: list[Stage] = [_stage(name) for name in DEFAULT_PIPELINE]
 """The stages from a fusion to a ptx module, in order: the passes of `compile-to-ptx`
-(mmcomp.registry.DEFAULT_PIPELINE), which `mmcomp-opt -p compile-to-ptx` runs too."""
+(mmcomp.ir.registry.DEFAULT_PIPELINE), which `mmcomp-opt -p compile-to-ptx` runs too."""
 
 MATERIALIZED = "materialize-schedule"
 """The last stage of the interp back end (the CPU executor runs the materialized kernel)."""
@@ -224,7 +224,7 @@ def dynamic_input_roles(fusion: Fusion) -> list[tuple[str, ...]] | None:
     inputs = fusion.inputs
     if not any(value.dynamic_axes for value in inputs):
         return None
-    from mmcomp.roles import infer_axis_mapping
+    from mmcomp.analysis.roles import infer_axis_mapping
 
     try:
         mapping = infer_axis_mapping(fusion.func)
@@ -321,8 +321,8 @@ class Kernel:
 
     def bind(self, arrays: Sequence[Any], named: Mapping[str, Any]) -> list[Any]:
         """The inputs in fusion input order, from positional and named arrays; checked."""
-        from mmcomp.argcheck import check_shape_and_dtype
         from mmcomp.backend.arguments import order_inputs
+        from mmcomp.frontend.argcheck import check_shape_and_dtype
 
         inputs = self.fusion.inputs
         names = [value.name or f"input {index}" for index, value in enumerate(inputs)]
@@ -389,7 +389,7 @@ class Kernel:
         """The runtime extent of each dynamic axis for inputs of these shapes (fusion input
         order); FusionError for a static extent that differs from the compiled one, inputs
         that disagree on a dynamic extent, or one past what the kernel can index."""
-        from mmcomp.argcheck import bind_extents
+        from mmcomp.frontend.argcheck import bind_extents
         from mmcomp.interp.executor import check_runtime_extents
 
         roles = self.dynamic_roles
@@ -461,7 +461,7 @@ class Kernel:
 def as_fusion(f: object, where: str = "compile") -> Fusion:
     """The fusion of an mmcomp.Fusion, IR text, the path of a .mlir file (mmcomp.parse) or a
     builtin.module (argument 'f' of `where`)."""
-    from mmcomp.frontend import Fusion, parse
+    from mmcomp.frontend.builder import Fusion, parse
 
     if isinstance(f, Fusion):
         return f
@@ -512,7 +512,7 @@ def compile(  # noqa: A001
     autotune_budget_s: float | None = None,
     **params: Any,
 ) -> Kernel:
-    """Compile a fusion; parameters left out are chosen by mmcomp.heuristics.
+    """Compile a fusion; parameters left out are chosen by mmcomp.schedule.heuristics.
 
     Keywords (all optional): tile=(m, n, k), stages=int, cluster=(cm, cn),
     raster="m" | "n" | "auto", swizzle=int, strategy="one-tile-per-cta" | "persistent" |
@@ -520,7 +520,7 @@ def compile(  # noqa: A001
     warp_specialization="none" | "cooperative" | "pingpong",
     registers=(producer, consumer), epilogue="registers" | "smem".
 
-    A fusion with a dynamic M gives a `mmcomp.buckets.BucketedKernel`: at each call it runs
+    A fusion with a dynamic M gives a `mmcomp.schedule.buckets.BucketedKernel`: at each call it runs
     the kernel of the actual M's bucket, compiled on first use. `schedule_m=M` instead
     compiles one kernel, its schedule chosen for that M, which runs at every M (a
     ScheduleError for a fusion whose M is static).
@@ -530,8 +530,8 @@ def compile(  # noqa: A001
     the fastest correct one (the keywords given pin theirs); `mmcomp.autotune` says more.
     For a dynamic M each bucket is tuned when first used, at its bound.
     """
-    from mmcomp.buckets import BucketedKernel, has_dynamic_m
-    from mmcomp.heuristics import check_schedule_m, normalize_overrides
+    from mmcomp.schedule.buckets import BucketedKernel, has_dynamic_m
+    from mmcomp.schedule.heuristics import check_schedule_m, normalize_overrides
 
     if autotune:
         from mmcomp.tuning import DEFAULT_BUDGET_S
@@ -585,7 +585,7 @@ def _build(
     fusion: Fusion, backend: str, params: Mapping[str, object], schedule_m: int | None = None
 ) -> tuple[Kernel, ScheduleParams]:
     """The Kernel for `params` and the schedule chosen; SpilledError where ptxas spills it."""
-    from mmcomp.spill_refit import SpilledError, is_spill_report
+    from mmcomp.schedule.spill_refit import SpilledError, is_spill_report
 
     module, chosen, stages = run_pipeline(fusion.module, params, backend, schedule_m=schedule_m)
     try:
@@ -607,10 +607,10 @@ def _kernel(
 def _build_without_spills(
     fusion: Fusion, backend: str, params: Mapping[str, object], schedule_m: int | None = None
 ) -> Kernel:
-    """The kernel for `params`, refitted where ptxas spills it (mmcomp.spill_refit): the
+    """The kernel for `params`, refitted where ptxas spills it (mmcomp.schedule.spill_refit): the
     keywords and the keys written in the fusion's own `#sched.params` are the pins."""
     from mmcomp.passes.choose_schedule import written_params
-    from mmcomp.spill_refit import fit
+    from mmcomp.schedule.spill_refit import fit
 
     written: dict[str, object] = {}
     for op in fusion.module.ops:

@@ -114,7 +114,7 @@ def swiglu(m: int, n: int, k: int) -> Any:
     (The test family `cases.horizontal` also writes both f32 products; timing that against
     an eager torch that writes neither would compare different work.)
     """
-    from mmcomp.frontend import Fusion
+    from mmcomp.frontend.builder import Fusion
 
     f = Fusion("swiglu")
     a = f.input("a", [m, k], "bf16")

@@ -25,8 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench  # noqa: E402
 
 import mmcomp  # noqa: E402
-from mmcomp.buckets import BucketedKernel  # noqa: E402
-from mmcomp.heuristics import PARAMETERS  # noqa: E402
+from mmcomp.schedule.buckets import BucketedKernel  # noqa: E402
+from mmcomp.schedule.heuristics import PARAMETERS  # noqa: E402
 
 
 def linear(m: int | str, n: int, k: int) -> mmcomp.Fusion:

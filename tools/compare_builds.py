@@ -36,8 +36,8 @@ import bench  # noqa: E402  (tools/bench.py: the suite, the timer and the torch 
 
 
 def build_fusion(package: str, problem: bench.Problem) -> Any:
-    """The problem's fusion written with `package`'s front end."""
-    frontend = importlib.import_module(f"{package}.frontend")
+    """The problem's fusion written with `package`'s front end (its public `Fusion`)."""
+    frontend = importlib.import_module(package)
     m, n, k = problem.m, problem.n, problem.k
     f = frontend.Fusion(problem.family)
     a = f.input("a", [m, k], "bf16")

@@ -141,7 +141,7 @@ SASS_CLASSES = {
 
 def sass_counts(ptx: str) -> dict[str, int] | str:
     """The instruction count of each SASS class of the assembled PTX, or why not."""
-    from mmcomp import ptxas
+    from mmcomp.arch import ptxas
 
     try:
         assembled = ptxas.assemble_checked(ptx)

@@ -55,8 +55,8 @@ if str(ROOT) not in sys.path:
 
 import mmcomp  # noqa: E402
 from mmcomp.errors import FusionError, ScheduleError  # noqa: E402
-from mmcomp.frontend import Fusion, Value  # noqa: E402
-from mmcomp.heuristics import PARAMETERS  # noqa: E402
+from mmcomp.frontend.builder import Fusion, Value  # noqa: E402
+from mmcomp.schedule.heuristics import PARAMETERS  # noqa: E402
 
 # ---------------------------------------------------------------------------------------
 # The grammar
@@ -76,6 +76,9 @@ FEATURES = {
     "dynamic-m": "M (and a batch extent) dynamic in a share of the cases: one kernel, its "
     "schedule chosen for the bound of the M bucket of the case's M, run at that M",
     "swap-ab": "swap_ab=True in a share of the cases (C^T = W A^T: M as wgmma's n)",
+    "backward": "each case one backward kernel of mmcomp.grad (the epilogue adjoint under "
+    "recompute, a dgrad, a dW over the tokens, a column sum) of a drawn linear, matmul or "
+    "horizontal fusion, against the reference of that kernel's fusion",
 }
 """Features that widen the grammar, each enabled by `--feature NAME`. They hold what the
 cuda back end does not take yet (or is being fixed); the default grammar is what both back
@@ -187,6 +190,8 @@ class Built:
     compiled: Fusion | None = None
     """A dynamic case: the same fusion with its M and batch extents dynamic, the one
     compiled (None: `fusion` is)."""
+    k: int = 0
+    """The contraction extent where it is not the spec's K (a backward kernel), else 0."""
 
     def compile(self, spec: Spec, backend: str, params: dict[str, Any]) -> mmcomp.Kernel:
         """`mmcomp.compile` of the case: a dynamic case's one kernel is scheduled for the
@@ -285,8 +290,8 @@ def operand_shape(spec: Spec, operand: Operand) -> tuple[tuple[int, ...], tuple[
 
 def schedule_m_of(spec: Spec) -> int:
     """The M a dynamic case is scheduled for: the bound of the M bucket its M runs in, as
-    the kernel of `mmcomp.compile` runs it (mmcomp.buckets)."""
-    from mmcomp.buckets import bucket_for
+    the kernel of `mmcomp.compile` runs it (mmcomp.schedule.buckets)."""
+    from mmcomp.schedule.buckets import bucket_for
 
     return bucket_for(spec.m)
 
@@ -719,6 +724,8 @@ class Case:
     params: dict[str, Any]
     dynamic: bool = False
     """Compiled with its M and batch extents dynamic (the feature dynamic-m)."""
+    backward: tuple[bool, int] | None = None
+    """With the feature backward: (recompute, which kernel step) of the spec's gradient."""
 
     @property
     def name(self) -> str:
@@ -744,6 +751,8 @@ def default_features(backend: str) -> frozenset[str]:
 
 def draw_case(seed: int, index: int, backend: str, features: frozenset[str]) -> Case:
     """Case `index` of `seed`: the same on every machine and in every process."""
+    if "backward" in features:
+        return draw_backward_case(seed, index, backend, features)
     rng = np.random.default_rng([seed, index])
     spec = draw_spec(rng, backend, features, np.random.default_rng([seed, index, 3]))
     params = draw_schedule(rng, spec, features)
@@ -757,7 +766,95 @@ def draw_case(seed: int, index: int, backend: str, features: frozenset[str]) -> 
 
 def build_case(case: Case) -> Built:
     """The fusions of a case."""
+    if case.backward is not None:
+        return build_backward(case.spec, case.name, *case.backward)
     return build(case.spec, case.name, case.dynamic)
+
+
+BACKWARD_FAMILIES = ("linear", "matmul", "horizontal")
+"""The families whose fusions mmcomp.grad differentiates (its contractions read inputs)."""
+BACKWARD_VOLUME = 1 << 28
+"""The largest M x N x K of a backward case (its reference runs in full, unsampled)."""
+
+
+def _differentiable(spec: Spec) -> bool:
+    if spec.family not in BACKWARD_FAMILIES or spec.m * spec.n * spec.k > BACKWARD_VOLUME:
+        return False
+    if any(operand.kind == "col" for operand in spec.operands):
+        return False  # a column's adjoint is a row sum, which grad does not build
+    from mmcomp.autodiff import KERNEL
+
+    try:
+        gradient = mmcomp.grad(build(spec, "probe").fusion)
+    except FusionError:
+        return False
+    return any(step.kind == KERNEL for step in gradient.steps)
+
+
+def draw_backward_case(seed: int, index: int, backend: str, features: frozenset[str]) -> Case:
+    """A case of the feature backward: a differentiable spec (redrawn from streams of its
+    own until mmcomp.grad takes it), a policy and one of its gradient's kernels."""
+    for attempt in range(1000):
+        rng = np.random.default_rng([seed, index, 7, attempt])
+        spec = draw_spec(rng, backend, features, np.random.default_rng([seed, index, 8, attempt]))
+        if _differentiable(spec):
+            break
+    else:
+        raise RuntimeError(f"case {index}: no differentiable fusion in 1000 draws")
+    params = draw_schedule(rng, spec, features)
+    choice = np.random.default_rng([seed, index, 6])
+    backward = (bool(choice.random() < 0.5), int(choice.integers(1 << 16)))
+    return Case(seed, index, backend, features, spec, params, False, backward)
+
+
+_ROLE_NAMES = {"_": "1", "m": "m", "n": "n", "k": "k"}
+
+
+def build_backward(spec: Spec, name: str, recompute: bool, which: int) -> Built:
+    """One kernel of the gradient of `spec`'s fusion (at its token count), as a Built:
+    the roles from its axis mapping, its contraction operands as "a" and "b", a ones
+    factor as "ones", every other input "signed"."""
+    from mmcomp.analysis.roles import infer_axis_mapping
+    from mmcomp.autodiff import KERNEL, ONES
+
+    gradient = mmcomp.grad(build(spec, name).fusion, recompute=recompute)
+    steps = [step for step in gradient.steps if step.kind == KERNEL]
+    step = steps[which % len(steps)]
+    fusion = step.fusion(gradient.tokens)
+    mapping = infer_axis_mapping(fusion.func)
+    from mmcomp.dialects import fusion as fd
+
+    operands: dict[Any, str] = {}
+    for op in fusion.func.body.block.ops:
+        if isinstance(op, fd.LinearOp | fd.MatmulOp | fd.FusedMultiplySumOp):
+            for kind, value in zip(("a", "b"), op.operands[:2], strict=True):
+                while isinstance(value.owner, fd.BroadcastOp):
+                    value = value.owner.input
+                operands.setdefault(value, kind)
+    roles: list[tuple[str, ...]] = []
+    kinds: list[str] = []
+    for value, env in zip(fusion.inputs, step.inputs, strict=True):
+        roles.append(tuple(_ROLE_NAMES.get(role, "b") for role in mapping.roles[value.ssa]))
+        kinds.append("ones" if env == ONES else operands.get(value.ssa, "signed"))
+    built = Built(fusion, roles, kinds, k=mapping.space.get("k", spec.k))
+    approx = {
+        op.name.removeprefix("fusion.")
+        for op in fusion.func.body.block.ops
+        if op.name.removeprefix("fusion.") in TRANSCENDENTAL | {"gelu"}
+    }
+    if "gelu" in approx:
+        approx.add("gelu_tanh")
+    rounding = [
+        dtype
+        for op in fusion.func.body.block.ops
+        if isinstance(op, fd.CastOp)
+        for dtype in [fd.dtype_name(op.result.type.element_type)]  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownArgumentType]
+        if dtype in ("bf16", "f16")
+    ]
+    for _ in fusion.outputs:
+        built.rounding.append(list(rounding))
+        built.approx.append(set(approx))
+    return built
 
 
 # ---------------------------------------------------------------------------------------
@@ -775,6 +872,9 @@ def make_inputs(case: Case, built: Built) -> list[np.ndarray]:
     scale_b = 1.0 / math.sqrt(case.spec.k)
     for value, kind in zip(built.fusion.inputs, built.kinds, strict=True):
         shape = value.shape
+        if kind == "ones":
+            arrays.append(np.ones(shape, value.numpy_dtype))
+            continue
         if kind in ("a", "b", "bias"):
             data = rng.standard_normal(shape, dtype=np.float32)
             data = np.where(np.abs(data) < 1e-2, np.float32(0.5), data)
@@ -792,6 +892,8 @@ def make_inputs(case: Case, built: Built) -> list[np.ndarray]:
 def sample(case: Case, built: Built) -> tuple[np.ndarray, np.ndarray] | None:
     """(rows, cols) of M and N to check for a large case, None to check everything."""
     outputs = built.fusion.outputs
+    if case.backward is not None:
+        return None  # a backward kernel's reference runs in full (BACKWARD_VOLUME)
     if max(math.prod(value.shape) for value in outputs) <= SAMPLE_ELEMENTS:
         return None
     rng = np.random.default_rng([case.seed, case.index, 2])
@@ -903,7 +1005,8 @@ def compare(
     ):
         have64 = np.asarray(have).astype(np.float64)
         want64 = np.asarray(expected).astype(np.float64)
-        bound = tolerance(value.dtype, built.rounding[index], built.approx[index], case.spec.k)
+        k = built.k or case.spec.k
+        bound = tolerance(value.dtype, built.rounding[index], built.approx[index], k)
         if have64.shape != want64.shape:
             checks.append(Check(index, value.dtype, have64.shape, math.inf, bound, 0))
             continue
@@ -959,7 +1062,7 @@ def classify_error(case: Case, error: BaseException) -> Outcome:
         if not case.params and not (case.features - default_features(case.backend)):
             return _outcome(case, "fail", "refused-heuristic", message)
         return _outcome(case, "refused", type(error).__name__, message)
-    from mmcomp.ptxas import PtxasError
+    from mmcomp.arch.ptxas import PtxasError
 
     if isinstance(error, PtxasError) and "spill" in str(error).lower():
         return _outcome(case, "fail", "spills", message)
@@ -1215,7 +1318,7 @@ def run_on_gpu(
 
 def check_gpu(case: Case, compiled: Compiled, runs: list[list[np.ndarray]]) -> Outcome:
     """The outcome of a case's GPU launches: the first that fails, else a pass."""
-    built = build(case.spec, case.name)
+    built = build_case(dataclasses.replace(case, dynamic=False))
     if compiled.rows_cols is not None:
         rows, cols = compiled.rows_cols
         built = build(dataclasses.replace(case.spec, m=len(rows), n=len(cols)), case.name)
@@ -1731,7 +1834,8 @@ def python_reproducer(case: Case, compile_only: bool = False, cli: bool = False)
             "import sys; sys.path.insert(0, 'tools'); import fuzz",
             "from fuzz import Case, Operand, Spec, Step",
             f"case = Case({case.seed}, {case.index}, {case.backend!r}, "
-            f"frozenset({sorted(case.features)!r}), {case.spec!r}, {case.params!r})",
+            f"frozenset({sorted(case.features)!r}), {case.spec!r}, {case.params!r}, "
+            f"{case.dynamic!r}, {case.backward!r})",
             f"print(fuzz.run_case(case, compile_only={compile_only}, cli={cli}))",
         ]
     )
@@ -1746,8 +1850,10 @@ def show_case(options: Options, index: int, shrink: bool = False) -> int:
         out(f"{outcome.status} {outcome.kind} {outcome.message}".rstrip())
         out("minimizing ...")
         case, outcome = minimize(case, outcome, options.compile_only, options.stand_in, options.cli)
-    built = build(case.spec, case.name)
+    built = build_case(dataclasses.replace(case, dynamic=False))
     out(f"seed {case.seed} case {case.index}: {case.spec.family}, backend {case.backend}")
+    if case.backward is not None:
+        out(f"backward: recompute={case.backward[0]}, fusion @{built.fusion.name}")
     out(f"spec: {case.spec}")
     out(f"schedule keywords: {case.params or '(the heuristic chooses)'}")
     if built.compiled is not None:
@@ -1758,7 +1864,7 @@ def show_case(options: Options, index: int, shrink: bool = False) -> int:
         out(f"kernel.params: {outcome.chosen}")
     for index_, (rounding, approx) in enumerate(zip(built.rounding, built.approx, strict=True)):
         value = built.fusion.outputs[index_]
-        bound = tolerance(value.dtype, rounding, approx, case.spec.k)
+        bound = tolerance(value.dtype, rounding, approx, built.k or case.spec.k)
         out(f"output {index_}: {value.dtype} {list(value.shape)}, bound {bound:.3g}")
     out(f"{outcome.status} {outcome.kind} {outcome.message}".rstrip())
     if shrink:

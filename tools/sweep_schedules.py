@@ -64,7 +64,7 @@ from bench import (  # noqa: E402
 )
 
 SM_COUNT = 132
-"""SMs of the H200 (mmcomp.hardware.SM_COUNT; work units past a few waves are not swept)."""
+"""SMs of the H200 (mmcomp.arch.limits.SM_COUNT; work units past a few waves are not swept)."""
 MAX_WAVES = 4
 """Largest work-unit count swept, in waves of SM_COUNT (split_k 1 is always swept)."""
 SPLITS = (1, 2, 3, 4, 6, 8, 12, 16)
@@ -257,7 +257,7 @@ def swap_grid(shape: tuple[int, int, int]) -> list[dict[str, Any]]:
     or 128, each with the largest split_k up to 4 that keeps the work units in one wave
     and 4 K blocks per slice."""
     from mmcomp.dialects.sched import Problem as SchedProblem
-    from mmcomp.heuristics import choose_params, swap_tile_m
+    from mmcomp.schedule.heuristics import choose_params, swap_tile_m
 
     m, n, k = shape
     forced = keywords_of(choose_params(SchedProblem({"m": m, "n": n, "k": k}), swap_ab=True))
@@ -297,7 +297,7 @@ def variants(params: dict[str, Any]) -> list[dict[str, Any]]:
 
 def keywords_of(params: Any) -> dict[str, Any]:
     """The `mmcomp.compile` keywords that pin a ScheduleParams in full."""
-    from mmcomp.heuristics import PARAMETERS
+    from mmcomp.schedule.heuristics import PARAMETERS
 
     return {name: getattr(params, name) for name in PARAMETERS}
 

@@ -2,12 +2,18 @@
 # The device run of tensor parallelism: the tests (the one-GPU NCCL ones and the two-rank
 # gloo ones), then examples/tp_mlp.py under torchrun on 1, 2 and 4 GPUs (as many as the
 # machine has), Llama-70B's MLP at 16 and 8192 tokens; logs and JSON results under $OUT.
-# Through the device tool, carrying .whl:
+# From the repository root, on a machine with sm_90 GPUs (the wheels of .whl/, made by
+# tools/device_wheels.sh, where xDSL, filecheck or lit does not import there):
 #   bash tools/tp_check.sh            # tests, then the example on every GPU count up to 4
 #   bash tools/tp_check.sh --no-tests # the example only
 set -uo pipefail
-python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl || exit 1
-export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 MMCOMP_CACHE_DIR=/tmp/mmcomp-cache
+cd "$(dirname "$0")/.."
+export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 MMCOMP_CACHE_DIR=/tmp/mmcomp-cache
+if ! python3 -c "import xdsl, filecheck, lit" 2>/dev/null; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl \
+    || { echo "tp_check: no wheels in .whl/: run tools/device_wheels.sh first" >&2; exit 1; }
+  export PYTHONPATH=/tmp/site:$PYTHONPATH
+fi
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 start=$(date +%s)
 stamp() { echo "[$(( $(date +%s) - start )) s] $*" | tee -a "$OUT/tp-times.txt"; }

@@ -10,7 +10,7 @@ from xdsl.ir import BlockArgument
 from mmcomp.autodiff.plan import KERNEL, Gradient, Step
 from mmcomp.autodiff.replay import Operand, Replayer, dtype_of, extents, shape_of
 from mmcomp.errors import FusionError
-from mmcomp.frontend import Fusion, Value
+from mmcomp.frontend.builder import Fusion, Value
 
 
 def chain(first: Gradient, second: Gradient, into: str) -> Gradient:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from mmcomp.errors import FusionError
-from mmcomp.frontend import Fusion
+from mmcomp.frontend.builder import Fusion
 
 KERNEL = "kernel"
 """A step whose fusion has a contraction: compiled by mmcomp.compile."""
@@ -221,7 +221,7 @@ def specialized(fusion: Fusion, shapes: Sequence[Sequence[int]]) -> Fusion:
     per input) have there; the dynamic axes are the leading axes of one space, so an axis
     is known by its position from the right."""
     from mmcomp.dialects.fusion import is_dynamic
-    from mmcomp.frontend import parse
+    from mmcomp.frontend.builder import parse
 
     known: dict[int, int] = {}
     for value, shape in zip(fusion.inputs, shapes, strict=True):

@@ -10,8 +10,8 @@ from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from mmcomp.dialects import fusion as fd
 from mmcomp.errors import FusionError
-from mmcomp.frontend import Fusion, Value
-from mmcomp.narrowing import is_tensor
+from mmcomp.frontend.builder import Fusion, Value
+from mmcomp.ir.narrowing import is_tensor
 
 Operand = Value | float
 """A replayed value: a value of the target fusion, or a splat's constant."""

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from xdsl.ir import Operation
 
 from mmcomp.dialects import fusion as fd
-from mmcomp.frontend import Fusion, Value
+from mmcomp.frontend.builder import Fusion, Value
 
 Operand = Value | float
 """An operand as the rules see it: a value of the backward fusion, or a splat constant."""

@@ -11,7 +11,7 @@ import numpy as np
 
 from mmcomp.autodiff.plan import POINTWISE, Gradient, Step
 from mmcomp.errors import FusionError
-from mmcomp.frontend import Fusion, numpy_dtype
+from mmcomp.frontend.builder import Fusion, numpy_dtype
 
 
 class KernelCache:

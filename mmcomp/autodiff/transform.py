@@ -38,7 +38,7 @@ from mmcomp.autodiff.replay import Operand, Replayer, dtype_of, extents, shape_o
 from mmcomp.autodiff.rules import RULES
 from mmcomp.dialects import fusion as fd
 from mmcomp.errors import FusionError
-from mmcomp.frontend import Fusion, Value, dtype_name
+from mmcomp.frontend.builder import Fusion, Value, dtype_name
 
 _CONTRACTIONS = (fd.LinearOp, fd.MatmulOp)
 
@@ -246,7 +246,7 @@ def grad(
     GEMM (the default saves each contraction result the adjoint needs, in `save_dtype`:
     default the contraction's operand dtype, as torch saves a bf16 pre-activation).
     """
-    from mmcomp.frontend import Fusion as FusionType
+    from mmcomp.frontend.builder import Fusion as FusionType
 
     if not isinstance(fusion, FusionType):
         raise FusionError(

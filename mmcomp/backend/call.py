@@ -610,7 +610,7 @@ def output_types(
 ) -> list[tuple[tuple[int, ...], np.dtype]]:
     """(shape, dtype) of each output of `kernel` on its (bound) input arrays, its dynamic
     extents read from them."""
-    from mmcomp.roles import roles_of
+    from mmcomp.analysis.roles import roles_of
 
     extents = kernel.runtime_extents([array.shape for array in arrays])
     types: list[tuple[tuple[int, ...], np.dtype]] = []

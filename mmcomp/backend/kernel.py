@@ -13,10 +13,10 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
 
-from mmcomp import dtypes
 from mmcomp.backend.plan import LaunchPlan, launch_plan
 from mmcomp.dialects import ptx
 from mmcomp.errors import LaunchError
+from mmcomp.ir import dtypes
 from mmcomp.lowering.hopper.plan import CTA_TILES
 
 if TYPE_CHECKING:
@@ -52,8 +52,8 @@ def lower_to_ptx(module: ModuleOp) -> tuple[str, LaunchPlan]:
     """PTX text and launch plan of a module after materialize-schedule, or of one lowered
     further (the passes left to run are run on a copy)."""
     from mmcomp.compiler import context
-    from mmcomp.registry import PASSES
-    from mmcomp.targets import emit_ptx
+    from mmcomp.dialects.ptx.target import emit_ptx
+    from mmcomp.ir.registry import PASSES
 
     lowered = module.clone()
     ctx = context()
@@ -257,7 +257,7 @@ class CudaKernel:
     plan: LaunchPlan
     """Parameters, tensor maps, grid, threads and shared memory of the launch."""
     report: Any
-    """The ptxas resource report (mmcomp.ptxas.ResourceReport), None without ptxas."""
+    """The ptxas resource report (mmcomp.arch.ptxas.ResourceReport), None without ptxas."""
     num_inputs: int
     """Kernel arguments that are fusion inputs (the first ones)."""
     num_outputs: int
@@ -339,7 +339,7 @@ class CudaKernel:
         """The runtime extents of a call on inputs of these shapes (each `?` axis of an
         input names its extent); LaunchError for a static extent that differs or inputs
         that disagree, naming them."""
-        from mmcomp.argcheck import bind_extents
+        from mmcomp.frontend.argcheck import bind_extents
 
         inputs = [array for array in self.plan.arrays if array.role == "input"]
         roles: list[list[str]] = []
@@ -429,8 +429,8 @@ def build_cuda_kernel(module: ModuleOp | ptx.PtxModuleOp, check_spills: bool = T
     """The kernel of a ptx-level module (the end of `compile-to-ptx`, or a file mmcomp-opt
     wrote): its PTX text, assembled with ptxas when one is found (0 spill bytes required),
     and the launch plan its entry carries."""
-    from mmcomp import ptxas
-    from mmcomp.targets import emit_ptx
+    from mmcomp.arch import ptxas
+    from mmcomp.dialects.ptx.target import emit_ptx
 
     plan = launch_plan(module)
     launch_module = None
@@ -472,7 +472,7 @@ def load_kernel(source: str | os.PathLike[str]) -> CudaKernel:
     from xdsl.parser import Parser
 
     from mmcomp.compiler import context
-    from mmcomp.diagnostics import verify
+    from mmcomp.ir.diagnostics import verify
 
     if not isinstance(source, str | os.PathLike):
         raise LaunchError(

@@ -29,14 +29,14 @@ from xdsl.interpreters.func import FuncFunctions
 from xdsl.interpreters.scf import ScfFunctions
 from xdsl.ir import Attribute
 
-from mmcomp import hardware as hw
-from mmcomp.argcheck import bind_extents, check_shape_and_dtype
+from mmcomp.analysis.roles import iteration_space
+from mmcomp.arch import limits as hw
 from mmcomp.dialects.fusion import AxisRolesAttr, is_dynamic
 from mmcomp.dialects.sched import PARAMS_ATTR, ScheduleParams, ScheduleParamsAttr
 from mmcomp.errors import ScheduleError
+from mmcomp.frontend.argcheck import bind_extents, check_shape_and_dtype
 from mmcomp.interp.tile_functions import KBlock, KBlockLedger, numpy_dtype
-from mmcomp.narrowing import is_memref
-from mmcomp.roles import iteration_space
+from mmcomp.ir.narrowing import is_memref
 
 
 class CoverageError(RuntimeError):

@@ -23,7 +23,6 @@ from xdsl.interpreters.func import FuncFunctions
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
-from mmcomp.argcheck import check_shape_and_dtype
 from mmcomp.dialects.fusion import (
     AddOp,
     BinaryOp,
@@ -49,12 +48,13 @@ from mmcomp.dialects.fusion import (
     is_dynamic,
 )
 from mmcomp.dialects.fusion.scales import dequantized
-from mmcomp.dtypes import FUSION_DTYPE_NAMES, of_element_type
 from mmcomp.errors import FusionError
-from mmcomp.narrowing import is_ndarray, is_tensor
+from mmcomp.frontend.argcheck import check_shape_and_dtype
+from mmcomp.ir.dtypes import FUSION_DTYPE_NAMES, of_element_type
+from mmcomp.ir.narrowing import is_ndarray, is_tensor
 
 if TYPE_CHECKING:
-    from mmcomp.frontend import Fusion
+    from mmcomp.frontend.builder import Fusion
 
 ACCUMULATE_DTYPES = (np.dtype(np.float64), np.dtype(np.float32))
 """The accumulation types the interpreter supports."""
@@ -334,8 +334,8 @@ def _check_dynamic_inputs(
 ) -> list[np.ndarray]:
     """The inputs of a function with dynamic extents, checked; the call's extents and the
     values' roles stored in `functions` (the broadcasts and splats need them)."""
-    from mmcomp.argcheck import bind_extents
-    from mmcomp.roles import infer_axis_mapping
+    from mmcomp.analysis.roles import infer_axis_mapping
+    from mmcomp.frontend.argcheck import bind_extents
 
     try:
         mapping = infer_axis_mapping(func)

@@ -36,8 +36,8 @@ from xdsl.ir import Attribute, BlockArgument, SSAValue
 
 from mmcomp.dialects import sched
 from mmcomp.dialects.fusion import AxisRolesAttr
-from mmcomp.dtypes import DTYPES, of_element_type
 from mmcomp.errors import ScheduleError
+from mmcomp.ir.dtypes import DTYPES, of_element_type
 
 T = TypeVar("T")
 

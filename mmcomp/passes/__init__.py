@@ -1,1 +1,1 @@
-"""One module per pass, each an xDSL `ModulePass` registered in `mmcomp.registry`."""
+"""One module per pass, each an xDSL `ModulePass` registered in `mmcomp.ir.registry`."""

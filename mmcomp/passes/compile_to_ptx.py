@@ -1,6 +1,6 @@
 """`compile-to-ptx`: the default pipeline, from a fusion-dialect module to a ptx module.
 
-It runs `mmcomp.registry.DEFAULT_PIPELINE` in order (propagate-axis-mapping,
+It runs `mmcomp.ir.registry.DEFAULT_PIPELINE` in order (propagate-axis-mapping,
 choose-schedule, tile-split, tile-merge, split-k, insert-persistent-loop,
 materialize-schedule, partition-warp-roles, lower-schedule-to-hopper,
 convert-hopper-to-ptx, convert-arith-to-ptx), so that
@@ -13,7 +13,7 @@ one kernel a later stage printed), as the `-t ptx` target prints one kernel: non
 is an error naming what it holds.
 
 Where ptxas is found, the pass assembles the result, and a fusion function whose entry
-spills is compiled again with the refits of `mmcomp.spill_refit`, the keys written in its
+spills is compiled again with the refits of `mmcomp.schedule.spill_refit`, the keys written in its
 `#sched.params` kept as pins: the search `mmcomp.compile` runs with its keywords, so both
 tools give the same kernel. A function whose pinned schedule spills whatever is refitted
 is an error naming the spill and what would fit. `compile-to-ptx{refit-spills=false}`
@@ -40,8 +40,8 @@ from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
 from mmcomp.dialects.sched import PARAMS_ATTR, ScheduleParams, ScheduleParamsAttr
 from mmcomp.errors import ScheduleError
+from mmcomp.ir.registry import DEFAULT_PIPELINE, PASSES
 from mmcomp.passes.choose_schedule import ChooseSchedule, Dims
-from mmcomp.registry import DEFAULT_PIPELINE, PASSES
 
 
 def run_default_pipeline(
@@ -67,8 +67,8 @@ def run_default_pipeline(
 def spilling_entries(module: ModuleOp) -> dict[str, str]:
     """The entries of a ptx-level module that ptxas spills, with its report of each; a
     DiagnosticException where ptxas cannot assemble it."""
-    from mmcomp import ptxas
-    from mmcomp.targets import emit_ptx
+    from mmcomp.arch import ptxas
+    from mmcomp.dialects.ptx.target import emit_ptx
 
     try:
         assembled = ptxas.assemble(emit_ptx(module))
@@ -181,7 +181,7 @@ class CompileToPtx(ModulePass):
         return ChooseSchedule(**{name: getattr(self, name) for name in names})
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        from mmcomp import ptxas
+        from mmcomp.arch import ptxas
 
         check_one_fusion(op, self.name)
         choose = self.choose_schedule()
@@ -209,7 +209,7 @@ class CompileToPtx(ModulePass):
         """Pin in `source` the first refit of function `name` that does not spill (the keys
         written on it and the schedule options kept)."""
         from mmcomp.passes.choose_schedule import written_params
-        from mmcomp.spill_refit import SpilledError, fit
+        from mmcomp.schedule.spill_refit import SpilledError, fit
 
         plain = ChooseSchedule(schedule_m=self.schedule_m)  # the options are among the pins
 

@@ -9,7 +9,7 @@ u32 register in its place (kept where unread: the PTX loads every parameter).
 Most hopper ops become the one ptx op they stand for (`hopper.tma_load` ->
 `ptx.tma_load`, ...). `hopper.mbarrier_wait` becomes a `mbarrier.try_wait.parity` loop
 with a fresh label, `hopper.matrix_descriptor` `((base + offset) >> 4) & 0x3FFF` ORed
-with its tile layout's constant fields (`mmcomp.hopper_layout`), `hopper.id` a special
+with its tile layout's constant fields (`mmcomp.arch.smem_layout`), `hopper.id` a special
 register shifted / masked.
 
 The typed values (`mmcomp.dialects.hopper.types`) become the registers that hold them, one
@@ -79,9 +79,9 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 
+from mmcomp.arch.smem_layout import Major, descriptor_base
 from mmcomp.dialects import hopper, ptx
 from mmcomp.dialects.ptx.module import carried_label_names
-from mmcomp.hopper_layout import Major, descriptor_base
 from mmcomp.lowering.hopper_to_ptx.access import ACCESS_PATTERNS
 from mmcomp.lowering.hopper_to_ptx.registers import (
     Emitter,

@@ -31,7 +31,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
-from mmcomp import hardware as hw
+from mmcomp.arch import limits as hw
 from mmcomp.dialects import sched
 from mmcomp.dialects.fusion import DYNAMIC, is_dynamic
 from mmcomp.passes.tile_split import (

@@ -55,15 +55,15 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
-from mmcomp.diagnostics import at
-from mmcomp.dialects import fusion, sched
-from mmcomp.narrowing import is_tensor
-from mmcomp.passes.schedule_plan import (
+from mmcomp.analysis.schedule_plan import (
     IndexBuilder,
     SchedulePlan,
     plan_of,
     swizzled_tile,
 )
+from mmcomp.dialects import fusion, sched
+from mmcomp.ir.diagnostics import at
+from mmcomp.ir.narrowing import is_tensor
 from mmcomp.passes.stream_k import StreamK
 from mmcomp.passes.tile_split import GRID_ATTR, ScheduleView, scheduled_functions
 

@@ -49,12 +49,13 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
-from mmcomp import hardware as hw
+from mmcomp.arch import limits as hw
 from mmcomp.dialects import sched
 from mmcomp.dialects.hopper import SLOT_ATTR, KernelOp, WarpRolesAttr, WarpSpecializeOp
 from mmcomp.dialects.hopper.warp_specialize import is_index_arithmetic
 from mmcomp.dialects.sched import PARAMS_ATTR, ScheduleParams, ScheduleParamsAttr
 from mmcomp.errors import ScheduleError
+from mmcomp.ir.registry import DEFAULT_PIPELINE
 from mmcomp.passes.tile_split import (
     GRID_ATTR,
     SPACE_ATTR,
@@ -63,7 +64,6 @@ from mmcomp.passes.tile_split import (
     schedule_error,
     schedule_of,
 )
-from mmcomp.registry import DEFAULT_PIPELINE
 
 ROLES_ATTR = "hopper.warp_roles"
 """The function attribute holding the warp-role plan."""

@@ -9,7 +9,7 @@ input had been declared with size-1 axes there (nvFuser's `broadcast(a, [False, 
 False])`, `broadcast(b, [True, False, False])`, `fused_multiply_sum(..., [2])` becomes the
 mma of a[M, K] and b[N, K]). The function then carries its iteration space
 (`fusion.space`), and every tensor value its roles (`fusion.roles` on op results and
-function arguments); see `mmcomp.roles` and docs/axis-roles.md. Inconsistent roles are
+function arguments); see `mmcomp.analysis.roles` and docs/axis-roles.md. Inconsistent roles are
 verifier errors at the op. On IR that already carries them (a printed stage resumed), the
 stored space and roles must be those it derives again: one that differs is an error, not
 silently replaced. An empty fusion (tensor arguments, nothing computed, nothing returned)
@@ -29,8 +29,13 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
-from mmcomp.attributes import check_attributes
-from mmcomp.diagnostics import at, is_located
+from mmcomp.analysis.roles import (
+    ABSENT,
+    ContractionRoles,
+    annotate,
+    check_annotations,
+    infer_axis_mapping,
+)
 from mmcomp.dialects.fusion import (
     AddOp,
     BroadcastOp,
@@ -43,13 +48,14 @@ from mmcomp.dialects.fusion import (
 )
 from mmcomp.dialects.sched import ScheduleOp
 from mmcomp.errors import FusionError
-from mmcomp.frontend import function_problem
-from mmcomp.narrowing import is_tensor
+from mmcomp.frontend.builder import function_problem
+from mmcomp.ir.attributes import check_attributes
+from mmcomp.ir.diagnostics import at, is_located
+from mmcomp.ir.narrowing import is_tensor
 from mmcomp.passes.tile_split import is_empty_fusion
-from mmcomp.roles import ABSENT, ContractionRoles, annotate, check_annotations, infer_axis_mapping
 
 if TYPE_CHECKING:
-    from mmcomp.frontend import Fusion
+    from mmcomp.frontend.builder import Fusion
 
 
 def _unbroadcast(value: SSAValue, roles: tuple[str, ...]) -> tuple[SSAValue, tuple[str, ...]]:

@@ -52,11 +52,11 @@ from xdsl.ir import Block, SSAValue
 from mmcomp.dialects import sched
 
 if TYPE_CHECKING:
+    from mmcomp.analysis.schedule_plan import Count, IndexBuilder
     from mmcomp.passes.materialize_schedule import (
         _Coordinates,  # pyright: ignore[reportPrivateUsage]
         _KernelBuilder,  # pyright: ignore[reportPrivateUsage]
     )
-    from mmcomp.passes.schedule_plan import Count, IndexBuilder
 
 
 MAX_TAIL_SEGMENTS = 8

@@ -40,11 +40,11 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
-from mmcomp import roles
-from mmcomp.attributes import check_attributes
-from mmcomp.diagnostics import at, is_located
+from mmcomp.analysis import roles
 from mmcomp.dialects import fusion, sched
 from mmcomp.errors import FusionError, ScheduleError
+from mmcomp.ir.attributes import check_attributes
+from mmcomp.ir.diagnostics import at, is_located
 
 OperationT = TypeVar("OperationT", bound=Operation)
 

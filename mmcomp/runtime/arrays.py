@@ -25,11 +25,11 @@ from typing import Any, Literal, cast
 
 import numpy as np
 
-from mmcomp import dtypes
-from mmcomp.argcheck import check_shape_and_dtype
+from mmcomp.arch.limits import TMA_GLOBAL_ALIGNMENT
 from mmcomp.errors import LaunchError
-from mmcomp.hardware import TMA_GLOBAL_ALIGNMENT
-from mmcomp.narrowing import is_ndarray
+from mmcomp.frontend.argcheck import check_shape_and_dtype
+from mmcomp.ir import dtypes
+from mmcomp.ir.narrowing import is_ndarray
 from mmcomp.runtime.device import ensure_context
 from mmcomp.runtime.driver import check, driver_api
 
@@ -414,7 +414,7 @@ def check_dtype_and_shape(
     spec: ArraySpec, dtype: np.dtype, shape: tuple[int, ...], where: str | None = None
 ) -> None:
     """LaunchError naming the argument (after `where`, if given) when dtype or shape differ
-    from the spec (mmcomp.argcheck)."""
+    from the spec (mmcomp.frontend.argcheck)."""
     label = f"argument {spec.name!r}" if where is None else f"{where}: argument {spec.name!r}"
     check_shape_and_dtype(
         label, shape, dtype, spec.shape, spec.np_dtype, dtype_first=True, show_dtype=dtype_name

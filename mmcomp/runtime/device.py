@@ -13,8 +13,8 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
+from mmcomp.arch.limits import COMPUTE_CAPABILITY
 from mmcomp.errors import CudaError, LaunchError
-from mmcomp.hardware import COMPUTE_CAPABILITY
 from mmcomp.runtime.driver import check, driver_api, error_name
 
 REQUIRED_COMPUTE_CAPABILITY: tuple[int, int] = COMPUTE_CAPABILITY

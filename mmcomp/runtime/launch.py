@@ -20,9 +20,9 @@ from typing import Any, cast
 
 import numpy as np
 
+from mmcomp.arch.limits import MAX_CLUSTER_SIZE, MAX_THREADS_PER_BLOCK
 from mmcomp.errors import LaunchError
-from mmcomp.hardware import MAX_CLUSTER_SIZE, MAX_THREADS_PER_BLOCK
-from mmcomp.narrowing import is_ctypes_scalar
+from mmcomp.ir.narrowing import is_ctypes_scalar
 from mmcomp.runtime.arrays import DeviceArray, as_device_array
 from mmcomp.runtime.device import ensure_context
 from mmcomp.runtime.driver import check, driver_api

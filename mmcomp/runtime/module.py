@@ -1,7 +1,7 @@
 """Loading PTX as a GPU module: compile to a cubin (ptxas or the driver's JIT), cache, load.
 
 `load_module(ptx, options)` compiles the PTX to a cubin, through the ptxas that mmcomp finds
-(`mmcomp.ptxas`) when that ptxas is not newer than the driver (a newer one emits cubins the
+(`mmcomp.arch.ptxas`) when that ptxas is not newer than the driver (a newer one emits cubins the
 driver may reject), otherwise through the driver's own JIT (cuLink*, which also yields a
 cubin). The cubin is kept in the on-disk kernel cache, keyed by the PTX, the options, the
 GPU architecture and the driver version, so that a second load skips compilation. The
@@ -83,9 +83,9 @@ class PtxasTool:
 
 
 def find_compatible_ptxas(driver_release: tuple[int, int]) -> PtxasTool | None:
-    """The ptxas that mmcomp.ptxas finds, when it is not newer than the driver; else None."""
+    """The ptxas that mmcomp.arch.ptxas finds, when it is not newer than the driver; else None."""
     try:
-        ptxas = importlib.import_module("mmcomp.ptxas")
+        ptxas = importlib.import_module("mmcomp.arch.ptxas")
         path = str(ptxas.find_ptxas())
         release = tuple(ptxas.ptxas_version(path))
     except Exception:  # no ptxas, or one that cannot run: the driver's JIT compiles instead
@@ -97,8 +97,8 @@ def find_compatible_ptxas(driver_release: tuple[int, int]) -> PtxasTool | None:
 
 
 def compile_with_ptxas(ptx: str, options: LoadOptions, arch: str, tool: PtxasTool) -> bytes:
-    """Assemble `ptx` for `arch` with mmcomp.ptxas.assemble; a failure is a LaunchError."""
-    ptxas = importlib.import_module("mmcomp.ptxas")
+    """Assemble `ptx` for `arch` with mmcomp.arch.ptxas.assemble; a failure is a LaunchError."""
+    ptxas = importlib.import_module("mmcomp.arch.ptxas")
     extra: list[str] = [f"-O{options.opt_level}"]
     if options.max_registers is not None:
         extra.append(f"--maxrregcount={options.max_registers}")

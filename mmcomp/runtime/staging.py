@@ -17,7 +17,8 @@ Why both: the driver documents that an intra-device 2-D copy may fail for pitche
 cuMemAllocPitch did not compute, and an operand's rows of an odd number of 16-bit elements
 are 2-byte aligned; on the H200 (driver 580) it took rows of 8190 bytes into rows of 8192
 and ran at 1.4 TB/s, the staging kernel (16-bit loads of the source rows, 32-bit stores of
-the zero-padded copy) at 0.8 TB/s (tools/staging_cost.py, docs/performance.md).
+the zero-padded copy) at 0.8 TB/s (tools/staging_cost.py,
+docs/results/2026-12-01-h200-staging-cost.md).
 
     maps, staging = encode_operand_maps(plan.tensor_maps, arrays)
     staging.copy_in(stream)  # before each launch (nothing to do when nothing is staged)

@@ -20,9 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from mmcomp.dtypes import F8E4M3, F8E5M2
+from mmcomp.arch.limits import TMA_GLOBAL_ALIGNMENT, TMA_MAX_BOX
 from mmcomp.errors import LaunchError
-from mmcomp.hardware import TMA_GLOBAL_ALIGNMENT, TMA_MAX_BOX
+from mmcomp.ir.dtypes import F8E4M3, F8E5M2
 from mmcomp.runtime.arrays import BFLOAT16, DeviceArray, as_device_array, as_dtype, dtype_name
 from mmcomp.runtime.device import ensure_context
 from mmcomp.runtime.driver import check, driver_api
@@ -31,7 +31,7 @@ TENSOR_MAP_BYTES = 128
 """Size of a CUtensorMap, the `.param .b8 name[128]` kernel parameter."""
 
 MAX_BOX_EXTENT = TMA_MAX_BOX
-"""Largest box extent per dimension (mmcomp.hardware.TMA_MAX_BOX)."""
+"""Largest box extent per dimension (mmcomp.arch.limits.TMA_MAX_BOX)."""
 
 SWIZZLE_SPANS = (0, 32, 64, 128)
 """Swizzle modes, by the width in bytes of the swizzle pattern (0 = none)."""

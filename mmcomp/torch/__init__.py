@@ -21,7 +21,7 @@ from their fusions by `mmcomp.grad`, as custom ops with fake implementations; a 
 is not differentiated keeps a backward that raises NotImplementedError naming mmcomp.
 
 The modules' kernels take their row count (tokens) at run time: each is one fusion with a
-dynamic M (mmcomp.buckets), so a new token count compiles nothing unless it falls in an M
+dynamic M (mmcomp.schedule.buckets), so a new token count compiles nothing unless it falls in an M
 bucket not used before (at most eight), and `torch.compile(dynamic=True)` traces them once
 for every token count.
 """

@@ -8,9 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from mmcomp import dtypes
 from mmcomp.backend.frames import HOST, Frame, UnreadableArray
 from mmcomp.errors import LaunchError
+from mmcomp.ir import dtypes
 from mmcomp.runtime.arrays import BFLOAT16, DeviceArray
 
 torch: Any = importlib.import_module("torch")

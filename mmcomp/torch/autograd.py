@@ -10,18 +10,20 @@ torch.compile(fullgraph=True) with the kernels opaque.
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, cast
 
 from xdsl.dialects.func import ReturnOp
 from xdsl.ir import SSAValue
 
 from mmcomp.autodiff import POINTWISE, Gradient, KernelCache, Step, chain, grad
-from mmcomp.autodiff.replay import dtype_of
+from mmcomp.autodiff.replay import dtype_of, shape_of
 from mmcomp.dialects import fusion as fd
 from mmcomp.errors import FusionError
-from mmcomp.frontend import Fusion
+from mmcomp.frontend.builder import Fusion
 from mmcomp.torch.arrays import FUSION_DTYPES, torch
 from mmcomp.torch.ops import op_name, output_axes, schema
 
@@ -32,57 +34,112 @@ _lock = threading.Lock()
 _trainables: dict[str, Trainable] = {}
 
 
-def _unary(op: Any, x: Any) -> Any:
-    if isinstance(op, fd.NegOp):
-        return -x
-    if isinstance(op, fd.ExpOp):
-        return torch.exp(x)
-    if isinstance(op, fd.TanhOp):
-        return torch.tanh(x)
-    if isinstance(op, fd.SigmoidOp):
-        return torch.sigmoid(x)
-    if isinstance(op, fd.SiluOp):
-        return torch.nn.functional.silu(x)
-    if isinstance(op, fd.ReluOp):
-        return torch.relu(x)
-    if isinstance(op, fd.GeluOp):
-        return torch.nn.functional.gelu(x, approximate=op.approximate.data)
-    raise FusionError(f"mmcomp.torch: {op.name} is not evaluated in torch")
-
-
-_BINARY: dict[type, Callable[[Any, Any], Any]] = {
-    fd.AddOp: lambda a, b: a + b,
-    fd.SubOp: lambda a, b: a - b,
-    fd.MulOp: lambda a, b: a * b,
-    fd.DivOp: lambda a, b: a / b,
+_UNARY: dict[str, Callable[[Any], Any]] = {
+    "neg": lambda x: -x,
+    "exp": lambda x: torch.exp(x),
+    "tanh": lambda x: torch.tanh(x),
+    "sigmoid": lambda x: torch.sigmoid(x),
+    "silu": lambda x: torch.nn.functional.silu(x),
+    "relu": lambda x: torch.relu(x),
+    "gelu_tanh": lambda x: torch.nn.functional.gelu(x, approximate="tanh"),
+    "gelu_none": lambda x: torch.nn.functional.gelu(x),
 }
+_BINARY: dict[str, Callable[[Any, Any], Any]] = {
+    "add": lambda a, b: a + b,
+    "sub": lambda a, b: a - b,
+    "mul": lambda a, b: a * b,
+    "div": lambda a, b: a / b,
+}
+
+Instruction = tuple[str, tuple[int, ...], Any]
+"""(what, operand positions, its constant: a splat's value, a cast's dtype, a broadcast's
+(inserted shape, result shape))."""
+
+
+@dataclass(frozen=True)
+class Program:
+    """A pointwise fusion (static shapes) as plain instructions over numbered values (the
+    inputs first), so that torch.compile traces it as one function of tensors."""
+
+    inputs: int
+    """How many inputs."""
+    instructions: tuple[Instruction, ...]
+    outputs: tuple[int, ...]
+    """The positions of the outputs."""
+
+
+def program(fusion: Fusion) -> Program:
+    """The instructions of a pointwise fusion."""
+    block = fusion.func.body.block
+    position: dict[SSAValue, int] = {arg: index for index, arg in enumerate(block.args)}
+    instructions: list[Instruction] = []
+    for op in block.ops:
+        if isinstance(op, ReturnOp):
+            return Program(
+                len(block.args),
+                tuple(instructions),
+                tuple(position[value] for value in op.operands),
+            )
+        result = op.results[0]
+        dtype = _TORCH[dtype_of(result)]
+        operands = tuple(position[value] for value in op.operands)
+        if isinstance(op, fd.SplatOp):
+            rounded = float(torch.tensor(op.scalar, dtype=dtype))
+            instruction: Instruction = ("splat", (), rounded)
+        elif isinstance(op, fd.CastOp):
+            instruction = ("cast", operands, dtype)
+        elif isinstance(op, fd.BroadcastOp):
+            source = iter(shape_of(op.input))
+            inserted = tuple(1 if flag else next(source) for flag in op.inserted)
+            instruction = ("broadcast", operands, (inserted, shape_of(result)))
+        elif isinstance(op, fd.GeluOp):
+            instruction = (f"gelu_{op.approximate.data}", operands, None)
+        else:
+            instruction = (op.name.removeprefix("fusion."), operands, None)
+        if instruction[0] not in (*_UNARY, *_BINARY, "splat", "cast", "broadcast"):
+            raise FusionError(f"mmcomp.torch: {op.name} is not evaluated in torch")
+        position[result] = len(position)
+        instructions.append(instruction)
+    raise FusionError(f"mmcomp.torch: @{fusion.name}: expected a func.return")
+
+
+def run_program(found: Program, *tensors: Any) -> list[Any]:
+    """The program's outputs: each op in torch, rounded to its type (a splat is a
+    constant rounded to its type, applied as a scalar)."""
+    values: list[Any] = list(tensors)
+    for what, operands, constant in found.instructions:
+        args = [values[index] for index in operands]
+        if what == "splat":
+            values.append(constant)
+        elif what == "cast":
+            values.append(args[0].to(constant))
+        elif what == "broadcast":
+            values.append(args[0].reshape(constant[0]).expand(constant[1]))
+        elif what in _BINARY:
+            values.append(_BINARY[what](args[0], args[1]))
+        else:
+            values.append(_UNARY[what](args[0]))
+    return [values[index] for index in found.outputs]
+
+
+_programs: dict[int, tuple[Fusion, Program, Any]] = {}
 
 
 def evaluate(fusion: Fusion, tensors: Sequence[Any]) -> list[Any]:
-    """A pointwise fusion (static shapes) op by op in torch, each op rounded to its type."""
-    block = fusion.func.body.block
-    values: dict[SSAValue, Any] = dict(zip(block.args, tensors, strict=True))
-    for op in block.ops:
-        if isinstance(op, ReturnOp):
-            return [values[value] for value in op.operands]
-        result = op.results[0]
-        dtype = _TORCH[dtype_of(result)]
-        shape = list(fd.static_shape(result.type))  # pyright: ignore[reportArgumentType]
-        like = next(iter(values.values()))
-        if isinstance(op, fd.SplatOp):
-            values[result] = torch.full(shape, op.scalar, dtype=dtype, device=like.device)
-        elif isinstance(op, fd.CastOp):
-            values[result] = values[op.input].to(dtype)
-        elif isinstance(op, fd.BroadcastOp):
-            source = values[op.input]
-            kept = iter(source.shape)
-            inserted = [1 if flag else next(kept) for flag in op.inserted]
-            values[result] = source.reshape(inserted).expand(shape)
-        elif type(op) in _BINARY:
-            values[result] = _BINARY[type(op)](values[op.operands[0]], values[op.operands[1]])
-        else:
-            values[result] = _unary(op, values[op.operands[0]])
-    raise FusionError(f"mmcomp.torch: @{fusion.name}: expected a func.return")
+    """A pointwise fusion (static shapes) on torch tensors: op by op on the CPU, as one
+    torch.compile'd function on a GPU (one fused kernel rather than a pass over memory per
+    op)."""
+    with _lock:
+        found = _programs.get(id(fusion))
+        if found is None or found[0] is not fusion:
+            code = program(fusion)
+            compiled = torch.compile(
+                functools.partial(run_program, code), dynamic=False, fullgraph=True
+            )
+            found = _programs[id(fusion)] = (fusion, code, compiled)
+    if tensors and tensors[0].device.type == "cuda":
+        return list(found[2](*tensors))
+    return run_program(found[1], *tensors)
 
 
 class TorchRunner:

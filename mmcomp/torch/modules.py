@@ -83,7 +83,7 @@ def _check_schedule(schedule: object, where: str) -> dict[str, Any]:
     """A module's mmcomp.compile keywords, checked when it is built (its kernel is
     compiled at the first forward)."""
     from mmcomp.compiler import BACKENDS
-    from mmcomp.heuristics import check_schedule_m, normalize_overrides
+    from mmcomp.schedule.heuristics import check_schedule_m, normalize_overrides
     from mmcomp.tuning import check_budget
 
     if not isinstance(schedule, Mapping):
@@ -154,7 +154,7 @@ class _RowFamily:
         kernel = self.kernel()
         outputs = kernel(*arrays)
         if fast is None and kernel.backend == "cuda":
-            from mmcomp.buckets import BucketedKernel
+            from mmcomp.schedule.buckets import BucketedKernel
 
             bucket = kernel.kernel_for(rows) if isinstance(kernel, BucketedKernel) else kernel
             device = bucket.device_kernel
@@ -238,7 +238,7 @@ class FusedLinear(nn.Module):
             )
 
         def build() -> Any:
-            from mmcomp.frontend import Fusion
+            from mmcomp.frontend.builder import Fusion
 
             f = Fusion(f"linear_{act}")
             a = f.input("x", ["m", k], dtype)
@@ -345,7 +345,7 @@ class GatedMLP(nn.Module):
         biased = (gate.bias is not None, up.bias is not None)
 
         def build() -> Any:
-            from mmcomp.frontend import Fusion
+            from mmcomp.frontend.builder import Fusion
 
             f = Fusion(f"gated_{act}")
             x = f.input("x", ["m", h], dtype)

@@ -133,7 +133,7 @@ def _single(outputs: tuple[Any, ...]) -> Any:
 def output_axes(fusion: Any, output: Any) -> list[int | tuple[int, int]]:
     """Each extent of an output: static, or (input, axis) of an input axis that has the same
     dynamic extent (the fake implementation reads it from the traced inputs)."""
-    from mmcomp.roles import roles_of
+    from mmcomp.analysis.roles import roles_of
 
     sources: dict[str, tuple[int, int]] = {}
     for index, value in enumerate(fusion.inputs):

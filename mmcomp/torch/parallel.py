@@ -15,8 +15,16 @@ The modules shard full weights (every rank holding the same nn.Linear / LlamaMLP
 already-sharded ones (`sharded=True`: the module's linears are this rank's blocks), or take
 DTensor weights on a 1-D device mesh in any placement (Shard(0), Shard(1), Replicate()),
 redistributed to the block this rank needs. The shards are the modules' own Parameters
-(copies of full weights; a DTensor's local tensor), for inference: they do not require
-grad, and no backward collective is built.
+(copies of full weights; a DTensor's local tensor), requiring grad where their sources do.
+
+Where autograd records the forward (grad mode on and x or a shard requiring grad), the
+collectives are autograd Functions with Megatron's conjugates: the input's copy to every
+rank (f) all-reduces its gradient, the partial outputs' all-reduce (g) passes the gradient
+through, sequence parallelism's all-gather and reduce-scatter swap in backward, and a bias
+added to each rank's own tokens has its gradient summed over the ranks. Each rank's kernels
+are then FusedLinear's / GatedMLP's trainable ones. Otherwise (torch.no_grad,
+torch.inference_mode) the collectives are plain torch.distributed calls, launched
+asynchronously where that overlaps them with the kernels.
 
 The forwards trace under torch.compile(fullgraph=True): Dynamo takes the collectives (then
 synchronous) as functional collectives beside the modules' custom ops.
@@ -30,13 +38,19 @@ from typing import Any
 
 from mmcomp.errors import FusionError
 from mmcomp.torch.arrays import nn, torch
+from mmcomp.torch.autograd import autocast_input, requires_grad
 from mmcomp.torch.modules import FusedLinear, GatedMLP
 
 dist: Any = importlib.import_module("torch.distributed")
 """torch.distributed."""
-_all_gather: Any = getattr(dist, "all_gather_single", None) or dist.all_gather_into_tensor
-"""All-gather into one tensor (all_gather_into_tensor before torch 2.13 renamed it)."""
-_reduce_scatter: Any = getattr(dist, "reduce_scatter_single", None) or dist.reduce_scatter_tensor
+_all_gather: Any = getattr(dist, "all_gather_single", None) or getattr(
+    dist, "all_gather_into_tensor", None
+)
+"""All-gather into one tensor (all_gather_into_tensor before torch 2.13 renamed it; None
+in a torch built without torch.distributed, where no module is built)."""
+_reduce_scatter: Any = getattr(dist, "reduce_scatter_single", None) or getattr(
+    dist, "reduce_scatter_tensor", None
+)
 """Reduce-scatter of one tensor (reduce_scatter_tensor before torch 2.13 renamed it)."""
 
 
@@ -162,15 +176,20 @@ def _check_device(tensor: Any, group: _Group, where: str) -> None:
         )
 
 
-def _linear(weight: Any, bias: Any) -> Any:
-    """An nn.Linear holding `weight` and `bias` (the shards) as Parameters without grad."""
+def _parameter(tensor: Any, source: Any) -> Any:
+    """A shard as a Parameter, requiring grad where its source does."""
+    return None if tensor is None else nn.Parameter(tensor, requires_grad=source.requires_grad)
+
+
+def _linear(weight: Any, bias: Any, source: Any) -> Any:
+    """An nn.Linear holding `weight` and `bias` (the shards of `source`'s) as Parameters."""
     out_features, in_features = weight.shape
     linear = nn.Linear(
         in_features, out_features, bias=bias is not None, device="meta", dtype=weight.dtype
     )
-    linear.weight = nn.Parameter(weight, requires_grad=False)
+    linear.weight = _parameter(weight, source.weight)
     if bias is not None:
-        linear.bias = nn.Parameter(bias, requires_grad=False)
+        linear.bias = _parameter(bias, source.bias)
     return linear
 
 
@@ -231,11 +250,7 @@ def _reduce(partial: Any, group: _Group, scatter: bool, where: str) -> tuple[Any
     if not scatter:
         return partial, dist.all_reduce(partial, group=group.group, async_op=launch)
     rows = partial.shape[0]
-    if rows % group.size:
-        raise FusionError(
-            f"{where}: sequence_parallel: {rows} tokens (the first axis) do not split over "
-            f"{group.size} ranks (expected a multiple of {group.size})"
-        )
+    _check_tokens(rows, group, where)
     out = partial.new_empty((rows // group.size, *partial.shape[1:]))
     work = _reduce_scatter(out, partial.contiguous(), group=group.group, async_op=launch)
     return out, work
@@ -245,6 +260,124 @@ def _wait(work: Any) -> None:
     """Wait for a collective launched with async_op (None: it ran synchronously)."""
     if work is not None:
         work.wait()
+
+
+class _CopyToGroup(torch.autograd.Function):
+    """Megatron's f: the identity forward; backward, the sum of every rank's gradient (each
+    rank's block of the weights gives part of the input's gradient)."""
+
+    @staticmethod
+    def forward(ctx: Any, x: Any, group: _Group) -> Any:
+        ctx.group = group
+        return x.view_as(x)
+
+    @staticmethod
+    def backward(ctx: Any, grad: Any) -> tuple[Any, None]:
+        grad = grad.contiguous().clone()
+        dist.all_reduce(grad, group=ctx.group.group)
+        return grad, None
+
+
+class _SumOverGroup(torch.autograd.Function):
+    """Megatron's g: forward, the sum of every rank's partial output; backward, the
+    identity (the output, and so its gradient, is the same on every rank)."""
+
+    @staticmethod
+    def forward(ctx: Any, partial: Any, group: _Group) -> Any:
+        total = partial.contiguous().clone()
+        dist.all_reduce(total, group=group.group)
+        return total
+
+    @staticmethod
+    def backward(ctx: Any, grad: Any) -> tuple[Any, None]:
+        return grad, None
+
+
+class _GatherRows(torch.autograd.Function):
+    """Sequence parallelism's all-gather of the tokens; backward, the reduce-scatter of the
+    gradient back to each rank's tokens."""
+
+    @staticmethod
+    def forward(ctx: Any, x: Any, group: _Group) -> Any:
+        ctx.group = group
+        out = x.new_empty((group.size * x.shape[0], *x.shape[1:]))
+        _all_gather(out, x.contiguous(), group=group.group)
+        return out
+
+    @staticmethod
+    def backward(ctx: Any, grad: Any) -> tuple[Any, None]:
+        group: _Group = ctx.group
+        out = grad.new_empty((grad.shape[0] // group.size, *grad.shape[1:]))
+        _reduce_scatter(out, grad.contiguous(), group=group.group)
+        return out, None
+
+
+class _ScatterRows(torch.autograd.Function):
+    """Sequence parallelism's reduce-scatter of the partial outputs to each rank's tokens;
+    backward, the all-gather of the gradient."""
+
+    @staticmethod
+    def forward(ctx: Any, partial: Any, group: _Group) -> Any:
+        ctx.group = group
+        out = partial.new_empty((partial.shape[0] // group.size, *partial.shape[1:]))
+        _reduce_scatter(out, partial.contiguous(), group=group.group)
+        return out
+
+    @staticmethod
+    def backward(ctx: Any, grad: Any) -> tuple[Any, None]:
+        group: _Group = ctx.group
+        out = grad.new_empty((group.size * grad.shape[0], *grad.shape[1:]))
+        _all_gather(out, grad.contiguous(), group=group.group)
+        return out, None
+
+
+class _GatherFeatures(torch.autograd.Function):
+    """Every rank's block of the last axis side by side; backward, this rank's block of
+    the gradient."""
+
+    @staticmethod
+    def forward(ctx: Any, y: Any, group: _Group) -> Any:
+        ctx.group = group
+        ctx.block = y.shape[-1]
+        return _gather_features(y, group)
+
+    @staticmethod
+    def backward(ctx: Any, grad: Any) -> tuple[Any, None]:
+        block: int = ctx.block
+        return grad.narrow(-1, ctx.group.rank * block, block).contiguous(), None
+
+
+class _SplitFeatures(torch.autograd.Function):
+    """This rank's block of the last axis; backward, every rank's block of the gradient
+    side by side."""
+
+    @staticmethod
+    def forward(ctx: Any, x: Any, group: _Group) -> Any:
+        ctx.group = group
+        block = x.shape[-1] // group.size
+        return x.narrow(-1, group.rank * block, block).contiguous()
+
+    @staticmethod
+    def backward(ctx: Any, grad: Any) -> tuple[Any, None]:
+        return _gather_features(grad, ctx.group), None
+
+
+def _add_bias(y: Any, bias: Any, group: _Group, sequence_parallel: bool) -> Any:
+    """y + bias, recorded by autograd. Under sequence parallelism each rank adds it to its
+    own tokens, so the bias's gradient is the sum of every rank's (Megatron all-reduces
+    it too)."""
+    if bias is None:
+        return y
+    return y + (_CopyToGroup.apply(bias, group) if sequence_parallel else bias)
+
+
+def _check_tokens(rows: int, group: _Group, where: str) -> None:
+    """A reduce-scatter's first axis splits over the ranks."""
+    if rows % group.size:
+        raise FusionError(
+            f"{where}: sequence_parallel: {rows} tokens (the first axis) do not split over "
+            f"{group.size} ranks (expected a multiple of {group.size})"
+        )
 
 
 class ColumnParallelLinear(nn.Module):
@@ -290,7 +423,7 @@ class ColumnParallelLinear(nn.Module):
                 )
         weight, bias = _placed(weight, device), _placed(bias, device)
         _check_device(weight, self.tp, where)
-        self.local = FusedLinear(_linear(weight, bias), activation, **schedule)
+        self.local = FusedLinear(_linear(weight, bias, linear), activation, **schedule)
         """This rank's kernel: its block of output features."""
         self.in_features = weight.shape[1]
         self.out_features = weight.shape[0] * self.tp.size
@@ -301,7 +434,12 @@ class ColumnParallelLinear(nn.Module):
     def forward(self, x: Any) -> Any:
         """This rank's block of activation(x W^T + b) (all of it with gather_output)."""
         where = "mmcomp.torch.ColumnParallelLinear"
+        x = autocast_input(x, self.local.weight.dtype)
         _check_input(x, self.in_features, self.local.weight, where, self.sequence_parallel)
+        if requires_grad(x, *self.parameters()):
+            x = (_GatherRows if self.sequence_parallel else _CopyToGroup).apply(x, self.tp)
+            y = self.local(x)
+            return _GatherFeatures.apply(y, self.tp) if self.gather_output else y
         if self.sequence_parallel:
             x, work = _gather_rows(x, self.tp)
             _wait(work)
@@ -352,9 +490,9 @@ class RowParallelLinear(nn.Module):
             bias = shard(bias, None, self.tp, sharded, where, "linear.bias")
         weight, bias = _placed(weight, device), _placed(bias, device)
         _check_device(weight, self.tp, where)
-        self.local = FusedLinear(_linear(weight, None), None, **schedule)
+        self.local = FusedLinear(_linear(weight, None, linear), None, **schedule)
         """This rank's kernel (no bias: the bias is added after the sum)."""
-        self.bias = None if bias is None else nn.Parameter(bias, requires_grad=False)
+        self.bias = _parameter(bias, linear.bias)
         """The whole bias, added once after the all-reduce."""
         self.in_features = weight.shape[1] * self.tp.size
         """All ranks' input features."""
@@ -367,7 +505,18 @@ class RowParallelLinear(nn.Module):
         where = "mmcomp.torch.RowParallelLinear"
         block = self.local.in_features
         features = block if self.input_is_parallel else self.in_features
+        x = autocast_input(x, self.local.weight.dtype)
         _check_input(x, features, self.local.weight, where, self.sequence_parallel)
+        if requires_grad(x, *self.parameters()):
+            if not self.input_is_parallel:
+                x = _SplitFeatures.apply(x, self.tp)
+            partial = self.local(x)
+            if self.sequence_parallel:
+                _check_tokens(partial.shape[0], self.tp, where)
+                y = _ScatterRows.apply(partial, self.tp)
+            else:
+                y = _SumOverGroup.apply(partial, self.tp)
+            return _add_bias(y, self.bias, self.tp, self.sequence_parallel)
         if not self.input_is_parallel:
             x = x.narrow(-1, self.tp.rank * block, block)
         partial = self.local(x)
@@ -394,7 +543,8 @@ class TensorParallelGatedMLP(nn.Module):
 
     `micro_batches=n` splits the tokens into n parts: each part's collective is launched
     asynchronously (on NCCL's stream on GPUs, gloo's threads on CPUs) while the next part's
-    gate/up kernel runs, and all of them are waited on before the output is returned.
+    gate/up kernel runs, and all of them are waited on before the output is returned (a
+    forward autograd records runs in one part).
     With `sequence_parallel=True` each rank passes its own tokens (x's first axis, equal on
     every rank): they are all-gathered before gate/up and the sum is a reduce-scatter back
     to each rank's tokens, so the output has x's shape; with micro-batches every part's
@@ -459,7 +609,7 @@ class TensorParallelGatedMLP(nn.Module):
                 bias = shard(linear.bias, 0, self.tp, sharded, where, f"{name}.bias")
             weight, bias = _placed(weight, device), _placed(bias, device)
             _check_device(weight, self.tp, where)
-            return _linear(weight, bias)
+            return _linear(weight, bias, linear)
 
         local = nn.Module()
         local.gate_proj = sharded_linear(gate, "gate_proj", 0, True)
@@ -474,7 +624,7 @@ class TensorParallelGatedMLP(nn.Module):
             bias = _placed(
                 shard(down.bias, None, self.tp, sharded, where, "down_proj.bias"), device
             )
-        self.down_bias = None if bias is None else nn.Parameter(bias, requires_grad=False)
+        self.down_bias = _parameter(bias, down.bias)
         """down_proj's whole bias, added once after the all-reduce."""
         self.hidden = self.local.hidden
         self.intermediate = self.local.intermediate * self.tp.size
@@ -486,9 +636,12 @@ class TensorParallelGatedMLP(nn.Module):
     def forward(self, x: Any) -> Any:
         """down(act(gate(x)) * up(x)), summed over the ranks (x's shape: [..., hidden])."""
         where = "mmcomp.torch.TensorParallelGatedMLP"
+        x = autocast_input(x, self.local.gate_weight.dtype)
         _check_input(x, self.hidden, self.local.gate_weight, where, self.sequence_parallel)
         lead = x.shape[:-1]
         rows = x.reshape(-1, self.hidden)
+        if requires_grad(rows, *self.parameters()):
+            return self._trained(rows, where).reshape(*lead, self.hidden)
         parts = rows.tensor_split(self.micro_batches) if self.micro_batches > 1 else (rows,)
         parts = [part for part in parts if part.shape[0]]
         if self.sequence_parallel:  # every part's all-gather launched first (NCCL runs them
@@ -511,6 +664,16 @@ class TensorParallelGatedMLP(nn.Module):
         if self.down_bias is not None:
             y.add_(self.down_bias)
         return y.reshape(*lead, self.hidden)
+
+    def _trained(self, rows: Any, where: str) -> Any:
+        """The forward autograd records: the collectives as autograd Functions (each with
+        its conjugate in backward), synchronous, in one part."""
+        if self.sequence_parallel:
+            tokens = _GatherRows.apply(rows, self.tp)
+            y = _ScatterRows.apply(self.local(tokens), self.tp)
+        else:
+            y = _SumOverGroup.apply(self.local(_CopyToGroup.apply(rows, self.tp)), self.tp)
+        return _add_bias(y, self.down_bias, self.tp, self.sequence_parallel)
 
     def extra_repr(self) -> str:
         return (

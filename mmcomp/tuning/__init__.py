@@ -57,7 +57,7 @@ from mmcomp.tuning.timing import (
 if TYPE_CHECKING:
     from xdsl.dialects.builtin import ModuleOp
 
-    from mmcomp.frontend import Fusion
+    from mmcomp.frontend.builder import Fusion
 
 DEFAULT_BUDGET_S = 30.0
 """Seconds an autotune may take by default (compiles, the reference, checks and timing)."""
@@ -117,7 +117,7 @@ def check_budget(what: str, budget_s: object) -> float:
 
 def _shape_key(fusion: Fusion, schedule_m: int | None) -> str:
     """The shape part of the key: the inputs' shapes, or for a dynamic M its bucket."""
-    from mmcomp.buckets import bucket_for, has_dynamic_m
+    from mmcomp.schedule.buckets import bucket_for, has_dynamic_m
 
     if has_dynamic_m(fusion) and schedule_m is not None:
         return f"m bucket {bucket_for(schedule_m)}"
@@ -130,9 +130,9 @@ def _shape_key(fusion: Fusion, schedule_m: int | None) -> str:
 def _dynamic_m(fusion: Fusion, arrays: Sequence[Any]) -> int | None:
     """For a fusion with a dynamic M: the bucket of the arrays' M (the nominal one without
     arrays); else None."""
-    from mmcomp.argcheck import bind_extents
-    from mmcomp.buckets import NOMINAL_BUCKET, bucket_for, has_dynamic_m
     from mmcomp.compiler import dynamic_input_roles
+    from mmcomp.frontend.argcheck import bind_extents
+    from mmcomp.schedule.buckets import NOMINAL_BUCKET, bucket_for, has_dynamic_m
 
     if not has_dynamic_m(fusion):
         return None
@@ -153,7 +153,7 @@ def _dynamic_m(fusion: Fusion, arrays: Sequence[Any]) -> int | None:
 
 def _check_arrays(fusion: Fusion, arrays: Sequence[Any]) -> None:
     """FusionError unless `arrays` are one per input, of its shape and dtype."""
-    from mmcomp.argcheck import check_shape_and_dtype
+    from mmcomp.frontend.argcheck import check_shape_and_dtype
     from mmcomp.runtime import as_device_array
 
     inputs = fusion.inputs
@@ -205,7 +205,7 @@ def autotune(
     """
     from mmcomp.cache import parameters_key
     from mmcomp.compiler import BACKENDS, compile
-    from mmcomp.heuristics import check_schedule_m, normalize_overrides
+    from mmcomp.schedule.heuristics import check_schedule_m, normalize_overrides
 
     if backend not in BACKENDS:
         raise ValueError(

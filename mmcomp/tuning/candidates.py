@@ -8,14 +8,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
-from mmcomp import hardware as hw
+from mmcomp.arch import limits as hw
 from mmcomp.errors import FusionError, ScheduleError
 
 if TYPE_CHECKING:
     from xdsl.dialects.builtin import ModuleOp
 
     from mmcomp.dialects.sched import Problem, ScheduleParams
-    from mmcomp.frontend import Fusion
+    from mmcomp.frontend.builder import Fusion
 
 
 MAX_CANDIDATES = 12
@@ -48,8 +48,8 @@ class Plan:
 
 
 def full_keywords(params: ScheduleParams) -> dict[str, object]:
-    """Every compile keyword of a schedule (mmcomp.heuristics.PARAMETERS)."""
-    from mmcomp.heuristics import PARAMETERS
+    """Every compile keyword of a schedule (mmcomp.schedule.heuristics.PARAMETERS)."""
+    from mmcomp.schedule.heuristics import PARAMETERS
 
     return {key: getattr(params, key) for key in PARAMETERS}
 
@@ -60,7 +60,7 @@ def _swaps(
     """At small M (the decode rows), the schedule with A and B swapped (swap_ab: the
     heuristic's swapped tile, and it one wave wide with K split) or, where the heuristic
     swapped, the unswapped one."""
-    from mmcomp.heuristics import NOMINAL_EXTENTS, is_small_m
+    from mmcomp.schedule.heuristics import NOMINAL_EXTENTS, is_small_m
 
     if problem.dynamic_axes:
         problem = problem.with_extents(
@@ -77,7 +77,7 @@ def _moves(
     problem: Problem, heuristic: ScheduleParams, schedule_m: int | None = None
 ) -> list[list[tuple[str, dict[str, object]]]]:
     """Changes of the heuristic's schedule, by group, the likeliest first in each."""
-    from mmcomp.heuristics import MAX_SWIZZLE, tile_count
+    from mmcomp.schedule.heuristics import MAX_SWIZZLE, tile_count
 
     tile_k = heuristic.tile[2]
     ws = heuristic.warp_specialization
@@ -163,8 +163,8 @@ def _function(module: ModuleOp) -> Any:
 def pins_of(fusion: Fusion, keywords: Mapping[str, object]) -> dict[str, object]:
     """The parameters no candidate may change: those written in the fusion's own
     `#sched.params`, and the keywords (normalized), which win."""
-    from mmcomp.heuristics import normalize_overrides
     from mmcomp.passes.choose_schedule import written_params
+    from mmcomp.schedule.heuristics import normalize_overrides
 
     written: dict[str, object] = {}
     try:
@@ -187,7 +187,7 @@ def plan_candidates(
     (`choose_params`) and unlike every earlier one."""
     from mmcomp.compiler import run_pipeline
     from mmcomp.dialects.sched import problem_of
-    from mmcomp.heuristics import choose_params
+    from mmcomp.schedule.heuristics import choose_params
 
     given: dict[str, Any] = dict(keywords or {})
     if limit < 1:

@@ -76,7 +76,7 @@ def store_entry(key: str, report: AutotuneReport) -> bool:
 
 def keywords_of(report: AutotuneReport) -> dict[str, Any]:
     """The chosen schedule's compile keywords (checked; tuples for the shapes)."""
-    from mmcomp.heuristics import check_schedule_m, normalize_overrides
+    from mmcomp.schedule.heuristics import check_schedule_m, normalize_overrides
 
     values = dict(report.keywords)
     schedule_m = check_schedule_m(values.pop("schedule_m", None))

@@ -16,7 +16,7 @@ from mmcomp.errors import FusionError
 
 if TYPE_CHECKING:
     from mmcomp.backend.call import PreparedLaunch
-    from mmcomp.frontend import Fusion
+    from mmcomp.frontend.builder import Fusion
 
 BATCH = 10
 """Launches queued back to back between two CUDA events."""

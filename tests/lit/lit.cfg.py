@@ -20,9 +20,9 @@ for name in ("HOME", "MMCOMP_CACHE_DIR", "CUDA_HOME", "PYTHONPATH"):
     if name in os.environ:
         config.environment[name] = os.environ[name]  # noqa: F821
 # `ptxas` is available when mmcomp can find one: PATH, $CUDA_HOME/bin or the
-# nvidia-cuda-nvcc wheel of the dev extra (mmcomp.ptxas.find_tool).
+# nvidia-cuda-nvcc wheel of the dev extra (mmcomp.arch.ptxas.find_tool).
 try:
-    from mmcomp.ptxas import find_tool
+    from mmcomp.arch.ptxas import find_tool
 
     ptxas = find_tool("ptxas")
 except ImportError:

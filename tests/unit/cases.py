@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from mmcomp.frontend import Fusion
+from mmcomp.frontend.builder import Fusion
 
 HERE = Path(__file__).resolve().parent
 """tests/unit, the folder of this module."""

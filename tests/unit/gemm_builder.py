@@ -38,6 +38,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import SSAValue
 
+from mmcomp.arch.smem_layout import Major, OperandTile, SwizzleMode
 from mmcomp.dialects import hopper, ptx
 from mmcomp.dialects.ptx import (
     BF16,
@@ -50,9 +51,8 @@ from mmcomp.dialects.ptx import (
     SharedOp,
     XorOp,
 )
-from mmcomp.hopper_layout import Major, OperandTile, SwizzleMode
+from mmcomp.dialects.ptx.target import emit_ptx
 from mmcomp.passes.convert_hopper_to_ptx import ConvertHopperToPtx
-from mmcomp.targets import emit_ptx
 
 TILE_M = 128
 """Rows of C per CTA."""

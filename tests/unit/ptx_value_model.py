@@ -7,7 +7,7 @@ barriers and integer arithmetic it computes:
 
 - TMA tile loads (`cp.async.bulk.tensor`): the box of the tensor map's view at the
   coordinates, zero past the view's extents, each 128-byte row written with the 128-byte
-  swizzle (`mmcomp.hopper_layout.swizzle_address`);
+  swizzle (`mmcomp.arch.smem_layout.swizzle_address`);
 - `wgmma.mma_async` m64nNk16 with bf16 or f16 operands: each thread's fragment of D (rows
   16 w + l / 4 (+ 8), columns 8 j + 2 (l % 4) (+ 1)), A and B read from shared memory
   through their descriptors as the hardware reads them (K-major: element (r, k) at start +
@@ -36,7 +36,7 @@ import ml_dtypes
 import numpy as np
 from ptx_ring_model import PARAM_BASE, Model, RingError, Thread, parse
 
-from mmcomp.hopper_layout import SwizzleMode, swizzle_address
+from mmcomp.arch.smem_layout import SwizzleMode, swizzle_address
 
 SHARED_BYTES = 240 * 1024
 """Bytes of the modelled shared memory (the ring, barriers and slack of any kernel)."""

@@ -21,7 +21,7 @@ from xdsl.ir import BlockArgument, OpResult, SSAValue
 
 from mmcomp.compiler import run_pipeline
 from mmcomp.dialects import hopper
-from mmcomp.targets import emit_ptx
+from mmcomp.dialects.ptx.target import emit_ptx
 
 CASES = (
     "linear_ragged",

@@ -14,7 +14,7 @@ torch = pytest.importorskip("torch")
 import mmcomp  # noqa: E402
 from mmcomp.autodiff import KERNEL, POINTWISE, KernelCache, chain, run_backward, run_forward  # noqa: E402
 from mmcomp.errors import FusionError  # noqa: E402
-from mmcomp.frontend import Fusion  # noqa: E402
+from mmcomp.frontend.builder import Fusion  # noqa: E402
 from mmcomp.runtime import BFLOAT16  # noqa: E402
 
 M, N, K = 7, 48, 32

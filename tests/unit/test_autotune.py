@@ -122,7 +122,7 @@ def test_interp_backend_falls_back(monkeypatch):
 def test_a_dynamic_m_tunes_each_bucket_when_first_used(monkeypatch, cache_dir):
     """compile(autotune=True) of a dynamic M gives M buckets, each tuned at first use (here
     without a GPU: the heuristic's kernel of the bucket, as compile gives)."""
-    from mmcomp.buckets import BucketedKernel
+    from mmcomp.schedule.buckets import BucketedKernel
 
     monkeypatch.setattr(tuning, "_warned", False)
     monkeypatch.setattr(tuning, "gpu_reason", lambda: "no GPU in this test")

@@ -1,5 +1,5 @@
 """M buckets: one compile of a fusion with a dynamic M runs every M, with the schedule of the
-M's bucket, each bucket's kernel compiled once (mmcomp.buckets)."""
+M's bucket, each bucket's kernel compiled once (mmcomp.schedule.buckets)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from test_dynamic import K, N, linear
 
 import mmcomp
 import mmcomp.cache
-from mmcomp.buckets import M_BUCKETS, NOMINAL_BUCKET, BucketedKernel, bucket_for
 from mmcomp.errors import FusionError, ScheduleError
+from mmcomp.schedule.buckets import M_BUCKETS, NOMINAL_BUCKET, BucketedKernel, bucket_for
 
 
 def random(shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:

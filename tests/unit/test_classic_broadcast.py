@@ -16,10 +16,10 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
 
 import mmcomp
+from mmcomp.analysis.roles import roles_of
 from mmcomp.dialects.fusion import BroadcastOp, MmaOp
 from mmcomp.errors import FusionError, ScheduleError
 from mmcomp.passes.propagate_axis_mapping import propagate
-from mmcomp.roles import roles_of
 
 SCHEDULES: list[dict[str, Any]] = [
     {},
@@ -111,7 +111,9 @@ def test_roles_match_the_declared_size_one_form(m: int):
     for folded, written in zip(classic.inputs, declared.inputs, strict=True):
         written_roles = tuple(role for role in roles_of(written) if role != "_")
         assert tuple(role for role in roles_of(folded) if role != "_") == written_roles
-    assert mmcomp.roles.iteration_space(classic.func) == mmcomp.roles.iteration_space(declared.func)
+    assert mmcomp.analysis.roles.iteration_space(
+        classic.func
+    ) == mmcomp.analysis.roles.iteration_space(declared.func)
 
 
 def _check_interp(fusion: mmcomp.Fusion, params: dict[str, Any]) -> None:

@@ -201,7 +201,7 @@ def test_missing_input_file(tmp_path: Path):
 def test_mmcomp_passes_are_registered():
     result = mmcomp_opt("--help")
     assert result.returncode == 0
-    from mmcomp.registry import PASSES
+    from mmcomp.ir.registry import PASSES
 
     assert "propagate-axis-mapping" in PASSES
 
@@ -210,7 +210,7 @@ def test_start_up_stays_lazy():
     """Importing the driver loads neither numpy nor any mmcomp dialect module."""
     code = (
         "import sys, mmcomp.cli\n"
-        "heavy = [m for m in ('numpy', 'mmcomp.dialects.fusion', 'mmcomp.frontend') "
+        "heavy = [m for m in ('numpy', 'mmcomp.dialects.fusion', 'mmcomp.frontend.builder') "
         "if m in sys.modules]\n"
         "print(heavy)\n"
     )
@@ -270,7 +270,7 @@ def test_the_example_refuses_an_empty_shape():
 def test_misspelled_pass_gets_the_nearest_names_and_the_list(
     tmp_path: Path, pipeline: str, guess: str
 ):
-    from mmcomp.registry import PASSES
+    from mmcomp.ir.registry import PASSES
 
     result = mmcomp_opt(str(write(tmp_path, "good.mlir", GOOD)), "-p", pipeline)
     assert result.returncode == 1

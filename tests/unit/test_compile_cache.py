@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 CHILD = textwrap.dedent(
     """
     import json, sys, time
-    import mmcomp, mmcomp.backend, mmcomp.compiler, mmcomp.ptxas
+    import mmcomp, mmcomp.backend, mmcomp.compiler, mmcomp.arch.ptxas
     from mmcomp import cache
     import cases
     fusion = cases.gelu_bias(300, 504, 200)
@@ -34,7 +34,7 @@ CHILD = textwrap.dedent(
         def refuse(*args, **kwargs):
             raise AssertionError("a pass or ptxas ran on a cache hit")
         mmcomp.compiler.run_pipeline = refuse
-        mmcomp.ptxas.assemble = refuse
+        mmcomp.arch.ptxas.assemble = refuse
     start = time.perf_counter()
     kernel = mmcomp.compile(fusion, tile=(128, 128, 64), epilogue="smem")
     seconds = time.perf_counter() - start

@@ -20,10 +20,10 @@ from mmcomp.compiler import context, run_pipeline
 from mmcomp.dialects import hopper, ptx
 from mmcomp.dialects.ptx.builder import encloses
 from mmcomp.dialects.ptx.module import carried_label_names
+from mmcomp.dialects.ptx.target import emit_ptx
 from mmcomp.passes.convert_arith_to_ptx import ConvertArithToPtx
 from mmcomp.passes.convert_hopper_to_ptx import ConvertHopperToPtx
 from mmcomp.passes.convert_scf_to_ptx import ConvertScfToPtx
-from mmcomp.targets import emit_ptx
 
 CASES = CONTROL_FLOW_CASES
 

@@ -12,7 +12,7 @@ import functools
 import pytest
 from cases import CASES, case, horizontal, linear, matmul
 
-from mmcomp import ptxas
+from mmcomp.arch import ptxas
 from mmcomp.backend import CudaKernel, build_cuda_kernel, lower_to_ptx
 from mmcomp.compiler import run_pipeline
 from mmcomp.errors import LaunchError, ScheduleError

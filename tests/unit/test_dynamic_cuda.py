@@ -15,7 +15,7 @@ from test_dynamic import FAMILIES, dynamic_inputs, epilogue_operand, linear
 import mmcomp
 from mmcomp.backend import load_kernel
 from mmcomp.errors import LaunchError
-from mmcomp.heuristics import PARAMETERS
+from mmcomp.schedule.heuristics import PARAMETERS
 
 N, K = 200, 136
 

@@ -24,7 +24,7 @@ from test_dynamic import (
 )
 
 import mmcomp
-from mmcomp.buckets import BucketedKernel
+from mmcomp.schedule.buckets import BucketedKernel
 
 pytestmark = pytest.mark.gpu
 

@@ -20,12 +20,12 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.dialects.func import FuncOp
 
 import mmcomp
+from mmcomp.analysis.roles import iteration_space
 from mmcomp.dialects.fusion import AxisRolesAttr, IterationSpaceAttr, MmaOp
-from mmcomp.dtypes import FUSION_DTYPES
-from mmcomp.frontend import Fusion, Value
+from mmcomp.frontend.builder import Fusion, Value
 from mmcomp.interp.reference import reference, run_function
+from mmcomp.ir.dtypes import FUSION_DTYPES
 from mmcomp.passes.propagate_axis_mapping import propagate
-from mmcomp.roles import iteration_space
 
 NUMPY = {dtype.name: dtype.numpy_dtype for dtype in FUSION_DTYPES}
 TOLERANCE = {"bf16": 1e-2, "f16": 2e-3, "f32": 1e-5}

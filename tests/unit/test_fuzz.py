@@ -43,7 +43,7 @@ def test_a_case_is_a_function_of_seed_and_index():
 
 
 def test_the_grammar_reaches_every_family_and_form():
-    cases = _cases("cuda", frozenset(fuzz.FEATURES), 1500)
+    cases = _cases("cuda", frozenset(fuzz.FEATURES) - {"backward"}, 1500)
     families = Counter(case.spec.family for case in cases)
     assert set(families) == set(fuzz.FAMILIES)
     steps = [step for case in cases for step in case.spec.steps]
@@ -189,6 +189,30 @@ def test_interp_run(seed: int):
     statuses = Counter(outcome.status for outcome in summary.outcomes)
     assert statuses["pass"] > 0.75 * len(summary.outcomes)
     assert {outcome.family for outcome in summary.outcomes} == set(fuzz.FAMILIES)
+
+
+def test_the_backward_feature_runs_gradient_kernels_on_interp():
+    lines: list[str] = []
+    features = INTERP | {"backward"}
+    options = fuzz.Options("interp", 3, features, cases=40, jobs=0, out=lines.append)
+    summary = fuzz.run(options)
+    assert not summary.failures, "\n".join(lines)
+    statuses = Counter(outcome.status for outcome in summary.outcomes)
+    assert statuses["pass"] > 0.75 * len(summary.outcomes)
+    cases = _cases("interp", features, 40, seed=3)
+    assert {case.spec.family for case in cases} <= set(fuzz.BACKWARD_FAMILIES)
+    names = {fuzz.build_case(case).fusion.name.split("_")[-2] for case in cases}
+    assert {"epilogue", "dgrad", "wgrad", "sum"} <= names
+
+
+@pytest.mark.gpu
+def test_the_backward_feature_on_the_gpu():
+    lines: list[str] = []
+    features = CUDA | {"backward"}
+    options = fuzz.Options("cuda", 1, features, cases=60, jobs=4, out=lines.append)
+    summary = fuzz.run(options)
+    assert len(summary.outcomes) == 60
+    assert not summary.failures, "\n".join(lines)
 
 
 def test_cuda_compile_run():

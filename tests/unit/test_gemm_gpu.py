@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from gemm_builder import EPILOGUES, STAGES, GemmKernel, build_gemm, run_gemm
 
-from mmcomp.ptxas import PtxasError, assemble, check_no_spills, check_sass, find_nvdisasm
+from mmcomp.arch.ptxas import PtxasError, assemble, check_no_spills, check_sass, find_nvdisasm
 
 LAYOUTS = ("linear", "matmul")
 SHAPES = [(1024, 1024, 1024), (1000, 1000, 1000)]

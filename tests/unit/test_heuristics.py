@@ -10,8 +10,7 @@ from xdsl.dialects.func import FuncOp
 from xdsl.parser import Parser
 
 import mmcomp
-from mmcomp import hardware as hw
-from mmcomp import heuristics
+from mmcomp.arch import limits as hw
 from mmcomp.compiler import PIPELINE, Kernel, context
 from mmcomp.dialects.sched import (
     PARAMS_ATTR,
@@ -21,7 +20,10 @@ from mmcomp.dialects.sched import (
     problem_of,
 )
 from mmcomp.errors import FusionError, ScheduleError
-from mmcomp.heuristics import (
+from mmcomp.passes.choose_schedule import choose_schedule
+from mmcomp.passes.propagate_axis_mapping import propagate
+from mmcomp.schedule import heuristics
+from mmcomp.schedule.heuristics import (
     PARAMETERS,
     SMALL_M,
     choose_params,
@@ -29,8 +31,6 @@ from mmcomp.heuristics import (
     choose_swizzle,
     fit_stages,
 )
-from mmcomp.passes.choose_schedule import choose_schedule
-from mmcomp.passes.propagate_axis_mapping import propagate
 
 
 def test_large_bf16_gemm_gets_cutlass_defaults():
@@ -152,9 +152,16 @@ def test_small_m_warp_specialization_and_tile_rules():
     assert (full.tile, full.stages, full.split_k) == ((64, 64, 128), 6, 2)
     short_k = choose_params(Problem({"m": 64, "n": 4096, "k": 256}))
     assert short_k.tile == (64, 64, 64)
-    # Where no tile fits in one wave, the rule for large M (the widest reaching the SMs).
+    # Where no cooperative tile fits in one wave: ping-pong 128x128, in a 2x1 cluster
+    # where the M tiles pair up.
     wide = choose_params(Problem({"m": 512, "n": 14336, "k": 4096}))
-    assert (wide.tile, wide.split_k) == ((128, 256, 64), 1)
+    assert (wide.tile, wide.split_k, wide.warp_specialization) == ((128, 128, 64), 1, "pingpong")
+    assert (wide.cluster, wide.strategy) == ((2, 1), "persistent")
+    odd = choose_params(Problem({"m": 384, "n": 14336, "k": 4096}))
+    assert (odd.tile, odd.warp_specialization, odd.cluster) == ((128, 128, 64), "pingpong", (1, 1))
+    # An epilogue operand keeps the cooperative rules (measured on lone GEMMs only).
+    fused = choose_params(Problem({"m": 512, "n": 14336, "k": 4096}, epilogue_tiles=1))
+    assert fused.warp_specialization == "cooperative"
     # 4-byte inputs (the CPU executor's tf32), and a K loop of fewer than 4 blocks, keep
     # the rules for large M.
     f32 = choose_params(Problem({"m": 16, "n": 4096, "k": 4096}, element_bytes=4))

@@ -1,4 +1,4 @@
-"""Bit-by-bit checks of the swizzle and wgmma matrix-descriptor encoding (mmcomp.hopper_layout).
+"""Bit-by-bit checks of the swizzle and wgmma matrix-descriptor encoding (mmcomp.arch.smem_layout).
 
 The layout rules are restated here independently of the module: how TMA permutes 16-byte
 chunks, and how wgmma finds element (row, k) of its operand from a descriptor (the
@@ -13,7 +13,7 @@ from enum import Enum
 
 import pytest
 
-from mmcomp.hopper_layout import (
+from mmcomp.arch.smem_layout import (
     Major,
     OperandTile,
     SwizzleMode,

@@ -19,8 +19,8 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from mmcomp.cli import main as mmcomp_opt
 from mmcomp.dialects import hopper, ptx
+from mmcomp.ir.registry import DEFAULT_PIPELINE
 from mmcomp.passes.convert_hopper_to_ptx import registers_of
-from mmcomp.registry import DEFAULT_PIPELINE
 
 LEVEL_CASES = [
     "linear_ragged",

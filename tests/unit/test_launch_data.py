@@ -13,7 +13,7 @@ from cases import CASES, Case, case, inputs_for, relative_error
 import mmcomp
 from mmcomp.backend import launch_plan
 from mmcomp.cli import main as mmcomp_opt
-from mmcomp.registry import DEFAULT_PIPELINE
+from mmcomp.ir.registry import DEFAULT_PIPELINE
 
 CLI_CASES = [
     "linear_256",

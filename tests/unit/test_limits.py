@@ -8,7 +8,7 @@ import sys
 import pytest
 
 import mmcomp
-from mmcomp import hardware as hw
+from mmcomp.arch import limits as hw
 from mmcomp.dialects.sched import Problem, check_extents
 from mmcomp.errors import ScheduleError
 

@@ -20,7 +20,7 @@ import cases
 import pytest
 from cases import TOLERANCE, child_environment
 
-from mmcomp.frontend import Fusion
+from mmcomp.frontend.builder import Fusion
 
 pytestmark = pytest.mark.gpu
 

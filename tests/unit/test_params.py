@@ -12,7 +12,7 @@ from xdsl.parser import Parser
 from xdsl.utils.exceptions import ParseError, VerifyException
 
 import mmcomp
-from mmcomp import hardware as hw
+from mmcomp.arch import limits as hw
 from mmcomp.dialects.fusion import Fusion as FusionDialect
 from mmcomp.dialects.sched import (
     SWIZZLE_LIMIT,

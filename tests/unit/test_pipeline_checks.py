@@ -9,9 +9,9 @@ import sys
 import pytest
 
 import mmcomp
-from mmcomp.attributes import KNOWN, check_attributes, unknown_attribute
+from mmcomp.arch.ptxas import find_tool
 from mmcomp.errors import FusionError, ScheduleError
-from mmcomp.ptxas import find_tool
+from mmcomp.ir.attributes import KNOWN, check_attributes, unknown_attribute
 
 F32 = """\
 func.func @f32_operands(%a: tensor<64x64xf32>, %w: tensor<64x64xf32>) -> tensor<64x64xf32> {
@@ -127,9 +127,9 @@ def test_f32_operands_are_scheduled_for_the_cpu_executor():
 
 
 def test_every_attribute_the_passes_use_is_known():
+    from mmcomp.analysis.roles import ROLES_KEY, SPACE_KEY
     from mmcomp.dialects.sched import PARAMS_ATTR
     from mmcomp.passes import partition_warp_roles, tile_split
-    from mmcomp.roles import ROLES_KEY, SPACE_KEY
 
     used = {
         PARAMS_ATTR,
@@ -219,7 +219,7 @@ def _compile_to_ptx(tmp_path, text: str, pipeline: str) -> subprocess.CompletedP
 
 @pytest.mark.skipif(not find_tool("ptxas"), reason="needs ptxas (the dev extra installs one)")
 def test_mmcomp_opt_refits_a_schedule_that_ptxas_spills_as_compile_does(tmp_path):
-    from mmcomp.ptxas import assemble
+    from mmcomp.arch.ptxas import assemble
 
     kernel = mmcomp.compile(HEAVY)
     assert kernel.report.spills == 0
@@ -249,7 +249,7 @@ def test_a_pinned_schedule_that_spills_is_refused_by_both_tools_alike(tmp_path):
 
 def test_a_stream_k_schedule_that_spills_is_refitted_persistent_before_narrower_tiles():
     from mmcomp.dialects.sched import ScheduleParams
-    from mmcomp.spill_refit import refits
+    from mmcomp.schedule.spill_refit import refits
 
     chosen = ScheduleParams(tile=(128, 256, 64), strategy="hybrid-stream-k")
     tries = refits(chosen, {})

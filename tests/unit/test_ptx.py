@@ -18,6 +18,7 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
+from mmcomp.arch.ptxas import assemble_checked, find_nvdisasm, sass_has
 from mmcomp.dialects import ptx
 from mmcomp.dialects.ptx import (
     B64,
@@ -38,8 +39,7 @@ from mmcomp.dialects.ptx import (
     TanhOp,
     WgmmaOp,
 )
-from mmcomp.ptxas import assemble_checked, find_nvdisasm, sass_has
-from mmcomp.targets import PtxTarget, emit_ptx
+from mmcomp.dialects.ptx.target import PtxTarget, emit_ptx
 
 LIT_DIR = Path(__file__).resolve().parents[1] / "lit" / "ptx"
 FORM_FILES = ["arith.mlir", "memory.mlir", "hopper.mlir"]

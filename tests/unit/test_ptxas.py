@@ -10,9 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from mmcomp import ptxas
-from mmcomp.dialects.ptx import F32, KernelBuilder, PtxModuleOp
-from mmcomp.ptxas import (
+from mmcomp.arch import ptxas
+from mmcomp.arch.ptxas import (
     Assembled,
     PtxasError,
     ResourceReport,
@@ -27,7 +26,8 @@ from mmcomp.ptxas import (
     sass_count,
     sass_has,
 )
-from mmcomp.targets import emit_ptx
+from mmcomp.dialects.ptx import F32, KernelBuilder, PtxModuleOp
+from mmcomp.dialects.ptx.target import emit_ptx
 
 VADD = """
 .version 8.0
@@ -210,7 +210,7 @@ def test_command_line(tmp_path: Path):
     source = tmp_path / "vadd.ptx"
     source.write_text(VADD)
     env = dict(os.environ)
-    command = [sys.executable, "-m", "mmcomp.ptxas"]
+    command = [sys.executable, "-m", "mmcomp.arch.ptxas"]
     ok = subprocess.run([*command, str(source)], capture_output=True, text=True, env=env)
     assert ok.returncode == 0, ok.stderr
     assert ok.stdout.startswith("vadd: ") and "0 bytes spill stores" in ok.stdout
@@ -224,7 +224,7 @@ def test_command_line(tmp_path: Path):
 
 
 def test_the_command_line_names_a_file_it_cannot_read(tmp_path, capsys):
-    from mmcomp.ptxas import main
+    from mmcomp.arch.ptxas import main
 
     with pytest.raises(SystemExit) as info:
         main([str(tmp_path / "absent.ptx")])

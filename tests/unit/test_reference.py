@@ -12,7 +12,7 @@ from xdsl.dialects.func import FuncOp
 
 import mmcomp
 from mmcomp.errors import FusionError
-from mmcomp.frontend import Fusion
+from mmcomp.frontend.builder import Fusion
 from mmcomp.interp.reference import contract, reference, run_function
 
 BF16 = np.dtype(ml_dtypes.bfloat16)

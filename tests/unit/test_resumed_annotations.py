@@ -21,20 +21,20 @@ from xdsl.parser import Parser
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
 import mmcomp
+from mmcomp.analysis.roles import check_annotations
 from mmcomp.compiler import context
-from mmcomp.diagnostics import LocatingParser
 from mmcomp.dialects.fusion import IterationSpaceAttr
+from mmcomp.dialects.ptx.target import emit_ptx
 from mmcomp.dialects.sched import PARAMS_ATTR, ScheduleParams, ScheduleParamsAttr
 from mmcomp.errors import FusionError
+from mmcomp.ir.diagnostics import LocatingParser
+from mmcomp.ir.registry import PASSES
 from mmcomp.passes.choose_schedule import ChooseSchedule
 from mmcomp.passes.compile_to_ptx import CompileToPtx
 from mmcomp.passes.materialize_schedule import MaterializeSchedule
 from mmcomp.passes.propagate_axis_mapping import PropagateAxisMapping, propagate
 from mmcomp.passes.tile_merge import TileMerge
 from mmcomp.passes.tile_split import TileSplit
-from mmcomp.registry import PASSES
-from mmcomp.roles import check_annotations
-from mmcomp.targets import emit_ptx
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

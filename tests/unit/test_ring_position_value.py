@@ -19,9 +19,9 @@ from xdsl.ir import BlockArgument, OpResult, SSAValue
 
 from mmcomp.compiler import context
 from mmcomp.dialects import hopper, ptx
+from mmcomp.dialects.ptx.target import emit_ptx
 from mmcomp.passes.convert_hopper_to_ptx import ConvertHopperToPtx
 from mmcomp.passes.convert_scf_to_ptx import ConvertScfToPtx, position_storage
-from mmcomp.targets import emit_ptx
 
 CASES = CONTROL_FLOW_CASES
 

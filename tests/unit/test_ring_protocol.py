@@ -20,11 +20,11 @@ import pytest
 from ptx_ring_model import RingDeadlock, RingError, parse, run_grid
 
 import mmcomp
-from mmcomp import ptxas
+from mmcomp.arch import ptxas
 from mmcomp.backend.kernel import lower_to_ptx
 from mmcomp.compiler import run_pipeline
 from mmcomp.errors import ScheduleError
-from mmcomp.frontend import Fusion
+from mmcomp.frontend.builder import Fusion
 
 needs_ptxas = pytest.mark.skipif(ptxas.find_tool("ptxas") is None, reason="needs ptxas")
 

@@ -22,7 +22,7 @@ from cases import TOLERANCE, child_environment
 from test_lowering_trust_gpu import CHILD
 from test_ring_protocol import NONE, NONE_713, NONE_1894, horizontal_1894, linear_713
 
-from mmcomp.frontend import Fusion
+from mmcomp.frontend.builder import Fusion
 
 pytestmark = pytest.mark.gpu
 

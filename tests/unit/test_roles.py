@@ -7,11 +7,11 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
 
 import mmcomp
+from mmcomp.analysis.roles import axes_by_role, infer_axis_mapping, iteration_space, roles_of
 from mmcomp.dialects.fusion import MmaOp
 from mmcomp.errors import FusionError
-from mmcomp.frontend import Fusion
+from mmcomp.frontend.builder import Fusion
 from mmcomp.passes.propagate_axis_mapping import propagate
-from mmcomp.roles import axes_by_role, infer_axis_mapping, iteration_space, roles_of
 
 
 def _func(module: ModuleOp) -> FuncOp:

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from runtime_kernels import CLUSTER_PTX, SCALE_PTX, tma_copy_ptx
 
-from mmcomp import ptxas
+from mmcomp.arch import ptxas
 from mmcomp.errors import CudaError, LaunchError
 from mmcomp.runtime import arrays, device, driver
 from mmcomp.runtime.arrays import ArraySpec, as_device_array, bind_arrays, check_device_array

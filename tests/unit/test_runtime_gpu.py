@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from runtime_kernels import CLUSTER_PTX, SCALE_PTX, tma_copy_ptx
 
-from mmcomp.dtypes import FUSION_DTYPES
 from mmcomp.errors import CudaError, LaunchError
+from mmcomp.ir.dtypes import FUSION_DTYPES
 from mmcomp.runtime import (
     BFLOAT16,
     ArraySpec,

@@ -30,15 +30,15 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 
 import mmcomp
+from mmcomp.arch.ptxas import PtxasError, find_tool
 from mmcomp.compiler import run_pipeline
 from mmcomp.dialects import sched
 from mmcomp.dialects.sched import ScheduleParams, ScheduleParamsAttr
 from mmcomp.errors import ScheduleError
-from mmcomp.frontend import Fusion
+from mmcomp.frontend.builder import Fusion
 from mmcomp.interp.executor import CoverageError, Execution, execute, kernel_of
 from mmcomp.interp.reference import reference
 from mmcomp.passes.stream_k import tail_segments
-from mmcomp.ptxas import PtxasError, find_tool
 
 STRATEGIES = ("stream-k", "hybrid-stream-k")
 TILE = {"tile": (128, 64, 64)}

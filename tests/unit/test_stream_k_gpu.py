@@ -38,7 +38,7 @@ from cases import (  # noqa: E402
     silu_mul,
 )
 
-from mmcomp.frontend import Fusion  # noqa: E402
+from mmcomp.frontend.builder import Fusion  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 

@@ -17,13 +17,13 @@ from test_dynamic import check_outputs, dynamic_inputs
 from xdsl.utils.exceptions import ParseError
 
 import mmcomp
-from mmcomp import heuristics
 from mmcomp.dialects.sched import Problem, ScheduleParams
 from mmcomp.errors import ScheduleError
-from mmcomp.frontend import Fusion
-from mmcomp.heuristics import choose_params
+from mmcomp.frontend.builder import Fusion
 from mmcomp.interp.reference import reference
 from mmcomp.passes.partition_warp_roles import check_buildable
+from mmcomp.schedule import heuristics
+from mmcomp.schedule.heuristics import choose_params
 
 N, K = 200, 300
 """Ragged against every tile."""
@@ -186,9 +186,9 @@ def test_dynamic_m_runs_swapped(family: str):
 
 @pytest.mark.parametrize("family", list(FAMILIES))
 def test_ptxas_assembles_the_swapped_kernels_without_spills(family: str):
+    from mmcomp.arch.ptxas import find_tool
     from mmcomp.backend import build_cuda_kernel
     from mmcomp.compiler import run_pipeline
-    from mmcomp.ptxas import find_tool
 
     if find_tool("ptxas") is None:
         pytest.skip("no ptxas on this machine (PATH, CUDA_HOME or the nvidia-cuda-nvcc wheel)")
@@ -202,9 +202,9 @@ def test_ptxas_assembles_the_swapped_kernels_without_spills(family: str):
 
 
 def test_dynamic_m_builds_for_the_device():
+    from mmcomp.arch.ptxas import find_tool
     from mmcomp.backend import build_cuda_kernel
     from mmcomp.compiler import run_pipeline
-    from mmcomp.ptxas import find_tool
 
     if find_tool("ptxas") is None:
         pytest.skip("no ptxas on this machine (PATH, CUDA_HOME or the nvidia-cuda-nvcc wheel)")

@@ -18,9 +18,9 @@ from test_dynamic import dynamic_inputs
 from test_swap_ab import FAMILIES
 
 import mmcomp
-from mmcomp import heuristics
-from mmcomp.frontend import Fusion
+from mmcomp.frontend.builder import Fusion
 from mmcomp.interp.reference import reference
+from mmcomp.schedule import heuristics
 
 pytestmark = pytest.mark.gpu
 

@@ -79,7 +79,7 @@ def double(module):
 def check_against_float64(fast, reference, x, bound_scale=3.0):
     """fast's gradients against float64 autograd of `reference`; the bound is what bf16
     autograd of `reference` itself gives (times bound_scale, at least FLOOR)."""
-    dy = torch.randn(*x.shape[:-1], fast_out(fast), dtype=x.dtype)
+    dy = torch.randn(*x.shape[:-1], fast_out(fast), dtype=x.dtype, device=x.device)
     got = gradients_of(fast, x, dy, list(reference.parameters()))
     want = gradients_of(double(reference), x.double(), dy.double())
     bf16 = gradients_of(reference, x, dy)
@@ -124,6 +124,50 @@ def test_gated_mlp_gradients_match_float64_autograd(bias, recompute):
     assert steps[0] == "linear_none.dgrad.x+gated_silu.epilogue"  # dH computes dZg, dZu
     for shape in [(1, 32), (7, 32), (3, 100, 32)]:
         check_against_float64(gated, mlp, torch.randn(*shape, dtype=torch.bfloat16))
+
+
+@pytest.mark.parametrize("recompute", [False, True])
+def test_4096_tokens_through_both_modules(recompute):
+    torch.manual_seed(7)
+    linear = torch.nn.Linear(32, 48, dtype=torch.bfloat16)
+    fused = mt.FusedLinear(linear, "gelu_tanh", recompute=recompute, **INTERP)
+    x = torch.randn(4096, 32, dtype=torch.bfloat16)
+    check_against_float64(fused, Activated(linear, "gelu_tanh"), x)
+    mlp = MLP(32, 64, bias=True)
+    gated = mt.GatedMLP(mlp, gate_up_schedule=INTERP, down_schedule=INTERP, recompute=recompute)
+    check_against_float64(gated, mlp, x)
+
+
+def test_the_pointwise_step_in_torch_matches_the_reference_eager_and_compiled():
+    import functools
+
+    import numpy as np
+
+    from mmcomp.autodiff import POINTWISE
+    from mmcomp.torch.autograd import program, run_program
+
+    f = mmcomp.Fusion("pointwise")
+    x, w = f.input("x", ["m", 16], "bf16"), f.input("w", [24, 16], "bf16")
+    z = f.linear(x, w)
+    f.output(f.cast(f.gelu(z, "none") * 0.5 + f.relu(z) - f.gelu(z, "tanh") / 3.0, "bf16"))
+    gradient = mmcomp.grad(f)
+    step = gradient.steps[0]
+    assert step.kind == POINTWISE
+    tensors = [
+        torch.randn(9, 24, dtype=torch.bfloat16),  # the output's adjoint
+        torch.randn(9, 24, dtype=torch.bfloat16),  # the saved pre-activation
+    ]
+    tensors[1][0, :4] = 0.0
+    fusion = gradient.step_fusion(step, None, [t.shape for t in tensors])
+    code = program(fusion)
+    eager = run_program(code, *tensors)
+    compiled = torch.compile(functools.partial(run_program, code), fullgraph=True)(*tensors)
+    arrays = [mt.ARRAYS.to_numpy(t) for t in tensors]
+    want = mmcomp.reference(fusion, *arrays, accumulate=np.float32)
+    for mine, fused, theirs in zip(eager, compiled, want, strict=True):
+        reference = torch.from_numpy(np.asarray(theirs, np.float64))
+        assert relative_error(mine, reference) < 2e-2
+        assert relative_error(fused, reference) < 2e-2
 
 
 def test_op_gradcheck_in_float32():
@@ -203,6 +247,23 @@ def test_fused_linear_compiles_fullgraph_forward_and_backward():
     torch.compile(loss, fullgraph=True)(x).backward()
     for mine, theirs in zip([x.grad, linear.weight.grad, linear.bias.grad], eager, strict=True):
         assert torch.equal(mine, theirs)
+
+
+def test_a_dynamic_compile_serves_every_token_count():
+    torch.manual_seed(8)
+    linear = torch.nn.Linear(32, 48, dtype=torch.bfloat16)
+    fused = mt.FusedLinear(linear, "silu", **INTERP)
+    compiled = torch.compile(
+        lambda x: fused(x).float().square().sum(), fullgraph=True, dynamic=True
+    )
+    for rows in (5, 9, 17):
+        x = torch.randn(rows, 32, dtype=torch.bfloat16)
+        linear.weight.grad = None
+        compiled(x).backward()
+        from_compiled = linear.weight.grad.clone()
+        linear.weight.grad = None
+        fused(x).float().square().sum().backward()
+        assert torch.equal(from_compiled, linear.weight.grad)
 
 
 def test_autocast_casts_the_input_as_nn_linear_does():

@@ -1,15 +1,16 @@
 """mmcomp.torch's tensor-parallel modules on the CPU: two processes (torch.multiprocessing,
 gloo on a free localhost port), each rank's kernels on the interp back end, against the
-float64 reference of the whole module at 1, 7 and 300 tokens: TensorParallelGatedMLP
-(plain, micro-batched, sequence-parallel, under torch.compile(fullgraph=True), from shards
-and from DTensors),
-ColumnParallelLinear and RowParallelLinear (each input and output form), and the misuse
-errors. The ranks run every check once (module fixture) and write their results; a rank
-that dies or hangs fails the fixture within its deadline instead of hanging the run.
+float64 reference of the whole module at 1, 7 and 300 tokens: TensorParallelGatedMLP (plain,
+micro-batched, sequence-parallel, under torch.compile(fullgraph=True), from shards and from
+DTensors), ColumnParallelLinear and RowParallelLinear (each input and output form); the
+gradients of x and of every rank's weight blocks against float64 autograd; and the misuse
+errors. The ranks run every check once (module fixture) and write their results; a rank that
+dies or hangs fails the fixture within its deadline instead of hanging the run.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import re
@@ -244,6 +245,83 @@ def check_linears_from_dtensors(rank: int) -> float:
     return max(errors)
 
 
+def float64_gradients(module, x, grad_y, forward):
+    """The gradients of sum(forward(module64, x64) * grad_y) by x and by each parameter of
+    module (by name), in float64."""
+    module64 = copy.deepcopy(module).double()
+    x64 = x.detach().double().requires_grad_()
+    (forward(module64, x64) * grad_y.double()).sum().backward()
+    return x64.grad, {name: p.grad for name, p in module64.named_parameters()}
+
+
+def mlp_forward(mlp, x):
+    def apply(module, value):
+        return torch.nn.functional.linear(value, module.weight, module.bias)
+
+    gated = torch.nn.functional.silu(apply(mlp.gate_proj, x)) * apply(mlp.up_proj, x)
+    return apply(mlp.down_proj, gated)
+
+
+def check_mlp_gradients(rank: int, sequence_parallel: bool) -> float:
+    """Training: x's gradient (the sum of every rank's part, Megatron's f) and each rank's
+    weight blocks' gradients against float64 autograd of the whole module."""
+    torch.manual_seed(4)
+    mlp = MLP(HIDDEN, INTERMEDIATE, True)
+    tp = mt.TensorParallelGatedMLP(
+        mlp, sequence_parallel=sequence_parallel, gate_up_schedule=INTERP, down_schedule=INTERP
+    )
+    tokens = 2 * 7 if sequence_parallel else 7
+    x = same_on_every_rank(5, tokens, HIDDEN)
+    grad_y = same_on_every_rank(6, tokens, HIDDEN)
+    want_x, want = float64_gradients(mlp, x, grad_y, mlp_forward)
+    if sequence_parallel:
+        x, grad_y, want_x = block(x, rank, 0), block(grad_y, rank, 0), block(want_x, rank, 0)
+    x = x.clone().requires_grad_()
+    (tp(x).float() * grad_y.float()).sum().backward()
+    local = tp.local
+    pairs = [
+        (x.grad, want_x),
+        (local.gate_weight.grad, block(want["gate_proj.weight"], rank, 0)),
+        (local.up_weight.grad, block(want["up_proj.weight"], rank, 0)),
+        (local.gate_bias.grad, block(want["gate_proj.bias"], rank, 0)),
+        (local.down.weight.grad, block(want["down_proj.weight"], rank, 1)),
+        (tp.down_bias.grad, want["down_proj.bias"]),
+    ]
+    return max(relative_error(got, wanted) for got, wanted in pairs)
+
+
+def check_linear_gradients(rank: int, sequence_parallel: bool) -> float:
+    """Training through ColumnParallelLinear (gathered output) into RowParallelLinear
+    (whole input, sliced): x's gradient and every weight block's."""
+    torch.manual_seed(5)
+    up = torch.nn.Linear(HIDDEN, 96, dtype=torch.bfloat16)
+    down = torch.nn.Linear(96, HIDDEN, dtype=torch.bfloat16)
+    options = {"sequence_parallel": sequence_parallel, **INTERP}
+    column = mt.ColumnParallelLinear(up, "silu", gather_output=True, **options)
+    row = mt.RowParallelLinear(down, input_is_parallel=False, **options)
+    pair = torch.nn.ModuleDict({"up": up, "down": down})
+    tokens = 2 * 7 if sequence_parallel else 7
+
+    def forward(modules, x):
+        return modules["down"](torch.nn.functional.silu(modules["up"](x)))
+
+    x = same_on_every_rank(7, tokens, HIDDEN)
+    grad_y = same_on_every_rank(8, tokens, HIDDEN)
+    want_x, want = float64_gradients(pair, x, grad_y, forward)
+    if sequence_parallel:  # column: this rank's tokens in, every rank's out; row: the reverse
+        x, grad_y, want_x = block(x, rank, 0), block(grad_y, rank, 0), block(want_x, rank, 0)
+    x = x.clone().requires_grad_()
+    (row(column(x)).float() * grad_y.float()).sum().backward()
+    pairs = [
+        (x.grad, want_x),
+        (column.local.weight.grad, block(want["up.weight"], rank, 0)),
+        (column.local.bias.grad, block(want["up.bias"], rank, 0)),
+        (row.local.weight.grad, block(want["down.weight"], rank, 1)),
+        (row.bias.grad, want["down.bias"]),
+    ]
+    return max(relative_error(got, wanted) for got, wanted in pairs)
+
+
 def check_misuse(rank: int) -> float:
     """Each misuse raises FusionError naming it (on every rank, so no collective is left
     half-entered)."""
@@ -335,6 +413,10 @@ CHECKS: dict[str, Callable[[int], float]] = {
     "row": lambda rank: check_row(rank, False),
     "row sequence-parallel": lambda rank: check_row(rank, True),
     "linears from DTensors": check_linears_from_dtensors,
+    "mlp gradients": lambda rank: check_mlp_gradients(rank, False),
+    "mlp gradients sequence-parallel": lambda rank: check_mlp_gradients(rank, True),
+    "linear gradients": lambda rank: check_linear_gradients(rank, False),
+    "linear gradients sequence-parallel": lambda rank: check_linear_gradients(rank, True),
     "misuse": check_misuse,
 }
 """What each rank runs, in this order (the same on every rank: the collectives pair up)."""
@@ -421,7 +503,7 @@ def test_the_example_runs_under_torchrun_on_two_cpu_ranks(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(root), "OMP_NUM_THREADS": "1"}
     command = [sys.executable, "-m", "torch.distributed.run", "--standalone"]
     command += ["--nproc-per-node", "2", str(root / "examples" / "tp_mlp.py")]
-    command += ["--tokens", "7", "64", "--repeat", "10", "--no-compile"]
+    command += ["--cpu", "--tokens", "7", "64", "--repeat", "10", "--no-compile"]
     command += ["--json", str(tmp_path / "tp.json")]
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=DEADLINE_S)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]

@@ -3,14 +3,17 @@ collective runs (NCCL's all-reduce, all-gather and reduce-scatter of one rank) a
 cuda kernels. TensorParallelGatedMLP on the block one rank of eight holds of Llama-70B's MLP
 (hidden 8192, intermediate 28672 / 8, given as shards), plain, micro-batched (the
 all-reduce of one part overlapping the next part's kernels), sequence-parallel and under
-torch.compile(fullgraph=True); ColumnParallelLinear and RowParallelLinear; all against
-float64 at 16 and 8192 tokens.
+torch.compile(fullgraph=True) and in a CUDA graph; ColumnParallelLinear and
+RowParallelLinear; all against float64 at 16 and 8192 tokens; and the gradients of a
+smaller MLP (plain and sequence-parallel) against float64 autograd.
 The runs over several GPUs are examples/tp_mlp.py under torchrun (docs/torch.md).
 
 Skipped without torch, and (gpu marker) without an sm_90 GPU.
 """
 
 from __future__ import annotations
+
+import copy
 
 import pytest
 
@@ -101,6 +104,51 @@ def test_gated_mlp_under_torch_compile_fullgraph(nccl, micro_batches):
         with torch.inference_mode():
             got = compiled(x)
         assert relative_error(got, mlp_reference(mlp, x)) < TOLERANCE
+
+
+@pytest.mark.parametrize("micro_batches", [1, 2])
+def test_gated_mlp_under_cuda_graph_capture_and_replay(nccl, micro_batches):
+    """The kernels and NCCL's all-reduce captured in one graph; a replay recomputes from
+    new values copied into the static input."""
+    mlp = MLP(HIDDEN, BLOCK, nccl)
+    tp = mt.TensorParallelGatedMLP(mlp, sharded=True, micro_batches=micro_batches)
+    static = torch.randn(16, HIDDEN, device=nccl, dtype=torch.bfloat16)
+    with torch.inference_mode():
+        tp(static)  # kernels compiled and loaded outside the capture
+        torch.cuda.synchronize()
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            replayed = tp(static)
+        fresh = torch.randn_like(static)
+        static.copy_(fresh)
+        graph.replay()
+    torch.cuda.synchronize()
+    assert relative_error(replayed, mlp_reference(mlp, fresh)) < TOLERANCE
+
+
+@pytest.mark.parametrize("sequence_parallel", [False, True])
+def test_gated_mlp_gradients(nccl, sequence_parallel):
+    """Training through the autograd Functions and the cuda back end's trainable kernels:
+    x's and every block's gradient against float64 autograd."""
+    mlp = MLP(1024, 2816, nccl, bias=True)
+    tp = mt.TensorParallelGatedMLP(mlp, sequence_parallel=sequence_parallel)
+    x = torch.randn(300, 1024, device=nccl, dtype=torch.bfloat16)
+    grad_y = torch.randn_like(x)
+    mlp64 = copy.deepcopy(mlp).double()
+    x64 = x.double().requires_grad_()
+    (mlp_reference(mlp64, x64) * grad_y.double()).sum().backward()
+    x = x.clone().requires_grad_()
+    (tp(x).float() * grad_y.float()).sum().backward()
+    local = tp.local
+    pairs = [
+        (x.grad, x64.grad),
+        (local.gate_weight.grad, mlp64.gate_proj.weight.grad),
+        (local.up_bias.grad, mlp64.up_proj.bias.grad),
+        (local.down.weight.grad, mlp64.down_proj.weight.grad),
+        (tp.down_bias.grad, mlp64.down_proj.bias.grad),
+    ]
+    for got, want in pairs:
+        assert relative_error(got, want) < TOLERANCE
 
 
 def test_gated_mlp_with_biases_sharded_here(nccl):

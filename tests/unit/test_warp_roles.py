@@ -16,6 +16,7 @@ from xdsl.dialects.func import FuncOp
 
 from mmcomp.compiler import context
 from mmcomp.dialects.hopper import WarpRolesAttr
+from mmcomp.dialects.ptx.target import emit_ptx
 from mmcomp.dialects.sched import PARAMS_ATTR, ScheduleParamsAttr
 from mmcomp.errors import ScheduleError
 from mmcomp.passes.convert_arith_to_ptx import ConvertArithToPtx
@@ -29,7 +30,6 @@ from mmcomp.passes.partition_warp_roles import (
     warp_roles,
     warp_specialize_of,
 )
-from mmcomp.targets import emit_ptx
 
 
 def edit_params(func: FuncOp, **changes: object) -> None:

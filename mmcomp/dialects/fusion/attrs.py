@@ -25,10 +25,10 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
-from mmcomp.dtypes import FUSION_DTYPES, by_name
+from mmcomp.ir.dtypes import FUSION_DTYPES, by_name
 
 ELEMENT_TYPES: dict[str, Attribute] = {dtype.name: dtype.element_type for dtype in FUSION_DTYPES}
-"""The supported element types by their short names (from mmcomp.dtypes)."""
+"""The supported element types by their short names (from mmcomp.ir.dtypes)."""
 
 _ROLE = re.compile(r"b(0|[1-9][0-9]*)|m|n|k|_")
 

@@ -42,7 +42,6 @@ from xdsl.printer import Printer
 from xdsl.traits import OpTrait, Pure
 from xdsl.utils.exceptions import VerifyException
 
-from mmcomp.diagnostics import location
 from mmcomp.dialects.fusion.attrs import (
     AxisRolesAttr,
     dtype_name,
@@ -64,8 +63,9 @@ from mmcomp.dialects.syntax import (
     print_operands,
     with_attributes,
 )
-from mmcomp.dtypes import FP8_DTYPES, FUSION_DTYPE_NAMES
-from mmcomp.narrowing import is_tensor
+from mmcomp.ir.diagnostics import location
+from mmcomp.ir.dtypes import FP8_DTYPES, FUSION_DTYPE_NAMES
+from mmcomp.ir.narrowing import is_tensor
 
 
 def format_shape(shape: Sequence[int]) -> str:

@@ -35,7 +35,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from mmcomp.dialects.hopper.base import HopperInstruction
 from mmcomp.dialects.hopper.smem import SmemType
-from mmcomp.narrowing import is_vector
+from mmcomp.ir.narrowing import is_vector
 
 ELEMENT_BYTES: dict[type[Attribute], int] = {Float32Type: 4, BFloat16Type: 2, Float16Type: 2}
 """The bytes of each element type a global access moves."""

@@ -9,7 +9,7 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
-from mmcomp.hopper_layout import Major, OperandTile, SwizzleMode
+from mmcomp.arch.smem_layout import Major, OperandTile, SwizzleMode
 
 
 @irdl_attr_definition
@@ -17,7 +17,7 @@ class TileAttr(ParametrizedAttribute):
     """A wgmma operand tile in shared memory: `#hopper.tile<k_major, swizzle 128, mn 128, k 64>`
     (16-bit elements), `#hopper.tile<k_major, swizzle 128, mn 128, k 128, bytes 1>` (fp8).
 
-    The tile is laid out as TMA loads write it (see `mmcomp.hopper_layout.OperandTile`):
+    The tile is laid out as TMA loads write it (see `mmcomp.arch.smem_layout.OperandTile`):
     boxes as wide as the swizzle span along the contiguous (`major`) dimension.
     """
 

@@ -54,7 +54,7 @@ from mmcomp.dialects.ptx import (
     kind_of,
     parse_guard,
 )
-from mmcomp.narrowing import is_int_attr
+from mmcomp.ir.narrowing import is_int_attr
 
 # ----------------------------------------------------------------------------------------
 # The value ops' syntax: a constraint and custom directives

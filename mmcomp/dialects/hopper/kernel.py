@@ -49,7 +49,6 @@ from xdsl.printer import Printer
 from xdsl.traits import HasParent, IsolatedFromAbove, NoTerminator
 from xdsl.utils.exceptions import VerifyException
 
-from mmcomp import dtypes
 from mmcomp.dialects.hopper.base import HopperValueOp
 from mmcomp.dialects.hopper.layout import check_ring_layout
 from mmcomp.dialects.hopper.smem import SharedBaseOp
@@ -66,6 +65,7 @@ from mmcomp.dialects.ptx import (
     print_signature,
     verify_signature,
 )
+from mmcomp.ir import dtypes
 
 
 @irdl_op_definition

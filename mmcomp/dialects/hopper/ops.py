@@ -79,7 +79,7 @@ from mmcomp.dialects.ptx import (
     check_choice,
     kind_of,
 )
-from mmcomp.narrowing import is_int_attr, is_vector
+from mmcomp.ir.narrowing import is_int_attr, is_vector
 
 # ----------------------------------------------------------------------------------------
 # mbarriers

@@ -39,9 +39,9 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
-from mmcomp import dtypes
 from mmcomp.dialects.hopper.attrs import TileAttr
 from mmcomp.dialects.ptx import TensorMap
+from mmcomp.ir import dtypes
 
 WGMMA_M = 64
 """Rows of a wgmma tile (one warpgroup)."""

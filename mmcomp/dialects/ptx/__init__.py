@@ -24,7 +24,7 @@ Building a kernel in Python (see `KernelBuilder`):
     with k.predicated(k.setp("lt", tid, n)):     # @%p guards what is appended inside
         ...
     k.ret()
-    text = mmcomp.targets.emit_ptx(module)       # PTX text; mmcomp.ptxas.assemble(text)
+    text = emit_ptx(module)  # mmcomp.dialects.ptx.target; then mmcomp.arch.ptxas.assemble(text)
 
 Hopper ops (`ptx.tma_load`, `ptx.mbarrier_*`, `ptx.wgmma*`, `ptx.fence`, `ptx.setmaxnreg`,
 `ptx.elect_sync`, `ptx.stmatrix`, ...) are built with their constructors and

@@ -43,7 +43,7 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
-from mmcomp.hardware import ELEMENT_BYTES
+from mmcomp.arch.limits import ELEMENT_BYTES
 
 _T = TypeVar("_T")
 
@@ -68,7 +68,7 @@ class KernelArray:
     shape: tuple[int, ...]
     """Extents, outermost first."""
     dtype: str
-    """Element type (a name of mmcomp.dtypes)."""
+    """Element type (a name of mmcomp.ir.dtypes)."""
     extents: str = ""
     """The runtime extent of each `?` axis, in order, space-separated ("m", "b0 m",
     "cta_tiles")."""

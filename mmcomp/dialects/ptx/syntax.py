@@ -45,7 +45,7 @@ from xdsl.traits import OpTrait
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
 from mmcomp.dialects.ptx.types import KINDS, PRED, RegKind, kind_of
-from mmcomp.narrowing import is_int_attr
+from mmcomp.ir.narrowing import is_int_attr
 
 NameOf = Callable[[SSAValue], str]
 """Maps a register value to its PTX name (`%r3`) at print time."""

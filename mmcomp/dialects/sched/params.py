@@ -22,7 +22,7 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
-from mmcomp import hardware as hw
+from mmcomp.arch import limits as hw
 from mmcomp.dialects.sched.problem import (
     Problem,
     ceil_div,
@@ -299,7 +299,7 @@ class ScheduleParams:
 
     def _completions(self) -> list[ScheduleParams]:
         """These params, then (when the tile is not written) the same with each tile
-        `mmcomp.heuristics.choose_tile` may choose in place of the fill (its rows for the
+        `mmcomp.schedule.heuristics.choose_tile` may choose in place of the fill (its rows for the
         warp specialization, 256, 128 or 64 wide; ping-pong's 128x128), warpgroup and
         instr derived again."""
         completions: list[ScheduleParams] = [self]

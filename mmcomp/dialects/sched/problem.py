@@ -24,7 +24,7 @@ from xdsl.ir import (
     SSAValue,
 )
 
-from mmcomp import hardware as hw
+from mmcomp.arch import limits as hw
 from mmcomp.dialects.fusion import (
     AxisRolesAttr,
     IterationSpaceAttr,
@@ -32,7 +32,7 @@ from mmcomp.dialects.fusion import (
 )
 from mmcomp.dialects.fusion import MmaOp as FusionMmaOp
 from mmcomp.errors import ScheduleError
-from mmcomp.narrowing import is_memref, is_tensor
+from mmcomp.ir.narrowing import is_memref, is_tensor
 
 
 def ceil_div(a: int, b: int) -> int:

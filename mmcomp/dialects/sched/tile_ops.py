@@ -49,7 +49,7 @@ from mmcomp.dialects.syntax import (
     print_attributes_and_types,
     with_attributes,
 )
-from mmcomp.narrowing import is_memref, is_tensor
+from mmcomp.ir.narrowing import is_memref, is_tensor
 
 # Tile-level ops (after materialize-schedule)
 

@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from xdsl.ir import BlockArgument, SSAValue
 
 from mmcomp.dialects import ptx
+from mmcomp.ir.narrowing import is_memref
 from mmcomp.lowering.hopper.context import KernelContext
 from mmcomp.lowering.hopper.plan import arg_roles, dtype_of
 from mmcomp.lowering.hopper.values import Values
-from mmcomp.narrowing import is_memref
 
 WIDE_OFFSETS = 1 << 32
 """Arrays of more elements than this get 64-bit element offsets (32-bit ones would wrap)."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mmcomp import hardware as hw
+from mmcomp.arch import limits as hw
 from mmcomp.passes.partition_warp_roles import WarpRoles
 
 CTA_BARRIER = 0

@@ -20,6 +20,7 @@ from xdsl.ir import BlockArgument, Operation, SSAValue
 from mmcomp.dialects import hopper, sched
 from mmcomp.dialects.fusion import SplatOp
 from mmcomp.errors import ScheduleError
+from mmcomp.ir.narrowing import is_memref, is_tensor
 from mmcomp.lowering.hopper.addressing import Addressing
 from mmcomp.lowering.hopper.context import Accumulator, ConsumerThreads, KernelContext
 from mmcomp.lowering.hopper.epilogue_smem import SmemEpilogue
@@ -28,7 +29,6 @@ from mmcomp.lowering.hopper.plan import TmaOperand, dtype_of
 from mmcomp.lowering.hopper.pointwise import Pointwise, Scalar
 from mmcomp.lowering.hopper.ring import Ring
 from mmcomp.lowering.hopper.values import Values
-from mmcomp.narrowing import is_memref, is_tensor
 
 
 @dataclass

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from xdsl.ir import SSAValue
 
-from mmcomp import hardware as hw
+from mmcomp.arch import limits as hw
 from mmcomp.dialects import hopper, ptx, sched
 from mmcomp.lowering.hopper.plan import EPILOGUE_ROW_BYTES
 from mmcomp.lowering.hopper.values import Values

@@ -22,9 +22,10 @@ from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import IndexType
 from xdsl.ir import Operation, SSAValue
 
-from mmcomp import hardware as hw
+from mmcomp.arch import limits as hw
 from mmcomp.dialects import hopper, ptx, sched
 from mmcomp.errors import ScheduleError
+from mmcomp.ir.narrowing import is_memref
 from mmcomp.lowering.hopper.context import (
     Accumulator,
     Carried,
@@ -42,7 +43,6 @@ from mmcomp.lowering.hopper.producer import emit_producer
 from mmcomp.lowering.hopper.ring import Ring
 from mmcomp.lowering.hopper.split_k import SplitK
 from mmcomp.lowering.hopper.values import Values
-from mmcomp.narrowing import is_memref
 
 WARPGROUP_SHIFT = hw.WARPGROUP_SIZE.bit_length() - 1
 """log2 of the threads of a warpgroup: %tid.x >> WARPGROUP_SHIFT is the warpgroup."""

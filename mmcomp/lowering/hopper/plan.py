@@ -28,15 +28,15 @@ from xdsl.dialects.builtin import (
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 
-from mmcomp import hardware as hw
+from mmcomp.analysis.roles import ABSENT, iteration_space
+from mmcomp.arch import limits as hw
 from mmcomp.dialects import ptx, sched
 from mmcomp.dialects.fusion import AxisRolesAttr
 from mmcomp.dialects.sched import ScheduleParams
 from mmcomp.errors import ScheduleError
-from mmcomp.narrowing import is_memref, is_tensor
+from mmcomp.ir.narrowing import is_memref, is_tensor
 from mmcomp.passes.materialize_schedule import EXTENT_ATTR
 from mmcomp.passes.partition_warp_roles import WarpRoles, mainloop_of
-from mmcomp.roles import ABSENT, iteration_space
 
 MAX_TMA_RANK = 5
 """Dimensions of a tensor map."""

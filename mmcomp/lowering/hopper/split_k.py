@@ -21,7 +21,7 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import Float32Type, MemRefType
 from xdsl.ir import SSAValue
 
-from mmcomp import hardware as hw
+from mmcomp.arch import limits as hw
 from mmcomp.dialects import hopper, ptx, sched
 from mmcomp.lowering.hopper.addressing import WIDE_OFFSETS
 from mmcomp.lowering.hopper.context import Accumulator, KernelContext

@@ -22,13 +22,13 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
 from mmcomp.dialects import hopper, ptx
+from mmcomp.ir.narrowing import is_vector
 from mmcomp.lowering.hopper_to_ptx.registers import (
     Emitter,
     address_of,
     register_of,
     value_register,
 )
-from mmcomp.narrowing import is_vector
 
 
 def register_kind(value_type: Attribute) -> ptx.RegType:

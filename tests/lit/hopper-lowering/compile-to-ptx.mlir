@@ -1,5 +1,5 @@
 // RUN: mmcomp-opt %s -p compile-to-ptx -t ptx | filecheck %s
-// RUN: mmcomp-opt %s -p compile-to-ptx -t ptx | python -m mmcomp.ptxas - --sass HGMMA | filecheck %s --check-prefix=PTXAS
+// RUN: mmcomp-opt %s -p compile-to-ptx -t ptx | python -m mmcomp.arch.ptxas - --sass HGMMA | filecheck %s --check-prefix=PTXAS
 
 // The named default pipeline takes a plain fusion (no schedule written) down to PTX: the
 // heuristic's 128x256x64 cooperative kernel, with TMA loads, wgmma m64n256k16 and the

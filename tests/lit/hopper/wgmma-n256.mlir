@@ -1,4 +1,4 @@
-// DEFINE: %{assemble} = import sys; from mmcomp.ptxas import assemble_checked; r = assemble_checked(sys.stdin.read()); [print(e.entry, 'spills', e.spills) for e in r.resources.values()]
+// DEFINE: %{assemble} = import sys; from mmcomp.arch.ptxas import assemble_checked; r = assemble_checked(sys.stdin.read()); [print(e.entry, 'spills', e.spills) for e in r.resources.values()]
 // RUN: mmcomp-opt %s -p convert-hopper-to-ptx -t ptx | filecheck %s
 // RUN: mmcomp-opt %s -p convert-hopper-to-ptx -t ptx | python -c "%{assemble}" | filecheck %s --check-prefix=PTXAS
 

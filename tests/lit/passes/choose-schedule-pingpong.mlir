@@ -1,6 +1,6 @@
 // DEFINE: %{pipeline} = propagate-axis-mapping,choose-schedule,tile-split,tile-merge,split-k,insert-persistent-loop,materialize-schedule,partition-warp-roles,lower-schedule-to-hopper,convert-hopper-to-ptx,convert-scf-to-ptx,convert-arith-to-ptx
 // RUN: mmcomp-opt %s -p %{pipeline} -t ptx | filecheck %s
-// RUN: mmcomp-opt %s -p %{pipeline} -t ptx | python -m mmcomp.ptxas - | filecheck %s --check-prefix=PTXAS
+// RUN: mmcomp-opt %s -p %{pipeline} -t ptx | python -m mmcomp.arch.ptxas - | filecheck %s --check-prefix=PTXAS
 
 // A #sched.params that writes only some keys goes down to PTX like the same keywords of
 // mmcomp.compile: choose-schedule keeps the written keys and picks the rest, here a

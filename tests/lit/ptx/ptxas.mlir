@@ -1,6 +1,6 @@
 // REQUIRES: ptxas
-// RUN: mmcomp-opt %s -t ptx | python -m mmcomp.ptxas - --max-registers 32 --no-sass '\b(LDL|STL)\b' | filecheck %s
-// RUN: mmcomp-opt %s -t ptx | not python -m mmcomp.ptxas - --max-registers 8 2>&1 | filecheck %s --check-prefix=BUDGET
+// RUN: mmcomp-opt %s -t ptx | python -m mmcomp.arch.ptxas - --max-registers 32 --no-sass '\b(LDL|STL)\b' | filecheck %s
+// RUN: mmcomp-opt %s -t ptx | not python -m mmcomp.arch.ptxas - --max-registers 8 2>&1 | filecheck %s --check-prefix=BUDGET
 
 // The emitted PTX assembles for sm_90a; the resource report shows no spills.
 

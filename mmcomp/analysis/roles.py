@@ -28,7 +28,6 @@ from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
-from mmcomp.diagnostics import at, location
 from mmcomp.dialects.fusion import (
     AxisRolesAttr,
     BroadcastOp,
@@ -46,9 +45,10 @@ from mmcomp.dialects.fusion import (
     role_order,
 )
 from mmcomp.errors import FusionError
+from mmcomp.ir.diagnostics import at, location
 
 if TYPE_CHECKING:
-    from mmcomp.frontend import Value
+    from mmcomp.frontend.builder import Value
 
 ABSENT = "_"
 """The role of a size-1 axis that broadcasts: it is no iteration axis."""

@@ -30,13 +30,13 @@ from mmcomp.compiler import Kernel, dynamic_input_roles
 from mmcomp.errors import FusionError
 
 if TYPE_CHECKING:
-    from mmcomp.frontend import Fusion
+    from mmcomp.frontend.builder import Fusion
 
 M_BUCKETS = (16, 32, 64, 128, 256, 1024, 4096, 16384)
 """The bounds of the M buckets: bucket b holds the M above the previous bound up to b."""
 
 NOMINAL_BUCKET = 4096
-"""The bucket compiled at once (mmcomp.heuristics.NOMINAL_EXTENTS' M)."""
+"""The bucket compiled at once (mmcomp.schedule.heuristics.NOMINAL_EXTENTS' M)."""
 SHAPES_KEPT = 64
 """Input-shape tuples whose kernel a BucketedKernel keeps."""
 

@@ -18,7 +18,7 @@ from xdsl.dialects.func import FuncOp
 from xdsl.ir import Operation
 from xdsl.utils.exceptions import DiagnosticException
 
-from mmcomp.diagnostics import at
+from mmcomp.ir.diagnostics import at
 
 NAMESPACES = ("fusion", "sched", "hopper", "ptx")
 """The dialect namespaces whose attribute names mmcomp owns."""

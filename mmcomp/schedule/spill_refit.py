@@ -22,7 +22,7 @@ from typing import TypeVar
 
 from mmcomp.dialects.sched import ScheduleParams, tile_rows
 from mmcomp.errors import FusionError, ScheduleError
-from mmcomp.heuristics import MIN_TILE_N
+from mmcomp.schedule.heuristics import MIN_TILE_N
 
 Built = TypeVar("Built")
 """What a build returns beside the schedule it chose: a Kernel, a module."""
@@ -46,7 +46,7 @@ ptxas spills it, FusionError or ScheduleError where the settings do not apply.""
 
 def is_spill_report(error: Exception) -> bool:
     """Whether a ptxas error is its report of spills (not a failure to assemble)."""
-    from mmcomp.ptxas import PtxasError
+    from mmcomp.arch.ptxas import PtxasError
 
     return isinstance(error, PtxasError) and " spills: " in str(error)
 

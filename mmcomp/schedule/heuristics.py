@@ -1,7 +1,7 @@
 """Choosing schedule parameters from the problem and the device.
 
 `choose_params(problem, **overrides)` fills every parameter the caller left out and
-checks the result against the problem and the hardware limits of mmcomp.hardware. The
+checks the result against the problem and the hardware limits of mmcomp.arch.limits. The
 choices follow CUTLASS's Hopper GEMMs: a 128x256x64 tile with two cooperative consumer
 warpgroups of 64x256, stages enough to keep about 2 us of tensor-core work in flight
 (3 at that tile, measured faster than the 4 that fit on the H200), a persistent
@@ -17,7 +17,7 @@ import numbers
 from collections.abc import Iterator, Mapping, Sequence
 from typing import cast
 
-from mmcomp import hardware as hw
+from mmcomp.arch import limits as hw
 from mmcomp.dialects.sched import (
     EPILOGUES,
     RASTERS,
@@ -42,8 +42,9 @@ MAX_STAGES = 8
 IN_FLIGHT_MACS = 3 * 128 * 256 * 64
 """Multiply-accumulates the ring holds ahead of the tensor cores: three K blocks of a
 128x256 tile, about 2 us of an SM's tensor-core work. On the H200 3 stages of 128x256x64
-beat the 4 that fit (linear 766 vs 746, gelu 736 vs 726 TFLOP/s; docs/performance.md);
-smaller tiles get proportionally more stages (6 at 128x128x64)."""
+beat the 4 that fit (linear 766 vs 746, gelu 736 vs 726 TFLOP/s;
+docs/results/2026-11-30-h200-bench-suite.md); smaller tiles get proportionally more stages
+(6 at 128x128x64)."""
 MAX_SWIZZLE = 16
 """Largest swizzle group the heuristic picks."""
 MAX_SPLIT_K = 4
@@ -194,11 +195,30 @@ def choose_warp_specialization(problem: Problem, tile: tuple[int, ...] | None) -
     H200 the same 128x128x64 schedule took 51.6 us where at M = 128 it took 35.9 us, and
     ping-pong's 64x128x64 took 34.7 us (docs/schedule.md, "Small M").
     """
+    if tile is None and beyond_one_wave(problem):
+        return "pingpong"
     if not is_small_m(problem) or problem.m > hw.WGMMA_M:
         return "cooperative"
     if tile is not None and tile[0] != hw.WGMMA_M:
         return "cooperative"
     return "pingpong"
+
+
+def beyond_one_wave(problem: Problem) -> bool:
+    """Whether a lone GEMM of more than 64 rows, under the small-M rules, has no
+    cooperative tile whose count fits in one wave (128x256 gives more than the SMs): it
+    then runs ping-pong 128x128 tiles, each consumer warpgroup a whole tile so that one's
+    epilogue runs under the other's mainloop (`choose_tile`), in a 2x1 cluster where the M
+    tiles pair up (`choose_cluster`). On the H100, against cooperative 128x256 (with the
+    hybrid stream-K where it was picked): 512x28672x8192 1.00x cuBLAS against 0.89x,
+    256x28672x8192 1.01x against 0.96x, 512x14336x4096 1.06x against 1.05x, and
+    384x14336x4096 (three M tiles, no cluster) 0.82x against 0.68x."""
+    if not is_small_m(problem) or problem.m <= hw.WGMMA_M:
+        return False
+    if problem.b_operands != 1 or problem.epilogue_tiles != 0:
+        return False
+    tile_k = hw.TMA_SWIZZLE_BYTES // problem.element_bytes
+    return tile_count(problem, (2 * hw.WGMMA_M, 256, tile_k)) > hw.SM_COUNT
 
 
 def choose_tile(
@@ -314,7 +334,7 @@ half of a 64-row wgmma, the swapped kernel's wgmma n covers M (rounded up to 8) 
 box holds M rows instead of 64."""
 SWAP_AB_MAX_M = SWAP_AB_CANDIDATE_M
 """Rows up to which the heuristic swaps A and B on its own: measured on the H200
-(docs/performance.md, "Swap-AB"), the swapped picks ran 1.20x cuBLAS at 1x4096x4096 (the
+(docs/results/2026-12-01-h200-swap-ab.md), the swapped picks ran 1.20x cuBLAS at 1x4096x4096 (the
 unswapped pick 1.02x), 1.01x at 16x14336x4096 (0.95x) and 1.05x at 32x14336x4096 (1.00x),
 and lost at M = 64 and above."""
 SWAP_AB_KEYS = ("tile", "warp_specialization", "epilogue")
@@ -459,15 +479,24 @@ def choose_cluster(problem: Problem, params: ScheduleParams) -> tuple[int, int]:
     Ping-pong's tiles read more operand bytes per multiply-accumulate than cooperative
     128x256 and were L2-bound alone on the H200 (linear 8192x14336x4096, 128x128x64: 611
     TFLOP/s, with the cluster 748; 64x256x64: 524 and 709). Cooperative 128x256x64 ran level
-    with and without one (docs/performance.md), so it stays alone.
+    with and without one (docs/results/2026-11-30-h200-bench-suite.md), so it stays alone.
     """
     if params.warp_specialization != "pingpong" or params.strategy != "persistent":
         return (1, 1)
     if params.split_k != 1 or set(problem.extents) != {"m", "n", "k"}:
         return (1, 1)
-    if params.tile[0] < 2 * hw.WGMMA_M or _ceil_div(problem.m, params.tile[0]) < 2:
+    tiles_m = _ceil_div(problem.m, params.tile[0])
+    if params.tile[0] < 2 * hw.WGMMA_M or tiles_m < 2:
+        return (1, 1)
+    if tiles_m % 2 and tiles_m < MIN_ODD_CLUSTER_TILES:
         return (1, 1)
     return (2, 1)
+
+
+MIN_ODD_CLUSTER_TILES = 8
+"""An odd count of M tiles from which a 2x1 cluster still pays: the pairs' last CTA idles,
+a sixth or more of the work below 8 (384x14336x4096 on the H100, ping-pong 128x128: 0.82x
+cuBLAS alone, slower in a 2x1 cluster)."""
 
 
 def wanted_stages(tile: tuple[int, int, int], problem: Problem) -> int:
@@ -483,16 +512,16 @@ def one_unit_per_cta(problem: Problem, params: ScheduleParams) -> bool:
 
     With no next tile whose loads the ring's fill could overlap, a deeper ring only keeps
     more of the operands in flight: on the H200, 256x14336x4096 at 128x256x64 (112 tiles)
-    ran 0.913-0.923x cuBLAS with 4 stages against 0.901-0.905x with 3 (docs/performance.md,
-    "A deeper ring in one wave")."""
+    ran 0.913-0.923x cuBLAS with 4 stages against 0.901-0.905x with 3
+    (docs/results/2026-12-02-h200-deeper-ring.md)."""
     units = tile_count(problem, params.tile) * params.split_k
     return not problem.dynamic_axes and units <= hw.SM_COUNT
 
 
 def choose_epilogue(problem: Problem) -> str:
     """Stage a lone GEMM's output through shared memory and TMA-store it (measured faster on
-    the H200: docs/performance.md); an epilogue that reads or writes more [M, N] tiles keeps
-    its registers for them and stores from the accumulators."""
+    the H200: docs/results/2026-11-30-h200-bench-suite.md); an epilogue that reads or writes
+    more [M, N] tiles keeps its registers for them and stores from the accumulators."""
     return "smem" if problem.epilogue_tiles == 0 else "registers"
 
 
@@ -539,7 +568,7 @@ def choose_params(
     """Params for `problem`: the overrides as given, the rest chosen; ScheduleError if invalid.
 
     For a problem with dynamic extents the choice is made at NOMINAL_EXTENTS (M =
-    `schedule_m` where given: a bucket's M, mmcomp.buckets) and checked
+    `schedule_m` where given: a bucket's M, mmcomp.schedule.buckets) and checked
     against what is static (the extents themselves are checked at call time).
 
     Where split-K would not leave SPLIT_K_MARGIN of the consumer registers spare beside
@@ -686,7 +715,7 @@ def _choose(problem: Problem, given: dict[str, object]) -> ScheduleParams:
 
 HYBRID_MIN_GAIN = 0.03
 """The modelled gain over the data-parallel waves (`hybrid_gain`) from which the heuristic
-runs the hybrid stream-K: measured on the H200 (docs/performance.md, "Stream-K"), the
+runs the hybrid stream-K: measured on the H200 (docs/results/2026-12-01-h200-stream-k.md), the
 hybrid was 18% faster at 4352x4096x14336 (model: 21%) and 1.5-3% at 8192x14336x4096
 (model: 3.1%), and level where the model gives 2.1-2.4% (8192^3, 4096x14336x5120): the
 fixup of the split tail tiles costs about that."""

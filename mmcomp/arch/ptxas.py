@@ -1,6 +1,6 @@
 """Assemble PTX with ptxas, read its resource report, and look at the SASS with nvdisasm.
 
-    from mmcomp.ptxas import assemble, check_no_spills, sass_has
+    from mmcomp.arch.ptxas import assemble, check_no_spills, sass_has
     result = assemble(ptx_text)              # sm_90a, -v
     check_no_spills(result)                  # raises PtxasError naming the entry
     result.resources["gemm"].registers       # per-entry ResourceReport
@@ -275,11 +275,11 @@ def check_sass(cubin: bytes, present: Sequence[str] = (), absent: Sequence[str] 
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """`python -m mmcomp.ptxas FILE.ptx|-`: assemble, print the report, fail on spills."""
+    """`python -m mmcomp.arch.ptxas FILE.ptx|-`: assemble, print the report, fail on spills."""
     import argparse
 
     parser = argparse.ArgumentParser(
-        prog="python -m mmcomp.ptxas",
+        prog="python -m mmcomp.arch.ptxas",
         description="Assemble PTX with ptxas, print the resource report per entry, and fail "
         "if any entry spills (or misses a required SASS instruction).",
     )

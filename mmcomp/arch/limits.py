@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from mmcomp.dtypes import DTYPES
+from mmcomp.ir.dtypes import DTYPES
 
 # The device.
 SM_COUNT: Final = 132
@@ -96,7 +96,7 @@ EPILOGUE_BUFFERS: Final = 2
 """Epilogue boxes per consumer warpgroup, alternating (the outputs take turns)."""
 
 ELEMENT_BYTES: Final = {dtype.name: dtype.bytes for dtype in DTYPES}
-"""Bytes per element of the element types the kernels handle (from mmcomp.dtypes)."""
+"""Bytes per element of the element types the kernels handle (from mmcomp.ir.dtypes)."""
 
 
 def wgmma_k(element_bytes: int) -> int:

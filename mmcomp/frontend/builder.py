@@ -31,11 +31,11 @@ from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import ParseError, VerifyException
 
-from mmcomp import dtypes
-from mmcomp.diagnostics import at
 from mmcomp.dialects import fusion as fd
 from mmcomp.errors import FusionError
-from mmcomp.narrowing import is_tensor
+from mmcomp.ir import dtypes
+from mmcomp.ir.diagnostics import at
+from mmcomp.ir.narrowing import is_tensor
 
 DYNAMIC = fd.DYNAMIC
 """The extent of a dynamic axis in `Value.shape` (`?` in IR)."""
@@ -779,7 +779,7 @@ class Fusion:
 
 def _context() -> Context:
     """Builtin, func and fusion loaded; sched registered lazily (for `#sched.params`)."""
-    from mmcomp.registry import DIALECTS
+    from mmcomp.ir.registry import DIALECTS
 
     ctx = Context()
     ctx.load_dialect(Builtin)
@@ -802,7 +802,7 @@ def parse(text: str | os.PathLike[str], name: str | None = None) -> Fusion:
             "mmcomp.parse: argument 'text': expected IR text or the path of a .mlir file "
             f"(str or os.PathLike), found {type(text).__name__}"
         )
-    from mmcomp.diagnostics import LocatingParser, verify
+    from mmcomp.ir.diagnostics import LocatingParser, verify
 
     source, where = ir_source(text, "mmcomp.parse")
     try:

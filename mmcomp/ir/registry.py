@@ -63,6 +63,6 @@ DEFAULT_PIPELINE: tuple[str, ...] = (
 PASSES["compile-to-ptx"] = _lazy("mmcomp.passes.compile_to_ptx", "CompileToPtx")
 
 TARGETS: dict[str, Callable[[], Any]] = {
-    "ptx": _lazy("mmcomp.targets", "PtxTarget"),
+    "ptx": _lazy("mmcomp.dialects.ptx.target", "PtxTarget"),
 }
 """Target name (`mmcomp-opt -t NAME`) -> factory returning the xDSL `Target` class."""

@@ -1,0 +1,1 @@
+"""The target architecture (sm_90a): its limits, its shared-memory layouts, its assembler."""

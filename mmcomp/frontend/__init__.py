@@ -1,0 +1,1 @@
+"""The Python API: the Fusion builder and the one check of array arguments."""

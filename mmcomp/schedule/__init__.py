@@ -1,0 +1,1 @@
+"""The schedule model: the heuristic, the M buckets of a dynamic M, the spill refit."""
