@@ -23,7 +23,7 @@ import torch
 from cases import relative_error, run_child
 
 import mmcomp
-from mmcomp import ptxas
+from mmcomp.arch import ptxas
 from mmcomp.backend import build_cuda_kernel
 from mmcomp.compiler import run_pipeline
 from mmcomp.errors import FusionError, ScheduleError

@@ -1,5 +1,5 @@
 // RUN: mmcomp-opt %s -p compile-to-ptx -t ptx | filecheck %s
-// RUN: mmcomp-opt %s -p compile-to-ptx -t ptx | python -m mmcomp.ptxas - --sass "QGMMA\\.64x128x32\\.F32\\.E4M3\\.E5M2" | filecheck %s --check-prefix=PTXAS
+// RUN: mmcomp-opt %s -p compile-to-ptx -t ptx | python -m mmcomp.arch.ptxas - --sass "QGMMA\\.64x128x32\\.F32\\.E4M3\\.E5M2" | filecheck %s --check-prefix=PTXAS
 
 // An fp8 linear (e4m3 x e5m2) with row-wise scales and a bias: 128-element (128-byte) K
 // boxes, wgmma m64nNk32 with both operands K-major (no transpose bits), and the scales
