@@ -34,7 +34,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
@@ -51,7 +51,6 @@ from mmcomp.errors import FusionError, ScheduleError
 from mmcomp.ir.diagnostics import is_located, verify
 from mmcomp.ir.narrowing import is_ndarray
 from mmcomp.ir.registry import DEFAULT_PIPELINE, DIALECTS, PASSES
-from mmcomp.passes.choose_schedule import ChooseSchedule
 
 if TYPE_CHECKING:
     from mmcomp.backend import CudaKernel
@@ -103,6 +102,8 @@ def _choose_schedule(ctx: Context, module: ModuleOp, compilation: Compilation) -
     The keywords win over the keys a `#sched.params` already on the function sets; the
     heuristic chooses the rest.
     """
+    from mmcomp.passes.choose_schedule import ChooseSchedule
+
     functions = _functions(module)
     if len(functions) != 1:
         raise FusionError(f"compile: expected one func.func, found {len(functions)}")
@@ -134,6 +135,84 @@ PIPELINE: list[Stage] = [_stage(name) for name in DEFAULT_PIPELINE]
 MATERIALIZED = "materialize-schedule"
 """The last stage of the interp back end (the CPU executor runs the materialized kernel)."""
 
+VERIFY_STAGES = "MMCOMP_VERIFY_STAGES"
+"""Environment variable: `1` verifies the module after every stage. By default the stages
+through materialize-schedule (where a fusion or a keyword can be at fault) and the last
+stage are verified; the lowering stages in between, whose output only mmcomp's own passes
+read (and whose lit tests verify it), are not, which saves a third of a cold compile."""
+
+_CHECKED_STAGES = frozenset(
+    name for name in DEFAULT_PIPELINE[: DEFAULT_PIPELINE.index(MATERIALIZED) + 1]
+)
+
+PRINTED_WHEN_ASKED = frozenset(
+    DEFAULT_PIPELINE[DEFAULT_PIPELINE.index("partition-warp-roles") + 1 :]
+)
+"""Stages whose IR text a compile prints only when it is asked for (`Kernel.stages`): the
+hopper and ptx levels, a fifth of a cold compile to print and seldom read."""
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """How a kernel's pipeline ran, to run it again for the texts of PRINTED_WHEN_ASKED."""
+
+    backend: str
+    """The back end scheduled for."""
+    params: dict[str, object]
+    """The keywords the pipeline ran with (the caller's, refitted where ptxas spilled)."""
+    schedule_m: int | None
+    """For a dynamic M: the M the schedule was chosen for."""
+
+
+class StageTexts(Mapping[str, str]):
+    """Stage name -> IR text after that stage, in pipeline order. The texts of the stages in
+    PRINTED_WHEN_ASKED are made when one is first asked for, by running the pipeline again
+    on the fusion stage's text under the same `Recipe` (the pipeline is deterministic: the
+    texts it printed the first time are checked to come out the same)."""
+
+    def __init__(self, texts: Mapping[str, str], names: Sequence[str], recipe: Recipe | None):
+        self._texts = dict(texts)
+        self._names = tuple(names)
+        self.recipe = recipe
+        """How to run the pipeline again (None: every text is printed)."""
+
+    def __getitem__(self, name: str) -> str:
+        found = self._texts.get(name)
+        if found is not None:
+            return found
+        if name not in self._names or self.recipe is None:
+            raise KeyError(name)
+        self._texts = self._printed_again(self.recipe)
+        return self._texts[name]
+
+    def _printed_again(self, recipe: Recipe) -> dict[str, str]:
+        """Every stage's text, from the pipeline run again."""
+        from xdsl.parser import Parser
+
+        module = Parser(context(), self._texts["fusion"]).parse_module()
+        _, _, texts = run_pipeline(
+            module, recipe.params, recipe.backend, self._names[-1], recipe.schedule_m
+        )
+        changed = [name for name, text in self._texts.items() if texts.get(name) != text]
+        if changed or list(texts) != list(self._names):
+            raise RuntimeError(
+                f"compile: the pipeline run again printed other IR after {changed or 'all'}"
+            )
+        return texts
+
+    def printed(self) -> dict[str, str]:
+        """The texts printed so far."""
+        return dict(self._texts)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._names
+
 
 def _interp_runner(module: ModuleOp) -> Runner:
     """Runs the materialized kernel on the CPU, simulating every CTA."""
@@ -160,7 +239,7 @@ def _cuda_runner(module: ModuleOp) -> Runner:
     """The ptx module's kernel: its PTX, checked by ptxas with 0 spills, and its launch plan."""
     from mmcomp.backend import build_cuda_kernel
 
-    return CudaRunner(build_cuda_kernel(module))
+    return CudaRunner(build_cuda_kernel(module, verified=True))  # run_pipeline verified it
 
 
 RUNNERS: dict[str, Callable[[ModuleOp], Runner]] = {
@@ -241,7 +320,7 @@ class Kernel:
         fusion: Fusion,
         backend: str,
         params: ScheduleParams,
-        stages: dict[str, str],
+        stages: Mapping[str, str],
         module: ModuleOp | None,
         runner: Runner,
     ):
@@ -251,7 +330,8 @@ class Kernel:
         self.params = params
         """The schedule parameters (the heuristic's choice with the caller's overrides)."""
         self.stages = stages
-        """Stage name -> IR text after that stage, in pipeline order."""
+        """Stage name -> IR text after that stage, in pipeline order (a StageTexts: the
+        hopper and ptx levels' texts printed when first asked for)."""
         self._module = module
         self._runner = runner
         self._dynamic_roles: list[tuple[str, ...]] | None = None
@@ -481,26 +561,33 @@ def run_pipeline(
     backend: str = "cuda",
     until: str | None = None,
     schedule_m: int | None = None,
+    print_all: bool = True,
 ) -> tuple[ModuleOp, ScheduleParams, dict[str, str]]:
     """Run PIPELINE on a copy of `module`, scheduling for `backend`: (final module, params,
     IR text after each stage). The interp back end stops at the materialized kernel; the
-    cuda back end runs every stage, to the ptx module; `until` names an earlier last stage."""
+    cuda back end runs every stage, to the ptx module; `until` names an earlier last stage.
+    Without `print_all`, the stages of PRINTED_WHEN_ASKED have no text."""
     last = until or (PIPELINE[-1].name if backend == "cuda" else MATERIALIZED)
     ctx = context()
     module = module.clone()
     stages = {"fusion": _text(module)}
     compilation = Compilation(params or {}, backend=backend, schedule_m=schedule_m)
+    every_stage = os.environ.get(VERIFY_STAGES) == "1"
     for stage in PIPELINE:
-        if last in stages:
+        if last == "fusion":
             break
         try:
             stage.run(ctx, module, compilation)
-            verify(module)
+            if every_stage or stage.name in _CHECKED_STAGES or stage.name == last:
+                verify(module)
         except (DiagnosticException, VerifyException) as error:
             cause = error.__cause__
             kind = type(cause) if isinstance(cause, FusionError | ScheduleError) else stage.errors
             raise kind(stage_message(stage.name, error)) from None
-        stages[stage.name] = _text(module)
+        if print_all or stage.name not in PRINTED_WHEN_ASKED:
+            stages[stage.name] = _text(module)
+        if stage.name == last:
+            break
     assert compilation.params is not None
     return module, compilation.params, stages
 
@@ -587,7 +674,12 @@ def _build(
     """The Kernel for `params` and the schedule chosen; SpilledError where ptxas spills it."""
     from mmcomp.schedule.spill_refit import SpilledError, is_spill_report
 
-    module, chosen, stages = run_pipeline(fusion.module, params, backend, schedule_m=schedule_m)
+    module, chosen, texts = run_pipeline(
+        fusion.module, params, backend, schedule_m=schedule_m, print_all=False
+    )
+    names = ["fusion", *(stage.name for stage in PIPELINE)]
+    names = names[: names.index(MATERIALIZED if backend != "cuda" else names[-1]) + 1]
+    stages = StageTexts(texts, names, Recipe(backend, dict(params), schedule_m))
     try:
         return _kernel(fusion, backend, chosen, stages, module), chosen
     except Exception as error:
@@ -597,7 +689,11 @@ def _build(
 
 
 def _kernel(
-    fusion: Fusion, backend: str, chosen: ScheduleParams, stages: dict[str, str], module: ModuleOp
+    fusion: Fusion,
+    backend: str,
+    chosen: ScheduleParams,
+    stages: Mapping[str, str],
+    module: ModuleOp,
 ) -> Kernel:
     """The Kernel of a pipeline's result (`module`: the last stage's module)."""
     materialized = module if backend != "cuda" else None
