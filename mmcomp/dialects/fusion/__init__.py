@@ -5,6 +5,8 @@ dynamic (`tensor<?x4096xbf16>`), n and k are static (docs/dynamic-shapes.md). El
 are bf16, f16, f32 and the fp8 types f8E4M3FN and f8E5M2; contractions (`matmul`, `linear`,
 `fused_multiply_sum`, `mma`) produce f32, and those of fp8 factors may carry f32 scales
 (`scales %sa, %sb`: per-tensor, row-wise or block-wise, `mmcomp.dialects.fusion.scales`).
+`quantize_scale` and `quantize` make fp8 tensors with their scales
+(`mmcomp.dialects.fusion.quantize`).
 Pointwise operands have equal shapes and element types: broadcasts (`broadcast`), casts
 (`cast`) and scalar constants (`splat`) are explicit ops.
 
@@ -75,6 +77,14 @@ from mmcomp.dialects.fusion.pointwise import (
     TanhOp,
     UnaryOp,
 )
+from mmcomp.dialects.fusion.quantize import (
+    GROUPED_N,
+    LARGEST_FINITE,
+    QUANTIZE_GROUP,
+    QuantizeOp,
+    QuantizeScaleOp,
+    saturated,
+)
 
 __all__ = [
     "DYNAMIC",
@@ -129,6 +139,12 @@ __all__ = [
     "ReluOp",
     "GeluOp",
     "CastOp",
+    "GROUPED_N",
+    "LARGEST_FINITE",
+    "QUANTIZE_GROUP",
+    "QuantizeOp",
+    "QuantizeScaleOp",
+    "saturated",
     "BINARY_OPS",
     "UNARY_OPS",
     "Fusion",
@@ -155,6 +171,8 @@ Fusion = Dialect(
         GeluOp,
         ReluOp,
         CastOp,
+        QuantizeScaleOp,
+        QuantizeOp,
     ],
     [AxisRolesAttr, IterationSpaceAttr],
 )
