@@ -41,12 +41,13 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.dialects.func import FuncOp
+from xdsl.dialects.func import FuncOp, ReturnOp
+from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
 from mmcomp.analysis.roles import check_annotations
-from mmcomp.dialects.fusion import IterationSpaceAttr, MmaOp, dtype_name
+from mmcomp.dialects.fusion import AxisRolesAttr, CastOp, IterationSpaceAttr, MmaOp, dtype_name
 from mmcomp.dialects.sched import PARAMS_ATTR, ScheduleParams, ScheduleParamsAttr, problem_of
 from mmcomp.errors import FusionError, ScheduleError
 from mmcomp.ir.attributes import check_attributes
@@ -94,6 +95,23 @@ def _contiguous_role(roles: tuple[str, ...], shape: tuple[int, ...]) -> str:
     return kept[-1] if kept else "_"
 
 
+def _is_fp8_output(value: SSAValue, users: list[Operation]) -> bool:
+    """Whether `value` is a cast to fp8 that only the function returns, along n in pairs
+    (the epilogue stores it with `cvt.rn.satfinite.e4m3x2.f32`, two columns at a time)."""
+    owner = value.owner
+    if not isinstance(owner, CastOp) or not all(isinstance(user, ReturnOp) for user in users):
+        return False
+    roles = owner.attributes.get("fusion.roles")
+    shape = tuple(owner.result.type.get_shape()) if is_tensor(owner.result.type) else ()
+    return (
+        isinstance(roles, AxisRolesAttr)
+        and bool(roles.roles)
+        and roles.roles[-1] == "n"
+        and bool(shape)
+        and shape[-1] % 2 == 0
+    )
+
+
 def _check_fp8_values(function: FuncOp) -> None:
     """fp8 values other than mma operands (epilogue operands, casts, outputs) are refused."""
     operands = {
@@ -108,6 +126,8 @@ def _check_fp8_values(function: FuncOp) -> None:
         users = [use.operation for use in value.uses]
         if value in operands and all(isinstance(user, MmaOp) for user in users):
             continue
+        if _is_fp8_output(value, users):
+            continue
         label = f"%{value.name_hint}: " if value.name_hint else ""
         user = next((u for u in users if not isinstance(u, MmaOp)), None)
         site = user if user is not None else function
@@ -115,8 +135,10 @@ def _check_fp8_values(function: FuncOp) -> None:
             at(
                 site,
                 f"{site.name}: the fp8 value ({label}{tensor}) is used outside a contraction; "
-                "the cuda back end takes fp8 as mma operands only (its epilogue reads and "
-                f"writes bf16, f16 and f32); cast it before, {_INTERP_HINT}",
+                "the cuda back end takes fp8 as mma operands and as outputs cast to fp8 "
+                "(`fusion.cast`, an output only, its last axis n of even extent; its epilogue "
+                "reads bf16, f16 and f32, and the quantizing epilogue is not built there); "
+                f"cast it to a 16-bit type, {_INTERP_HINT}",
             )
         )
 

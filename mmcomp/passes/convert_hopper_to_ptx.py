@@ -64,12 +64,15 @@ from typing import Any
 from xdsl.context import Context
 from xdsl.dialects.builtin import (
     BFloat16Type,
+    Float8E4M3FNType,
+    Float8E5M2Type,
+    Float16Type,
     ModuleOp,
     UnrealizedConversionCastOp,
     VectorType,
     i64,
 )
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -482,17 +485,26 @@ class LowerAccumulatorElement(RewritePattern):
         rewriter.replace(op, cast, cast.results)
 
 
+PAIR_KINDS: dict[type[Attribute], str] = {
+    BFloat16Type: "bf16x2",
+    Float16Type: "f16x2",
+    Float8E4M3FNType: "e4m3x2",
+    Float8E5M2Type: "e5m2x2",
+}
+"""The register kind of each pair of `hopper.truncf_pair`."""
+
+
 class LowerTruncfPair(RewritePattern):
     """A pair of f32 values rounded into 16-bit floats: one `cvt.rn.bf16x2.f32` (or
     f16x2) of the high element and the low one, its register read as the pair through a
-    cast."""
+    cast; into fp8, one `cvt.rn.satfinite.e4m3x2.f32` (e5m2x2), a 16-bit register."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: hopper.TruncfPairOp, rewriter: PatternRewriter) -> None:
         pair = op.result.type
         assert isinstance(pair, VectorType)
         element = pair.get_element_type()
-        kind = ptx.reg("bf16x2" if isinstance(element, BFloat16Type) else "f16x2")
+        kind = ptx.reg(PAIR_KINDS[type(element)])
         lo_ops, lo = f32_register(op.lo)
         hi_ops, hi = f32_register(op.hi)
         pack = ptx.CvtPackOp(hi, lo, kind)

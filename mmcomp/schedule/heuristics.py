@@ -365,6 +365,8 @@ def choose_swap_ab(problem: Problem, given: Mapping[str, object]) -> bool:
         return bool(given["swap_ab"])
     if any(key in given for key in SWAP_AB_KEYS) or problem.a_m_contiguous:
         return False
+    if 1 in problem.output_bytes:
+        return False  # an fp8 output is stored in pairs along n, which swap_ab's threads lack
     return is_small_m(problem) and problem.m <= SWAP_AB_MAX_M
 
 

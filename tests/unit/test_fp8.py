@@ -327,17 +327,23 @@ def test_mn_major_fp8_operand_is_refused():
     assert mmcomp.compile(f, backend="interp") is not None
 
 
-@pytest.mark.parametrize("where", ["epilogue", "output"])
+@pytest.mark.parametrize("where", ["epilogue", "odd_output", "quantize"])
 def test_fp8_outside_contractions_is_refused_on_cuda(where: str):
-    """The cuda epilogue reads and writes bf16, f16 and f32: other fp8 values are refused."""
+    """The cuda epilogue reads bf16, f16 and f32 and writes fp8 only as a cast output of
+    even rows: other fp8 values are refused."""
     f = mmcomp.Fusion("outside")
     a = f.input("a", [128, 256], "f8e4m3")
-    w = f.input("w", [128, 256], "f8e4m3")
+    w = f.input("w", [127 if where == "odd_output" else 128, 256], "f8e4m3")
     y = f.linear(a, w)
     if where == "epilogue":
         y = y * f.cast(f.input("t", [128, 128], "f8e4m3"), "f32")
-    f.output(f.cast(y, "f8e4m3" if where == "output" else "bf16"))
-    with pytest.raises(FusionError, match=r"the cuda back end takes fp8 as mma operands only"):
+    if where == "quantize":
+        q, scale = f.quantize(y)
+        f.output(q)
+        f.output(scale)
+    else:
+        f.output(f.cast(y, "f8e4m3" if where == "odd_output" else "bf16"))
+    with pytest.raises(FusionError, match=r"the cuda back end takes fp8 as mma operands and as"):
         mmcomp.compile(f)
 
 

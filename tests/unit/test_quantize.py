@@ -8,11 +8,14 @@ gives the reference's scales.
 
 from __future__ import annotations
 
+from typing import Any
+
 import ml_dtypes
 import numpy as np
 import pytest
 
 import mmcomp
+from mmcomp.arch import ptxas
 from mmcomp.errors import FusionError, ScheduleError
 from mmcomp.passes.propagate_axis_mapping import propagate
 
@@ -185,3 +188,76 @@ def test_quantize_ir_round_trips():
     printed = str(module)
     assert "#fusion.roles<[m, n128]>" in printed
     assert str(mmcomp.parse(printed).module) == printed
+
+
+# The cuda back end: fp8 outputs cast in the epilogue
+
+HAS_PTXAS = ptxas.find_tool("ptxas") is not None
+
+CAST_CASES: dict[str, tuple[tuple[int, int, int], str, str, dict[str, Any]]] = {
+    "bf16_gelu_e4m3": ((256, 1024, 512), "bf16", "f8e4m3", {}),
+    "bf16_m7_e5m2": ((7, 1024, 512), "bf16", "f8e5m2", {}),
+    "fp8_row_e4m3_pingpong": (
+        (300, 512, 1024),
+        "f8e4m3",
+        "f8e4m3",
+        {"warp_specialization": "pingpong"},
+    ),
+    "bf16_split_k_e4m3": ((128, 256, 4096), "bf16", "f8e4m3", {"split_k": 2}),
+}
+"""Each case's shape (M, N, K), factor type, output type and schedule keywords."""
+
+
+def _cast_fusion(m: int, n: int, k: int, factor: str, out: str) -> mmcomp.Fusion:
+    """gelu(linear (+ bias)) cast to an fp8 output (row scales on fp8 factors)."""
+    f = mmcomp.Fusion("cast_fp8")
+    a = f.input("a", [m, k], factor)
+    w = f.input("w", [n, k], factor)
+    scales: dict[str, Any] = {}
+    if factor != "bf16":
+        scales = {
+            "scale_a": f.input("scale_a", [m], "f32"),
+            "scale_b": f.input("scale_b", [n], "f32"),
+        }
+    bias = f.input("bias", [n], "bf16")
+    f.output(f.cast(f.gelu(f.linear(a, w, bias, **scales)), out))
+    return f
+
+
+@pytest.mark.skipif(not HAS_PTXAS, reason="ptxas not found")
+@pytest.mark.parametrize("name", list(CAST_CASES))
+def test_fp8_output_kernels_assemble_without_spills(name: str):
+    """ptxas assembles each kernel with an fp8 output (saturating pair conversions, 16-bit
+    stores of the pairs) without spills."""
+    shape, factor, out, schedule = CAST_CASES[name]
+    kernel = mmcomp.compile(_cast_fusion(*shape, factor, out), **schedule)
+    device = kernel.device_kernel
+    assert device.report is not None
+    assert device.report.spills == 0 and device.report.stack_frame == 0
+    pair = {"f8e4m3": "e4m3x2", "f8e5m2": "e5m2x2"}[out]
+    assert f"cvt.rn.satfinite.{pair}.f32" in device.ptx
+    assert "st.global.b16" in device.ptx
+    assert not kernel.params.swap_ab
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", list(CAST_CASES))
+def test_fp8_output_kernel_matches_the_reference(name: str):
+    """The fp8 output of the cuda kernel is within fp8 rounding of float64 and saturates."""
+    shape, factor, out, schedule = CAST_CASES[name]
+    f = _cast_fusion(*shape, factor, out)
+    kernel = mmcomp.compile(f, **schedule)
+    rng = np.random.default_rng()
+    arrays = []
+    for value in f.inputs:
+        if value.name is not None and value.name.startswith("scale"):
+            arrays.append(np.asarray(rng.uniform(0.5, 1.5, value.shape), np.float32))
+        else:
+            arrays.append(rng.standard_normal(value.shape).astype(value.numpy_dtype))
+    (got,) = kernel(*arrays)
+    (want,) = mmcomp.reference(f, *arrays)
+    got64, want64 = np.asarray(got).astype(np.float64), want.astype(np.float64)
+    assert not np.isnan(got64).any()
+    # one fp8 rounding apart at most (the f32 accumulations differ in their last bits)
+    ulp = 2.0 * RELATIVE[out] * np.abs(want64) + 2 * SUBNORMAL[out] + 1e-6
+    assert np.all(np.abs(got64 - want64) <= ulp)

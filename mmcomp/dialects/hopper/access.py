@@ -17,6 +17,8 @@ from collections.abc import Sequence
 
 from xdsl.dialects.builtin import (
     BFloat16Type,
+    Float8E4M3FNType,
+    Float8E5M2Type,
     Float16Type,
     Float32Type,
     IntAttr,
@@ -37,22 +39,32 @@ from mmcomp.dialects.hopper.base import HopperInstruction
 from mmcomp.dialects.hopper.smem import SmemType
 from mmcomp.ir.narrowing import is_vector
 
-ELEMENT_BYTES: dict[type[Attribute], int] = {Float32Type: 4, BFloat16Type: 2, Float16Type: 2}
-"""The bytes of each element type a global access moves."""
+ELEMENT_BYTES: dict[type[Attribute], int] = {
+    Float32Type: 4,
+    BFloat16Type: 2,
+    Float16Type: 2,
+    Float8E4M3FNType: 1,
+    Float8E5M2Type: 1,
+}
+"""The bytes of each element type a global access moves (fp8 only in pairs)."""
+
+PAIRED = BFloat16Type | Float16Type | Float8E4M3FNType | Float8E5M2Type
+"""The element types of a stored pair (`hopper.truncf_pair`)."""
 
 
 def _element_bytes(what: str, value: SSAValue) -> int:
     """The bytes of one stored or loaded value: an f32, bf16 or f16 scalar, or a pair of
-    16-bit floats (`vector<2xbf16>`, `vector<2xf16>`)."""
+    16-bit floats (`vector<2xbf16>`, `vector<2xf16>`) or of fp8 (`vector<2xf8E4M3FN>`,
+    `vector<2xf8E5M2>`)."""
     element: Attribute = value.type
     count = 1
     if is_vector(pair := value.type):
         shape, element = pair.get_shape(), pair.get_element_type()
         count = 2
-        if shape != (2,) or not isinstance(element, BFloat16Type | Float16Type):
+        if shape != (2,) or not isinstance(element, PAIRED):
             raise VerifyException(
-                f"{what} must be a pair of 16-bit floats (vector<2xbf16>, vector<2xf16>), "
-                f"found {value.type}"
+                f"{what} must be a pair of 16-bit floats (vector<2xbf16>, vector<2xf16>) or "
+                f"of fp8 (vector<2xf8E4M3FN>, vector<2xf8E5M2>), found {value.type}"
             )
     size = ELEMENT_BYTES.get(type(element))
     if size is None:

@@ -20,6 +20,8 @@ from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     BFloat16Type,
+    Float8E4M3FNType,
+    Float8E5M2Type,
     Float16Type,
     Float32Type,
     IndexType,
@@ -621,7 +623,8 @@ class StmatrixOp(HopperInstruction):
 class TruncfPairOp(HopperValueOp):
     """Two f32 values rounded to nearest even into one pair of 16-bit floats, the 32-bit
     register that stmatrix and a paired store take (element 0 in the low half):
-    `%p = hopper.truncf_pair %lo, %hi : vector<2xbf16>`."""
+    `%p = hopper.truncf_pair %lo, %hi : vector<2xbf16>`; or into a pair of fp8, saturated
+    at the type's largest finite value, in 16 bits (`vector<2xf8E4M3FN>`)."""
 
     name = "hopper.truncf_pair"
 
@@ -630,7 +633,7 @@ class TruncfPairOp(HopperValueOp):
     hi = operand_def(Float32Type)
     """Element 1 (the high 16 bits)."""
     result = result_def(VectorType)
-    """vector<2xbf16> or vector<2xf16>."""
+    """vector<2xbf16>, vector<2xf16>, vector<2xf8E4M3FN> or vector<2xf8E5M2>."""
 
     assembly_format = "$lo `,` $hi attr-dict `:` type($result)"
 
@@ -641,9 +644,11 @@ class TruncfPairOp(HopperValueOp):
         result = self.result.type
         assert isinstance(result, VectorType)
         element = result.get_element_type()
-        if result.get_shape() != (2,) or not isinstance(element, BFloat16Type | Float16Type):
+        pairs = BFloat16Type | Float16Type | Float8E4M3FNType | Float8E5M2Type
+        if result.get_shape() != (2,) or not isinstance(element, pairs):
             raise VerifyException(
-                f"{self.name}: the result must be vector<2xbf16> or vector<2xf16>, found {result}"
+                f"{self.name}: the result must be vector<2xbf16>, vector<2xf16>, "
+                f"vector<2xf8E4M3FN> or vector<2xf8E5M2>, found {result}"
             )
 
 

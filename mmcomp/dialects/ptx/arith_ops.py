@@ -536,7 +536,8 @@ class CvtOp(RegisterInstruction):
 
 @irdl_op_definition
 class CvtPackOp(RegisterInstruction):
-    """Pack two f32 into bf16x2/f16x2: `cvt.rn.bf16x2.f32 %r1, %f_hi, %f_lo;`."""
+    """Pack two f32 into bf16x2/f16x2: `cvt.rn.bf16x2.f32 %r1, %f_hi, %f_lo;`, or into a
+    pair of fp8 with saturation: `cvt.rn.satfinite.e4m3x2.f32 %rs1, %f_hi, %f_lo;`."""
 
     name = "ptx.cvt_pack"
 
@@ -553,11 +554,17 @@ class CvtPackOp(RegisterInstruction):
         _require(self, "hi", self.hi, "f32")
         _require(self, "lo", self.lo, "f32")
         kind = kind_of(self.result)
-        if kind.name not in ("bf16x2", "f16x2"):
+        if kind.name not in ("bf16x2", "f16x2", *FP8_PAIRS):
             raise VerifyException(
-                f"ptx.cvt_pack: result must be !ptx.reg<bf16x2> or !ptx.reg<f16x2>, found "
-                f"!ptx.reg<{kind.name}>"
+                f"ptx.cvt_pack: result must be !ptx.reg<bf16x2>, !ptx.reg<f16x2>, "
+                f"!ptx.reg<e4m3x2> or !ptx.reg<e5m2x2>, found !ptx.reg<{kind.name}>"
             )
 
     def mnemonic(self) -> str:
-        return f"cvt.rn.{kind_of(self.result).name}.f32"
+        name = kind_of(self.result).name
+        saturate = ".satfinite" if name in FP8_PAIRS else ""
+        return f"cvt.rn{saturate}.{name}.f32"
+
+
+FP8_PAIRS = ("e4m3x2", "e5m2x2")
+"""The register kinds of two fp8 values (a 16-bit register), which cvt_pack saturates into."""

@@ -35,7 +35,7 @@ class RegKind:
     """Width in bits (1 for predicates)."""
     category: str
     """`pred`, `b` (untyped bits), `u`, `s` (integers), `f` (floats), `h` (16-bit floats),
-    `x` (packed pairs of 16-bit floats)."""
+    `x` (packed pairs of 16-bit floats, or of fp8 in 16 bits: e4m3x2, e5m2x2)."""
     decl: str
     """The type the register is declared with (`.reg .b32 %r<N>;`)."""
     prefix: str
@@ -62,6 +62,8 @@ def _kinds() -> dict[str, RegKind]:
         RegKind("bf16", 16, "h", "b16", "rs"),
         RegKind("f16x2", 32, "x", "b32", "r"),
         RegKind("bf16x2", 32, "x", "b32", "r"),
+        RegKind("e4m3x2", 16, "x", "b16", "rs"),
+        RegKind("e5m2x2", 16, "x", "b16", "rs"),
         RegKind("f32", 32, "f", "f32", "f"),
         RegKind("f64", 64, "f", "f64", "fd"),
     ]
@@ -136,6 +138,8 @@ F16 = RegType("f16")
 BF16 = RegType("bf16")
 F16X2 = RegType("f16x2")
 BF16X2 = RegType("bf16x2")
+E4M3X2 = RegType("e4m3x2")
+E5M2X2 = RegType("e5m2x2")
 F32 = RegType("f32")
 F64 = RegType("f64")
 

@@ -18,7 +18,7 @@ from xdsl.ir import BlockArgument, SSAValue
 from mmcomp.dialects import ptx
 from mmcomp.ir.narrowing import is_memref
 from mmcomp.lowering.hopper.context import KernelContext
-from mmcomp.lowering.hopper.plan import arg_roles, dtype_of
+from mmcomp.lowering.hopper.plan import ELEMENT_SIZE, arg_roles, dtype_of
 from mmcomp.lowering.hopper.values import Values
 
 WIDE_OFFSETS = 1 << 32
@@ -103,7 +103,7 @@ class Addressing:
             for axis in range(len(shape))
         ]
         dtype = dtype_of(memref_type.element_type)
-        size = 4 if dtype == "f32" else 2
+        size = ELEMENT_SIZE[dtype]
         strides = [self.stride(dims[d + 1 :]) for d in range(len(dims))]
         # A runtime extent may make the array larger than 32-bit offsets reach.
         wide = ptx.DYNAMIC in shape or math.prod(shape) > WIDE_OFFSETS

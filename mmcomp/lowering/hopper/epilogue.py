@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import Float32Type
+from xdsl.dialects.builtin import Float8E4M3FNType, Float8E5M2Type, Float32Type
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from mmcomp.dialects import hopper, sched
@@ -25,10 +25,13 @@ from mmcomp.lowering.hopper.addressing import Addressing
 from mmcomp.lowering.hopper.context import Accumulator, ConsumerThreads, KernelContext
 from mmcomp.lowering.hopper.epilogue_smem import SmemEpilogue
 from mmcomp.lowering.hopper.mainloop import ConsumerMainloop
-from mmcomp.lowering.hopper.plan import TmaOperand, dtype_of
+from mmcomp.lowering.hopper.plan import FP8_OUTPUTS, TmaOperand, dtype_of
 from mmcomp.lowering.hopper.pointwise import Pointwise, Scalar
 from mmcomp.lowering.hopper.ring import Ring
 from mmcomp.lowering.hopper.values import Values
+
+FP8_ELEMENTS = {"f8e4m3": Float8E4M3FNType(), "f8e5m2": Float8E5M2Type()}
+"""The element type of each fp8 output's stored pairs."""
 
 
 @dataclass
@@ -292,6 +295,12 @@ class Epilogue:
                 data = [self.pair_value(values, dtype)]
             ctx.put(hopper.GlobalStoreOp(base, data, offset), pred)
             return
+        if dtype in FP8_OUTPUTS:
+            raise ScheduleError(
+                f"{ctx.where}: an fp8 output is stored in pairs of neighbouring columns; "
+                f"this one (roles [{', '.join(roles)}], shape {shape}) has none (an odd last "
+                "extent, or swap_ab)"
+            )
         for e, value in enumerate(values):
             base, offset, pred = self.address.element(access, half, col + e)
             element = value.value
@@ -301,6 +310,8 @@ class Epilogue:
 
     def pair_value(self, values: list[Scalar], dtype: str) -> SSAValue:
         """Two neighbouring f32 values rounded into one pair of the 16-bit `dtype`
-        (`hopper.truncf_pair`: a vector<2xbf16> / vector<2xf16> value)."""
-        pair = hopper.TruncfPairOp(values[0].value, values[1].value, self.math.sixteen_bit(dtype))
+        (`hopper.truncf_pair`: a vector<2xbf16> / vector<2xf16> value), or of fp8 with
+        saturation (vector<2xf8E4M3FN> / vector<2xf8E5M2>)."""
+        element = FP8_ELEMENTS[dtype] if dtype in FP8_ELEMENTS else self.math.sixteen_bit(dtype)
+        pair = hopper.TruncfPairOp(values[0].value, values[1].value, element)
         return self.ctx.k.append(pair).result

@@ -45,6 +45,12 @@ MAX_COORDINATE = (1 << 31) - 1
 TMA_STRIDE_BYTES = 16
 """TMA's global strides are multiples of this many bytes."""
 MAINLOOP_TYPES = ("bf16", "f16", "f8e4m3", "f8e5m2")
+
+FP8_OUTPUTS = ("f8e4m3", "f8e5m2")
+"""The fp8 output types: stored from registers in pairs (`cvt.rn.satfinite.e4m3x2.f32`)."""
+
+ELEMENT_SIZE = {"f32": 4, "bf16": 2, "f16": 2, "f8e4m3": 1, "f8e5m2": 1}
+"""Bytes of each element type the epilogue reads or writes."""
 """The element types wgmma reads from the ring: 16-bit ones, and fp8 (K-major only)."""
 SWIZZLE = 128
 """The swizzle span of every operand tile in shared memory (bytes)."""
@@ -393,6 +399,8 @@ class OperandPlan:
             dtype = dtype_of(memref.element_type)
             shape = tuple(memref.get_shape())
             size = 4 if dtype == "f32" else 2
+            if dtype in FP8_OUTPUTS:
+                continue  # the boxes are stmatrix's 16-bit ones: fp8 goes from registers
             if not roles or roles[-1] != "n" or "m" not in roles or (shape[-1] * size) % 16:
                 continue
             columns = EPILOGUE_ROW_BYTES // size

@@ -14,6 +14,8 @@ from collections.abc import Sequence
 
 from xdsl.dialects.builtin import (
     BFloat16Type,
+    Float8E4M3FNType,
+    Float8E5M2Type,
     Float16Type,
     UnrealizedConversionCastOp,
     VectorType,
@@ -31,12 +33,20 @@ from mmcomp.lowering.hopper_to_ptx.registers import (
 )
 
 
+PAIR_KINDS: dict[type[Attribute], str] = {
+    BFloat16Type: "bf16x2",
+    Float8E4M3FNType: "e4m3x2",
+    Float8E5M2Type: "e5m2x2",
+}
+"""The register kind of a stored pair by element type (f16x2 otherwise)."""
+
+
 def register_kind(value_type: Attribute) -> ptx.RegType:
     """The register type of an element type (f32, bf16, f16) or of a pair of 16-bit floats
-    (bf16x2, f16x2)."""
+    (bf16x2, f16x2) or of fp8 (e4m3x2, e5m2x2: 16 bits)."""
     if is_vector(value_type):
         element = value_type.get_element_type()
-        return ptx.reg("bf16x2" if isinstance(element, BFloat16Type) else "f16x2")
+        return ptx.reg(PAIR_KINDS.get(type(element), "f16x2"))
     if isinstance(value_type, BFloat16Type):
         return ptx.reg("bf16")
     if isinstance(value_type, Float16Type):

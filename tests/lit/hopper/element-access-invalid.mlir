@@ -37,7 +37,7 @@ hopper.kernel @k() {
   %v = arith.constant dense<1.0> : vector<4xbf16>
   hopper.global_store %c0, %v : (i64, vector<4xbf16>) -> ()
 }
-// CHECK: hopper.global_store: a value must be a pair of 16-bit floats (vector<2xbf16>, vector<2xf16>), found vector<4xbf16>
+// CHECK: hopper.global_store: a value must be a pair of 16-bit floats (vector<2xbf16>, vector<2xf16>) or of fp8 (vector<2xf8E4M3FN>, vector<2xf8E5M2>), found vector<4xbf16>
 
 // -----
 

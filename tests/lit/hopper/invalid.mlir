@@ -382,7 +382,7 @@ hopper.kernel @k() {
   %x = builtin.unrealized_conversion_cast %r : !ptx.reg<f32> to f32
   %p = hopper.truncf_pair %x, %x : vector<4xbf16>
 }
-// CHECK: hopper.truncf_pair: the result must be vector<2xbf16> or vector<2xf16>, found vector<4xbf16>
+// CHECK: hopper.truncf_pair: the result must be vector<2xbf16>, vector<2xf16>, vector<2xf8E4M3FN> or vector<2xf8E5M2>, found vector<4xbf16>
 
 // -----
 
