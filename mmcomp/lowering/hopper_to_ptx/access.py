@@ -32,7 +32,6 @@ from mmcomp.lowering.hopper_to_ptx.registers import (
     value_register,
 )
 
-
 PAIR_KINDS: dict[type[Attribute], str] = {
     BFloat16Type: "bf16x2",
     Float8E4M3FNType: "e4m3x2",
