@@ -352,7 +352,7 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     %x = ptx.const 1 : !ptx.reg<u7>
   }
 }
-// CHECK: !ptx.reg: unknown register kind 'u7', expected one of pred, b16, u16, s16, b32, u32, s32, b64, u64, s64, f16, bf16, f16x2, bf16x2, f32, f64
+// CHECK: !ptx.reg: unknown register kind 'u7', expected one of pred, b16, u16, s16, b32, u32, s32, b64, u64, s64, f16, bf16, f16x2, bf16x2, e4m3x2, e5m2x2, f32, f64
 
 // -----
 
