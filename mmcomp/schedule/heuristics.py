@@ -500,8 +500,13 @@ cuBLAS alone, slower in a 2x1 cluster)."""
 
 
 def wanted_stages(tile: tuple[int, int, int], problem: Problem) -> int:
-    """Stages holding IN_FLIGHT_MACS of the tile's mmas (every B operand counts), >= 2."""
+    """Stages holding IN_FLIGHT_MACS of the tile's mmas (every B operand counts), >= 2,
+    counted in 16-bit multiply-accumulates: an fp8 one takes the tensor cores half the time
+    (twice wgmma's k per instruction), so an fp8 K block of 128 counts as a 16-bit one of
+    64 and 128x256x128 gets the 3 stages of 128x256x64 (at 2 its ring did not hide the
+    loads: 0.78-0.81x cuBLAS fp8 at 8192^3 and 4096x14336x5120)."""
     macs = tile[0] * tile[1] * tile[2] * max(problem.b_operands, 1)
+    macs = macs * min(problem.element_bytes, 2) // 2
     return max(2, _ceil_div(IN_FLIGHT_MACS, macs))
 
 
