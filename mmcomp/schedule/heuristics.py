@@ -318,7 +318,7 @@ def _fuller_wave(
     and the narrower width still fits in one wave with more tiles: at 384x8192x8192 on the
     H100, 128x256 (96 tiles) ran 0.80x cuBLAS, 128x192 (129 tiles) 1.02x."""
     count = tile_count(problem, tile)
-    if tile[1] <= FILL_TILE_N or count >= FULL_WAVE_TILES:
+    if tile[1] <= FILL_TILE_N or count >= FULL_WAVE_TILES or problem.block_scaled:
         return tile
     fill = (tile[0], FILL_TILE_N, tile[2])
     if not count < tile_count(problem, fill) <= hw.SM_COUNT:
@@ -350,6 +350,8 @@ def choose_swap_ab(problem: Problem, given: Mapping[str, object]) -> bool:
         return bool(given["swap_ab"])
     if any(key in given for key in SWAP_AB_KEYS) or problem.a_m_contiguous:
         return False
+    if problem.block_scaled:
+        return False  # the cuda mainloop promotes unswapped fragments only
     return is_small_m(problem) and problem.m <= SWAP_AB_MAX_M
 
 
@@ -435,6 +437,8 @@ def choose_tile_k(
     128x128 hold as much either way and keep k = 64; 128x256x128 fits 2 stages.
     """
     tile_m, tile_n, tile_k = tile
+    if problem.block_scaled:
+        return tile_k  # one K block of 128 per stage: one block-wise scale
     deeper = (tile_m, tile_n, 2 * tile_k)
     if _ceil_div(problem.k, deeper[2]) < MIN_K_BLOCKS_PER_SLICE:
         return tile_k
@@ -758,6 +762,8 @@ def picks_hybrid(problem: Problem, params: ScheduleParams) -> bool:
     static extents, a cooperative kernel of one CTA per cluster, unswapped and unsplit,
     where `hybrid_gain` is at least HYBRID_MIN_GAIN."""
     if problem.dynamic_axes or params.strategy != "persistent" or params.swap_ab:
+        return False
+    if problem.block_scaled:
         return False
     if params.warp_specialization != "cooperative" or params.cluster != (1, 1):
         return False

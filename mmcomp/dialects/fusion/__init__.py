@@ -16,6 +16,7 @@ The syntax of every op, with one example each, is in docs/fusion-dialect.md.
 from xdsl.ir import Dialect
 
 from mmcomp.dialects.fusion.attrs import (
+    BLOCK_ROLES,
     DYNAMIC,
     DYNAMIC_ROLES,
     ELEMENT_TYPES,
@@ -87,6 +88,7 @@ __all__ = [
     "tensor_type",
     "is_finite_in",
     "largest_finite",
+    "BLOCK_ROLES",
     "is_role",
     "role_order",
     "float_literal",

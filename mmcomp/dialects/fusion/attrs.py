@@ -30,7 +30,12 @@ from mmcomp.ir.dtypes import FUSION_DTYPES, by_name
 ELEMENT_TYPES: dict[str, Attribute] = {dtype.name: dtype.element_type for dtype in FUSION_DTYPES}
 """The supported element types by their short names (from mmcomp.ir.dtypes)."""
 
-_ROLE = re.compile(r"b(0|[1-9][0-9]*)|m|n|k|_")
+_ROLE = re.compile(r"b(0|[1-9][0-9]*)|m|n|k|nb|kb|_")
+
+BLOCK_ROLES = {"nb": "n", "kb": "k"}
+"""The roles of a block-wise scale's blocked axes, each the blocks of 128 of an iteration
+axis (nb: N blocks, kb: K blocks); no iteration axis has them, only the scales of a
+fusion.mma do."""
 
 DYNAMIC = DYNAMIC_INDEX
 """The extent of a dynamic axis (`?` in IR): known only from the arrays at call time."""
@@ -89,15 +94,17 @@ def largest_finite(dtype: str) -> str:
 
 
 def is_role(name: str) -> bool:
-    """Whether `name` is an axis role: b0, b1, ... (batch), m, n, k or _ (absent)."""
+    """Whether `name` is an axis role: b0, b1, ... (batch), m, n, k, the block roles nb and kb
+    (a block-wise scale's) or _ (absent)."""
     return _ROLE.fullmatch(name) is not None
 
 
 def role_order(role: str) -> tuple[int, int]:
-    """Sort key placing batch roles first (b0, b1, ...), then m, n, k, then _."""
+    """Sort key placing batch roles first (b0, b1, ...), then m, n, k, the block roles nb and
+    kb, then _."""
     if role.startswith("b"):
         return (0, int(role[1:]))
-    return (1, "mnk_".index(role))
+    return (1, ("m", "n", "k", "nb", "kb", "_").index(role))
 
 
 def float_literal(value: float) -> str:
@@ -219,7 +226,7 @@ def roles_problem(roles: Sequence[str]) -> str | None:
     seen: set[str] = set()
     for role in roles:
         if not is_role(role):
-            return f"expected b<i>, m, n, k or _ as an axis role, found {role!r}"
+            return f"expected b<i>, m, n, k, nb, kb or _ as an axis role, found {role!r}"
         if role != "_" and role in seen:
             return f"role {role!r} appears twice in {list(roles)}"
         seen.add(role)
@@ -230,7 +237,7 @@ def space_problem(entries: Sequence[tuple[str, int]]) -> str | None:
     """What is wrong with (axis, extent) pairs of an iteration space, or None."""
     axes = [axis for axis, _ in entries]
     for axis, size in entries:
-        if not is_role(axis) or axis == "_":
+        if not is_role(axis) or axis == "_" or axis in BLOCK_ROLES:
             return f"expected b<i>, m, n or k as an axis name, found {axis!r}"
         if is_dynamic(size) and not may_be_dynamic(axis):
             return f"axis {axis!r}: expected a static extent (only m and batch axes are dynamic)"

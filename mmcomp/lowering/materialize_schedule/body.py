@@ -17,6 +17,7 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.utils.exceptions import DiagnosticException
 
 from mmcomp.dialects import fusion, sched
+from mmcomp.dialects.fusion.scales import SCALE_BLOCK
 from mmcomp.ir.diagnostics import at
 from mmcomp.ir.narrowing import is_tensor
 
@@ -45,8 +46,10 @@ def roles_of_value(value: SSAValue) -> tuple[str, ...] | None:
 
 
 def tile_shape(roles: Sequence[str], tile: tuple[int, int, int]) -> tuple[int, ...]:
-    """The tile of a value with `roles`: the CTA tile along m, n and k, extent 1 elsewhere."""
+    """The tile of a value with `roles`: the CTA tile along m, n and k, its blocks of 128
+    along the block roles nb and kb (a block-wise scale's), extent 1 elsewhere."""
     extents = {"m": tile[0], "n": tile[1], "k": tile[2]}
+    extents |= {"nb": -(-tile[1] // SCALE_BLOCK), "kb": -(-tile[2] // SCALE_BLOCK)}
     return tuple(extents.get(role, 1) for role in roles)
 
 
@@ -91,7 +94,7 @@ class FusionBody:
         """The positions of the inputs the contractions read, in the order they first do."""
         positions: list[int] = []
         for mma in self.mmas:
-            for operand in (mma.a, mma.b):
+            for operand in (mma.a, mma.b, *mma.scales):
                 position = self.inputs.index(operand)  # pyright: ignore[reportArgumentType]
                 if position not in positions:
                     positions.append(position)
