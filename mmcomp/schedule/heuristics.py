@@ -278,7 +278,8 @@ def choose_tile(
 def choose_small_m_tile(
     problem: Problem, warp_specialization: str, consumer: int, tile_k: int, widest: int
 ) -> tuple[int, int, int] | None:
-    """The tile of a small-M problem: the narrowest of 64, 128 and 256 (up to `widest`)
+    """The tile of a small-M problem: under ping-pong the `choose_pair_fill_tile` where
+    that rule applies; else the narrowest of 64, 128 and 256 (up to `widest`)
     whose tiles fit in one wave of the SMs, with its K block doubled where that keeps more
     of B in flight (`choose_tile_k`); None where none fits in one wave.
 
@@ -463,8 +464,9 @@ def unswapped_split_k(
     problem: Problem, tile: tuple[int, int, int], warp_specialization: str, given_tile: bool
 ) -> int:
     """`choose_split_k`, clamped to the K blocks; for a small-M ping-pong tile of a lone
-    GEMM left to the heuristic, 1 where the split would not lower the `pair_load` (the tiles already take
-    more than half the SMs' pairs: a split only puts a second unit on a pair).
+    GEMM left to the heuristic, 1 where the split would not lower the `pair_load` (the
+    tiles already take more than half the SMs' pairs: a split only puts a second unit on
+    a pair).
 
     On the H100: 64x4096x14336, 64x64x128 (64 tiles) unsplit ran 1.087x cuBLAS, split in
     two 1.009x (docs/results/2026-12-06-h100-decode-large.md, the autotuned schedule);

@@ -23,6 +23,7 @@ def test_schedules_parse_into_overrides():
     overrides = bench.parse_schedule("tile=64x128x64,warp_specialization=pingpong,split_k=1")
     assert overrides == {"tile": (64, 128, 64), "warp_specialization": "pingpong", "split_k": 1}
     assert bench.parse_schedule("swap_ab=true") == {"swap_ab": True}
-    assert bench.schedule_label(overrides) == "tile=64x128x64,warp_specialization=pingpong,split_k=1"
+    label = "tile=64x128x64,warp_specialization=pingpong,split_k=1"
+    assert bench.schedule_label(overrides) == label
     with pytest.raises(argparse.ArgumentTypeError, match="expected KEY=VALUE"):
         bench.parse_schedule("swap_ab")
