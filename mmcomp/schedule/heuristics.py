@@ -20,6 +20,7 @@ from typing import cast
 
 from mmcomp.analysis.schedule_plan import tail_segments
 from mmcomp.arch import limits as hw
+from mmcomp.dialects.fusion import QUANTIZE_GROUP
 from mmcomp.dialects.sched import (
     EPILOGUES,
     RASTERS,
@@ -273,6 +274,20 @@ def choose_tile(
         if count >= hw.SM_COUNT or (tile_n == fitting[0] and count >= FULL_WAVE_TILES):
             return (tile_m, tile_n, tile_k)
     return (tile_m, min(128, fitting[0]), tile_k)
+
+
+def quantizing_tile(problem: Problem, tile: tuple[int, int, int]) -> tuple[int, int, int]:
+    """`tile` widened along n where the epilogue computes quantization scales: to whole
+    1 x 128 groups, or to the whole row (at most 256 wide; wider rows are refused by the
+    params' check)."""
+    tile_m, tile_n, tile_k = tile
+    if "row" in problem.quantize:
+        covering = [n for n in (64, 128, 256) if n >= problem.n]
+        if covering:
+            return (tile_m, max(tile_n, covering[0]), tile_k)
+    if "group" in problem.quantize and tile_n % QUANTIZE_GROUP:
+        return (tile_m, -(-tile_n // QUANTIZE_GROUP) * QUANTIZE_GROUP, tile_k)
+    return tile
 
 
 def choose_small_m_tile(
@@ -696,7 +711,8 @@ def choose_params(
 
     For a problem with dynamic extents the choice is made at NOMINAL_EXTENTS (M =
     `schedule_m` where given: a bucket's M, mmcomp.schedule.buckets) and checked
-    against what is static (the extents themselves are checked at call time).
+    against what is static (the extents themselves are checked at call time); with a
+    dynamic K, split_k is 1 unless given (and a split or stream-K given is refused).
 
     Where split-K would not leave SPLIT_K_MARGIN of the consumer registers spare beside
     the tile (`ScheduleParams.consumer_registers`), a narrower tile is taken if the tile
@@ -704,6 +720,8 @@ def choose_params(
     is nearly empty runs the hybrid stream-K where no strategy is given (`picks_hybrid`).
     """
     given = normalize_overrides(overrides)
+    if "k" in problem.dynamic_axes:
+        given = {"split_k": 1, **given}
     nominal = NOMINAL_EXTENTS if schedule_m is None else {**NOMINAL_EXTENTS, "m": schedule_m}
     chosen_for = problem.with_extents(nominal) if problem.dynamic_axes else problem
     params = _choose(chosen_for, given)
@@ -717,10 +735,13 @@ def choose_params(
     return params
 
 
-NOMINAL_EXTENTS = {"m": 4096}
+NOMINAL_EXTENTS = {"m": 4096, "k": 4096}
 """The extents a dynamic axis is taken to have where the heuristic chooses a schedule (a
 dynamic batch axis: 1): one schedule serves every M, so it is chosen for a large one,
-where the schedule matters most."""
+where the schedule matters most. A dynamic K (a weight gradient's token count) is taken
+as long; its schedule does not split K (split_k = 1, no stream-K: the K-block count is a
+runtime value), so the tiles and stages are all K decides, and one kernel serves every K
+(no K buckets)."""
 
 
 SPLIT_K_MARGIN = 48
@@ -792,6 +813,8 @@ def _choose(problem: Problem, given: dict[str, object]) -> ScheduleParams:
         tile = given.get("tile") or choose_tile(problem, ws, consumer)
     assert isinstance(tile, tuple)
     tile = cast("tuple[int, int, int]", tile)
+    if "tile" not in given:
+        tile = quantizing_tile(problem, tile)
     warpgroup = derive_warpgroup(tile, ws, swap)
     epilogue = "registers" if swap else choose_epilogue(problem)
     params = ScheduleParams(
