@@ -155,15 +155,15 @@ def block_scaled_mma_tile(
 ) -> np.ndarray:
     """acc + the block-wise scaled A x B in float32, as the mainloop promotes it: per K
     block of 128, the block's product (f32) times its scales, added to the accumulator.
-    scale_a spans (m, kb), scale_b (nb, kb) (or (kb, nb)); the tile's columns lie in N
+    scale_a spans (m, k128), scale_b (n128, k128) (or (k128, n128)); the tile's columns lie in N
     blocks of 128 from its first (a tile is aligned to its width, which divides 128 or is
     a multiple of it)."""
     a_matrix = _matrix_view(a, a_roles, "m", "k").astype(np.float32)
     b_matrix = _matrix_view(b, b_roles, "k", "n").astype(np.float32)
-    blocked_a = tuple("kb" if role == "k" else role for role in a_roles)
-    blocked_b = tuple({"k": "kb", "n": "nb"}.get(role, role) for role in b_roles)
-    sa = _matrix_view(scale_a, blocked_a, "m", "kb")
-    sb = _matrix_view(scale_b, blocked_b, "kb", "nb")
+    blocked_a = tuple("k128" if role == "k" else role for role in a_roles)
+    blocked_b = tuple({"k": "k128", "n": "n128"}.get(role, role) for role in b_roles)
+    sa = _matrix_view(scale_a, blocked_a, "m", "k128")
+    sb = _matrix_view(scale_b, blocked_b, "k128", "n128")
     columns = np.arange(b_matrix.shape[1], dtype=np.int64) // SCALE_BLOCK
     result = acc.astype(np.float32, copy=True)
     view = _matrix_view(result, acc_roles, "m", "n")

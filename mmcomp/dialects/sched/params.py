@@ -29,6 +29,7 @@ from mmcomp.dialects.sched.problem import (
     ceil_div,
     check_extents,
     format_dims,
+    quantize_problem,
 )
 from mmcomp.errors import ScheduleError
 
@@ -554,12 +555,22 @@ class ScheduleParams:
             )
         if problem.block_scaled:
             self._check_block_scaled()
+        if "k" in problem.dynamic_axes and (self.split_k != 1 or self.stream_k):
+            split = f"split_k = {self.split_k}" if self.split_k != 1 else ""
+            raise ScheduleError(
+                f"{split or f'strategy {self.strategy}'} with a dynamic K: the K blocks are "
+                "counted at call time and are not split across CTAs; use split_k = 1 and "
+                "strategy persistent (or a static K)"
+            )
         k_blocks = ceil_div(problem.k, self.tile[2])
-        if self.split_k > k_blocks:
+        if "k" not in problem.dynamic_axes and self.split_k > k_blocks:
             raise ScheduleError(
                 f"split_k = {self.split_k} is larger than the {k_blocks} K blocks of "
                 f"k = {problem.k} with tile k = {self.tile[2]}"
             )
+        quantize = quantize_problem(problem, self.tile[1])
+        if quantize is not None:
+            raise ScheduleError(quantize)
         tiles_m = ceil_div(problem.m, self.tile[0])
         tiles_n = ceil_div(problem.n, self.tile[1])
         work = problem.batch * tiles_m * tiles_n * self.split_k

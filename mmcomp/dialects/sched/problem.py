@@ -26,8 +26,10 @@ from xdsl.ir import (
 
 from mmcomp.arch import limits as hw
 from mmcomp.dialects.fusion import (
+    QUANTIZE_GROUP,
     AxisRolesAttr,
     IterationSpaceAttr,
+    QuantizeScaleOp,
     dtype_name,
 )
 from mmcomp.dialects.fusion import MmaOp as FusionMmaOp
@@ -78,9 +80,15 @@ class Problem:
     """The contractions carry block-wise scales: each K block of 128 is accumulated apart
     and promoted into the accumulator with its scales (a second accumulator tile per
     contraction in every consumer thread; tile k 128)."""
+    quantize: tuple[str, ...] = ()
+    """The granularities of the scales the epilogue computes (`fusion.quantize_scale`):
+    "group" needs tile n a multiple of 128, "row" the whole row in one tile (tile n >= N)."""
     a_m_contiguous: bool = False
     """An A operand's contiguous axis is M (MN-major: TMA loads its tile in 64-wide boxes
     along M, so under swap_ab, where M is wgmma's n, the tile's m must be a multiple of 64)."""
+    b_n_contiguous: bool = False
+    """A B operand's contiguous axis is N (a [K, N] operand: TMA loads its tile in 64-wide
+    boxes along N, so the tile's n must be a multiple of 64)."""
 
     @property
     def m(self) -> int:
@@ -207,8 +215,30 @@ def problem_of(func: Operation) -> Problem:
         row_operands=operands["row"],
         column_operands=operands["column"],
         block_scaled=bool(scale_values),
+        quantize=tuple(
+            sorted({op.granularity for op in func.walk() if isinstance(op, QuantizeScaleOp)})
+        ),
         a_m_contiguous=any(_contiguous_role(value) == "m" for value in a_values),
+        b_n_contiguous=any(_contiguous_role(value) == "n" for value in b_values),
     )
+
+
+def quantize_problem(problem: Problem, tile_n: int) -> str | None:
+    """Why a tile `tile_n` wide cannot compute the problem's quantization scales, or None:
+    a group scale needs whole groups in a tile, a row scale the whole row."""
+    if "group" in problem.quantize and tile_n % QUANTIZE_GROUP:
+        return (
+            f"tile n = {tile_n}: a fusion.quantize_scale of 1 x {QUANTIZE_GROUP} groups "
+            f"computes each group's amax in one tile, so tile n must be a multiple of "
+            f"{QUANTIZE_GROUP}"
+        )
+    if "row" in problem.quantize and tile_n < problem.n:
+        return (
+            f"tile n = {tile_n}: a fusion.quantize_scale per row computes each row's amax in "
+            f"one tile, so tile n must cover n = {problem.n}; quantize per 1 x "
+            f"{QUANTIZE_GROUP} group (group=128) where N is wider than a tile"
+        )
+    return None
 
 
 def _contiguous_role(value: SSAValue) -> str:

@@ -149,8 +149,8 @@ class MmaOp(IRDLOperation):
     b_roles = prop_def(AxisRolesAttr)
     """Role of each axis of b."""
     scales = var_operand_def(TensorType)
-    """None, or the block-wise scale tiles of a and b (f32): a's roles with k as kb, b's
-    with k as kb and n as nb (`block_scale_shape`). Each 128-wide K block's product is
+    """None, or the block-wise scale tiles of a and b (f32): a's roles with k as k128,
+    b's with k as k128 and n as n128 (`block_scale_shape`). Each 128-wide K block's product is
     scaled by them before it is added to the accumulator."""
     acc_roles = prop_def(AxisRolesAttr)
     """Role of each axis of the accumulator."""
@@ -271,7 +271,8 @@ def block_scale_shape(
     factor_shape: Sequence[int], roles: Sequence[str], blocks_n: bool
 ) -> tuple[int, ...]:
     """The block-wise scale tile of a factor tile with `roles`: its k axis in blocks of 128
-    (kb), and for the right factor (`blocks_n`) its n axis too (nb); the other axes kept."""
+    (k128), and for the right factor (`blocks_n`) its n axis too (n128); the other axes
+    kept."""
     blocked = ("k", "n") if blocks_n else ("k",)
     return tuple(
         -(-extent // SCALE_BLOCK) if role in blocked else extent

@@ -36,6 +36,7 @@ from mmcomp.lowering.hopper.context import Accumulator, Carried, ConsumerThreads
 from mmcomp.lowering.hopper.control import branch, emit_loop
 from mmcomp.lowering.hopper.index import place
 from mmcomp.lowering.hopper.plan import SWIZZLE
+from mmcomp.lowering.hopper.pointwise import CONTRACT
 from mmcomp.lowering.hopper.producer import Loads
 from mmcomp.lowering.hopper.ring import Ring
 from mmcomp.lowering.hopper.values import Values
@@ -258,8 +259,7 @@ class ConsumerMainloop:
                 elements.append(element.values[0])
             loaded.append(elements)
         (a_scales, (b_scale, *_)) = loaded
-        contract = arith.FastMathFlagsAttr([arith.FastMathFlag.ALLOW_CONTRACT])
-        return [ctx.k.append(arith.MulfOp(scale, b_scale, contract)).result for scale in a_scales]
+        return [ctx.k.append(arith.MulfOp(scale, b_scale, CONTRACT)).result for scale in a_scales]
 
     def promote(self, op: sched.MmaOp, partial: list[SSAValue], row_scales: list[SSAValue]):
         """The main accumulator of a block-scaled sched.mma plus its K block's product

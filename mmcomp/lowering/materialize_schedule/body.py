@@ -46,10 +46,11 @@ def roles_of_value(value: SSAValue) -> tuple[str, ...] | None:
 
 
 def tile_shape(roles: Sequence[str], tile: tuple[int, int, int]) -> tuple[int, ...]:
-    """The tile of a value with `roles`: the CTA tile along m, n and k, its blocks of 128
-    along the block roles nb and kb (a block-wise scale's), extent 1 elsewhere."""
+    """The tile of a value with `roles`: the CTA tile along m, n and k, its groups of 128
+    along n128 and k128 (a quantization scale's, a block-wise fp8 scale's), extent 1
+    elsewhere."""
     extents = {"m": tile[0], "n": tile[1], "k": tile[2]}
-    extents |= {"nb": -(-tile[1] // SCALE_BLOCK), "kb": -(-tile[2] // SCALE_BLOCK)}
+    extents |= {fusion.GROUPED_N: -(-tile[1] // SCALE_BLOCK), "k128": -(-tile[2] // SCALE_BLOCK)}
     return tuple(extents.get(role, 1) for role in roles)
 
 

@@ -104,8 +104,16 @@ class KernelConstants:
 def _starts(
     index: IndexBuilder, roles: Sequence[str], starts: dict[str, SSAValue]
 ) -> list[SSAValue]:
-    """The start of each of `roles` (0 where the tile op names none)."""
-    return [starts[role] if role in starts else index.const(0) for role in roles]
+    """The start of each of `roles` (0 where the tile op names none; along n128, n's start
+    in groups of 128)."""
+    return [
+        index.div(starts["n"], fusion.QUANTIZE_GROUP)
+        if role == fusion.GROUPED_N
+        else starts[role]
+        if role in starts
+        else index.const(0)
+        for role in roles
+    ]
 
 
 def _moved(rewriter: PatternRewriter, block: Block, op: Operation) -> None:
@@ -150,9 +158,7 @@ class ContractTileToKLoop(RewritePattern):
                         f"{SCALE_BLOCK} (one scale per K block of {SCALE_BLOCK}), found {tile_k}",
                     )
                 )
-            starts["kb"] = inner.mul(loop.args[0], tile_k // SCALE_BLOCK, "kb0")
-            if "n" in starts:
-                starts["nb"] = index.div(starts["n"], SCALE_BLOCK, "nb0")
+            starts["k128"] = inner.mul(loop.args[0], tile_k // SCALE_BLOCK, "k128_0")
         tiles: dict[SSAValue, SSAValue] = {}
         products: list[SSAValue] = []
         for mma, acc in zip(mmas, loop.args[1:], strict=True):

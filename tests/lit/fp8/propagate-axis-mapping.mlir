@@ -45,10 +45,10 @@ func.func @batched(%a: tensor<2x64x256xf8E4M3FN>, %b: tensor<256x32xf8E4M3FN>, %
 // -----
 
 // Block-wise scales stay on the mma (each K block's product takes its own scales: they
-// do not factor out of the sum); their axes take the block roles, kb for the K blocks of
-// 128 and nb for the N blocks; the bias follows the mma.
+// do not factor out of the sum); their axes take the block roles, k128 for the K blocks of
+// 128 and n128 for the N blocks; the bias follows the mma.
 // CHECK-LABEL: func.func @block_wise
-// CHECK-SAME: %sa: tensor<64x2xf32> {fusion.roles = #fusion.roles<[m, kb]>}, %sb: tensor<1x2xf32> {fusion.roles = #fusion.roles<[nb, kb]>}
+// CHECK-SAME: %sa: tensor<64x2xf32> {fusion.roles = #fusion.roles<[m, k128]>}, %sb: tensor<1x2xf32> {fusion.roles = #fusion.roles<[n128, k128]>}
 // CHECK: %y_acc = fusion.mma %a [m, k], %w [n, k] -> [m, n] scales %sa, %sb {fusion.roles = #fusion.roles<[m, n]>} : (tensor<64x256xf8E4M3FN>, tensor<96x256xf8E4M3FN>, tensor<64x2xf32>, tensor<1x2xf32>) -> tensor<64x96xf32>
 // CHECK-NOT: fusion.mul
 // CHECK: %y = fusion.add %y_acc, %bias_row
@@ -60,9 +60,9 @@ func.func @block_wise(%a: tensor<64x256xf8E4M3FN>, %w: tensor<96x256xf8E4M3FN>, 
 // -----
 
 // A matmul's b [K, N] is blocked along both: its scale [ceil(K/128), ceil(N/128)] has
-// roles [kb, nb].
+// roles [k128, n128].
 // CHECK-LABEL: func.func @block_wise_matmul
-// CHECK-SAME: %sb: tensor<3x2xf32> {fusion.roles = #fusion.roles<[kb, nb]>}
+// CHECK-SAME: %sb: tensor<3x2xf32> {fusion.roles = #fusion.roles<[k128, n128]>}
 // CHECK: %c = fusion.mma %a [m, k], %b [k, n] -> [m, n] scales %sa, %sb
 func.func @block_wise_matmul(%a: tensor<8x300xf8E4M3FN>, %b: tensor<300x200xf8E5M2>, %sa: tensor<8x3xf32>, %sb: tensor<3x2xf32>) -> tensor<8x200xf32> {
   %c = fusion.matmul %a, %b scales %sa, %sb : (tensor<8x300xf8E4M3FN>, tensor<300x200xf8E5M2>, tensor<8x3xf32>, tensor<3x2xf32>) -> tensor<8x200xf32>
