@@ -29,12 +29,14 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, SSAVal
 from xdsl.utils.exceptions import VerifyException
 
 from mmcomp.dialects.fusion import (
+    BLOCK_ROLES,
     GROUPED_N,
     QUANTIZE_GROUP,
     AxisRolesAttr,
     BroadcastOp,
     CastOp,
     FusedMultiplySumOp,
+    GroupedLinearOp,
     IterationSpaceAttr,
     LinearOp,
     MatmulOp,
@@ -63,7 +65,7 @@ ROLES_KEY = "fusion.roles"
 SPACE_KEY = "fusion.space"
 """The attribute name of a function's iteration space."""
 
-_ROLE_NAMES = {"m": "M", "n": "N", "k": "K"}
+_ROLE_NAMES = {"g": "G (the groups)", "m": "M", "n": "N", "k": "K"}
 
 Node = tuple[SSAValue, int]
 """One axis of one tensor value."""
@@ -113,7 +115,7 @@ class ContractionRoles:
     extents: dict[str, int]
     """The extent of each iteration axis the contraction spans (absent axes are 1)."""
     bias_roles: tuple[str, ...] | None = None
-    """The roles of fusion.linear's bias, when it has one."""
+    """The roles of fusion.linear's or fusion.grouped_linear's bias, when it has one."""
     scale_roles: tuple[tuple[str, ...], tuple[str, ...]] | None = None
     """The roles of the per-tensor or row-wise scales of fp8 factors, when it has them."""
 
@@ -121,9 +123,11 @@ class ContractionRoles:
         """(what, value, roles) for each operand and the result."""
         yield "operand 'a'", self.op.operands[0], self.a_roles
         yield "operand 'b'", self.op.operands[1], self.b_roles
-        if self.bias_roles is not None and isinstance(self.op, LinearOp):
+        if self.bias_roles is not None and isinstance(self.op, LinearOp | GroupedLinearOp):
             assert self.op.bias is not None
             yield "operand 'bias'", self.op.bias, self.bias_roles
+        if isinstance(self.op, GroupedLinearOp):
+            yield f"operand '{self.op.group_size_keyword}'", self.op.group_sizes, ("g",)
         if self.scale_roles is not None and isinstance(self.op, ScaledContraction):
             for name, value, roles in zip(
                 ("scale_a", "scale_b"), self.op.scales, self.scale_roles, strict=True
@@ -134,22 +138,26 @@ class ContractionRoles:
 
 def _with_scales(contraction: ContractionRoles) -> ContractionRoles:
     """`contraction` with the roles of its scales: none for a per-tensor scale, its factor's
-    roles without k for a row-wise one. Block-wise scales have no roles yet: refused."""
+    roles without k for a row-wise one, its factor's roles with each blocked axis's block
+    role (k128 for k, n128 for n: `BLOCK_ROLES`) for a block-wise one."""
     op = contraction.op
     assert isinstance(op, ScaledContraction)
     mode = op.scaling
     if mode is None:
         return contraction
-    if mode == "block":
-        _fail(
-            op,
-            f"{op.name}: block-wise scales (operands 'scale_a', 'scale_b') are not lowered yet: "
-            "their promotion in the mainloop is not built; the reference interpreter "
-            "(mmcomp.reference) evaluates them, and per-tensor or row-wise scales compile",
-        )
     if mode == "tensor":
         return replace(contraction, scale_roles=((), ()))
     a_axes, b_axes = op.scale_axes()
+    if mode == "block":
+        blocks = {base: block for block, base in BLOCK_ROLES.items()}
+        a_blocked, b_blocked = a_axes.blocked or (), b_axes.blocked or ()
+        a_roles = tuple(
+            blocks[r] if i in a_blocked else r for i, r in enumerate(contraction.a_roles)
+        )
+        b_roles = tuple(
+            blocks[r] if i in b_blocked else r for i, r in enumerate(contraction.b_roles)
+        )
+        return replace(contraction, scale_roles=(a_roles, b_roles))
     a_roles = tuple(r for i, r in enumerate(contraction.a_roles) if i not in a_axes.summed)
     b_roles = tuple(r for i, r in enumerate(contraction.b_roles) if i not in b_axes.summed)
     return replace(contraction, scale_roles=(a_roles, b_roles))
@@ -264,8 +272,24 @@ def _mma_roles(op: MmaOp) -> ContractionRoles:
     )
 
 
+def _grouped_linear_roles(op: GroupedLinearOp) -> ContractionRoles:
+    """x [m, k] (offsets) or [g, m, k] (counts), w [g, n, k], bias [g, n], sizes [g]."""
+    x, w = _shape(op.x), _shape(op.w)
+    group = ("g",) if op.masked else ()
+    return ContractionRoles(
+        op,
+        a_roles=(*group, "m", "k"),
+        b_roles=("g", "n", "k"),
+        out_roles=(*group, "m", "n"),
+        extents={"g": w[0], "m": x[-2], "n": w[1], "k": w[2]},
+        bias_roles=("g", "n") if op.bias is not None else None,
+    )
+
+
 def contraction_roles(op: Operation) -> ContractionRoles | None:
     """The roles a contraction gives its operands and result; None for other ops."""
+    if isinstance(op, GroupedLinearOp):
+        return _grouped_linear_roles(op)
     if isinstance(op, MatmulOp):
         return _with_scales(_matmul_roles(op))
     if isinstance(op, LinearOp):
@@ -365,6 +389,7 @@ def _build_space(func: FuncOp, contractions: list[ContractionRoles]) -> dict[str
     space = {"m": 1, "n": 1, "k": 1} | first.extents
     for contraction in contractions[1:]:
         op = contraction.op
+        _check_same_groups(first, contraction)
         batch = sorted(role for role in contraction.extents if role.startswith("b"))
         space_batch = sorted(role for role in space if role.startswith("b"))
         if batch != space_batch:
@@ -386,6 +411,31 @@ def _build_space(func: FuncOp, contractions: list[ContractionRoles]) -> dict[str
                     "space",
                 )
     return dict(sorted(space.items(), key=lambda item: role_order(item[0])))
+
+
+def _check_same_groups(first: ContractionRoles, other: ContractionRoles) -> None:
+    """A verifier error where `other` and the first contraction are not both grouped over
+    one group-size value, or both not grouped: a kernel walks one partition of its rows."""
+    first_op, op = first.op, other.op
+    if isinstance(first_op, GroupedLinearOp) and isinstance(op, GroupedLinearOp):
+        if first_op.group_sizes is op.group_sizes and first_op.masked == op.masked:
+            return
+        _fail(
+            op,
+            f"{op.name}: operand '{op.group_size_keyword}': expected the group sizes of the "
+            f"first contraction ({first_op.name} operand '{first_op.group_size_keyword}'), "
+            "the same value in the same layout: the grouped linears of one fusion share one "
+            "partition of the rows into groups",
+        )
+    grouped = first_op if isinstance(first_op, GroupedLinearOp) else op
+    if isinstance(grouped, GroupedLinearOp):
+        dense = op if grouped is first_op else first_op
+        _fail(
+            op,
+            f"{op.name}: a {dense.name} and a {grouped.name} in one fusion: every "
+            "contraction of a grouped fusion is a fusion.grouped_linear over the same group "
+            "sizes (one iteration space, with its g axis)",
+        )
 
 
 def _describe(value: SSAValue) -> str:
@@ -515,6 +565,8 @@ def infer_axis_mapping(func: FuncOp) -> AxisMapping:
 
     batch = [role for role in space if role.startswith("b")]
     layout = (*batch, "m", "n")
+    if isinstance(contractions[0].op, GroupedLinearOp):
+        layout = contractions[0].out_roles
     mapping: dict[SSAValue, tuple[str, ...]] = {}
     for value in _tensor_values(func):
         shape = _shape(value)
@@ -557,8 +609,8 @@ def infer_axis_mapping(func: FuncOp) -> AxisMapping:
 
 
 def _check_dynamic_roles(op: Operation, what: str, value: SSAValue, roles: Sequence[str]) -> None:
-    """A verifier error at `op` where a dynamic axis of `value` has a role other than m or
-    a batch role (n and k are static: tiles, K blocks and operand strides depend on them)."""
+    """A verifier error at `op` where a dynamic axis of `value` has a role other than m, k
+    or a batch role (n is static: the tiles along n and operand strides depend on it)."""
     for axis, (extent, role) in enumerate(zip(_shape(value), roles, strict=True)):
         if not is_dynamic(extent) or may_be_dynamic(role):
             continue
@@ -566,7 +618,7 @@ def _check_dynamic_roles(op: Operation, what: str, value: SSAValue, roles: Seque
         _fail(
             op,
             f"{op.name}: {what}: axis {axis} is dynamic (?) but has role {role} "
-            f"({described}); only M and batch extents may be dynamic, N and K are static",
+            f"({described}); only M, K and batch extents may be dynamic, N is static",
         )
 
 
@@ -576,7 +628,8 @@ def _check_tied(
     """A verifier error at `op` where an axis of `value` is static but its role's extent is
     dynamic, or the other way round: every axis of one role is one runtime extent."""
     for axis, (extent, role) in enumerate(zip(_shape(value), roles, strict=True)):
-        if role in (ABSENT, GROUPED_N) or is_dynamic(extent) == is_dynamic(space[role]):
+        role = BLOCK_ROLES.get(role, role)
+        if role == ABSENT or is_dynamic(extent) == is_dynamic(space[role]):
             continue
         _fail(
             op,

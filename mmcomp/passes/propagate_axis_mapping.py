@@ -12,8 +12,10 @@ mma of a[M, K] and b[N, K]). The function then carries its iteration space
 function arguments); see `mmcomp.analysis.roles` and docs/axis-roles.md. Inconsistent roles are
 verifier errors at the op. On IR that already carries them (a printed stage resumed), the
 stored space and roles must be those it derives again: one that differs is an error, not
-silently replaced. An empty fusion (tensor arguments, nothing computed, nothing returned)
-is an error too, as is any fusion function without outputs or without a contraction.
+silently replaced. A `fusion.grouped_linear` stays as it is: its layout gives its roles
+(`[m, k]` or `[g, m, k]` x, `[g, n, k]` w, `[g]` group sizes; docs/grouped.md). An empty
+fusion (tensor arguments, nothing computed, nothing returned) is an error too, as is any
+fusion function without outputs or without a contraction.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from mmcomp.dialects.fusion import (
     AddOp,
     BroadcastOp,
     CastOp,
+    GroupedLinearOp,
     LinearOp,
     MmaOp,
     MulOp,
@@ -139,6 +142,8 @@ def _scaled(contraction: ContractionRoles, result: SSAValue, new_ops: list[Opera
     op = contraction.op
     if contraction.scale_roles is None or not isinstance(op, ScaledContraction):
         return result
+    if op.scaling == "block":
+        return result
     result_type = result.type
     assert is_tensor(result_type)
     hint = op.results[0].name_hint
@@ -163,13 +168,19 @@ def _lower(contraction: ContractionRoles) -> None:
     factors' broadcasts folded into the mma's axis map."""
     op = contraction.op
     a, a_roles, b, b_roles = _folded_factors(contraction)
-    scaled = contraction.scale_roles is not None
+    blocked = isinstance(op, ScaledContraction) and op.scaling == "block"
+    scaled = contraction.scale_roles is not None and not blocked
     if isinstance(op, MmaOp) and a is op.a and b is op.b and not scaled:
         return
     result_type = op.results[0].type
     assert is_tensor(result_type)
-    mma = MmaOp(a, b, a_roles, b_roles, contraction.out_roles, result_type)
+    # Block-wise scales stay on the mma: each K block's product takes its own scales (the
+    # promotion in the mainloop), they do not factor out of the sum.
+    scales = op.scales if blocked and isinstance(op, ScaledContraction) else ()
+    mma = MmaOp(a, b, a_roles, b_roles, contraction.out_roles, result_type, scales)
     mma.location = op.location
+    if blocked:
+        mma.result.name_hint = op.results[0].name_hint
     if isinstance(op, MmaOp) and not scaled:
         mma.result.name_hint = op.result.name_hint
         Rewriter.replace_op(op, [mma])
@@ -229,7 +240,8 @@ def propagate_function(func: FuncOp) -> None:
     _check_outputs(func)
     mapping = check_annotations(func, infer_axis_mapping(func), pass_name=PropagateAxisMapping.name)
     for contraction in mapping.contractions:
-        _lower(contraction)
+        if not isinstance(contraction.op, GroupedLinearOp):
+            _lower(contraction)
     _erase_dead_broadcasts(func)
     annotate(func, infer_axis_mapping(func))
 
