@@ -24,6 +24,19 @@ def _operands(m: int, k: int, n: int, seed: int):
     return a, b, generator
 
 
+def test_scaled_mm_block_wise_matches_float64():
+    """Block-wise: a [M, ceil(K/128)] per 1 x 128 group, b [ceil(K/128), ceil(N/128)]."""
+    m, k, n = 40, 300, 200
+    a, b, generator = _operands(m, k, n, seed=5)
+    scale_a = torch.rand(m, 3, generator=generator) + 0.5
+    scale_b = torch.rand(3, 2, generator=generator) + 0.5
+    got = mt.scaled_mm(a, b, scale_a, scale_b, out_dtype=torch.float32, backend="interp")
+    a64 = a.double() * scale_a.double().repeat_interleave(GROUP, 1)[:, :k]
+    blocks = scale_b.double().repeat_interleave(GROUP, 0).repeat_interleave(GROUP, 1)
+    want = a64 @ (b.double() * blocks[:k, :n])
+    assert _relative(got, want) <= 1e-6
+
+
 @pytest.mark.parametrize("mode", ["tensor", "row"])
 @pytest.mark.parametrize("out_dtype", [torch.bfloat16, torch.float32])
 def test_scaled_mm_matches_float64_and_torch(mode: str, out_dtype):
