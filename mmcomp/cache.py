@@ -4,7 +4,7 @@
 
 - In memory: a compile whose fusion IR text, schedule keywords and back end equal an earlier
   one's returns a new `Kernel` for the caller's fusion that shares the earlier kernel's
-  artifact (PTX, launch plan, stages, loaded module and launch caches). The key is the
+  artifact (PTX, launch plan, IR per stage, loaded module and launch caches). The key is the
   printed fusion, every keyword after `normalize_overrides` (so `tile=[128, 128, 64]` and
   `tile=(128, 128, 64)` are one entry, and two schedules never share one) and the back end.
 - On disk (cuda back end): the whole artifact, one file per key in the kernel cache
@@ -14,7 +14,7 @@
   the target device (`sm_90a`, and mmcomp.arch.limits's model of the H200 through the source
   hash: all that compile reads of a device; the cubin the driver loads is cached by
   load_module under the device's architecture and driver version), and the xDSL and Python
-  versions. A hit in a new process runs no pass and no ptxas; `kernel.stages` is read from
+  versions. A hit in a new process runs no pass and no ptxas; `kernel.stage_ir` is read from
   the entry, and `kernel.module` is parsed from the last stage's text when first asked for.
 - Entries are checksummed and written atomically (a temporary file, then a rename), so two
   processes filling one entry at once leave one whole entry; a truncated or damaged entry
@@ -43,10 +43,10 @@ from typing import TYPE_CHECKING, Any, cast
 from mmcomp.runtime.cache import KernelCache, default_cache_dir
 
 if TYPE_CHECKING:
-    from mmcomp.compiler import Kernel
+    from mmcomp.backend.compiled import Kernel
     from mmcomp.frontend.builder import Fusion
 
-FORMAT = "mmcomp-compiled-kernel-1"
+FORMAT = "mmcomp-compiled-kernel-2"
 """The entry format; part of every key."""
 
 ARTIFACT_SUFFIX = ".kernel"
@@ -198,11 +198,11 @@ def store_artifact(name: str, kernel: Kernel) -> bool:
     device = kernel.device_kernel
     artifact = {
         "format": FORMAT,
-        "fusion": kernel.stages.get("fusion", ""),
+        "fusion": kernel.stage_ir.get("fusion", ""),
         "name": kernel.fusion.name,
         "backend": kernel.backend,
         "params": kernel.params,
-        "stages": kernel.stages,
+        "stage_ir": kernel.stage_ir,
         "ptx": device.ptx,
         "plan": device.plan,
         "report": device.report,
@@ -236,7 +236,7 @@ def _required() -> dict[str, tuple[type, ...]]:
         "name": (str,),
         "backend": (str,),
         "params": (ScheduleParams,),
-        "stages": (dict,),
+        "stage_ir": (dict,),
         "ptx": (str,),
         "plan": (LaunchPlan,),
         "report": (ResourceReport, type(None)),
@@ -263,8 +263,8 @@ def _decode(payload: bytes) -> dict[str, Any] | None:
         value = decoded.get(key)
         if not isinstance(value, types) or isinstance(value, bool):
             return None
-    stages = cast("dict[object, object]", decoded["stages"])
-    if not all(isinstance(k, str) and isinstance(v, str) for k, v in stages.items()):
+    stage_ir = cast("dict[object, object]", decoded["stage_ir"])
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in stage_ir.items()):
         return None
     if decoded["backend"] not in DISK_BACKENDS:
         return None
@@ -288,8 +288,9 @@ def load_artifact(name: str, fusion: Fusion) -> Kernel | None:
         return None
     from xdsl.parser import Parser
 
+    from mmcomp.backend.compiled import CudaRunner, Kernel
     from mmcomp.backend.kernel import CudaKernel
-    from mmcomp.compiler import CudaRunner, Kernel, context
+    from mmcomp.ir.registry import context
 
     launch = artifact.get("launch") or ""
     device = CudaKernel(
@@ -305,7 +306,7 @@ def load_artifact(name: str, fusion: Fusion) -> Kernel | None:
         fusion,
         artifact["backend"],
         artifact["params"],
-        artifact["stages"],
+        artifact["stage_ir"],
         None,
         CudaRunner(device),
     )

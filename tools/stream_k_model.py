@@ -21,8 +21,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from mmcomp.analysis.schedule_plan import tail_segments  # noqa: E402
 from mmcomp.dialects.sched import Problem  # noqa: E402
-from mmcomp.passes.stream_k import tail_segments  # noqa: E402
 from mmcomp.schedule.heuristics import choose_params  # noqa: E402
 
 SHAPES = ("8192x14336x4096", "8192x4096x14336", "4096x4096x4096", "8192x8192x8192")

@@ -17,9 +17,9 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import IndexType, IntegerAttr
 from xdsl.ir import Block, Operation, SSAValue
 
+from mmcomp.analysis.schedule_view import ScheduleView, extent
 from mmcomp.dialects import sched
 from mmcomp.dialects.fusion import DYNAMIC, is_dynamic
-from mmcomp.passes.tile_split import ScheduleView, extent
 
 Count = int | SSAValue
 """A count the kernel uses: an int where the extents fix it, else an index SSA value
@@ -161,6 +161,22 @@ class IndexBuilder:
         if name:
             result.name_hint = name
         return result
+
+
+MAX_TAIL_SEGMENTS = 8
+"""Most segments the hybrid splits a tail tile into (the last arriver reads each back)."""
+
+
+def tail_segments(tail: int, grid: int, k_blocks: int) -> int:
+    """Segments per tail tile of the hybrid: P div R (one round), or 2P div R where two
+    rounds of those end sooner, capped at MAX_TAIL_SEGMENTS and the K blocks."""
+    if tail <= 0:
+        return 1
+    cap = min(MAX_TAIL_SEGMENTS, k_blocks)
+    one = min(grid // tail, cap)
+    two = min(2 * grid // tail, cap)
+    rounds = -(-tail * two // grid)
+    return two if rounds * one < two else max(one, 1)
 
 
 def swizzled_tile(

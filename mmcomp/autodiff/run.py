@@ -35,7 +35,7 @@ class KernelCache:
 
     def kernel(self, step: Step, fusion: Fusion, tokens: int | None) -> Any:
         """The step's compiled kernel (its fusion at `tokens`), compiled once."""
-        import mmcomp
+        from mmcomp import compiler
 
         key = (step.name, tokens if step.over_tokens else None)
         found = self._kernels.get(key)
@@ -44,7 +44,7 @@ class KernelCache:
                 found = self._kernels.get(key)
                 if found is None:
                     keywords = self.schedules.get(step.name, {})
-                    found = mmcomp.compile(fusion, backend=self.backend, **keywords)
+                    found = compiler.compile(fusion, backend=self.backend, **keywords)
                     self._kernels[key] = found
         return found
 

@@ -61,11 +61,11 @@ from mmcomp.analysis.schedule_plan import (
     plan_of,
     swizzled_tile,
 )
+from mmcomp.analysis.schedule_view import EXTENT_ATTR, GRID_ATTR, ScheduleView, scheduled_functions
 from mmcomp.dialects import fusion, sched
 from mmcomp.ir.diagnostics import at
 from mmcomp.ir.narrowing import is_tensor
 from mmcomp.passes.stream_k import StreamK
-from mmcomp.passes.tile_split import GRID_ATTR, ScheduleView, scheduled_functions
 
 STREAM_K_SLOTS = 2
 """Partial tiles a stream-K CTA may leave in the workspace: its first tile's and its
@@ -73,9 +73,6 @@ last's (the tiles between are whole)."""
 
 ROLES_ATTR = "fusion.roles"
 """The attribute holding the axis roles of an op result or a function argument."""
-
-EXTENT_ATTR = "sched.extent"
-"""The argument attribute of a runtime extent (an index argument): the axis it gives."""
 
 
 @dataclass

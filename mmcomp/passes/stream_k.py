@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING
 from xdsl.dialects import scf
 from xdsl.ir import Block, SSAValue
 
+from mmcomp.analysis.schedule_plan import MAX_TAIL_SEGMENTS, tail_segments
 from mmcomp.dialects import sched
 
 if TYPE_CHECKING:
@@ -57,22 +58,6 @@ if TYPE_CHECKING:
         _Coordinates,  # pyright: ignore[reportPrivateUsage]
         _KernelBuilder,  # pyright: ignore[reportPrivateUsage]
     )
-
-
-MAX_TAIL_SEGMENTS = 8
-"""Most segments the hybrid splits a tail tile into (the last arriver reads each back)."""
-
-
-def tail_segments(tail: int, grid: int, k_blocks: int) -> int:
-    """Segments per tail tile of the hybrid: P div R (one round), or 2P div R where two
-    rounds of those end sooner, capped at MAX_TAIL_SEGMENTS and the K blocks."""
-    if tail <= 0:
-        return 1
-    cap = min(MAX_TAIL_SEGMENTS, k_blocks)
-    one = min(grid // tail, cap)
-    two = min(2 * grid // tail, cap)
-    rounds = -(-tail * two // grid)
-    return two if rounds * one < two else max(one, 1)
 
 
 class StreamK:

@@ -17,6 +17,7 @@ import numbers
 from collections.abc import Iterator, Mapping, Sequence
 from typing import cast
 
+from mmcomp.analysis.schedule_plan import tail_segments
 from mmcomp.arch import limits as hw
 from mmcomp.dialects.sched import (
     EPILOGUES,
@@ -30,7 +31,6 @@ from mmcomp.dialects.sched import (
     tile_rows,
 )
 from mmcomp.errors import ScheduleError
-from mmcomp.passes.stream_k import tail_segments
 
 DERIVED = ("warpgroup", "instr")
 """Parameters derived from the tile, not given by the caller."""

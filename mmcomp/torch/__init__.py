@@ -28,8 +28,8 @@ for every token count.
 
 from mmcomp.runtime.arrays import BFLOAT16
 from mmcomp.torch.arrays import ARRAYS, FUSION_DTYPES, NUMPY_DTYPES, TORCH_DTYPES, TorchArrays
+from mmcomp.torch.autograd import op
 from mmcomp.torch.modules import ACTIVATIONS, FusedLinear, GatedMLP, activation_name
-from mmcomp.torch.ops import op
 from mmcomp.torch.parallel import ColumnParallelLinear, RowParallelLinear, TensorParallelGatedMLP
 
 __all__ = [

@@ -81,7 +81,7 @@ def _fusion_dtype(tensor: Any, where: str, what: str, backend: object = "cuda") 
 def _check_schedule(schedule: object, where: str) -> dict[str, Any]:
     """A module's mmcomp.compile keywords, checked when it is built (its kernel is
     compiled at the first forward)."""
-    from mmcomp.compiler import BACKENDS
+    from mmcomp.backend.compiled import BACKENDS
     from mmcomp.schedule.heuristics import check_schedule_m, normalize_overrides
     from mmcomp.tuning import check_budget
 
@@ -153,7 +153,7 @@ class _RowFamily:
         kernel = self.kernel()
         outputs = kernel(*arrays)
         if fast is None and kernel.backend == "cuda":
-            from mmcomp.schedule.buckets import BucketedKernel
+            from mmcomp.pipeline import BucketedKernel
 
             bucket = kernel.kernel_for(rows) if isinstance(kernel, BucketedKernel) else kernel
             device = bucket.device_kernel

@@ -26,14 +26,14 @@ ROOT = Path(__file__).resolve().parents[2]
 CHILD = textwrap.dedent(
     """
     import json, sys, time
-    import mmcomp, mmcomp.backend, mmcomp.compiler, mmcomp.arch.ptxas
+    import mmcomp, mmcomp.backend, mmcomp.pipeline, mmcomp.arch.ptxas
     from mmcomp import cache
     import cases
     fusion = cases.gelu_bias(300, 504, 200)
     if sys.argv[1] == "hit-only":
         def refuse(*args, **kwargs):
             raise AssertionError("a pass or ptxas ran on a cache hit")
-        mmcomp.compiler.run_pipeline = refuse
+        mmcomp.pipeline.run_pipeline = refuse
         mmcomp.arch.ptxas.assemble = refuse
     start = time.perf_counter()
     kernel = mmcomp.compile(fusion, tile=(128, 128, 64), epilogue="smem")
@@ -43,7 +43,7 @@ CHILD = textwrap.dedent(
         "stats": cache.stats(),
         "ptx": kernel.ptx,
         "params": kernel.params.format(),
-        "stages": list(kernel.stages),
+        "stage_ir": list(kernel.stage_ir),
         "tile_merge": kernel.ir("tile-merge"),
         "module_ops": len(list(kernel.module.walk())),
         "spills": kernel.report.spills if kernel.report else None,
@@ -94,7 +94,7 @@ def test_memory_hit_shares_the_artifact_in_under_a_millisecond():
     assert min(times) < 1e-3, times
     assert again.device_kernel is first.device_kernel
     assert again.fusion is not fusion and str(again.fusion) == str(fusion)  # a copy
-    assert again.stages is first.stages
+    assert again.stage_ir is first.stage_ir
     assert again.ptx == first.ptx
 
 
@@ -128,7 +128,7 @@ def test_disk_hit_in_a_new_process_runs_no_pass_and_no_ptxas(tmp_path: Path):
     hit = result(child(tmp_path, "hit-only"))
     assert hit["stats"] == {"memory_hits": 0, "disk_hits": 1, "builds": 0}
     assert hit["seconds"] < 0.05, hit["seconds"]
-    for key in ("ptx", "params", "stages", "tile_merge", "module_ops", "spills"):
+    for key in ("ptx", "params", "stage_ir", "tile_merge", "module_ops", "spills"):
         assert hit[key] == built[key], key
 
 

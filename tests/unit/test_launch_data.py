@@ -149,7 +149,7 @@ def test_load_kernel_of_a_missing_file_says_so(tmp_path: Path):
 def launch_plan_of(text: str) -> Any:
     from xdsl.parser import Parser
 
-    from mmcomp.compiler import context
+    from mmcomp.ir.registry import context
 
     return launch_plan(Parser(context(), text).parse_module())
 

@@ -23,17 +23,18 @@ from xdsl.utils.exceptions import DiagnosticException
 import mmcomp
 import mmcomp.compiler as compile_module
 from mmcomp.analysis.schedule_plan import SchedulePlan, plan_of
+from mmcomp.analysis.schedule_view import ScheduleView, schedule_of
 from mmcomp.arch import limits as hw
-from mmcomp.compiler import Stage, context, run_pipeline
 from mmcomp.dialects import sched
 from mmcomp.errors import ScheduleError
-from mmcomp.ir.registry import PASSES
+from mmcomp.ir.registry import PASSES, context
 from mmcomp.passes.insert_persistent_loop import InsertPersistentLoop
 from mmcomp.passes.materialize_schedule import MaterializeSchedule
 from mmcomp.passes.propagate_axis_mapping import PropagateAxisMapping
 from mmcomp.passes.split_k import SplitK
 from mmcomp.passes.tile_merge import TileMerge
-from mmcomp.passes.tile_split import ScheduleView, TileSplit, schedule_of
+from mmcomp.passes.tile_split import TileSplit
+from mmcomp.pipeline import Stage, run_pipeline
 
 SCHEDULE_PASSES = {
     "tile-split": TileSplit,

@@ -29,6 +29,7 @@ from mmcomp.dialects.sched.problem import (
     check_extents,
     format_dims,
 )
+from mmcomp.dialects.sched.shared_memory import SharedMemoryLayout
 from mmcomp.errors import ScheduleError
 
 PARAMS_ATTR = "sched.params"
@@ -500,21 +501,39 @@ class ScheduleParams:
                 f"epilogue{hint}"
             )
 
-    def smem_bytes(self, problem: Problem) -> dict[str, int]:
-        """Shared memory each part of the kernel needs (bytes): a, b, epilogue, barriers."""
+    def _operand_tiles(self, problem: Problem) -> tuple[int, int]:
+        """Bytes of one A tile and one B tile in a ring stage."""
         tile_m, tile_n, tile_k = self.tile
         eb = problem.element_bytes
-        a_tile = _align(tile_m * tile_k * eb, hw.SMEM_ALIGNMENT)
-        b_tile = _align(tile_n * tile_k * eb, hw.SMEM_ALIGNMENT)
-        epilogue = 0
+        return (
+            _align(tile_m * tile_k * eb, hw.SMEM_ALIGNMENT),
+            _align(tile_n * tile_k * eb, hw.SMEM_ALIGNMENT),
+        )
+
+    def shared_memory(self, problem: Problem) -> SharedMemoryLayout:
+        """The kernel's dynamic shared memory, laid out as the lowering lays it out
+        (mmcomp.dialects.sched.shared_memory): a ring stage holds every A and B tile; the
+        shared-memory epilogue adds the buffers of each consumer warpgroup a kernel may
+        have (which outputs take them is the lowering's choice)."""
+        a_tile, b_tile = self._operand_tiles(problem)
+        stage = problem.a_operands * a_tile + problem.b_operands * b_tile
+        buffers = 0
         if self.epilogue == "smem":
-            boxes = hw.MAX_CONSUMER_WARPGROUPS * hw.EPILOGUE_BUFFERS
-            epilogue = boxes * _align(hw.EPILOGUE_BOX_BYTES, hw.SMEM_ALIGNMENT)
+            buffers = hw.MAX_CONSUMER_WARPGROUPS * hw.EPILOGUE_BUFFERS
+        return SharedMemoryLayout(stage, self.stages, buffers)
+
+    def smem_bytes(self, problem: Problem) -> dict[str, int]:
+        """The kernel's dynamic shared memory by part (bytes): a and b (the ring's tiles),
+        barriers, epilogue buffers, alignment; they sum to `shared_memory`'s bytes."""
+        a_tile, _ = self._operand_tiles(problem)
+        parts = self.shared_memory(problem).parts()
+        a = self.stages * problem.a_operands * a_tile
         return {
-            "a": self.stages * problem.a_operands * a_tile,
-            "b": self.stages * problem.b_operands * b_tile,
-            "epilogue": epilogue,
-            "barriers": 2 * self.stages * hw.MBARRIER_BYTES,
+            "a": a,
+            "b": parts["ring"] - a,
+            "barriers": parts["barriers"],
+            "epilogue": parts["epilogue"],
+            "alignment": parts["alignment"],
         }
 
     def check(self, problem: Problem) -> None:

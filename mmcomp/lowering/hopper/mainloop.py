@@ -27,6 +27,7 @@ from collections.abc import Callable, Sequence
 from xdsl.dialects import scf
 from xdsl.ir import Block, Region, SSAValue
 
+from mmcomp.analysis.warp_roles import WarpRoles, slot_of
 from mmcomp.dialects import hopper, ptx, sched
 from mmcomp.errors import ScheduleError
 from mmcomp.lowering.hopper.context import Accumulator, Carried, ConsumerThreads, KernelContext
@@ -36,7 +37,6 @@ from mmcomp.lowering.hopper.plan import SWIZZLE
 from mmcomp.lowering.hopper.producer import Loads
 from mmcomp.lowering.hopper.ring import Ring
 from mmcomp.lowering.hopper.values import Values
-from mmcomp.passes.partition_warp_roles import WarpRoles, slot_of
 
 
 def zero_accumulator(ctx: KernelContext) -> Accumulator:
