@@ -11,7 +11,8 @@ from test_dynamic import K, N, linear
 import mmcomp
 import mmcomp.cache
 from mmcomp.errors import FusionError, ScheduleError
-from mmcomp.schedule.buckets import M_BUCKETS, NOMINAL_BUCKET, BucketedKernel, bucket_for
+from mmcomp.pipeline import BucketedKernel
+from mmcomp.schedule.buckets import M_BUCKETS, NOMINAL_BUCKET, bucket_for
 
 
 def random(shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:

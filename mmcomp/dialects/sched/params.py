@@ -504,37 +504,23 @@ class ScheduleParams:
     def _operand_tiles(self, problem: Problem) -> tuple[int, int]:
         """Bytes of one A tile and one B tile in a ring stage."""
         tile_m, tile_n, tile_k = self.tile
-        eb = problem.element_bytes
-        return (
-            _align(tile_m * tile_k * eb, hw.SMEM_ALIGNMENT),
-            _align(tile_n * tile_k * eb, hw.SMEM_ALIGNMENT),
-        )
+        row = tile_k * problem.element_bytes
+        return _align(tile_m * row, hw.SMEM_ALIGNMENT), _align(tile_n * row, hw.SMEM_ALIGNMENT)
 
     def shared_memory(self, problem: Problem) -> SharedMemoryLayout:
-        """The kernel's dynamic shared memory, laid out as the lowering lays it out
+        """The kernel's dynamic shared memory as the lowering lays it out
         (mmcomp.dialects.sched.shared_memory): a ring stage holds every A and B tile; the
-        shared-memory epilogue adds the buffers of each consumer warpgroup a kernel may
-        have (which outputs take them is the lowering's choice)."""
+        epilogue "smem" adds the buffers of each consumer warpgroup a kernel may have."""
         a_tile, b_tile = self._operand_tiles(problem)
         stage = problem.a_operands * a_tile + problem.b_operands * b_tile
-        buffers = 0
-        if self.epilogue == "smem":
-            buffers = hw.MAX_CONSUMER_WARPGROUPS * hw.EPILOGUE_BUFFERS
+        buffers = hw.MAX_CONSUMER_WARPGROUPS * hw.EPILOGUE_BUFFERS * (self.epilogue == "smem")
         return SharedMemoryLayout(stage, self.stages, buffers)
 
     def smem_bytes(self, problem: Problem) -> dict[str, int]:
-        """The kernel's dynamic shared memory by part (bytes): a and b (the ring's tiles),
-        barriers, epilogue buffers, alignment; they sum to `shared_memory`'s bytes."""
-        a_tile, _ = self._operand_tiles(problem)
+        """`shared_memory`'s bytes by part: a and b (the ring's tiles), then its `parts`."""
+        a = self.stages * problem.a_operands * self._operand_tiles(problem)[0]
         parts = self.shared_memory(problem).parts()
-        a = self.stages * problem.a_operands * a_tile
-        return {
-            "a": a,
-            "b": parts["ring"] - a,
-            "barriers": parts["barriers"],
-            "epilogue": parts["epilogue"],
-            "alignment": parts["alignment"],
-        }
+        return {"a": a, "b": parts.pop("ring") - a, **parts}
 
     def check(self, problem: Problem) -> None:
         """Raise ScheduleError unless the params are valid and fit the problem."""
