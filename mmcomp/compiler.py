@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from mmcomp import tuning
 from mmcomp.backend.compiled import Kernel
 from mmcomp.errors import ScheduleError
 from mmcomp.frontend.builder import as_fusion
@@ -59,6 +58,8 @@ def compile(  # noqa: A001
                 "autotune=True (it bounds the autotune's time)"
             )
         return compile_untuned(f, backend, **params)
+    from mmcomp import tuning
+
     budget = tuning.DEFAULT_BUDGET_S if autotune_budget_s is None else autotune_budget_s
     fusion = as_fusion(f)
     dynamic_m = has_dynamic_m(fusion)
@@ -67,9 +68,9 @@ def compile(  # noqa: A001
         keywords = dict(params)
         normalize_overrides(keywords)
 
-        def tune_bucket(bucket: int) -> Kernel:
+        def tune_bucket(compiled: Fusion, bucket: int) -> Kernel:
             return tuning.autotune(
-                fusion, backend=backend, budget_s=budget, schedule_m=bucket, **keywords
+                compiled, backend=backend, budget_s=budget, schedule_m=bucket, **keywords
             )
 
         return BucketedKernel(fusion, backend, keywords, tune_bucket, autotune_budget_s=budget)

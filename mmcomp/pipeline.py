@@ -191,8 +191,8 @@ def compile_untuned(f: Fusion | str | ModuleOp, backend: str = "cuda", **params:
     check_schedule_m_applies(fusion, schedule_m, dynamic_m)
     if schedule_m is None and dynamic_m:
 
-        def compile_bucket(bucket: int) -> Kernel:
-            return compile_untuned(fusion, backend, schedule_m=bucket, **params)
+        def compile_bucket(compiled: Fusion, bucket: int) -> Kernel:
+            return compile_untuned(compiled, backend, schedule_m=bucket, **params)
 
         return BucketedKernel(fusion, backend, params, compile_bucket)
     from mmcomp.cache import compile_cached
@@ -265,13 +265,14 @@ class BucketedKernel(Kernel):
         fusion: Fusion,
         backend: str,
         params: dict[str, Any],
-        compile_bucket: Callable[[int], Kernel],
+        compile_bucket: Callable[[Fusion, int], Kernel],
         autotune_budget_s: float | None = None,
     ):
         self.keywords = dict(params)
         """The schedule keywords every bucket's kernel is compiled with."""
         self.compile_bucket = compile_bucket
-        """Compiles the kernel of a bucket (its schedule chosen for M = the bucket's bound)."""
+        """Compiles the kernel of a bucket from the fusion as compiled (its schedule chosen for M
+        = the bucket's bound)."""
         self.autotune_budget_s = autotune_budget_s
         """With `mmcomp.compile(f, autotune=True)`: each bucket's kernel is autotuned (for
         M = its bound, on random inputs, within this many seconds) when first used."""
@@ -302,7 +303,7 @@ class BucketedKernel(Kernel):
         with self._lock:
             kernel = self.kernels.get(bucket)
             if kernel is None:
-                kernel = self.compile_bucket(bucket)
+                kernel = self.compile_bucket(self.fusion, bucket)
                 self.kernels[bucket] = kernel
         return kernel
 
