@@ -2,11 +2,14 @@
 
 `mmcomp.compile` asks `compile_cached` before it runs the pipeline:
 
-- In memory: a compile whose fusion IR text, schedule keywords and back end equal an earlier
-  one's returns a new `Kernel` for the caller's fusion that shares the earlier kernel's
-  artifact (PTX, launch plan, IR per stage, loaded module and launch caches). The key is the
-  printed fusion, every keyword after `normalize_overrides` (so `tile=[128, 128, 64]` and
-  `tile=(128, 128, 64)` are one entry, and two schedules never share one) and the back end.
+- In memory: a compile whose fusion structure, schedule keywords and back end equal an
+  earlier one's returns a new `Kernel` that shares the earlier kernel's artifact (PTX,
+  launch plan, IR per stage, loaded module and launch caches) and its copy of the fusion. The
+  key is `structure_key(fusion)` (every op's name, operands, result types and names,
+  properties and attributes, in order, with the function's name, argument types and
+  names: whatever the printed IR says, without printing it), every keyword after
+  `normalize_overrides` (so `tile=[128, 128, 64]` and `tile=(128, 128, 64)` are one
+  entry, and two schedules never share one) and the back end.
 - On disk (cuda back end): the whole artifact, one file per key in the kernel cache
   directory (`$MMCOMP_CACHE_DIR`, else `$XDG_CACHE_HOME/mmcomp`, else `~/.cache/mmcomp`),
   beside load_module's cubins. The key adds a hash of mmcomp's own source, the ptxas that
@@ -14,8 +17,10 @@
   the target device (`sm_90a`, and mmcomp.arch.limits's model of the H200 through the source
   hash: all that compile reads of a device; the cubin the driver loads is cached by
   load_module under the device's architecture and driver version), and the xDSL and Python
-  versions. A hit in a new process runs no pass and no ptxas; `kernel.stage_ir` is read from
-  the entry, and `kernel.module` is parsed from the last stage's text when first asked for.
+  versions. A hit in a new process runs no pass and no ptxas; `kernel.stage_ir` holds the
+  entry's texts (those of the hopper and ptx stages are printed again when first asked for,
+  from the keywords the entry keeps: mmcomp.backend.compiled.StageTexts), and `kernel.module` is
+  parsed from the materialized stage's text when first asked for.
 - Entries are checksummed and written atomically (a temporary file, then a rename), so two
   processes filling one entry at once leave one whole entry; a truncated or damaged entry
   (or one that does not unpickle) is removed and rebuilt, never used.
@@ -43,10 +48,12 @@ from typing import TYPE_CHECKING, Any, cast
 from mmcomp.runtime.cache import KernelCache, default_cache_dir
 
 if TYPE_CHECKING:
-    from mmcomp.backend.compiled import Kernel
+    from xdsl.ir import Operation, SSAValue
+
+    from mmcomp.backend.compiled import Kernel, PrintAgain
     from mmcomp.frontend.builder import Fusion
 
-FORMAT = "mmcomp-compiled-kernel-2"
+FORMAT = "mmcomp-compiled-kernel-3"
 """The entry format; part of every key."""
 
 ARTIFACT_SUFFIX = ".kernel"
@@ -64,7 +71,10 @@ DISK_BACKENDS = ("cuda",)
 """Back ends whose artifacts go to disk (the interp back end's is its materialized IR,
 which is no cheaper to parse than to build)."""
 
-_memory: dict[tuple[str, str, str], Kernel] = {}
+MemoryKey = tuple[str, str, tuple[object, ...]]
+"""(back end, keywords' text, fusion structure): the key of a kernel in memory."""
+
+_memory: dict[MemoryKey, Kernel] = {}
 _lock = threading.Lock()
 _stats = {"memory_hits": 0, "disk_hits": 0, "builds": 0}
 
@@ -152,14 +162,47 @@ def disk_key(text: str, backend: str, params: str) -> str:
     return digest.hexdigest()
 
 
-def _share(kernel: Kernel, fusion: Fusion) -> Kernel:
-    """A Kernel for `fusion` sharing `kernel`'s artifact."""
-    shared = copy.copy(kernel)
-    shared.fusion = fusion
-    return shared
+def _op_key(op: Operation, numbers: dict[SSAValue, int], parts: list[object]) -> None:
+    """Append the structure of `op` and the ops nested in it to `parts`, numbering the
+    values it defines (an operand defined outside the fusion is -1)."""
+    for result in op.results:
+        numbers[result] = len(numbers)
+    parts.append(
+        (
+            op.name,
+            tuple(numbers.get(operand, -1) for operand in op.operands),
+            tuple((result.type, result.name_hint) for result in op.results),
+            tuple(sorted(op.properties.items())),
+            tuple(sorted(op.attributes.items())),
+            len(op.regions),
+        )
+    )
+    for region in op.regions:
+        parts.append(len(region.blocks))
+        for block in region.blocks:
+            parts.append(tuple((arg.type, arg.name_hint) for arg in block.args))
+            for arg in block.args:
+                numbers[arg] = len(numbers)
+            for nested in block.ops:
+                _op_key(nested, numbers, parts)
 
 
-def _remember(key: tuple[str, str, str], kernel: Kernel) -> None:
+def structure_key(fusion: Fusion) -> tuple[object, ...]:
+    """The fusion's IR as a hashable tuple, equal for two fusions exactly when their printed
+    IR is: each op's name, operands (by definition order), result types and name hints,
+    properties and attributes (xDSL attributes compare by value; floats by their bits),
+    its regions' blocks and their arguments' types and names, in order."""
+    parts: list[object] = []
+    _op_key(fusion.module, {}, parts)
+    return tuple(parts)
+
+
+def _share(kernel: Kernel) -> Kernel:
+    """A Kernel sharing `kernel`'s artifact and its copy of the fusion."""
+    return copy.copy(kernel)
+
+
+def _remember(key: MemoryKey, kernel: Kernel) -> None:
     with _lock:
         if len(_memory) >= MEMORY_ENTRIES:
             _memory.pop(next(iter(_memory)))
@@ -167,20 +210,24 @@ def _remember(key: tuple[str, str, str], kernel: Kernel) -> None:
 
 
 def compile_cached(
-    fusion: Fusion, backend: str, params: Mapping[str, object], build: Callable[[], Kernel]
+    fusion: Fusion,
+    backend: str,
+    params: Mapping[str, object],
+    build: Callable[[], Kernel],
+    print_again: PrintAgain | None = None,
 ) -> Kernel:
-    """The kernel of `fusion` under `params` on `backend`: from memory, from disk, or built."""
-    text = str(fusion)
+    """The kernel of `fusion` under `params` on `backend`: from memory, from disk, or built.
+    A kernel from disk prints the texts its entry lacks with `print_again`."""
     params_text = parameters_key(params)
-    key = (backend, params_text, text)
+    key = (backend, params_text, structure_key(fusion))
     cached = _memory.get(key)
     if cached is not None:
         _stats["memory_hits"] += 1
-        return _share(cached, fusion)
+        return _share(cached)
     on_disk = backend in DISK_BACKENDS
-    name = disk_key(text, backend, params_text) if on_disk else ""
+    name = disk_key(str(fusion), backend, params_text) if on_disk else ""
     if on_disk:
-        loaded = load_artifact(name, fusion)
+        loaded = load_artifact(name, fusion, print_again)
         if loaded is not None:
             _stats["disk_hits"] += 1
             _remember(key, loaded)
@@ -202,7 +249,9 @@ def store_artifact(name: str, kernel: Kernel) -> bool:
         "name": kernel.fusion.name,
         "backend": kernel.backend,
         "params": kernel.params,
-        "stage_ir": kernel.stage_ir,
+        "stage_ir": _printed(kernel.stage_ir),
+        "stage_names": list(kernel.stage_ir),
+        "recipe": _recipe(kernel.stage_ir),
         "ptx": device.ptx,
         "plan": device.plan,
         "report": device.report,
@@ -213,6 +262,23 @@ def store_artifact(name: str, kernel: Kernel) -> bool:
     }
     payload = zlib.compress(pickle.dumps(artifact, protocol=pickle.HIGHEST_PROTOCOL), 1)
     return artifact_store().store(name, payload)
+
+
+def _printed(stage_ir: Mapping[str, str]) -> dict[str, str]:
+    """The stage texts printed so far (a StageTexts prints the lowering's when asked)."""
+    from mmcomp.backend.compiled import StageTexts
+
+    return stage_ir.printed() if isinstance(stage_ir, StageTexts) else dict(stage_ir)
+
+
+def _recipe(stage_ir: Mapping[str, str]) -> dict[str, object] | None:
+    """How to run the pipeline again for the texts not printed (None: all are)."""
+    from mmcomp.backend.compiled import StageTexts
+
+    recipe = stage_ir.recipe if isinstance(stage_ir, StageTexts) else None
+    if recipe is None:
+        return None
+    return {"params": recipe.params, "schedule_m": recipe.schedule_m}
 
 
 def read_artifact(path: Path) -> dict[str, Any] | None:
@@ -237,6 +303,8 @@ def _required() -> dict[str, tuple[type, ...]]:
         "backend": (str,),
         "params": (ScheduleParams,),
         "stage_ir": (dict,),
+        "stage_names": (list,),
+        "recipe": (dict, type(None)),
         "ptx": (str,),
         "plan": (LaunchPlan,),
         "report": (ResourceReport, type(None)),
@@ -268,11 +336,23 @@ def _decode(payload: bytes) -> dict[str, Any] | None:
         return None
     if decoded["backend"] not in DISK_BACKENDS:
         return None
+    names = cast("list[object]", decoded["stage_names"])
+    if not all(isinstance(name, str) for name in names):
+        return None
+    recipe = cast("dict[object, object] | None", decoded["recipe"])
+    if recipe is not None and not (
+        isinstance(recipe.get("params"), dict) and isinstance(recipe.get("schedule_m"), int | None)
+    ):
+        return None
     return cast("dict[str, Any]", decoded)
 
 
-def load_artifact(name: str, fusion: Fusion) -> Kernel | None:
-    """The Kernel stored under `name` for `fusion`, or None (a damaged entry is removed)."""
+def load_artifact(
+    name: str, fusion: Fusion, print_again: PrintAgain | None = None
+) -> Kernel | None:
+    """The Kernel stored under `name` for `fusion`, or None (a damaged entry is removed);
+    `print_again` prints the stage texts the entry lacks (without it, asking for one is a
+    KeyError)."""
     store = artifact_store()
     payload = store.load(name)  # a wrong header or checksum: removed, with a warning
     if payload is None:
@@ -288,7 +368,7 @@ def load_artifact(name: str, fusion: Fusion) -> Kernel | None:
         return None
     from xdsl.parser import Parser
 
-    from mmcomp.backend.compiled import CudaRunner, Kernel
+    from mmcomp.backend.compiled import CudaRunner, Kernel, Recipe, StageTexts
     from mmcomp.backend.kernel import CudaKernel
     from mmcomp.ir.registry import context
 
@@ -302,13 +382,17 @@ def load_artifact(name: str, fusion: Fusion) -> Kernel | None:
         artifact["cubin"],
         launch_module=Parser(context(), launch).parse_module() if launch else None,
     )
-    return Kernel(
-        fusion,
-        artifact["backend"],
-        artifact["params"],
+    recipe = artifact["recipe"]
+    stage_ir = StageTexts(
         artifact["stage_ir"],
-        None,
-        CudaRunner(device),
+        artifact["stage_names"],
+        None
+        if recipe is None
+        else Recipe(artifact["backend"], recipe["params"], recipe["schedule_m"]),
+        print_again,
+    )
+    return Kernel(
+        fusion, artifact["backend"], artifact["params"], stage_ir, None, CudaRunner(device)
     )
 
 

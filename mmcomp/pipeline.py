@@ -34,6 +34,7 @@ from __future__ import annotations
 import contextlib
 import io
 import numbers
+import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -45,13 +46,12 @@ from xdsl.dialects.func import FuncOp
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
-from mmcomp.backend.compiled import BACKENDS, MATERIALIZED, RUNNERS, Kernel
+from mmcomp.backend.compiled import BACKENDS, MATERIALIZED, RUNNERS, Kernel, Recipe, StageTexts
 from mmcomp.dialects.sched import PARAMS_ATTR, ScheduleParams, ScheduleParamsAttr
 from mmcomp.errors import FusionError, ScheduleError
 from mmcomp.frontend.builder import as_fusion
 from mmcomp.ir.diagnostics import stage_message, verify
 from mmcomp.ir.registry import DEFAULT_PIPELINE, PASSES, context
-from mmcomp.passes.choose_schedule import ChooseSchedule
 from mmcomp.schedule.buckets import NOMINAL_BUCKET, bucket_for
 
 if TYPE_CHECKING:
@@ -103,6 +103,8 @@ def _choose_schedule(ctx: Context, module: ModuleOp, compilation: Compilation) -
     The keywords win over the keys a `#sched.params` already on the function sets; the
     heuristic chooses the rest.
     """
+    from mmcomp.passes.choose_schedule import ChooseSchedule
+
     functions = _functions(module)
     if len(functions) != 1:
         raise FusionError(f"compile: expected one func.func, found {len(functions)}")
@@ -131,6 +133,21 @@ PIPELINE: list[Stage] = [_stage(name) for name in DEFAULT_PIPELINE]
 """The stages from a fusion to a ptx module, in order: the passes of `compile-to-ptx`
 (mmcomp.ir.registry.DEFAULT_PIPELINE), which `mmcomp-opt -p compile-to-ptx` runs too."""
 
+VERIFY_STAGES = "MMCOMP_VERIFY_STAGES"
+"""Environment variable: `1` verifies the module after every stage. By default the stages
+through materialize-schedule (where a fusion or a keyword can be at fault) and the last
+stage are verified; the lowering stages in between, whose output only mmcomp's own passes
+read (and whose lit tests verify it), are not, which saves a third of a cold compile."""
+
+_CHECKED_STAGES = frozenset(DEFAULT_PIPELINE[: DEFAULT_PIPELINE.index(MATERIALIZED) + 1])
+
+PRINTED_WHEN_ASKED = frozenset(
+    DEFAULT_PIPELINE[DEFAULT_PIPELINE.index("partition-warp-roles") + 1 :]
+)
+"""Stages whose IR text a compile prints only when it is asked for (`Kernel.stage_ir`, a
+StageTexts): the hopper and ptx levels, a fifth of a cold compile to print and seldom
+read."""
+
 
 def _functions(module: ModuleOp) -> list[FuncOp]:
     return [op for op in module.ops if isinstance(op, FuncOp)]
@@ -149,28 +166,45 @@ def run_pipeline(
     backend: str = "cuda",
     until: str | None = None,
     schedule_m: int | None = None,
+    print_all: bool = True,
 ) -> tuple[ModuleOp, ScheduleParams, dict[str, str]]:
     """Run PIPELINE on a copy of `module`, scheduling for `backend`: (final module, params,
     IR text after each stage). The interp back end stops at the materialized kernel; the
-    cuda back end runs every stage, to the ptx module; `until` names an earlier last stage."""
+    cuda back end runs every stage, to the ptx module; `until` names an earlier last stage.
+    Without `print_all`, the stages of PRINTED_WHEN_ASKED have no text."""
     last = until or (PIPELINE[-1].name if backend == "cuda" else MATERIALIZED)
     ctx = context()
     module = module.clone()
     stage_ir = {"fusion": _text(module)}
     compilation = Compilation(params or {}, backend=backend, schedule_m=schedule_m)
+    every_stage = os.environ.get(VERIFY_STAGES) == "1"
     for stage in PIPELINE:
-        if last in stage_ir:
+        if last == "fusion":
             break
         try:
             stage.run(ctx, module, compilation)
-            verify(module)
+            if every_stage or stage.name in _CHECKED_STAGES or stage.name == last:
+                verify(module)
         except (DiagnosticException, VerifyException) as error:
             cause = error.__cause__
             kind = type(cause) if isinstance(cause, FusionError | ScheduleError) else stage.errors
             raise kind(stage_message(stage.name, error)) from None
-        stage_ir[stage.name] = _text(module)
+        if print_all or stage.name not in PRINTED_WHEN_ASKED:
+            stage_ir[stage.name] = _text(module)
+        if stage.name == last:
+            break
     assert compilation.params is not None
     return module, compilation.params, stage_ir
+
+
+def print_stages_again(fusion_text: str, recipe: Recipe, last: str) -> dict[str, str]:
+    """The text after every stage through `last`, from the pipeline run again on the fusion's
+    IR text under `recipe` (a StageTexts's texts printed when asked for)."""
+    from xdsl.parser import Parser
+
+    module = Parser(context(), fusion_text).parse_module()
+    _, _, texts = run_pipeline(module, recipe.params, recipe.backend, last, recipe.schedule_m)
+    return texts
 
 
 def compile_untuned(f: Fusion | str | ModuleOp, backend: str = "cuda", **params: Any) -> Kernel:
@@ -201,7 +235,7 @@ def compile_untuned(f: Fusion | str | ModuleOp, backend: str = "cuda", **params:
         return _build_without_spills(fusion, backend, params, schedule_m)
 
     keyed = params if schedule_m is None else {**params, "schedule_m": schedule_m}
-    return compile_cached(fusion, backend, keyed, build)
+    return compile_cached(fusion, backend, keyed, build, print_stages_again)
 
 
 def check_schedule_m_applies(fusion: Fusion, schedule_m: int | None, dynamic_m: bool) -> None:
@@ -220,7 +254,13 @@ def _build(
     """The Kernel for `params` and the schedule chosen; SpilledError where ptxas spills it."""
     from mmcomp.schedule.spill_refit import SpilledError, is_spill_report
 
-    module, chosen, stage_ir = run_pipeline(fusion.module, params, backend, schedule_m=schedule_m)
+    module, chosen, texts = run_pipeline(
+        fusion.module, params, backend, schedule_m=schedule_m, print_all=False
+    )
+    names = ["fusion", *(stage.name for stage in PIPELINE)]
+    names = names[: names.index(MATERIALIZED if backend != "cuda" else names[-1]) + 1]
+    recipe = Recipe(backend, dict(params), schedule_m)
+    stage_ir = StageTexts(texts, names, recipe, print_stages_again)
     try:
         return _kernel(fusion, backend, chosen, stage_ir, module), chosen
     except Exception as error:
@@ -230,7 +270,11 @@ def _build(
 
 
 def _kernel(
-    fusion: Fusion, backend: str, chosen: ScheduleParams, stage_ir: dict[str, str], module: ModuleOp
+    fusion: Fusion,
+    backend: str,
+    chosen: ScheduleParams,
+    stage_ir: Mapping[str, str],
+    module: ModuleOp,
 ) -> Kernel:
     """The Kernel of a pipeline's result (`module`: the last stage's module)."""
     materialized = module if backend != "cuda" else None

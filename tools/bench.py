@@ -4,6 +4,7 @@
     python tools/bench.py --call [--quick] [--tokens 8192] [--out FILE]
     python tools/bench.py --rows decode|decode-large|fp16|large|all [--rounds 5] [--budget 15]
         [--out FILE]
+    python tools/bench.py --fp8 tensor,row [--rounds 7] [--out FILE]
 
 The suite (bf16, random normal inputs, the same arrays for every contender):
 linear (A W^T) and matmul (A B) at 4096^3, 8192^3, 8192x14336x4096, 8192x4096x14336,
@@ -15,6 +16,11 @@ median of the per-launch means); where one input set fits in L2 (50 MiB), launch
 over several copies so that no launch reads inputs a previous one left in L2. TFLOP/s
 counts only the matmuls (2 M N K each). The table, with device, versions, date and
 command, is printed and written to --out.
+
+`--fp8` times fp8 linears (e4m3 A[M, K] and W[N, K], bf16 output) in the scaling modes
+named, on FP8_SHAPES: `torch._scaled_mm` (cuBLAS) and the heuristic's kernel of the same
+fusion (`f.linear(a, w, scale_a=..., scale_b=...)` cast to bf16), in turns over the rounds
+as `--rows` does; the kernel's output is checked against torch's first.
 
 `--rows` times linear rows (decode shapes, an fp16 row, the large bf16 suite: ROWS) in
 turns, in one process: each round times cuBLAS (`torch.nn.functional.linear`), the
@@ -704,6 +710,92 @@ def rows_report(args: argparse.Namespace) -> tuple[str, list[dict[str, Any]]]:
     return text, raw
 
 
+FP8_SHAPES = ((8192, 8192, 8192), (4096, 14336, 5120), (128, 14336, 4096), (16, 14336, 4096))
+"""The fp8 rows (M, N, K): the two large shapes and the two decode ones of the fp8 targets."""
+
+
+def fp8_fusion(m: int, n: int, k: int, mode: str) -> Any:
+    """bf16(dequant(a) dequant(w)^T) of e4m3 factors with scales of `mode` (tensor, row)."""
+    import mmcomp
+
+    f = mmcomp.Fusion("fp8_linear")
+    a = f.input("a", [m, k], "f8e4m3")
+    w = f.input("w", [n, k], "f8e4m3")
+    shapes = {"tensor": ([], []), "row": ([m], [n])}[mode]
+    scale_a = f.input("scale_a", shapes[0], "f32")
+    scale_b = f.input("scale_b", shapes[1], "f32")
+    f.output(f.cast(f.linear(a, w, scale_a=scale_a, scale_b=scale_b), "bf16"))
+    return f
+
+
+def fp8_row(m: int, n: int, k: int, mode: str, rounds: int, repeat: int) -> dict[str, Any]:
+    """torch._scaled_mm and the heuristic's kernel on the same fp8 inputs, timed in turns."""
+    import numpy as np
+    import torch  # pyright: ignore[reportMissingImports]
+
+    import mmcomp
+
+    a = torch.randn(m, k, device="cuda").to(torch.float8_e4m3fn)
+    w = torch.randn(n, k, device="cuda").to(torch.float8_e4m3fn)
+    if mode == "tensor":
+        scale_a = torch.rand((), device="cuda") + 0.5
+        scale_b = torch.rand((), device="cuda") + 0.5
+        torch_a, torch_b = scale_a, scale_b
+    else:
+        scale_a = torch.rand(m, device="cuda") + 0.5
+        scale_b = torch.rand(n, device="cuda") + 0.5
+        torch_a, torch_b = scale_a[:, None].contiguous(), scale_b[None, :].contiguous()
+
+    def run_torch() -> Any:
+        scaled_mm = torch._scaled_mm  # pyright: ignore[reportPrivateImportUsage]
+        return scaled_mm(a, w.t(), torch_a, torch_b, out_dtype=torch.bfloat16)
+
+    kernel = mmcomp.compile(fp8_fusion(m, n, k, mode))
+    inputs = {"a": a, "w": w, "scale_a": scale_a, "scale_b": scale_b}
+    run_kernel, output = rotating_launch(kernel.device_kernel, list(inputs), [inputs])
+    times = timed_in_turns({"cublas": run_torch, "heuristic": run_kernel}, rounds, repeat)
+    torch.cuda.synchronize()
+    got = output.to_host().astype(np.float32)
+    want = run_torch().float().cpu().numpy()
+    error = float(np.max(np.abs(got - want)) / np.max(np.abs(want)))
+    if not error < 2e-2:
+        raise ValueError(f"fp8 {mode} {m}x{n}x{k}: relative error {error:.3g} against torch")
+    return {"ms": times, "heuristic": brief(kernel.params), "error": error}
+
+
+def fp8_report(args: argparse.Namespace) -> str:
+    """The `--fp8` table: each mode's rows against torch._scaled_mm, timed in turns."""
+    modes = args.fp8.split(",")
+    if any(mode not in ("tensor", "row") for mode in modes):
+        raise SystemExit(f"--fp8: expected tensor and/or row, found {args.fp8!r}")
+    lines = [
+        "| mode | problem | cuBLAS fp8 TFLOP/s | mmcomp TFLOP/s | mmcomp / cuBLAS (spread) | "
+        "rel. error vs torch | schedule |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for mode in modes:
+        for m, n, k in FP8_SHAPES:
+            row = fp8_row(m, n, k, mode, args.rounds, args.repeat)
+            flops = 2 * m * n * k
+            tflops = {name: flops / statistics.median(ms) / 1e9 for name, ms in row["ms"].items()}
+            ratios = _ratios(row, "heuristic")
+            lines.append(
+                f"| {mode} | {m}x{n}x{k} | {_figure(tflops['cublas'])} | "
+                f"{_figure(tflops['heuristic'])} | {_spread(ratios)} | {row['error']:.2g} | "
+                f"{row['heuristic']} |"
+            )
+            print(lines[-1], flush=True)
+    header = [
+        *run_header("# fp8 linears: torch._scaled_mm against the heuristic's kernel"),
+        f"- method: e4m3 inputs, bf16 output; {args.rounds} rounds in one process, each "
+        f"timing both with `median_ms` ({max(args.repeat // BATCH, 5)} batches of {BATCH} "
+        "launches), the order rotating by round; a ratio is cuBLAS's time over the kernel's, "
+        "the median over the rounds and, in brackets, the min-max",
+        "",
+    ]
+    return "\n".join([*header, *lines, ""])
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the suite, print the table and write it to --out."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
@@ -722,7 +814,10 @@ def main(argv: list[str] | None = None) -> int:
         default="",
         help="interleaved rows instead: decode, decode-large, fp16, large (comma-separated) or all",
     )
-    parser.add_argument("--rounds", type=int, default=5, help="rounds per row (--rows)")
+    parser.add_argument(
+        "--fp8", default="", help="fp8 rows instead: scaling modes tensor and/or row"
+    )
+    parser.add_argument("--rounds", type=int, default=5, help="rounds per row (--rows, --fp8)")
     parser.add_argument("--budget", type=float, default=15.0, help="autotune seconds (--rows)")
     parser.add_argument("--json", default="", help="also write the raw figures here (--rows)")
     parser.add_argument(
@@ -739,6 +834,13 @@ def main(argv: list[str] | None = None) -> int:
 
         out = ["--out", args.out] if args.out else []
         bench_dynamic.main(["--rounds", str(args.rounds), "--repeat", str(args.repeat), *out])
+        return 0
+
+    if args.fp8:
+        text = fp8_report(args)
+        print(text)
+        if args.out:
+            Path(args.out).write_text(text)
         return 0
 
     if args.rows:

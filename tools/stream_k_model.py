@@ -3,13 +3,14 @@ segment-major one, at the heuristic's 128x256 tile order on 132 SMs.
 
     python tools/stream_k_model.py [--shapes 8192x4096x14336 ...] [--sms 132]
 
-For each M x N x K it prints the tiles and waves, then for the contiguous split of the last
-full wave and the partial one (each CTA 1 + R / P tiles of K blocks) and for the
-segment-major split of the partial wave alone (mmcomp.passes.stream_k): the split tiles and
-segments per tile, the tail's length in tile times, and how many distinct A and W blocks
-(panel, K block) the concurrent CTAs read at one K step in the middle of the tail, beside a
-data-parallel wave's: the fewer, the more of them L2 serves to several CTAs at once. The
-tile order is the heuristic's (raster and swizzle, `choose_params`), one K block a step.
+For each M x N x K it prints the tiles and waves, then for the contiguous split of the
+last full wave and the partial one (each CTA 1 + R / P tiles of K blocks) and for the
+segment-major split of the partial wave alone
+(mmcomp.lowering.materialize_schedule.stream_k): the split tiles and segments per tile,
+the tail's length in tile times, and how many distinct A and W blocks (panel, K block) the
+concurrent CTAs read at one K step in the middle of the tail, beside a data-parallel
+wave's: the fewer, the more of them L2 serves to several CTAs at once. The tile order is
+the heuristic's (raster and swizzle, `choose_params`), one K block a step.
 """
 
 from __future__ import annotations

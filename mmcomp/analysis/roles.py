@@ -20,7 +20,7 @@ mapping first compare it with the one inferred from the types and ops
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, TensorType
@@ -38,6 +38,7 @@ from mmcomp.dialects.fusion import (
     MatmulOp,
     MmaOp,
     PointwiseOp,
+    ScaledContraction,
     format_extent,
     is_dynamic,
     may_be_dynamic,
@@ -109,14 +110,45 @@ class ContractionRoles:
     """The extent of each iteration axis the contraction spans (absent axes are 1)."""
     bias_roles: tuple[str, ...] | None = None
     """The roles of fusion.linear's bias, when it has one."""
+    scale_roles: tuple[tuple[str, ...], tuple[str, ...]] | None = None
+    """The roles of the per-tensor or row-wise scales of fp8 factors, when it has them."""
 
     def operand_roles(self) -> Iterator[tuple[str, SSAValue, tuple[str, ...]]]:
         """(what, value, roles) for each operand and the result."""
         yield "operand 'a'", self.op.operands[0], self.a_roles
         yield "operand 'b'", self.op.operands[1], self.b_roles
-        if self.bias_roles is not None:
-            yield "operand 'bias'", self.op.operands[2], self.bias_roles
+        if self.bias_roles is not None and isinstance(self.op, LinearOp):
+            assert self.op.bias is not None
+            yield "operand 'bias'", self.op.bias, self.bias_roles
+        if self.scale_roles is not None and isinstance(self.op, ScaledContraction):
+            for name, value, roles in zip(
+                ("scale_a", "scale_b"), self.op.scales, self.scale_roles, strict=True
+            ):
+                yield f"operand '{name}'", value, roles
         yield "result", self.op.results[0], self.out_roles
+
+
+def _with_scales(contraction: ContractionRoles) -> ContractionRoles:
+    """`contraction` with the roles of its scales: none for a per-tensor scale, its factor's
+    roles without k for a row-wise one. Block-wise scales have no roles yet: refused."""
+    op = contraction.op
+    assert isinstance(op, ScaledContraction)
+    mode = op.scaling
+    if mode is None:
+        return contraction
+    if mode == "block":
+        _fail(
+            op,
+            f"{op.name}: block-wise scales (operands 'scale_a', 'scale_b') are not lowered yet: "
+            "their promotion in the mainloop is not built; the reference interpreter "
+            "(mmcomp.reference) evaluates them, and per-tensor or row-wise scales compile",
+        )
+    if mode == "tensor":
+        return replace(contraction, scale_roles=((), ()))
+    a_axes, b_axes = op.scale_axes()
+    a_roles = tuple(r for i, r in enumerate(contraction.a_roles) if i not in a_axes.summed)
+    b_roles = tuple(r for i, r in enumerate(contraction.b_roles) if i not in b_axes.summed)
+    return replace(contraction, scale_roles=(a_roles, b_roles))
 
 
 def _batch_operand_roles(shape: Sequence[int], out_batch: Sequence[int]) -> tuple[str, ...]:
@@ -231,13 +263,13 @@ def _mma_roles(op: MmaOp) -> ContractionRoles:
 def contraction_roles(op: Operation) -> ContractionRoles | None:
     """The roles a contraction gives its operands and result; None for other ops."""
     if isinstance(op, MatmulOp):
-        return _matmul_roles(op)
+        return _with_scales(_matmul_roles(op))
     if isinstance(op, LinearOp):
-        return _linear_roles(op)
+        return _with_scales(_linear_roles(op))
     if isinstance(op, FusedMultiplySumOp):
-        return _fused_multiply_sum_roles(op)
+        return _with_scales(_fused_multiply_sum_roles(op))
     if isinstance(op, MmaOp):
-        return _mma_roles(op)
+        return _with_scales(_mma_roles(op))
     return None
 
 

@@ -255,7 +255,7 @@ class SchedulePlan:
     """CTAs in the grid (0: one per work unit)."""
     stream_k: str = ""
     """"stream-k" or "hybrid-stream-k" where the CTAs split the K blocks of all tiles
-    (mmcomp.passes.stream_k), else empty."""
+    (mmcomp.lowering.materialize_schedule.stream_k), else empty."""
     batch_axes: tuple[str, ...] = field(init=False)
     """The batch axes, outermost first."""
 

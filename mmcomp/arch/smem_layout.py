@@ -13,8 +13,9 @@ This module encodes both sides so that they agree:
 - `matrix_descriptor` / `decode_matrix_descriptor`: the 64-bit encoding (start >> 4 in
   bits 0-13, LBO >> 4 in bits 16-29, SBO >> 4 in bits 32-45, swizzle in bits 62-63).
 - `OperandTile`: an operand tile as mmcomp's TMA loads lay it out (a row of boxes, each
-  as wide as the swizzle span), with the descriptor offsets and the per-k16 start address
-  advance for K-major and MN-major operands.
+  as wide as the swizzle span), with the descriptor offsets and the per-instruction start
+  address advance for K-major and MN-major operands: 16-bit elements (k16 steps) either
+  way, 8-bit (fp8, k32 steps) K-major only, as wgmma transposes 16-bit operands only.
 """
 
 from __future__ import annotations
@@ -30,6 +31,15 @@ CHUNK_BYTES = 16
 
 WGMMA_K = 16
 """K extent of one wgmma for 16-bit element types (bf16, f16)."""
+
+WGMMA_K_BYTES = 32
+"""Bytes of K one wgmma reads per row: k16 of 16-bit types, k32 of fp8."""
+
+
+def wgmma_k(element_bytes: int) -> int:
+    """The K extent of one wgmma for `element_bytes`-byte elements (16 or 32)."""
+    return WGMMA_K_BYTES // element_bytes
+
 
 DESCRIPTOR_FIELD_LIMIT = 1 << 18
 """Exclusive upper bound of a byte address or offset in a descriptor (14 bits, >> 4)."""
@@ -188,10 +198,15 @@ class OperandTile:
     element_bytes: int = 2
 
     def __post_init__(self):
-        if self.element_bytes != 2:
+        if self.element_bytes not in (1, 2):
             raise ValueError(
-                f"wgmma operands from shared memory are 16-bit here, found "
+                f"wgmma operands from shared memory are 16-bit or 8-bit here, found "
                 f"{self.element_bytes}-byte elements"
+            )
+        if self.element_bytes == 1 and self.major is not Major.K:
+            raise ValueError(
+                "an 8-bit (fp8) wgmma operand must be K-major: wgmma transposes 16-bit "
+                "operands only"
             )
         contiguous = self.k if self.major is Major.K else self.mn
         other = self.mn if self.major is Major.K else self.k
@@ -202,8 +217,15 @@ class OperandTile:
             )
         if other % CORE_MATRIX_ROWS:
             raise ValueError(f"the strided extent of a tile must be a multiple of 8, found {other}")
-        if self.k % WGMMA_K:
-            raise ValueError(f"the K extent of a tile must be a multiple of 16, found {self.k}")
+        if self.k % self.instr_k:
+            raise ValueError(
+                f"the K extent of a tile must be a multiple of {self.instr_k}, found {self.k}"
+            )
+
+    @property
+    def instr_k(self) -> int:
+        """The K extent of one wgmma on this tile (16, or 32 for fp8)."""
+        return wgmma_k(self.element_bytes)
 
     @property
     def box_elements(self) -> int:
@@ -271,11 +293,12 @@ class OperandTile:
         """Start-address offset of the wgmma operand whose first element is (mn, k).
 
         `mn` must be a multiple of 8 (K-major) or of a box width (MN-major), and `k` a
-        multiple of 16: for K-major 128B bf16 tiles each k16 step adds 32 bytes, for
-        MN-major ones 2048 bytes (16 rows of 128 bytes) in a 64-row tile.
+        multiple of the instruction's K: for K-major 128B tiles each k16 step (bf16) or
+        k32 step (fp8) adds 32 bytes, for MN-major bf16 ones 2048 bytes (16 rows of 128
+        bytes) in a 64-row tile.
         """
-        if k % WGMMA_K:
-            raise ValueError(f"a wgmma K offset must be a multiple of 16, found {k}")
+        if k % self.instr_k:
+            raise ValueError(f"a wgmma K offset must be a multiple of {self.instr_k}, found {k}")
         if self.major is Major.K and mn % CORE_MATRIX_ROWS:
             raise ValueError(f"a K-major MN offset must be a multiple of 8, found {mn}")
         if self.major is Major.MN and mn % self.box_elements:

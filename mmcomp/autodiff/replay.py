@@ -110,14 +110,19 @@ class Replayer:
         where = op.name
         if isinstance(op, fd.SplatOp):
             return op.scalar
+        scales: dict[str, Value] = {}
+        if isinstance(op, fd.ScaledContraction) and op.scales:
+            scale_a, scale_b = (self.tensor(scale, where) for scale in op.scales)
+            scales = {"scale_a": scale_a, "scale_b": scale_b}
         if isinstance(op, fd.LinearOp):
             bias = self.tensor(op.bias, where) if op.bias is not None else None
-            return f.linear(self.tensor(op.a, where), self.tensor(op.w, where), bias)
+            return f.linear(self.tensor(op.a, where), self.tensor(op.w, where), bias, **scales)
         if isinstance(op, fd.MatmulOp):
-            return f.matmul(self.tensor(op.a, where), self.tensor(op.b, where))
+            return f.matmul(self.tensor(op.a, where), self.tensor(op.b, where), **scales)
         if isinstance(op, fd.FusedMultiplySumOp):
             axes = [int(axis) for axis in op.axes.get_values()]
-            return f.fused_multiply_sum(self.tensor(op.a, where), self.tensor(op.b, where), axes)
+            a, b = self.tensor(op.a, where), self.tensor(op.b, where)
+            return f.fused_multiply_sum(a, b, axes, **scales)
         if isinstance(op, fd.BroadcastOp):
             found = self.value(op.input)
             if not isinstance(found, Value) or not any(op.inserted):

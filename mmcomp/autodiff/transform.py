@@ -95,6 +95,10 @@ def _contractions(fusion: Fusion) -> list[_Contraction]:
                 f"{_where(fusion.name)}: {op.name} is not differentiated; write the "
                 "contraction as fusion.linear or fusion.matmul"
             )
+        if isinstance(op, fd.ScaledContraction) and op.scales:
+            raise FusionError(
+                f"{_where(fusion.name)}: {op.name} with fp8 scales is not differentiated"
+            )
         if isinstance(op, fd.LinearOp):
             bias = None
             if op.bias is not None:

@@ -1,14 +1,15 @@
 """A compiled fusion, `Kernel` (what `mmcomp.compile` returns), on either back end.
 
 A Kernel keeps the fusion, its schedule parameters, the IR text after each stage of the
-pipeline (`stage_ir`, `ir(stage)`) and a runner: the CPU executor of the materialized
+pipeline (`stage_ir`, `ir(stage)`: a `StageTexts`, whose hopper and ptx texts are printed
+when first asked for) and a runner: the CPU executor of the materialized
 kernel (backend "interp") or the cuda back end's kernel (backend "cuda"). Calling it binds
 and checks the arrays and runs the runner (mmcomp.backend.call).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
@@ -57,7 +58,7 @@ def _cuda_runner(module: ModuleOp) -> Runner:
     """The ptx module's kernel: its PTX, checked by ptxas with 0 spills, and its launch plan."""
     from mmcomp.backend.kernel import build_cuda_kernel
 
-    return CudaRunner(build_cuda_kernel(module))
+    return CudaRunner(build_cuda_kernel(module, verified=True))  # run_pipeline verified it
 
 
 RUNNERS: dict[str, Callable[[ModuleOp], Runner]] = {
@@ -71,6 +72,76 @@ BACKENDS = tuple(RUNNERS)
 
 DEVICE_ARRAY_BACKENDS = ("cuda",)
 """Back ends that also take device arrays (torch, cupy: DLPack / __cuda_array_interface__)."""
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """How a kernel's pipeline ran, to run it again for the texts a compile did not print."""
+
+    backend: str
+    """The back end scheduled for."""
+    params: dict[str, object]
+    """The keywords the pipeline ran with (the caller's, refitted where ptxas spilled)."""
+    schedule_m: int | None
+    """For a dynamic M: the M the schedule was chosen for."""
+
+
+PrintAgain = Callable[[str, Recipe, str], dict[str, str]]
+"""Runs the pipeline again on a fusion's IR text under a Recipe, through the named last
+stage: the text after every stage (mmcomp.pipeline.print_stages_again)."""
+
+
+class StageTexts(Mapping[str, str]):
+    """Stage name -> IR text after that stage, in pipeline order. The texts a compile did not
+    print (mmcomp.pipeline.PRINTED_WHEN_ASKED) are made when one is first asked for, by
+    running the pipeline again on the fusion stage's text under the same `Recipe` (the
+    pipeline is deterministic: the texts it printed the first time are checked to come out
+    the same)."""
+
+    def __init__(
+        self,
+        texts: Mapping[str, str],
+        names: Sequence[str],
+        recipe: Recipe | None,
+        print_again: PrintAgain | None = None,
+    ):
+        self._texts = dict(texts)
+        self._names = tuple(names)
+        self.recipe = recipe
+        """How to run the pipeline again (None: every text is printed)."""
+        self._print_again = print_again
+
+    def __getitem__(self, name: str) -> str:
+        found = self._texts.get(name)
+        if found is not None:
+            return found
+        if name not in self._names or self.recipe is None or self._print_again is None:
+            raise KeyError(name)
+        self._texts = self._printed_again(self.recipe, self._print_again)
+        return self._texts[name]
+
+    def _printed_again(self, recipe: Recipe, print_again: PrintAgain) -> dict[str, str]:
+        """Every stage's text, from the pipeline run again."""
+        texts = print_again(self._texts["fusion"], recipe, self._names[-1])
+        changed = [name for name, text in self._texts.items() if texts.get(name) != text]
+        if changed or list(texts) != list(self._names):
+            raise RuntimeError(
+                f"compile: the pipeline run again printed other IR after {changed or 'all'}"
+            )
+        return texts
+
+    def printed(self) -> dict[str, str]:
+        """The texts printed so far."""
+        return dict(self._texts)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._names
 
 
 def _device_view(array: Any, name: str) -> Any:
@@ -88,7 +159,7 @@ class Kernel:
         fusion: Fusion,
         backend: str,
         params: ScheduleParams,
-        stage_ir: dict[str, str],
+        stage_ir: Mapping[str, str],
         module: ModuleOp | None,
         runner: Runner,
     ):
@@ -98,7 +169,8 @@ class Kernel:
         self.params = params
         """The schedule parameters (the heuristic's choice with the caller's overrides)."""
         self.stage_ir = stage_ir
-        """Stage name -> IR text after that stage, in pipeline order (`ir(stage)`)."""
+        """Stage name -> IR text after that stage, in pipeline order (`ir(stage)`; a
+        StageTexts: the hopper and ptx levels' texts printed when first asked for)."""
         self._module = module
         self._runner = runner
         self._dynamic_roles: list[tuple[str, ...]] | None = None

@@ -17,7 +17,6 @@ from mmcomp.backend.plan import LaunchPlan, launch_plan
 from mmcomp.dialects import ptx
 from mmcomp.errors import LaunchError
 from mmcomp.ir import dtypes
-from mmcomp.lowering.hopper.plan import CTA_TILES
 
 if TYPE_CHECKING:
     from mmcomp.backend.call import CallState
@@ -299,6 +298,8 @@ class CudaKernel:
             grid, cta_tiles, _ = launch_counts(self.launch_module, launch, extents, where)
         except ScheduleError as error:
             raise LaunchError(str(error)) from None
+        from mmcomp.lowering.hopper.plan import CTA_TILES
+
         plan = self.plan.specialized({**extents, CTA_TILES: cta_tiles}, grid)
         found = CudaKernel(
             self.ptx,
@@ -424,10 +425,13 @@ class CudaKernel:
         return call(self, inputs, out, stream, check)
 
 
-def build_cuda_kernel(module: ModuleOp | ptx.PtxModuleOp, check_spills: bool = True) -> CudaKernel:
+def build_cuda_kernel(
+    module: ModuleOp | ptx.PtxModuleOp, check_spills: bool = True, verified: bool = False
+) -> CudaKernel:
     """The kernel of a ptx-level module (the end of `compile-to-ptx`, or a file mmcomp-opt
     wrote): its PTX text, assembled with ptxas when one is found (0 spill bytes required),
-    and the launch plan its entry carries."""
+    and the launch plan its entry carries. `verified`: the caller has just verified the
+    module (the pipeline does), so the PTX printer does not verify it again."""
     from mmcomp.arch import ptxas
     from mmcomp.dialects.ptx.target import emit_ptx
 
@@ -445,7 +449,7 @@ def build_cuda_kernel(module: ModuleOp | ptx.PtxModuleOp, check_spills: bool = T
                 f"@{plan.grid_function}, which the module lacks"
             )
         launch_module = ModuleOp([found[0].clone()])
-    text = emit_ptx(module)
+    text = emit_ptx(module, verified)
     report = None
     cubin = None
     if ptxas.find_tool("ptxas") is not None:

@@ -51,9 +51,13 @@ _RENAMED_SUFFIX = re.compile(r"_[0-9]+$")
 
 
 def dtype_name(dtype: Any, where: str = "dtype") -> str:
-    """The short name of a dtype: "bf16", "f16", "f32", a numpy/ml_dtypes or a torch dtype."""
+    """The short name of a dtype: "bf16", "f16", "f32", "f8e4m3", "f8e5m2" (or a long name
+    such as "float8_e4m3fn"), a numpy/ml_dtypes or a torch dtype."""
     if isinstance(dtype, str) and dtype in DTYPES:
         return dtype
+    known = dtypes.by_name(dtype) if isinstance(dtype, str) else None
+    if known is not None and known.fusion:
+        return known.name
     torch_name = _TORCH_DTYPES.get(str(dtype)) if type(dtype).__module__ == "torch" else None
     if torch_name is not None:
         return torch_name
@@ -67,7 +71,8 @@ def dtype_name(dtype: Any, where: str = "dtype") -> str:
     if found is not None and found.fusion:
         return found.name
     raise FusionError(
-        f"{where}: expected bf16, f16 or f32 (or the numpy/ml_dtypes dtype), found {dtype!r}"
+        f"{where}: expected {dtypes.FUSION_DTYPE_NAMES} (or the numpy/ml_dtypes or torch "
+        f"dtype), found {dtype!r}"
     )
 
 
@@ -79,6 +84,11 @@ def numpy_dtype(dtype: str) -> np.dtype:
 def _promote(lhs: str, rhs: str) -> str:
     """The dtype of a pointwise op on `lhs` and `rhs`: the common one, else f32."""
     return lhs if lhs == rhs else "f32"
+
+
+def _is_fp8(dtype: str) -> bool:
+    found = dtypes.by_name(dtype)
+    return found is not None and found.is_fp8
 
 
 def _format_shape(shape: Sequence[int]) -> str:
@@ -130,7 +140,7 @@ class Value:
 
     @property
     def dtype(self) -> str:
-        """The element type: "bf16", "f16" or "f32"."""
+        """The element type: "bf16", "f16", "f32", "f8e4m3" or "f8e5m2"."""
         name = fd.dtype_name(self.type.element_type)
         assert name is not None
         return name
@@ -186,7 +196,8 @@ def _input_name(arg: BlockArgument, seen: set[str]) -> str:
 def function_problem(func: FuncOp) -> str | None:
     """Why `func` is not a fusion function mmcomp can compile (the message, at the op where
     the text has one), or None: one block of fusion ops ending in func.return, arguments
-    that are tensors of rank >= 1 of bf16, f16 or f32, outputs computed in the body.
+    that are tensors of a fusion dtype (rank 0 is a scalar, such as a per-tensor scale),
+    outputs computed in the body.
 
     `mmcomp.parse` and propagate-axis-mapping both check it, so mmcomp.compile and
     mmcomp-opt refuse the same functions with the same words."""
@@ -209,14 +220,8 @@ def function_problem(func: FuncOp) -> str | None:
         if not is_tensor(arg_type) or fd.dtype_name(arg_type.element_type) is None:
             return at(
                 func,
-                f"{where}: argument {index}: expected a tensor of bf16, f16 or f32, found "
-                f"{arg_type}",
-            )
-        if not arg_type.get_shape():
-            return at(
-                func,
-                f"{where}: argument {index}: expected rank >= 1, found the rank-0 {arg_type}; "
-                "use a tensor of shape [1] for a scalar",
+                f"{where}: argument {index}: expected a tensor of {dtypes.FUSION_DTYPE_NAMES}, "
+                f"found {arg_type}",
             )
         names.append(_input_name(arg, seen))
         seen.add(names[-1])
@@ -372,16 +377,34 @@ class Fusion:
         )
 
     def _same_dtype(self, where: str, first: tuple[str, Value], second: tuple[str, Value]):
-        if first[1].dtype != second[1].dtype:
+        dtype, other = first[1].dtype, second[1].dtype
+        if dtype != other and not (_is_fp8(dtype) and _is_fp8(other)):
             raise FusionError(
-                f"{where}: argument '{second[0]}': expected dtype {first[1].dtype} (that of "
-                f"'{first[0]}'), found {second[1].dtype}"
+                f"{where}: argument '{second[0]}': expected dtype {dtype} (that of "
+                f"'{first[0]}'), found {other}"
             )
+
+    def _scales(self, where: str, scale_a: Value | None, scale_b: Value | None) -> list[SSAValue]:
+        """The scale operands of a contraction: both or neither (the verifier checks them)."""
+        if scale_a is None and scale_b is None:
+            return []
+        for argument, scale in (("scale_a", scale_a), ("scale_b", scale_b)):
+            if scale is None:
+                other = "scale_b" if argument == "scale_a" else "scale_a"
+                raise FusionError(
+                    f"{where}: argument '{argument}': expected a scale, as '{other}' is given "
+                    "(fp8 scales come in pairs, as in torch._scaled_mm)"
+                )
+        return [
+            self._value(scale, where, argument).ssa
+            for argument, scale in (("scale_a", scale_a), ("scale_b", scale_b))
+        ]
 
     # Inputs and outputs
 
     def input(self, name: str, shape: Sequence[int | str | None], dtype: Any) -> Value:
-        """A new input (function argument); axes of extent 1 are broadcast axes.
+        """A new input (function argument); axes of extent 1 are broadcast axes, and shape
+        [] is a scalar (a per-tensor scale, as torch._scaled_mm's).
 
         An extent given as a name (a string such as "m") or None is dynamic (`?` in IR):
         the kernel takes any extent there and learns it from the arrays at call time.
@@ -409,11 +432,6 @@ class Fusion:
                 f"{where}: argument 'shape': expected a sequence of positive ints, found {shape!r}"
             )
         given: list[Any] = list(shape)
-        if not given:
-            raise FusionError(
-                f"{where}: argument 'shape': expected rank >= 1, found [] (a rank-0 scalar); "
-                f"use shape [1] for a scalar, it broadcasts against any tensor"
-            )
         extents: list[int] = []
         for axis, extent in enumerate(given):
             if extent is None or isinstance(extent, str):
@@ -467,11 +485,24 @@ class Fusion:
 
     # Contractions
 
-    def matmul(self, a: Value, b: Value) -> Value:
-        """A[..., M, K] x B[..., K, N] -> f32[..., M, N]; batch dims broadcast as numpy does."""
+    def matmul(
+        self,
+        a: Value,
+        b: Value,
+        *,
+        scale_a: Value | None = None,
+        scale_b: Value | None = None,
+    ) -> Value:
+        """A[..., M, K] x B[..., K, N] -> f32[..., M, N]; batch dims broadcast as numpy does.
+
+        fp8 factors may take f32 scales, whose shapes select the mode (docs/fp8.md):
+        per-tensor [] and [], row-wise [..., M] and [..., N], block-wise
+        [..., M, ceil(K/128)] and [ceil(K/128), ceil(N/128)].
+        """
         where = "Fusion.matmul"
         a = self._value(a, where, "a")
         b = self._value(b, where, "b")
+        scales = self._scales(where, scale_a, scale_b)
         self._same_dtype(where, ("a", a), ("b", b))
         for argument, value in (("a", a), ("b", b)):
             if value.ndim < 2:
@@ -492,13 +523,28 @@ class Fusion:
                 f"broadcast with those of 'a', {_format_shape(a.shape[:-2])}"
             )
         result_type = fd.tensor_type((*batch, a.shape[-2], b.shape[-1]), "f32")
-        return self._insert(fd.MatmulOp(a.ssa, b.ssa, result_type), where)
+        return self._insert(fd.MatmulOp(a.ssa, b.ssa, result_type, scales), where)
 
-    def linear(self, a: Value, w: Value, bias: Value | None = None) -> Value:
-        """A[..., M, K] x W[N, K]^T (+ bias[N]) -> f32[..., M, N]."""
+    def linear(
+        self,
+        a: Value,
+        w: Value,
+        bias: Value | None = None,
+        *,
+        scale_a: Value | None = None,
+        scale_b: Value | None = None,
+    ) -> Value:
+        """A[..., M, K] x W[N, K]^T (+ bias[N]) -> f32[..., M, N].
+
+        fp8 factors may take f32 scales, whose shapes select the mode (docs/fp8.md):
+        per-tensor [] and [], row-wise [..., M] and [N], block-wise [..., M, ceil(K/128)]
+        and [ceil(N/128), ceil(K/128)]. The result is the product of the dequantized
+        factors, plus the bias.
+        """
         where = "Fusion.linear"
         a = self._value(a, where, "a")
         w = self._value(w, where, "w")
+        scales = self._scales(where, scale_a, scale_b)
         self._same_dtype(where, ("a", a), ("w", w))
         if a.ndim < 2:
             raise FusionError(
@@ -526,13 +572,26 @@ class Fusion:
                 )
             bias_ssa = bias.ssa
         result_type = fd.tensor_type((*a.shape[:-1], w.shape[0]), "f32")
-        return self._insert(fd.LinearOp(a.ssa, w.ssa, bias_ssa, result_type), where)
+        return self._insert(fd.LinearOp(a.ssa, w.ssa, bias_ssa, result_type, scales), where)
 
-    def fused_multiply_sum(self, a: Value, b: Value, axes: int | Sequence[int]) -> Value:
-        """The f32 sum over `axes` of a * b (equal ranks; size-1 axes broadcast)."""
+    def fused_multiply_sum(
+        self,
+        a: Value,
+        b: Value,
+        axes: int | Sequence[int],
+        *,
+        scale_a: Value | None = None,
+        scale_b: Value | None = None,
+    ) -> Value:
+        """The f32 sum over `axes` of a * b (equal ranks; size-1 axes broadcast).
+
+        fp8 factors may take f32 scales: per-tensor [] and [], or row-wise (each factor's
+        shape without the summed axes); block-wise scales need a linear or a matmul.
+        """
         where = "Fusion.fused_multiply_sum"
         a = self._value(a, where, "a")
         b = self._value(b, where, "b")
+        scales = self._scales(where, scale_a, scale_b)
         self._same_dtype(where, ("a", a), ("b", b))
         if a.ndim != b.ndim:
             raise FusionError(
@@ -570,7 +629,7 @@ class Fusion:
                 )
         kept = tuple(extent for axis, extent in enumerate(product) if axis not in normalized)
         result_type = fd.tensor_type(kept, "f32")
-        op = fd.FusedMultiplySumOp(a.ssa, b.ssa, sorted(normalized), result_type)
+        op = fd.FusedMultiplySumOp(a.ssa, b.ssa, sorted(normalized), result_type, scales)
         return self._insert(op, where)
 
     # Shape ops

@@ -38,6 +38,7 @@ from mmcomp.dialects.fusion import (
     MulOp,
     NegOp,
     ReluOp,
+    ScaledContraction,
     SigmoidOp,
     SiluOp,
     SplatOp,
@@ -46,9 +47,10 @@ from mmcomp.dialects.fusion import (
     UnaryOp,
     is_dynamic,
 )
+from mmcomp.dialects.fusion.scales import dequantized
 from mmcomp.errors import FusionError
 from mmcomp.frontend.argcheck import check_shape_and_dtype
-from mmcomp.ir.dtypes import of_element_type
+from mmcomp.ir.dtypes import FUSION_DTYPE_NAMES, of_element_type
 from mmcomp.ir.narrowing import is_ndarray, is_tensor
 
 if TYPE_CHECKING:
@@ -62,10 +64,10 @@ _erf = np.frompyfunc(math.erf, 1, 1)
 
 
 def numpy_dtype(element_type: Attribute) -> np.dtype:
-    """The numpy dtype of a bf16, f16 or f32 element type."""
+    """The numpy dtype of a fusion element type (ml_dtypes's for bf16 and fp8)."""
     dtype = of_element_type(element_type)
     if dtype is None or not dtype.fusion:
-        raise FusionError(f"reference: expected bf16, f16 or f32, found {element_type}")
+        raise FusionError(f"reference: expected {FUSION_DTYPE_NAMES}, found {element_type}")
     return dtype.numpy_dtype
 
 
@@ -148,16 +150,31 @@ class FusionFunctions(InterpreterFunctions):
     def _rounded(self, op: Operation, value: np.ndarray) -> tuple[np.ndarray]:
         return (np.asarray(value).astype(_result_dtype(op)),)
 
+    def _factors(
+        self, op: ScaledContraction, args: tuple[Any, ...]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The two factors in the accumulation type, dequantized by the op's scales."""
+        a, b = self._wide(args[0]), self._wide(args[1])
+        mode = op.scaling
+        if mode is None:
+            return a, b
+        scales = args[len(args) - 2 :]
+        a_axes, b_axes = op.scale_axes()
+        return (
+            dequantized(a, self._wide(scales[0]), a_axes, mode),
+            dequantized(b, self._wide(scales[1]), b_axes, mode),
+        )
+
     @impl(MatmulOp)
     def run_matmul(self, interpreter: Interpreter, op: MatmulOp, args: tuple[Any, ...]):
-        a, b = args
-        return self._rounded(op, np.matmul(self._wide(a), self._wide(b)))
+        a, b = self._factors(op, args)
+        return self._rounded(op, np.matmul(a, b))
 
     @impl(LinearOp)
     def run_linear(self, interpreter: Interpreter, op: LinearOp, args: tuple[Any, ...]):
-        a, w = args[0], args[1]
-        (product,) = self._rounded(op, np.matmul(self._wide(a), self._wide(w).T))
-        if len(args) == 2:
+        a, w = self._factors(op, args)
+        (product,) = self._rounded(op, np.matmul(a, w.T))
+        if op.bias is None:
             return (product,)
         bias = np.asarray(args[2]).astype(np.float32)
         return self._rounded(op, self._wide(product) + self._wide(bias))
@@ -166,20 +183,13 @@ class FusionFunctions(InterpreterFunctions):
     def run_fused_multiply_sum(
         self, interpreter: Interpreter, op: FusedMultiplySumOp, args: tuple[Any, ...]
     ):
-        a, b = args
-        product = self._wide(a) * self._wide(b)
-        return self._rounded(op, product.sum(axis=op.summed_axes))
+        a, b = self._factors(op, args)
+        return self._rounded(op, (a * b).sum(axis=op.summed_axes))
 
     @impl(MmaOp)
     def run_mma(self, interpreter: Interpreter, op: MmaOp, args: tuple[Any, ...]):
-        a, b = args
-        result = contract(
-            self._wide(a),
-            self._wide(b),
-            op.a_roles.roles,
-            op.b_roles.roles,
-            op.out_roles.roles,
-        )
+        a, b = self._factors(op, args)
+        result = contract(a, b, op.a_roles.roles, op.b_roles.roles, op.out_roles.roles)
         return self._rounded(op, result)
 
     @impl(BroadcastOp)

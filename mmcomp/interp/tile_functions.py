@@ -37,7 +37,7 @@ from xdsl.ir import Attribute, BlockArgument, SSAValue
 from mmcomp.dialects import sched
 from mmcomp.dialects.fusion import AxisRolesAttr
 from mmcomp.errors import ScheduleError
-from mmcomp.ir.dtypes import DTYPES, by_name
+from mmcomp.ir.dtypes import DTYPES, of_element_type
 
 T = TypeVar("T")
 
@@ -260,7 +260,7 @@ def _roles_of(value: SSAValue) -> tuple[str, ...]:
 
 def numpy_dtype(element_type: Attribute) -> np.dtype:
     """The numpy dtype of a memref or tile element type."""
-    dtype = by_name(str(element_type))
+    dtype = of_element_type(element_type)
     if dtype is None:
         names = ", ".join(known.name for known in DTYPES)
         raise ScheduleError(

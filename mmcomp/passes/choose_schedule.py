@@ -27,7 +27,9 @@ warp-specialization=pingpong epilogue=registers`).
 
 The schedule is for a back end, the option `backend` (`choose-schedule{backend=interp}`):
 "cuda", the default and what `compile-to-ptx` builds, refuses mma operands that its wgmma
-cannot take (f32: tf32 is not built); "interp", the CPU executor, takes them. Both take
+cannot take (f32: tf32 is not built; fp8 with M or N contiguous: wgmma reads 8-bit operands
+K-major only) and fp8 values outside the mma operands (epilogue operands, casts, outputs);
+"interp", the CPU executor, takes them. Both take
 dynamic extents (the kernel then takes them at launch).
 """
 
@@ -73,8 +75,50 @@ def written_params(function: FuncOp) -> dict[str, object]:
 BACKENDS = ("cuda", "interp")
 """The back ends a schedule is chosen for."""
 
-CUDA_OPERAND_TYPES = ("bf16", "f16")
-"""Element types the cuda back end's wgmma takes for mma operands (tf32, fp8 not built)."""
+CUDA_OPERAND_TYPES = ("bf16", "f16", "f8e4m3", "f8e5m2")
+"""Element types the cuda back end's wgmma takes for mma operands (tf32 not built)."""
+
+FP8_TYPES = ("f8e4m3", "f8e5m2")
+"""The fp8 types: mma operands only on the cuda back end, K-major."""
+
+_INTERP_HINT = (
+    "or schedule for the CPU executor (backend='interp'; mmcomp-opt: "
+    "choose-schedule{backend=interp})"
+)
+
+
+def _contiguous_role(roles: tuple[str, ...], shape: tuple[int, ...]) -> str:
+    """The role of an operand's contiguous axis as its tensor map sees it: the last axis
+    of extent other than 1, or of role k."""
+    kept = [role for role, extent in zip(roles, shape, strict=True) if extent != 1 or role == "k"]
+    return kept[-1] if kept else "_"
+
+
+def _check_fp8_values(function: FuncOp) -> None:
+    """fp8 values other than mma operands (epilogue operands, casts, outputs) are refused."""
+    operands = {
+        operand for mma in function.walk() if isinstance(mma, MmaOp) for operand in (mma.a, mma.b)
+    }
+    values = [*function.body.block.args]
+    values += [result for op in function.body.walk() for result in op.results]
+    for value in values:
+        tensor = value.type
+        if not is_tensor(tensor) or dtype_name(tensor.element_type) not in FP8_TYPES:
+            continue
+        users = [use.operation for use in value.uses]
+        if value in operands and all(isinstance(user, MmaOp) for user in users):
+            continue
+        label = f"%{value.name_hint}: " if value.name_hint else ""
+        user = next((u for u in users if not isinstance(u, MmaOp)), None)
+        site = user if user is not None else function
+        raise FusionError(
+            at(
+                site,
+                f"{site.name}: the fp8 value ({label}{tensor}) is used outside a contraction; "
+                "the cuda back end takes fp8 as mma operands only (its epilogue reads and "
+                f"writes bf16, f16 and f32); cast it before, {_INTERP_HINT}",
+            )
+        )
 
 
 def check_cuda_operands(function: FuncOp) -> None:
@@ -82,22 +126,36 @@ def check_cuda_operands(function: FuncOp) -> None:
     for mma in function.walk():
         if not isinstance(mma, MmaOp):
             continue
-        for name, operand in (("a", mma.a), ("b", mma.b)):
+        for name, operand, roles in (
+            ("a", mma.a, mma.a_roles.roles),
+            ("b", mma.b, mma.b_roles.roles),
+        ):
             tensor = operand.type
             assert is_tensor(tensor)
             dtype = dtype_name(tensor.element_type)
-            if dtype in CUDA_OPERAND_TYPES:
-                continue
             label = f"%{operand.name_hint}: " if operand.name_hint else ""
-            raise FusionError(
-                at(
-                    mma,
-                    f"{mma.name} operand '{name}' ({label}{tensor}): the cuda back end's "
-                    f"wgmma takes bf16 or f16 (tf32 is not built), found {dtype}; cast it, "
-                    "or schedule for the CPU executor (backend='interp'; mmcomp-opt: "
-                    "choose-schedule{backend=interp})",
+            if dtype not in CUDA_OPERAND_TYPES:
+                raise FusionError(
+                    at(
+                        mma,
+                        f"{mma.name} operand '{name}' ({label}{tensor}): the cuda back end's "
+                        f"wgmma takes bf16, f16, f8e4m3 or f8e5m2 (tf32 is not built), found "
+                        f"{dtype}; cast it, {_INTERP_HINT}",
+                    )
                 )
-            )
+            contiguous = _contiguous_role(roles, tuple(tensor.get_shape()))
+            if dtype in FP8_TYPES and contiguous != "k":
+                raise FusionError(
+                    at(
+                        mma,
+                        f"{mma.name} operand '{name}' ({label}{tensor}, roles "
+                        f"[{', '.join(roles)}]): an fp8 operand must have K contiguous "
+                        f"(K-major), found {contiguous}: Hopper's wgmma transposes 16-bit "
+                        "operands only; store it K-major (a matmul's b as [N, K] in a "
+                        f"linear's w), {_INTERP_HINT}",
+                    )
+                )
+    _check_fp8_values(function)
 
 
 def choose_schedule(

@@ -148,8 +148,13 @@ def _lower_mbarrier_arrive_expect_tx(op: hopper.MbarrierArriveExpectTxOp, out: E
     out.emit(ptx.MbarrierArriveOp(register_of(op.barrier), tx_bytes=op.bytes.data))
 
 
+PTX_WGMMA_TYPES = {"bf16": "bf16", "f16": "f16", "f8e4m3": "e4m3", "f8e5m2": "e5m2"}
+"""PTX's spelling of each wgmma operand type."""
+
+
 def _lower_wgmma(op: hopper.WgmmaMmaAsyncOp, out: Emitter) -> None:
     scale_d = out.value(ptx.ConstOp(op.scale_d.data, ptx.PRED))
+    a_dtype, b_dtype = op.operand_dtypes
     out.emit(
         ptx.WgmmaOp(
             registers_of(op.accumulator),
@@ -157,9 +162,10 @@ def _lower_wgmma(op: hopper.WgmmaMmaAsyncOp, out: Emitter) -> None:
             register_of(op.b_desc),
             scale_d,
             n=op.n,
-            ab_type=op.dtype.data,
+            ab_type=PTX_WGMMA_TYPES[a_dtype],
             trans_a=Major(op.a_major.data).transpose_bit,
             trans_b=Major(op.b_major.data).transpose_bit,
+            b_type=PTX_WGMMA_TYPES[b_dtype],
         )
     )
 

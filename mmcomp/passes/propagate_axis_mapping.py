@@ -37,7 +37,16 @@ from mmcomp.analysis.roles import (
     infer_axis_mapping,
 )
 from mmcomp.analysis.schedule_view import is_empty_fusion
-from mmcomp.dialects.fusion import AddOp, BroadcastOp, CastOp, LinearOp, MmaOp, tensor_type
+from mmcomp.dialects.fusion import (
+    AddOp,
+    BroadcastOp,
+    CastOp,
+    LinearOp,
+    MmaOp,
+    MulOp,
+    ScaledContraction,
+    tensor_type,
+)
 from mmcomp.dialects.sched import ScheduleOp
 from mmcomp.errors import FusionError
 from mmcomp.frontend.builder import function_problem
@@ -97,23 +106,80 @@ def _folded_factors(
     return folded_a, folded_a_roles, folded_b, folded_b_roles
 
 
+def _scale_broadcast(
+    op: Operation, scale: SSAValue, roles: tuple[str, ...], out_roles: tuple[str, ...]
+) -> list[bool]:
+    """The `new_dims` that broadcast a scale of `roles` to the result's `out_roles`: each
+    scale axis lines up with the result axis of its role (an absent one, of extent 1, with
+    the next result axis that no later scale axis needs)."""
+    new_dims: list[bool] = []
+    position = 0
+    for role in out_roles:
+        if position < len(roles) and (
+            roles[position] == role or (roles[position] == ABSENT and role not in roles[position:])
+        ):
+            new_dims.append(False)
+            position += 1
+            continue
+        new_dims.append(True)
+    if position != len(roles):
+        raise FusionError(
+            at(
+                op,
+                f"{op.name}: a scale of roles {list(roles)} (%{scale.name_hint or 'scale'}) does "
+                f"not line up with the result's roles {list(out_roles)} in order",
+            )
+        )
+    return new_dims
+
+
+def _scaled(contraction: ContractionRoles, result: SSAValue, new_ops: list[Operation]) -> SSAValue:
+    """`result` times the contraction's per-tensor or row-wise scales (f32 multiplies of the
+    accumulator, in the epilogue), the ops appended to `new_ops`."""
+    op = contraction.op
+    if contraction.scale_roles is None or not isinstance(op, ScaledContraction):
+        return result
+    result_type = result.type
+    assert is_tensor(result_type)
+    hint = op.results[0].name_hint
+    for suffix, scale, roles in zip(("a", "b"), op.scales, contraction.scale_roles, strict=True):
+        operand = scale
+        if _shape_of(scale) != tuple(result_type.get_shape()):
+            new_dims = _scale_broadcast(op, scale, roles, contraction.out_roles)
+            broadcast = BroadcastOp(scale, new_dims, result_type)
+            broadcast.result.name_hint = f"{scale.name_hint or 'scale'}_bcast"
+            new_ops.append(broadcast)
+            operand = broadcast.result
+        mul = MulOp(result, operand, result_type)
+        if hint is not None:
+            mul.result.name_hint = f"{hint}_scale_{suffix}"
+        new_ops.append(mul)
+        result = mul.result
+    return result
+
+
 def _lower(contraction: ContractionRoles) -> None:
-    """Replace one contraction by `fusion.mma` (plus the bias epilogue of a linear), its
+    """Replace one contraction by `fusion.mma` (plus the scale and bias epilogue), its
     factors' broadcasts folded into the mma's axis map."""
     op = contraction.op
     a, a_roles, b, b_roles = _folded_factors(contraction)
-    if isinstance(op, MmaOp) and a is op.a and b is op.b:
+    scaled = contraction.scale_roles is not None
+    if isinstance(op, MmaOp) and a is op.a and b is op.b and not scaled:
         return
     result_type = op.results[0].type
     assert is_tensor(result_type)
     mma = MmaOp(a, b, a_roles, b_roles, contraction.out_roles, result_type)
     mma.location = op.location
-    if isinstance(op, MmaOp):
+    if isinstance(op, MmaOp) and not scaled:
         mma.result.name_hint = op.result.name_hint
         Rewriter.replace_op(op, [mma])
         return
     new_ops: list[Operation] = [mma]
-    result: SSAValue = mma.result
+    result: SSAValue = _scaled(contraction, mma.result, new_ops)
+    if result is not mma.result and op.results[0].name_hint is not None:
+        mma.result.name_hint = f"{op.results[0].name_hint}_acc"
+        if not (isinstance(op, LinearOp) and op.bias is not None):
+            result.name_hint = op.results[0].name_hint
     if isinstance(op, LinearOp) and op.bias is not None:
         hint = op.results[0].name_hint
         bias = op.bias
@@ -127,7 +193,7 @@ def _lower(contraction: ContractionRoles) -> None:
             bias = cast.result
         rank = len(result_type.get_shape())
         broadcast = BroadcastOp(bias, [True] * (rank - 1) + [False], result_type)
-        add = AddOp(mma.result, broadcast.result, result_type)
+        add = AddOp(result, broadcast.result, result_type)
         broadcast.result.name_hint = f"{bias_hint}_row"
         if hint is not None:
             mma.result.name_hint = f"{hint}_acc"

@@ -1,7 +1,8 @@
 """Padded staging copies of the operands whose rows TMA cannot address.
 
 TMA's global strides are multiples of 16 bytes. A mainloop operand whose rows are not
-(bf16 A[M, K] with K = 100 or 1001, B[K, N] with N odd) is read through a staging copy
+(bf16 A[M, K] with K = 100 or 1001, B[K, N] with N odd, fp8 A[M, K] with K = 1000) is
+read through a staging copy
 whose rows are padded to the next multiple of 16 bytes: the lowering records the padded
 row pitch (`TmaOperand.pitch`, in elements) and the view's strides in the copy. A bound
 launch first refills the copy from the operand on the launch stream (stream-ordered, so a
@@ -177,9 +178,10 @@ class StagedCopy:
         """The operand as the caller passed it (C-contiguous)."""
         self.rows = rows
         """Rows copied."""
-        self.row_bytes = width * 2
-        """Bytes of one row of the operand."""
-        self.pitch_bytes = pitch * 2
+        element = source.dtype.itemsize
+        self.row_bytes = width * element
+        """Bytes of one row of the operand (even: the staging kernel moves 16-bit words)."""
+        self.pitch_bytes = pitch * element
         """Bytes of one row of the copy (a multiple of 16)."""
         self.maps: list[TensorMap] = []
         """The tensor maps reading the copy (pointed at the current stream's copy)."""
@@ -215,11 +217,11 @@ class StagedCopy:
         request.Height = self.rows
         if self._function is None:
             self._function = stage_rows_function()
+        words = self.pitch_bytes // 2
         arguments = KernelArguments(
-            [self.source, buffer, np.uint32(self.rows), np.uint32(self._width)]
-            + [np.uint32(self._pitch)]
+            [self.source, buffer, np.uint32(self.rows), np.uint32(self.row_bytes // 2)]
+            + [np.uint32(words)]
         )
-        words = self._pitch // 2
         grid = (-(-words // STAGE_THREADS), min(max(self.rows, 1), MAX_GRID_Y))
         config = cluster_launch_config(self._function, grid, STAGE_THREADS, 1, 0)
         found = (buffer, request, arguments, config)
@@ -307,9 +309,10 @@ def stage(operand: OperandMap, array: Any, slot: int) -> StagedCopy:
             f"array; found byte strides {list(view.strides)}"
         )
     itemsize = view.dtype.itemsize
-    if itemsize != 2:
+    if itemsize not in (1, 2) or (operand.shape[-1] * itemsize) % 2:
         raise LaunchError(
-            f"argument #{operand.arg}: staging copies 16-bit elements, found {itemsize}-byte ones"
+            f"argument #{operand.arg}: staging copies rows of 16-bit words, found rows of "
+            f"{operand.shape[-1]} {itemsize}-byte elements"
         )
     if operand.rows >= 1 << 32 or operand.pitch >= 1 << 32:
         raise LaunchError(

@@ -22,6 +22,7 @@ import numpy as np
 
 from mmcomp.arch.limits import TMA_GLOBAL_ALIGNMENT, TMA_MAX_BOX
 from mmcomp.errors import LaunchError
+from mmcomp.ir.dtypes import F8E4M3, F8E5M2
 from mmcomp.runtime.arrays import BFLOAT16, DeviceArray, as_device_array, as_dtype, dtype_name
 from mmcomp.runtime.device import ensure_context
 from mmcomp.runtime.driver import check, driver_api
@@ -41,6 +42,9 @@ _DTYPE_NAMES = {
     np.dtype(np.float32): "CU_TENSOR_MAP_DATA_TYPE_FLOAT32",
     np.dtype(np.float64): "CU_TENSOR_MAP_DATA_TYPE_FLOAT64",
     np.dtype(np.uint8): "CU_TENSOR_MAP_DATA_TYPE_UINT8",
+    # fp8: TMA copies bytes; the wgmma instruction gives them their type.
+    F8E4M3.numpy_dtype: "CU_TENSOR_MAP_DATA_TYPE_UINT8",
+    F8E5M2.numpy_dtype: "CU_TENSOR_MAP_DATA_TYPE_UINT8",
     np.dtype(np.uint16): "CU_TENSOR_MAP_DATA_TYPE_UINT16",
     np.dtype(np.uint32): "CU_TENSOR_MAP_DATA_TYPE_UINT32",
     np.dtype(np.int32): "CU_TENSOR_MAP_DATA_TYPE_INT32",

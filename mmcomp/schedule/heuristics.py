@@ -175,13 +175,14 @@ def _fits(
 
 
 def is_small_m(problem: Problem) -> bool:
-    """Whether the small-M rules apply: M up to SMALL_M, with 2-byte inputs (the bf16 and
-    f16 kernels they were measured on; 4-byte inputs run on the CPU executor only) and a K
-    loop of MIN_K_BLOCKS_PER_SLICE blocks or more (a ring of W to stream; a shorter one is
-    all prologue and epilogue, which the rules were not measured on)."""
+    """Whether the small-M rules apply: M up to SMALL_M, with 2-byte or fp8 inputs (the
+    bf16 and f16 kernels they were measured on, and fp8 ones, whose K blocks are as many
+    bytes; 4-byte inputs run on the CPU executor only) and a K loop of
+    MIN_K_BLOCKS_PER_SLICE blocks or more (a ring of W to stream; a shorter one is all
+    prologue and epilogue, which the rules were not measured on)."""
     k_blocks = _ceil_div(problem.k, hw.TMA_SWIZZLE_BYTES // problem.element_bytes)
     return (
-        problem.m <= SMALL_M and problem.element_bytes == 2 and k_blocks >= MIN_K_BLOCKS_PER_SLICE
+        problem.m <= SMALL_M and problem.element_bytes <= 2 and k_blocks >= MIN_K_BLOCKS_PER_SLICE
     )
 
 

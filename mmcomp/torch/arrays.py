@@ -29,6 +29,10 @@ TORCH_DTYPES: dict[Any, np.dtype] = {
 NUMPY_DTYPES: dict[np.dtype, Any] = {value: key for key, value in TORCH_DTYPES.items()}
 """The torch dtype of each numpy dtype."""
 
+BIT_VIEWS: dict[Any, Any] = {torch.float8_e4m3fn: torch.uint8, torch.float8_e5m2: torch.uint8}
+"""The torch dtypes that torch.Tensor.numpy() refuses (fp8), each with the integer dtype whose
+bits it is read and written as."""
+
 FUSION_DTYPES: dict[Any, str] = {
     getattr(torch, dtype.long_name): dtype.name for dtype in dtypes.FUSION_DTYPES
 }
@@ -116,12 +120,17 @@ class TorchArrays(Frame):
         tensor = value.detach()
         if tensor.dtype == torch.bfloat16:
             return tensor.view(torch.int16).numpy().view(BFLOAT16)
-        self.numpy_dtype(tensor, "tensor")
+        dtype = self.numpy_dtype(tensor, "tensor")
+        if tensor.dtype in BIT_VIEWS:  # numpy has no torch fp8: the bytes, as ml_dtypes'
+            return tensor.view(BIT_VIEWS[tensor.dtype]).numpy().view(dtype)
         return tensor.numpy()
 
     def from_numpy(self, array: np.ndarray, like: Any) -> Any:
         if array.dtype == BFLOAT16:
             return torch.from_numpy(array.view(np.int16)).view(torch.bfloat16)
+        torch_dtype = NUMPY_DTYPES.get(array.dtype)
+        if torch_dtype in BIT_VIEWS:
+            return torch.from_numpy(array.view(np.uint8)).view(torch_dtype)
         return torch.from_numpy(array)
 
     def empty(self, like: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:

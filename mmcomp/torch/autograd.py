@@ -10,7 +10,6 @@ torch.compile(fullgraph=True) with the kernels opaque.
 
 from __future__ import annotations
 
-import functools
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -123,23 +122,18 @@ def run_program(found: Program, *tensors: Any) -> list[Any]:
     return [values[index] for index in found.outputs]
 
 
-_programs: dict[int, tuple[Fusion, Program, Any]] = {}
+_programs: dict[int, tuple[Fusion, Program]] = {}
 
 
 def evaluate(fusion: Fusion, tensors: Sequence[Any]) -> list[Any]:
-    """A pointwise fusion (static shapes) on torch tensors: op by op on the CPU, as one
-    torch.compile'd function on a GPU (one fused kernel rather than a pass over memory per
-    op)."""
+    """A pointwise fusion (static shapes) on torch tensors, op by op. (Not torch.compile'd
+    here: every program would share `run_program`'s code object, whose recompile limit a few
+    shapes exhaust; under a user's torch.compile the ops are traced and fused with the
+    rest.)"""
     with _lock:
         found = _programs.get(id(fusion))
         if found is None or found[0] is not fusion:
-            code = program(fusion)
-            compiled = torch.compile(
-                functools.partial(run_program, code), dynamic=False, fullgraph=True
-            )
-            found = _programs[id(fusion)] = (fusion, code, compiled)
-    if tensors and tensors[0].device.type == "cuda":
-        return list(found[2](*tensors))
+            found = _programs[id(fusion)] = (fusion, program(fusion))
     return run_program(found[1], *tensors)
 
 

@@ -70,10 +70,11 @@ def activate(f: Any, value: Any, activation: str) -> Any:
 def _fusion_dtype(tensor: Any, where: str, what: str, backend: object = "cuda") -> str:
     """The fusion dtype of a module's weights: bf16 or f16 (wgmma), or f32 on interp."""
     dtype = FUSION_DTYPES.get(tensor.dtype)
-    if dtype is None or (dtype == "f32" and backend != "interp"):
+    if dtype is None or dtype.startswith("f8") or (dtype == "f32" and backend != "interp"):
         raise FusionError(
             f"{where}: {what}: expected bfloat16 or float16 weights (wgmma; float32 on the "
-            f"interp back end), found {tensor.dtype}"
+            f"interp back end; fp8 weights take scales, which a Fusion's linear has, not "
+            f"these modules), found {tensor.dtype}"
         )
     return dtype
 

@@ -257,9 +257,12 @@ def _reduce(partial: Any, group: _Group, scatter: bool, where: str) -> tuple[Any
 
 
 def _wait(work: Any) -> None:
-    """Wait for a collective launched with async_op (None: it ran synchronously)."""
-    if work is not None:
-        work.wait()
+    """Wait for a collective launched with async_op (None: it ran synchronously). Under
+    torch.compile there is nothing to wait on: Dynamo turns the call into a functional
+    collective (its result a tensor, not a Work) whose wait Inductor places."""
+    if work is None or torch.compiler.is_compiling():
+        return
+    work.wait()
 
 
 class _CopyToGroup(torch.autograd.Function):

@@ -345,7 +345,9 @@ def test_contraction_dtype_mismatch(f: mmcomp.Fusion):
 
 
 def test_unsupported_dtype(f: mmcomp.Fusion):
-    with pytest.raises(FusionError, match=r"argument 'dtype': expected bf16, f16 or f32.*float64"):
+    with pytest.raises(
+        FusionError, match=r"argument 'dtype': expected bf16, f16, f32, f8e4m3 or f8e5m2.*float64"
+    ):
         f.input("a", [4], np.float64)
     with pytest.raises(FusionError, match=r"argument 'dtype'.*found 'int8'"):
         f.input("a", [4], "int8")
@@ -363,19 +365,14 @@ def test_bad_shapes(f: mmcomp.Fusion):
         f.input("a", 4, "f32")  # pyright: ignore[reportArgumentType]
 
 
-def test_rank_zero_input_is_refused_with_the_fix(f: mmcomp.Fusion):
-    """A scalar input is a tensor of shape [1]; rank 0 is refused at the call."""
-    with pytest.raises(
-        FusionError,
-        match=r"Fusion.input: argument 'shape': expected rank >= 1, found \[\].*use shape \[1\]",
-    ):
-        f.input("s", [], "f32")
-    assert f.inputs == []
-    text = "func.func @f(%s: tensor<f32>) {\n  func.return\n}"
-    with pytest.raises(
-        FusionError, match=r"@f: argument 0: expected rank >= 1, found the rank-0 tensor<f32>; use"
-    ):
-        mmcomp.parse(text)
+def test_rank_zero_input_is_a_scalar(f: mmcomp.Fusion):
+    """Shape [] is a scalar input (a per-tensor scale); it broadcasts like a [1] one."""
+    s = f.input("s", [], "f32")
+    assert s.shape == () and s.ndim == 0
+    a = f.input("a", [4, 8], "f32")
+    f.output(a * s)
+    assert "%s: tensor<f32>" in str(f)
+    assert mmcomp.parse(str(f)).inputs[0].shape == ()
 
 
 def test_an_input_is_not_an_output(f: mmcomp.Fusion):
@@ -552,7 +549,9 @@ def test_parse_rejects_foreign_ops_and_arguments():
         mmcomp.parse(text)
     text = "func.func @f(%a: tensor<4xi32>) {\n  func.return\n}"
     with pytest.raises(
-        FusionError, match=r"argument 0: expected a tensor of bf16, f16 or f32, found tensor<4xi32>"
+        FusionError,
+        match=r"argument 0: expected a tensor of bf16, f16, f32, f8e4m3 or f8e5m2, found "
+        r"tensor<4xi32>",
     ):
         mmcomp.parse(text)
 
@@ -619,7 +618,9 @@ def test_torch_dtypes_are_accepted_by_name():
     names = [("bfloat16", "bf16"), ("float16", "f16"), ("float32", "f32")]
     for torch_name, short in names:
         assert f.input(f"x{short}", [2], _TorchLikeDtype(torch_name)).dtype == short
-    with pytest.raises(FusionError, match=r"argument 'dtype': expected bf16, f16 or f32"):
+    with pytest.raises(
+        FusionError, match=r"argument 'dtype': expected bf16, f16, f32, f8e4m3 or f8e5m2"
+    ):
         f.input("y", [2], _TorchLikeDtype("float64"))
 
 

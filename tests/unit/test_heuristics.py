@@ -554,7 +554,7 @@ def test_cuda_refuses_f32_operands_at_compile_time():
     f.output(f.linear(a, w))
     message = (
         r"choose-schedule: @f32: fusion.mma operand 'a' \(%a: tensor<256x128xf32>\): the cuda "
-        r"back end's wgmma takes bf16 or f16 \(tf32 is not built\), found f32"
+        r"back end's wgmma takes bf16, f16, f8e4m3 or f8e5m2 \(tf32 is not built\), found f32"
     )
     with pytest.raises(FusionError, match=message):
         mmcomp.compile(f)

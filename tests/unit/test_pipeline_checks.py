@@ -44,8 +44,8 @@ func.func @huge(%a: tensor<1099511627776x64xbf16>, %w: tensor<64x64xbf16>)
 }
 """
 
-RANK_ZERO = """\
-func.func @rank_zero(%a: tensor<64x64xbf16>, %w: tensor<64x64xbf16>, %s: tensor<f32>)
+INTEGER_ARGUMENT = """\
+func.func @integer_argument(%a: tensor<64x64xbf16>, %w: tensor<64x64xbf16>, %s: tensor<4xi32>)
     -> tensor<64x64xf32> {
   %0 = fusion.linear %a, %w : (tensor<64x64xbf16>, tensor<64x64xbf16>) -> tensor<64x64xf32>
   func.return %0 : tensor<64x64xf32>
@@ -65,7 +65,7 @@ CASES = [
         F32,
         FusionError,
         "<fusion>:2:8: error: fusion.mma operand 'a' (%a: tensor<64x64xf32>): the cuda back "
-        "end's wgmma takes bf16 or f16 (tf32 is not built), found f32",
+        "end's wgmma takes bf16, f16, f8e4m3 or f8e5m2 (tf32 is not built), found f32",
     ),
     (
         MISSPELT,
@@ -80,9 +80,10 @@ CASES = [
     ),
     (HUGE, ScheduleError, "choose-schedule: @huge: M (iteration axis m) = 1099511627776: past"),
     (
-        RANK_ZERO,
+        INTEGER_ARGUMENT,
         FusionError,
-        "mmcomp.parse: <fusion>:1:1: error: @rank_zero: argument 2: expected rank >= 1",
+        "mmcomp.parse: <fusion>:1:1: error: @integer_argument: argument 2: expected a tensor of "
+        "bf16, f16, f32, f8e4m3 or f8e5m2, found tensor<4xi32>",
     ),
     (
         RETURNS_INPUT,
@@ -96,7 +97,7 @@ CASES = [
 @pytest.mark.parametrize(
     ("text", "kind", "message"),
     CASES,
-    ids=["f32", "misspelt", "none", "huge", "rank_zero", "returns_input"],
+    ids=["f32", "misspelt", "none", "huge", "integer_argument", "returns_input"],
 )
 def test_compile_and_mmcomp_opt_report_the_same(tmp_path, text: str, kind: type, message: str):
     with pytest.raises(kind) as raised:

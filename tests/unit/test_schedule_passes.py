@@ -18,16 +18,24 @@ import pytest
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
 from xdsl.parser import Parser
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriteWalker,
+    RewritePattern,
+)
 from xdsl.utils.exceptions import DiagnosticException
 
 import mmcomp
-import mmcomp.compiler as compile_module
+import mmcomp.pipeline as pipeline_module
 from mmcomp.analysis.schedule_plan import SchedulePlan, plan_of
 from mmcomp.analysis.schedule_view import ScheduleView, schedule_of
 from mmcomp.arch import limits as hw
 from mmcomp.dialects import sched
 from mmcomp.errors import ScheduleError
 from mmcomp.ir.registry import PASSES, context
+from mmcomp.lowering.materialize_schedule.data_parallel import DataParallelKernel
+from mmcomp.lowering.materialize_schedule.stream_k import HybridStreamKKernel, StreamKKernel
+from mmcomp.lowering.materialize_schedule.tiles import ContractTileToKLoop, WriteTileToEpilogue
 from mmcomp.passes.insert_persistent_loop import InsertPersistentLoop
 from mmcomp.passes.materialize_schedule import MaterializeSchedule
 from mmcomp.passes.propagate_axis_mapping import PropagateAxisMapping
@@ -169,6 +177,40 @@ def test_materialized_kernel_has_no_schedule_left():
         assert name in ops
 
 
+@pytest.mark.parametrize(
+    ("params", "strategy"),
+    [
+        ({"split_k": 2}, DataParallelKernel),
+        ({"strategy": "stream-k", "split_k": 1}, StreamKKernel),
+        ({"strategy": "hybrid-stream-k", "split_k": 1}, HybridStreamKKernel),
+    ],
+)
+def test_materialize_patterns_meet_in_the_tile_ops(
+    params: dict[str, Any], strategy: type[RewritePattern]
+):
+    """The strategy pattern alone leaves each tile as sched.contract_tile and
+    sched.write_tile (no K loop, no epilogue yet); the tile patterns then give the pass's
+    kernel, text for text."""
+    module = scheduled(
+        linear_module(300, 500, 2000, tile=(128, 128, 64), **params), *BEFORE_MATERIALIZE
+    )
+    whole = scheduled(module.clone(), "materialize-schedule")
+    walk_patterns(module, strategy())
+    module.verify()
+    ops = [op.name for op in module.walk()]
+    assert "sched.contract_tile" in ops and "sched.write_tile" in ops
+    for name in ("sched.mma", "sched.load_tile", "sched.epilogue", "sched.schedule"):
+        assert name not in ops
+    walk_patterns(module, ContractTileToKLoop(), WriteTileToEpilogue())
+    assert str(module) == str(whole)
+
+
+def walk_patterns(module: ModuleOp, *patterns: RewritePattern) -> None:
+    """Apply `patterns` to `module` as materialize-schedule applies its own."""
+    applier = GreedyRewritePatternApplier(list(patterns), dce_enabled=False)
+    PatternRewriteWalker(applier).rewrite_module(module)
+
+
 def test_compile_keeps_the_ir_of_every_pass():
     f = mmcomp.Fusion("lin")
     a = f.input("a", (300, 200), "bf16")
@@ -281,7 +323,7 @@ def test_stage_errors_name_the_stage_once(monkeypatch: pytest.MonkeyPatch):
     def refuse(ctx: Any, module: ModuleOp, compilation: Any) -> None:
         raise DiagnosticException("no prefix here")
 
-    monkeypatch.setattr(compile_module, "PIPELINE", [Stage("my-stage", refuse)])
+    monkeypatch.setattr(pipeline_module, "PIPELINE", [Stage("my-stage", refuse)])
     with pytest.raises(ScheduleError, match=r"^my-stage: no prefix here$"):
         run_pipeline(f.module)
 

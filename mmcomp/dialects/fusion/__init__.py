@@ -1,10 +1,12 @@
 """The `fusion` dialect: matmul fusions at the tensor level, as users write them.
 
 Bodies are `func.func` with builtin ranked tensor types; an m or batch extent may be
-dynamic (`tensor<?x4096xbf16>`), n and k are static (docs/dynamic-shapes.md). Element types are
-bf16, f16 and f32; contractions (`matmul`, `linear`, `fused_multiply_sum`, `mma`) produce
-f32. Pointwise operands have equal shapes and element types: broadcasts (`broadcast`),
-casts (`cast`) and scalar constants (`splat`) are explicit ops.
+dynamic (`tensor<?x4096xbf16>`), n and k are static (docs/dynamic-shapes.md). Element types
+are bf16, f16, f32 and the fp8 types f8E4M3FN and f8E5M2; contractions (`matmul`, `linear`,
+`fused_multiply_sum`, `mma`) produce f32, and those of fp8 factors may carry f32 scales
+(`scales %sa, %sb`: per-tensor, row-wise or block-wise, `mmcomp.dialects.fusion.scales`).
+Pointwise operands have equal shapes and element types: broadcasts (`broadcast`), casts
+(`cast`) and scalar constants (`splat`) are explicit ops.
 
 `propagate-axis-mapping` lowers every contraction to `fusion.mma` and attaches axis roles
 (`#fusion.roles<[m, n]>`) and the iteration space (`#fusion.space<m = 4, n = 8, k = 16>`).
@@ -43,10 +45,12 @@ from mmcomp.dialects.fusion.ops import (
     LinearOp,
     MatmulOp,
     MmaOp,
+    ScaledContraction,
     SplatOp,
     broadcast_shapes,
     checked_tensor,
     format_shape,
+    is_fp8,
     parse_operands_with_roles,
     print_operands_with_roles,
     static_shape,
@@ -96,6 +100,7 @@ __all__ = [
     "checked_tensor",
     "static_shape",
     "broadcast_shapes",
+    "is_fp8",
     "parse_operands_with_roles",
     "print_operands_with_roles",
     "DefinedBeforeUse",
@@ -104,6 +109,7 @@ __all__ = [
     "LinearOp",
     "FusedMultiplySumOp",
     "MmaOp",
+    "ScaledContraction",
     "BroadcastOp",
     "SplatOp",
     "CONTRACTION_OPS",

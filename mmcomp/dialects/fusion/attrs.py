@@ -1,7 +1,7 @@
 """The attributes of the `fusion` dialect: axis roles and the iteration space.
 
-Also the element types that fusions accept (bf16, f16, f32, by short name) and the helpers
-that name, order and check axis roles (b0, b1, ..., m, n, k, _).
+Also the element types that fusions accept (bf16, f16, f32, f8e4m3, f8e5m2, by short name)
+and the helpers that name, order and check axis roles (b0, b1, ..., m, n, k, _).
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def format_extent(extent: int) -> str:
 
 
 def dtype_name(element_type: Attribute) -> str | None:
-    """The short name (bf16, f16, f32) of a supported element type, or None."""
+    """The short name (bf16, f16, f32, f8e4m3, f8e5m2) of a supported element type, or None."""
     for name, candidate in ELEMENT_TYPES.items():
         if candidate == element_type:
             return name
@@ -63,7 +63,7 @@ def dtype_name(element_type: Attribute) -> str | None:
 
 
 def tensor_type(shape: Sequence[int], dtype: str) -> TensorType:
-    """The builtin tensor type of `shape` with element type `dtype` (bf16, f16 or f32)."""
+    """The builtin tensor type of `shape` with element type `dtype` (a fusion dtype's name)."""
     return TensorType(ELEMENT_TYPES[dtype], shape)
 
 
@@ -74,14 +74,14 @@ def _numpy_dtype(dtype: str) -> np.dtype:
 
 
 def is_finite_in(value: float, dtype: str) -> bool:
-    """Whether `value` is finite once rounded (to nearest even) to `dtype` (bf16, f16, f32)."""
+    """Whether `value` is finite once rounded (to nearest even) to `dtype` (a fusion dtype)."""
     with np.errstate(over="ignore", invalid="ignore"):
         rounded = np.asarray(value, dtype=np.float64).astype(_numpy_dtype(dtype))
     return bool(np.isfinite(rounded))
 
 
 def largest_finite(dtype: str) -> str:
-    """The largest finite value of `dtype` (bf16, f16, f32) as diagnostics write it."""
+    """The largest finite value of `dtype` (a fusion dtype) as diagnostics write it."""
     numpy_dtype = _numpy_dtype(dtype)
     infinity = np.asarray(np.inf, dtype=numpy_dtype).view(f"u{numpy_dtype.itemsize}")
     largest = (infinity - 1).view(numpy_dtype)  # the bit pattern just below infinity's

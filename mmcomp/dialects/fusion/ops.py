@@ -1,7 +1,8 @@
 """The ops of the `fusion` dialect: contractions, broadcasts and constants.
 
-Every op checks its operand and result types itself (static tensors of bf16, f16 or f32);
-the helpers that do so serve the pointwise ops (`pointwise.py`) too. Every op with operands
+Every op checks its operand and result types itself (static tensors of a fusion dtype:
+bf16, f16, f32, f8e4m3, f8e5m2); the helpers that do so serve the pointwise ops
+(`pointwise.py`) too. Every op with operands
 also has `DefinedBeforeUse`: xDSL's parser resolves forward references, so text may use a
 value before the op that defines it, and nothing else in xDSL refuses that. The syntax of each op,
 with one example, is in docs/fusion-dialect.md.
@@ -12,6 +13,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
+from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     I1,
@@ -25,6 +27,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import (
+    AttrSizedOperandSegments,
     IRDLOperation,
     irdl_op_definition,
     operand_def,
@@ -32,6 +35,7 @@ from xdsl.irdl import (
     prop_def,
     result_def,
     traits_def,
+    var_operand_def,
 )
 from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.printer import Printer
@@ -50,14 +54,17 @@ from mmcomp.dialects.fusion.attrs import (
     print_role_list,
     tensor_type,
 )
+from mmcomp.dialects.fusion.scales import MODE_NAMES, ScaleAxes, scales_problem
 from mmcomp.dialects.syntax import (
     OperandListSyntaxOp,
     parse_attributes_and_conversion,
     parse_attributes_and_type,
     print_attributes_and_types,
+    print_operands,
     with_attributes,
 )
 from mmcomp.ir.diagnostics import location
+from mmcomp.ir.dtypes import FP8_DTYPES, FUSION_DTYPE_NAMES
 from mmcomp.ir.narrowing import is_tensor
 
 
@@ -100,14 +107,15 @@ class DefinedBeforeUse(OpTrait):
 
 
 def checked_tensor(op: IRDLOperation, what: str, value_type: Attribute) -> TensorType:
-    """`value_type` as a static tensor of bf16, f16 or f32, or a VerifyException naming it."""
+    """`value_type` as a static tensor of a fusion dtype, or a VerifyException naming it."""
     if not is_tensor(value_type):
         raise VerifyException(
-            f"{op.name}: {what}: expected a ranked tensor of bf16, f16 or f32, found {value_type}"
+            f"{op.name}: {what}: expected a ranked tensor of {FUSION_DTYPE_NAMES}, "
+            f"found {value_type}"
         )
     if dtype_name(value_type.element_type) is None:
         raise VerifyException(
-            f"{op.name}: {what}: unsupported element type: expected bf16, f16 or f32, "
+            f"{op.name}: {what}: unsupported element type: expected {FUSION_DTYPE_NAMES}, "
             f"found {value_type.element_type}"
         )
     if any(extent < 1 and not is_dynamic(extent) for extent in value_type.get_shape()):
@@ -138,22 +146,40 @@ def broadcast_shapes(
     return tuple(result)
 
 
+def _shape_of(value: SSAValue) -> tuple[int, ...]:
+    """The shape of a tensor value (the verifier has checked its type)."""
+    value_type = value.type
+    return static_shape(value_type) if is_tensor(value_type) else ()
+
+
 def _expect_result(op: IRDLOperation, expected: TensorType, found: Attribute) -> None:
     if expected != found:
         raise VerifyException(f"{op.name}: result: expected type {expected}, found {found}")
 
 
+FP8_ELEMENT_TYPES: tuple[Attribute, ...] = tuple(dtype.element_type for dtype in FP8_DTYPES)
+"""The fp8 element types (f8E4M3FN, f8E5M2), which a contraction may mix."""
+
+
+def is_fp8(element_type: Attribute) -> bool:
+    """Whether `element_type` is one of the fp8 types."""
+    return element_type in FP8_ELEMENT_TYPES
+
+
 def _checked_factors(
     op: IRDLOperation, first: tuple[str, SSAValue], second: tuple[str, SSAValue]
 ) -> tuple[TensorType, TensorType]:
-    """The (name, value) factors of a contraction as checked tensors of one element type."""
+    """The (name, value) factors of a contraction as checked tensors of one element type
+    (or of two fp8 types: e4m3 x e5m2 is allowed)."""
     (first_name, first_value), (second_name, second_value) = first, second
     first_type = checked_tensor(op, f"operand '{first_name}'", first_value.type)
     second_type = checked_tensor(op, f"operand '{second_name}'", second_value.type)
-    if first_type.element_type != second_type.element_type:
+    first_element, second_element = first_type.element_type, second_type.element_type
+    if first_element != second_element and not (is_fp8(first_element) and is_fp8(second_element)):
         raise VerifyException(
             f"{op.name}: operand '{second_name}': expected element type "
-            f"{first_type.element_type} (that of '{first_name}'), found {second_type.element_type}"
+            f"{first_element} (that of '{first_name}'), "
+            f"found {second_element}"
         )
     return first_type, second_type
 
@@ -251,11 +277,112 @@ class FunctionalSyntaxOp(OperandListSyntaxOp):
         _print_functional(printer, self)
 
 
+def parse_optional_scales(parser: Parser, op_name: str) -> list[UnresolvedOperand]:
+    """Parse an optional `scales %sa, %sb`: the two scale operands, or none."""
+    if parser.parse_optional_keyword("scales") is None:
+        return []
+    return _parse_operand_list(parser, (2,), op_name, "2 scales (scale_a, scale_b)")
+
+
+def print_scales(printer: Printer, scales: Sequence[SSAValue]) -> None:
+    """Print ` scales %sa, %sb` where there are scales."""
+    if not scales:
+        return
+    printer.print_string(" scales")
+    print_operands(printer, scales)
+
+
+class ScaledContraction(FunctionalSyntaxOp):
+    """The scale operands of a contraction: none, or one f32 scale per fp8 factor, whose
+    shapes select the mode (`mmcomp.dialects.fusion.scales`)."""
+
+    FACTORS: ClassVar[tuple[str, str]] = ("a", "b")
+    """The names of the two factors, as diagnostics write them."""
+
+    scales = var_operand_def()
+    """None, or (scale_a, scale_b): f32 scales of the fp8 factors."""
+
+    def factors(self) -> tuple[SSAValue, SSAValue]:
+        """The two factors."""
+        return (self.operands[0], self.operands[1])
+
+    def scale_axes(self) -> tuple[ScaleAxes, ScaleAxes]:
+        """Which axes of each factor are summed, and which a block-wise scale blocks."""
+        raise NotImplementedError
+
+    @property
+    def scale_a(self) -> SSAValue | None:
+        """The left factor's scale, if scaled."""
+        return self.scales[0] if self.scales else None
+
+    @property
+    def scale_b(self) -> SSAValue | None:
+        """The right factor's scale, if scaled."""
+        return self.scales[1] if self.scales else None
+
+    @property
+    def scaling(self) -> str | None:
+        """The scaling mode (tensor, row or block), or None without scales."""
+        if not self.scales:
+            return None
+        return self._scaling()[0]
+
+    def _scaling(self) -> tuple[str | None, str | None]:
+        a, b = self.factors()
+        a_axes, b_axes = self.scale_axes()
+        names = ("scale_a", "scale_b")
+        return scales_problem(
+            [
+                (self.FACTORS[0], _shape_of(a), a_axes),
+                (self.FACTORS[1], _shape_of(b), b_axes),
+            ],
+            [(name, _shape_of(v)) for name, v in zip(names, self.scales, strict=True)],
+        )
+
+    def verify_scales(self, a: TensorType, b: TensorType) -> None:
+        """The scales: none, or two f32 tensors of one mode's shapes on fp8 factors."""
+        if not self.scales:
+            return
+        if len(self.scales) != 2:
+            raise VerifyException(
+                f"{self.name}: expected 2 scales (scale_a, scale_b), found {len(self.scales)}"
+            )
+        for factor, factor_type in zip(self.FACTORS, (a, b), strict=True):
+            if not is_fp8(factor_type.element_type):
+                element = factor_type.element_type
+                raise VerifyException(
+                    f"{self.name}: operand '{factor}': scales dequantize fp8 factors "
+                    f"(f8E4M3FN, f8E5M2), found {element}; a {element} contraction takes no "
+                    "scales"
+                )
+        for name, scale in zip(("scale_a", "scale_b"), self.scales, strict=True):
+            scale_type = checked_tensor(self, f"operand '{name}'", scale.type)
+            if dtype_name(scale_type.element_type) != "f32":
+                raise VerifyException(
+                    f"{self.name}: operand '{name}': expected element type f32, found "
+                    f"{scale_type.element_type}"
+                )
+        mode, problem = self._scaling()
+        if problem is not None:
+            raise VerifyException(f"{self.name}: operand {problem}")
+        assert mode in MODE_NAMES
+
+    def unscaled_operands(self) -> Sequence[SSAValue]:
+        """The operands before the scales (the factors, and a linear's bias)."""
+        return self.operands[: len(self.operands) - len(self.scales)]
+
+    def print(self, printer: Printer) -> None:
+        print_operands(printer, self.unscaled_operands())
+        printer.print_string(self.syntax_words())
+        print_scales(printer, self.scales)
+        self.print_tail(printer)
+
+
 # Contractions
 
 
 @irdl_op_definition
-class MatmulOp(FunctionalSyntaxOp):
+class MatmulOp(ScaledContraction):
     """A[..., M, K] x B[..., K, N] -> f32[..., M, N]; batch dims broadcast as numpy does."""
 
     name = "fusion.matmul"
@@ -269,8 +396,21 @@ class MatmulOp(FunctionalSyntaxOp):
 
     traits = traits_def(Pure(), DefinedBeforeUse())
 
-    def __init__(self, a: SSAValue, b: SSAValue, result_type: Attribute):
-        super().__init__(operands=[a, b], result_types=[result_type])
+    def __init__(
+        self,
+        a: SSAValue,
+        b: SSAValue,
+        result_type: Attribute,
+        scales: Sequence[SSAValue] = (),
+    ):
+        super().__init__(operands=[a, b, list(scales)], result_types=[result_type])
+
+    def scale_axes(self) -> tuple[ScaleAxes, ScaleAxes]:
+        rank_a, rank_b = len(_shape_of(self.a)), len(_shape_of(self.b))
+        return (
+            ScaleAxes((rank_a - 1,), (rank_a - 1,)),
+            ScaleAxes((rank_b - 2,), (rank_b - 2, rank_b - 1)),
+        )
 
     @staticmethod
     def infer_shape(a: Sequence[int], b: Sequence[int]) -> tuple[int, ...] | None:
@@ -303,18 +443,21 @@ class MatmulOp(FunctionalSyntaxOp):
                 f"{self.name}: operand 'b': batch dims {format_shape(b_shape[:-2])} "
                 f"do not broadcast with those of 'a', {format_shape(a_shape[:-2])}"
             )
+        self.verify_scales(a, b)
         expected = tensor_type((*batch, a_shape[-2], b_shape[-1]), "f32")
         _expect_result(self, expected, self.result.type)
 
     @classmethod
     def parse(cls, parser: Parser) -> MatmulOp:
         operands = _parse_operand_list(parser, (2,), cls.name, "2 operands (a, b)")
+        operands += parse_optional_scales(parser, cls.name)
         values, attributes, result_type = _resolve_functional(parser, operands, cls.name)
-        return with_attributes(cls(values[0], values[1], result_type), attributes)
+        op = cls(values[0], values[1], result_type, values[2:])
+        return with_attributes(op, attributes)
 
 
 @irdl_op_definition
-class LinearOp(FunctionalSyntaxOp):
+class LinearOp(ScaledContraction):
     """A[..., M, K] x W[N, K]^T (+ bias[N]) -> f32[..., M, N], as torch.nn.functional.linear."""
 
     name = "fusion.linear"
@@ -329,9 +472,26 @@ class LinearOp(FunctionalSyntaxOp):
     """The f32 result, [..., M, N]."""
 
     traits = traits_def(Pure(), DefinedBeforeUse())
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
-    def __init__(self, a: SSAValue, w: SSAValue, bias: SSAValue | None, result_type: Attribute):
-        super().__init__(operands=[a, w, bias], result_types=[result_type])
+    FACTORS: ClassVar[tuple[str, str]] = ("a", "w")
+
+    def __init__(
+        self,
+        a: SSAValue,
+        w: SSAValue,
+        bias: SSAValue | None,
+        result_type: Attribute,
+        scales: Sequence[SSAValue] = (),
+    ):
+        super().__init__(
+            operands=[a, w, [bias] if bias is not None else [], list(scales)],
+            result_types=[result_type],
+        )
+
+    def scale_axes(self) -> tuple[ScaleAxes, ScaleAxes]:
+        rank_a = len(_shape_of(self.a))
+        return (ScaleAxes((rank_a - 1,), (rank_a - 1,)), ScaleAxes((1,), (0, 1)))
 
     def verify_(self) -> None:
         a, w = _checked_factors(self, ("a", self.a), ("w", self.w))
@@ -359,6 +519,7 @@ class LinearOp(FunctionalSyntaxOp):
                     f"{self.name}: operand 'bias': expected shape [{format_extent(w_shape[0])}] "
                     f"(N, the first axis of 'w'), found {format_shape(static_shape(bias))}"
                 )
+        self.verify_scales(a, w)
         expected = tensor_type((*a_shape[:-1], w_shape[0]), "f32")
         _expect_result(self, expected, self.result.type)
 
@@ -367,13 +528,16 @@ class LinearOp(FunctionalSyntaxOp):
         operands = _parse_operand_list(
             parser, (2, 3), cls.name, "2 or 3 operands (a, w, optional bias)"
         )
+        unscaled = len(operands)
+        operands += parse_optional_scales(parser, cls.name)
         values, attributes, result_type = _resolve_functional(parser, operands, cls.name)
-        bias = values[2] if len(values) == 3 else None
-        return with_attributes(cls(values[0], values[1], bias, result_type), attributes)
+        bias = values[2] if unscaled == 3 else None
+        op = cls(values[0], values[1], bias, result_type, values[unscaled:])
+        return with_attributes(op, attributes)
 
 
 @irdl_op_definition
-class FusedMultiplySumOp(FunctionalSyntaxOp):
+class FusedMultiplySumOp(ScaledContraction):
     """The product of A and B (equal rank, size-1 axes broadcast) summed over `axes`, in f32."""
 
     name = "fusion.fused_multiply_sum"
@@ -389,12 +553,23 @@ class FusedMultiplySumOp(FunctionalSyntaxOp):
 
     traits = traits_def(Pure(), DefinedBeforeUse())
 
-    def __init__(self, a: SSAValue, b: SSAValue, axes: Sequence[int], result_type: Attribute):
+    def __init__(
+        self,
+        a: SSAValue,
+        b: SSAValue,
+        axes: Sequence[int],
+        result_type: Attribute,
+        scales: Sequence[SSAValue] = (),
+    ):
         super().__init__(
-            operands=[a, b],
+            operands=[a, b, list(scales)],
             result_types=[result_type],
             properties={"axes": DenseArrayBase.from_list(i64, axes)},
         )
+
+    def scale_axes(self) -> tuple[ScaleAxes, ScaleAxes]:
+        summed = tuple(sorted(self.summed_axes))
+        return (ScaleAxes(summed, None), ScaleAxes(summed, None))
 
     @property
     def summed_axes(self) -> tuple[int, ...]:
@@ -428,6 +603,7 @@ class FusedMultiplySumOp(FunctionalSyntaxOp):
                 f"{self.name}: operand 'b': shape {format_shape(b_shape)} does not broadcast "
                 f"with that of 'a', {format_shape(a_shape)} (extents must match or be 1)"
             )
+        self.verify_scales(a, b)
         kept = tuple(extent for axis, extent in enumerate(product) if axis not in axes)
         _expect_result(self, tensor_type(kept, "f32"), self.result.type)
 
@@ -438,15 +614,17 @@ class FusedMultiplySumOp(FunctionalSyntaxOp):
         axes = parser.parse_comma_separated_list(
             parser.Delimiter.SQUARE, lambda: parser.parse_integer(allow_boolean=False)
         )
+        operands += parse_optional_scales(parser, cls.name)
         values, attributes, result_type = _resolve_functional(parser, operands, cls.name)
-        return with_attributes(cls(values[0], values[1], axes, result_type), attributes)
+        op = cls(values[0], values[1], axes, result_type, values[2:])
+        return with_attributes(op, attributes)
 
     def syntax_words(self) -> str:
         return " axes [" + ", ".join(str(axis) for axis in self.summed_axes) + "]"
 
 
 @irdl_op_definition
-class MmaOp(IRDLOperation):
+class MmaOp(ScaledContraction):
     """The canonical contraction: C[out_roles] = sum over k of A[a_roles] * B[b_roles]."""
 
     name = "fusion.mma"
@@ -474,9 +652,10 @@ class MmaOp(IRDLOperation):
         b_roles: Sequence[str],
         out_roles: Sequence[str],
         result_type: Attribute,
+        scales: Sequence[SSAValue] = (),
     ):
         super().__init__(
-            operands=[a, b],
+            operands=[a, b, list(scales)],
             result_types=[result_type],
             properties={
                 "a_roles": AxisRolesAttr(a_roles),
@@ -484,6 +663,13 @@ class MmaOp(IRDLOperation):
                 "out_roles": AxisRolesAttr(out_roles),
             },
         )
+
+    def scale_axes(self) -> tuple[ScaleAxes, ScaleAxes]:
+        a_roles, b_roles = self.a_roles.roles, self.b_roles.roles
+        a_k = tuple(axis for axis, role in enumerate(a_roles) if role == "k")
+        b_k = tuple(axis for axis, role in enumerate(b_roles) if role == "k")
+        b_blocked = tuple(axis for axis, role in enumerate(b_roles) if role in ("k", "n"))
+        return (ScaleAxes(a_k, a_k), ScaleAxes(b_k, b_blocked))
 
     def verify_(self) -> None:
         a, b = _checked_factors(self, ("a", self.a), ("b", self.b))
@@ -542,20 +728,23 @@ class MmaOp(IRDLOperation):
                     f"{self.name}: out_roles: expected role {role} (of a or b; only k is "
                     f"summed), found {list(self.out_roles.roles)}"
                 )
+        self.verify_scales(a, b)
 
     @classmethod
     def parse(cls, parser: Parser) -> MmaOp:
         operands, (a_roles, b_roles) = parse_operands_with_roles(parser, 2)
         parser.parse_punctuation("->")
         out_roles = parse_role_list(parser)
+        operands += parse_optional_scales(parser, cls.name)
         values, attributes, result_type = _resolve_functional(parser, operands, cls.name)
-        op = cls(values[0], values[1], a_roles, b_roles, out_roles, result_type)
+        op = cls(values[0], values[1], a_roles, b_roles, out_roles, result_type, values[2:])
         return with_attributes(op, attributes)
 
     def print(self, printer: Printer) -> None:
         print_operands_with_roles(printer, ((self.a, self.a_roles), (self.b, self.b_roles)))
         printer.print_string(" -> ")
         print_role_list(printer, self.out_roles.roles)
+        print_scales(printer, self.scales)
         _print_functional(printer, self)
 
 

@@ -78,6 +78,7 @@ from mmcomp.dialects.hopper.ops import (
     TruncfPairOp,
     WgmmaMmaAsyncOp,
     ZeroAccumulatorOp,
+    wgmma_instr_k,
 )
 from mmcomp.dialects.hopper.ring import (
     RingAdvanceByOp,
@@ -183,6 +184,7 @@ __all__ = [
     "TruncfPairOp",
     "WGMMA_SHAPE",
     "WGMMA_TYPES",
+    "wgmma_instr_k",
     "WarpRolesAttr",
     "WarpSpecializeOp",
     "WgmmaMmaAsyncOp",

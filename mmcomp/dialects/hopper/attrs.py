@@ -14,7 +14,8 @@ from mmcomp.arch.smem_layout import Major, OperandTile, SwizzleMode
 
 @irdl_attr_definition
 class TileAttr(ParametrizedAttribute):
-    """A wgmma operand tile in shared memory: `#hopper.tile<k_major, swizzle 128, mn 128, k 64>`.
+    """A wgmma operand tile in shared memory: `#hopper.tile<k_major, swizzle 128, mn 128, k 64>`
+    (16-bit elements), `#hopper.tile<k_major, swizzle 128, mn 128, k 128, bytes 1>` (fp8).
 
     The tile is laid out as TMA loads write it (see `mmcomp.arch.smem_layout.OperandTile`):
     boxes as wide as the swizzle span along the contiguous (`major`) dimension.
@@ -30,18 +31,23 @@ class TileAttr(ParametrizedAttribute):
     """Rows of the tile (M for A, N for B)."""
     k: IntAttr
     """K extent of the tile, in elements."""
+    element_bytes: IntAttr
+    """Bytes of one element: 2 (bf16, f16; not printed) or 1 (fp8)."""
 
-    def __init__(self, major: str, swizzle: int, mn: int, k: int):
-        super().__init__(StringAttr(major), IntAttr(swizzle), IntAttr(mn), IntAttr(k))
+    def __init__(self, major: str, swizzle: int, mn: int, k: int, element_bytes: int = 2):
+        super().__init__(
+            StringAttr(major), IntAttr(swizzle), IntAttr(mn), IntAttr(k), IntAttr(element_bytes)
+        )
 
     @property
     def layout(self) -> OperandTile:
-        """The layout this attribute describes (16-bit elements)."""
+        """The layout this attribute describes."""
         return OperandTile(
             Major(self.major.data),
             SwizzleMode.from_bytes(self.swizzle.data),
             self.mn.data,
             self.k.data,
+            self.element_bytes.data,
         )
 
     def verify(self) -> None:
@@ -55,13 +61,16 @@ class TileAttr(ParametrizedAttribute):
             raise VerifyException(f"#hopper.tile: {error}") from error
 
     def print_parameters(self, printer: Printer) -> None:
+        element = f", bytes {self.element_bytes.data}" if self.element_bytes.data != 2 else ""
         printer.print_string(
             f"<{self.major.data}_major, swizzle {self.swizzle.data}, mn {self.mn.data}, "
-            f"k {self.k.data}>"
+            f"k {self.k.data}{element}>"
         )
 
     @classmethod
-    def parse_parameters(cls, parser: AttrParser) -> tuple[StringAttr, IntAttr, IntAttr, IntAttr]:
+    def parse_parameters(
+        cls, parser: AttrParser
+    ) -> tuple[StringAttr, IntAttr, IntAttr, IntAttr, IntAttr]:
         with parser.in_angle_brackets():
             pos = parser.pos
             major = parser.parse_identifier(context_msg=" (k_major or mn_major)")
@@ -76,7 +85,17 @@ class TileAttr(ParametrizedAttribute):
             parser.parse_punctuation(",")
             parser.parse_keyword("k")
             k = parser.parse_integer()
-        return (StringAttr(major.removesuffix("_major")), IntAttr(swizzle), IntAttr(mn), IntAttr(k))
+            element_bytes = 2
+            if parser.parse_optional_punctuation(","):
+                parser.parse_keyword("bytes")
+                element_bytes = parser.parse_integer()
+        return (
+            StringAttr(major.removesuffix("_major")),
+            IntAttr(swizzle),
+            IntAttr(mn),
+            IntAttr(k),
+            IntAttr(element_bytes),
+        )
 
 
 @irdl_attr_definition

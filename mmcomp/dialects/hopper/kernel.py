@@ -65,6 +65,7 @@ from mmcomp.dialects.ptx import (
     print_signature,
     verify_signature,
 )
+from mmcomp.ir import dtypes
 
 
 @irdl_op_definition
@@ -254,7 +255,8 @@ def fits(memref: MemRefType, array: KernelArray) -> bool:
     element = memref.get_element_type()
     if isinstance(element, IntegerType | IndexType):
         return array.dtype == "i32"
-    return str(element) == array.dtype
+    known = dtypes.of_element_type(element)
+    return (known.name if known is not None else str(element)) == array.dtype
 
 
 @irdl_op_definition

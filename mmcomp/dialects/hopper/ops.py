@@ -254,8 +254,15 @@ class MbarrierWaitOp(HopperInstruction):
 # wgmma
 # ----------------------------------------------------------------------------------------
 
-WGMMA_SHAPE = re.compile(r"^m64n(\d+)k16$")
-WGMMA_TYPES = ("bf16", "f16")
+WGMMA_SHAPE = re.compile(r"^m64n(\d+)k(16|32)$")
+WGMMA_TYPES = ("bf16", "f16", "f8e4m3", "f8e5m2")
+FP8_WGMMA_TYPES = ("f8e4m3", "f8e5m2")
+"""The 8-bit types: k32 instructions, both operands K-major; A and B may differ."""
+
+
+def wgmma_instr_k(dtype: str) -> int:
+    """The K of one wgmma on `dtype` operands: 32 for fp8, 16 for bf16 and f16."""
+    return 32 if dtype in FP8_WGMMA_TYPES else 16
 
 
 @irdl_custom_directive
@@ -439,9 +446,11 @@ class WgmmaMmaAsyncOp(HopperInstruction):
     KEYWORDS: ClassVar[tuple[str, ...]] = ("shape", "dtype")
 
     shape = prop_def(StringAttr)
-    """`m64nNk16`, N a multiple of 8 from 8 to 256."""
+    """`m64nNk16` (`m64nNk32` for fp8), N a multiple of 8 from 8 to 256."""
     dtype = prop_def(StringAttr)
-    """Element type of A and B: bf16 or f16."""
+    """Element type of A (and B unless `b_dtype`): bf16, f16, f8e4m3 or f8e5m2."""
+    b_dtype = opt_prop_def(StringAttr)
+    """Element type of B where it differs from A's (fp8 only: e4m3 x e5m2)."""
     a_major = prop_def(StringAttr, default_value=StringAttr("k"))
     """`k` or `mn`: the layout of A (its transpose bit)."""
     b_major = prop_def(StringAttr, default_value=StringAttr("k"))
@@ -466,12 +475,15 @@ class WgmmaMmaAsyncOp(HopperInstruction):
         a_major: str = "k",
         b_major: str = "k",
         scale_d: int = 1,
+        b_dtype: str | None = None,
     ):
         assert isinstance(accumulator.type, AccumulatorType)
+        instr_k = wgmma_instr_k(dtype)
         super().__init__(
             properties={
-                "shape": StringAttr(f"m64n{accumulator.type.n.data}k16"),
+                "shape": StringAttr(f"m64n{accumulator.type.n.data}k{instr_k}"),
                 "dtype": StringAttr(dtype),
+                "b_dtype": StringAttr(b_dtype) if b_dtype not in (None, dtype) else None,
                 "a_major": StringAttr(a_major),
                 "b_major": StringAttr(b_major),
                 "scale_d": IntAttr(scale_d),
@@ -486,14 +498,34 @@ class WgmmaMmaAsyncOp(HopperInstruction):
         match = WGMMA_SHAPE.match(self.shape.data)
         return int(match.group(1)) if match else 0
 
+    @property
+    def operand_dtypes(self) -> tuple[str, str]:
+        """The element types of A and B."""
+        b_dtype = self.b_dtype.data if self.b_dtype is not None else self.dtype.data
+        return (self.dtype.data, b_dtype)
+
     def verify_kinds(self) -> None:
         n = self.n
-        if n == 0 or n % 8 or not 8 <= n <= 256:
+        instr_k = wgmma_instr_k(self.dtype.data)
+        if n == 0 or n % 8 or not 8 <= n <= 256 or not self.shape.data.endswith(f"k{instr_k}"):
             raise VerifyException(
-                f"{self.name}: shape must be m64nNk16 with N a multiple of 8 in [8, 256], "
-                f"found '{self.shape.data}'"
+                f"{self.name}: shape must be m64nNk{instr_k} with N a multiple of 8 in "
+                f"[8, 256], found '{self.shape.data}'"
             )
         check_choice(self, "dtype", self.dtype.data, WGMMA_TYPES)
+        a_dtype, b_dtype = self.operand_dtypes
+        fp8 = (a_dtype in FP8_WGMMA_TYPES, b_dtype in FP8_WGMMA_TYPES)
+        if a_dtype != b_dtype and fp8 != (True, True):
+            raise VerifyException(
+                f"{self.name}: A and B differ in type ({a_dtype}, {b_dtype}); only the fp8 "
+                "types mix"
+            )
+        if any(fp8) and "mn" in (self.a_major.data, self.b_major.data):
+            raise VerifyException(
+                f"{self.name}: fp8 operands must both be K-major (wgmma transposes 16-bit "
+                f"operands only), found a_major '{self.a_major.data}', b_major "
+                f"'{self.b_major.data}'"
+            )
         check_choice(self, "a_major", self.a_major.data, ("k", "mn"))
         check_choice(self, "b_major", self.b_major.data, ("k", "mn"))
         if self.scale_d.data not in (0, 1):

@@ -79,7 +79,7 @@ class TensorMapType(ParametrizedAttribute, TypeAttribute):
     shape: ArrayAttr[IntAttr]
     """The global extents of the view, outermost first (DYNAMIC_INDEX: known at launch)."""
     element_type: Attribute
-    """The element type (bf16, f16 or f32)."""
+    """The element type (bf16, f16, f32, f8e4m3 or f8e5m2)."""
     box: ArrayAttr[IntAttr]
     """The extents one TMA copy moves, outermost first."""
     swizzle: IntAttr
@@ -144,7 +144,7 @@ class TensorMapType(ParametrizedAttribute, TypeAttribute):
             )
         if dtypes.of_element_type(self.element_type) not in dtypes.FUSION_DTYPES:
             raise VerifyException(
-                f"!hopper.tensormap: element type must be bf16, f16 or f32, found "
+                f"!hopper.tensormap: element type must be {dtypes.FUSION_DTYPE_NAMES}, found "
                 f"{self.element_type}"
             )
         if self.swizzle.data not in SWIZZLES:

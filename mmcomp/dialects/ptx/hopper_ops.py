@@ -514,12 +514,19 @@ class WgmmaWaitOp(WgmmaWaitBase):
         return f"wgmma.wait_group.sync.aligned {self.pending.data}"
 
 
+FP8_TYPES = ("e4m3", "e5m2")
+"""PTX's names of the fp8 types wgmma takes."""
+
+
 @irdl_op_definition
 class WgmmaOp(PtxInstruction):
     """`wgmma.mma_async.sync.aligned.m64nNk16.f32.bf16.bf16 {d...}, adesc, bdesc, p, 1, 1,
     ta, tb;`: D (+)= A * B with both operands in shared memory.
 
-    The accumulators are read and written in place (N/2 f32 registers per thread).
+    For fp8 (`ab_type` e4m3 or e5m2, `b_type` where B's differs) the instruction is
+    `...m64nNk32.f32.e4m3.e5m2 {d...}, adesc, bdesc, p, 1, 1;`: K-major operands, no
+    transpose bits. The accumulators are read and written in place (N/2 f32 registers per
+    thread).
     """
 
     name = "ptx.wgmma"
@@ -528,7 +535,9 @@ class WgmmaOp(PtxInstruction):
     n = prop_def(IntAttr)
     """N of the m64nNk16 shape: a multiple of 8 in [8, 256]."""
     ab_type = prop_def(StringAttr)
-    """Element type of A and B: `bf16` or `f16`."""
+    """Element type of A (and of B unless `b_type`): `bf16`, `f16`, `e4m3` or `e5m2`."""
+    b_type = opt_prop_def(StringAttr)
+    """Element type of B where it differs from A's (fp8: `e4m3` x `e5m2`)."""
     trans_a = prop_def(IntAttr)
     """0: A is K-major; 1: A is M-major."""
     trans_b = prop_def(IntAttr)
@@ -553,11 +562,13 @@ class WgmmaOp(PtxInstruction):
         ab_type: str = "bf16",
         trans_a: int = 0,
         trans_b: int = 0,
+        b_type: str | None = None,
     ):
         super().__init__(
             properties={
                 "n": IntAttr(n),
                 "ab_type": StringAttr(ab_type),
+                "b_type": StringAttr(b_type) if b_type not in (None, ab_type) else None,
                 "trans_a": IntAttr(trans_a),
                 "trans_b": IntAttr(trans_b),
             },
@@ -567,22 +578,46 @@ class WgmmaOp(PtxInstruction):
     def verify_kinds(self) -> None:
         n = self.n.data
         check_range(self, "N", n, 8, 256, step=8)
-        check_choice(self, "ab_type", self.ab_type.data, ("bf16", "f16"))
+        check_choice(self, "ab_type", self.ab_type.data, ("bf16", "f16", *FP8_TYPES))
+        b_type = self.b_type.data if self.b_type is not None else self.ab_type.data
+        fp8 = self.ab_type.data in FP8_TYPES
+        if b_type != self.ab_type.data and not (fp8 and b_type in FP8_TYPES):
+            raise VerifyException(
+                f"ptx.wgmma: b_type {b_type} differs from ab_type {self.ab_type.data}; only "
+                "the fp8 types (e4m3, e5m2) mix"
+            )
         for what, bit in (("trans_a", self.trans_a), ("trans_b", self.trans_b)):
             if bit.data not in (0, 1):
                 raise VerifyException(f"ptx.wgmma: {what} must be 0 or 1, found {bit.data}")
+            if fp8 and bit.data:
+                raise VerifyException(
+                    f"ptx.wgmma: {what} must be 0 for fp8 operands (K-major only)"
+                )
         _require_address64(self, "adesc", self.adesc)
         _require_address64(self, "bdesc", self.bdesc)
         _require_category(self, "scale_d", self.scale_d, "pred")
         if len(self.acc) != n // 2:
             raise VerifyException(
-                f"ptx.wgmma: m64n{n}k16 needs {n // 2} f32 accumulators, found {len(self.acc)}"
+                f"ptx.wgmma: m64n{n}k{self.instr_k} needs {n // 2} f32 accumulators, found "
+                f"{len(self.acc)}"
             )
         for i, value in enumerate(self.acc):
             _require(self, f"accumulator {i}", value, "f32")
 
+    @property
+    def instr_k(self) -> int:
+        """K of the instruction: 32 for fp8, 16 for bf16 and f16."""
+        return 32 if self.ab_type.data in FP8_TYPES else 16
+
     def ptx_text(self, name: NameOf) -> str:
         ab = self.ab_type.data
+        if ab in FP8_TYPES:
+            b_type = self.b_type.data if self.b_type is not None else ab
+            return (
+                f"wgmma.mma_async.sync.aligned.m64n{self.n.data}k32.f32.{ab}.{b_type} "
+                f"{_braced(name, self.acc)}, "
+                f"{name(self.adesc)}, {name(self.bdesc)}, {name(self.scale_d)}, 1, 1"
+            )
         return (
             f"wgmma.mma_async.sync.aligned.m64n{self.n.data}k16.f32.{ab}.{ab} "
             f"{_braced(name, self.acc)}, "

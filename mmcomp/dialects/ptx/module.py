@@ -206,6 +206,8 @@ def carried_labels(op: Operation) -> list[str] | None:
     """The label names an scf op carries in `ptx.labels`, in order; None without that
     array of strings."""
     attr = op.attributes.get(LABELS_ATTR)
+    if attr is None:  # most ops: no need for `isa`'s costlier check
+        return None
     if not isa(attr, ArrayAttr[StringAttr]):
         return None
     return [label.data for label in attr.data]

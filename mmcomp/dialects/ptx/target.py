@@ -132,9 +132,11 @@ def _ptx_modules(root: Operation) -> list[PtxModuleOp]:
     return [op for op in root.walk() if isinstance(op, PtxModuleOp)]
 
 
-def emit_ptx(module: Operation) -> str:
-    """The PTX text of a `ptx.module` (or of the one inside a builtin module)."""
-    module.verify()
+def emit_ptx(module: Operation, verified: bool = False) -> str:
+    """The PTX text of a `ptx.module` (or of the one inside a builtin module), verified first
+    unless the caller has just verified it (`verified`)."""
+    if not verified:
+        module.verify()
     found = _ptx_modules(module)
     if len(found) != 1:
         entries = [

@@ -79,6 +79,11 @@ docs/schedule-passes.md):
       %old = sched.arrive %counters[%tile] : memref<12xi32> -> index
       %sum = sched.reduce_partials %ws[%tile] : memref<2x12x128x128xf32> -> tensor<128x128xf32>
 
+  Between the strategy patterns of materialize-schedule and its tile patterns, a work
+  unit's tile is `sched.contract_tile` (its contractions over a range of K blocks, the
+  region one block's `fusion.mma`s on tiles) and `sched.write_tile` (its epilogue on
+  tiles and the stores): mmcomp/dialects/sched/work_ops.py.
+
   load_tile reads the box starting at the indices (one per memref dimension) and reads
   zeros out of bounds; store_tile writes the box clipped to the memref's bounds; mma adds
   the product over k to the f32 accumulator, tile axes named by roles as in `fusion.mma`
@@ -139,6 +144,7 @@ from mmcomp.dialects.sched.tile_ops import (
     YieldOp,
     ZeroTileOp,
 )
+from mmcomp.dialects.sched.work_ops import ContractTileOp, WriteTileOp
 
 __all__ = [
     "ceil_div",
@@ -182,6 +188,8 @@ __all__ = [
     "ReducePartialsOp",
     "ArriveSegmentOp",
     "AccumulatePartialOp",
+    "ContractTileOp",
+    "WriteTileOp",
     "STREAM_K_STRATEGIES",
     "Sched",
 ]
@@ -207,6 +215,8 @@ Sched = Dialect(
         ReducePartialsOp,
         ArriveSegmentOp,
         AccumulatePartialOp,
+        ContractTileOp,
+        WriteTileOp,
     ],
     [ScheduleParamsAttr, AxisType],
 )

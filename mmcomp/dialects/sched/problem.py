@@ -52,7 +52,7 @@ class Problem:
     extents: Mapping[str, int]
     """The iteration space, e.g. {"b0": 4, "m": 300, "n": 500, "k": 200}."""
     element_bytes: int = 2
-    """Bytes per element of the A and B operands (2 for bf16 and f16)."""
+    """Bytes per element of the A and B operands (2 for bf16 and f16, 1 for fp8)."""
     a_operands: int = 1
     """Distinct A tiles loaded per K block (1: a horizontal fusion shares A)."""
     b_operands: int = 1
@@ -169,7 +169,7 @@ def problem_of(func: Operation) -> Problem:
     extents = dict(space.extents) if isinstance(space, IterationSpaceAttr) else {}
     a_values: list[SSAValue] = []
     b_values: list[SSAValue] = []
-    element_bytes = 2
+    element_bytes = 0
     for op in func.walk():
         if not isinstance(op, FusionMmaOp):
             continue
@@ -178,6 +178,7 @@ def problem_of(func: Operation) -> Problem:
         if op.b not in b_values:
             b_values.append(op.b)
         element_bytes = max(element_bytes, _element_bytes(op.a.type), _element_bytes(op.b.type))
+    element_bytes = element_bytes or 2
     output_bytes: tuple[int, ...] = (2,)
     epilogue_tiles = 0
     operands = {"tile": 0, "row": 0, "column": 0}

@@ -221,10 +221,11 @@ class Epilogue:
             return Scalar(found, access.dtype, exact=True)
         memref_type = load.source.type
         assert is_memref(memref_type)
-        extent = memref_type.get_shape()[-1]
+        shape = memref_type.get_shape()
         paired = (
-            roles[-1] == "n"
-            and extent % 2 == 0
+            bool(roles)
+            and roles[-1] == "n"
+            and shape[-1] % 2 == 0
             and access.col_stride == (4 if access.dtype == "f32" else 2)
         )
         first = col - col % 2 if paired else col

@@ -223,19 +223,21 @@ class ConsumerMainloop:
         a_op = plan.operands[a_slot]
         b_op = plan.operands[b_slot]
         a_rows, b_rows = (tile_n, tile_m) if ctx.params.swap_ab else (tile_m, tile_n)
-        a_tile = hopper.TileAttr(a_op.major, SWIZZLE, a_rows, tile_k)
-        b_tile = hopper.TileAttr(b_op.major, SWIZZLE, b_rows, tile_k)
+        a_bytes, b_bytes = a_op.element_bytes, b_op.element_bytes
+        a_tile = hopper.TileAttr(a_op.major, SWIZZLE, a_rows, tile_k, a_bytes)
+        b_tile = hopper.TileAttr(b_op.major, SWIZZLE, b_rows, tile_k, b_bytes)
         a_base = self.a_base(self.ring.slot(stage, a_slot), a_tile)
         b_base = self.ring.slot(stage, b_slot)
-        for kk in range(tile_k // 16):
+        instr_k = hopper.wgmma_instr_k(a_op.dtype)
+        for kk in range(tile_k // instr_k):
             for m_block in range(ctx.m_blocks):
                 a_desc = k.append(
-                    hopper.MatrixDescriptorOp(a_base, a_tile, 64 * m_block, kk * 16)
+                    hopper.MatrixDescriptorOp(a_base, a_tile, 64 * m_block, kk * instr_k)
                 ).result
                 for chunk in range(ctx.n_chunks):
                     index = m_block * ctx.n_chunks + chunk
                     b_desc = k.append(
-                        hopper.MatrixDescriptorOp(b_base, b_tile, chunk * instr_n, kk * 16)
+                        hopper.MatrixDescriptorOp(b_base, b_tile, chunk * instr_n, kk * instr_k)
                     ).result
                     fragments[index] = k.append(
                         hopper.WgmmaMmaAsyncOp(
@@ -245,6 +247,7 @@ class ConsumerMainloop:
                             fragments[index],
                             a_major=a_op.major,
                             b_major=b_op.major,
+                            b_dtype=b_op.dtype,
                         )
                     ).result
         ctx.accumulators[op.result] = Accumulator([], fragments)

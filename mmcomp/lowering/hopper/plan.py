@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from xdsl.dialects.builtin import (
     BFloat16Type,
     DictionaryAttr,
+    Float8E4M3FNType,
+    Float8E5M2Type,
     Float16Type,
     Float32Type,
     IntegerAttr,
@@ -43,8 +45,8 @@ MAX_COORDINATE = (1 << 31) - 1
 """Largest extent a TMA coordinate (signed 32-bit) or a 32-bit column limit reaches."""
 TMA_STRIDE_BYTES = 16
 """TMA's global strides are multiples of this many bytes."""
-BOX_ELEMENTS = 64
-"""Elements of a 16-bit operand per 128-byte swizzled box row."""
+MAINLOOP_TYPES = ("bf16", "f16", "f8e4m3", "f8e5m2")
+"""The element types wgmma reads from the ring: 16-bit ones, and fp8 (K-major only)."""
 SWIZZLE = 128
 """The swizzle span of every operand tile in shared memory (bytes)."""
 SHARED_NAME = "mmcomp_shared"
@@ -64,6 +66,10 @@ def dtype_of(element: Attribute) -> str:
         return "f16"
     if isinstance(element, Float32Type):
         return "f32"
+    if isinstance(element, Float8E4M3FNType):
+        return "f8e4m3"
+    if isinstance(element, Float8E5M2Type):
+        return "f8e5m2"
     raise ScheduleError(f"lower-schedule-to-hopper: unsupported element type {element}")
 
 
@@ -172,10 +178,10 @@ class OperandPlan:
             memref = source.type
             assert is_memref(memref)
             dtype = dtype_of(memref.element_type)
-            if dtype not in ("bf16", "f16"):
+            if dtype not in MAINLOOP_TYPES:
                 raise ScheduleError(
                     f"{self.where}: mainloop operand %{source.name_hint or source.index} is "
-                    f"{dtype}; wgmma takes bf16 or f16 operands here"
+                    f"{dtype}; wgmma takes bf16, f16, f8e4m3 or f8e5m2 operands here"
                 )
             operand = self.tma_view(load, rows_of.get(load, "m"))
             operand = self.shared_in_cluster(operand, arg_roles(self.func, source.index))
@@ -232,6 +238,14 @@ class OperandPlan:
                 f"operand spans {row_role} and k only"
             )
         major = "k" if inner_role == "k" else "mn"
+        element = hw.ELEMENT_BYTES[dtype]
+        if element == 1 and major == "mn":
+            raise ScheduleError(
+                f"{self.where}: mainloop operand {name} (roles [{', '.join(roles)}]) is fp8 "
+                f"({dtype}) with {inner_role} contiguous; wgmma reads fp8 operands K-major only "
+                "(it transposes 16-bit operands only): store it with K contiguous"
+            )
+        box_elements = SWIZZLE // element
         space = iteration_space(self.func)
         other = row_role if major == "k" else "k"
         extents = [shape[axis] for axis in axes]
@@ -250,10 +264,10 @@ class OperandPlan:
             axes.insert(position, -1)
             extents.insert(position, 1)
             box.insert(position, self.params.tile["mnk".index(other)])
-        if box[-1] % BOX_ELEMENTS:
+        if box[-1] % box_elements:
             raise ScheduleError(
                 f"{self.where}: the contiguous tile extent of {name} is {box[-1]}, not a "
-                f"multiple of {BOX_ELEMENTS}"
+                f"multiple of {box_elements}"
             )
         if len(axes) > MAX_TMA_RANK:
             raise ScheduleError(
@@ -266,7 +280,6 @@ class OperandPlan:
                     f"{self.where}: mainloop operand {name}: axis {axis} has extent {extent}; "
                     f"TMA coordinates are signed 32-bit, so at most {MAX_COORDINATE}"
                 )
-        element = 4 if dtype == "f32" else 2
         # A runtime extent is at least 1: a stride it multiplies is aligned for every value
         # where it is aligned at 1. Such maps take their strides from the array at bind time.
         static = tuple(1 if extent == ptx.DYNAMIC else extent for extent in shape)
@@ -277,6 +290,13 @@ class OperandPlan:
         )
         per_chunk = TMA_STRIDE_BYTES // element
         pitch = 0 if aligned else -(-extents[-1] // per_chunk) * per_chunk
+        if pitch and (extents[-1] * element) % 2:
+            raise ScheduleError(
+                f"{self.where}: mainloop operand {name} ({dtype}) has rows of {extents[-1]} "
+                f"bytes: not a multiple of 16, so TMA reads it through a padded staging copy, "
+                "which moves 16-bit words; an fp8 operand's contiguous extent must be even "
+                "there (pad it)"
+            )
         # The staging copy keeps the argument's element order with rows of `pitch`.
         dynamic = ptx.DYNAMIC in shape
         if dynamic and extents[-1] == ptx.DYNAMIC:
@@ -293,8 +313,8 @@ class OperandPlan:
             source.index,
             dtype,
             tuple(extents),
-            (*box[:-1], BOX_ELEMENTS),
-            box[-1] // BOX_ELEMENTS,
+            (*box[:-1], box_elements),
+            box[-1] // box_elements,
             major,
             strides=strides,
             axes=tuple(axes),
@@ -470,7 +490,10 @@ def launch_data(plan: OperandPlan) -> tuple[list[ptx.KernelArray], ptx.Launch]:
         element = arg.type.element_type
         dtype = (
             "i32"
-            if not isinstance(element, BFloat16Type | Float16Type | Float32Type)
+            if not isinstance(
+                element,
+                BFloat16Type | Float16Type | Float32Type | Float8E4M3FNType | Float8E5M2Type,
+            )
             else dtype_of(element)
         )
         shape = tuple(arg.type.get_shape())

@@ -22,7 +22,7 @@ from mmcomp.dialects import hopper, ptx, sched
 from mmcomp.lowering.hopper.context import KernelContext
 from mmcomp.lowering.hopper.control import Walker, emit_loop
 from mmcomp.lowering.hopper.index import place
-from mmcomp.lowering.hopper.plan import BOX_ELEMENTS, TmaOperand
+from mmcomp.lowering.hopper.plan import TmaOperand
 from mmcomp.lowering.hopper.ring import Position, Ring
 
 
@@ -62,7 +62,7 @@ class Loads:
             for box in range(operand.boxes):
                 inner = coords[0]
                 if box:
-                    inner = ctx.index_add(inner, ctx.index_constant(box * BOX_ELEMENTS))
+                    inner = ctx.index_add(inner, ctx.index_constant(box * operand.box[-1]))
                 k.append(
                     hopper.TmaLoadOp(
                         shared_offset(k, dst, box * operand.box_bytes),
@@ -94,7 +94,7 @@ class Loads:
                 offset = (box * operand.row_pieces + piece) * operand.box_bytes
                 inner = coords[0]
                 if box:
-                    inner = ctx.index_add(inner, ctx.index_constant(box * BOX_ELEMENTS))
+                    inner = ctx.index_add(inner, ctx.index_constant(box * operand.box[-1]))
                 outer = list(coords[1:])
                 if piece:
                     outer[0] = ctx.index_add(outer[0], ctx.index_constant(piece * rows))

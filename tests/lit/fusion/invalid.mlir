@@ -77,7 +77,7 @@ func.func @f64(%a: tensor<4x8xf64>) -> tensor<4x8xf64> {
   %0 = fusion.relu %a : tensor<4x8xf64>
   func.return %0 : tensor<4x8xf64>
 }
-// CHECK: fusion.relu: operand 'input': unsupported element type: expected bf16, f16 or f32, found f64
+// CHECK: fusion.relu: operand 'input': unsupported element type: expected bf16, f16, f32, f8e4m3 or f8e5m2, found f64
 
 // -----
 
@@ -86,7 +86,7 @@ func.func @memref(%a: memref<4x8xf32>) -> memref<4x8xf32> {
   %0 = fusion.exp %a : memref<4x8xf32>
   func.return %0 : memref<4x8xf32>
 }
-// CHECK: fusion.exp: operand 'input': expected a ranked tensor of bf16, f16 or f32, found memref<4x8xf32>
+// CHECK: fusion.exp: operand 'input': expected a ranked tensor of bf16, f16, f32, f8e4m3 or f8e5m2, found memref<4x8xf32>
 
 // -----
 

@@ -72,7 +72,7 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     %next = hopper.wgmma_mma_async m64n8k16 f32 %d, %d, %acc : (!hopper.matrix_descriptor<k_major, swizzle 128, mn 64, k 64>, !hopper.matrix_descriptor<k_major, swizzle 128, mn 64, k 64>, !hopper.accumulator<64x8xf32>) -> !hopper.accumulator<64x8xf32>
   }
 }
-// CHECK: hopper.wgmma_mma_async: dtype must be bf16 or f16, found 'f32'
+// CHECK: hopper.wgmma_mma_async: dtype must be bf16, f16, f8e4m3 or f8e5m2, found 'f32'
 
 // -----
 

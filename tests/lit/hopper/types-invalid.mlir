@@ -17,7 +17,7 @@
 
 // A tensor map of integers.
 "test.op"() {type = !hopper.tensormap<256x128xi32, box 128x64, swizzle 128>} : () -> ()
-// CHECK: !hopper.tensormap: element type must be bf16, f16 or f32, found i32
+// CHECK: !hopper.tensormap: element type must be bf16, f16, f32, f8e4m3 or f8e5m2, found i32
 
 // -----
 

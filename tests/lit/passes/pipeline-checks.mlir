@@ -4,7 +4,7 @@
 
 // f32 contraction operands: the cuda back end's wgmma takes bf16 or f16. Scheduled for the
 // CPU executor they are taken (tf32's k of 32 per 128-byte row).
-// CHECK: pipeline-checks.mlir:10:8: error: fusion.mma operand 'a' (%a: tensor<64x64xf32>): the cuda back end's wgmma takes bf16 or f16 (tf32 is not built), found f32; cast it, or schedule for the CPU executor (backend='interp'; mmcomp-opt: choose-schedule{backend=interp})
+// CHECK: pipeline-checks.mlir:10:8: error: fusion.mma operand 'a' (%a: tensor<64x64xf32>): the cuda back end's wgmma takes bf16, f16, f8e4m3 or f8e5m2 (tf32 is not built), found f32; cast it, or schedule for the CPU executor (backend='interp'; mmcomp-opt: choose-schedule{backend=interp})
 // INTERP: sched.params = #sched.params<tile = 128x128x32, warpgroup = 64x128, instr = m64n128k8
 func.func @f32_operands(%a: tensor<64x64xf32>, %w: tensor<64x64xf32>) -> tensor<64x64xf32> {
   %0 = fusion.linear %a, %w : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
@@ -44,8 +44,8 @@ func.func @no_outputs(%a: tensor<64x64xbf16>, %w: tensor<64x64xbf16>) {
 
 // An argument mmcomp cannot take, even unused: compile refuses it when it parses the
 // fusion, the pipeline in its first pass.
-// CHECK: error: @rank_zero: argument 2: expected rank >= 1, found the rank-0 tensor<f32>; use a tensor of shape [1] for a scalar
-func.func @rank_zero(%a: tensor<64x64xbf16>, %w: tensor<64x64xbf16>, %s: tensor<f32>) -> tensor<64x64xf32> {
+// CHECK: error: @integer_argument: argument 2: expected a tensor of bf16, f16, f32, f8e4m3 or f8e5m2, found tensor<4xi32>
+func.func @integer_argument(%a: tensor<64x64xbf16>, %w: tensor<64x64xbf16>, %s: tensor<4xi32>) -> tensor<64x64xf32> {
   %0 = fusion.linear %a, %w : (tensor<64x64xbf16>, tensor<64x64xbf16>) -> tensor<64x64xf32>
   func.return %0 : tensor<64x64xf32>
 }

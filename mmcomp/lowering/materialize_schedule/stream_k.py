@@ -1,4 +1,4 @@
-"""Stream-K materialization: the CTAs split the K-block iterations of all tiles evenly.
+"""The stream-K kernels: the CTAs split the K-block iterations of all tiles evenly.
 
 With `strategy = stream-k` the K blocks of every tile, tile after tile in the linear tile
 order (batch, raster, swizzle: the order of the persistent kernels), make one sequence of
@@ -39,38 +39,45 @@ S is the largest split that fits one round (P div R), or two rounds where that h
 the tail further, at most MAX_TAIL_SEGMENTS and kb; where the tail is over half a wave
 S is 1 and the hybrid is data-parallel. The last segment to arrive sums the S partials
 in segment order from zero, so the bits do not depend on which CTA finished first.
+
+`StreamKKernel` and `HybridStreamKKernel` rewrite a scheduled fusion function of each
+strategy into its kernel (`StreamKWork` writes the work into the kernel's frame); the
+tiles are `sched.contract_tile` and `sched.write_tile`, as in the data-parallel kernels.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
-from xdsl.dialects import scf
+from xdsl.dialects import func, scf
 from xdsl.ir import Block, SSAValue
+from xdsl.pattern_rewriter import (
+    PatternRewriter,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.rewriter import InsertPoint
 
-from mmcomp.analysis.schedule_plan import MAX_TAIL_SEGMENTS, tail_segments
+from mmcomp.analysis.schedule_plan import MAX_TAIL_SEGMENTS, Count, IndexBuilder, tail_segments
 from mmcomp.dialects import sched
+from mmcomp.lowering.materialize_schedule.kernel import (
+    Coordinates,
+    KernelFrame,
+    scheduled_plan,
+    tile_coordinates,
+)
 
-if TYPE_CHECKING:
-    from mmcomp.analysis.schedule_plan import Count, IndexBuilder
-    from mmcomp.passes.materialize_schedule import (
-        _Coordinates,  # pyright: ignore[reportPrivateUsage]
-        _KernelBuilder,  # pyright: ignore[reportPrivateUsage]
-    )
 
+class StreamKWork:
+    """Writes a stream-K kernel's work into its frame: the CTA's units, their tiles'
+    contractions and fixups."""
 
-class StreamK:
-    """Emits a stream-K kernel's work: the CTA's units, K loops and fixups."""
-
-    def __init__(
-        self, builder: _KernelBuilder, index: IndexBuilder, cta: SSAValue, grid: SSAValue | None
-    ):
-        self.builder = builder
-        self.index = index
-        self.cta = cta
+    def __init__(self, frame: KernelFrame, grid: SSAValue | None):
+        self.frame = frame
+        self.index = frame.index
+        self.cta = frame.cta
         """This CTA (gpu.block_id)."""
-        plan = builder.plan
+        plan = frame.plan
         self.grid: Count = plan.grid if grid is None else grid
         """CTAs in the grid: the plan's where the extents are static, else gpu.grid_dim."""
         self.k_blocks = plan.k_blocks
@@ -92,10 +99,10 @@ class StreamK:
 
     def emit(self) -> None:
         """The CTA's loop: its stream-K range, or the hybrid's waves and tail segments."""
-        builder, index = self.builder, self.index
-        tiles: Count = builder.counts["work_units"]
+        frame, index = self.frame, self.index
+        tiles: Count = frame.counts["work_units"]
         grid = self.grid
-        if builder.plan.stream_k == "hybrid-stream-k":
+        if frame.plan.stream_k == "hybrid-stream-k":
             self._emit_hybrid(tiles, grid)
             return
         self.iterations = index.times(tiles, self.k_blocks, "iterations")
@@ -195,7 +202,7 @@ class StreamK:
     def _zero_sums(self, index: IndexBuilder) -> list[SSAValue]:
         """A zero tile per accumulator: the initial sums of a fixup's reduction."""
         zeros: list[SSAValue] = []
-        for acc_type in self.builder.acc_types:
+        for acc_type in self.frame.acc_types:
             value = index.add(sched.ZeroTileOp(acc_type)).results[0]
             value.name_hint = "zero"
             zeros.append(value)
@@ -204,7 +211,7 @@ class StreamK:
     def _tail_fixup(
         self,
         index: IndexBuilder,
-        at: _Coordinates,
+        at: Coordinates,
         tile: SSAValue,
         tail_tile: SSAValue,
         slot: SSAValue,
@@ -212,20 +219,20 @@ class StreamK:
     ) -> None:
         """Store this tail segment's partial in its round's slot, count it, and let the
         last segment sum the tile's S partials in segment order."""
-        builder = self.builder
+        frame = self.frame
         zero, one = index.const(0), index.const(1)
-        for accumulator, workspace in zip(accumulators, builder.workspaces, strict=True):
+        for accumulator, workspace in zip(accumulators, frame.workspaces, strict=True):
             index.add(sched.StorePartialOp(accumulator, workspace, [self.cta, slot]))
         segments = index.value(self.segments)
-        assert builder.arrivals is not None
-        arrived = index.add(sched.ArriveSegmentOp(builder.arrivals, tile, segments)).results[0]
+        assert frame.arrivals is not None
+        arrived = index.add(sched.ArriveSegmentOp(frame.arrivals, tile, segments)).results[0]
         arrived.name_hint = "arrived"
         others = index.value(self._sub(index, self.segments, 1, "other_segments"))
         is_last = index.compare("eq", arrived, others, "last_segment")
         reduce = Block()
         red = index.at(reduce)
         zeros = self._zero_sums(red)
-        body = Block(arg_types=[zero.type, *builder.acc_types])
+        body = Block(arg_types=[zero.type, *frame.acc_types])
         body.args[0].name_hint = "segment"
         inner = red.at(body)
         unit = inner.plus(
@@ -234,7 +241,7 @@ class StreamK:
         owner = inner.rem(unit, self.grid, "segment_cta")
         owner_slot = inner.div(unit, self.grid, "segment_slot")
         sums: list[SSAValue] = []
-        for total, workspace in zip(body.args[1:], builder.workspaces, strict=True):
+        for total, workspace in zip(body.args[1:], frame.workspaces, strict=True):
             total.name_hint = "sum"
             op = sched.AccumulatePartialOp(total, workspace, [owner, owner_slot])
             result = inner.add(op).results[0]
@@ -244,7 +251,7 @@ class StreamK:
         loop = red.add(scf.ForOp(zero, segments, one, zeros, body))
         for result in loop.results:
             result.name_hint = "sum"
-        builder._epilogue(red, at, list(loop.results))  # pyright: ignore[reportPrivateUsage]
+        frame.write(red, at, list(loop.results))
         reduce.add_op(scf.YieldOp())
         index.add(scf.IfOp(is_last, [], [reduce]))
 
@@ -254,17 +261,17 @@ class StreamK:
         tile: SSAValue,
         lo: SSAValue,
         hi: SSAValue,
-        fixup: Callable[[IndexBuilder, _Coordinates, list[SSAValue]], None],
+        fixup: Callable[[IndexBuilder, Coordinates, list[SSAValue]], None],
     ) -> None:
         """K blocks [lo, hi) of `tile`: the K loop, then the epilogue where they are the
         whole tile, else `fixup` (the partial of a shared tile and its reduction)."""
-        builder = self.builder
+        frame = self.frame
         kb = index.const(self.k_blocks)
-        at = builder._coordinates(index, tile, index.const(0))  # pyright: ignore[reportPrivateUsage]
-        accumulators = builder._k_loop(index, at, lo, hi, 1)  # pyright: ignore[reportPrivateUsage]
+        at = tile_coordinates(index, frame.plan, frame.counts, tile, index.const(0))
+        accumulators = frame.contract(index, at, lo, hi, 1)
         whole = index.compare("eq", index.minus(hi, lo), kb, "whole_tile")
         alone = Block()
-        builder._epilogue(index.at(alone), at, accumulators)  # pyright: ignore[reportPrivateUsage]
+        frame.write(index.at(alone), at, accumulators)
         alone.add_op(scf.YieldOp())
         shared = Block()
         fixup(index.at(shared), at, accumulators)
@@ -295,24 +302,24 @@ class StreamK:
     def _fixup(
         self,
         index: IndexBuilder,
-        at: _Coordinates,
+        at: Coordinates,
         tile: SSAValue,
         base: SSAValue,
         accumulators: list[SSAValue],
     ) -> None:
         """Store this segment's partial, count it, and let the last segment sum them all."""
-        builder = self.builder
+        frame = self.frame
         zero, one = index.const(0), index.const(1)
         later = index.compare("ne", tile, self.first_tile, "later_tile")
         slot = index.select(later, one, zero, "slot")
-        for accumulator, workspace in zip(accumulators, builder.workspaces, strict=True):
+        for accumulator, workspace in zip(accumulators, frame.workspaces, strict=True):
             index.add(sched.StorePartialOp(accumulator, workspace, [self.cta, slot]))
         first = self._cta_before(index, index.plus(base, one), "first_cta")
         last = self._cta_before(index, index.plus(base, index.const(self.k_blocks)), "last_cta")
         others = index.minus(last, first, "other_segments")
         segments = index.plus(others, one, "segments")
-        assert builder.arrivals is not None
-        arrived = index.add(sched.ArriveSegmentOp(builder.arrivals, tile, segments)).results[0]
+        assert frame.arrivals is not None
+        arrived = index.add(sched.ArriveSegmentOp(frame.arrivals, tile, segments)).results[0]
         arrived.name_hint = "arrived"
         is_last = index.compare("eq", arrived, others, "last_segment")
         reduce = Block()
@@ -323,13 +330,13 @@ class StreamK:
         first_later = red.compare("ne", first_start, base, "first_later")
         first_slot = red.select(first_later, one, zero, "first_slot")
         zeros = self._zero_sums(red)
-        body = Block(arg_types=[zero.type, *builder.acc_types])
+        body = Block(arg_types=[zero.type, *frame.acc_types])
         body.args[0].name_hint = "segment"
         inner = red.at(body)
         is_first = inner.compare("eq", body.args[0], first, "is_first")
         segment_slot = inner.select(is_first, first_slot, zero, "segment_slot")
         sums: list[SSAValue] = []
-        for total, workspace in zip(body.args[1:], builder.workspaces, strict=True):
+        for total, workspace in zip(body.args[1:], frame.workspaces, strict=True):
             total.name_hint = "sum"
             op = sched.AccumulatePartialOp(total, workspace, [body.args[0], segment_slot])
             result = inner.add(op).results[0]
@@ -339,6 +346,35 @@ class StreamK:
         loop = red.add(scf.ForOp(first, red.plus(last, one), one, zeros, body))
         for result in loop.results:
             result.name_hint = "sum"
-        builder._epilogue(red, at, list(loop.results))  # pyright: ignore[reportPrivateUsage]
+        frame.write(red, at, list(loop.results))
         reduce.add_op(scf.YieldOp())
         index.add(scf.IfOp(is_last, [], [reduce]))
+
+
+def _rewrite(op: func.FuncOp, rewriter: PatternRewriter, strategy: str) -> None:
+    """Rewrite `op`, if its schedule's strategy is `strategy`, into its stream-K kernel."""
+    scheduled = scheduled_plan(op)
+    if scheduled is None or scheduled[1].stream_k != strategy:
+        return
+    schedule, plan = scheduled
+    frame = KernelFrame(op, plan, schedule.params)
+    StreamKWork(frame, frame.grid_dim() if plan.dynamic_axes else None).emit()
+    rewriter.insert(frame.kernel_ops(), InsertPoint.after(op))
+    rewriter.erase(op)
+
+
+class StreamKKernel(RewritePattern):
+    """A stream-k schedule -> its kernel: each CTA's range of K-block iterations."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: func.FuncOp, rewriter: PatternRewriter) -> None:
+        _rewrite(op, rewriter, "stream-k")
+
+
+class HybridStreamKKernel(RewritePattern):
+    """A hybrid-stream-k schedule -> its kernel: full waves of whole tiles, then the
+    segments of the partial wave's tiles."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: func.FuncOp, rewriter: PatternRewriter) -> None:
+        _rewrite(op, rewriter, "hybrid-stream-k")
