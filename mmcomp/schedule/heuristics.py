@@ -584,7 +584,8 @@ def choose_params(
 
     For a problem with dynamic extents the choice is made at NOMINAL_EXTENTS (M =
     `schedule_m` where given: a bucket's M, mmcomp.schedule.buckets) and checked
-    against what is static (the extents themselves are checked at call time).
+    against what is static (the extents themselves are checked at call time); with a
+    dynamic K, split_k is 1 unless given (and a split or stream-K given is refused).
 
     Where split-K would not leave SPLIT_K_MARGIN of the consumer registers spare beside
     the tile (`ScheduleParams.consumer_registers`), a narrower tile is taken if the tile
@@ -592,6 +593,8 @@ def choose_params(
     is nearly empty runs the hybrid stream-K where no strategy is given (`picks_hybrid`).
     """
     given = normalize_overrides(overrides)
+    if "k" in problem.dynamic_axes:
+        given = {"split_k": 1, **given}
     nominal = NOMINAL_EXTENTS if schedule_m is None else {**NOMINAL_EXTENTS, "m": schedule_m}
     chosen_for = problem.with_extents(nominal) if problem.dynamic_axes else problem
     params = _choose(chosen_for, given)
@@ -605,10 +608,13 @@ def choose_params(
     return params
 
 
-NOMINAL_EXTENTS = {"m": 4096}
+NOMINAL_EXTENTS = {"m": 4096, "k": 4096}
 """The extents a dynamic axis is taken to have where the heuristic chooses a schedule (a
 dynamic batch axis: 1): one schedule serves every M, so it is chosen for a large one,
-where the schedule matters most."""
+where the schedule matters most. A dynamic K (a weight gradient's token count) is taken
+as long; its schedule does not split K (split_k = 1, no stream-K: the K-block count is a
+runtime value), so the tiles and stages are all K decides, and one kernel serves every K
+(no K buckets)."""
 
 
 SPLIT_K_MARGIN = 48

@@ -158,7 +158,7 @@ def test_the_pointwise_step_in_torch_matches_the_reference_eager_and_compiled():
         torch.randn(9, 24, dtype=torch.bfloat16),  # the saved pre-activation
     ]
     tensors[1][0, :4] = 0.0
-    fusion = gradient.step_fusion(step, None, [t.shape for t in tensors])
+    fusion = gradient.step_fusion(step, [t.shape for t in tensors])
     code = program(fusion)
     eager = run_program(code, *tensors)
     compiled = torch.compile(functools.partial(run_program, code), fullgraph=True)(*tensors)
