@@ -246,7 +246,11 @@ def compile_untuned(f: Fusion | str | ModuleOp, backend: str = "cuda", **params:
 
 def _unscheduled_problem(fusion: Fusion) -> str | None:
     """Why the pipeline cannot schedule `fusion` (choose-schedule's refusal of a grouped
-    linear), or None."""
+    linear), or None. A fusion with no grouped linear imports no pass (a disk hit runs none)."""
+    from mmcomp.dialects.fusion import GroupedLinearOp
+
+    if not any(isinstance(op, GroupedLinearOp) for op in fusion.func.walk()):
+        return None
     from mmcomp.passes.choose_schedule import grouped_problem
 
     return grouped_problem(fusion.func)

@@ -32,7 +32,8 @@ from mmcomp.runtime.arrays import BFLOAT16
 from mmcomp.torch.arrays import ARRAYS, FUSION_DTYPES, NUMPY_DTYPES, TORCH_DTYPES, TorchArrays
 from mmcomp.torch.autograd import op
 from mmcomp.torch.fp8 import Fp8GatedMLP, Fp8Linear, quantize, quantize_weight, scaled_mm
-from mmcomp.torch.modules import ACTIVATIONS, FusedLinear, GatedMLP, activation_name
+from mmcomp.torch.module_parts import ACTIVATIONS, activation_name
+from mmcomp.torch.modules import FusedLinear, GatedMLP
 from mmcomp.torch.parallel import ColumnParallelLinear, RowParallelLinear, TensorParallelGatedMLP
 
 __all__ = [
