@@ -67,6 +67,11 @@ class Runner(Protocol):
         arrays' sums added in order), rounded to the fusion dtype `dtype`."""
         ...
 
+    def empty(self, shape: Sequence[int], dtype: str, like: Any) -> Any:
+        """An array of `shape` and the fusion dtype `dtype` (of no elements), on `like`'s
+        device."""
+        ...
+
 
 @dataclass(frozen=True)
 class Gradient:
@@ -164,7 +169,15 @@ class Gradient:
                 if step.rows and step.rows[index]:
                     array = array.reshape(math.prod(array.shape[:-1]), array.shape[-1])
                 inputs.append(array)
-            fusion = self.step_fusion(step, [getattr(a, "shape", ()) for a in inputs])
+            shapes = [tuple(getattr(a, "shape", ())) for a in inputs]
+            empty = _empty_outputs(step, shapes) if step.kind == POINTWISE else None
+            if empty is not None:
+                # No element to evaluate (a token count of 0, which no fusion extent is).
+                outputs = [runner.empty(shape, dtype, inputs[0]) for shape, dtype in empty]
+                for name, output in zip(step.outputs, outputs, strict=True):
+                    values[name] = output
+                continue
+            fusion = self.step_fusion(step, shapes)
             if step.kind == COLUMN_SUM:
                 outputs = [runner.column_sum(inputs, fusion.outputs[0].dtype)]
             else:
@@ -207,20 +220,46 @@ _lock = threading.Lock()
 _TENSOR = re.compile(r"tensor<([0-9?x]+)x([a-z0-9]+)>")
 
 
-def specialized(fusion: Fusion, shapes: Sequence[Sequence[int]]) -> Fusion:
-    """`fusion` with each dynamic extent replaced by the extent the arrays of `shapes` (one
-    per input) have there; the dynamic axes are the leading axes of one space, so an axis
-    is known by its position from the right."""
-    from mmcomp.dialects.fusion import is_dynamic
-    from mmcomp.frontend.builder import parse
-
+def _known_extents(fusion: Fusion, shapes: Sequence[Sequence[int]]) -> dict[int, int]:
+    """The runtime extent of each dynamic axis of `fusion`, by its position from the right
+    (the dynamic axes are the leading axes of one space), from its inputs' `shapes`."""
     known: dict[int, int] = {}
     for value, shape in zip(fusion.inputs, shapes, strict=True):
         for axis in value.dynamic_axes:
             known[value.ndim - axis] = int(shape[axis])
+    return known
+
+
+def _empty_outputs(
+    step: Step, shapes: Sequence[Sequence[int]]
+) -> list[tuple[tuple[int, ...], str]] | None:
+    """(shape, dtype) of each output of `step` at inputs of `shapes` where every output has
+    no element (a dynamic extent of 0), else None."""
+    if all(math.prod(shape) for shape in shapes):
+        return None
+    fusion = step.fusion()
+    known = _known_extents(fusion, shapes)
+    found: list[tuple[tuple[int, ...], str]] = []
+    for value in fusion.outputs:
+        shape = tuple(
+            known[value.ndim - axis] if axis in value.dynamic_axes else extent
+            for axis, extent in enumerate(value.shape)
+        )
+        if math.prod(shape):
+            return None
+        found.append((shape, value.dtype))
+    return found
+
+
+def specialized(fusion: Fusion, shapes: Sequence[Sequence[int]]) -> Fusion:
+    """`fusion` with each dynamic extent replaced by the extent the arrays of `shapes` (one
+    per input) have there; the dynamic axes are the leading axes of one space, so an axis
+    is known by its position from the right."""
+    from mmcomp.frontend.builder import parse
+
+    known = _known_extents(fusion, shapes)
     if not known:
         return fusion
-    del is_dynamic
 
     def substitute(match: re.Match[str]) -> str:
         dims = match.group(1).split("x")

@@ -74,6 +74,11 @@ class NumpyRunner:
             total = total + np.asarray(array).astype(np.float32).sum(axis=0, dtype=np.float32)
         return total.astype(numpy_dtype(dtype))
 
+    def empty(self, shape: Sequence[int], dtype: str, like: Any) -> Any:
+        """An empty array of a fusion dtype."""
+        del like
+        return np.empty(tuple(shape), numpy_dtype(dtype))
+
 
 def run_forward(
     gradient: Gradient, inputs: Mapping[str, Any], kernels: KernelCache

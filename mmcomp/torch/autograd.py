@@ -161,6 +161,10 @@ class TorchRunner:
             total = total + array.sum(0, dtype=torch.float32)
         return total.to(_TORCH[dtype])
 
+    def empty(self, shape: Sequence[int], dtype: str, like: Any) -> Any:
+        """An empty tensor of a fusion dtype on `like`'s device."""
+        return like.new_empty(list(shape), dtype=_TORCH[dtype])
+
 
 def _tuple(found: Any) -> tuple[Any, ...]:
     """An op's outputs as a tuple (one output is a tensor)."""

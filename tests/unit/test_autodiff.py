@@ -380,6 +380,22 @@ def test_one_compile_per_kernel_serves_every_token_count():
     assert counts == [1 + len(kernel_steps)] * 4  # the forward and each backward kernel, once
 
 
+def test_no_tokens_give_zero_weight_and_bias_gradients():
+    gradient = mmcomp.grad(activation_linear("gelu"))
+    kernels = KernelCache(gradient)
+    rng = np.random.default_rng(42)
+    arrays = {
+        "x": np.zeros((0, K), BFLOAT16),
+        "w": (rng.standard_normal((N, K)) / 6).astype(BFLOAT16),
+        "bias": rng.standard_normal(N).astype(BFLOAT16),
+    }
+    values = run_forward(gradient, arrays, kernels)
+    found = run_backward(gradient, values, [np.zeros((0, N), BFLOAT16)], kernels)
+    assert found["x"].shape == (0, K)
+    assert found["w"].shape == (N, K) and not found["w"].astype(np.float32).any()
+    assert found["bias"].shape == (N,) and not found["bias"].astype(np.float32).any()
+
+
 def test_the_column_sum_is_the_sum_steps_fusion():
     gradient = mmcomp.grad(activation_linear("none"))
     (step,) = [step for step in gradient.steps if step.kind == COLUMN_SUM]

@@ -107,3 +107,8 @@ def test_module_backward_kernels_compile_once_for_every_token_count() -> None:
         linear.weight.grad = None
         linear.bias.grad = None
     assert len(set(compiles)) == 1, compiles  # every kernel compiled at the first count
+    x = torch.randn(0, 256, dtype=torch.bfloat16, device="cuda", requires_grad=True)
+    fused(x).float().sum().backward()
+    assert linear.weight.grad is not None and not bool(linear.weight.grad.any())
+    assert linear.bias.grad is not None and not bool(linear.bias.grad.any())
+    assert fused._trainable.kernels.compiles == compiles[0]  # pyright: ignore[reportPrivateUsage]

@@ -266,6 +266,17 @@ def test_a_dynamic_compile_serves_every_token_count():
         assert torch.equal(from_compiled, linear.weight.grad)
 
 
+def test_no_tokens_give_zero_gradients():
+    torch.manual_seed(9)
+    linear = torch.nn.Linear(32, 48, dtype=torch.bfloat16)
+    fused = mt.FusedLinear(linear, "gelu_tanh", **INTERP)
+    x = torch.randn(0, 32, dtype=torch.bfloat16, requires_grad=True)
+    fused(x).float().sum().backward()
+    assert x.grad is not None and x.grad.shape == (0, 32)
+    assert linear.weight.grad is not None and not bool(linear.weight.grad.any())
+    assert linear.bias.grad is not None and not bool(linear.bias.grad.any())
+
+
 def test_autocast_casts_the_input_as_nn_linear_does():
     torch.manual_seed(5)
     linear = torch.nn.Linear(32, 48, dtype=torch.bfloat16)
