@@ -604,8 +604,8 @@ def infer_axis_mapping(func: FuncOp) -> AxisMapping:
 
 
 def _check_dynamic_roles(op: Operation, what: str, value: SSAValue, roles: Sequence[str]) -> None:
-    """A verifier error at `op` where a dynamic axis of `value` has a role other than m or
-    a batch role (n and k are static: tiles, K blocks and operand strides depend on them)."""
+    """A verifier error at `op` where a dynamic axis of `value` has a role other than m, k
+    or a batch role (n is static: the tiles along n and operand strides depend on it)."""
     for axis, (extent, role) in enumerate(zip(_shape(value), roles, strict=True)):
         if not is_dynamic(extent) or may_be_dynamic(role):
             continue
@@ -613,7 +613,7 @@ def _check_dynamic_roles(op: Operation, what: str, value: SSAValue, roles: Seque
         _fail(
             op,
             f"{op.name}: {what}: axis {axis} is dynamic (?) but has role {role} "
-            f"({described}); only M and batch extents may be dynamic, N and K are static",
+            f"({described}); only M, K and batch extents may be dynamic, N is static",
         )
 
 

@@ -42,8 +42,9 @@ _ORDER = ("g", "m", "n", "n128", "k", "_")
 DYNAMIC = DYNAMIC_INDEX
 """The extent of a dynamic axis (`?` in IR): known only from the arrays at call time."""
 
-DYNAMIC_ROLES = ("m", "b")
-"""The roles that may be dynamic: m and the batch roles (b0, b1, ...); n and k are static."""
+DYNAMIC_ROLES = ("m", "k", "b")
+"""The roles that may be dynamic: m, k (the contraction extent, e.g. the token count of a
+weight gradient) and the batch roles (b0, b1, ...); n is static."""
 
 
 def is_dynamic(extent: int) -> bool:
@@ -52,8 +53,8 @@ def is_dynamic(extent: int) -> bool:
 
 
 def may_be_dynamic(role: str) -> bool:
-    """Whether an axis of `role` may have a dynamic extent (m or a batch role)."""
-    return role == "m" or (role.startswith("b") and is_role(role))
+    """Whether an axis of `role` may have a dynamic extent (m, k or a batch role)."""
+    return role in ("m", "k") or (role.startswith("b") and is_role(role))
 
 
 def format_extent(extent: int) -> str:
@@ -251,7 +252,7 @@ def space_problem(entries: Sequence[tuple[str, int]]) -> str | None:
         if not is_role(axis) or axis in ("_", "n128"):
             return f"expected b<i>, g, m, n or k as an axis name, found {axis!r}"
         if is_dynamic(size) and not may_be_dynamic(axis):
-            return f"axis {axis!r}: expected a static extent (only m and batch axes are dynamic)"
+            return f"axis {axis!r}: expected a static extent (only m, k and batch axes are dynamic)"
         if size < 1 and not is_dynamic(size):
             return f"axis {axis!r}: expected a positive extent, found {size}"
     if len(set(axes)) != len(axes):

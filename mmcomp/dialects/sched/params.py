@@ -551,8 +551,15 @@ class ScheduleParams:
                 f"M, which TMA loads in boxes of 64 along M, so the tile's m = {self.tile[0]} "
                 "(wgmma's n) must be a multiple of 64; or store A with K contiguous"
             )
+        if "k" in problem.dynamic_axes and (self.split_k != 1 or self.stream_k):
+            split = f"split_k = {self.split_k}" if self.split_k != 1 else ""
+            raise ScheduleError(
+                f"{split or f'strategy {self.strategy}'} with a dynamic K: the K blocks are "
+                "counted at call time and are not split across CTAs; use split_k = 1 and "
+                "strategy persistent (or a static K)"
+            )
         k_blocks = ceil_div(problem.k, self.tile[2])
-        if self.split_k > k_blocks:
+        if "k" not in problem.dynamic_axes and self.split_k > k_blocks:
             raise ScheduleError(
                 f"split_k = {self.split_k} is larger than the {k_blocks} K blocks of "
                 f"k = {problem.k} with tile k = {self.tile[2]}"

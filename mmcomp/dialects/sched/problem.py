@@ -82,6 +82,9 @@ class Problem:
     a_m_contiguous: bool = False
     """An A operand's contiguous axis is M (MN-major: TMA loads its tile in 64-wide boxes
     along M, so under swap_ab, where M is wgmma's n, the tile's m must be a multiple of 64)."""
+    b_n_contiguous: bool = False
+    """A B operand's contiguous axis is N (a [K, N] operand: TMA loads its tile in 64-wide
+    boxes along N, so the tile's n must be a multiple of 64)."""
 
     @property
     def m(self) -> int:
@@ -209,6 +212,7 @@ def problem_of(func: Operation) -> Problem:
             sorted({op.granularity for op in func.walk() if isinstance(op, QuantizeScaleOp)})
         ),
         a_m_contiguous=any(_contiguous_role(value) == "m" for value in a_values),
+        b_n_contiguous=any(_contiguous_role(value) == "n" for value in b_values),
     )
 
 

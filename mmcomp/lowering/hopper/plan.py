@@ -301,11 +301,13 @@ class OperandPlan:
         # The staging copy keeps the argument's element order with rows of `pitch`.
         dynamic = ptx.DYNAMIC in shape
         if dynamic and extents[-1] == ptx.DYNAMIC:
+            role = roles[axes[-1]]
+            other = "k" if role != "k" else row_role
             raise ScheduleError(
                 f"{self.where}: mainloop operand {name} (roles [{', '.join(roles)}]) has the "
-                "runtime extent M as its contiguous axis: TMA needs 16-byte row strides, "
-                "which a runtime extent does not promise; store it with k contiguous, or "
-                "compile it for a fixed extent"
+                f"runtime extent {role.upper()} as its contiguous axis: TMA needs 16-byte row "
+                f"strides, which a runtime extent does not promise; store it with {other} "
+                "contiguous, or compile it for a fixed extent"
             )
         strides = (
             () if dynamic else ptx.view_strides(shape, tuple(axes), tuple(extents), pitch, element)

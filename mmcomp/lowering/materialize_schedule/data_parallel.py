@@ -37,7 +37,8 @@ def emit_unit(frame: KernelFrame, index: IndexBuilder, unit: SSAValue, rank: SSA
     plan = frame.plan
     at = tile_coordinates(index, plan, frame.counts, unit, rank)
     first = index.const(0) if at.slice is None else at.slice
-    accumulators = frame.contract(index, at, first, index.const(plan.k_blocks), plan.split_k)
+    k_blocks = index.value(frame.counts["k_blocks"])
+    accumulators = frame.contract(index, at, first, k_blocks, plan.split_k)
     if plan.split_k == 1:
         frame.write(index, at, accumulators)
         return
