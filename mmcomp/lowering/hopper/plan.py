@@ -36,7 +36,7 @@ from mmcomp.dialects.sched import ScheduleParams
 from mmcomp.errors import ScheduleError
 from mmcomp.ir.narrowing import is_memref, is_tensor
 from mmcomp.lowering.materialize_schedule.kernel import EXTENT_ATTR
-from mmcomp.passes.partition_warp_roles import WarpRoles, mainloop_of
+from mmcomp.passes.partition_warp_roles import WarpRoles, mainloop_loads, mainloop_of
 
 MAX_TMA_RANK = 5
 """Dimensions of a tensor map."""
@@ -165,7 +165,7 @@ class OperandPlan:
     def plan_operands(self) -> None:
         """A TmaOperand per mainloop load, and the ring's slot offsets."""
         loop = mainloop_of(self.func)
-        loads = [op for op in loop.body.block.ops if isinstance(op, sched.LoadTileOp)]
+        loads = mainloop_loads(loop)
         rows_of: dict[Operation, str] = {}
         for op in loop.body.block.ops:
             if isinstance(op, sched.MmaOp):
