@@ -4,7 +4,7 @@
     python tools/bench.py --call [--quick] [--tokens 8192] [--out FILE]
     python tools/bench.py --rows decode|decode-large|fp16|large|all [--rounds 5] [--budget 15]
         [--shapes 8x10240x8192,1x4096x4096] [--schedule swap_ab=true] [--out FILE]
-    python tools/bench.py --fp8 tensor,row [--rounds 7] [--out FILE]
+    python tools/bench.py --fp8 tensor,row,block [--rounds 7] [--out FILE]
 
 The suite (bf16, random normal inputs, the same arrays for every contender):
 linear (A W^T) and matmul (A B) at 4096^3, 8192^3, 8192x14336x4096, 8192x4096x14336,
@@ -20,7 +20,10 @@ command, is printed and written to --out.
 `--fp8` times fp8 linears (e4m3 A[M, K] and W[N, K], bf16 output) in the scaling modes
 named, on FP8_SHAPES: `torch._scaled_mm` (cuBLAS) and the heuristic's kernel of the same
 fusion (`f.linear(a, w, scale_a=..., scale_b=...)` cast to bf16), in turns over the rounds
-as `--rows` does; the kernel's output is checked against torch's first.
+as `--rows` does; the kernel's output is checked against torch's first. `block` takes
+1 x 128 scales of A and 128 x 128 ones of W: torch._scaled_mm's block-wise form where this
+torch has it, else its per-tensor cuBLAS kernel as the anchor (the row says so), the
+output checked against float32 of the dequantized factors.
 
 `--rows` times linear rows (decode shapes, an fp16 row, the large bf16 suite: ROWS) in
 turns, in one process: each round times cuBLAS (`torch.nn.functional.linear`), the
@@ -807,13 +810,19 @@ FP8_SHAPES = ((8192, 8192, 8192), (4096, 14336, 5120), (128, 14336, 4096), (16, 
 
 
 def fp8_fusion(m: int, n: int, k: int, mode: str) -> Any:
-    """bf16(dequant(a) dequant(w)^T) of e4m3 factors with scales of `mode` (tensor, row)."""
+    """bf16(dequant(a) dequant(w)^T) of e4m3 factors with scales of `mode` (tensor, row,
+    block)."""
     import mmcomp
 
     f = mmcomp.Fusion("fp8_linear")
     a = f.input("a", [m, k], "f8e4m3")
     w = f.input("w", [n, k], "f8e4m3")
-    shapes = {"tensor": ([], []), "row": ([m], [n])}[mode]
+    blocks_k, blocks_n = -(-k // 128), -(-n // 128)
+    shapes = {
+        "tensor": ([], []),
+        "row": ([m], [n]),
+        "block": ([m, blocks_k], [blocks_n, blocks_k]),
+    }[mode]
     scale_a = f.input("scale_a", shapes[0], "f32")
     scale_b = f.input("scale_b", shapes[1], "f32")
     f.output(f.cast(f.linear(a, w, scale_a=scale_a, scale_b=scale_b), "bf16"))
@@ -829,18 +838,45 @@ def fp8_row(m: int, n: int, k: int, mode: str, rounds: int, repeat: int) -> dict
 
     a = torch.randn(m, k, device="cuda").to(torch.float8_e4m3fn)
     w = torch.randn(n, k, device="cuda").to(torch.float8_e4m3fn)
+    scaled_mm = torch._scaled_mm  # pyright: ignore[reportPrivateImportUsage]
+    anchor = mode
     if mode == "tensor":
         scale_a = torch.rand((), device="cuda") + 0.5
         scale_b = torch.rand((), device="cuda") + 0.5
         torch_a, torch_b = scale_a, scale_b
-    else:
+    elif mode == "row":
         scale_a = torch.rand(m, device="cuda") + 0.5
         scale_b = torch.rand(n, device="cuda") + 0.5
         torch_a, torch_b = scale_a[:, None].contiguous(), scale_b[None, :].contiguous()
+    else:
+        blocks_k, blocks_n = -(-k // 128), -(-n // 128)
+        scale_a = torch.rand(m, blocks_k, device="cuda") + 0.5
+        scale_b = torch.rand(blocks_n, blocks_k, device="cuda") + 0.5
+        # torch's block-wise form: a's 1 x 128 scales outer-dim-major ([M, K/128] with M
+        # contiguous), b's 128 x 128 ones [K/128, N/128] (b = w^T).
+        torch_a, torch_b = scale_a.t().contiguous().t(), scale_b.t()
+        try:
+            scaled_mm(a, w.t(), torch_a, torch_b, out_dtype=torch.bfloat16)
+            torch.cuda.synchronize()
+        except (RuntimeError, ValueError) as error:
+            print(
+                f"torch._scaled_mm has no block-wise scaling here ({error}); the block "
+                "rows are timed against its per-tensor cuBLAS kernel",
+                flush=True,
+            )
+            anchor = "tensor"
+            torch_a = torch.ones((), device="cuda")
+            torch_b = torch.ones((), device="cuda")
 
     def run_torch() -> Any:
-        scaled_mm = torch._scaled_mm  # pyright: ignore[reportPrivateImportUsage]
         return scaled_mm(a, w.t(), torch_a, torch_b, out_dtype=torch.bfloat16)
+
+    def dequantized() -> Any:
+        """bf16 of float32 A W^T of the dequantized factors (the block rows' reference)."""
+        rows = torch.arange(n, device="cuda") // 128
+        a_scales = scale_a.repeat_interleave(128, dim=1)[:, :k]
+        w_scales = scale_b[rows].repeat_interleave(128, dim=1)[:, :k]
+        return ((a.float() * a_scales) @ (w.float() * w_scales).t()).to(torch.bfloat16)
 
     kernel = mmcomp.compile(fp8_fusion(m, n, k, mode))
     inputs = {"a": a, "w": w, "scale_a": scale_a, "scale_b": scale_b}
@@ -848,18 +884,18 @@ def fp8_row(m: int, n: int, k: int, mode: str, rounds: int, repeat: int) -> dict
     times = timed_in_turns({"cublas": run_torch, "heuristic": run_kernel}, rounds, repeat)
     torch.cuda.synchronize()
     got = output.to_host().astype(np.float32)
-    want = run_torch().float().cpu().numpy()
+    want = (dequantized() if mode == "block" else run_torch()).float().cpu().numpy()
     error = float(np.max(np.abs(got - want)) / np.max(np.abs(want)))
     if not error < 2e-2:
         raise ValueError(f"fp8 {mode} {m}x{n}x{k}: relative error {error:.3g} against torch")
-    return {"ms": times, "heuristic": brief(kernel.params), "error": error}
+    return {"ms": times, "heuristic": brief(kernel.params), "error": error, "anchor": anchor}
 
 
 def fp8_report(args: argparse.Namespace) -> str:
     """The `--fp8` table: each mode's rows against torch._scaled_mm, timed in turns."""
     modes = args.fp8.split(",")
-    if any(mode not in ("tensor", "row") for mode in modes):
-        raise SystemExit(f"--fp8: expected tensor and/or row, found {args.fp8!r}")
+    if any(mode not in ("tensor", "row", "block") for mode in modes):
+        raise SystemExit(f"--fp8: expected tensor, row and/or block, found {args.fp8!r}")
     lines = [
         "| mode | problem | cuBLAS fp8 TFLOP/s | mmcomp TFLOP/s | mmcomp / cuBLAS (spread) | "
         "rel. error vs torch | schedule |",
@@ -871,8 +907,9 @@ def fp8_report(args: argparse.Namespace) -> str:
             flops = 2 * m * n * k
             tflops = {name: flops / statistics.median(ms) / 1e9 for name, ms in row["ms"].items()}
             ratios = _ratios(row, "heuristic")
+            label = mode if row["anchor"] == mode else f"{mode} (vs cuBLAS {row['anchor']})"
             lines.append(
-                f"| {mode} | {m}x{n}x{k} | {_figure(tflops['cublas'])} | "
+                f"| {label} | {m}x{n}x{k} | {_figure(tflops['cublas'])} | "
                 f"{_figure(tflops['heuristic'])} | {_spread(ratios)} | {row['error']:.2g} | "
                 f"{row['heuristic']} |"
             )

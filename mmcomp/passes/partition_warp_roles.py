@@ -72,11 +72,8 @@ def producer_slice(loop: scf.ForOp) -> set[Operation]:
     """The ops the producer runs: the K loop's loads and index arithmetic, the ops whose
     results they use, and the loops and branches around all of them."""
     needed: set[Operation] = set()
-    work = [
-        op
-        for op in loop.body.block.ops
-        if isinstance(op, sched.LoadTileOp) or is_index_arithmetic(op)
-    ]
+    loads = mainloop_loads(loop)
+    work = [op for op in loop.body.block.ops if op in loads or is_index_arithmetic(op)]
     while work:
         op = work.pop()
         if op in needed:

@@ -382,6 +382,7 @@ def choose_pair_fill_tile(
         for width in PAIR_FILL_WIDTHS
         if width >= narrowest
         and width % step == 0
+        and block_scale_width(problem, width)
         and tile_count(problem, (hw.WGMMA_M, width, tile_k)) <= hw.SM_COUNT
         and _fits(problem, (hw.WGMMA_M, width, tile_k), "pingpong", consumer)
     ]
@@ -389,6 +390,13 @@ def choose_pair_fill_tile(
         return None
     tile = min(tiles, key=lambda t: (pair_load(problem, t), -tile_count(problem, t)))
     return (tile[0], tile[1], choose_tile_k(problem, tile, "pingpong", consumer))
+
+
+def block_scale_width(problem: Problem, tile_n: int) -> bool:
+    """Whether a tile n suits the problem's block-wise scales (any where it has none): it
+    divides their N block of 128 or is a multiple of it (`ScheduleParams.check`)."""
+    block = 2 * MIN_TILE_N
+    return not problem.block_scaled or tile_n % block == 0 or block % tile_n == 0
 
 
 FILL_TILE_N = 192
@@ -405,7 +413,7 @@ def _fuller_wave(
     and the narrower width still fits in one wave with more tiles: at 384x8192x8192 on the
     H100, 128x256 (96 tiles) ran 0.80x cuBLAS, 128x192 (129 tiles) 1.02x."""
     count = tile_count(problem, tile)
-    if tile[1] <= FILL_TILE_N or count >= FULL_WAVE_TILES:
+    if tile[1] <= FILL_TILE_N or count >= FULL_WAVE_TILES or problem.block_scaled:
         return tile
     fill = (tile[0], FILL_TILE_N, tile[2])
     if not count < tile_count(problem, fill) <= hw.SM_COUNT:
@@ -445,6 +453,8 @@ def choose_swap_ab(problem: Problem, given: Mapping[str, object]) -> bool:
         return bool(given["swap_ab"])
     if any(key in given for key in SWAP_AB_KEYS) or problem.a_m_contiguous:
         return False
+    if problem.block_scaled:
+        return False  # the cuda mainloop promotes unswapped fragments only
     if not is_small_m(problem) or problem.m > SWAP_AB_MAX_M:
         return False
     return swap_streams_less(problem)
@@ -577,6 +587,8 @@ def choose_tile_k(
     128x128 hold as much either way and keep k = 64; 128x256x128 fits 2 stages.
     """
     tile_m, tile_n, tile_k = tile
+    if problem.block_scaled:
+        return tile_k  # one K block of 128 per stage: one block-wise scale
     deeper = (tile_m, tile_n, 2 * tile_k)
     if _ceil_div(problem.k, deeper[2]) < MIN_K_BLOCKS_PER_SLICE:
         return tile_k
@@ -642,8 +654,13 @@ cuBLAS alone, slower in a 2x1 cluster)."""
 
 
 def wanted_stages(tile: tuple[int, int, int], problem: Problem) -> int:
-    """Stages holding IN_FLIGHT_MACS of the tile's mmas (every B operand counts), >= 2."""
+    """Stages holding IN_FLIGHT_MACS of the tile's mmas (every B operand counts), >= 2,
+    counted in 16-bit multiply-accumulates: an fp8 one takes the tensor cores half the time
+    (twice wgmma's k per instruction), so an fp8 K block of 128 counts as a 16-bit one of
+    64 and 128x256x128 gets the 3 stages of 128x256x64 (at 2 its ring did not hide the
+    loads: 0.78-0.81x cuBLAS fp8 at 8192^3 and 4096x14336x5120)."""
     macs = tile[0] * tile[1] * tile[2] * max(problem.b_operands, 1)
+    macs = macs * min(problem.element_bytes, 2) // 2
     return max(2, _ceil_div(IN_FLIGHT_MACS, macs))
 
 
@@ -908,6 +925,8 @@ def picks_hybrid(problem: Problem, params: ScheduleParams) -> bool:
     static extents, a cooperative kernel of one CTA per cluster, unswapped and unsplit,
     where `hybrid_gain` is at least HYBRID_MIN_GAIN."""
     if problem.dynamic_axes or params.strategy != "persistent" or params.swap_ab:
+        return False
+    if problem.block_scaled:
         return False
     if params.warp_specialization != "cooperative" or params.cluster != (1, 1):
         return False

@@ -76,6 +76,10 @@ class Problem:
     """Shapes of the mma operands (loaded by TMA), in the order they are first used."""
     row_divisions: int = 0
     """Epilogue divisions by a row value (n but no m axis, e.g. `y / bias`)."""
+    block_scaled: bool = False
+    """The contractions carry block-wise scales: each K block of 128 is accumulated apart
+    and promoted into the accumulator with its scales (a second accumulator tile per
+    contraction in every consumer thread; tile k 128)."""
     quantize: tuple[str, ...] = ()
     """The granularities of the scales the epilogue computes (`fusion.quantize_scale`):
     "group" needs tile n a multiple of 128, "row" the whole row in one tile (tile n >= N)."""
@@ -177,10 +181,12 @@ def problem_of(func: Operation) -> Problem:
     extents = dict(space.extents) if isinstance(space, IterationSpaceAttr) else {}
     a_values: list[SSAValue] = []
     b_values: list[SSAValue] = []
+    scale_values: list[SSAValue] = []
     element_bytes = 0
     for op in func.walk():
         if not isinstance(op, FusionMmaOp):
             continue
+        scale_values += op.scales
         if op.a not in a_values:
             a_values.append(op.a)
         if op.b not in b_values:
@@ -193,7 +199,7 @@ def problem_of(func: Operation) -> Problem:
     if isinstance(func, FuncOp):
         if func.function_type.outputs.data:
             output_bytes = tuple(_element_bytes(t) for t in func.function_type.outputs.data)
-        operands = _epilogue_operands(func, a_values + b_values)
+        operands = _epilogue_operands(func, a_values + b_values + scale_values)
         epilogue_tiles = len(output_bytes) - 1 + operands["tile"]
     return Problem(
         extents=extents,
@@ -208,6 +214,7 @@ def problem_of(func: Operation) -> Problem:
         tile_operands=operands["tile"],
         row_operands=operands["row"],
         column_operands=operands["column"],
+        block_scaled=bool(scale_values),
         quantize=tuple(
             sorted({op.granularity for op in func.walk() if isinstance(op, QuantizeScaleOp)})
         ),

@@ -30,7 +30,7 @@ from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 
 from mmcomp.analysis.roles import ABSENT, iteration_space
 from mmcomp.analysis.schedule_view import EXTENT_ATTR
-from mmcomp.analysis.warp_roles import WarpRoles, mainloop_of
+from mmcomp.analysis.warp_roles import WarpRoles, mainloop_loads, mainloop_of
 from mmcomp.arch import limits as hw
 from mmcomp.dialects import ptx, sched
 from mmcomp.dialects.fusion import AxisRolesAttr
@@ -164,7 +164,7 @@ class OperandPlan:
     def plan_operands(self) -> None:
         """A TmaOperand per mainloop load, and the ring's slot offsets."""
         loop = mainloop_of(self.func)
-        loads = [op for op in loop.body.block.ops if isinstance(op, sched.LoadTileOp)]
+        loads = mainloop_loads(loop)
         rows_of: dict[Operation, str] = {}
         for op in loop.body.block.ops:
             if isinstance(op, sched.MmaOp):

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from xdsl.dialects import scf
 from xdsl.ir import Operation, SSAValue
 
-from mmcomp.analysis.warp_roles import producer_loop_of, slot_of
+from mmcomp.analysis.warp_roles import mainloop_loads, producer_loop_of, slot_of
 from mmcomp.dialects import hopper, ptx, sched
 from mmcomp.lowering.hopper.context import KernelContext
 from mmcomp.lowering.hopper.control import Walker, emit_loop
@@ -46,9 +46,7 @@ class Loads:
         full = self.ring.barrier(self.ring.full, at.stage)
         k.append(hopper.MbarrierArriveExpectTxOp(full, plan.stage_bytes))
         stage = self.ring.stage_slots(at)
-        for op in loop.body.block.ops:
-            if not isinstance(op, sched.LoadTileOp):
-                continue
+        for op in mainloop_loads(loop):
             slot = slot_of(op)
             operand = plan.operands[slot]
             coords = [
