@@ -17,9 +17,9 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import IndexType, IntegerAttr
 from xdsl.ir import Block, Operation, SSAValue
 
+from mmcomp.analysis.schedule_view import ScheduleView, extent
 from mmcomp.dialects import sched
 from mmcomp.dialects.fusion import DYNAMIC, is_dynamic
-from mmcomp.passes.tile_split import ScheduleView, extent
 
 Count = int | SSAValue
 """A count the kernel uses: an int where the extents fix it, else an index SSA value

@@ -47,6 +47,7 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
 from mmcomp.analysis.roles import check_annotations
+from mmcomp.analysis.schedule_view import SPACE_ATTR, is_fusion_function, schedule_error
 from mmcomp.dialects.fusion import (
     AxisRolesAttr,
     CastOp,
@@ -60,7 +61,6 @@ from mmcomp.errors import FusionError, ScheduleError
 from mmcomp.ir.attributes import check_attributes
 from mmcomp.ir.diagnostics import at, is_located
 from mmcomp.ir.narrowing import is_tensor
-from mmcomp.passes.tile_split import SPACE_ATTR, is_fusion_function, schedule_error
 from mmcomp.schedule.heuristics import (
     PARAMETERS,
     check_schedule_m,
