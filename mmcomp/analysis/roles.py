@@ -33,6 +33,7 @@ from mmcomp.dialects.fusion import (
     BroadcastOp,
     CastOp,
     FusedMultiplySumOp,
+    GroupedLinearOp,
     IterationSpaceAttr,
     LinearOp,
     MatmulOp,
@@ -59,7 +60,7 @@ ROLES_KEY = "fusion.roles"
 SPACE_KEY = "fusion.space"
 """The attribute name of a function's iteration space."""
 
-_ROLE_NAMES = {"m": "M", "n": "N", "k": "K"}
+_ROLE_NAMES = {"g": "G (the groups)", "m": "M", "n": "N", "k": "K"}
 
 Node = tuple[SSAValue, int]
 """One axis of one tensor value."""
@@ -109,7 +110,7 @@ class ContractionRoles:
     extents: dict[str, int]
     """The extent of each iteration axis the contraction spans (absent axes are 1)."""
     bias_roles: tuple[str, ...] | None = None
-    """The roles of fusion.linear's bias, when it has one."""
+    """The roles of fusion.linear's or fusion.grouped_linear's bias, when it has one."""
     scale_roles: tuple[tuple[str, ...], tuple[str, ...]] | None = None
     """The roles of the per-tensor or row-wise scales of fp8 factors, when it has them."""
 
@@ -117,9 +118,11 @@ class ContractionRoles:
         """(what, value, roles) for each operand and the result."""
         yield "operand 'a'", self.op.operands[0], self.a_roles
         yield "operand 'b'", self.op.operands[1], self.b_roles
-        if self.bias_roles is not None and isinstance(self.op, LinearOp):
+        if self.bias_roles is not None and isinstance(self.op, LinearOp | GroupedLinearOp):
             assert self.op.bias is not None
             yield "operand 'bias'", self.op.bias, self.bias_roles
+        if isinstance(self.op, GroupedLinearOp):
+            yield f"operand '{self.op.group_size_keyword}'", self.op.group_sizes, ("g",)
         if self.scale_roles is not None and isinstance(self.op, ScaledContraction):
             for name, value, roles in zip(
                 ("scale_a", "scale_b"), self.op.scales, self.scale_roles, strict=True
@@ -260,8 +263,24 @@ def _mma_roles(op: MmaOp) -> ContractionRoles:
     )
 
 
+def _grouped_linear_roles(op: GroupedLinearOp) -> ContractionRoles:
+    """x [m, k] (offsets) or [g, m, k] (counts), w [g, n, k], bias [g, n], sizes [g]."""
+    x, w = _shape(op.x), _shape(op.w)
+    group = ("g",) if op.masked else ()
+    return ContractionRoles(
+        op,
+        a_roles=(*group, "m", "k"),
+        b_roles=("g", "n", "k"),
+        out_roles=(*group, "m", "n"),
+        extents={"g": w[0], "m": x[-2], "n": w[1], "k": w[2]},
+        bias_roles=("g", "n") if op.bias is not None else None,
+    )
+
+
 def contraction_roles(op: Operation) -> ContractionRoles | None:
     """The roles a contraction gives its operands and result; None for other ops."""
+    if isinstance(op, GroupedLinearOp):
+        return _grouped_linear_roles(op)
     if isinstance(op, MatmulOp):
         return _with_scales(_matmul_roles(op))
     if isinstance(op, LinearOp):
@@ -361,6 +380,7 @@ def _build_space(func: FuncOp, contractions: list[ContractionRoles]) -> dict[str
     space = {"m": 1, "n": 1, "k": 1} | first.extents
     for contraction in contractions[1:]:
         op = contraction.op
+        _check_same_groups(first, contraction)
         batch = sorted(role for role in contraction.extents if role.startswith("b"))
         space_batch = sorted(role for role in space if role.startswith("b"))
         if batch != space_batch:
@@ -382,6 +402,31 @@ def _build_space(func: FuncOp, contractions: list[ContractionRoles]) -> dict[str
                     "space",
                 )
     return dict(sorted(space.items(), key=lambda item: role_order(item[0])))
+
+
+def _check_same_groups(first: ContractionRoles, other: ContractionRoles) -> None:
+    """A verifier error where `other` and the first contraction are not both grouped over
+    one group-size value, or both not grouped: a kernel walks one partition of its rows."""
+    first_op, op = first.op, other.op
+    if isinstance(first_op, GroupedLinearOp) and isinstance(op, GroupedLinearOp):
+        if first_op.group_sizes is op.group_sizes and first_op.masked == op.masked:
+            return
+        _fail(
+            op,
+            f"{op.name}: operand '{op.group_size_keyword}': expected the group sizes of the "
+            f"first contraction ({first_op.name} operand '{first_op.group_size_keyword}'), "
+            "the same value in the same layout: the grouped linears of one fusion share one "
+            "partition of the rows into groups",
+        )
+    grouped = first_op if isinstance(first_op, GroupedLinearOp) else op
+    if isinstance(grouped, GroupedLinearOp):
+        dense = op if grouped is first_op else first_op
+        _fail(
+            op,
+            f"{op.name}: a {dense.name} and a {grouped.name} in one fusion: every "
+            "contraction of a grouped fusion is a fusion.grouped_linear over the same group "
+            "sizes (one iteration space, with its g axis)",
+        )
 
 
 def _describe(value: SSAValue) -> str:
@@ -469,6 +514,8 @@ def infer_axis_mapping(func: FuncOp) -> AxisMapping:
 
     batch = [role for role in space if role.startswith("b")]
     layout = (*batch, "m", "n")
+    if isinstance(contractions[0].op, GroupedLinearOp):
+        layout = contractions[0].out_roles
     mapping: dict[SSAValue, tuple[str, ...]] = {}
     for value in _tensor_values(func):
         shape = _shape(value)

@@ -45,6 +45,7 @@ DTYPES = tuple(dtype.name for dtype in dtypes.FUSION_DTYPES)
 
 _BY_NAME = {dtype.name: dtype for dtype in dtypes.FUSION_DTYPES}
 _TORCH_DTYPES = {f"torch.{dtype.long_name}": dtype.name for dtype in dtypes.FUSION_DTYPES}
+_GROUP_SIZE_NAMES = {name: dtype.name for dtype in dtypes.GROUP_SIZE_DTYPES for name in dtype.names}
 
 _SYMBOL = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*")
 _RENAMED_SUFFIX = re.compile(r"_[0-9]+$")
@@ -76,9 +77,34 @@ def dtype_name(dtype: Any, where: str = "dtype") -> str:
     )
 
 
+def input_dtype_name(dtype: Any, where: str = "dtype") -> str:
+    """The short name of an input's dtype: a fusion dtype (`dtype_name`), or "i32" (also
+    "int32", numpy's or torch's int32) for the group sizes of a grouped linear."""
+    if isinstance(dtype, str) and dtype in _GROUP_SIZE_NAMES:
+        return _GROUP_SIZE_NAMES[dtype]
+    if type(dtype).__module__ == "torch" and str(dtype) == "torch.int32":
+        return "i32"
+    if not isinstance(dtype, str):
+        try:
+            resolved = np.dtype(dtype)
+        except TypeError:
+            resolved = None
+        if resolved == np.dtype(np.int32):
+            return "i32"
+    try:
+        return dtype_name(dtype, where)
+    except FusionError:
+        raise FusionError(
+            f"{where}: expected {dtypes.FUSION_DTYPE_NAMES} or i32 (the group sizes of a "
+            f"grouped linear), or the numpy/ml_dtypes or torch dtype, found {dtype!r}"
+        ) from None
+
+
 def numpy_dtype(dtype: str) -> np.dtype:
-    """The numpy dtype of a short dtype name (bf16 -> ml_dtypes.bfloat16)."""
-    return _BY_NAME[dtype].numpy_dtype
+    """The numpy dtype of a short dtype name (bf16 -> ml_dtypes.bfloat16, i32 -> int32)."""
+    found = _BY_NAME.get(dtype) or dtypes.by_name(dtype)
+    assert found is not None
+    return found.numpy_dtype
 
 
 def _promote(lhs: str, rhs: str) -> str:
@@ -140,8 +166,10 @@ class Value:
 
     @property
     def dtype(self) -> str:
-        """The element type: "bf16", "f16", "f32", "f8e4m3" or "f8e5m2"."""
-        name = fd.dtype_name(self.type.element_type)
+        """The element type: "bf16", "f16", "f32", "f8e4m3" or "f8e5m2" ("i32" for the group
+        sizes of a grouped linear)."""
+        element_type = self.type.element_type
+        name = fd.dtype_name(element_type) or fd.group_size_dtype_name(element_type)
         assert name is not None
         return name
 
@@ -193,6 +221,27 @@ def _input_name(arg: BlockArgument, seen: set[str]) -> str:
     return name
 
 
+def _group_sizes_problem(func: FuncOp, arg: BlockArgument, where: str, index: int) -> str | None:
+    """Why the i32 argument `arg` is not the group sizes of grouped linears only, or None."""
+    if not arg.uses:
+        return at(
+            func,
+            f"{where}: argument {index} ({arg.type}): an i32 input is the group sizes of a "
+            "fusion.grouped_linear (its offsets or counts), found one no op uses",
+        )
+    for use in arg.uses:
+        op = use.operation
+        if isinstance(op, fd.GroupedLinearOp) and op.group_sizes is arg:
+            continue
+        return at(
+            op,
+            f"{where}: argument {index} ({arg.type}): an i32 input is the group sizes of a "
+            f"fusion.grouped_linear (its offsets or counts) and nothing else, found a use "
+            f"by {op.name}",
+        )
+    return None
+
+
 def function_problem(func: FuncOp) -> str | None:
     """Why `func` is not a fusion function mmcomp can compile (the message, at the op where
     the text has one), or None: one block of fusion ops ending in func.return, arguments
@@ -217,11 +266,15 @@ def function_problem(func: FuncOp) -> str | None:
     names: list[str] = []
     for index, arg in enumerate(block.args):
         arg_type = arg.type
-        if not is_tensor(arg_type) or fd.dtype_name(arg_type.element_type) is None:
+        if is_tensor(arg_type) and fd.group_size_dtype_name(arg_type.element_type) is not None:
+            problem = _group_sizes_problem(func, arg, where, index)
+            if problem is not None:
+                return problem
+        elif not is_tensor(arg_type) or fd.dtype_name(arg_type.element_type) is None:
             return at(
                 func,
-                f"{where}: argument {index}: expected a tensor of {dtypes.FUSION_DTYPE_NAMES}, "
-                f"found {arg_type}",
+                f"{where}: argument {index}: expected a tensor of {dtypes.FUSION_DTYPE_NAMES} "
+                f"(or i32 group sizes of a fusion.grouped_linear), found {arg_type}",
             )
         names.append(_input_name(arg, seen))
         seen.add(names[-1])
@@ -358,13 +411,18 @@ class Fusion:
             raise FusionError(f"{where}: {error}") from error
         return self._wrap(op.results[0])
 
-    def _value(self, value: object, where: str, argument: str) -> Value:
+    def _value(self, value: object, where: str, argument: str, group_sizes: bool = False) -> Value:
         if not isinstance(value, Value):
             raise FusionError(
                 f"{where}: argument '{argument}': expected a Value of this Fusion, "
                 f"found {type(value).__name__}"
             )
         if value.fusion is self:
+            if value.dtype == "i32" and not group_sizes:
+                raise FusionError(
+                    f"{where}: argument '{argument}': {value!r} is i32, the group sizes of a "
+                    "grouped_linear (its offsets or counts), which no other op takes"
+                )
             return value
         if value.fusion.name == self.name:
             raise FusionError(
@@ -404,7 +462,8 @@ class Fusion:
 
     def input(self, name: str, shape: Sequence[int | str | None], dtype: Any) -> Value:
         """A new input (function argument); axes of extent 1 are broadcast axes, and shape
-        [] is a scalar (a per-tensor scale, as torch._scaled_mm's).
+        [] is a scalar (a per-tensor scale, as torch._scaled_mm's). dtype "i32" is for the
+        group sizes of `grouped_linear` only (its offsets or counts; no other op takes one).
 
         An extent given as a name (a string such as "m") or None is dynamic (`?` in IR):
         the kernel takes any extent there and learns it from the arrays at call time.
@@ -455,7 +514,7 @@ class Fusion:
                     f"{shape!r} (a name or None marks a dynamic extent)"
                 )
             extents.append(number)
-        dtype = dtype_name(dtype, f"{where}: argument 'dtype'")
+        dtype = input_dtype_name(dtype, f"{where}: argument 'dtype'")
         arg = self._block.insert_arg(fd.tensor_type(extents, dtype), len(self._inputs))
         arg.name_hint = name
         value = Value(self, arg, name)
@@ -573,6 +632,99 @@ class Fusion:
             bias_ssa = bias.ssa
         result_type = fd.tensor_type((*a.shape[:-1], w.shape[0]), "f32")
         return self._insert(fd.LinearOp(a.ssa, w.ssa, bias_ssa, result_type, scales), where)
+
+    def grouped_linear(
+        self,
+        x: Value,
+        w: Value,
+        offsets: Value | None = None,
+        bias: Value | None = None,
+        *,
+        counts: Value | None = None,
+        scale: Value | None = None,
+    ) -> Value:
+        """Each row of group g times w[g]^T (+ bias[g]) (* scale) -> f32 (docs/grouped.md).
+
+        Contiguous layout: x [T, K] (T may be dynamic), rows sorted by group, `offsets` an
+        i32 input [G] of cumulative group ends as torch._grouped_mm's `offs`; the result is
+        [T, N]. Masked layout: x [G, Mmax, K] and `counts=` an i32 input [G] of each
+        group's rows; the result is [G, Mmax, N]. w is [G, N, K]; bias, optional, [G, N].
+        The group sizes are read where the kernel runs, never when it is compiled. Rows past
+        offsets[-1], or past their group's count, are no group's: they are not written.
+        `scale`, optional, is a per-row factor of the result's shape with N as 1 ([T, 1] or
+        [G, Mmax, 1], e.g. the router's weights): the result is multiplied by it
+        (`fusion.mul` after the broadcast).
+        """
+        where = "Fusion.grouped_linear"
+        x = self._value(x, where, "x")
+        w = self._value(w, where, "w")
+        if (offsets is None) == (counts is None):
+            given = "both" if offsets is not None else "neither"
+            raise FusionError(
+                f"{where}: expected one of 'offsets' (x [T, K], cumulative group ends) and "
+                f"'counts' (x [G, Mmax, K], rows per group), found {given}"
+            )
+        argument = "offsets" if offsets is not None else "counts"
+        sizes = self._value(offsets if offsets is not None else counts, where, argument, True)
+        self._same_dtype(where, ("x", x), ("w", w))
+        rank = 2 if argument == "offsets" else 3
+        layout = "[T, K]" if argument == "offsets" else "[G, Mmax, K]"
+        if x.ndim != rank:
+            other = "counts=" if argument == "offsets" else "offsets"
+            raise FusionError(
+                f"{where}: argument 'x': expected rank {rank} ({layout}, with '{argument}'), "
+                f"found rank {x.ndim} (shape {_format_shape(x.shape)}; rank {5 - rank} goes "
+                f"with {other})"
+            )
+        if w.ndim != 3:
+            raise FusionError(
+                f"{where}: argument 'w': expected rank 3 ([G, N, K]), found rank {w.ndim} "
+                f"(shape {_format_shape(w.shape)})"
+            )
+        if w.dynamic_axes:
+            raise FusionError(
+                f"{where}: argument 'w': expected a static shape [G, N, K], found "
+                f"{_format_shape(w.shape)}"
+            )
+        groups, n, k = w.shape
+        if k != x.shape[-1]:
+            raise FusionError(
+                f"{where}: argument 'w': expected K = {fd.format_extent(x.shape[-1])} (the last "
+                f"axis of 'x') at axis 2, found {k} (shape {_format_shape(w.shape)})"
+            )
+        if argument == "counts" and x.shape[0] != groups:
+            raise FusionError(
+                f"{where}: argument 'x': expected G = {groups} (the first axis of 'w') at axis "
+                f"0, found {fd.format_extent(x.shape[0])} (shape {_format_shape(x.shape)})"
+            )
+        if sizes.dtype != "i32" or sizes.shape != (groups,):
+            raise FusionError(
+                f"{where}: argument '{argument}': expected an i32 input of shape [{groups}] "
+                f"(G, the first axis of 'w'), found {sizes.dtype} "
+                f"{_format_shape(sizes.shape)}"
+            )
+        bias_ssa = None
+        if bias is not None:
+            bias = self._value(bias, where, "bias")
+            if bias.shape != (groups, n):
+                raise FusionError(
+                    f"{where}: argument 'bias': expected shape [{groups}, {n}] (G, N: the first "
+                    f"two axes of 'w'), found {_format_shape(bias.shape)}"
+                )
+            bias_ssa = bias.ssa
+        result_type = fd.tensor_type((*x.shape[:-1], n), "f32")
+        op = fd.GroupedLinearOp(x.ssa, w.ssa, bias_ssa, sizes.ssa, result_type)
+        result = self._insert(op, where)
+        if scale is None:
+            return result
+        scale = self._value(scale, where, "scale")
+        per_row = (*x.shape[:-1], 1)
+        if scale.shape != per_row:
+            raise FusionError(
+                f"{where}: argument 'scale': expected shape {_format_shape(per_row)} (one "
+                f"factor per row, broadcast over N), found {_format_shape(scale.shape)}"
+            )
+        return self.mul(result, scale)
 
     def fused_multiply_sum(
         self,

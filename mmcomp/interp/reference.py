@@ -32,6 +32,7 @@ from mmcomp.dialects.fusion import (
     ExpOp,
     FusedMultiplySumOp,
     GeluOp,
+    GroupedLinearOp,
     LinearOp,
     MatmulOp,
     MmaOp,
@@ -47,10 +48,11 @@ from mmcomp.dialects.fusion import (
     UnaryOp,
     is_dynamic,
 )
+from mmcomp.dialects.fusion.grouped import group_rows
 from mmcomp.dialects.fusion.scales import dequantized
 from mmcomp.errors import FusionError
 from mmcomp.frontend.argcheck import check_shape_and_dtype
-from mmcomp.ir.dtypes import FUSION_DTYPE_NAMES, of_element_type
+from mmcomp.ir.dtypes import FUSION_DTYPE_NAMES, GROUP_SIZE_DTYPES, of_element_type
 from mmcomp.ir.narrowing import is_ndarray, is_tensor
 
 if TYPE_CHECKING:
@@ -66,8 +68,10 @@ _erf = np.frompyfunc(math.erf, 1, 1)
 def numpy_dtype(element_type: Attribute) -> np.dtype:
     """The numpy dtype of a fusion element type (ml_dtypes's for bf16 and fp8)."""
     dtype = of_element_type(element_type)
-    if dtype is None or not dtype.fusion:
-        raise FusionError(f"reference: expected {FUSION_DTYPE_NAMES}, found {element_type}")
+    if dtype is None or not (dtype.fusion or dtype in GROUP_SIZE_DTYPES):
+        raise FusionError(
+            f"reference: expected {FUSION_DTYPE_NAMES} (or i32 group sizes), found {element_type}"
+        )
     return dtype.numpy_dtype
 
 
@@ -178,6 +182,32 @@ class FusionFunctions(InterpreterFunctions):
             return (product,)
         bias = np.asarray(args[2]).astype(np.float32)
         return self._rounded(op, self._wide(product) + self._wide(bias))
+
+    @impl(GroupedLinearOp)
+    def run_grouped_linear(
+        self, interpreter: Interpreter, op: GroupedLinearOp, args: tuple[Any, ...]
+    ):
+        x, w = self._wide(args[0]), self._wide(args[1])
+        sizes = np.asarray(args[-1])
+        ranges, problem = group_rows(sizes.tolist(), op.masked, x.shape[-2])
+        if problem is not None:
+            raise FusionError(f"reference: {op.name}: operand {problem}")
+        product = np.full((*x.shape[:-1], w.shape[1]), np.nan, dtype=self.accumulate)
+        for group, (start, end) in enumerate(ranges):
+            if op.masked:
+                product[group, start:end] = x[group, start:end] @ w[group].T
+            else:
+                product[start:end] = x[start:end] @ w[group].T
+        (result,) = self._rounded(op, product)
+        if op.bias is None:
+            return (result,)
+        bias = self._wide(np.asarray(args[2]).astype(np.float32))
+        if op.masked:
+            return self._rounded(op, self._wide(result) + bias[:, None, :])
+        rows = np.full((x.shape[0], w.shape[1]), np.nan, dtype=self.accumulate)
+        for group, (start, end) in enumerate(ranges):
+            rows[start:end] = bias[group]
+        return self._rounded(op, self._wide(result) + rows)
 
     @impl(FusedMultiplySumOp)
     def run_fused_multiply_sum(

@@ -87,6 +87,10 @@ FUSION_DTYPES: tuple[DType, ...] = tuple(dtype for dtype in DTYPES if dtype.fusi
 FUSION_DTYPE_NAMES = "bf16, f16, f32, f8e4m3 or f8e5m2"
 """The fusion dtypes as diagnostics list them."""
 
+GROUP_SIZE_DTYPES: tuple[DType, ...] = (I32,)
+"""The dtypes of a grouped contraction's group sizes (offsets or counts): i32 inputs, read
+on the device, never contraction operands."""
+
 FP8_DTYPES: tuple[DType, ...] = (F8E4M3, F8E5M2)
 """The 8-bit float types: contraction operands dequantized by their scales."""
 

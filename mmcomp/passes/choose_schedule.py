@@ -46,7 +46,7 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
 from mmcomp.analysis.roles import check_annotations
-from mmcomp.dialects.fusion import IterationSpaceAttr, MmaOp, dtype_name
+from mmcomp.dialects.fusion import GroupedLinearOp, IterationSpaceAttr, MmaOp, dtype_name
 from mmcomp.dialects.sched import PARAMS_ATTR, ScheduleParams, ScheduleParamsAttr, problem_of
 from mmcomp.errors import FusionError, ScheduleError
 from mmcomp.ir.attributes import check_attributes
@@ -158,6 +158,22 @@ def check_cuda_operands(function: FuncOp) -> None:
     _check_fp8_values(function)
 
 
+def grouped_problem(function: FuncOp) -> str | None:
+    """Why `function`'s fusion.grouped_linear cannot be scheduled, or None where it has
+    none: the grouped schedule (a tile walk over the groups that reads the group sizes on the
+    device) is not built yet, for any back end."""
+    op = next((op for op in function.walk() if isinstance(op, GroupedLinearOp)), None)
+    if op is None:
+        return None
+    return at(
+        op,
+        f"{op.name}: the grouped schedule (tiles over the groups, from the group sizes read "
+        "on the device) is not built yet, so the cuda back end cannot compile it, nor can "
+        "the CPU executor simulate it; mmcomp.compile(..., backend='interp') runs it through "
+        "the reference interpreter (docs/grouped.md)",
+    )
+
+
 def choose_schedule(
     function: FuncOp,
     overrides: Mapping[str, object],
@@ -170,6 +186,9 @@ def choose_schedule(
     if not isinstance(function.attributes.get(SPACE_ATTR), IterationSpaceAttr):
         raise ScheduleError(f"no '{SPACE_ATTR}': run propagate-axis-mapping first")
     check_annotations(function, complete=True, pass_name=ChooseSchedule.name)
+    problem = grouped_problem(function)
+    if problem is not None:
+        raise ScheduleError(problem)
     if backend not in BACKENDS:
         raise ScheduleError(f"unknown backend {backend!r}; expected one of {', '.join(BACKENDS)}")
     if backend == "cuda":

@@ -12,8 +12,10 @@ mma of a[M, K] and b[N, K]). The function then carries its iteration space
 function arguments); see `mmcomp.analysis.roles` and docs/axis-roles.md. Inconsistent roles are
 verifier errors at the op. On IR that already carries them (a printed stage resumed), the
 stored space and roles must be those it derives again: one that differs is an error, not
-silently replaced. An empty fusion (tensor arguments, nothing computed, nothing returned)
-is an error too, as is any fusion function without outputs or without a contraction.
+silently replaced. A `fusion.grouped_linear` stays as it is: its layout gives its roles
+(`[m, k]` or `[g, m, k]` x, `[g, n, k]` w, `[g]` group sizes; docs/grouped.md). An empty
+fusion (tensor arguments, nothing computed, nothing returned) is an error too, as is any
+fusion function without outputs or without a contraction.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from mmcomp.dialects.fusion import (
     AddOp,
     BroadcastOp,
     CastOp,
+    GroupedLinearOp,
     LinearOp,
     MmaOp,
     MulOp,
@@ -229,7 +232,8 @@ def propagate_function(func: FuncOp) -> None:
     _check_outputs(func)
     mapping = check_annotations(func, infer_axis_mapping(func), pass_name=PropagateAxisMapping.name)
     for contraction in mapping.contractions:
-        _lower(contraction)
+        if not isinstance(contraction.op, GroupedLinearOp):
+            _lower(contraction)
     _erase_dead_broadcasts(func)
     annotate(func, infer_axis_mapping(func))
 

@@ -547,11 +547,18 @@ def test_parse_rejects_foreign_ops_and_arguments():
     """
     with pytest.raises(FusionError, match=r"test.op"):
         mmcomp.parse(text)
+    text = "func.func @f(%a: tensor<4xi64>) {\n  func.return\n}"
+    with pytest.raises(
+        FusionError,
+        match=r"argument 0: expected a tensor of bf16, f16, f32, f8e4m3 or f8e5m2 \(or i32 "
+        r"group sizes of a fusion.grouped_linear\), found tensor<4xi64>",
+    ):
+        mmcomp.parse(text)
     text = "func.func @f(%a: tensor<4xi32>) {\n  func.return\n}"
     with pytest.raises(
         FusionError,
-        match=r"argument 0: expected a tensor of bf16, f16, f32, f8e4m3 or f8e5m2, found "
-        r"tensor<4xi32>",
+        match=r"argument 0 \(tensor<4xi32>\): an i32 input is the group sizes of a "
+        r"fusion.grouped_linear \(its offsets or counts\), found one no op uses",
     ):
         mmcomp.parse(text)
 

@@ -2,9 +2,11 @@
 
 Bodies are `func.func` with builtin ranked tensor types; an m or batch extent may be
 dynamic (`tensor<?x4096xbf16>`), n and k are static (docs/dynamic-shapes.md). Element types
-are bf16, f16, f32 and the fp8 types f8E4M3FN and f8E5M2; contractions (`matmul`, `linear`,
-`fused_multiply_sum`, `mma`) produce f32, and those of fp8 factors may carry f32 scales
-(`scales %sa, %sb`: per-tensor, row-wise or block-wise, `mmcomp.dialects.fusion.scales`).
+are bf16, f16, f32 and the fp8 types f8E4M3FN and f8E5M2 (and i32 for the group sizes of
+`grouped_linear`, docs/grouped.md); contractions (`matmul`, `linear`,
+`fused_multiply_sum`, `mma`, `grouped_linear`) produce f32, and those of fp8 factors may
+carry f32 scales (`scales %sa, %sb`: per-tensor, row-wise or block-wise,
+`mmcomp.dialects.fusion.scales`).
 Pointwise operands have equal shapes and element types: broadcasts (`broadcast`), casts
 (`cast`) and scalar constants (`splat`) are explicit ops.
 
@@ -14,16 +16,19 @@ The syntax of every op, with one example each, is in docs/fusion-dialect.md.
 """
 
 from xdsl.ir import Dialect
+from xdsl.irdl import IRDLOperation
 
 from mmcomp.dialects.fusion.attrs import (
     DYNAMIC,
     DYNAMIC_ROLES,
     ELEMENT_TYPES,
+    GROUP_SIZE_ELEMENT_TYPES,
     AxisRolesAttr,
     IterationSpaceAttr,
     dtype_name,
     float_literal,
     format_extent,
+    group_size_dtype_name,
     is_dynamic,
     is_finite_in,
     is_role,
@@ -36,8 +41,9 @@ from mmcomp.dialects.fusion.attrs import (
     space_problem,
     tensor_type,
 )
+from mmcomp.dialects.fusion.grouped import GROUP_SIZE_KEYWORDS, GroupedLinearOp
 from mmcomp.dialects.fusion.ops import (
-    CONTRACTION_OPS,
+    DENSE_CONTRACTION_OPS,
     BroadcastOp,
     DefinedBeforeUse,
     FunctionalSyntaxOp,
@@ -76,6 +82,9 @@ from mmcomp.dialects.fusion.pointwise import (
     UnaryOp,
 )
 
+CONTRACTION_OPS: tuple[type[IRDLOperation], ...] = (*DENSE_CONTRACTION_OPS, GroupedLinearOp)
+"""The ops that sum over a K axis and produce f32."""
+
 __all__ = [
     "DYNAMIC",
     "DYNAMIC_ROLES",
@@ -83,7 +92,9 @@ __all__ = [
     "may_be_dynamic",
     "format_extent",
     "ELEMENT_TYPES",
+    "GROUP_SIZE_ELEMENT_TYPES",
     "dtype_name",
+    "group_size_dtype_name",
     "tensor_type",
     "is_finite_in",
     "largest_finite",
@@ -109,6 +120,8 @@ __all__ = [
     "LinearOp",
     "FusedMultiplySumOp",
     "MmaOp",
+    "GroupedLinearOp",
+    "GROUP_SIZE_KEYWORDS",
     "ScaledContraction",
     "BroadcastOp",
     "SplatOp",
@@ -141,6 +154,7 @@ Fusion = Dialect(
         LinearOp,
         FusedMultiplySumOp,
         MmaOp,
+        GroupedLinearOp,
         BroadcastOp,
         SplatOp,
         AddOp,

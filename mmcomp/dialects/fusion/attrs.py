@@ -25,12 +25,17 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
-from mmcomp.ir.dtypes import FUSION_DTYPES, by_name
+from mmcomp.ir.dtypes import FUSION_DTYPES, GROUP_SIZE_DTYPES, by_name
 
 ELEMENT_TYPES: dict[str, Attribute] = {dtype.name: dtype.element_type for dtype in FUSION_DTYPES}
 """The supported element types by their short names (from mmcomp.ir.dtypes)."""
 
-_ROLE = re.compile(r"b(0|[1-9][0-9]*)|m|n|k|_")
+GROUP_SIZE_ELEMENT_TYPES: dict[str, Attribute] = {
+    dtype.name: dtype.element_type for dtype in GROUP_SIZE_DTYPES
+}
+"""The element types of a grouped contraction's group sizes (offsets, counts): i32."""
+
+_ROLE = re.compile(r"b(0|[1-9][0-9]*)|g|m|n|k|_")
 
 DYNAMIC = DYNAMIC_INDEX
 """The extent of a dynamic axis (`?` in IR): known only from the arrays at call time."""
@@ -62,9 +67,18 @@ def dtype_name(element_type: Attribute) -> str | None:
     return None
 
 
+def group_size_dtype_name(element_type: Attribute) -> str | None:
+    """The short name (i32) of a group-size element type, or None."""
+    for name, candidate in GROUP_SIZE_ELEMENT_TYPES.items():
+        if candidate == element_type:
+            return name
+    return None
+
+
 def tensor_type(shape: Sequence[int], dtype: str) -> TensorType:
-    """The builtin tensor type of `shape` with element type `dtype` (a fusion dtype's name)."""
-    return TensorType(ELEMENT_TYPES[dtype], shape)
+    """The builtin tensor type of `shape` with element type `dtype` (a fusion dtype's name,
+    or i32 for group sizes)."""
+    return TensorType(ELEMENT_TYPES.get(dtype) or GROUP_SIZE_ELEMENT_TYPES[dtype], shape)
 
 
 def _numpy_dtype(dtype: str) -> np.dtype:
@@ -89,15 +103,15 @@ def largest_finite(dtype: str) -> str:
 
 
 def is_role(name: str) -> bool:
-    """Whether `name` is an axis role: b0, b1, ... (batch), m, n, k or _ (absent)."""
+    """Whether `name` is an axis role: b0, b1, ... (batch), g (group), m, n, k or _ (absent)."""
     return _ROLE.fullmatch(name) is not None
 
 
 def role_order(role: str) -> tuple[int, int]:
-    """Sort key placing batch roles first (b0, b1, ...), then m, n, k, then _."""
+    """Sort key placing batch roles first (b0, b1, ...), then g, m, n, k, then _."""
     if role.startswith("b"):
         return (0, int(role[1:]))
-    return (1, "mnk_".index(role))
+    return (1, "gmnk_".index(role))
 
 
 def float_literal(value: float) -> str:
@@ -219,7 +233,7 @@ def roles_problem(roles: Sequence[str]) -> str | None:
     seen: set[str] = set()
     for role in roles:
         if not is_role(role):
-            return f"expected b<i>, m, n, k or _ as an axis role, found {role!r}"
+            return f"expected b<i>, g, m, n, k or _ as an axis role, found {role!r}"
         if role != "_" and role in seen:
             return f"role {role!r} appears twice in {list(roles)}"
         seen.add(role)
@@ -231,7 +245,7 @@ def space_problem(entries: Sequence[tuple[str, int]]) -> str | None:
     axes = [axis for axis, _ in entries]
     for axis, size in entries:
         if not is_role(axis) or axis == "_":
-            return f"expected b<i>, m, n or k as an axis name, found {axis!r}"
+            return f"expected b<i>, g, m, n or k as an axis name, found {axis!r}"
         if is_dynamic(size) and not may_be_dynamic(axis):
             return f"axis {axis!r}: expected a static extent (only m and batch axes are dynamic)"
         if size < 1 and not is_dynamic(size):
@@ -245,10 +259,10 @@ def space_problem(entries: Sequence[tuple[str, int]]) -> str | None:
 
 
 def parse_role_list(parser: AttrParser) -> list[str]:
-    """Parse `[r0, r1, ...]`, each role an identifier (b0, m, n, k, _)."""
+    """Parse `[r0, r1, ...]`, each role an identifier (b0, g, m, n, k, _)."""
     return parser.parse_comma_separated_list(
         parser.Delimiter.SQUARE,
-        lambda: parser.parse_identifier(context_msg=" as an axis role (b<i>, m, n, k or _)"),
+        lambda: parser.parse_identifier(context_msg=" as an axis role (b<i>, g, m, n, k or _)"),
     )
 
 

@@ -166,7 +166,7 @@ def is_fp8(element_type: Attribute) -> bool:
     return element_type in FP8_ELEMENT_TYPES
 
 
-def _checked_factors(
+def checked_factors(
     op: IRDLOperation, first: tuple[str, SSAValue], second: tuple[str, SSAValue]
 ) -> tuple[TensorType, TensorType]:
     """The (name, value) factors of a contraction as checked tensors of one element type
@@ -199,7 +199,7 @@ def _source(parser: Parser, start: int, end: int) -> str:
     return content
 
 
-def _parse_operand_list(
+def parse_operand_list(
     parser: Parser, counts: Sequence[int], op_name: str, what: str
 ) -> list[UnresolvedOperand]:
     """Parse `%x, %y, ...`, raising a located error unless their number is in `counts`."""
@@ -214,7 +214,7 @@ def _parse_operand_list(
     return operands
 
 
-def _resolve_functional(
+def resolve_functional(
     parser: Parser, operands: Sequence[UnresolvedOperand], op_name: str
 ) -> tuple[Sequence[SSAValue], dict[str, Attribute], Attribute]:
     """Parse `attr-dict : (T, ...) -> T` and resolve `operands` against it."""
@@ -281,7 +281,7 @@ def parse_optional_scales(parser: Parser, op_name: str) -> list[UnresolvedOperan
     """Parse an optional `scales %sa, %sb`: the two scale operands, or none."""
     if parser.parse_optional_keyword("scales") is None:
         return []
-    return _parse_operand_list(parser, (2,), op_name, "2 scales (scale_a, scale_b)")
+    return parse_operand_list(parser, (2,), op_name, "2 scales (scale_a, scale_b)")
 
 
 def print_scales(printer: Printer, scales: Sequence[SSAValue]) -> None:
@@ -423,7 +423,7 @@ class MatmulOp(ScaledContraction):
         return (*batch, a[-2], b[-1])
 
     def verify_(self) -> None:
-        a, b = _checked_factors(self, ("a", self.a), ("b", self.b))
+        a, b = checked_factors(self, ("a", self.a), ("b", self.b))
         a_shape, b_shape = static_shape(a), static_shape(b)
         for what, shape in (("a", a_shape), ("b", b_shape)):
             if len(shape) < 2:
@@ -449,9 +449,9 @@ class MatmulOp(ScaledContraction):
 
     @classmethod
     def parse(cls, parser: Parser) -> MatmulOp:
-        operands = _parse_operand_list(parser, (2,), cls.name, "2 operands (a, b)")
+        operands = parse_operand_list(parser, (2,), cls.name, "2 operands (a, b)")
         operands += parse_optional_scales(parser, cls.name)
-        values, attributes, result_type = _resolve_functional(parser, operands, cls.name)
+        values, attributes, result_type = resolve_functional(parser, operands, cls.name)
         op = cls(values[0], values[1], result_type, values[2:])
         return with_attributes(op, attributes)
 
@@ -494,7 +494,7 @@ class LinearOp(ScaledContraction):
         return (ScaleAxes((rank_a - 1,), (rank_a - 1,)), ScaleAxes((1,), (0, 1)))
 
     def verify_(self) -> None:
-        a, w = _checked_factors(self, ("a", self.a), ("w", self.w))
+        a, w = checked_factors(self, ("a", self.a), ("w", self.w))
         a_shape, w_shape = static_shape(a), static_shape(w)
         if len(a_shape) < 2:
             raise VerifyException(
@@ -525,12 +525,12 @@ class LinearOp(ScaledContraction):
 
     @classmethod
     def parse(cls, parser: Parser) -> LinearOp:
-        operands = _parse_operand_list(
+        operands = parse_operand_list(
             parser, (2, 3), cls.name, "2 or 3 operands (a, w, optional bias)"
         )
         unscaled = len(operands)
         operands += parse_optional_scales(parser, cls.name)
-        values, attributes, result_type = _resolve_functional(parser, operands, cls.name)
+        values, attributes, result_type = resolve_functional(parser, operands, cls.name)
         bias = values[2] if unscaled == 3 else None
         op = cls(values[0], values[1], bias, result_type, values[unscaled:])
         return with_attributes(op, attributes)
@@ -577,7 +577,7 @@ class FusedMultiplySumOp(ScaledContraction):
         return tuple(int(axis) for axis in self.axes.get_values())
 
     def verify_(self) -> None:
-        a, b = _checked_factors(self, ("a", self.a), ("b", self.b))
+        a, b = checked_factors(self, ("a", self.a), ("b", self.b))
         a_shape, b_shape = static_shape(a), static_shape(b)
         if len(a_shape) != len(b_shape):
             raise VerifyException(
@@ -609,13 +609,13 @@ class FusedMultiplySumOp(ScaledContraction):
 
     @classmethod
     def parse(cls, parser: Parser) -> FusedMultiplySumOp:
-        operands = _parse_operand_list(parser, (2,), cls.name, "2 operands (a, b)")
+        operands = parse_operand_list(parser, (2,), cls.name, "2 operands (a, b)")
         parser.parse_keyword("axes")
         axes = parser.parse_comma_separated_list(
             parser.Delimiter.SQUARE, lambda: parser.parse_integer(allow_boolean=False)
         )
         operands += parse_optional_scales(parser, cls.name)
-        values, attributes, result_type = _resolve_functional(parser, operands, cls.name)
+        values, attributes, result_type = resolve_functional(parser, operands, cls.name)
         op = cls(values[0], values[1], axes, result_type, values[2:])
         return with_attributes(op, attributes)
 
@@ -672,7 +672,7 @@ class MmaOp(ScaledContraction):
         return (ScaleAxes(a_k, a_k), ScaleAxes(b_k, b_blocked))
 
     def verify_(self) -> None:
-        a, b = _checked_factors(self, ("a", self.a), ("b", self.b))
+        a, b = checked_factors(self, ("a", self.a), ("b", self.b))
         result = checked_tensor(self, "result", self.result.type)
         if dtype_name(result.element_type) != "f32":
             raise VerifyException(
@@ -736,7 +736,7 @@ class MmaOp(ScaledContraction):
         parser.parse_punctuation("->")
         out_roles = parse_role_list(parser)
         operands += parse_optional_scales(parser, cls.name)
-        values, attributes, result_type = _resolve_functional(parser, operands, cls.name)
+        values, attributes, result_type = resolve_functional(parser, operands, cls.name)
         op = cls(values[0], values[1], a_roles, b_roles, out_roles, result_type, values[2:])
         return with_attributes(op, attributes)
 
@@ -905,10 +905,10 @@ class SplatOp(IRDLOperation):
         print_attributes_and_types(printer, self, [self.result.type])
 
 
-CONTRACTION_OPS: tuple[type[IRDLOperation], ...] = (
+DENSE_CONTRACTION_OPS: tuple[type[IRDLOperation], ...] = (
     MatmulOp,
     LinearOp,
     FusedMultiplySumOp,
     MmaOp,
 )
-"""The ops that sum over a K axis and produce f32."""
+"""The contractions of one weight for every row (the grouped one is in grouped.py)."""
