@@ -645,11 +645,6 @@ def compile(  # noqa: A001
     schedule_m = check_schedule_m(params.pop("schedule_m", None))
     normalize_overrides(params)
     fusion = as_fusion(f)
-    unscheduled = _unscheduled_problem(fusion)
-    if unscheduled is not None:
-        if backend != "interp" or params or schedule_m is not None:
-            raise ScheduleError(f"compile: {unscheduled}")
-        return reference_kernel(fusion)
     dynamic_m = has_dynamic_m(fusion)
     _check_schedule_m_applies(fusion, schedule_m, dynamic_m)
     if schedule_m is None and dynamic_m:
@@ -661,46 +656,6 @@ def compile(  # noqa: A001
 
     keyed = params if schedule_m is None else {**params, "schedule_m": schedule_m}
     return compile_cached(fusion, backend, keyed, build)
-
-
-def _unscheduled_problem(fusion: Fusion) -> str | None:
-    """Why the pipeline cannot schedule `fusion` (choose-schedule's refusal of a grouped
-    linear), or None."""
-    from mmcomp.passes.choose_schedule import grouped_problem
-
-    return grouped_problem(fusion.func)
-
-
-class ReferenceKernel(Kernel):
-    """The interp back end's kernel of a fusion that the pipeline cannot schedule yet (a
-    fusion.grouped_linear): the reference interpreter runs the fusion after
-    propagate-axis-mapping, op by op in float64 (mmcomp.interp.reference). There is no
-    schedule, so no per-CTA simulation and no write count; `params` are the defaults, unused.
-    """
-
-    @property
-    def module(self) -> ModuleOp:
-        """The module after propagate-axis-mapping (there is no materialized kernel)."""
-        assert self._module is not None
-        return self._module
-
-    def __repr__(self) -> str:
-        return f"<mmcomp.Kernel @{self.fusion.name} backend=interp (reference, unscheduled)>"
-
-
-def reference_kernel(fusion: Fusion) -> ReferenceKernel:
-    """The ReferenceKernel of `fusion`: FusionError where its roles do not fit."""
-    from mmcomp.interp.reference import run_function
-    from mmcomp.passes.propagate_axis_mapping import propagate
-
-    module = propagate(fusion)
-    stages = {"fusion": _text(fusion.module), "propagate-axis-mapping": _text(module)}
-    function = _functions(module)[0]
-
-    def run(inputs: list[Any]) -> tuple[np.ndarray, ...]:
-        return run_function(function, inputs)
-
-    return ReferenceKernel(fusion, "interp", ScheduleParams(), stages, module, run)
 
 
 def _check_schedule_m_applies(fusion: Fusion, schedule_m: int | None, dynamic_m: bool) -> None:

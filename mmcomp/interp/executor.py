@@ -362,7 +362,7 @@ def execute(
         if bad.size == 0:
             continue
         first = tuple(int(i) for i in bad[0])
-        times = "once" if expected[first] else "never (a row of no group)"
+        times = "exactly once" if expected[first] else "never: a row of no group"
         raise CoverageError(
             f"kernel @{name}: output {index} element {first} was written {int(count[first])} "
             f"times (expected {times}); {len(bad)} of {count.size} elements are wrong"

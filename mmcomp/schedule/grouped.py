@@ -23,7 +23,7 @@ from collections.abc import Mapping
 
 from mmcomp.analysis.groups import CONTIGUOUS, GROUP_ROLE, Grouping
 from mmcomp.dialects.fusion import is_dynamic
-from mmcomp.dialects.sched import Problem, ScheduleParams
+from mmcomp.dialects.sched import MAX_GROUPS, Problem, ScheduleParams
 from mmcomp.errors import ScheduleError
 from mmcomp.schedule.heuristics import NOMINAL_EXTENTS, choose_params, normalize_overrides
 
@@ -55,6 +55,11 @@ def choose_grouped_params(
     dense problem of the groups' rows (`grouped_rows`); ScheduleError for an override
     that a grouped kernel cannot take, naming it."""
     given = normalize_overrides(overrides)
+    if grouping.groups > MAX_GROUPS:
+        raise ScheduleError(
+            f"a grouped kernel takes at most {MAX_GROUPS} groups (its lookup is a binary "
+            f"search unrolled over the group index); w has G = {grouping.groups}"
+        )
     for name, value in FIXED.items():
         if name in given and given[name] != value:
             raise ScheduleError(

@@ -148,7 +148,7 @@ def grouped_coordinates(
     if plan.groups == CONTIGUOUS:
         lookup = index.add(sched.GroupTileOp(group_sizes, tile_m, plan.tile[0]))
         group, m0, end = lookup.results
-        group.name_hint, m0.name_hint, end.name_hint = "group", "m0", "group_end"
+        group.name_hint, m0.name_hint, end.name_hint = "g", "m0", "group_end"
         grouped = {GROUP_ROLE: group, "m": m0, "n": n0}
         live = index.compare("ult", m0, end, "has_rows")
         return Coordinates(grouped, rows=end, live=live)
