@@ -29,6 +29,8 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, SSAVal
 from xdsl.utils.exceptions import VerifyException
 
 from mmcomp.dialects.fusion import (
+    GROUPED_N,
+    QUANTIZE_GROUP,
     AxisRolesAttr,
     BroadcastOp,
     CastOp,
@@ -39,6 +41,8 @@ from mmcomp.dialects.fusion import (
     MatmulOp,
     MmaOp,
     PointwiseOp,
+    QuantizeOp,
+    QuantizeScaleOp,
     ScaledContraction,
     format_extent,
     is_dynamic,
@@ -468,6 +472,9 @@ def _propagate(op: Operation, classes: _AxisClasses) -> None:
                     f"axis {out_axis} of the result, which it becomes, has role {conflict[0]}",
                 )
         return
+    if isinstance(op, QuantizeOp | QuantizeScaleOp):
+        _propagate_quantize(op, classes)
+        return
     if not isinstance(op, PointwiseOp | CastOp):
         return
     names = op.operand_names() if isinstance(op, PointwiseOp) else ("input",)
@@ -481,6 +488,45 @@ def _propagate(op: Operation, classes: _AxisClasses) -> None:
                     f"axis {axis} of the result has role {conflict[0]}; pointwise operands "
                     "line up axis by axis",
                 )
+
+
+def _propagate_quantize(op: QuantizeOp | QuantizeScaleOp, classes: _AxisClasses) -> None:
+    """Tie a quantization's values and scales to the input's axes: the fp8 values axis by
+    axis; a scale's leading axes to the input's, a group scale's last axis the n axis in
+    groups of 128 (n128), whose input axis must be n."""
+    rank = len(_shape(op.input))
+    if isinstance(op, QuantizeOp):
+        tied = [(op.result, axis, axis) for axis in range(rank)]
+        scale, granularity = op.scale, op.granularity
+    else:
+        tied = []
+        scale, granularity = op.result, op.granularity
+    if granularity != "tensor":
+        tied += [(scale, axis, axis) for axis in range(rank - 1)]
+    for value, axis, input_axis in tied:
+        conflict = classes.union((value, axis), (op.input, input_axis))
+        if conflict is not None:
+            _fail(
+                op,
+                f"{op.name}: axis {axis} of {_describe(value)} has role {conflict[0]}, but "
+                f"axis {input_axis} of 'input', which it follows, has role {conflict[1]}",
+            )
+    if granularity != "group":
+        return
+    found = classes.fix((op.input, rank - 1), "n")
+    if found is not None:
+        _fail(
+            op,
+            f"{op.name}: 1 x {QUANTIZE_GROUP} groups run along the contraction's n axis, the "
+            f"last axis of 'input', which has role {found}",
+        )
+    found = classes.fix((scale, rank - 1), GROUPED_N)
+    if found is not None:
+        _fail(
+            op,
+            f"{op.name}: the last axis of the group scale is n in groups of {QUANTIZE_GROUP} "
+            f"({GROUPED_N}), found role {found}",
+        )
 
 
 def infer_axis_mapping(func: FuncOp) -> AxisMapping:
@@ -577,7 +623,7 @@ def _check_tied(
     """A verifier error at `op` where an axis of `value` is static but its role's extent is
     dynamic, or the other way round: every axis of one role is one runtime extent."""
     for axis, (extent, role) in enumerate(zip(_shape(value), roles, strict=True)):
-        if role == ABSENT or is_dynamic(extent) == is_dynamic(space[role]):
+        if role in (ABSENT, GROUPED_N) or is_dynamic(extent) == is_dynamic(space[role]):
             continue
         _fail(
             op,

@@ -922,8 +922,48 @@ class Fusion:
             )
         return self._insert(fd.GeluOp(x.ssa, approximate), where)
 
+    def quantize(
+        self,
+        y: Value,
+        dtype: Any = "f8e4m3",
+        *,
+        group: int | None = fd.QUANTIZE_GROUP,
+        scale: Value | None = None,
+    ) -> tuple[Value, Value]:
+        """`y` quantized to fp8: (the fp8 values, their f32 scale), `y ~ q * scale`.
+
+        Without `scale`, the scale is computed from `y`: amax(|y|) / largest (448 for
+        f8e4m3, 57344 for f8e5m2) per 1 x 128 group of the last axis with `group=128`
+        (shape [..., M, ceil(N/128)], a block-wise `scale_a`), per row with `group=None`
+        ([..., M], a row-wise `scale_a`). With `scale` (an f32 Value of shape [], [..., M]
+        or [..., M, ceil(N/128)], which selects the granularity; `group` is not read), the
+        values are `y / scale`. The cast saturates at the largest finite value; where the
+        scale is 0 the values are 0 (docs/fp8.md).
+        """
+        where = "Fusion.quantize"
+        y = self._value(y, where, "y")
+        name = dtype_name(dtype, f"{where}: argument 'dtype'")
+        if not _is_fp8(name):
+            raise FusionError(f"{where}: argument 'dtype': expected f8e4m3 or f8e5m2, found {name}")
+        target = fd.ELEMENT_TYPES[name]
+        if scale is None:
+            if group is not None and group != fd.QUANTIZE_GROUP:
+                raise FusionError(
+                    f"{where}: argument 'group': expected {fd.QUANTIZE_GROUP} (1 x "
+                    f"{fd.QUANTIZE_GROUP} groups) or None (one scale per row), found {group!r}"
+                )
+            if y.ndim < 1:
+                raise FusionError(f"{where}: argument 'y': expected rank >= 1, found a scalar")
+            scale = self._insert(fd.QuantizeScaleOp(y.ssa, target, group), where)
+        else:
+            scale = self._value(scale, where, "scale")
+        result_type = fd.tensor_type(y.shape, name)
+        values = self._insert(fd.QuantizeOp(y.ssa, scale.ssa, result_type), where)
+        return values, scale
+
     def cast(self, x: Value, dtype: Any) -> Value:
-        """`x` converted to `dtype` (round to nearest even); `x` itself if already of it."""
+        """`x` converted to `dtype` (round to nearest even; to fp8 with saturation at its
+        largest finite value); `x` itself if already of it."""
         where = "Fusion.cast"
         x = self._value(x, where, "x")
         return self._convert(x, dtype_name(dtype, f"{where}: argument 'dtype'"), where)

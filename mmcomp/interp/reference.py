@@ -38,6 +38,8 @@ from mmcomp.dialects.fusion import (
     MmaOp,
     MulOp,
     NegOp,
+    QuantizeOp,
+    QuantizeScaleOp,
     ReluOp,
     ScaledContraction,
     SigmoidOp,
@@ -49,6 +51,12 @@ from mmcomp.dialects.fusion import (
     is_dynamic,
 )
 from mmcomp.dialects.fusion.grouped import group_rows
+from mmcomp.dialects.fusion.quantize import (
+    expanded_scale,
+    quantize_scales,
+    quantized,
+    saturated,
+)
 from mmcomp.dialects.fusion.scales import dequantized
 from mmcomp.errors import FusionError
 from mmcomp.frontend.argcheck import check_shape_and_dtype
@@ -152,7 +160,8 @@ class FusionFunctions(InterpreterFunctions):
         return np.asarray(value).astype(self.accumulate)
 
     def _rounded(self, op: Operation, value: np.ndarray) -> tuple[np.ndarray]:
-        return (np.asarray(value).astype(_result_dtype(op)),)
+        """The value rounded to the op's result type (to fp8 with saturation)."""
+        return (saturated(value, _result_dtype(op)),)
 
     def _factors(
         self, op: ScaledContraction, args: tuple[Any, ...]
@@ -242,6 +251,20 @@ class FusionFunctions(InterpreterFunctions):
     @impl(CastOp)
     def run_cast(self, interpreter: Interpreter, op: CastOp, args: tuple[Any, ...]):
         return self._rounded(op, args[0])
+
+    @impl(QuantizeScaleOp)
+    def run_quantize_scale(
+        self, interpreter: Interpreter, op: QuantizeScaleOp, args: tuple[Any, ...]
+    ):
+        values = self._wide(args[0])
+        scales = quantize_scales(values, op.largest, op.granularity)
+        return self._rounded(op, scales)
+
+    @impl(QuantizeOp)
+    def run_quantize(self, interpreter: Interpreter, op: QuantizeOp, args: tuple[Any, ...]):
+        values, scale = self._wide(args[0]), self._wide(args[1])
+        expanded = expanded_scale(scale, values.shape, op.granularity)
+        return (quantized(values, expanded, _result_dtype(op)),)
 
     def _binary(self, op: BinaryOp, args: tuple[Any, ...]) -> tuple[np.ndarray]:
         lhs, rhs = (self._wide(arg) for arg in args)

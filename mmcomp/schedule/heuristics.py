@@ -19,6 +19,7 @@ from typing import cast
 
 from mmcomp.analysis.schedule_plan import tail_segments
 from mmcomp.arch import limits as hw
+from mmcomp.dialects.fusion import QUANTIZE_GROUP
 from mmcomp.dialects.sched import (
     EPILOGUES,
     RASTERS,
@@ -272,6 +273,20 @@ def choose_tile(
         if count >= hw.SM_COUNT or (tile_n == fitting[0] and count >= FULL_WAVE_TILES):
             return (tile_m, tile_n, tile_k)
     return (tile_m, min(128, fitting[0]), tile_k)
+
+
+def quantizing_tile(problem: Problem, tile: tuple[int, int, int]) -> tuple[int, int, int]:
+    """`tile` widened along n where the epilogue computes quantization scales: to whole
+    1 x 128 groups, or to the whole row (at most 256 wide; wider rows are refused by the
+    params' check)."""
+    tile_m, tile_n, tile_k = tile
+    if "row" in problem.quantize:
+        covering = [n for n in (64, 128, 256) if n >= problem.n]
+        if covering:
+            return (tile_m, max(tile_n, covering[0]), tile_k)
+    if "group" in problem.quantize and tile_n % QUANTIZE_GROUP:
+        return (tile_m, -(-tile_n // QUANTIZE_GROUP) * QUANTIZE_GROUP, tile_k)
+    return tile
 
 
 def choose_small_m_tile(
@@ -665,6 +680,8 @@ def _choose(problem: Problem, given: dict[str, object]) -> ScheduleParams:
         tile = given.get("tile") or choose_tile(problem, ws, consumer)
     assert isinstance(tile, tuple)
     tile = cast("tuple[int, int, int]", tile)
+    if "tile" not in given:
+        tile = quantizing_tile(problem, tile)
     warpgroup = derive_warpgroup(tile, ws, swap)
     epilogue = "registers" if swap else choose_epilogue(problem)
     params = ScheduleParams(

@@ -12,6 +12,8 @@ Nothing else in mmcomp imports torch; this module does, at import. It holds:
   under `torch.compile(fullgraph=True)` and inside CUDA-graph capture;
 - `FusedLinear` (linear + bias + activation) and `GatedMLP` (the Llama/Mistral/Qwen MLP),
   built from torch / transformers modules by sharing their parameters;
+- fp8 (mmcomp.torch.fp8): `scaled_mm` (torch._scaled_mm's arguments), `quantize`,
+  `Fp8Linear` and `Fp8GatedMLP` (`FusedLinear.fp8`, `GatedMLP.fp8`);
 - `ColumnParallelLinear`, `RowParallelLinear` and `TensorParallelGatedMLP`: those modules
   split over a torch.distributed process group (Megatron's tensor parallelism, DTensor
   weights accepted), each rank's part one of them.
@@ -28,6 +30,7 @@ for every token count.
 
 from mmcomp.runtime.arrays import BFLOAT16
 from mmcomp.torch.arrays import ARRAYS, FUSION_DTYPES, NUMPY_DTYPES, TORCH_DTYPES, TorchArrays
+from mmcomp.torch.fp8 import Fp8GatedMLP, Fp8Linear, quantize, quantize_weight, scaled_mm
 from mmcomp.torch.modules import ACTIVATIONS, FusedLinear, GatedMLP, activation_name
 from mmcomp.torch.ops import op
 from mmcomp.torch.parallel import ColumnParallelLinear, RowParallelLinear, TensorParallelGatedMLP
@@ -40,6 +43,8 @@ __all__ = [
     "FUSION_DTYPES",
     "NUMPY_DTYPES",
     "TORCH_DTYPES",
+    "Fp8GatedMLP",
+    "Fp8Linear",
     "FusedLinear",
     "GatedMLP",
     "RowParallelLinear",
@@ -47,4 +52,7 @@ __all__ = [
     "TorchArrays",
     "activation_name",
     "op",
+    "quantize",
+    "quantize_weight",
+    "scaled_mm",
 ]

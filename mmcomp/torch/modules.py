@@ -79,7 +79,7 @@ def _fusion_dtype(tensor: Any, where: str, what: str, backend: object = "cuda") 
     return dtype
 
 
-def _check_schedule(schedule: object, where: str) -> dict[str, Any]:
+def check_schedule(schedule: object, where: str) -> dict[str, Any]:
     """A module's mmcomp.compile keywords, checked when it is built (its kernel is
     compiled at the first forward)."""
     from mmcomp.compiler import BACKENDS
@@ -115,7 +115,7 @@ ROW_COUNTS_KEPT = 64
 """Row counts whose kernel's fast path a module keeps."""
 
 
-class _RowFamily:
+class RowFamily:
     """The kernel of a module: its fusion with a dynamic row count (M), compiled on first
     use; its M buckets serve every row count."""
 
@@ -143,14 +143,15 @@ class _RowFamily:
         return self._kernel
 
     def run(self, arrays: Sequence[Any]) -> Any:
-        """The kernel's output on `arrays` (the rows first): straight to the launch kept
-        for the arrays where there is one, else through the kernel's call."""
+        """The kernel's output (a tuple where it has several) on `arrays` (the rows first):
+        straight to the launch kept for the arrays where there is one, else through the
+        kernel's call."""
         rows = arrays[0].shape[0]
         fast = self._fast.get(rows)
         if fast is not None:
             found = fast(arrays)
             if found is not None:
-                return found[0]
+                return found[0] if len(found) == 1 else found
         kernel = self.kernel()
         outputs = kernel(*arrays)
         if fast is None and kernel.backend == "cuda":
@@ -166,14 +167,14 @@ class _RowFamily:
                 if len(self._fast) >= ROW_COUNTS_KEPT:
                     self._fast.pop(next(iter(self._fast)))
                 self._fast[rows] = found_path
-        return outputs[0]
+        return outputs[0] if len(outputs) == 1 else outputs
 
 
 def _family_op(
     name: str,
     inputs: Sequence[str],
     optional: Sequence[str],
-    family: _RowFamily,
+    family: RowFamily,
     out_features: int,
     where: str,
 ) -> Any:
@@ -228,7 +229,7 @@ class FusedLinear(nn.Module):
         self.out_features = linear.out_features
         self.activation = activation_name(activation, where)
         self.recompute = _check_recompute(recompute, where)
-        checked = _check_schedule(schedule, where)
+        checked = check_schedule(schedule, where)
         dtype = _fusion_dtype(linear.weight, where, "linear.weight", checked.get("backend"))
         n, k, act, bias = self.out_features, self.in_features, self.activation, self.bias
         has_bias = bias is not None
@@ -247,7 +248,7 @@ class FusedLinear(nn.Module):
             f.output(f.cast(activate(f, f.linear(a, w, b), act), dtype))
             return f
 
-        self._family = _RowFamily(build, checked)
+        self._family = RowFamily(build, checked)
         self._trainable = trainable([build()], [checked], self.recompute, where)
         description = f"linear {n}x{k} {dtype} bias={has_bias} {act} {sorted(schedule.items())}"
         self._op = _family_op(
@@ -258,6 +259,14 @@ class FusedLinear(nn.Module):
             n,
             f"FusedLinear({k} -> {n}, {act})",
         )
+
+    @staticmethod
+    def fp8(linear: Any, activation: Any = None, scaling: str = "row", **schedule: Any) -> Any:
+        """The fp8 form of a FusedLinear of `linear` (mmcomp.torch.fp8.Fp8Linear): its
+        weight quantized once to e4m3 per row or per 128 x 128 block ("block")."""
+        from mmcomp.torch.fp8 import Fp8Linear
+
+        return Fp8Linear(linear, activation, scaling, **schedule)
 
     def fusion(self) -> Any:
         """The module's fusion (its row count M dynamic)."""
@@ -334,7 +343,7 @@ class GatedMLP(nn.Module):
         self.hidden = gate.in_features
         self.intermediate = gate.out_features
         self.recompute = _check_recompute(recompute, where)
-        schedule = _check_schedule(gate_up_schedule or {}, f"{where}: gate_up_schedule")
+        schedule = check_schedule(gate_up_schedule or {}, f"{where}: gate_up_schedule")
         dtype = _fusion_dtype(gate.weight, where, "gate_proj.weight", schedule.get("backend"))
         for name, tensor in (("up_proj.weight", up.weight), ("down_proj.weight", down.weight)):
             if tensor.dtype != gate.weight.dtype:
@@ -357,7 +366,7 @@ class GatedMLP(nn.Module):
             f.output(f.cast(gated, dtype))
             return f
 
-        self._family = _RowFamily(build, schedule)
+        self._family = RowFamily(build, schedule)
         description = f"gated {h}->{i} {dtype} bias={biased} {act} {sorted(schedule.items())}"
         self._op = _family_op(
             op_name(f"gated_{act}", description),
@@ -367,7 +376,7 @@ class GatedMLP(nn.Module):
             i,
             f"GatedMLP gate/up ({h} -> {i}, {act})",
         )
-        down_keywords = _check_schedule(down_schedule or {}, f"{where}: down_schedule")
+        down_keywords = check_schedule(down_schedule or {}, f"{where}: down_schedule")
         self.down = FusedLinear(down, None, **down_keywords)
         self._trainable = trainable(
             [build(), self.down.fusion()],
@@ -375,6 +384,20 @@ class GatedMLP(nn.Module):
             self.recompute,
             where,
         )
+
+    @staticmethod
+    def fp8(
+        mlp: Any,
+        activation: Any = None,
+        scaling: str = "block",
+        gate_up_schedule: dict[str, Any] | None = None,
+        down_schedule: dict[str, Any] | None = None,
+    ) -> Any:
+        """The fp8 form of a GatedMLP of `mlp` (mmcomp.torch.fp8.Fp8GatedMLP): e4m3 weights
+        per 128 x 128 block, h quantized in the gate/up kernel's epilogue (or per row)."""
+        from mmcomp.torch.fp8 import Fp8GatedMLP
+
+        return Fp8GatedMLP(mlp, activation, scaling, gate_up_schedule, down_schedule)
 
     def forward(self, x: Any) -> Any:
         """down(act(gate(x)) * up(x)) over x's last axis."""

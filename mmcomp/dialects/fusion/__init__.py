@@ -6,7 +6,8 @@ are bf16, f16, f32 and the fp8 types f8E4M3FN and f8E5M2 (and i32 for the group 
 `grouped_linear`, docs/grouped.md); contractions (`matmul`, `linear`,
 `fused_multiply_sum`, `mma`, `grouped_linear`) produce f32, and those of fp8 factors may
 carry f32 scales (`scales %sa, %sb`: per-tensor, row-wise or block-wise,
-`mmcomp.dialects.fusion.scales`).
+`mmcomp.dialects.fusion.scales`). `quantize_scale` and `quantize` make fp8 tensors with
+their scales (`mmcomp.dialects.fusion.quantize`).
 Pointwise operands have equal shapes and element types: broadcasts (`broadcast`), casts
 (`cast`) and scalar constants (`splat`) are explicit ops.
 
@@ -81,6 +82,14 @@ from mmcomp.dialects.fusion.pointwise import (
     TanhOp,
     UnaryOp,
 )
+from mmcomp.dialects.fusion.quantize import (
+    GROUPED_N,
+    LARGEST_FINITE,
+    QUANTIZE_GROUP,
+    QuantizeOp,
+    QuantizeScaleOp,
+    saturated,
+)
 
 CONTRACTION_OPS: tuple[type[IRDLOperation], ...] = (*DENSE_CONTRACTION_OPS, GroupedLinearOp)
 """The ops that sum over a K axis and produce f32."""
@@ -142,6 +151,12 @@ __all__ = [
     "ReluOp",
     "GeluOp",
     "CastOp",
+    "GROUPED_N",
+    "LARGEST_FINITE",
+    "QUANTIZE_GROUP",
+    "QuantizeOp",
+    "QuantizeScaleOp",
+    "saturated",
     "BINARY_OPS",
     "UNARY_OPS",
     "Fusion",
@@ -169,6 +184,8 @@ Fusion = Dialect(
         GeluOp,
         ReluOp,
         CastOp,
+        QuantizeScaleOp,
+        QuantizeOp,
     ],
     [AxisRolesAttr, IterationSpaceAttr],
 )

@@ -35,7 +35,9 @@ GROUP_SIZE_ELEMENT_TYPES: dict[str, Attribute] = {
 }
 """The element types of a grouped contraction's group sizes (offsets, counts): i32."""
 
-_ROLE = re.compile(r"b(0|[1-9][0-9]*)|g|m|n|k|_")
+_ROLE = re.compile(r"b(0|[1-9][0-9]*)|g|m|n|n128|k|_")
+
+_ORDER = ("g", "m", "n", "n128", "k", "_")
 
 DYNAMIC = DYNAMIC_INDEX
 """The extent of a dynamic axis (`?` in IR): known only from the arrays at call time."""
@@ -103,15 +105,17 @@ def largest_finite(dtype: str) -> str:
 
 
 def is_role(name: str) -> bool:
-    """Whether `name` is an axis role: b0, b1, ... (batch), g (group), m, n, k or _ (absent)."""
+    """Whether `name` is an axis role: b0, b1, ... (batch), g (group), m, n, k or _
+    (absent), or n128 (the n axis in groups of 128: the last axis of a group-wise
+    quantization scale)."""
     return _ROLE.fullmatch(name) is not None
 
 
 def role_order(role: str) -> tuple[int, int]:
-    """Sort key placing batch roles first (b0, b1, ...), then g, m, n, k, then _."""
+    """Sort key placing batch roles first (b0, b1, ...), then g, m, n, n128, k, then _."""
     if role.startswith("b"):
         return (0, int(role[1:]))
-    return (1, "gmnk_".index(role))
+    return (1, _ORDER.index(role))
 
 
 def float_literal(value: float) -> str:
@@ -233,7 +237,7 @@ def roles_problem(roles: Sequence[str]) -> str | None:
     seen: set[str] = set()
     for role in roles:
         if not is_role(role):
-            return f"expected b<i>, g, m, n, k or _ as an axis role, found {role!r}"
+            return f"expected b<i>, g, m, n, n128, k or _ as an axis role, found {role!r}"
         if role != "_" and role in seen:
             return f"role {role!r} appears twice in {list(roles)}"
         seen.add(role)
@@ -244,7 +248,7 @@ def space_problem(entries: Sequence[tuple[str, int]]) -> str | None:
     """What is wrong with (axis, extent) pairs of an iteration space, or None."""
     axes = [axis for axis, _ in entries]
     for axis, size in entries:
-        if not is_role(axis) or axis == "_":
+        if not is_role(axis) or axis in ("_", "n128"):
             return f"expected b<i>, g, m, n or k as an axis name, found {axis!r}"
         if is_dynamic(size) and not may_be_dynamic(axis):
             return f"axis {axis!r}: expected a static extent (only m and batch axes are dynamic)"

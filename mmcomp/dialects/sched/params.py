@@ -28,6 +28,7 @@ from mmcomp.dialects.sched.problem import (
     ceil_div,
     check_extents,
     format_dims,
+    quantize_problem,
 )
 from mmcomp.errors import ScheduleError
 
@@ -556,6 +557,9 @@ class ScheduleParams:
                 f"split_k = {self.split_k} is larger than the {k_blocks} K blocks of "
                 f"k = {problem.k} with tile k = {self.tile[2]}"
             )
+        quantize = quantize_problem(problem, self.tile[1])
+        if quantize is not None:
+            raise ScheduleError(quantize)
         tiles_m = ceil_div(problem.m, self.tile[0])
         tiles_n = ceil_div(problem.n, self.tile[1])
         work = problem.batch * tiles_m * tiles_n * self.split_k

@@ -26,9 +26,11 @@ from xdsl.ir import (
 
 from mmcomp.arch import limits as hw
 from mmcomp.dialects.fusion import (
+    QUANTIZE_GROUP,
     AxisRolesAttr,
     GroupedLinearOp,
     IterationSpaceAttr,
+    QuantizeScaleOp,
     dtype_name,
 )
 from mmcomp.dialects.fusion import MmaOp as FusionMmaOp
@@ -75,6 +77,9 @@ class Problem:
     """Shapes of the mma operands (loaded by TMA), in the order they are first used."""
     row_divisions: int = 0
     """Epilogue divisions by a row value (n but no m axis, e.g. `y / bias`)."""
+    quantize: tuple[str, ...] = ()
+    """The granularities of the scales the epilogue computes (`fusion.quantize_scale`):
+    "group" needs tile n a multiple of 128, "row" the whole row in one tile (tile n >= N)."""
     a_m_contiguous: bool = False
     """An A operand's contiguous axis is M (MN-major: TMA loads its tile in 64-wide boxes
     along M, so under swap_ab, where M is wgmma's n, the tile's m must be a multiple of 64)."""
@@ -208,8 +213,29 @@ def problem_of(func: Operation) -> Problem:
         tile_operands=operands["tile"],
         row_operands=operands["row"],
         column_operands=operands["column"],
+        quantize=tuple(
+            sorted({op.granularity for op in func.walk() if isinstance(op, QuantizeScaleOp)})
+        ),
         a_m_contiguous=any(_contiguous_role(value) == "m" for value in a_values),
     )
+
+
+def quantize_problem(problem: Problem, tile_n: int) -> str | None:
+    """Why a tile `tile_n` wide cannot compute the problem's quantization scales, or None:
+    a group scale needs whole groups in a tile, a row scale the whole row."""
+    if "group" in problem.quantize and tile_n % QUANTIZE_GROUP:
+        return (
+            f"tile n = {tile_n}: a fusion.quantize_scale of 1 x {QUANTIZE_GROUP} groups "
+            f"computes each group's amax in one tile, so tile n must be a multiple of "
+            f"{QUANTIZE_GROUP}"
+        )
+    if "row" in problem.quantize and tile_n < problem.n:
+        return (
+            f"tile n = {tile_n}: a fusion.quantize_scale per row computes each row's amax in "
+            f"one tile, so tile n must cover n = {problem.n}; quantize per 1 x "
+            f"{QUANTIZE_GROUP} group (group=128) where N is wider than a tile"
+        )
+    return None
 
 
 def _contiguous_role(value: SSAValue) -> str:

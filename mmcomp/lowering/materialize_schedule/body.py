@@ -17,7 +17,7 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.utils.exceptions import DiagnosticException
 
 from mmcomp.dialects import fusion, sched
-from mmcomp.dialects.fusion import GroupedLinearOp
+from mmcomp.dialects.fusion import QUANTIZE_GROUP, GroupedLinearOp
 from mmcomp.ir.diagnostics import at
 from mmcomp.ir.narrowing import is_tensor
 
@@ -46,8 +46,10 @@ def roles_of_value(value: SSAValue) -> tuple[str, ...] | None:
 
 
 def tile_shape(roles: Sequence[str], tile: tuple[int, int, int]) -> tuple[int, ...]:
-    """The tile of a value with `roles`: the CTA tile along m, n and k, extent 1 elsewhere."""
-    extents = {"m": tile[0], "n": tile[1], "k": tile[2]}
+    """The tile of a value with `roles`: the CTA tile along m, n and k (its 128-column
+    groups along n128), extent 1 elsewhere."""
+    groups = tile[1] // QUANTIZE_GROUP
+    extents = {"m": tile[0], "n": tile[1], fusion.GROUPED_N: groups, "k": tile[2]}
     return tuple(extents.get(role, 1) for role in roles)
 
 

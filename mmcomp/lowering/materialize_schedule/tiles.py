@@ -103,8 +103,16 @@ class KernelConstants:
 def _starts(
     index: IndexBuilder, roles: Sequence[str], starts: dict[str, SSAValue]
 ) -> list[SSAValue]:
-    """The start of each of `roles` (0 where the tile op names none)."""
-    return [starts[role] if role in starts else index.const(0) for role in roles]
+    """The start of each of `roles` (0 where the tile op names none; along n128, n's start
+    in groups of 128)."""
+    return [
+        index.div(starts["n"], fusion.QUANTIZE_GROUP)
+        if role == fusion.GROUPED_N
+        else starts[role]
+        if role in starts
+        else index.const(0)
+        for role in roles
+    ]
 
 
 def _moved(rewriter: PatternRewriter, block: Block, op: Operation) -> None:
