@@ -307,6 +307,7 @@ def _grouped_inputs(spec: Spec) -> list[tuple[str, tuple[int, ...], tuple[str, .
     """(name, shape, roles, kind) of a grouped spec's x, weights, group sizes and bias; the
     group axes' role is "g" (never dynamic)."""
     groups, m, n, k = spec.groups, spec.m, spec.n, spec.k
+    result: list[tuple[str, tuple[int, ...], tuple[str, ...], str]]
     if spec.group_layout == "counts":
         result = [("a", (groups, m, k), ("g", "m", "k"), "a")]
     else:

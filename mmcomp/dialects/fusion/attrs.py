@@ -266,7 +266,9 @@ def parse_role_list(parser: AttrParser) -> list[str]:
     """Parse `[r0, r1, ...]`, each role an identifier (b0, g, m, n, k, _)."""
     return parser.parse_comma_separated_list(
         parser.Delimiter.SQUARE,
-        lambda: parser.parse_identifier(context_msg=" as an axis role (b<i>, g, m, n, k or _)"),
+        lambda: parser.parse_identifier(
+            context_msg=" as an axis role (b<i>, g, m, n, n128, k or _)"
+        ),
     )
 
 
