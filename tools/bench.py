@@ -3,8 +3,8 @@
     python tools/bench.py [--quick] [--out FILE] [--repeat 50]
     python tools/bench.py --call [--quick] [--tokens 8192] [--out FILE]
     python tools/bench.py --rows decode|decode-large|fp16|large|all [--rounds 5] [--budget 15]
-        [--out FILE]
-    python tools/bench.py --fp8 tensor,row [--rounds 7] [--out FILE]
+        [--shapes 8x10240x8192,1x4096x4096] [--schedule swap_ab=true] [--out FILE]
+    python tools/bench.py --fp8 tensor,row,block [--rounds 7] [--out FILE]
     python tools/bench.py --grouped [--rounds 7] [--out FILE]
 
 The suite (bf16, random normal inputs, the same arrays for every contender):
@@ -21,7 +21,10 @@ command, is printed and written to --out.
 `--fp8` times fp8 linears (e4m3 A[M, K] and W[N, K], bf16 output) in the scaling modes
 named, on FP8_SHAPES: `torch._scaled_mm` (cuBLAS) and the heuristic's kernel of the same
 fusion (`f.linear(a, w, scale_a=..., scale_b=...)` cast to bf16), in turns over the rounds
-as `--rows` does; the kernel's output is checked against torch's first.
+as `--rows` does; the kernel's output is checked against torch's first. `block` takes
+1 x 128 scales of A and 128 x 128 ones of W: torch._scaled_mm's block-wise form where this
+torch has it, else its per-tensor cuBLAS kernel as the anchor (the row says so), the
+output checked against float32 of the dequantized factors.
 
 `--grouped` times the grouped GEMMs of mixture-of-experts layers against
 torch._grouped_mm (tools/bench_grouped.py).
@@ -31,6 +34,12 @@ turns, in one process: each round times cuBLAS (`torch.nn.functional.linear`), t
 heuristic's kernel and the autotuned one (`mmcomp.autotune` on the row's inputs, within
 `--budget` seconds), rotating the order; a row reports the median over the rounds of each
 kernel's speed relative to cuBLAS and its spread (min-max of the per-round ratios).
+`--shapes` adds bf16 linear rows of the shapes given (alone: `--rows` may be left out);
+each `--schedule KEY=VALUE[,KEY=VALUE]` adds a contender to every row, the kernel compiled
+with those overrides (the heuristic choosing the rest; a schedule refused for a row is
+left out there), timed in the same turns: e.g. `--schedule swap_ab=true` times the swapped
+kernel beside the heuristic's, `--schedule tile=64x128x64,warp_specialization=pingpong` a
+given tile.
 """
 
 from __future__ import annotations
@@ -612,29 +621,97 @@ def timed_in_turns(
     return times
 
 
-def interleaved_row(problem: Problem, rounds: int, repeat: int, budget: float) -> dict[str, Any]:
-    """cuBLAS, the heuristic's kernel and the autotuned one on the same inputs, timed in
+def parse_shapes(text: str) -> list[tuple[int, int, int]]:
+    """'MxNxK,MxNxK' -> [(m, n, k), ...]; an argparse error names a malformed shape."""
+    shapes: list[tuple[int, int, int]] = []
+    for item in text.split(","):
+        parts = item.strip().lower().split("x")
+        if len(parts) != 3 or not all(p.isdigit() and int(p) > 0 for p in parts):
+            raise argparse.ArgumentTypeError(f"shape {item!r}: expected MxNxK, three positive ints")
+        m, n, k = (int(p) for p in parts)
+        shapes.append((m, n, k))
+    return shapes
+
+
+def parse_schedule(text: str) -> dict[str, Any]:
+    """'tile=64x128x64,swap_ab=true,split_k=2' -> schedule overrides: AxBxC as a tuple,
+    integers as ints, true / false as bools, anything else as given."""
+    overrides: dict[str, Any] = {}
+    for item in text.split(","):
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise argparse.ArgumentTypeError(f"schedule {text!r}: expected KEY=VALUE[,KEY=VALUE]")
+        value = value.strip()
+        parts = value.lower().split("x")
+        parsed: Any = value
+        if value.lower() in ("true", "false"):
+            parsed = value.lower() == "true"
+        elif value.isdigit():
+            parsed = int(value)
+        elif len(parts) > 1 and all(part.isdigit() for part in parts):
+            parsed = tuple(int(part) for part in parts)
+        overrides[key.strip()] = parsed
+    return overrides
+
+
+def schedule_label(overrides: dict[str, Any]) -> str:
+    """A `--schedule` contender's name: its overrides as given on the command line."""
+    return ",".join(
+        f"{key}={'x'.join(map(str, v)) if isinstance(v, tuple) else str(v).lower()}"
+        for key, v in overrides.items()
+    )
+
+
+def interleaved_row(
+    problem: Problem,
+    rounds: int,
+    repeat: int,
+    budget: float,
+    schedules: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """cuBLAS, the heuristic's kernel, the autotuned one (none at `budget` 0: the
+    heuristic's figures stand in) and one kernel per `schedules`
+    entry (overrides; one the compiler refuses is left out) on the same inputs, timed in
     turns for `rounds` rounds (each round `median_ms` of each, the order rotating)."""
     import mmcomp
+    from mmcomp.errors import FusionError, ScheduleError
 
     sets, run_torch = rotating_torch(problem)
     fusion = fusion_of(problem)
     names = [value.name for value in fusion.inputs]
     heuristic = mmcomp.compile(fusion)
-    tuned = mmcomp.autotune(fusion, *(sets[0][name] for name in names), budget_s=budget)
-    report = getattr(tuned, "autotune_report", None)
     run_heuristic, heuristic_out = rotating_launch(heuristic.device_kernel, names, sets)
-    run_tuned, tuned_out = rotating_launch(tuned.device_kernel, names, sets)
-    runs = {"cublas": run_torch, "heuristic": run_heuristic, "autotuned": run_tuned}
+    runs = {"cublas": run_torch, "heuristic": run_heuristic}
+    outputs = [heuristic_out]
+    tuned, report = heuristic, None
+    if budget > 0:
+        tuned = mmcomp.autotune(fusion, *(sets[0][name] for name in names), budget_s=budget)
+        report = getattr(tuned, "autotune_report", None)
+        runs["autotuned"], tuned_out = rotating_launch(tuned.device_kernel, names, sets)
+        outputs.append(tuned_out)
+    given: dict[str, str] = {}
+    for overrides in schedules or []:
+        label = schedule_label(overrides)
+        try:
+            kernel = mmcomp.compile(fusion, **overrides)
+        except (FusionError, ScheduleError) as error:
+            print(f"  {problem.name}, {label}: refused ({error})", flush=True)
+            continue
+        runs[label], output = rotating_launch(kernel.device_kernel, names, sets)
+        outputs.append(output)
+        given[label] = brief(kernel.params)
     times = timed_in_turns(runs, rounds, repeat)
-    check_against_torch(problem, sets[0], heuristic_out)
-    check_against_torch(problem, sets[0], tuned_out)
+    if budget <= 0:  # no autotuning: the heuristic's kernel stands in for the tuned one
+        times["autotuned"] = times["heuristic"]
+    for output in outputs:
+        check_against_torch(problem, sets[0], output)
     return {
         "problem": problem.name,
         "flops": problem.flops,
         "ms": times,
         "heuristic": brief(heuristic.params),
         "autotuned": brief(tuned.params),
+        "given": given,
         "report": report.to_json() if report is not None else None,
     }
 
@@ -657,10 +734,21 @@ def _spread(ratios: list[float]) -> str:
 def rows_report(args: argparse.Namespace) -> tuple[str, list[dict[str, Any]]]:
     """The `--rows` table (and the raw figures): each row timed in turns, in one process."""
 
-    groups = list(ROWS) if args.rows == "all" else args.rows.split(",")
+    rows = dict(ROWS)
+    groups = list(ROWS) if args.rows == "all" else [g for g in args.rows.split(",") if g]
     unknown = [group for group in groups if group not in ROWS]
     if unknown:
         raise SystemExit(f"--rows: unknown group {unknown[0]!r}; expected {', '.join(ROWS)} or all")
+    if args.shapes:
+        rows["shapes"] = [
+            Problem(f"linear {m}x{n}x{k}", m, n, k, "linear") for m, n, k in args.shapes
+        ]
+        groups.append("shapes")
+    given_lines = [
+        "| problem | given schedule | its schedule | given / cuBLAS (spread) | "
+        "heuristic / given (spread) |",
+        "| --- | --- | --- | --- | --- |",
+    ]
     lines = [
         "| problem | cuBLAS TFLOP/s | heuristic TFLOP/s | heuristic / cuBLAS (spread) | "
         "autotuned TFLOP/s | autotuned / cuBLAS (spread) | autotuned / heuristic (spread) |",
@@ -673,8 +761,8 @@ def rows_report(args: argparse.Namespace) -> tuple[str, list[dict[str, Any]]]:
     raw: list[dict[str, Any]] = []
     for group in groups:
         medians: dict[str, list[float]] = {"heuristic": [], "autotuned": []}
-        for problem in ROWS[group]:
-            row = interleaved_row(problem, args.rounds, args.repeat, args.budget)
+        for problem in rows[group]:
+            row = interleaved_row(problem, args.rounds, args.repeat, args.budget, args.schedule)
             raw.append(row)
             tflops = {
                 name: problem.flops / statistics.median(ms) / 1e9 for name, ms in row["ms"].items()
@@ -694,6 +782,12 @@ def rows_report(args: argparse.Namespace) -> tuple[str, list[dict[str, Any]]]:
                 f"| {row['problem']} | {row['heuristic']} | {row['autotuned']} | "
                 f"{timed}{tuned_in} |"
             )
+            for label, chosen in row["given"].items():
+                given_lines.append(
+                    f"| {row['problem']} | {label} | {chosen} | {_spread(_ratios(row, label))} "
+                    f"| {_spread(_ratios(row, 'heuristic', label))} |"
+                )
+                print(given_lines[-1], flush=True)
         heuristic = statistics.geometric_mean(medians["heuristic"])
         autotuned = statistics.geometric_mean(medians["autotuned"])
         lines.append(f"| geomean, {group} | | | {heuristic:.3f} | | {autotuned:.3f} | |")
@@ -710,7 +804,8 @@ def rows_report(args: argparse.Namespace) -> tuple[str, list[dict[str, Any]]]:
         "checked against torch",
         "",
     ]
-    text = "\n".join([*header, *lines, "", *schedules, ""])
+    given = [*given_lines, ""] if len(given_lines) > 2 else []
+    text = "\n".join([*header, *lines, "", *schedules, "", *given])
     return text, raw
 
 
@@ -719,13 +814,19 @@ FP8_SHAPES = ((8192, 8192, 8192), (4096, 14336, 5120), (128, 14336, 4096), (16, 
 
 
 def fp8_fusion(m: int, n: int, k: int, mode: str) -> Any:
-    """bf16(dequant(a) dequant(w)^T) of e4m3 factors with scales of `mode` (tensor, row)."""
+    """bf16(dequant(a) dequant(w)^T) of e4m3 factors with scales of `mode` (tensor, row,
+    block)."""
     import mmcomp
 
     f = mmcomp.Fusion("fp8_linear")
     a = f.input("a", [m, k], "f8e4m3")
     w = f.input("w", [n, k], "f8e4m3")
-    shapes = {"tensor": ([], []), "row": ([m], [n])}[mode]
+    blocks_k, blocks_n = -(-k // 128), -(-n // 128)
+    shapes = {
+        "tensor": ([], []),
+        "row": ([m], [n]),
+        "block": ([m, blocks_k], [blocks_n, blocks_k]),
+    }[mode]
     scale_a = f.input("scale_a", shapes[0], "f32")
     scale_b = f.input("scale_b", shapes[1], "f32")
     f.output(f.cast(f.linear(a, w, scale_a=scale_a, scale_b=scale_b), "bf16"))
@@ -741,18 +842,45 @@ def fp8_row(m: int, n: int, k: int, mode: str, rounds: int, repeat: int) -> dict
 
     a = torch.randn(m, k, device="cuda").to(torch.float8_e4m3fn)
     w = torch.randn(n, k, device="cuda").to(torch.float8_e4m3fn)
+    scaled_mm = torch._scaled_mm  # pyright: ignore[reportPrivateImportUsage]
+    anchor = mode
     if mode == "tensor":
         scale_a = torch.rand((), device="cuda") + 0.5
         scale_b = torch.rand((), device="cuda") + 0.5
         torch_a, torch_b = scale_a, scale_b
-    else:
+    elif mode == "row":
         scale_a = torch.rand(m, device="cuda") + 0.5
         scale_b = torch.rand(n, device="cuda") + 0.5
         torch_a, torch_b = scale_a[:, None].contiguous(), scale_b[None, :].contiguous()
+    else:
+        blocks_k, blocks_n = -(-k // 128), -(-n // 128)
+        scale_a = torch.rand(m, blocks_k, device="cuda") + 0.5
+        scale_b = torch.rand(blocks_n, blocks_k, device="cuda") + 0.5
+        # torch's block-wise form: a's 1 x 128 scales outer-dim-major ([M, K/128] with M
+        # contiguous), b's 128 x 128 ones [K/128, N/128] (b = w^T).
+        torch_a, torch_b = scale_a.t().contiguous().t(), scale_b.t()
+        try:
+            scaled_mm(a, w.t(), torch_a, torch_b, out_dtype=torch.bfloat16)
+            torch.cuda.synchronize()
+        except (RuntimeError, ValueError) as error:
+            print(
+                f"torch._scaled_mm has no block-wise scaling here ({error}); the block "
+                "rows are timed against its per-tensor cuBLAS kernel",
+                flush=True,
+            )
+            anchor = "tensor"
+            torch_a = torch.ones((), device="cuda")
+            torch_b = torch.ones((), device="cuda")
 
     def run_torch() -> Any:
-        scaled_mm = torch._scaled_mm  # pyright: ignore[reportPrivateImportUsage]
         return scaled_mm(a, w.t(), torch_a, torch_b, out_dtype=torch.bfloat16)
+
+    def dequantized() -> Any:
+        """bf16 of float32 A W^T of the dequantized factors (the block rows' reference)."""
+        rows = torch.arange(n, device="cuda") // 128
+        a_scales = scale_a.repeat_interleave(128, dim=1)[:, :k]
+        w_scales = scale_b[rows].repeat_interleave(128, dim=1)[:, :k]
+        return ((a.float() * a_scales) @ (w.float() * w_scales).t()).to(torch.bfloat16)
 
     kernel = mmcomp.compile(fp8_fusion(m, n, k, mode))
     inputs = {"a": a, "w": w, "scale_a": scale_a, "scale_b": scale_b}
@@ -760,18 +888,18 @@ def fp8_row(m: int, n: int, k: int, mode: str, rounds: int, repeat: int) -> dict
     times = timed_in_turns({"cublas": run_torch, "heuristic": run_kernel}, rounds, repeat)
     torch.cuda.synchronize()
     got = output.to_host().astype(np.float32)
-    want = run_torch().float().cpu().numpy()
+    want = (dequantized() if mode == "block" else run_torch()).float().cpu().numpy()
     error = float(np.max(np.abs(got - want)) / np.max(np.abs(want)))
     if not error < 2e-2:
         raise ValueError(f"fp8 {mode} {m}x{n}x{k}: relative error {error:.3g} against torch")
-    return {"ms": times, "heuristic": brief(kernel.params), "error": error}
+    return {"ms": times, "heuristic": brief(kernel.params), "error": error, "anchor": anchor}
 
 
 def fp8_report(args: argparse.Namespace) -> str:
     """The `--fp8` table: each mode's rows against torch._scaled_mm, timed in turns."""
     modes = args.fp8.split(",")
-    if any(mode not in ("tensor", "row") for mode in modes):
-        raise SystemExit(f"--fp8: expected tensor and/or row, found {args.fp8!r}")
+    if any(mode not in ("tensor", "row", "block") for mode in modes):
+        raise SystemExit(f"--fp8: expected tensor, row and/or block, found {args.fp8!r}")
     lines = [
         "| mode | problem | cuBLAS fp8 TFLOP/s | mmcomp TFLOP/s | mmcomp / cuBLAS (spread) | "
         "rel. error vs torch | schedule |",
@@ -783,8 +911,9 @@ def fp8_report(args: argparse.Namespace) -> str:
             flops = 2 * m * n * k
             tflops = {name: flops / statistics.median(ms) / 1e9 for name, ms in row["ms"].items()}
             ratios = _ratios(row, "heuristic")
+            label = mode if row["anchor"] == mode else f"{mode} (vs cuBLAS {row['anchor']})"
             lines.append(
-                f"| {mode} | {m}x{n}x{k} | {_figure(tflops['cublas'])} | "
+                f"| {label} | {m}x{n}x{k} | {_figure(tflops['cublas'])} | "
                 f"{_figure(tflops['heuristic'])} | {_spread(ratios)} | {row['error']:.2g} | "
                 f"{row['heuristic']} |"
             )
@@ -821,8 +950,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--fp8", default="", help="fp8 rows instead: scaling modes tensor and/or row"
     )
+    parser.add_argument(
+        "--shapes",
+        type=parse_shapes,
+        default=[],
+        help="bf16 linear rows MxNxK (comma-separated) beside or instead of --rows' groups",
+    )
+    parser.add_argument(
+        "--schedule",
+        type=parse_schedule,
+        action="append",
+        default=[],
+        help="a contender with these overrides, KEY=VALUE[,KEY=VALUE] (--rows, --shapes; "
+        "repeatable)",
+    )
     parser.add_argument("--rounds", type=int, default=5, help="rounds per row (--rows, --fp8)")
-    parser.add_argument("--budget", type=float, default=15.0, help="autotune seconds (--rows)")
+    parser.add_argument(
+        "--budget",
+        type=float,
+        default=15.0,
+        help="autotune seconds (--rows; 0: no autotuning, the heuristic's kernel in its place)",
+    )
     parser.add_argument("--json", default="", help="also write the raw figures here (--rows)")
     parser.add_argument(
         "--dynamic",
@@ -861,7 +1009,7 @@ def main(argv: list[str] | None = None) -> int:
             Path(args.out).write_text(text)
         return 0
 
-    if args.rows:
+    if args.rows or args.shapes:
         text, raw = rows_report(args)
         print(text)
         if args.out:

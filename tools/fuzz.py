@@ -83,8 +83,9 @@ FEATURES = {
     "grouped-only": "every case a grouped one (the grouped family alone: specs drawn from "
     "streams of their own until a linear or all-linear horizontal one comes)",
     "backward": "each case one backward kernel of mmcomp.grad (the epilogue adjoint under "
-    "recompute, a dgrad, a dW over the tokens, a column sum) of a drawn linear, matmul or "
-    "horizontal fusion, against the reference of that kernel's fusion",
+    "recompute, a dgrad, a dW over the tokens: its token count a dynamic K, run at the "
+    "spec's) of a drawn linear, matmul or horizontal fusion, against the reference of that "
+    "kernel's fusion",
 }
 """Features that widen the grammar, each enabled by `--feature NAME`. They hold what the
 cuda back end does not take yet (or is being fixed); the default grammar is what both back
@@ -218,6 +219,10 @@ class Built:
         bound of the spec's M bucket (schedule_m) and runs at the spec's M."""
         if self.compiled is None:
             return mmcomp.compile(self.fusion, backend=backend, **params)
+        from mmcomp.schedule.buckets import has_dynamic_m
+
+        if not has_dynamic_m(self.compiled):
+            return mmcomp.compile(self.compiled, backend=backend, **params)
         return mmcomp.compile(
             self.compiled, backend=backend, schedule_m=schedule_m_of(spec), **params
         )
@@ -919,10 +924,11 @@ _ROLE_NAMES = {"_": "1", "m": "m", "n": "n", "k": "k"}
 
 def build_backward(spec: Spec, name: str, recompute: bool, which: int) -> Built:
     """One kernel of the gradient of `spec`'s fusion (at its token count), as a Built:
-    the roles from its axis mapping, its contraction operands as "a" and "b", a ones
-    factor as "ones", every other input "signed"."""
+    the roles from its axis mapping, its contraction operands as "a" and "b", every other
+    input "signed". A dW compiles with the token count dynamic (its K; `Built.compiled`)
+    and runs at the spec's."""
     from mmcomp.analysis.roles import infer_axis_mapping
-    from mmcomp.autodiff import KERNEL, ONES
+    from mmcomp.autodiff import KERNEL
 
     gradient = mmcomp.grad(build(spec, name).fusion, recompute=recompute)
     steps = [step for step in gradient.steps if step.kind == KERNEL]
@@ -940,10 +946,12 @@ def build_backward(spec: Spec, name: str, recompute: bool, which: int) -> Built:
                 operands.setdefault(value, kind)
     roles: list[tuple[str, ...]] = []
     kinds: list[str] = []
-    for value, env in zip(fusion.inputs, step.inputs, strict=True):
+    for value in fusion.inputs:
         roles.append(tuple(_ROLE_NAMES.get(role, "b") for role in mapping.roles[value.ssa]))
-        kinds.append("ones" if env == ONES else operands.get(value.ssa, "signed"))
+        kinds.append(operands.get(value.ssa, "signed"))
     built = Built(fusion, roles, kinds, k=mapping.space.get("k", spec.k))
+    if step.over_tokens:
+        built.compiled = step.fusion()
     approx = {
         op.name.removeprefix("fusion.")
         for op in fusion.func.body.block.ops
@@ -979,9 +987,6 @@ def make_inputs(case: Case, built: Built) -> list[np.ndarray]:
     scale_b = 1.0 / math.sqrt(case.spec.k)
     for value, kind in zip(built.fusion.inputs, built.kinds, strict=True):
         shape = value.shape
-        if kind == "ones":
-            arrays.append(np.ones(shape, value.numpy_dtype))
-            continue
         if kind == "sizes":
             arrays.append(group_sizes(rng, case.spec))
             continue

@@ -29,6 +29,7 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, SSAVal
 from xdsl.utils.exceptions import VerifyException
 
 from mmcomp.dialects.fusion import (
+    BLOCK_ROLES,
     GROUPED_N,
     QUANTIZE_GROUP,
     AxisRolesAttr,
@@ -137,22 +138,26 @@ class ContractionRoles:
 
 def _with_scales(contraction: ContractionRoles) -> ContractionRoles:
     """`contraction` with the roles of its scales: none for a per-tensor scale, its factor's
-    roles without k for a row-wise one. Block-wise scales have no roles yet: refused."""
+    roles without k for a row-wise one, its factor's roles with each blocked axis's block
+    role (k128 for k, n128 for n: `BLOCK_ROLES`) for a block-wise one."""
     op = contraction.op
     assert isinstance(op, ScaledContraction)
     mode = op.scaling
     if mode is None:
         return contraction
-    if mode == "block":
-        _fail(
-            op,
-            f"{op.name}: block-wise scales (operands 'scale_a', 'scale_b') are not lowered yet: "
-            "their promotion in the mainloop is not built; the reference interpreter "
-            "(mmcomp.reference) evaluates them, and per-tensor or row-wise scales compile",
-        )
     if mode == "tensor":
         return replace(contraction, scale_roles=((), ()))
     a_axes, b_axes = op.scale_axes()
+    if mode == "block":
+        blocks = {base: block for block, base in BLOCK_ROLES.items()}
+        a_blocked, b_blocked = a_axes.blocked or (), b_axes.blocked or ()
+        a_roles = tuple(
+            blocks[r] if i in a_blocked else r for i, r in enumerate(contraction.a_roles)
+        )
+        b_roles = tuple(
+            blocks[r] if i in b_blocked else r for i, r in enumerate(contraction.b_roles)
+        )
+        return replace(contraction, scale_roles=(a_roles, b_roles))
     a_roles = tuple(r for i, r in enumerate(contraction.a_roles) if i not in a_axes.summed)
     b_roles = tuple(r for i, r in enumerate(contraction.b_roles) if i not in b_axes.summed)
     return replace(contraction, scale_roles=(a_roles, b_roles))
@@ -604,8 +609,8 @@ def infer_axis_mapping(func: FuncOp) -> AxisMapping:
 
 
 def _check_dynamic_roles(op: Operation, what: str, value: SSAValue, roles: Sequence[str]) -> None:
-    """A verifier error at `op` where a dynamic axis of `value` has a role other than m or
-    a batch role (n and k are static: tiles, K blocks and operand strides depend on them)."""
+    """A verifier error at `op` where a dynamic axis of `value` has a role other than m, k
+    or a batch role (n is static: the tiles along n and operand strides depend on it)."""
     for axis, (extent, role) in enumerate(zip(_shape(value), roles, strict=True)):
         if not is_dynamic(extent) or may_be_dynamic(role):
             continue
@@ -613,7 +618,7 @@ def _check_dynamic_roles(op: Operation, what: str, value: SSAValue, roles: Seque
         _fail(
             op,
             f"{op.name}: {what}: axis {axis} is dynamic (?) but has role {role} "
-            f"({described}); only M and batch extents may be dynamic, N and K are static",
+            f"({described}); only M, K and batch extents may be dynamic, N is static",
         )
 
 
@@ -623,7 +628,8 @@ def _check_tied(
     """A verifier error at `op` where an axis of `value` is static but its role's extent is
     dynamic, or the other way round: every axis of one role is one runtime extent."""
     for axis, (extent, role) in enumerate(zip(_shape(value), roles, strict=True)):
-        if role in (ABSENT, GROUPED_N) or is_dynamic(extent) == is_dynamic(space[role]):
+        role = BLOCK_ROLES.get(role, role)
+        if role == ABSENT or is_dynamic(extent) == is_dynamic(space[role]):
             continue
         _fail(
             op,

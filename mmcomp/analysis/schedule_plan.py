@@ -342,7 +342,8 @@ class SchedulePlan:
     def counts(self, index: IndexBuilder, extents: dict[str, SSAValue]) -> dict[str, Count]:
         """The tile and unit counts, emitted from the runtime `extents` where they depend on
         one (nothing is emitted for a static space): batch extents, tiles_m, tiles_n,
-        mn_units, cluster_units, work_units, cta_tiles."""
+        mn_units, cluster_units, work_units, cta_tiles, k_blocks (the K blocks of a tile:
+        ceil(K / tile k), from the runtime K where K is dynamic)."""
         space: dict[str, Count] = {
             axis: extents[axis] if is_dynamic(extent) else extent
             for axis, extent in self.space.items()
@@ -366,6 +367,7 @@ class SchedulePlan:
         counts["cluster_units"] = units
         counts["work_units"] = index.times(units, self.split_k, "units")
         counts["cta_tiles"] = index.times(units, self.cluster_size, "cta_tiles")
+        counts["k_blocks"] = index.ceil_div(space["k"], self.tile[2], "k_blocks")
         if self.stream_k:
             counts["iterations"] = index.times(units, self.k_blocks, "iterations")
         return counts
@@ -453,6 +455,8 @@ def plan_of(view: ScheduleView) -> SchedulePlan:
         return plan
     if plan.cluster_size != 1 or plan.split_k != 1 or not plan.persistent:
         raise view.fail(f"strategy {stream_k} needs a persistent grid of single CTAs, unsplit")
+    if "k" in plan.dynamic_axes:
+        raise view.fail(f"strategy {stream_k} needs a static K (it splits the K blocks)")
     iterations = _product(plan.cta_tiles, plan.k_blocks)
     if not is_dynamic(iterations) and plan.grid > iterations:
         raise view.fail(

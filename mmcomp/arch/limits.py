@@ -14,6 +14,9 @@ from mmcomp.ir.dtypes import DTYPES
 # The device.
 SM_COUNT: Final = 132
 """Streaming multiprocessors on the H200."""
+TPC_COUNT: Final = SM_COUNT // 2
+"""Texture processing clusters (pairs of SMs). Memory-bound one-wave grids ran as if each
+pair streamed at one rate whether it held one CTA or two (docs/schedule.md, "Small M")."""
 COMPUTE_CAPABILITY: Final = (9, 0)
 """Compute capability (sm_90; the kernels use the sm_90a feature set)."""
 

@@ -18,10 +18,12 @@ KERNEL = "kernel"
 POINTWISE = "pointwise"
 """A step whose fusion is pointwise only (no contraction defines an iteration space, so
 the kernel pipeline does not take it): evaluated op by op (mmcomp.reference, or torch)."""
-
-ONES = "ones"
-"""The name of a step input that is all ones (the factor of a sum written as a
-contraction); the runner makes it."""
+COLUMN_SUM = "column_sum"
+"""A step that sums the rows (the tokens) of its inputs, each [tokens, N], in f32 and
+rounds the total to its output's dtype once: one pass over memory by the runner's own
+reduction (numpy's, torch's), not a GEMM with N = 1. Its fusion states the same sum as a
+contraction with a ones factor per dtype (the inputs after the step's), for the
+reference interpreter."""
 
 
 @dataclass(frozen=True)
@@ -31,38 +33,43 @@ class Step:
     name: str
     """What the step computes, e.g. `dgrad.x`, `wgrad.w`, `sum.bias`, `epilogue`."""
     kind: str
-    """KERNEL or POINTWISE."""
+    """KERNEL, POINTWISE or COLUMN_SUM."""
     inputs: tuple[str, ...]
-    """The array names the fusion's inputs read, in order (ONES: made by the runner)."""
+    """The array names the fusion's inputs read, in order."""
     outputs: tuple[str, ...]
     """The array names the fusion's outputs write, in order."""
     build: Callable[[int | None], Fusion] = field(compare=False)
-    """The fusion; for a step over the tokens, at that token count."""
+    """The fusion; for a step over the tokens, at that token count (None: dynamic)."""
     over_tokens: bool = False
-    """Whether the contraction runs over the token count (the rows of the forward's
-    contraction). Its extent is then static in the fusion (a dynamic contraction extent is
-    not compiled), so the fusion is built per token count; the runner flattens the inputs
+    """Whether the step reduces over the token count (the rows of the forward's
+    contraction): a dW, whose contraction extent K is then the dynamic token count (one
+    compiled kernel serves every count), or a column sum. The runner flattens the inputs
     marked in `rows` to [tokens, features]."""
     rows: tuple[bool, ...] = ()
     """Per input: whether it is read as [tokens, features] (its leading axes flattened)."""
 
     def fusion(self, tokens: int | None = None) -> Fusion:
-        """The step's fusion (at `tokens` for a step over the tokens)."""
-        if self.over_tokens and tokens is None:
-            raise FusionError(f"step {self.name}: a step over the tokens needs the token count")
+        """The step's fusion: the one compiled, whose token count is dynamic where it has
+        one; for a step over the tokens, at a fixed `tokens` where given."""
         return self.build(tokens if self.over_tokens else None)
 
 
 class Runner(Protocol):
     """How a plan's steps run on arrays of one kind (numpy, torch)."""
 
-    def run(self, step: Step, fusion: Fusion, tokens: int | None, arrays: list[Any]) -> list[Any]:
-        """The outputs of `step` (whose fusion at these arrays is `fusion`) on `arrays`
-        (ONES already made)."""
+    def run(self, step: Step, fusion: Fusion, arrays: list[Any]) -> list[Any]:
+        """The outputs of the KERNEL or POINTWISE `step` (whose fusion at these arrays is
+        `fusion`) on `arrays`."""
         ...
 
-    def ones(self, shape: Sequence[int], dtype: str, like: Any) -> Any:
-        """An array of ones of a fusion dtype, on `like`'s device."""
+    def column_sum(self, arrays: list[Any], dtype: str) -> Any:
+        """The sum over the rows of each [tokens, N] array, accumulated in f32 (the
+        arrays' sums added in order), rounded to the fusion dtype `dtype`."""
+        ...
+
+    def empty(self, shape: Sequence[int], dtype: str, like: Any) -> Any:
+        """An array of `shape` and the fusion dtype `dtype` (of no elements), on `like`'s
+        device."""
         ...
 
 
@@ -93,7 +100,8 @@ class Gradient:
     gradients: Mapping[str, str]
     """Input name -> the array of its gradient."""
     tokens: int | None = None
-    """The token count (rows of the contraction results) where static, else None."""
+    """The forward's token count (rows of the contraction results) where static, else
+    None."""
     _cache: dict[tuple[str, Any], Fusion] = field(
         default_factory=dict[tuple[str, Any], Fusion], compare=False, repr=False
     )
@@ -110,15 +118,9 @@ class Gradient:
         return self.forward_steps[0].fusion()
 
     def backward(self, tokens: int | None = None) -> tuple[Fusion, ...]:
-        """The backward fusions, in order; those over the tokens at `tokens` (default: the
-        forward's static token count)."""
-        count = tokens if tokens is not None else self.tokens
-        if count is None and any(step.over_tokens for step in self.steps):
-            raise FusionError(
-                "Gradient.backward: the token count is dynamic; give tokens= for the steps "
-                "over the tokens"
-            )
-        return tuple(step.fusion(count) for step in self.steps)
+        """The backward fusions, in order: those compiled (the token count dynamic in the
+        steps over the tokens), or those over the tokens at a fixed `tokens`."""
+        return tuple(step.fusion(tokens) for step in self.steps)
 
     def needed(self, wanted: Iterable[str]) -> tuple[Step, ...]:
         """The backward steps that the gradients of the inputs `wanted` need, in order."""
@@ -135,21 +137,21 @@ class Gradient:
         written: set[str] = set()
         read: set[str] = set()
         for step in steps:
-            read.update(name for name in step.inputs if name not in written and name != ONES)
+            read.update(name for name in step.inputs if name not in written)
             written.update(step.outputs)
         return read
 
-    def step_fusion(self, step: Step, tokens: int | None, shapes: Sequence[Any] = ()) -> Fusion:
-        """The step's fusion at `tokens` (built once per count); a pointwise step's with
-        its dynamic extents those of the arrays' `shapes` (the reference interpreter takes
-        a dynamic extent only where a contraction gives it a role)."""
-        key: tuple[str, Any] = (step.name, tokens if step.over_tokens else None)
+    def step_fusion(self, step: Step, shapes: Sequence[Any] = ()) -> Fusion:
+        """The step's fusion (built once); a pointwise step's with its dynamic extents
+        those of the arrays' `shapes` (the reference interpreter takes a dynamic extent
+        only where a contraction gives it a role)."""
+        key: tuple[str, Any] = (step.name, None)
         if step.kind == POINTWISE:
             key = (step.name, tuple(tuple(shape) for shape in shapes))
         with _lock:
             found = self._cache.get(key)
             if found is None:
-                found = step.fusion(tokens if step.over_tokens else None)
+                found = step.fusion()
                 if step.kind == POINTWISE:
                     found = specialized(found, shapes)
                 self._cache[key] = found
@@ -162,22 +164,24 @@ class Gradient:
         values = dict(arrays)
         for step in steps:
             inputs: list[Any] = []
-            tokens: int | None = None
             for index, name in enumerate(step.inputs):
-                if name == ONES:
-                    inputs.append(None)
-                    continue
                 array = values[name]
                 if step.rows and step.rows[index]:
-                    tokens = math.prod(array.shape[:-1])
-                    array = array.reshape(tokens, array.shape[-1])
+                    array = array.reshape(math.prod(array.shape[:-1]), array.shape[-1])
                 inputs.append(array)
-            fusion = self.step_fusion(step, tokens, [getattr(a, "shape", ()) for a in inputs])
-            like = next(array for array in inputs if array is not None)
-            for index, value in enumerate(fusion.inputs):
-                if inputs[index] is None:
-                    inputs[index] = runner.ones(value.shape, value.dtype, like)
-            outputs = runner.run(step, fusion, tokens, inputs)
+            shapes = [tuple(getattr(a, "shape", ())) for a in inputs]
+            empty = _empty_outputs(step, shapes) if step.kind == POINTWISE else None
+            if empty is not None:
+                # No element to evaluate (a token count of 0, which no fusion extent is).
+                outputs = [runner.empty(shape, dtype, inputs[0]) for shape, dtype in empty]
+                for name, output in zip(step.outputs, outputs, strict=True):
+                    values[name] = output
+                continue
+            fusion = self.step_fusion(step, shapes)
+            if step.kind == COLUMN_SUM:
+                outputs = [runner.column_sum(inputs, fusion.outputs[0].dtype)]
+            else:
+                outputs = runner.run(step, fusion, inputs)
             for name, output in zip(step.outputs, outputs, strict=True):
                 values[name] = output
         return values
@@ -216,20 +220,46 @@ _lock = threading.Lock()
 _TENSOR = re.compile(r"tensor<([0-9?x]+)x([a-z0-9]+)>")
 
 
-def specialized(fusion: Fusion, shapes: Sequence[Sequence[int]]) -> Fusion:
-    """`fusion` with each dynamic extent replaced by the extent the arrays of `shapes` (one
-    per input) have there; the dynamic axes are the leading axes of one space, so an axis
-    is known by its position from the right."""
-    from mmcomp.dialects.fusion import is_dynamic
-    from mmcomp.frontend.builder import parse
-
+def _known_extents(fusion: Fusion, shapes: Sequence[Sequence[int]]) -> dict[int, int]:
+    """The runtime extent of each dynamic axis of `fusion`, by its position from the right
+    (the dynamic axes are the leading axes of one space), from its inputs' `shapes`."""
     known: dict[int, int] = {}
     for value, shape in zip(fusion.inputs, shapes, strict=True):
         for axis in value.dynamic_axes:
             known[value.ndim - axis] = int(shape[axis])
+    return known
+
+
+def _empty_outputs(
+    step: Step, shapes: Sequence[Sequence[int]]
+) -> list[tuple[tuple[int, ...], str]] | None:
+    """(shape, dtype) of each output of `step` at inputs of `shapes` where every output has
+    no element (a dynamic extent of 0), else None."""
+    if all(math.prod(shape) for shape in shapes):
+        return None
+    fusion = step.fusion()
+    known = _known_extents(fusion, shapes)
+    found: list[tuple[tuple[int, ...], str]] = []
+    for value in fusion.outputs:
+        shape = tuple(
+            known[value.ndim - axis] if axis in value.dynamic_axes else extent
+            for axis, extent in enumerate(value.shape)
+        )
+        if math.prod(shape):
+            return None
+        found.append((shape, value.dtype))
+    return found
+
+
+def specialized(fusion: Fusion, shapes: Sequence[Sequence[int]]) -> Fusion:
+    """`fusion` with each dynamic extent replaced by the extent the arrays of `shapes` (one
+    per input) have there; the dynamic axes are the leading axes of one space, so an axis
+    is known by its position from the right."""
+    from mmcomp.frontend.builder import parse
+
+    known = _known_extents(fusion, shapes)
     if not known:
         return fusion
-    del is_dynamic
 
     def substitute(match: re.Match[str]) -> str:
         dims = match.group(1).split("x")

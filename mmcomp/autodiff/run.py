@@ -15,7 +15,8 @@ from mmcomp.frontend.builder import Fusion, numpy_dtype
 
 
 class KernelCache:
-    """The compiled kernels of a plan's steps, by step and token count."""
+    """The compiled kernels of a plan's steps, one per step: a kernel over the tokens
+    takes the token count as its dynamic K, so one compile serves every count."""
 
     def __init__(
         self,
@@ -30,22 +31,24 @@ class KernelCache:
         self.schedules = dict(schedules or {})
         """mmcomp.compile keywords by step name (the forward kernels'; a step not named,
         such as every backward kernel, takes the heuristic's schedule)."""
-        self._kernels: dict[tuple[str, int | None], Any] = {}
+        self._kernels: dict[str, Any] = {}
         self._lock = threading.Lock()
+        self.compiles = 0
+        """How many kernels this cache compiled (mmcomp.compile calls)."""
 
-    def kernel(self, step: Step, fusion: Fusion, tokens: int | None) -> Any:
-        """The step's compiled kernel (its fusion at `tokens`), compiled once."""
+    def kernel(self, step: Step, fusion: Fusion) -> Any:
+        """The step's compiled kernel (of its fusion), compiled once."""
         import mmcomp
 
-        key = (step.name, tokens if step.over_tokens else None)
-        found = self._kernels.get(key)
+        found = self._kernels.get(step.name)
         if found is None:
             with self._lock:
-                found = self._kernels.get(key)
+                found = self._kernels.get(step.name)
                 if found is None:
                     keywords = self.schedules.get(step.name, {})
                     found = mmcomp.compile(fusion, backend=self.backend, **keywords)
-                    self._kernels[key] = found
+                    self._kernels[step.name] = found
+                    self.compiles += 1
         return found
 
 
@@ -56,18 +59,25 @@ class NumpyRunner:
         self.kernels = kernels
         """The compiled kernels."""
 
-    def run(self, step: Step, fusion: Fusion, tokens: int | None, arrays: list[Any]) -> list[Any]:
+    def run(self, step: Step, fusion: Fusion, arrays: list[Any]) -> list[Any]:
         """The step's outputs."""
         if step.kind == POINTWISE:
             from mmcomp.interp.reference import reference
 
             return list(reference(fusion, *arrays, accumulate=np.float32))
-        return list(self.kernels.kernel(step, fusion, tokens)(*arrays))
+        return list(self.kernels.kernel(step, fusion)(*arrays))
 
-    def ones(self, shape: Sequence[int], dtype: str, like: Any) -> Any:
-        """Ones of a fusion dtype."""
+    def column_sum(self, arrays: list[Any], dtype: str) -> Any:
+        """The rows of each array summed in f32, the sums added, rounded to `dtype`."""
+        total = np.zeros(arrays[0].shape[-1], np.float32)
+        for array in arrays:
+            total = total + np.asarray(array).astype(np.float32).sum(axis=0, dtype=np.float32)
+        return total.astype(numpy_dtype(dtype))
+
+    def empty(self, shape: Sequence[int], dtype: str, like: Any) -> Any:
+        """An empty array of a fusion dtype."""
         del like
-        return np.ones(tuple(shape), numpy_dtype(dtype))
+        return np.empty(tuple(shape), numpy_dtype(dtype))
 
 
 def run_forward(

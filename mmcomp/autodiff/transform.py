@@ -15,13 +15,14 @@ For a fusion `outputs = epilogue(C_1, ..., C_n, inputs)` with contractions
    `sum_j dC_j W_j` (`matmul(dC_j, W_j)`; for a matmul, `linear(dC_j, B_j)`), every term in
    one kernel, the epilogue's own adjoint of that input added in its epilogue.
 3. **wgrad** (`<name>.wgrad.<input>`), for a W or B: `dC_j^T A_j` as a
-   `fused_multiply_sum` over the tokens (both operands MN-major).
+   `fused_multiply_sum` over the tokens (both operands MN-major), whose contraction
+   extent K is the token count, dynamic: one compiled kernel serves every count.
 4. **sum** (`<name>.sum.<input>`), for a bias or a broadcast row: the column sum of dC_j
-   (and of the epilogue's adjoints of it) as a `fused_multiply_sum` with a ones factor.
+   (and of the epilogue's adjoints of it), a COLUMN_SUM step (a reduction over the
+   tokens; its fusion writes it as a `fused_multiply_sum` with a ones factor).
 
-wgrad and the column sums contract over the tokens (every row of the contraction's
-result); their fusions are built per token count (`Step.over_tokens`), since a dynamic
-contraction extent is not compiled.
+wgrad and the column sums reduce over the tokens (every row of the contraction's result;
+`Step.over_tokens`).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from xdsl.dialects.builtin import FunctionType
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
-from mmcomp.autodiff.plan import KERNEL, ONES, POINTWISE, Gradient, Step
+from mmcomp.autodiff.plan import COLUMN_SUM, KERNEL, POINTWISE, Gradient, Step
 from mmcomp.autodiff.replay import Operand, Replayer, dtype_of, extents, shape_of
 from mmcomp.autodiff.rules import RULES
 from mmcomp.dialects import fusion as fd
@@ -541,9 +542,9 @@ def _wgrad(ctx: _Context, arg: BlockArgument, term: _Terms, grad_env: str) -> St
     dtype = dtype_of(arg)
 
     def build(tokens: int | None) -> Fusion:
-        assert tokens is not None
+        rows = "tokens" if tokens is None else tokens
         f = Fusion(f"{ctx.name}_wgrad_{arg_name}")
-        values = {env: f.input(local, [tokens, width], d) for env, local, width, d in specs}
+        values = {env: f.input(local, [rows, width], d) for env, local, width, d in specs}
         total: Value | None = None
         for index, dc_env in term.wgrad:
             contraction = ctx.contractions[index]
@@ -574,19 +575,20 @@ def _wgrad(ctx: _Context, arg: BlockArgument, term: _Terms, grad_env: str) -> St
 
 
 def _sum(ctx: _Context, arg: BlockArgument, term: _Terms, width: int, grad_env: str) -> Step:
-    """The column sum of each [..., N] adjoint, as a fused_multiply_sum with a ones factor
-    (one per dtype) over the tokens, cast to the input's dtype."""
+    """The column sum of each [..., N] adjoint over the tokens, cast to the input's dtype:
+    a COLUMN_SUM step, whose fusion writes it as a fused_multiply_sum with a ones factor
+    (one per dtype, the inputs after the adjoints)."""
     sums = [(ctx.env(env), dtype) for env, dtype in term.sums]
     dtypes = sorted({dtype for _, dtype in sums})
-    envs = tuple(env for env, _ in sums) + tuple(ONES for _ in dtypes)
+    envs = tuple(env for env, _ in sums)
     arg_name = ctx.names[arg]
     result_dtype = dtype_of(arg)
 
     def build(tokens: int | None) -> Fusion:
-        assert tokens is not None
+        rows = "tokens" if tokens is None else tokens
         f = Fusion(f"{ctx.name}_sum_{arg_name}")
-        values = [f.input(f"adj{i}", [tokens, width], dtype) for i, (_, dtype) in enumerate(sums)]
-        ones = {dtype: f.input(f"ones{i}", [tokens, 1], dtype) for i, dtype in enumerate(dtypes)}
+        values = [f.input(f"adj{i}", [rows, width], dtype) for i, (_, dtype) in enumerate(sums)]
+        ones = {dtype: f.input(f"ones{i}", [rows, 1], dtype) for i, dtype in enumerate(dtypes)}
         total: Value | None = None
         for value, (_, dtype) in zip(values, sums, strict=True):
             column = f.fused_multiply_sum(value, ones[dtype], [0])
@@ -597,10 +599,10 @@ def _sum(ctx: _Context, arg: BlockArgument, term: _Terms, width: int, grad_env: 
 
     return Step(
         f"{ctx.name}.sum.{arg_name}",
-        KERNEL,
+        COLUMN_SUM,
         envs,
         (grad_env,),
         build,
         over_tokens=True,
-        rows=tuple(env != ONES for env in envs),
+        rows=tuple(True for _ in envs),
     )

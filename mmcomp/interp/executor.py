@@ -17,7 +17,7 @@ reached its tile's epilogue once, summed in a fixed order (K order under stream-
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import cast
 
@@ -178,7 +178,7 @@ def check_runtime_extents(where: str, extents: dict[str, int]) -> None:
     """A ScheduleError for a runtime extent past what a kernel indexes (32-bit indices)."""
     for axis, extent in extents.items():
         if extent > hw.MAX_EXTENT:
-            name = "M" if axis == "m" else f"batch axis {axis}"
+            name = {"m": "M", "k": "K"}.get(axis, f"batch axis {axis}")
             raise ScheduleError(
                 f"{where}: the dynamic extent {name} = {extent} is past what the kernel can "
                 f"index; each extent must be at most {hw.MAX_EXTENT} (tile indices, loop "
@@ -379,7 +379,7 @@ def execute(
             f"written {int(count[first])} times (expected exactly once)"
         )
     if grid:
-        check_k_blocks(kernel, tiles.ledger)
+        check_k_blocks(kernel, tiles.ledger, extents)
     return Execution(
         tuple(outputs),
         writes,
@@ -432,15 +432,21 @@ def _params_of(kernel: func.FuncOp) -> ScheduleParams:
     return params.data
 
 
-def check_k_blocks(kernel: func.FuncOp, ledger: KBlockLedger) -> None:
+def check_k_blocks(
+    kernel: func.FuncOp, ledger: KBlockLedger, extents: Mapping[str, int] | None = None
+) -> None:
     """Raise CoverageError unless every (tile, K block) product of each contraction was
     computed exactly once, and every accumulator an epilogue read holds all the K blocks
     of one tile, each once, summed in a fixed order: K order under stream-K (its segments
-    in CTA order), slice order under split-K (whichever CTA arrived last)."""
+    in CTA order), slice order under split-K (whichever CTA arrived last). A dynamic K
+    is the runtime one of `extents` (at K = 0 an epilogue reads an accumulator of no K
+    blocks)."""
     name = kernel.sym_name.data
     params = _params_of(kernel)
     k_extent = iteration_space(kernel).get("k", 1)
-    expected = list(range(0, k_extent, params.tile[2])) if k_extent > 0 else [0]
+    if is_dynamic(k_extent):
+        k_extent = (extents or {})["k"]
+    expected = list(range(0, k_extent, params.tile[2]))
     for block, count in ledger.computed.items():
         if count != 1:
             raise CoverageError(
@@ -451,7 +457,7 @@ def check_k_blocks(kernel: func.FuncOp, ledger: KBlockLedger) -> None:
     for cta, blocks in ledger.sums:
         tiles = {(contraction, tile) for contraction, tile, _ in blocks}
         starts = [k0 for _, _, k0 in blocks]
-        if len(tiles) != 1 or sorted(starts) != expected:
+        if len(tiles) != (1 if expected else 0) or sorted(starts) != expected:
             raise CoverageError(
                 f"kernel @{name}: CTA {cta} applied the epilogue to an accumulator of "
                 f"{len(blocks)} K block products of {len(tiles)} tiles (K starts {starts}); "

@@ -36,6 +36,7 @@ from xdsl.ir import Attribute, BlockArgument, SSAValue
 
 from mmcomp.dialects import sched
 from mmcomp.dialects.fusion import AxisRolesAttr
+from mmcomp.dialects.fusion.scales import SCALE_BLOCK
 from mmcomp.errors import ScheduleError
 from mmcomp.ir.dtypes import DTYPES, of_element_type
 
@@ -164,6 +165,37 @@ def mma_tile(
     # einsum without `optimize` runs numpy's own single-threaded loop: multithreaded BLAS
     # spin-waits badly on a loaded 2-core machine (100x slower for one 128x64x128 tile).
     _matrix_view(result, acc_roles, rows, cols)[...] += np.einsum("ik,kj->ij", a_matrix, b_matrix)
+    return result
+
+
+def block_scaled_mma_tile(
+    a: np.ndarray,
+    b: np.ndarray,
+    acc: np.ndarray,
+    scale_a: np.ndarray,
+    scale_b: np.ndarray,
+    a_roles: Sequence[str],
+    b_roles: Sequence[str],
+    acc_roles: Sequence[str],
+) -> np.ndarray:
+    """acc + the block-wise scaled A x B in float32, as the mainloop promotes it: per K
+    block of 128, the block's product (f32) times its scales, added to the accumulator.
+    scale_a spans (m, k128), scale_b (n128, k128) (or (k128, n128)); the tile's columns lie in N
+    blocks of 128 from its first (a tile is aligned to its width, which divides 128 or is
+    a multiple of it)."""
+    a_matrix = _matrix_view(a, a_roles, "m", "k").astype(np.float32)
+    b_matrix = _matrix_view(b, b_roles, "k", "n").astype(np.float32)
+    blocked_a = tuple("k128" if role == "k" else role for role in a_roles)
+    blocked_b = tuple({"k": "k128", "n": "n128"}.get(role, role) for role in b_roles)
+    sa = _matrix_view(scale_a, blocked_a, "m", "k128")
+    sb = _matrix_view(scale_b, blocked_b, "k128", "n128")
+    columns = np.arange(b_matrix.shape[1], dtype=np.int64) // SCALE_BLOCK
+    result = acc.astype(np.float32, copy=True)
+    view = _matrix_view(result, acc_roles, "m", "n")
+    for block in range(sa.shape[1]):
+        ks = slice(block * SCALE_BLOCK, (block + 1) * SCALE_BLOCK)
+        partial = np.einsum("ik,kj->ij", a_matrix[:, ks], b_matrix[ks, :])
+        view[...] += partial * (sa[:, block : block + 1] * sb[block, columns][None, :])
     return result
 
 
@@ -440,12 +472,14 @@ class TileFunctions(InterpreterFunctions):
 
     @impl(sched.MmaOp)
     def run_mma(self, interpreter: Interpreter, op: sched.MmaOp, args: PythonValues):
-        a, b, acc = args
-        result = mma_tile(a, b, acc, op.a_roles.roles, op.b_roles.roles, op.acc_roles.roles)
+        a, b, acc, *scales = args
+        roles = (op.a_roles.roles, op.b_roles.roles, op.acc_roles.roles)
+        if scales:
+            result = block_scaled_mma_tile(a, b, acc, scales[0], scales[1], *roles)
+        else:
+            result = mma_tile(a, b, acc, *roles)
         self.ledger.mma(op, a, b, acc, result)
         return (result,)
-        product = mma_tile_transposed if self.swap_ab else mma_tile
-        return (product(a, b, acc, op.a_roles.roles, op.b_roles.roles, op.acc_roles.roles),)
 
     @impl(sched.EpilogueOp)
     def run_epilogue(self, interpreter: Interpreter, op: sched.EpilogueOp, args: PythonValues):

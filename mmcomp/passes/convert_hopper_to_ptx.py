@@ -482,6 +482,27 @@ class LowerAccumulatorElement(RewritePattern):
         rewriter.replace(op, cast, cast.results)
 
 
+class LowerPromoteAccumulator(RewritePattern):
+    """A promotion: per element, `fma.rn.f32` of the partial's register, its row's scale and
+    the main accumulator's register, assigned back to that register, which then holds the
+    result (as a wgmma updates it in place)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: hopper.PromoteAccumulatorOp, rewriter: PatternRewriter) -> None:
+        ops: list[Operation] = []
+        scales: list[SSAValue] = []
+        for scale in (op.row_scale, op.lower_row_scale):
+            scale_ops, register = f32_register(scale)
+            ops += scale_ops
+            scales.append(register)
+        main = registers_of(op.accumulator)
+        for index, (held, partial) in enumerate(zip(main, registers_of(op.partial), strict=True)):
+            fma = ptx.FmaOp(partial, scales[index % 4 // 2], held)
+            ops += [fma, ptx.AssignOp(held, fma.result)]
+        cast = UnrealizedConversionCastOp.get(main, [op.result.type])
+        rewriter.replace(op, [*ops, cast], cast.results)
+
+
 class LowerTruncfPair(RewritePattern):
     """A pair of f32 values rounded into 16-bit floats: one `cvt.rn.bf16x2.f32` (or
     f16x2) of the high element and the low one, its register read as the pair through a
@@ -688,6 +709,7 @@ class ConvertHopperToPtx(ModulePass):
             LowerAccumulator(),
             LowerZeroAccumulator(),
             LowerAccumulatorElement(),
+            LowerPromoteAccumulator(),
             LowerTruncfPair(),
             LowerWgmma(),
             LowerRingStart(),

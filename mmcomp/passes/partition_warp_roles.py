@@ -347,8 +347,22 @@ def mainloop_of(func: FuncOp) -> scf.ForOp:
 
 
 def mainloop_loads(loop: scf.ForOp) -> list[sched.LoadTileOp]:
-    """The tile loads of the K loop, in program order."""
-    return [op for op in loop.body.block.ops if isinstance(op, sched.LoadTileOp)]
+    """The tile loads of the K loop that fill the ring (TMA), in program order: all but
+    the block-wise scale tiles, which the consumers read from global memory."""
+    return [
+        op
+        for op in loop.body.block.ops
+        if isinstance(op, sched.LoadTileOp) and not is_block_scale_load(op)
+    ]
+
+
+def is_block_scale_load(load: sched.LoadTileOp) -> bool:
+    """Whether `load` is a block-wise scale tile: a scale operand of the sched.mma ops that
+    read it (the consumers load its few values from global memory per K block)."""
+    uses = [use.operation for use in load.result.uses]
+    return bool(uses) and all(
+        isinstance(user, sched.MmaOp) and load.result in user.scales for user in uses
+    )
 
 
 def slot_of(load: Operation) -> int:
@@ -365,11 +379,8 @@ def producer_slice(loop: scf.ForOp) -> set[Operation]:
     """The ops the producer runs: the K loop's loads and index arithmetic, the ops whose
     results they use, and the loops and branches around all of them."""
     needed: set[Operation] = set()
-    work = [
-        op
-        for op in loop.body.block.ops
-        if isinstance(op, sched.LoadTileOp) or is_index_arithmetic(op)
-    ]
+    loads = mainloop_loads(loop)
+    work = [op for op in loop.body.block.ops if op in loads or is_index_arithmetic(op)]
     while work:
         op = work.pop()
         if op in needed:

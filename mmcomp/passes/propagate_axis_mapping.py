@@ -142,6 +142,8 @@ def _scaled(contraction: ContractionRoles, result: SSAValue, new_ops: list[Opera
     op = contraction.op
     if contraction.scale_roles is None or not isinstance(op, ScaledContraction):
         return result
+    if op.scaling == "block":
+        return result
     result_type = result.type
     assert is_tensor(result_type)
     hint = op.results[0].name_hint
@@ -166,13 +168,19 @@ def _lower(contraction: ContractionRoles) -> None:
     factors' broadcasts folded into the mma's axis map."""
     op = contraction.op
     a, a_roles, b, b_roles = _folded_factors(contraction)
-    scaled = contraction.scale_roles is not None
+    blocked = isinstance(op, ScaledContraction) and op.scaling == "block"
+    scaled = contraction.scale_roles is not None and not blocked
     if isinstance(op, MmaOp) and a is op.a and b is op.b and not scaled:
         return
     result_type = op.results[0].type
     assert is_tensor(result_type)
-    mma = MmaOp(a, b, a_roles, b_roles, contraction.out_roles, result_type)
+    # Block-wise scales stay on the mma: each K block's product takes its own scales (the
+    # promotion in the mainloop), they do not factor out of the sum.
+    scales = op.scales if blocked and isinstance(op, ScaledContraction) else ()
+    mma = MmaOp(a, b, a_roles, b_roles, contraction.out_roles, result_type, scales)
     mma.location = op.location
+    if blocked:
+        mma.result.name_hint = op.results[0].name_hint
     if isinstance(op, MmaOp) and not scaled:
         mma.result.name_hint = op.result.name_hint
         Rewriter.replace_op(op, [mma])

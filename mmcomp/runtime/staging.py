@@ -359,15 +359,44 @@ def reads_in_place(operand: OperandMap, array: Any) -> bool:
     )
 
 
+_PLACEHOLDERS: dict[tuple[tuple[int, ...], str], DeviceBuffer] = {}
+"""Stand-ins for empty operands, by (shape, dtype)."""
+
+
+def placeholder(shape: Sequence[int], dtype: Any) -> DeviceBuffer:
+    """A device array of `shape` for the tensor map of an empty operand: at a runtime
+    contraction extent of 0 the kernel loads no block, but TMA takes no empty dimension and
+    an empty array may have no address, so the map (whose extents are at least 1) is
+    encoded over this one, allocated on first use (outside any stream capture)."""
+    key = (tuple(int(extent) for extent in shape), as_dtype(dtype).str)
+    with _POOL_LOCK:
+        found = _PLACEHOLDERS.get(key)
+        if found is None:
+            with relaxed_capture():
+                found = DeviceBuffer(key[0], as_dtype(dtype))
+            _PLACEHOLDERS[key] = found
+    return found
+
+
 def encode_operand_maps(
     operands: Sequence[OperandMap], arrays: Sequence[Any]
 ) -> tuple[list[TensorMap], Staging]:
     """The launch plan's tensor maps over the kernel's arrays (inputs, outputs, workspaces
-    in argument order), staged operands through their padded copies; and the copies."""
+    in argument order), staged operands through their padded copies, an empty operand
+    through a placeholder (`placeholder`); and the copies."""
     maps: list[TensorMap] = []
     copies: dict[int, StagedCopy] = {}
     for operand in operands:
         target = arrays[operand.arg]
+        view = as_device_array(target, f"argument #{operand.arg}")
+        if view is not None and view.nbytes == 0:
+            stand_in = placeholder(operand.shape, view.dtype)
+            maps.append(
+                encode_tensor_map(
+                    stand_in, shape=operand.shape, box=operand.box, swizzle=operand.swizzle
+                )
+            )
+            continue
         staged = None
         if operand.pitch and not reads_in_place(operand, target):
             if operand.arg not in copies:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Iterator, Mapping, Sequence
+from fractions import Fraction
 from typing import cast
 
 from mmcomp.analysis.schedule_plan import tail_segments
@@ -292,7 +293,8 @@ def quantizing_tile(problem: Problem, tile: tuple[int, int, int]) -> tuple[int, 
 def choose_small_m_tile(
     problem: Problem, warp_specialization: str, consumer: int, tile_k: int, widest: int
 ) -> tuple[int, int, int] | None:
-    """The tile of a small-M problem: the narrowest of 64, 128 and 256 (up to `widest`)
+    """The tile of a small-M problem: under ping-pong the `choose_pair_fill_tile` where
+    that rule applies; else the narrowest of 64, 128 and 256 (up to `widest`)
     whose tiles fit in one wave of the SMs, with its K block doubled where that keeps more
     of B in flight (`choose_tile_k`); None where none fits in one wave.
 
@@ -305,6 +307,8 @@ def choose_small_m_tile(
     0.94x, 128x128x64 with split_k 2 0.79x.
     """
     rows = tile_rows(warp_specialization)
+    if rows == hw.WGMMA_M and (fill := choose_pair_fill_tile(problem, consumer)) is not None:
+        return fill
     narrowest = MIN_TILE_N
     if problem.m < rows and problem.n > MIN_TILE_N:
         narrowest = 2 * MIN_TILE_N
@@ -317,6 +321,82 @@ def choose_small_m_tile(
         tile = _fuller_wave(problem, tile, warp_specialization, consumer)
         return (rows, tile[1], choose_tile_k(problem, tile, warp_specialization, consumer))
     return None
+
+
+PAIR_FILL_WIDTHS = (64, *range(96, 257, 16))
+"""The tile widths `choose_pair_fill_tile` weighs: wgmma n in steps of 16 from 96 to 256,
+and 64 (with its K block doubled, `choose_tile_k`). 80 is left out as not measured: at
+N = 10240 it would tie with 160 (128 tiles against 64), which ran fastest there on the
+H100 (8x10240x8192: 1.11x cuBLAS; docs/results/2026-12-06-h100-small-m-fill.md)."""
+PARTIAL_ROWS_MIN_TILE_N = 96
+"""The narrowest pair-fill tile where M leaves rows of the 64-row tile empty: the A box is
+loaded whole, and at 64 wide it is as many bytes as the B box (rule 8's "Width")."""
+
+
+def lone_gemm(problem: Problem) -> bool:
+    """Whether the problem has one B operand and no [M, N] epilogue tiles (the fusions the
+    small-M measurements ran)."""
+    return problem.b_operands == 1 and problem.epilogue_tiles == 0
+
+
+def pair_load(problem: Problem, tile: tuple[int, int, int], split_k: int = 1) -> Fraction:
+    """The rows of B the busiest pair of SMs (`hw.TPC_COUNT`) streams over the whole K, in
+    a grid of one wave: tile n x the work units the pair holds / split_k, with the units
+    (tiles x K slices) placed one per pair before any pair gets a second.
+
+    The model of the small-M ping-pong rule (`choose_pair_fill_tile`): on the H100 a memory-
+    bound wave ran at the pace of its busiest pair. At 8x10240x8192, widths 160, 192, 224
+    and 256 (one tile a pair) against 96, 112 and 128 (two on some pairs; loads 192, 224,
+    256): 1.112, 1.097, 1.062, 1.030 against 1.054, 1.022, 0.980x cuBLAS; at
+    16x14336x4096, 112 (load 224) 1.065, 128 (256) 1.032, 160 (320) 0.978, 192 (384)
+    0.896 (docs/results/2026-12-06-h100-small-m-fill.md)."""
+    units = tile_count(problem, tile) * split_k
+    return Fraction(tile[1] * _ceil_div(units, hw.TPC_COUNT), split_k)
+
+
+def choose_pair_fill_tile(
+    problem: Problem, consumer: int | None = None
+) -> tuple[int, int, int] | None:
+    """The ping-pong tile of a lone GEMM of up to 64 rows whose tiles, at the narrowest
+    width, outnumber the SMs' pairs: of PAIR_FILL_WIDTHS (from PARTIAL_ROWS_MIN_TILE_N where
+    M < 64; multiples of 64 where a B operand is contiguous along N, whose TMA boxes are
+    64 wide) whose tiles fit in one wave and in the `consumer` registers, the one of least
+    `pair_load`, the more tiles on a tie; K as `choose_tile_k` doubles it. It runs unsplit
+    (`unswapped_split_k`): a split adds work units without lowering the load. None where
+    the rule does not apply (then `choose_small_m_tile`'s widths and split-K fill the
+    wave).
+
+    The rule picked the fastest width of every H100 row swept but one (8x8192x8192, where
+    the heuristic swaps): 64x160 at N = 10240 (M = 8: 1.112x cuBLAS; 64: 1.023, and 192
+    1.027), 64x112 at N = 14336 (M = 4, 16), 64x224 at N = 28672 (M = 16: 1.053), 64x128
+    unsplit at 32x8192x8192 (1.034; split in two 0.900)."""
+    if problem.m > hw.WGMMA_M or not lone_gemm(problem):
+        return None
+    if consumer is None:
+        consumer = default_registers("pingpong", 2)[1]
+    tile_k = hw.TMA_SWIZZLE_BYTES // problem.element_bytes
+    narrowest = MIN_TILE_N if problem.m >= hw.WGMMA_M else PARTIAL_ROWS_MIN_TILE_N
+    step = MIN_TILE_N if problem.b_n_contiguous else 1
+    tiles = [
+        (hw.WGMMA_M, width, tile_k)
+        for width in PAIR_FILL_WIDTHS
+        if width >= narrowest
+        and width % step == 0
+        and block_scale_width(problem, width)
+        and tile_count(problem, (hw.WGMMA_M, width, tile_k)) <= hw.SM_COUNT
+        and _fits(problem, (hw.WGMMA_M, width, tile_k), "pingpong", consumer)
+    ]
+    if not tiles or tile_count(problem, tiles[0]) <= hw.TPC_COUNT:
+        return None
+    tile = min(tiles, key=lambda t: (pair_load(problem, t), -tile_count(problem, t)))
+    return (tile[0], tile[1], choose_tile_k(problem, tile, "pingpong", consumer))
+
+
+def block_scale_width(problem: Problem, tile_n: int) -> bool:
+    """Whether a tile n suits the problem's block-wise scales (any where it has none): it
+    divides their N block of 128 or is a multiple of it (`ScheduleParams.check`)."""
+    block = 2 * MIN_TILE_N
+    return not problem.block_scaled or tile_n % block == 0 or block % tile_n == 0
 
 
 FILL_TILE_N = 192
@@ -333,7 +413,7 @@ def _fuller_wave(
     and the narrower width still fits in one wave with more tiles: at 384x8192x8192 on the
     H100, 128x256 (96 tiles) ran 0.80x cuBLAS, 128x192 (129 tiles) 1.02x."""
     count = tile_count(problem, tile)
-    if tile[1] <= FILL_TILE_N or count >= FULL_WAVE_TILES:
+    if tile[1] <= FILL_TILE_N or count >= FULL_WAVE_TILES or problem.block_scaled:
         return tile
     fill = (tile[0], FILL_TILE_N, tile[2])
     if not count < tile_count(problem, fill) <= hw.SM_COUNT:
@@ -357,15 +437,72 @@ SWAP_AB_KEYS = ("tile", "warp_specialization", "epilogue")
 mapping (a tile's rows, the smem epilogue)."""
 
 
+SWAP_AB_TIE_MAX_M = 16
+"""Rows up to which the swapped tile is taken where its `pair_load` ties with the unswapped
+unsplit one's: a 64-row A box is then three quarters zero fill or more. On the H100,
+16x8192x28672 swapped 1.029x cuBLAS against 0.996x (64x128x64), 8x8192x8192 0.958x against
+0.947x; at 32 rows the unswapped tile won, 32x8192x8192 1.034x against 0.949x."""
+
+
 def choose_swap_ab(problem: Problem, given: Mapping[str, object]) -> bool:
     """Swap A and B where it was given, or (none of SWAP_AB_KEYS given) at small M up to
     SWAP_AB_MAX_M rows, with a static M (a dynamic one is chosen for at its bucket's bound
-    or NOMINAL_EXTENTS' M)."""
+    or NOMINAL_EXTENTS' M), where the swapped tile streams no more than the unswapped
+    (`swap_streams_less`)."""
     if "swap_ab" in given:
         return bool(given["swap_ab"])
     if any(key in given for key in SWAP_AB_KEYS) or problem.a_m_contiguous:
         return False
-    return is_small_m(problem) and problem.m <= SWAP_AB_MAX_M
+    if problem.block_scaled:
+        return False  # the cuda mainloop promotes unswapped fragments only
+    if not is_small_m(problem) or problem.m > SWAP_AB_MAX_M:
+        return False
+    return swap_streams_less(problem)
+
+
+def swap_streams_less(problem: Problem) -> bool:
+    """Whether the swapped tile (`choose_swap_tile`, split as `choose_split_k`) streams
+    less than the unswapped ping-pong tile `choose_pair_fill_tile` would take: a lower
+    `pair_load`, or an equal one at M up to SWAP_AB_TIE_MAX_M; True where that rule does
+    not apply (too few tiles: the swapped and unswapped tiles both split K to fill the
+    wave, and the swapped one ran faster at 1x4096x4096 on the H200, 1.20x cuBLAS against
+    1.02x, and 32x4096x4096, 1.65x against 1.52x).
+
+    The swapped tile's width is a multiple of 64 (wgmma's m) and its A box holds M rows;
+    the unswapped one's width is finer and its A box 64 rows. On the H100 the unswapped
+    tiles of lower load won at every row swept (8x10240x8192 64x160 1.112x cuBLAS against
+    swapped 8x128 1.016x, 16x14336x4096 64x112 1.065x against 16x128 1.040x, 16x28672x8192
+    64x224 1.053x against 16x256 1.026x)."""
+    tile = choose_pair_fill_tile(problem)
+    if tile is None:
+        return True
+    swapped = choose_swap_tile(problem, choose_swap_warp_specialization(problem))
+    swapped_split = clamp_split_k(choose_split_k(problem, swapped), problem, swapped)
+    swapped_load = pair_load(problem, swapped, swapped_split)
+    load = pair_load(problem, tile)
+    if swapped_load != load:
+        return swapped_load < load
+    return problem.m <= SWAP_AB_TIE_MAX_M
+
+
+def unswapped_split_k(
+    problem: Problem, tile: tuple[int, int, int], warp_specialization: str, given_tile: bool
+) -> int:
+    """`choose_split_k`, clamped to the K blocks; for a small-M ping-pong tile of a lone
+    GEMM left to the heuristic, 1 where the split would not lower the `pair_load` (the
+    tiles already take more than half the SMs' pairs: a split only puts a second unit on
+    a pair).
+
+    On the H100: 64x4096x14336, 64x64x128 (64 tiles) unsplit ran 1.087x cuBLAS, split in
+    two 1.009x (docs/results/2026-12-06-h100-decode-large.md, the autotuned schedule);
+    32x8192x8192, 64x128x64 (64 tiles) 1.034x against 0.900x; 8x10240x8192, 64x160x64 (64
+    tiles) 1.112x against 0.994x."""
+    split = clamp_split_k(choose_split_k(problem, tile), problem, tile)
+    if given_tile or warp_specialization != "pingpong" or tile[0] != hw.WGMMA_M:
+        return split
+    if not is_small_m(problem) or problem.m > hw.WGMMA_M or not lone_gemm(problem):
+        return split
+    return split if pair_load(problem, tile, split) < pair_load(problem, tile) else 1
 
 
 def choose_swap_warp_specialization(problem: Problem) -> str:
@@ -450,6 +587,8 @@ def choose_tile_k(
     128x128 hold as much either way and keep k = 64; 128x256x128 fits 2 stages.
     """
     tile_m, tile_n, tile_k = tile
+    if problem.block_scaled:
+        return tile_k  # one K block of 128 per stage: one block-wise scale
     deeper = (tile_m, tile_n, 2 * tile_k)
     if _ceil_div(problem.k, deeper[2]) < MIN_K_BLOCKS_PER_SLICE:
         return tile_k
@@ -515,8 +654,13 @@ cuBLAS alone, slower in a 2x1 cluster)."""
 
 
 def wanted_stages(tile: tuple[int, int, int], problem: Problem) -> int:
-    """Stages holding IN_FLIGHT_MACS of the tile's mmas (every B operand counts), >= 2."""
+    """Stages holding IN_FLIGHT_MACS of the tile's mmas (every B operand counts), >= 2,
+    counted in 16-bit multiply-accumulates: an fp8 one takes the tensor cores half the time
+    (twice wgmma's k per instruction), so an fp8 K block of 128 counts as a 16-bit one of
+    64 and 128x256x128 gets the 3 stages of 128x256x64 (at 2 its ring did not hide the
+    loads: 0.78-0.81x cuBLAS fp8 at 8192^3 and 4096x14336x5120)."""
     macs = tile[0] * tile[1] * tile[2] * max(problem.b_operands, 1)
+    macs = macs * min(problem.element_bytes, 2) // 2
     return max(2, _ceil_div(IN_FLIGHT_MACS, macs))
 
 
@@ -584,7 +728,8 @@ def choose_params(
 
     For a problem with dynamic extents the choice is made at NOMINAL_EXTENTS (M =
     `schedule_m` where given: a bucket's M, mmcomp.schedule.buckets) and checked
-    against what is static (the extents themselves are checked at call time).
+    against what is static (the extents themselves are checked at call time); with a
+    dynamic K, split_k is 1 unless given (and a split or stream-K given is refused).
 
     Where split-K would not leave SPLIT_K_MARGIN of the consumer registers spare beside
     the tile (`ScheduleParams.consumer_registers`), a narrower tile is taken if the tile
@@ -592,6 +737,8 @@ def choose_params(
     is nearly empty runs the hybrid stream-K where no strategy is given (`picks_hybrid`).
     """
     given = normalize_overrides(overrides)
+    if "k" in problem.dynamic_axes:
+        given = {"split_k": 1, **given}
     nominal = NOMINAL_EXTENTS if schedule_m is None else {**NOMINAL_EXTENTS, "m": schedule_m}
     chosen_for = problem.with_extents(nominal) if problem.dynamic_axes else problem
     params = _choose(chosen_for, given)
@@ -605,10 +752,13 @@ def choose_params(
     return params
 
 
-NOMINAL_EXTENTS = {"m": 4096}
+NOMINAL_EXTENTS = {"m": 4096, "k": 4096}
 """The extents a dynamic axis is taken to have where the heuristic chooses a schedule (a
 dynamic batch axis: 1): one schedule serves every M, so it is chosen for a large one,
-where the schedule matters most."""
+where the schedule matters most. A dynamic K (a weight gradient's token count) is taken
+as long; its schedule does not split K (split_k = 1, no stream-K: the K-block count is a
+runtime value), so the tiles and stages are all K decides, and one kernel serves every K
+(no K buckets)."""
 
 
 SPLIT_K_MARGIN = 48
@@ -714,7 +864,12 @@ def _choose(problem: Problem, given: dict[str, object]) -> ScheduleParams:
         swizzle = choose_swizzle(tiles_n, band_rows=b_rows, other_rows=a_rows)
     else:
         swizzle = choose_swizzle(tiles_m, band_rows=a_rows, other_rows=b_rows)
-    split_k = given.get("split_k", choose_split_k(problem, tile))
+    if "split_k" in given:
+        split_k = given["split_k"]
+    elif swap:
+        split_k = choose_split_k(problem, tile)
+    else:
+        split_k = unswapped_split_k(problem, tile, ws, given_tile is not None)
     if params.stream_k and "split_k" not in given:
         split_k = 1  # stream-K splits the K blocks itself
     assert isinstance(split_k, int)
@@ -770,6 +925,8 @@ def picks_hybrid(problem: Problem, params: ScheduleParams) -> bool:
     static extents, a cooperative kernel of one CTA per cluster, unswapped and unsplit,
     where `hybrid_gain` is at least HYBRID_MIN_GAIN."""
     if problem.dynamic_axes or params.strategy != "persistent" or params.swap_ab:
+        return False
+    if problem.block_scaled:
         return False
     if params.warp_specialization != "cooperative" or params.cluster != (1, 1):
         return False

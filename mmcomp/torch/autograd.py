@@ -3,8 +3,9 @@ custom ops, the forward (the outputs, then the values the backward needs) and th
 (the gradients asked for), joined by `torch.library.register_autograd`.
 
 The backward op runs the plan's backward steps: kernels through the compiled kernels of
-the op's back end (a kernel over the tokens compiled once per token count), pointwise steps
-op by op in torch. Both ops have fake implementations, so a train step traces under
+the op's back end (one compile each: a dW takes the token count as its dynamic K),
+pointwise steps op by op in torch, column sums (bias gradients) by torch's reduction.
+Both ops have fake implementations, so a train step traces under
 torch.compile(fullgraph=True) with the kernels opaque.
 """
 
@@ -138,22 +139,30 @@ def evaluate(fusion: Fusion, tensors: Sequence[Any]) -> list[Any]:
 
 class TorchRunner:
     """Runs a plan's steps on torch tensors: kernels compiled for the op's back end,
-    pointwise steps in torch."""
+    pointwise steps in torch, column sums by torch's reduction."""
 
     def __init__(self, kernels: KernelCache):
         self.kernels = kernels
         """The compiled kernels."""
 
-    def run(self, step: Step, fusion: Fusion, tokens: int | None, arrays: list[Any]) -> list[Any]:
+    def run(self, step: Step, fusion: Fusion, arrays: list[Any]) -> list[Any]:
         """The step's outputs."""
         if step.kind == POINTWISE:
             return evaluate(fusion, arrays)
-        kernel = self.kernels.kernel(step, fusion, tokens)
+        kernel = self.kernels.kernel(step, fusion)
         return list(kernel(*(array.contiguous() for array in arrays)))
 
-    def ones(self, shape: Sequence[int], dtype: str, like: Any) -> Any:
-        """Ones of a fusion dtype on `like`'s device."""
-        return torch.ones(list(shape), dtype=_TORCH[dtype], device=like.device)
+    def column_sum(self, arrays: list[Any], dtype: str) -> Any:
+        """The rows of each tensor summed in f32 (torch's reduction: a fixed order, the
+        same bits run to run), the sums added, rounded to `dtype`."""
+        total = arrays[0].sum(0, dtype=torch.float32)
+        for array in arrays[1:]:
+            total = total + array.sum(0, dtype=torch.float32)
+        return total.to(_TORCH[dtype])
+
+    def empty(self, shape: Sequence[int], dtype: str, like: Any) -> Any:
+        """An empty tensor of a fusion dtype on `like`'s device."""
+        return like.new_empty(list(shape), dtype=_TORCH[dtype])
 
 
 def _tuple(found: Any) -> tuple[Any, ...]:

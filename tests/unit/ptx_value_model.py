@@ -41,6 +41,8 @@ from mmcomp.arch.smem_layout import SwizzleMode, swizzle_address
 SHARED_BYTES = 240 * 1024
 """Bytes of the modelled shared memory (the ring, barriers and slack of any kernel)."""
 _FLOAT_TYPES = {"bf16": ml_dtypes.bfloat16, "f16": np.float16}
+_FP8_TYPES = {"e4m3": ml_dtypes.float8_e4m3fn, "e5m2": ml_dtypes.float8_e5m2}
+"""wgmma's 8-bit operand types (PTX spelling) and their numpy types."""
 
 
 def _f32(value: float) -> np.float32:
@@ -61,14 +63,15 @@ class Array:
 
     base: int
     data: np.ndarray
-    """uint16 bits of a 16-bit array, float32 values of an f32 one, flat."""
+    """uint16 bits of a 16-bit array, uint8 bits of an fp8 one, float32 values of an f32
+    one, flat."""
     dtype: str
     shape: tuple[int, ...]
 
     @property
     def size(self) -> int:
         """Bytes per element."""
-        return 4 if self.dtype == "f32" else 2
+        return {"f32": 4, "fp8": 1}.get(self.dtype, 2)
 
     def index(self, address: int) -> int | None:
         """The element at `address`, or None outside the array."""
@@ -204,6 +207,10 @@ class ValueModel(Model):
             if "f32" in (to, frm) or to in ("bf16", "f16") or frm in ("bf16", "f16"):
                 raise RingError(f"no model of cvt {'.'.join(parts)}")
             return False
+        if head == "mov" and kind == "b32" and ops[0].startswith("%f"):
+            # An assign into an f32 register (a value carried in place): the value itself.
+            thread.regs[ops[0]] = _f32(v(ops[1]))
+            return True
         if kind != "f32":
             return False
         args = [v(o) for o in ops[1:]]
@@ -258,6 +265,7 @@ class ValueModel(Model):
         origin = list(reversed(coords))  # outermost first
         rows = int(np.prod(box[:-1])) if len(box) > 1 else 1
         inner = box[-1]
+        size = array.size
         for row in range(rows):
             position: list[int] = []
             rest = row
@@ -272,12 +280,17 @@ class ValueModel(Model):
                 if inside and 0 <= c < extents[-1]:
                     offset = sum(a * s for a, s in zip(at, strides[:-1], strict=True))
                     bits = int(array.data[offset + c * strides[-1]])
-                address = swizzle_address(dst + (row * inner + column) * 2, SwizzleMode.B128)
+                linear = dst + (row * inner + column) * size
+                address = swizzle_address(linear - linear % 2, SwizzleMode.B128) + linear % 2
                 self.shared_bytes[address] = bits & 0xFF
-                self.shared_bytes[address + 1] = bits >> 8
+                if size == 2:
+                    self.shared_bytes[address + 1] = bits >> 8
 
     def operand(self, descriptor: int, rows: int, k_major: bool, dtype: str) -> np.ndarray:
-        """The rows x 16 operand a descriptor names, as the hardware reads it."""
+        """The rows x k operand a descriptor names, as the hardware reads it: k 16 of 16-bit
+        elements, 32 of fp8 ones (K-major only)."""
+        if dtype in _FP8_TYPES:
+            return self.fp8_operand(descriptor, rows, dtype)
         start = (descriptor & 0x3FFF) << 4
         lbo = ((descriptor >> 16) & 0x3FFF) << 4
         sbo = ((descriptor >> 32) & 0x3FFF) << 4
@@ -296,16 +309,38 @@ class ValueModel(Model):
                 out[r, k] = _from_bits(bits, dtype)
         return out
 
+    def fp8_operand(self, descriptor: int, rows: int, dtype: str) -> np.ndarray:
+        """The rows x 32 K-major fp8 operand a descriptor names (element (r, k) at start +
+        (r / 8) SBO + (r % 8) 128 + k, swizzled)."""
+        start = (descriptor & 0x3FFF) << 4
+        sbo = ((descriptor >> 32) & 0x3FFF) << 4
+        if descriptor >> 62 != SwizzleMode.B128.descriptor_code:
+            raise RingError("only 128-byte swizzled operands are modelled")
+        raw = np.zeros((rows, 32), dtype=np.uint8)
+        for r in range(rows):
+            for k in range(32):
+                linear = start + (r // 8) * sbo + (r % 8) * 128 + k
+                address = swizzle_address(linear - linear % 2, SwizzleMode.B128) + linear % 2
+                raw[r, k] = self.shared_bytes[address]
+        return raw.view(_FP8_TYPES[dtype]).astype(np.float32)
+
     def wgmma(self, thread: Thread, cta: Any, opcode: str, ops: list[str]) -> None:
         """This thread's fragment of D = A B (+ D)."""
         shape = re.search(r"m64n(\d+)k16\.f32\.(bf16|f16)", opcode)
-        if shape is None:
+        fp8 = re.search(r"m64n(\d+)k32\.f32\.(e4m3|e5m2)\.(e4m3|e5m2)", opcode)
+        if shape is None and fp8 is None:
             raise RingError(f"no model of {opcode}")
-        n, dtype = int(shape.group(1)), shape.group(2)
+        if fp8 is not None:
+            n, dtype, b_dtype = int(fp8.group(1)), fp8.group(2), fp8.group(3)
+        else:
+            assert shape is not None
+            n, dtype = int(shape.group(1)), shape.group(2)
+            b_dtype = dtype
         regs = [r.strip() for r in ops[0].strip("{}").split(",")]
         desc_a, desc_b = (int(self.value(thread, cta, o)) for o in ops[1:3])
         accumulate = bool(self.value(thread, cta, ops[3]))
-        trans_a, trans_b = int(ops[6]), int(ops[7])
+        # 8-bit operands have no transpose bits: both are K-major.
+        trans_a, trans_b = (0, 0) if fp8 is not None else (int(ops[6]), int(ops[7]))
         # wgmma is warpgroup-collective: the first thread of the warpgroup to issue its
         # i-th wgmma computes the product for all of them, from shared memory as it is then.
         group = thread.tid // 128
@@ -314,7 +349,7 @@ class ValueModel(Model):
         thread.__dict__["wgmmas"] = issued + 1
         if issued == len(products):
             a = self.operand(desc_a, 64, trans_a == 0, dtype)
-            b = self.operand(desc_b, n, trans_b == 0, dtype)
+            b = self.operand(desc_b, n, trans_b == 0, b_dtype)
             products.append((a.astype(np.float64) @ b.astype(np.float64).T).astype(np.float32))
         product = products[issued]
         lane, warp = thread.tid % 32, (thread.tid % 128) // 32
@@ -362,6 +397,8 @@ def run_values(
         dtype = "f32" if host.dtype == np.float32 else str(host.dtype).replace("bfloat16", "bf16")
         flat = host.reshape(-1)
         data = flat.copy() if dtype == "f32" else flat.view(np.uint16).copy()
+        if host.dtype.itemsize == 1:  # fp8: read by TMA only, as bytes
+            dtype, data = "fp8", flat.view(np.uint8).copy()
         model.arrays.append(Array((index + 1) * PARAM_BASE, data, dtype, tuple(host.shape)))
         if len(inputs) <= index < len(inputs) + len(outputs):
             results.append(host)

@@ -12,7 +12,16 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import mmcomp  # noqa: E402
-from mmcomp.autodiff import KERNEL, POINTWISE, KernelCache, chain, run_backward, run_forward  # noqa: E402
+from mmcomp.autodiff import (  # noqa: E402
+    COLUMN_SUM,
+    KERNEL,
+    POINTWISE,
+    KernelCache,
+    NumpyRunner,
+    chain,
+    run_backward,
+    run_forward,
+)
 from mmcomp.errors import FusionError  # noqa: E402
 from mmcomp.frontend.builder import Fusion  # noqa: E402
 from mmcomp.runtime import BFLOAT16  # noqa: E402
@@ -207,7 +216,7 @@ def test_policies_give_their_kernels():
         "linear_gelu.epilogue": POINTWISE,
         "linear_gelu.dgrad.x": KERNEL,
         "linear_gelu.wgrad.w": KERNEL,
-        "linear_gelu.sum.bias": KERNEL,
+        "linear_gelu.sum.bias": COLUMN_SUM,
     }
     assert len(saving.forward.outputs) == 2 and saving.forward.outputs[1].dtype == "bf16"
     recomputing = mmcomp.grad(activation_linear("gelu"), recompute=True)
@@ -221,9 +230,12 @@ def test_policies_give_their_kernels():
         "linear_none.sum.bias",
     ]
     assert plain.steps[0].inputs == ("linear_none.dout0", "w")  # dZ is dY itself
-    wgrad = plain.steps[1].fusion(300)
-    assert [v.shape for v in wgrad.inputs] == [(300, N), (300, K)]
-    assert mmcomp.compile(wgrad, backend="cuda").backend == "cuda"  # MN-major A and B, K static
+    assert [v.shape for v in plain.steps[1].fusion(300).inputs] == [(300, N), (300, K)]
+    wgrad = plain.steps[1].fusion()
+    assert [v.dynamic_axes for v in wgrad.inputs] == [(0,), (0,)]
+    kernel = mmcomp.compile(wgrad, backend="cuda")  # MN-major A and B, K dynamic
+    assert kernel.backend == "cuda" and ".param .u32" in kernel.ptx
+    assert kernel.params.split_k == 1 and kernel.report.spills == 0
 
 
 @pytest.mark.parametrize("rows", [1, 7, 300])
@@ -346,3 +358,52 @@ def test_every_pointwise_op_of_the_dialect_has_a_rule():
         if issubclass(op, fd.BinaryOp | fd.UnaryOp) or op in (fd.GeluOp, fd.CastOp)
     }
     assert len(pointwise) == 12 and pointwise <= set(RULES)
+
+
+def test_one_compile_per_kernel_serves_every_token_count():
+    gradient = mmcomp.grad(activation_linear("gelu"))
+    kernels = KernelCache(gradient)
+    rng = np.random.default_rng(40)
+    counts = []
+    for rows in (1, 7, 300, 64):
+        arrays = {
+            "x": rng.standard_normal((rows, K)).astype(BFLOAT16),
+            "w": (rng.standard_normal((N, K)) / 6).astype(BFLOAT16),
+            "bias": rng.standard_normal(N).astype(BFLOAT16),
+        }
+        values = run_forward(gradient, arrays, kernels)
+        douts = [rng.standard_normal((rows, N)).astype(BFLOAT16)]
+        found = run_backward(gradient, values, douts, kernels)
+        counts.append(kernels.compiles)
+        assert found["w"].shape == (N, K) and found["bias"].shape == (N,)
+    kernel_steps = [step for step in gradient.steps if step.kind == KERNEL]
+    assert counts == [1 + len(kernel_steps)] * 4  # the forward and each backward kernel, once
+
+
+def test_no_tokens_give_zero_weight_and_bias_gradients():
+    gradient = mmcomp.grad(activation_linear("gelu"))
+    kernels = KernelCache(gradient)
+    rng = np.random.default_rng(42)
+    arrays = {
+        "x": np.zeros((0, K), BFLOAT16),
+        "w": (rng.standard_normal((N, K)) / 6).astype(BFLOAT16),
+        "bias": rng.standard_normal(N).astype(BFLOAT16),
+    }
+    values = run_forward(gradient, arrays, kernels)
+    found = run_backward(gradient, values, [np.zeros((0, N), BFLOAT16)], kernels)
+    assert found["x"].shape == (0, K)
+    assert found["w"].shape == (N, K) and not found["w"].astype(np.float32).any()
+    assert found["bias"].shape == (N,) and not found["bias"].astype(np.float32).any()
+
+
+def test_the_column_sum_is_the_sum_steps_fusion():
+    gradient = mmcomp.grad(activation_linear("none"))
+    (step,) = [step for step in gradient.steps if step.kind == COLUMN_SUM]
+    rng = np.random.default_rng(41)
+    dout = rng.standard_normal((300, N)).astype(BFLOAT16)
+    values = gradient.run_steps([step], {step.inputs[0]: dout}, NumpyRunner(KernelCache(gradient)))
+    got = values[step.outputs[0]]
+    fusion = step.fusion()
+    assert [v.dynamic_axes for v in fusion.inputs] == [(0,), (0,)]
+    (want,) = mmcomp.reference(fusion, dout, np.ones((300, 1), BFLOAT16))
+    assert got.dtype == want.dtype and relative_error(got, want) < 1e-2

@@ -305,14 +305,6 @@ def test_torch_fp8_tensors_are_inputs():
     assert relative_error(got.numpy(), want.astype(np.float64)) < 1e-5
 
 
-def test_block_wise_scales_are_refused_for_kernels():
-    """Block-wise scales are the reference's only: both back ends refuse them with the way out."""
-    f = scaled_linear(64, 96, 300, "block")
-    for backend in ("interp", "cuda"):
-        with pytest.raises(FusionError, match=r"block-wise scales .* are not lowered yet"):
-            mmcomp.compile(f, backend=backend)
-
-
 # The cuda back end on the CPU
 
 

@@ -224,7 +224,7 @@ def test_the_backward_feature_runs_gradient_kernels_on_interp():
     cases = _cases("interp", features, 40, seed=3)
     assert {case.spec.family for case in cases} <= set(fuzz.BACKWARD_FAMILIES)
     names = {fuzz.build_case(case).fusion.name.split("_")[-2] for case in cases}
-    assert {"epilogue", "dgrad", "wgrad", "sum"} <= names
+    assert {"epilogue", "dgrad", "wgrad"} <= names
 
 
 @pytest.mark.gpu

@@ -105,8 +105,7 @@ def test_small_problems_compile_for_cuda():
     [
         # M = 1..64: ping-pong's 64-row tiles; M below 64 at least 128 wide.
         ((1, 4096, 4096), "pingpong", (64, 128, 64), 4, 8),  # 32 tiles x 4 slices
-        ((16, 14336, 4096), "pingpong", (64, 128, 64), 1, 8),  # 112 tiles
-        ((64, 4096, 14336), "pingpong", (64, 64, 128), 2, 6),  # 64 tiles x 2, K block 128
+        ((16, 14336, 4096), "pingpong", (64, 112, 64), 1, 8),  # 128 tiles (two a pair)
         # M = 128..512: cooperative 128-row tiles, the narrowest within one wave.
         ((128, 14336, 4096), "cooperative", (128, 128, 64), 1, 6),  # 112 tiles
         ((256, 14336, 4096), "cooperative", (128, 256, 64), 1, 4),  # 112 tiles, deepest ring
@@ -132,6 +131,66 @@ def test_decode_rows_get_one_wave_of_tiles(extents, warp_specialization, tile, s
     assert hw.SM_COUNT // 2 < units <= hw.SM_COUNT
 
 
+@pytest.mark.parametrize(
+    ("extents", "picked"),
+    [
+        # The fastest tiles of an H100 sweep (docs/results/2026-12-06-h100-small-m-fill.md):
+        # the width of least pair load, unsplit, the more tiles on a tie.
+        ((8, 10240, 8192), ((64, 160, 64), 1, 6, False)),  # 64 tiles: one a pair
+        ((64, 10240, 8192), ((64, 160, 64), 1, 6, False)),
+        ((16, 14336, 4096), ((64, 112, 64), 1, 8, False)),  # 128 tiles: two a pair
+        ((4, 14336, 4096), ((64, 112, 64), 1, 8, False)),
+        ((32, 14336, 4096), ((64, 112, 64), 1, 8, False)),
+        ((16, 28672, 8192), ((64, 224, 64), 1, 5, False)),
+        ((32, 8192, 8192), ((64, 128, 64), 1, 8, False)),  # 64 tiles: no split
+        ((64, 8192, 8192), ((64, 64, 128), 1, 6, False)),  # 64 rows: 64 wide, K 128
+        # A tie with the swapped tile at M <= 16 swaps; too few tiles for the rule swap as
+        # before, and 64 rows keep the narrowest tile and the split.
+        ((8, 8192, 8192), ((8, 128, 128), 2, 6, True)),
+        ((16, 8192, 28672), ((16, 128, 128), 2, 6, True)),
+        ((1, 4096, 4096), ((8, 128, 128), 4, 6, True)),
+        ((32, 4096, 4096), ((32, 128, 128), 4, 5, True)),
+        # 64 tiles take more than half the pairs: a split would not lower the load.
+        ((64, 4096, 14336), ((64, 64, 128), 1, 6, False)),
+        ((48, 4096, 4096), ((64, 128, 64), 4, 8, False)),  # 32 tiles: split in four
+    ],
+)
+def test_small_m_pingpong_tiles_fill_the_sm_pairs(extents, picked):
+    m, n, k = extents
+    problem = Problem({"m": m, "n": n, "k": k})
+    params = choose_params(problem)
+    assert (params.tile, params.split_k, params.stages, params.swap_ab) == picked
+    if not params.swap_ab:
+        assert params.warp_specialization == "pingpong" and params.epilogue == "smem"
+
+
+def test_pair_load_counts_the_busiest_pair_of_sms():
+    problem = Problem({"m": 8, "n": 10240, "k": 8192})
+    assert hw.TPC_COUNT == 66
+    assert heuristics.pair_load(problem, (64, 160, 64)) == 160  # 64 tiles
+    assert heuristics.pair_load(problem, (64, 128, 64)) == 256  # 80 tiles: 14 pairs hold two
+    assert heuristics.pair_load(problem, (64, 160, 64), 2) == 160  # a split adds units only
+    # The rule applies where the narrowest width outnumbers the pairs, to lone GEMMs of up
+    # to 64 rows; 80 is not among the widths.
+    assert heuristics.choose_pair_fill_tile(Problem({"m": 16, "n": 4096, "k": 4096})) is None
+    assert heuristics.choose_pair_fill_tile(Problem({"m": 65, "n": 14336, "k": 4096})) is None
+    fused = Problem({"m": 16, "n": 14336, "k": 4096}, epilogue_tiles=1)
+    assert heuristics.choose_pair_fill_tile(fused) is None
+    assert 80 not in heuristics.PAIR_FILL_WIDTHS
+    # A [K, N] operand is loaded in 64-wide boxes along N: multiples of 64 only.
+    matmul = Problem({"m": 64, "n": 15800, "k": 1000}, b_n_contiguous=True)
+    assert heuristics.choose_pair_fill_tile(matmul) == (64, 128, 64)
+    assert heuristics.choose_pair_fill_tile(Problem({"m": 64, "n": 15800, "k": 1000})) == (
+        64,
+        240,
+        64,
+    )
+    # A given tile or split is taken as given.
+    given = choose_params(problem, tile=(64, 160, 64), split_k=2)
+    assert given.split_k == 2
+    assert choose_params(problem, tile=(64, 128, 64)).split_k == 1  # 80 tiles: no split
+
+
 def test_small_m_warp_specialization_and_tile_rules():
     decode = Problem({"m": 16, "n": 4096, "k": 4096})
     # Ping-pong up to M = 64, unless the caller chose the specialization or a 128-row tile;
@@ -145,11 +204,11 @@ def test_small_m_warp_specialization_and_tile_rules():
     assert choose_params(decode, tile=(128, 64, 64)).warp_specialization == "cooperative"
     given = choose_params(decode, tile=(64, 256, 64))
     assert (given.warp_specialization, given.split_k) == ("pingpong", 4)
-    # M that fills the rows takes the narrowest tile (64 wide: 64 tiles, 2 K slices), and
-    # the 64x64 tile a K block of 128 (6 stages hold 96 KiB of W, 8 of 64x64x64 64 KiB);
-    # not where K holds fewer than 4 such blocks.
+    # M that fills the rows takes the narrowest tile (64 wide: 64 tiles, unsplit: a split
+    # would not lower the pair load), and the 64x64 tile a K block of 128 (6 stages hold
+    # 96 KiB of W, 8 of 64x64x64 64 KiB); not where K holds fewer than 4 such blocks.
     full = choose_params(Problem({"m": 64, "n": 4096, "k": 4096}))
-    assert (full.tile, full.stages, full.split_k) == ((64, 64, 128), 6, 2)
+    assert (full.tile, full.stages, full.split_k) == ((64, 64, 128), 6, 1)
     short_k = choose_params(Problem({"m": 64, "n": 4096, "k": 256}))
     assert short_k.tile == (64, 64, 64)
     # Where no cooperative tile fits in one wave: ping-pong 128x128, in a 2x1 cluster
@@ -675,6 +734,14 @@ SMALL_M_GPU_CASES = [
     ("linear", (65, 1500, 2500)),
     ("linear_bias", (7, 1000, 3000)),
     ("matmul", (33, 1000, 2000)),
+    # The pair-fill widths: 160, 176, 144 (ragged N), 208 with a bias, 224 (ragged K), and
+    # a [K, N] operand's multiple of 64 (128).
+    ("linear", (8, 10240, 8192)),
+    ("linear", (16, 11008, 4096)),
+    ("linear", (3, 9500, 1000)),
+    ("linear_bias", (40, 13700, 1000)),
+    ("linear", (5, 28672, 1000)),
+    ("matmul", (64, 15800, 1000)),
 ]
 """Decode rows and ragged small M (N and K not multiples of the tile; K = 1001 through the
 staging copy) with the heuristic's own schedule."""
@@ -800,3 +867,16 @@ def test_the_hybrid_rule_leaves_given_and_dynamic_schedules_alone() -> None:
     assert choose_params(deep).strategy == "persistent"
     with pytest.raises(ScheduleError, match="32-bit iteration arithmetic"):
         choose_params(deep, strategy="hybrid-stream-k")
+
+
+def test_a_k_by_n_operand_keeps_the_pair_fill_to_multiples_of_64():
+    """A [K, N] B operand (N contiguous) is seen by the problem, and its pair-fill tile is
+    a multiple of 64 wide (a [N, K] one takes 240 at this shape)."""
+    import cases
+
+    kernel = mmcomp.compile(cases.matmul(64, 15800, 1000))
+    assert problem_of(fusion_function(kernel)).b_n_contiguous
+    assert kernel.params.tile == (64, 128, 64) and kernel.report.spills == 0
+    linear = mmcomp.compile(cases.linear(64, 15800, 1000))
+    assert not problem_of(fusion_function(linear)).b_n_contiguous
+    assert linear.params.tile == (64, 240, 64) and linear.report.spills == 0

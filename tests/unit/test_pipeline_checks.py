@@ -82,8 +82,9 @@ CASES = [
     (
         INTEGER_ARGUMENT,
         FusionError,
-        "mmcomp.parse: <fusion>:1:1: error: @integer_argument: argument 2: expected a tensor of "
-        "bf16, f16, f32, f8e4m3 or f8e5m2, found tensor<4xi32>",
+        "mmcomp.parse: <fusion>:1:1: error: @integer_argument: argument 2 (tensor<4xi32>): an "
+        "i32 input is the group sizes of a fusion.grouped_linear (its offsets or counts), found "
+        "one no op uses",
     ),
     (
         RETURNS_INPUT,

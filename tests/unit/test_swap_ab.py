@@ -135,11 +135,18 @@ def test_heuristic_swaps_where_it_was_measured_faster():
 def test_swap_rule(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(heuristics, "SWAP_AB_MAX_M", heuristics.SWAP_AB_CANDIDATE_M)
     for m in (1, 7, 16, 32):
-        assert choose_params(Problem({"m": m, "n": 14336, "k": 4096})).swap_ab
+        assert choose_params(Problem({"m": m, "n": 1024, "k": 4096})).swap_ab
     for m in (33, 64, 512, 1024, 8192):
+        assert not choose_params(Problem({"m": m, "n": 1024, "k": 4096})).swap_ab
+    # Where the unswapped ping-pong tile's width fills the SMs' pairs and streams less
+    # (`swap_streams_less`): 64x112 (load 224) against 16x128 (112 tiles, load 256).
+    for m in (1, 16, 32):
         assert not choose_params(Problem({"m": m, "n": 14336, "k": 4096})).swap_ab
+    # On a tie of loads, up to 16 rows swap (16x128 split in two against 64x128).
+    assert choose_params(Problem({"m": 16, "n": 8192, "k": 28672})).swap_ab
+    assert not choose_params(Problem({"m": 32, "n": 8192, "k": 8192})).swap_ab
     # A tile, a warp specialization or an epilogue given for the unswapped mapping.
-    problem = Problem({"m": 16, "n": 14336, "k": 4096})
+    problem = Problem({"m": 16, "n": 4096, "k": 4096})
     assert not choose_params(problem, tile=(64, 128, 64)).swap_ab
     assert not choose_params(problem, epilogue="smem").swap_ab
     assert not choose_params(problem, swap_ab=False).swap_ab
@@ -300,7 +307,7 @@ def test_autotune_tries_the_swapped_schedule_at_small_m():
     small = tuning.plan_candidates(cases.linear(48, 14336, 4096))
     assert any(plan.params.swap_ab for plan in small[1:])
     assert not small[0].params.swap_ab
-    swapped = tuning.plan_candidates(cases.linear(16, 14336, 4096))  # the heuristic swaps
+    swapped = tuning.plan_candidates(cases.linear(16, 4096, 4096))  # the heuristic swaps
     assert swapped[0].params.swap_ab
     assert any(not plan.params.swap_ab for plan in swapped[1:])
     large = tuning.plan_candidates(cases.linear(8192, 14336, 4096))

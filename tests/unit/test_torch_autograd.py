@@ -158,7 +158,7 @@ def test_the_pointwise_step_in_torch_matches_the_reference_eager_and_compiled():
         torch.randn(9, 24, dtype=torch.bfloat16),  # the saved pre-activation
     ]
     tensors[1][0, :4] = 0.0
-    fusion = gradient.step_fusion(step, None, [t.shape for t in tensors])
+    fusion = gradient.step_fusion(step, [t.shape for t in tensors])
     code = program(fusion)
     eager = run_program(code, *tensors)
     compiled = torch.compile(functools.partial(run_program, code), fullgraph=True)(*tensors)
@@ -264,6 +264,17 @@ def test_a_dynamic_compile_serves_every_token_count():
         linear.weight.grad = None
         fused(x).float().square().sum().backward()
         assert torch.equal(from_compiled, linear.weight.grad)
+
+
+def test_no_tokens_give_zero_gradients():
+    torch.manual_seed(9)
+    linear = torch.nn.Linear(32, 48, dtype=torch.bfloat16)
+    fused = mt.FusedLinear(linear, "gelu_tanh", **INTERP)
+    x = torch.randn(0, 32, dtype=torch.bfloat16, requires_grad=True)
+    fused(x).float().sum().backward()
+    assert x.grad is not None and x.grad.shape == (0, 32)
+    assert linear.weight.grad is not None and not bool(linear.weight.grad.any())
+    assert linear.bias.grad is not None and not bool(linear.bias.grad.any())
 
 
 def test_autocast_casts_the_input_as_nn_linear_does():

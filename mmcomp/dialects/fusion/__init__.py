@@ -20,6 +20,7 @@ from xdsl.ir import Dialect
 from xdsl.irdl import IRDLOperation
 
 from mmcomp.dialects.fusion.attrs import (
+    BLOCK_ROLES,
     DYNAMIC,
     DYNAMIC_ROLES,
     ELEMENT_TYPES,
@@ -107,6 +108,7 @@ __all__ = [
     "tensor_type",
     "is_finite_in",
     "largest_finite",
+    "BLOCK_ROLES",
     "is_role",
     "role_order",
     "float_literal",

@@ -35,15 +35,21 @@ GROUP_SIZE_ELEMENT_TYPES: dict[str, Attribute] = {
 }
 """The element types of a grouped contraction's group sizes (offsets, counts): i32."""
 
-_ROLE = re.compile(r"b(0|[1-9][0-9]*)|g|m|n|n128|k|_")
+_ROLE = re.compile(r"b(0|[1-9][0-9]*)|g|m|n|n128|k|k128|_")
 
-_ORDER = ("g", "m", "n", "n128", "k", "_")
+_ORDER = ("g", "m", "n", "n128", "k", "k128", "_")
+
+BLOCK_ROLES = {"n128": "n", "k128": "k"}
+"""The roles of an axis in groups of 128 of an iteration axis: n128 (N in groups of 128:
+a group-wise quantization scale's last axis, a block-wise fp8 scale's N blocks) and k128
+(K in blocks of 128: a block-wise fp8 scale's K blocks); no iteration axis has them."""
 
 DYNAMIC = DYNAMIC_INDEX
 """The extent of a dynamic axis (`?` in IR): known only from the arrays at call time."""
 
-DYNAMIC_ROLES = ("m", "b")
-"""The roles that may be dynamic: m and the batch roles (b0, b1, ...); n and k are static."""
+DYNAMIC_ROLES = ("m", "k", "b")
+"""The roles that may be dynamic: m, k (the contraction extent, e.g. the token count of a
+weight gradient) and the batch roles (b0, b1, ...); n is static."""
 
 
 def is_dynamic(extent: int) -> bool:
@@ -52,8 +58,8 @@ def is_dynamic(extent: int) -> bool:
 
 
 def may_be_dynamic(role: str) -> bool:
-    """Whether an axis of `role` may have a dynamic extent (m or a batch role)."""
-    return role == "m" or (role.startswith("b") and is_role(role))
+    """Whether an axis of `role` may have a dynamic extent (m, k or a batch role)."""
+    return role in ("m", "k") or (role.startswith("b") and is_role(role))
 
 
 def format_extent(extent: int) -> str:
@@ -106,13 +112,14 @@ def largest_finite(dtype: str) -> str:
 
 def is_role(name: str) -> bool:
     """Whether `name` is an axis role: b0, b1, ... (batch), g (group), m, n, k or _
-    (absent), or n128 (the n axis in groups of 128: the last axis of a group-wise
-    quantization scale)."""
+    (absent), or n128 / k128 (the n / k axis in groups of 128: the last axis of a
+    group-wise quantization scale, the blocked axes of a block-wise fp8 scale)."""
     return _ROLE.fullmatch(name) is not None
 
 
 def role_order(role: str) -> tuple[int, int]:
-    """Sort key placing batch roles first (b0, b1, ...), then g, m, n, n128, k, then _."""
+    """Sort key placing batch roles first (b0, b1, ...), then g, m, n, n128, k, k128, then
+    _."""
     if role.startswith("b"):
         return (0, int(role[1:]))
     return (1, _ORDER.index(role))
@@ -237,7 +244,7 @@ def roles_problem(roles: Sequence[str]) -> str | None:
     seen: set[str] = set()
     for role in roles:
         if not is_role(role):
-            return f"expected b<i>, g, m, n, n128, k or _ as an axis role, found {role!r}"
+            return f"expected b<i>, g, m, n, n128, k, k128 or _ as an axis role, found {role!r}"
         if role != "_" and role in seen:
             return f"role {role!r} appears twice in {list(roles)}"
         seen.add(role)
@@ -248,10 +255,10 @@ def space_problem(entries: Sequence[tuple[str, int]]) -> str | None:
     """What is wrong with (axis, extent) pairs of an iteration space, or None."""
     axes = [axis for axis, _ in entries]
     for axis, size in entries:
-        if not is_role(axis) or axis in ("_", "n128"):
+        if not is_role(axis) or axis == "_" or axis in BLOCK_ROLES:
             return f"expected b<i>, g, m, n or k as an axis name, found {axis!r}"
         if is_dynamic(size) and not may_be_dynamic(axis):
-            return f"axis {axis!r}: expected a static extent (only m and batch axes are dynamic)"
+            return f"axis {axis!r}: expected a static extent (only m, k and batch axes are dynamic)"
         if size < 1 and not is_dynamic(size):
             return f"axis {axis!r}: expected a positive extent, found {size}"
     if len(set(axes)) != len(axes):
@@ -266,9 +273,7 @@ def parse_role_list(parser: AttrParser) -> list[str]:
     """Parse `[r0, r1, ...]`, each role an identifier (b0, g, m, n, k, _)."""
     return parser.parse_comma_separated_list(
         parser.Delimiter.SQUARE,
-        lambda: parser.parse_identifier(
-            context_msg=" as an axis role (b<i>, g, m, n, n128, k or _)"
-        ),
+        lambda: parser.parse_identifier(context_msg=" as an axis role (b<i>, g, m, n, k or _)"),
     )
 
 

@@ -435,6 +435,44 @@ class AccumulatorElementOp(HopperValueOp):
 
 
 @irdl_op_definition
+class PromoteAccumulatorOp(HopperValueOp):
+    """A K block's accumulator promoted into the main one with its block-wise scales:
+    element i of the result is `acc[i] + partial[i] * scale`, `scale` the one of the
+    element's row (fragment order: elements 4j and 4j + 1 are on the thread's first row,
+    4j + 2 and 4j + 3 eight rows below), each one `fma.rn.f32` into the main accumulator's
+    registers: `%acc2 = hopper.promote_accumulator %acc, %partial, %s_lo, %s_hi :
+    !hopper.accumulator<64x128xf32>`."""
+
+    name = "hopper.promote_accumulator"
+
+    ACC: ClassVar = VarConstraint("ACC", base(AccumulatorType))
+
+    accumulator = operand_def(ACC)
+    """The main accumulator, which holds the result (updated in place)."""
+    partial = operand_def(ACC)
+    """The K block's accumulator, of the same shape."""
+    row_scale = operand_def(Float32Type)
+    """The scale of the thread's first row: the product of its a and b scales."""
+    lower_row_scale = operand_def(Float32Type)
+    """The scale of the row eight below."""
+    result = result_def(ACC)
+    """The promoted accumulator."""
+
+    assembly_format = (
+        "$accumulator `,` $partial `,` $row_scale `,` $lower_row_scale attr-dict `:` "
+        "custom<Typed>(type($accumulator))"
+    )
+
+    def __init__(
+        self, accumulator: SSAValue, partial: SSAValue, row_scale: SSAValue, lower: SSAValue
+    ):
+        super().__init__(
+            operands=[accumulator, partial, row_scale, lower],
+            result_types=[accumulator.type],
+        )
+
+
+@irdl_op_definition
 class WgmmaMmaAsyncOp(HopperInstruction):
     """One warpgroup MMA, D (f32) += A * B, both operands from shared-memory descriptors.
 

@@ -134,10 +134,12 @@ class TensorMap:
 
     def specialized(self, arg_shape: tuple[int, ...]) -> TensorMap:
         """The map over an argument of this runtime shape: the view's extents and strides
-        from it (`?` filled in; the box, swizzle and staging pitch are the compiled ones)."""
+        from it (`?` filled in; the box, swizzle and staging pitch are the compiled ones).
+        An extent of 0 (a runtime K of 0: the kernel loads no K block) is mapped as 1, since
+        TMA takes no empty dimension; no box is read through it."""
         if not self.axes:
-            return dataclasses.replace(self, shape=tuple(arg_shape))
-        extents = tuple(arg_shape[axis] if axis >= 0 else 1 for axis in self.axes)
+            return dataclasses.replace(self, shape=tuple(max(extent, 1) for extent in arg_shape))
+        extents = tuple(max(arg_shape[axis], 1) if axis >= 0 else 1 for axis in self.axes)
         strides = view_strides(arg_shape, self.axes, extents, self.pitch, self.element_bytes)
         return dataclasses.replace(self, shape=extents, strides=strides)
 

@@ -23,6 +23,7 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 from mmcomp.arch import limits as hw
+from mmcomp.dialects.fusion.scales import SCALE_BLOCK
 from mmcomp.dialects.sched.problem import (
     Problem,
     ceil_div,
@@ -229,6 +230,7 @@ class ScheduleParams:
         per_row, per_column = (32, 4) if self.swap_ab else (4, 32)
         return {
             "accumulators": tile * problem.contractions,
+            "block-wise partials": tile * problem.contractions if problem.block_scaled else 0,
             "[M, N] operands": tile * problem.tile_operands,
             "rows": (problem.row_operands + problem.row_divisions) * wg_n // per_row,
             "columns": problem.column_operands * wg_m // per_column,
@@ -551,8 +553,17 @@ class ScheduleParams:
                 f"M, which TMA loads in boxes of 64 along M, so the tile's m = {self.tile[0]} "
                 "(wgmma's n) must be a multiple of 64; or store A with K contiguous"
             )
+        if problem.block_scaled:
+            self._check_block_scaled()
+        if "k" in problem.dynamic_axes and (self.split_k != 1 or self.stream_k):
+            split = f"split_k = {self.split_k}" if self.split_k != 1 else ""
+            raise ScheduleError(
+                f"{split or f'strategy {self.strategy}'} with a dynamic K: the K blocks are "
+                "counted at call time and are not split across CTAs; use split_k = 1 and "
+                "strategy persistent (or a static K)"
+            )
         k_blocks = ceil_div(problem.k, self.tile[2])
-        if self.split_k > k_blocks:
+        if "k" not in problem.dynamic_axes and self.split_k > k_blocks:
             raise ScheduleError(
                 f"split_k = {self.split_k} is larger than the {k_blocks} K blocks of "
                 f"k = {problem.k} with tile k = {self.tile[2]}"
@@ -588,6 +599,22 @@ class ScheduleParams:
                     f"problem has only {tiles} tiles along {axis}"
                 )
 
+    def _check_block_scaled(self) -> None:
+        """Block-wise scales: one K block of 128 per tile k (each ring stage holds one scale
+        block), and each tile's columns in whole N blocks of 128 or inside one."""
+        _, tile_n, tile_k = self.tile
+        if tile_k != SCALE_BLOCK:
+            raise ScheduleError(
+                f"tile {format_dims(self.tile)}: block-wise scales need tile k = {SCALE_BLOCK} "
+                f"(one scale per K block of {SCALE_BLOCK}), found {tile_k}"
+            )
+        if tile_n % SCALE_BLOCK and SCALE_BLOCK % tile_n:
+            raise ScheduleError(
+                f"tile {format_dims(self.tile)}: block-wise scales need a tile n that divides "
+                f"{SCALE_BLOCK} or is a multiple of it (each tile in whole N blocks of "
+                f"{SCALE_BLOCK}, or inside one), found {tile_n}"
+            )
+
     def _check_consumer_registers(self, problem: Problem) -> None:
         if self.fits_registers(problem):
             return
@@ -597,6 +624,7 @@ class ScheduleParams:
             f"({tile[0]}, {tile[1]}, {self.tile[2]})"
             for tile in _TILE_CANDIDATES
             if self._tile_fits_registers(tile, problem)
+            and not (problem.block_scaled and tile[1] % SCALE_BLOCK and SCALE_BLOCK % tile[1])
         ]
         advice = (
             f"tiles that fit: tile={' or '.join(fitting[:3])}"

@@ -77,12 +77,19 @@ class Problem:
     """Shapes of the mma operands (loaded by TMA), in the order they are first used."""
     row_divisions: int = 0
     """Epilogue divisions by a row value (n but no m axis, e.g. `y / bias`)."""
+    block_scaled: bool = False
+    """The contractions carry block-wise scales: each K block of 128 is accumulated apart
+    and promoted into the accumulator with its scales (a second accumulator tile per
+    contraction in every consumer thread; tile k 128)."""
     quantize: tuple[str, ...] = ()
     """The granularities of the scales the epilogue computes (`fusion.quantize_scale`):
     "group" needs tile n a multiple of 128, "row" the whole row in one tile (tile n >= N)."""
     a_m_contiguous: bool = False
     """An A operand's contiguous axis is M (MN-major: TMA loads its tile in 64-wide boxes
     along M, so under swap_ab, where M is wgmma's n, the tile's m must be a multiple of 64)."""
+    b_n_contiguous: bool = False
+    """A B operand's contiguous axis is N (a [K, N] operand: TMA loads its tile in 64-wide
+    boxes along N, so the tile's n must be a multiple of 64)."""
 
     @property
     def m(self) -> int:
@@ -176,6 +183,7 @@ def problem_of(func: Operation) -> Problem:
     extents = dict(space.extents) if isinstance(space, IterationSpaceAttr) else {}
     a_values: list[SSAValue] = []
     b_values: list[SSAValue] = []
+    scale_values: list[SSAValue] = []
     element_bytes = 0
     contractions = 0
     for op in func.walk():
@@ -186,6 +194,8 @@ def problem_of(func: Operation) -> Problem:
         else:
             continue
         contractions += 1
+        if isinstance(op, FusionMmaOp):
+            scale_values += op.scales
         if a not in a_values:
             a_values.append(a)
         if b not in b_values:
@@ -198,7 +208,7 @@ def problem_of(func: Operation) -> Problem:
     if isinstance(func, FuncOp):
         if func.function_type.outputs.data:
             output_bytes = tuple(_element_bytes(t) for t in func.function_type.outputs.data)
-        operands = _epilogue_operands(func, a_values + b_values)
+        operands = _epilogue_operands(func, a_values + b_values + scale_values)
         epilogue_tiles = len(output_bytes) - 1 + operands["tile"]
     return Problem(
         extents=extents,
@@ -213,10 +223,12 @@ def problem_of(func: Operation) -> Problem:
         tile_operands=operands["tile"],
         row_operands=operands["row"],
         column_operands=operands["column"],
+        block_scaled=bool(scale_values),
         quantize=tuple(
             sorted({op.granularity for op in func.walk() if isinstance(op, QuantizeScaleOp)})
         ),
         a_m_contiguous=any(_contiguous_role(value) == "m" for value in a_values),
+        b_n_contiguous=any(_contiguous_role(value) == "n" for value in b_values),
     )
 
 

@@ -42,6 +42,8 @@ from mmcomp.dialects.fusion import (
     parse_operands_with_roles,
     print_operands_with_roles,
 )
+from mmcomp.dialects.fusion.ops import parse_optional_scales, print_scales
+from mmcomp.dialects.fusion.scales import SCALE_BLOCK
 from mmcomp.dialects.sched.problem import (
     format_dims,
 )
@@ -162,6 +164,10 @@ class MmaOp(IRDLOperation):
     """Role of each axis of a (as in `fusion.mma`); absent and batch axes have extent 1."""
     b_roles = prop_def(AxisRolesAttr)
     """Role of each axis of b."""
+    scales = var_operand_def(TensorType)
+    """None, or the block-wise scale tiles of a and b (f32): a's roles with k as k128,
+    b's with k as k128 and n as n128 (`block_scale_shape`). Each 128-wide K block's product is
+    scaled by them before it is added to the accumulator."""
     acc_roles = prop_def(AxisRolesAttr)
     """Role of each axis of the accumulator."""
     result = result_def(TensorType)
@@ -177,12 +183,13 @@ class MmaOp(IRDLOperation):
         a_roles: Sequence[str] | AxisRolesAttr,
         b_roles: Sequence[str] | AxisRolesAttr,
         acc_roles: Sequence[str] | AxisRolesAttr,
+        scales: Sequence[SSAValue] = (),
     ):
         def roles(value: Sequence[str] | AxisRolesAttr) -> AxisRolesAttr:
             return value if isinstance(value, AxisRolesAttr) else AxisRolesAttr(value)
 
         super().__init__(
-            operands=[a, b, acc],
+            operands=[a, b, acc, list(scales)],
             properties={
                 "a_roles": roles(a_roles),
                 "b_roles": roles(b_roles),
@@ -229,23 +236,64 @@ class MmaOp(IRDLOperation):
             raise VerifyException(
                 f"sched.mma result {self.result.type} differs from the accumulator {self.acc.type}"
             )
+        self._verify_scales()
+
+    def _verify_scales(self) -> None:
+        """The block-wise scale tiles: none, or two f32 tiles of `block_scale_shape`."""
+        if not self.scales:
+            return
+        if len(self.scales) != 2:
+            raise VerifyException(
+                f"sched.mma: expected 2 scales (scale_a, scale_b), found {len(self.scales)}"
+            )
+        for name, scale, factor, roles in (
+            ("scale_a", self.scales[0], self.a, self.a_roles.roles),
+            ("scale_b", self.scales[1], self.b, self.b_roles.roles),
+        ):
+            scale_type = cast(TensorType, scale.type)
+            factor_shape = cast(TensorType, factor.type).get_shape()
+            expected = block_scale_shape(factor_shape, roles, blocks_n=name == "scale_b")
+            if scale_type.element_type != f32 or tuple(scale_type.get_shape()) != expected:
+                raise VerifyException(
+                    f"sched.mma operand '{name}': expected a block-wise scale tile "
+                    f"tensor<{'x'.join(map(str, expected))}xf32>, found {scale_type}"
+                )
 
     @classmethod
     def parse(cls, parser: Parser) -> MmaOp:
         operands, roles = parse_operands_with_roles(parser, 3)
+        scales = parse_optional_scales(parser, cls.name)
         attrs = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
-        if len(types) != 3:
-            parser.raise_error(f"sched.mma expects 3 types (a, b, acc), found {len(types)}")
-        a, b, acc = parser.resolve_operands(operands, types, parser.pos)
-        return with_attributes(cls(a, b, acc, *roles), attrs)
+        if len(types) != 3 + len(scales):
+            parser.raise_error(
+                f"sched.mma expects {3 + len(scales)} types (a, b, acc"
+                f"{', scale_a, scale_b' if scales else ''}), found {len(types)}"
+            )
+        a, b, acc, *scale_values = parser.resolve_operands([*operands, *scales], types, parser.pos)
+        a_roles, b_roles, acc_roles = roles
+        return with_attributes(cls(a, b, acc, a_roles, b_roles, acc_roles, scale_values), attrs)
 
     def print(self, printer: Printer) -> None:
         print_operands_with_roles(
             printer, ((self.a, self.a_roles), (self.b, self.b_roles), (self.acc, self.acc_roles))
         )
+        print_scales(printer, self.scales)
         print_attributes_and_types(printer, self, self.operand_types)
+
+
+def block_scale_shape(
+    factor_shape: Sequence[int], roles: Sequence[str], blocks_n: bool
+) -> tuple[int, ...]:
+    """The block-wise scale tile of a factor tile with `roles`: its k axis in blocks of 128
+    (k128), and for the right factor (`blocks_n`) its n axis too (n128); the other axes
+    kept."""
+    blocked = ("k", "n") if blocks_n else ("k",)
+    return tuple(
+        -(-extent // SCALE_BLOCK) if role in blocked else extent
+        for extent, role in zip(factor_shape, roles, strict=True)
+    )
 
 
 @irdl_op_definition

@@ -24,15 +24,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from xdsl.dialects import scf
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import Float32Type
 from xdsl.ir import Block, Region, SSAValue
 
 from mmcomp.dialects import hopper, ptx, sched
+from mmcomp.dialects.fusion.scales import SCALE_BLOCK
 from mmcomp.errors import ScheduleError
+from mmcomp.lowering.hopper.addressing import Addressing
 from mmcomp.lowering.hopper.context import Accumulator, Carried, ConsumerThreads, KernelContext
 from mmcomp.lowering.hopper.control import branch, emit_loop
 from mmcomp.lowering.hopper.index import place
 from mmcomp.lowering.hopper.plan import SWIZZLE
+from mmcomp.lowering.hopper.pointwise import CONTRACT
 from mmcomp.lowering.hopper.producer import Loads
 from mmcomp.lowering.hopper.ring import Ring
 from mmcomp.lowering.hopper.values import Values
@@ -169,16 +173,29 @@ class ConsumerMainloop:
             for op in loop.body.block.ops:
                 if not isinstance(op, sched.LoadTileOp | sched.MmaOp | scf.YieldOp):
                     place(ctx, op)
+            # The block-wise scales of this K block, loaded before the wait so that their
+            # latency hides behind it.
+            scales = {
+                op: self.block_scales(op)
+                for op in loop.body.block.ops
+                if isinstance(op, sched.MmaOp) and op.scales
+            }
             self.ring.wait_full(at)
             stage = self.ring.stage_slots(at)
             k.append(ptx.WgmmaFenceOp())
+            partials: dict[sched.MmaOp, list[SSAValue]] = {}
             for op in loop.body.block.ops:
                 if isinstance(op, sched.MmaOp):
-                    self.mma(op, stage)
+                    partials[op] = self.mma(op, stage, fresh=op in scales)
+            k.append(ptx.WgmmaCommitOp())
+            if scales:
+                # Each block-scaled product is complete before it is promoted.
+                k.append(ptx.WgmmaWaitOp(0))
+                for op, row_scales in scales.items():
+                    self.promote(op, partials[op], row_scales)
             for value, carried in zip(yielded.operands, tiles, strict=True):
                 for tile, fragment in zip(carried, accumulators[value].fragments, strict=True):
                     tile.value = fragment
-            k.append(ptx.WgmmaCommitOp())
             k.append(ptx.WgmmaWaitOp(1))
             iv, lower = ctx.index(loop.body.block.args[0]), ctx.index(loop.lb)
             self.ring.release(prev_carried.value, values.cmp("ne", iv, lower), self.threads)
@@ -210,14 +227,65 @@ class ConsumerMainloop:
         part = hopper.SmemIndexOp(base, 0, consumer, tile.layout.start_offset(rows, 0))
         return self.ctx.k.append(part).result
 
-    def mma(self, op: sched.MmaOp, stage: SSAValue) -> None:
-        """The wgmmas of one sched.mma on the ring stage `stage` (a `!hopper.stage`)."""
+    def block_scales(self, op: sched.MmaOp) -> list[SSAValue]:
+        """The scales of a block-scaled sched.mma's K block at this thread's accumulator
+        rows (per row slot: m block r // 2, upper or lower 8 rows), each `a`'s scale of the
+        row times `w`'s of the tile's N block: f32 values, loaded from global memory (one
+        `ld.global` per row slot and one for `w`'s, guarded by the row's bounds test)."""
+        ctx = self.ctx
+        tile_n = ctx.params.tile[1]
+        if ctx.params.swap_ab or tile_n > SCALE_BLOCK:
+            swapped = " with swap_ab" if ctx.params.swap_ab else ""
+            raise ScheduleError(
+                f"{ctx.where}: block-wise scales are promoted on unswapped tiles of at most "
+                f"{SCALE_BLOCK} columns (one N block), found tile "
+                f"{'x'.join(map(str, ctx.params.tile))}{swapped}"
+            )
+        values = Values(ctx)
+        rows = [
+            values.add(self.threads.row0, values.const(64 * (r // 2) + 8 * (r % 2)))
+            for r in range(2 * ctx.m_blocks)
+        ]
+        addressing = Addressing(ctx, rows, self.threads.col0)
+        loaded: list[list[SSAValue]] = []
+        for scale in op.scales:
+            load = scale.owner
+            assert isinstance(load, sched.LoadTileOp)
+            access = addressing.access(load.source, list(load.indices))
+            elements: list[SSAValue] = []
+            for half in range(len(access.bases)):
+                base, offset, pred = addressing.element(access, half, 0)
+                element = ctx.put(hopper.GlobalLoadOp(base, Float32Type(), 1, offset), pred)
+                elements.append(element.values[0])
+            loaded.append(elements)
+        (a_scales, (b_scale, *_)) = loaded
+        return [ctx.k.append(arith.MulfOp(scale, b_scale, CONTRACT)).result for scale in a_scales]
+
+    def promote(self, op: sched.MmaOp, partial: list[SSAValue], row_scales: list[SSAValue]):
+        """The main accumulator of a block-scaled sched.mma plus its K block's product
+        times its row scales (`hopper.promote_accumulator` per fragment)."""
+        ctx = self.ctx
+        main = ctx.accumulators[op.acc].fragments
+        promoted: list[SSAValue] = []
+        for index, (held, block) in enumerate(zip(main, partial, strict=True)):
+            m_block = index // ctx.n_chunks
+            upper, lower = row_scales[2 * m_block], row_scales[2 * m_block + 1]
+            promotion = hopper.PromoteAccumulatorOp(held, block, upper, lower)
+            promoted.append(ctx.k.append(promotion).result)
+        ctx.accumulators[op.result] = Accumulator([], promoted)
+
+    def mma(self, op: sched.MmaOp, stage: SSAValue, fresh: bool = False) -> list[SSAValue]:
+        """The wgmmas of one sched.mma on the ring stage `stage` (a `!hopper.stage`), into
+        its accumulator, or (`fresh`: a block-scaled K block, promoted after) into fresh
+        ones; the fragments they leave."""
         ctx = self.ctx
         k = ctx.k
         plan = ctx.plan
         instr_n = ctx.params.instr[1]
         tile_m, tile_n, tile_k = ctx.params.tile
         fragments = list(ctx.accumulators[op.acc].fragments)
+        if fresh:
+            fragments = zero_accumulator(ctx).fragments
         a_load, b_load = wgmma_operands(op, ctx.params.swap_ab)
         a_slot, b_slot = slot_of(a_load), slot_of(b_load)
         a_op = plan.operands[a_slot]
@@ -248,9 +316,12 @@ class ConsumerMainloop:
                             a_major=a_op.major,
                             b_major=b_op.major,
                             b_dtype=b_op.dtype,
+                            scale_d=0 if fresh and kk == 0 else 1,
                         )
                     ).result
-        ctx.accumulators[op.result] = Accumulator([], fragments)
+        if not fresh:
+            ctx.accumulators[op.result] = Accumulator([], fragments)
+        return fragments
 
     def end_of_tile(self) -> None:
         """After a tile's work (the block that holds the K loop ends)."""

@@ -36,7 +36,7 @@ from mmcomp.dialects.sched import ScheduleParams
 from mmcomp.errors import ScheduleError
 from mmcomp.ir.narrowing import is_memref, is_tensor
 from mmcomp.lowering.materialize_schedule.kernel import EXTENT_ATTR
-from mmcomp.passes.partition_warp_roles import WarpRoles, mainloop_of
+from mmcomp.passes.partition_warp_roles import WarpRoles, mainloop_loads, mainloop_of
 
 MAX_TMA_RANK = 5
 """Dimensions of a tensor map."""
@@ -165,7 +165,7 @@ class OperandPlan:
     def plan_operands(self) -> None:
         """A TmaOperand per mainloop load, and the ring's slot offsets."""
         loop = mainloop_of(self.func)
-        loads = [op for op in loop.body.block.ops if isinstance(op, sched.LoadTileOp)]
+        loads = mainloop_loads(loop)
         rows_of: dict[Operation, str] = {}
         for op in loop.body.block.ops:
             if isinstance(op, sched.MmaOp):
@@ -301,11 +301,13 @@ class OperandPlan:
         # The staging copy keeps the argument's element order with rows of `pitch`.
         dynamic = ptx.DYNAMIC in shape
         if dynamic and extents[-1] == ptx.DYNAMIC:
+            role = roles[axes[-1]]
+            other = "k" if role != "k" else row_role
             raise ScheduleError(
                 f"{self.where}: mainloop operand {name} (roles [{', '.join(roles)}]) has the "
-                "runtime extent M as its contiguous axis: TMA needs 16-byte row strides, "
-                "which a runtime extent does not promise; store it with k contiguous, or "
-                "compile it for a fixed extent"
+                f"runtime extent {role.upper()} as its contiguous axis: TMA needs 16-byte row "
+                f"strides, which a runtime extent does not promise; store it with {other} "
+                "contiguous, or compile it for a fixed extent"
             )
         strides = (
             () if dynamic else ptx.view_strides(shape, tuple(axes), tuple(extents), pitch, element)

@@ -23,7 +23,7 @@ from mmcomp.lowering.hopper.control import Walker, emit_loop
 from mmcomp.lowering.hopper.index import place
 from mmcomp.lowering.hopper.plan import TmaOperand
 from mmcomp.lowering.hopper.ring import Position, Ring
-from mmcomp.passes.partition_warp_roles import producer_loop_of, slot_of
+from mmcomp.passes.partition_warp_roles import mainloop_loads, producer_loop_of, slot_of
 
 
 @dataclass(frozen=True)
@@ -46,9 +46,7 @@ class Loads:
         full = self.ring.barrier(self.ring.full, at.stage)
         k.append(hopper.MbarrierArriveExpectTxOp(full, plan.stage_bytes))
         stage = self.ring.stage_slots(at)
-        for op in loop.body.block.ops:
-            if not isinstance(op, sched.LoadTileOp):
-                continue
+        for op in mainloop_loads(loop):
             slot = slot_of(op)
             operand = plan.operands[slot]
             coords = [

@@ -17,7 +17,8 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.utils.exceptions import DiagnosticException
 
 from mmcomp.dialects import fusion, sched
-from mmcomp.dialects.fusion import QUANTIZE_GROUP, GroupedLinearOp
+from mmcomp.dialects.fusion import GroupedLinearOp
+from mmcomp.dialects.fusion.scales import SCALE_BLOCK
 from mmcomp.ir.diagnostics import at
 from mmcomp.ir.narrowing import is_tensor
 
@@ -46,10 +47,11 @@ def roles_of_value(value: SSAValue) -> tuple[str, ...] | None:
 
 
 def tile_shape(roles: Sequence[str], tile: tuple[int, int, int]) -> tuple[int, ...]:
-    """The tile of a value with `roles`: the CTA tile along m, n and k (its 128-column
-    groups along n128), extent 1 elsewhere."""
-    groups = tile[1] // QUANTIZE_GROUP
-    extents = {"m": tile[0], "n": tile[1], fusion.GROUPED_N: groups, "k": tile[2]}
+    """The tile of a value with `roles`: the CTA tile along m, n and k, its groups of 128
+    along n128 and k128 (a quantization scale's, a block-wise fp8 scale's), extent 1
+    elsewhere."""
+    extents = {"m": tile[0], "n": tile[1], "k": tile[2]}
+    extents |= {fusion.GROUPED_N: -(-tile[1] // SCALE_BLOCK), "k128": -(-tile[2] // SCALE_BLOCK)}
     return tuple(extents.get(role, 1) for role in roles)
 
 
@@ -105,7 +107,7 @@ class FusionBody:
         """The positions of the inputs the contractions read, in the order they first do."""
         positions: list[int] = []
         for mma in self.mmas:
-            for operand in (mma.a, mma.b):
+            for operand in (mma.a, mma.b, *mma.scales):
                 position = self.inputs.index(operand)  # pyright: ignore[reportArgumentType]
                 if position not in positions:
                     positions.append(position)

@@ -52,7 +52,8 @@ def emit_tile(frame: KernelFrame, index: IndexBuilder, at: Coordinates) -> None:
     fixup."""
     plan = frame.plan
     first = index.const(0) if at.slice is None else at.slice
-    accumulators = frame.contract(index, at, first, index.const(plan.k_blocks), plan.split_k)
+    k_blocks = index.value(frame.counts["k_blocks"])
+    accumulators = frame.contract(index, at, first, k_blocks, plan.split_k)
     if plan.split_k == 1:
         frame.write(index, at, accumulators)
         return

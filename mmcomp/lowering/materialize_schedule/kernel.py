@@ -350,7 +350,11 @@ def build_launch(name: str, plan: SchedulePlan) -> func.FuncOp:
         units = index.value(index.times(counts["iterations"], grid, "iteration_products"))
     results = [grid, index.value(counts["cta_tiles"]), units]
     entry.add_op(func.ReturnOp(*results))
-    constants = index.constant_ops()
+    for op in reversed(list(entry.ops)[:-1]):
+        if not any(result.uses for result in op.results):  # a count the launch does not need
+            op.detach()
+            op.erase()
+    constants = [op for op in index.constant_ops() if op.results[0].uses]
     if entry.first_op is not None:
         entry.insert_ops_before(constants, entry.first_op)
     return func.FuncOp(

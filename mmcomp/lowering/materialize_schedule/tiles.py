@@ -27,6 +27,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from mmcomp.analysis.schedule_plan import IndexBuilder
 from mmcomp.dialects import fusion, sched
+from mmcomp.dialects.fusion.scales import SCALE_BLOCK
 from mmcomp.ir.diagnostics import at
 from mmcomp.ir.narrowing import is_tensor
 from mmcomp.lowering.materialize_schedule.body import roles_of_value
@@ -146,11 +147,22 @@ class ContractTileToKLoop(RewritePattern):
         inner = index.at(loop)
         starts = dict(zip(op.roles.roles, op.starts, strict=True))
         starts["k"] = inner.mul(loop.args[0], tile_k, "k0")
+        mmas = [mma for mma in region.ops if isinstance(mma, fusion.MmaOp)]
+        if any(mma.scales for mma in mmas):
+            # A block-wise scale's tile starts at the tile's first K block and N block.
+            if tile_k % SCALE_BLOCK:
+                raise DiagnosticException(
+                    at(
+                        op,
+                        f"{PASS_NAME}: block-wise scales need a tile k that is a multiple of "
+                        f"{SCALE_BLOCK} (one scale per K block of {SCALE_BLOCK}), found {tile_k}",
+                    )
+                )
+            starts["k128"] = inner.mul(loop.args[0], tile_k // SCALE_BLOCK, "k128_0")
         tiles: dict[SSAValue, SSAValue] = {}
         products: list[SSAValue] = []
-        mmas = [mma for mma in region.ops if isinstance(mma, fusion.MmaOp)]
         for mma, acc in zip(mmas, loop.args[1:], strict=True):
-            for operand in (mma.a, mma.b):
+            for operand in (mma.a, mma.b, *mma.scales):
                 if operand in tiles:
                     continue
                 array = op.inputs[region.args.index(operand)]  # pyright: ignore[reportArgumentType]
@@ -160,7 +172,13 @@ class ContractTileToKLoop(RewritePattern):
                 tiles[operand].name_hint = operand.name_hint
             product = inner.add(
                 sched.MmaOp(
-                    tiles[mma.a], tiles[mma.b], acc, mma.a_roles, mma.b_roles, mma.out_roles
+                    tiles[mma.a],
+                    tiles[mma.b],
+                    acc,
+                    mma.a_roles,
+                    mma.b_roles,
+                    mma.out_roles,
+                    [tiles[scale] for scale in mma.scales],
                 )
             ).results[0]
             product.name_hint = "acc"

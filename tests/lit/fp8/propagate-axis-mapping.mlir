@@ -41,3 +41,30 @@ func.func @batched(%a: tensor<2x64x256xf8E4M3FN>, %b: tensor<256x32xf8E4M3FN>, %
   %y = fusion.matmul %a, %b scales %sa, %sb : (tensor<2x64x256xf8E4M3FN>, tensor<256x32xf8E4M3FN>, tensor<2x64xf32>, tensor<32xf32>) -> tensor<2x64x32xf32>
   func.return %y : tensor<2x64x32xf32>
 }
+
+// -----
+
+// Block-wise scales stay on the mma (each K block's product takes its own scales: they
+// do not factor out of the sum); their axes take the block roles, k128 for the K blocks of
+// 128 and n128 for the N blocks; the bias follows the mma.
+// CHECK-LABEL: func.func @block_wise
+// CHECK-SAME: %sa: tensor<64x2xf32> {fusion.roles = #fusion.roles<[m, k128]>}, %sb: tensor<1x2xf32> {fusion.roles = #fusion.roles<[n128, k128]>}
+// CHECK: %y_acc = fusion.mma %a [m, k], %w [n, k] -> [m, n] scales %sa, %sb {fusion.roles = #fusion.roles<[m, n]>} : (tensor<64x256xf8E4M3FN>, tensor<96x256xf8E4M3FN>, tensor<64x2xf32>, tensor<1x2xf32>) -> tensor<64x96xf32>
+// CHECK-NOT: fusion.mul
+// CHECK: %y = fusion.add %y_acc, %bias_row
+func.func @block_wise(%a: tensor<64x256xf8E4M3FN>, %w: tensor<96x256xf8E4M3FN>, %bias: tensor<96xbf16>, %sa: tensor<64x2xf32>, %sb: tensor<1x2xf32>) -> tensor<64x96xf32> {
+  %y = fusion.linear %a, %w, %bias scales %sa, %sb : (tensor<64x256xf8E4M3FN>, tensor<96x256xf8E4M3FN>, tensor<96xbf16>, tensor<64x2xf32>, tensor<1x2xf32>) -> tensor<64x96xf32>
+  func.return %y : tensor<64x96xf32>
+}
+
+// -----
+
+// A matmul's b [K, N] is blocked along both: its scale [ceil(K/128), ceil(N/128)] has
+// roles [k128, n128].
+// CHECK-LABEL: func.func @block_wise_matmul
+// CHECK-SAME: %sb: tensor<3x2xf32> {fusion.roles = #fusion.roles<[k128, n128]>}
+// CHECK: %c = fusion.mma %a [m, k], %b [k, n] -> [m, n] scales %sa, %sb
+func.func @block_wise_matmul(%a: tensor<8x300xf8E4M3FN>, %b: tensor<300x200xf8E5M2>, %sa: tensor<8x3xf32>, %sb: tensor<3x2xf32>) -> tensor<8x200xf32> {
+  %c = fusion.matmul %a, %b scales %sa, %sb : (tensor<8x300xf8E4M3FN>, tensor<300x200xf8E5M2>, tensor<8x3xf32>, tensor<3x2xf32>) -> tensor<8x200xf32>
+  func.return %c : tensor<8x200xf32>
+}

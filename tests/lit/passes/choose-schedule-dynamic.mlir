@@ -22,3 +22,28 @@ func.func @bmm(%a: tensor<?x256x64xbf16>, %b: tensor<?x64x128xbf16>) -> tensor<?
   %y = fusion.matmul %a, %b : (tensor<?x256x64xbf16>, tensor<?x64x128xbf16>) -> tensor<?x256x128xf32>
   func.return %y : tensor<?x256x128xf32>
 }
+
+// -----
+
+// A dynamic K: chosen for K = 4096, never split (split_k = 1, strategy persistent): the
+// K-block count is a runtime value. The same 256x256 output at a static K of 8192 splits K.
+// CHECK-LABEL: func.func @wgrad
+// CHECK-SAME: fusion.space = #fusion.space<m = 256, n = 256, k = ?>
+// CHECK-SAME: strategy = persistent, split_k = 1,
+func.func @wgrad(%dz: tensor<?x256xbf16>, %x: tensor<?x256xbf16>) -> tensor<256x256xf32> {
+  %0 = fusion.broadcast %dz new_dims [false, false, true] : tensor<?x256xbf16> to tensor<?x256x1xbf16>
+  %1 = fusion.broadcast %x new_dims [false, true, false] : tensor<?x256xbf16> to tensor<?x1x256xbf16>
+  %y = fusion.fused_multiply_sum %0, %1 axes [0] : (tensor<?x256x1xbf16>, tensor<?x1x256xbf16>) -> tensor<256x256xf32>
+  func.return %y : tensor<256x256xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @wgrad_static
+// CHECK-SAME: split_k = {{[2-9]}},
+func.func @wgrad_static(%dz: tensor<8192x256xbf16>, %x: tensor<8192x256xbf16>) -> tensor<256x256xf32> {
+  %0 = fusion.broadcast %dz new_dims [false, false, true] : tensor<8192x256xbf16> to tensor<8192x256x1xbf16>
+  %1 = fusion.broadcast %x new_dims [false, true, false] : tensor<8192x256xbf16> to tensor<8192x1x256xbf16>
+  %y = fusion.fused_multiply_sum %0, %1 axes [0] : (tensor<8192x256x1xbf16>, tensor<8192x1x256xbf16>) -> tensor<256x256xf32>
+  func.return %y : tensor<256x256xf32>
+}

@@ -42,9 +42,9 @@ func.func @no_outputs(%a: tensor<64x64xbf16>, %w: tensor<64x64xbf16>) {
 
 // -----
 
-// An argument mmcomp cannot take, even unused: compile refuses it when it parses the
+// An argument mmcomp cannot take (an i32 that is no group sizes), even unused: compile refuses it when it parses the
 // fusion, the pipeline in its first pass.
-// CHECK: error: @integer_argument: argument 2: expected a tensor of bf16, f16, f32, f8e4m3 or f8e5m2, found tensor<4xi32>
+// CHECK: error: @integer_argument: argument 2 (tensor<4xi32>): an i32 input is the group sizes of a fusion.grouped_linear (its offsets or counts), found one no op uses
 func.func @integer_argument(%a: tensor<64x64xbf16>, %w: tensor<64x64xbf16>, %s: tensor<4xi32>) -> tensor<64x64xf32> {
   %0 = fusion.linear %a, %w : (tensor<64x64xbf16>, tensor<64x64xbf16>) -> tensor<64x64xf32>
   func.return %0 : tensor<64x64xf32>

@@ -52,3 +52,18 @@ func.func @horizontal(%a: tensor<?x64xbf16>, %w1: tensor<32x64xbf16>, %w2: tenso
 // CHECK-LABEL: func.func @horizontal
 // CHECK-SAME:  fusion.space = #fusion.space<m = ?, n = 32, k = 64>
 // CHECK-COUNT-2: fusion.mma %a [m, k]
+
+// -----
+
+// A dynamic K (a weight gradient over a token count): dW = dZ^T X as a fused_multiply_sum
+// of broadcast [T, M, 1] x [T, 1, N] over axis 0; both operands are MN-major.
+func.func @wgrad(%dz: tensor<?x48xbf16>, %x: tensor<?x40xbf16>) -> tensor<48x40xf32> {
+  %0 = fusion.broadcast %dz new_dims [false, false, true] : tensor<?x48xbf16> to tensor<?x48x1xbf16>
+  %1 = fusion.broadcast %x new_dims [false, true, false] : tensor<?x40xbf16> to tensor<?x1x40xbf16>
+  %y = fusion.fused_multiply_sum %0, %1 axes [0] : (tensor<?x48x1xbf16>, tensor<?x1x40xbf16>) -> tensor<48x40xf32>
+  func.return %y : tensor<48x40xf32>
+}
+// CHECK-LABEL: func.func @wgrad(
+// CHECK-SAME:  %dz: tensor<?x48xbf16> {fusion.roles = #fusion.roles<[k, m]>}
+// CHECK-SAME:  %x: tensor<?x40xbf16> {fusion.roles = #fusion.roles<[k, n]>}
+// CHECK-SAME:  fusion.space = #fusion.space<m = 48, n = 40, k = ?>

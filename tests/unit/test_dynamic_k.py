@@ -1,0 +1,164 @@
+"""A dynamic contraction extent K (a weight gradient's token count): one compiled kernel
+runs at every K, its K-block loop counted from the runtime extent and its last, ragged
+K block zero-filled.
+
+On the CPU executor, each family is compiled once and called at every K of `KS` on fresh
+random non-zero inputs, its outputs poisoned, against the float64 reference; the schedule's
+rules for a dynamic K (no split-K, no stream-K); on the cuda back end without a GPU, the
+kernel's launch plan at a runtime K against the static kernel compiled for that K, and the
+refusal of a dynamic K as an operand's contiguous axis.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+from test_dynamic import check_outputs, dynamic_inputs
+
+import mmcomp
+from mmcomp.passes.propagate_axis_mapping import propagate
+from mmcomp.schedule.heuristics import PARAMETERS
+
+M, N = 48, 40
+"""The weight gradient's rows and columns: ragged against every tile."""
+KS = (0, 1, 7, 63, 64, 65, 129, 300)
+"""The runtime K (token counts) every family runs at."""
+
+
+def weight_gradient(m: int = M, n: int = N) -> mmcomp.Fusion:
+    """dW = dZ^T X over the tokens: both operands MN-major, K = the token count."""
+    f = mmcomp.Fusion("wgrad")
+    dz = f.input("dz", ("tokens", m), "bf16")
+    x = f.input("x", ("tokens", n), "bf16")
+    product = f.fused_multiply_sum(
+        f.broadcast(dz, [False, False, True]), f.broadcast(x, [False, True, False]), [0]
+    )
+    f.output(f.cast(product, "bf16"))
+    return f
+
+
+def scaled_weight_gradient(m: int = M, n: int = N) -> mmcomp.Fusion:
+    """A weight gradient with an epilogue: a row operand and an f32 output beside bf16."""
+    f = mmcomp.Fusion("wgrad_scaled")
+    dz = f.input("dz", ("tokens", m), "bf16")
+    x = f.input("x", ("tokens", n), "bf16")
+    scale = f.input("scale", (n,), "f32")
+    product = f.fused_multiply_sum(
+        f.broadcast(dz, [False, False, True]), f.broadcast(x, [False, True, False]), [0]
+    )
+    f.output(product)
+    f.output(f.cast(product * f.broadcast(scale, [True, False]), "bf16"))
+    return f
+
+
+def matmul_k_major(m: int = M, n: int = N) -> mmcomp.Fusion:
+    """A matmul whose A is K-major with K dynamic (the CPU executor takes it)."""
+    f = mmcomp.Fusion("matmul_k")
+    a = f.input("a", (m, "k"), "bf16")
+    b = f.input("b", ("k", n), "bf16")
+    f.output(f.matmul(a, b))
+    return f
+
+
+def both_dynamic(n: int = N) -> mmcomp.Fusion:
+    """M and K both dynamic."""
+    f = mmcomp.Fusion("both")
+    a = f.input("a", ("m", "k"), "bf16")
+    w = f.input("w", (n, "k"), "bf16")
+    f.output(f.linear(a, w))
+    return f
+
+
+FAMILIES = {
+    "weight_gradient": weight_gradient,
+    "scaled_weight_gradient": scaled_weight_gradient,
+    "matmul_k_major": matmul_k_major,
+    "both_dynamic": both_dynamic,
+}
+
+
+@pytest.mark.parametrize("family", list(FAMILIES))
+def test_family_runs_at_every_k(family: str) -> None:
+    fusion = FAMILIES[family]()
+    kernel = mmcomp.compile(fusion, backend="interp")
+    rng = np.random.default_rng(21)
+    for k in KS:
+        check_outputs(kernel, fusion, dynamic_inputs(fusion, {"k": k, "m": 65}, rng))
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"tile": (64, 64, 32), "stages": 2},
+        {"tile": (64, 16, 16), "cluster": (1, 2), "raster": "n", "swizzle": 2},
+        {"tile": (64, 64, 32), "strategy": "one-tile-per-cta", "raster": "m", "swizzle": 4},
+    ],
+)
+def test_schedules_run_at_every_k(params: dict[str, object]) -> None:
+    fusion = scaled_weight_gradient()
+    kernel = mmcomp.compile(fusion, backend="interp", **params)
+    rng = np.random.default_rng(8)
+    for k in KS:
+        check_outputs(kernel, fusion, dynamic_inputs(fusion, {"k": k}, rng))
+
+
+def test_propagate_takes_a_dynamic_k() -> None:
+    text = str(propagate(weight_gradient()))
+    assert "#fusion.space<m = 48, n = 40, k = ?>" in text
+
+
+def test_the_heuristic_does_not_split_a_dynamic_k() -> None:
+    kernel = mmcomp.compile(weight_gradient(8, 8), backend="interp")
+    assert kernel.params.split_k == 1 and kernel.params.strategy == "persistent"
+    static = mmcomp.compile(mmcomp.parse(str(weight_gradient(8, 8)).replace("?x", "8192x")))
+    assert static.params.split_k > 1  # the same shape at a static K is split
+
+
+@pytest.mark.parametrize(
+    ("params", "refused"),
+    [
+        ({"split_k": 2}, r"split_k = 2 with a dynamic K"),
+        ({"strategy": "stream-k"}, r"strategy stream-k with a dynamic K"),
+        ({"strategy": "hybrid-stream-k"}, r"strategy hybrid-stream-k with a dynamic K"),
+    ],
+)
+def test_a_split_of_a_dynamic_k_is_refused(params: dict[str, object], refused: str) -> None:
+    with pytest.raises(mmcomp.ScheduleError, match=refused):
+        mmcomp.compile(weight_gradient(), backend="interp", **params)
+
+
+def test_the_launch_plan_at_a_runtime_k_is_the_static_kernels() -> None:
+    fusion = weight_gradient(200, 136)
+    dynamic = mmcomp.compile(fusion)
+    device = dynamic.device_kernel
+    assert ".param .u32 arg" in device.ptx and device.report.spills == 0
+    assert device.plan.dynamic and device.plan.extents == ("k",)
+    params = {key: getattr(dynamic.params, key) for key in PARAMETERS}
+    for k in (1, 129, 8193):
+        fixed = mmcomp.compile(mmcomp.parse(str(fusion).replace("?x", f"{k}x")), **params)
+        plan = device.specialized({"k": k}).plan
+        want = fixed.device_kernel.plan
+        assert plan.arrays == tuple(dataclasses.replace(a, extents="") for a in want.arrays)
+        assert [t.shape for t in plan.tensor_maps] == [t.shape for t in want.tensor_maps]
+        for ours, theirs in zip(plan.tensor_maps, want.tensor_maps, strict=True):
+            assert (ours.box, ours.major) == (theirs.box, theirs.major)
+            assert ours.byte_strides == theirs.byte_strides
+        assert plan.grid == want.grid and plan.extent_values == (k,)
+
+
+def test_a_runtime_k_of_zero_maps_one_row() -> None:
+    device = mmcomp.compile(weight_gradient(200, 136)).device_kernel
+    plan = device.specialized({"k": 0}).plan
+    assert [t.shape for t in plan.tensor_maps[:2]] == [(1, 200), (1, 136)]
+    assert plan.arrays[0].shape == (0, 200) and plan.grid > 0
+
+
+def test_a_dynamic_k_as_the_contiguous_axis_is_refused_on_cuda() -> None:
+    with pytest.raises(
+        mmcomp.ScheduleError,
+        match=r"mainloop operand %a \(roles \[m, k\]\) has the runtime extent K as its "
+        r"contiguous axis: TMA needs 16-byte row strides",
+    ):
+        mmcomp.compile(matmul_k_major())
