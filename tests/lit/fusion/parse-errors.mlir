@@ -62,7 +62,7 @@ func.func @operand_type(%a: tensor<16x32xbf16>, %b: tensor<32x8xbf16>) -> tensor
 
 // An unknown axis role.
 // CHECK: parse-errors.mlir:[[# @LINE + 2]]:70
-// CHECK: expected b<i>, g, m, n, n128, k or _ as an axis role, found 'x'
+// CHECK: expected b<i>, g, m, n, n128, k, k128 or _ as an axis role, found 'x'
 func.func @role(%a: tensor<16x32xbf16> {fusion.roles = #fusion.roles<[m, x]>}) {
   func.return
 }
