@@ -87,7 +87,7 @@ def main() -> int:
     kernel = compile_shape(parser, "--shape", args.shape, fusion, "interp")
     print(f"compiled in {time.perf_counter() - start:.2f} s with {kernel.params.format()}")
     if args.print_ir:
-        for stage, text in kernel.stages.items():
+        for stage, text in kernel.stage_ir.items():
             print(f"// ----- IR after {stage}\n{text}")
     inputs = random_inputs(fusion, rng)
     refs = mmcomp.reference(fusion, *inputs)

@@ -4,7 +4,7 @@
 
 - In memory: a compile whose fusion structure, schedule keywords and back end equal an
   earlier one's returns a new `Kernel` that shares the earlier kernel's artifact (PTX,
-  launch plan, stages, loaded module and launch caches) and its copy of the fusion. The
+  launch plan, IR per stage, loaded module and launch caches) and its copy of the fusion. The
   key is `structure_key(fusion)` (every op's name, operands, result types and names,
   properties and attributes, in order, with the function's name, argument types and
   names: whatever the printed IR says, without printing it), every keyword after
@@ -17,9 +17,9 @@
   the target device (`sm_90a`, and mmcomp.arch.limits's model of the H200 through the source
   hash: all that compile reads of a device; the cubin the driver loads is cached by
   load_module under the device's architecture and driver version), and the xDSL and Python
-  versions. A hit in a new process runs no pass and no ptxas; `kernel.stages` holds the
+  versions. A hit in a new process runs no pass and no ptxas; `kernel.stage_ir` holds the
   entry's texts (those of the hopper and ptx stages are printed again when first asked for,
-  from the keywords the entry keeps: mmcomp.compiler.StageTexts), and `kernel.module` is
+  from the keywords the entry keeps: mmcomp.backend.compiled.StageTexts), and `kernel.module` is
   parsed from the materialized stage's text when first asked for.
 - Entries are checksummed and written atomically (a temporary file, then a rename), so two
   processes filling one entry at once leave one whole entry; a truncated or damaged entry
@@ -50,10 +50,10 @@ from mmcomp.runtime.cache import KernelCache, default_cache_dir
 if TYPE_CHECKING:
     from xdsl.ir import Operation, SSAValue
 
-    from mmcomp.compiler import Kernel
+    from mmcomp.backend.compiled import Kernel, PrintAgain
     from mmcomp.frontend.builder import Fusion
 
-FORMAT = "mmcomp-compiled-kernel-2"
+FORMAT = "mmcomp-compiled-kernel-3"
 """The entry format; part of every key."""
 
 ARTIFACT_SUFFIX = ".kernel"
@@ -210,9 +210,14 @@ def _remember(key: MemoryKey, kernel: Kernel) -> None:
 
 
 def compile_cached(
-    fusion: Fusion, backend: str, params: Mapping[str, object], build: Callable[[], Kernel]
+    fusion: Fusion,
+    backend: str,
+    params: Mapping[str, object],
+    build: Callable[[], Kernel],
+    print_again: PrintAgain | None = None,
 ) -> Kernel:
-    """The kernel of `fusion` under `params` on `backend`: from memory, from disk, or built."""
+    """The kernel of `fusion` under `params` on `backend`: from memory, from disk, or built.
+    A kernel from disk prints the texts its entry lacks with `print_again`."""
     params_text = parameters_key(params)
     key = (backend, params_text, structure_key(fusion))
     cached = _memory.get(key)
@@ -222,7 +227,7 @@ def compile_cached(
     on_disk = backend in DISK_BACKENDS
     name = disk_key(str(fusion), backend, params_text) if on_disk else ""
     if on_disk:
-        loaded = load_artifact(name, fusion)
+        loaded = load_artifact(name, fusion, print_again)
         if loaded is not None:
             _stats["disk_hits"] += 1
             _remember(key, loaded)
@@ -240,13 +245,13 @@ def store_artifact(name: str, kernel: Kernel) -> bool:
     device = kernel.device_kernel
     artifact = {
         "format": FORMAT,
-        "fusion": kernel.stages.get("fusion", ""),
+        "fusion": kernel.stage_ir.get("fusion", ""),
         "name": kernel.fusion.name,
         "backend": kernel.backend,
         "params": kernel.params,
-        "stages": _printed(kernel.stages),
-        "stage_names": list(kernel.stages),
-        "recipe": _recipe(kernel.stages),
+        "stage_ir": _printed(kernel.stage_ir),
+        "stage_names": list(kernel.stage_ir),
+        "recipe": _recipe(kernel.stage_ir),
         "ptx": device.ptx,
         "plan": device.plan,
         "report": device.report,
@@ -259,18 +264,18 @@ def store_artifact(name: str, kernel: Kernel) -> bool:
     return artifact_store().store(name, payload)
 
 
-def _printed(stages: Mapping[str, str]) -> dict[str, str]:
+def _printed(stage_ir: Mapping[str, str]) -> dict[str, str]:
     """The stage texts printed so far (a StageTexts prints the lowering's when asked)."""
-    from mmcomp.compiler import StageTexts
+    from mmcomp.backend.compiled import StageTexts
 
-    return stages.printed() if isinstance(stages, StageTexts) else dict(stages)
+    return stage_ir.printed() if isinstance(stage_ir, StageTexts) else dict(stage_ir)
 
 
-def _recipe(stages: Mapping[str, str]) -> dict[str, object] | None:
+def _recipe(stage_ir: Mapping[str, str]) -> dict[str, object] | None:
     """How to run the pipeline again for the texts not printed (None: all are)."""
-    from mmcomp.compiler import StageTexts
+    from mmcomp.backend.compiled import StageTexts
 
-    recipe = stages.recipe if isinstance(stages, StageTexts) else None
+    recipe = stage_ir.recipe if isinstance(stage_ir, StageTexts) else None
     if recipe is None:
         return None
     return {"params": recipe.params, "schedule_m": recipe.schedule_m}
@@ -297,7 +302,7 @@ def _required() -> dict[str, tuple[type, ...]]:
         "name": (str,),
         "backend": (str,),
         "params": (ScheduleParams,),
-        "stages": (dict,),
+        "stage_ir": (dict,),
         "stage_names": (list,),
         "recipe": (dict, type(None)),
         "ptx": (str,),
@@ -326,8 +331,8 @@ def _decode(payload: bytes) -> dict[str, Any] | None:
         value = decoded.get(key)
         if not isinstance(value, types) or isinstance(value, bool):
             return None
-    stages = cast("dict[object, object]", decoded["stages"])
-    if not all(isinstance(k, str) and isinstance(v, str) for k, v in stages.items()):
+    stage_ir = cast("dict[object, object]", decoded["stage_ir"])
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in stage_ir.items()):
         return None
     if decoded["backend"] not in DISK_BACKENDS:
         return None
@@ -342,8 +347,12 @@ def _decode(payload: bytes) -> dict[str, Any] | None:
     return cast("dict[str, Any]", decoded)
 
 
-def load_artifact(name: str, fusion: Fusion) -> Kernel | None:
-    """The Kernel stored under `name` for `fusion`, or None (a damaged entry is removed)."""
+def load_artifact(
+    name: str, fusion: Fusion, print_again: PrintAgain | None = None
+) -> Kernel | None:
+    """The Kernel stored under `name` for `fusion`, or None (a damaged entry is removed);
+    `print_again` prints the stage texts the entry lacks (without it, asking for one is a
+    KeyError)."""
     store = artifact_store()
     payload = store.load(name)  # a wrong header or checksum: removed, with a warning
     if payload is None:
@@ -359,8 +368,9 @@ def load_artifact(name: str, fusion: Fusion) -> Kernel | None:
         return None
     from xdsl.parser import Parser
 
+    from mmcomp.backend.compiled import CudaRunner, Kernel, Recipe, StageTexts
     from mmcomp.backend.kernel import CudaKernel
-    from mmcomp.compiler import CudaRunner, Kernel, Recipe, StageTexts, context
+    from mmcomp.ir.registry import context
 
     launch = artifact.get("launch") or ""
     device = CudaKernel(
@@ -373,14 +383,17 @@ def load_artifact(name: str, fusion: Fusion) -> Kernel | None:
         launch_module=Parser(context(), launch).parse_module() if launch else None,
     )
     recipe = artifact["recipe"]
-    stages = StageTexts(
-        artifact["stages"],
+    stage_ir = StageTexts(
+        artifact["stage_ir"],
         artifact["stage_names"],
         None
         if recipe is None
         else Recipe(artifact["backend"], recipe["params"], recipe["schedule_m"]),
+        print_again,
     )
-    return Kernel(fusion, artifact["backend"], artifact["params"], stages, None, CudaRunner(device))
+    return Kernel(
+        fusion, artifact["backend"], artifact["params"], stage_ir, None, CudaRunner(device)
+    )
 
 
 # ----------------------------------------------------------------------------------------

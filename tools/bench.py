@@ -266,7 +266,7 @@ def time_mmcomp_chosen(
     schedule it ran (the heuristic fills in what `params` leaves out)."""
 
     from mmcomp.backend import build_cuda_kernel
-    from mmcomp.compiler import run_pipeline
+    from mmcomp.pipeline import run_pipeline
 
     fusion = fusion_of(problem)
     module, chosen, _ = run_pipeline(fusion.module, {**COMMON, **params})

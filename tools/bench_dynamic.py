@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench  # noqa: E402
 
 import mmcomp  # noqa: E402
-from mmcomp.schedule.buckets import BucketedKernel  # noqa: E402
+from mmcomp.pipeline import BucketedKernel  # noqa: E402
 from mmcomp.schedule.heuristics import PARAMETERS  # noqa: E402
 
 

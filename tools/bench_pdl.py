@@ -40,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=50)
     args = parser.parse_args(argv)
     from mmcomp.backend import build_cuda_kernel
-    from mmcomp.compiler import run_pipeline
+    from mmcomp.pipeline import run_pipeline
 
     print("| problem | programmatic us | plain us | plain / programmatic (spread) |")
     print("| --- | --- | --- | --- |")

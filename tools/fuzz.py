@@ -1295,7 +1295,7 @@ def compile_cuda(case: Case, compile_only: bool, cli: bool = False) -> Outcome |
 
 def scheduled_params(built: Built, params: dict[str, Any]) -> str:
     """The params choose-schedule gives the fusion (for a kernel that failed later), or ""."""
-    from mmcomp.compiler import run_pipeline
+    from mmcomp.pipeline import run_pipeline
 
     try:
         return run_pipeline(built.fusion.module, params, "cuda")[1].format()

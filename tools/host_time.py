@@ -30,7 +30,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -121,6 +121,7 @@ def gpu_pieces(m: int, n: int, k: int) -> tuple[dict[str, Callable[[], Any]], Ca
     import torch  # pyright: ignore[reportMissingImports]
 
     import mmcomp
+    from mmcomp.backend.kernel import BoundLaunch
     from mmcomp.runtime.driver import driver_api
     from mmcomp.runtime.launch import cluster_launch_config
     from mmcomp.torch import ARRAYS
@@ -135,7 +136,7 @@ def gpu_pieces(m: int, n: int, k: int) -> tuple[dict[str, Callable[[], Any]], Ca
     prepared = list(state.launches.values())[-1]
     relaunch = prepared.relaunch
     assert relaunch is not None
-    bound = prepared.bound
+    bound = cast(BoundLaunch, prepared.bound)
     plan = device.plan
     function = device.function()
     config = cluster_launch_config(

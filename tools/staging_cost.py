@@ -31,7 +31,7 @@ def bound_launch(fusion: Any) -> tuple[Any, str]:
     from cases import inputs_for
 
     from mmcomp.backend import build_cuda_kernel
-    from mmcomp.compiler import run_pipeline
+    from mmcomp.pipeline import run_pipeline
     from mmcomp.runtime import DeviceBuffer
 
     module, params, _ = run_pipeline(fusion.module, {})

@@ -314,7 +314,7 @@ def build(
     the pipeline as bench.time_mmcomp_chosen runs it; with `load`, the cubin is also made
     (filling the kernel cache for the parent)."""
     from mmcomp.backend import build_cuda_kernel
-    from mmcomp.compiler import run_pipeline
+    from mmcomp.pipeline import run_pipeline
 
     shape, overrides, load, of = job
     try:

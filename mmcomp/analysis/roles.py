@@ -51,10 +51,10 @@ from mmcomp.dialects.fusion import (
     role_order,
 )
 from mmcomp.errors import FusionError
-from mmcomp.ir.diagnostics import at, location
+from mmcomp.ir.diagnostics import at, location, stage_message
 
 if TYPE_CHECKING:
-    from mmcomp.frontend.builder import Value
+    from mmcomp.frontend.builder import Fusion, Value
 
 ABSENT = "_"
 """The role of a size-1 axis that broadcasts: it is no iteration axis."""
@@ -829,3 +829,16 @@ def iteration_space(func: FuncOp) -> dict[str, int]:
         return infer_axis_mapping(func).space
     except VerifyException as error:
         raise FusionError(str(error)) from None
+
+
+def dynamic_input_roles(fusion: Fusion) -> list[tuple[str, ...]] | None:
+    """The axis roles of each input of a fusion with dynamic extents, else None;
+    FusionError where the roles do not fit, as propagate-axis-mapping reports it."""
+    inputs = fusion.inputs
+    if not any(value.dynamic_axes for value in inputs):
+        return None
+    try:
+        mapping = infer_axis_mapping(fusion.func)
+    except VerifyException as error:
+        raise FusionError(stage_message("propagate-axis-mapping", error)) from None
+    return [mapping.roles[value.ssa] for value in inputs]

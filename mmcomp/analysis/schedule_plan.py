@@ -18,10 +18,10 @@ from xdsl.dialects.builtin import IndexType, IntegerAttr
 from xdsl.ir import Block, Operation, SSAValue
 
 from mmcomp.analysis.groups import CONTIGUOUS, GROUP_ROLE, MASKED, grouping_of
+from mmcomp.analysis.schedule_view import ScheduleView, extent
 from mmcomp.dialects import sched
 from mmcomp.dialects.fusion import DYNAMIC, is_dynamic
 from mmcomp.dialects.sched.group_ops import group_tiles_bound
-from mmcomp.passes.tile_split import ScheduleView, extent
 
 Count = int | SSAValue
 """A count the kernel uses: an int where the extents fix it, else an index SSA value

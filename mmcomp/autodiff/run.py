@@ -38,7 +38,7 @@ class KernelCache:
 
     def kernel(self, step: Step, fusion: Fusion) -> Any:
         """The step's compiled kernel (of its fusion), compiled once."""
-        import mmcomp
+        from mmcomp import compiler
 
         found = self._kernels.get(step.name)
         if found is None:
@@ -46,7 +46,7 @@ class KernelCache:
                 found = self._kernels.get(step.name)
                 if found is None:
                     keywords = self.schedules.get(step.name, {})
-                    found = mmcomp.compile(fusion, backend=self.backend, **keywords)
+                    found = compiler.compile(fusion, backend=self.backend, **keywords)
                     self._kernels[step.name] = found
                     self.compiles += 1
         return found

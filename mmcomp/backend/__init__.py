@@ -1,7 +1,7 @@
 """The cuda back end: a ptx-level module to PTX, checked by ptxas, launched on the H200.
 
 `build_cuda_kernel(module)` takes the ptx module at the end of `compile-to-ptx` (what
-`mmcomp.compiler.run_pipeline` returns for the cuda back end): it prints the PTX,
+`mmcomp.pipeline.run_pipeline` returns for the cuda back end): it prints the PTX,
 assembles it with ptxas (when one is found, requiring 0 spill bytes), and reads the
 `LaunchPlan` from the entry's launch data (mmcomp.backend.plan). `lower_to_ptx(module)`
 runs the rest of the pipeline on a copy of a materialized kernel first:

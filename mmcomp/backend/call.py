@@ -35,14 +35,13 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from mmcomp.backend.arguments import (
     check_aliasing,
-    order_inputs,
     out_entries,
 )
 from mmcomp.backend.frames import DEVICE, HOST, Frame, frame_of, key_of
@@ -61,8 +60,65 @@ from mmcomp.runtime.driver import driver_api
 from mmcomp.runtime.stream import is_capturing, relaxed_capture, stream_value
 
 if TYPE_CHECKING:
-    from mmcomp.backend.kernel import BoundLaunch, CudaKernel
-    from mmcomp.compiler import Kernel
+    from mmcomp.backend.plan import LaunchPlan
+
+
+class BoundLaunch(Protocol):
+    """A kernel bound to device arrays (mmcomp.backend.kernel.BoundLaunch)."""
+
+    def launch(self, stream: Any = None) -> None:
+        """Launch once on `stream`."""
+        ...
+
+    def relauncher(
+        self, stream: Any, counters: tuple[int, int] | None = None
+    ) -> Callable[[], None]:
+        """After the first launch: the launch again, with nothing checked."""
+        ...
+
+
+class CudaKernel(Protocol):
+    """What the call takes of a cuda kernel (mmcomp.backend.kernel.CudaKernel)."""
+
+    @property
+    def plan(self) -> LaunchPlan:
+        """Parameters, tensor maps, grid, threads and shared memory of the launch."""
+        ...
+
+    @property
+    def num_inputs(self) -> int:
+        """Kernel arguments that are fusion inputs (the first ones)."""
+        ...
+
+    @property
+    def num_outputs(self) -> int:
+        """Kernel arguments that are fusion outputs (after the inputs)."""
+        ...
+
+    def argument_specs(self) -> list[tuple[str, tuple[int, ...], np.dtype]]:
+        """(name, shape, numpy dtype) of each kernel argument."""
+        ...
+
+    def function(self) -> Any:
+        """The loaded kernel."""
+        ...
+
+    def bind(self, arrays: Sequence[Any]) -> BoundLaunch:
+        """Bind device arrays (inputs, outputs, workspaces in order)."""
+        ...
+
+    def specialized(self, extents: dict[str, int]) -> CudaKernel:
+        """The kernel for these runtime extents."""
+        ...
+
+    def runtime_extents(self, shapes: Sequence[Sequence[int]]) -> dict[str, int]:
+        """The runtime extents of a call on inputs of these shapes."""
+        ...
+
+    def call_state(self) -> CallState:
+        """What the call keeps between calls."""
+        ...
+
 
 CHECK_VARIABLE = "MMCOMP_CHECK"
 """The environment variable that turns debug mode on for every call ('1')."""
@@ -605,26 +661,6 @@ def host_outputs(
     return tuple(returned)
 
 
-def output_types(
-    kernel: Kernel, arrays: Sequence[np.ndarray]
-) -> list[tuple[tuple[int, ...], np.dtype]]:
-    """(shape, dtype) of each output of `kernel` on its (bound) input arrays, its dynamic
-    extents read from them."""
-    from mmcomp.analysis.roles import roles_of
-
-    extents = kernel.runtime_extents([array.shape for array in arrays])
-    types: list[tuple[tuple[int, ...], np.dtype]] = []
-    for value in kernel.fusion.outputs:
-        dynamic = value.dynamic_axes
-        roles: tuple[str, ...] = roles_of(value) if dynamic else ()
-        shape = tuple(
-            extents[roles[axis]] if axis in dynamic else extent
-            for axis, extent in enumerate(value.shape)
-        )
-        types.append((shape, value.numpy_dtype))
-    return types
-
-
 def check_flag(where: str, check: object) -> None:
     """LaunchError unless the call's `check=` is None or a bool."""
     if check is None or isinstance(check, bool | np.bool_):
@@ -662,48 +698,3 @@ def shape_of(where: str, name: str, array: Any) -> tuple[int, ...]:
             f"__cuda_array_interface__ array), found {type(array).__name__}"
         )
     return tuple(int(extent) for extent in shape)
-
-
-def call_kernel(
-    kernel: Kernel,
-    arrays: Sequence[Any],
-    named: Mapping[str, Any],
-    out: Any = None,
-    stream: Any = None,
-    check: bool | None = None,
-) -> tuple[Any, ...]:
-    """`Kernel.__call__`: order the inputs, then run the back end (see the module docstring)."""
-    device = kernel.device_kernel if kernel.backend == "cuda" else None
-    if device is not None:
-        if named or len(arrays) != device.num_inputs:
-            names = [
-                value.name or f"input{index}" for index, value in enumerate(kernel.fusion.inputs)
-            ]
-            arrays = order_inputs(f"kernel @{device.plan.entry}", names, arrays, named)
-        if device.plan.dynamic:
-            try:
-                shapes = tuple(tuple(array.shape) for array in arrays)
-            except AttributeError:
-                where = f"kernel @{kernel.fusion.name}"
-                inputs = kernel.fusion.inputs
-                names = [value.name or f"input {i}" for i, value in enumerate(inputs)]
-                shapes = tuple(shape_of(where, n, a) for n, a in zip(names, arrays, strict=True))
-            device = kernel.device_kernel_at(shapes)
-        return call(device, arrays, out, stream, check)
-    where = f"kernel @{kernel.fusion.name}"
-    if stream is not None:
-        raise LaunchError(
-            f"{where}: argument 'stream': the {kernel.backend} back end runs on the CPU and "
-            "takes no stream"
-        )
-    check_flag(where, check)
-    names = [value.name or f"input{index}" for index, value in enumerate(kernel.fusion.inputs)]
-    ordered = order_inputs(where, names, arrays, named)
-    frames, host = host_inputs(where, names, ordered)
-    bound = kernel.bind(host, {})
-    output_names = [f"out{index}" for index in range(len(kernel.fusion.outputs))]
-    types = output_types(kernel, host) if out is not None else []
-    pairs = list(zip(names, host, strict=True))
-    entries, targets = host_targets(where, out, output_names, types, pairs)
-    results = kernel.run(bound)
-    return host_outputs(frames[0], ordered[0], results, entries, targets)

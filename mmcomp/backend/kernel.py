@@ -50,9 +50,8 @@ LOWERING = (
 def lower_to_ptx(module: ModuleOp) -> tuple[str, LaunchPlan]:
     """PTX text and launch plan of a module after materialize-schedule, or of one lowered
     further (the passes left to run are run on a copy)."""
-    from mmcomp.compiler import context
     from mmcomp.dialects.ptx.target import emit_ptx
-    from mmcomp.ir.registry import PASSES
+    from mmcomp.ir.registry import PASSES, context
 
     lowered = module.clone()
     ctx = context()
@@ -331,7 +330,7 @@ class CudaKernel:
         if isinstance(launch, str):
             from xdsl.parser import Parser
 
-            from mmcomp.compiler import context
+            from mmcomp.ir.registry import context
 
             state["launch_module"] = Parser(context(), launch).parse_module()
         self.__dict__.update(state)
@@ -475,8 +474,8 @@ def load_kernel(source: str | os.PathLike[str]) -> CudaKernel:
     `-p compile-to-ptx`; call it on the inputs like a compiled kernel's device kernel."""
     from xdsl.parser import Parser
 
-    from mmcomp.compiler import context
     from mmcomp.ir.diagnostics import verify
+    from mmcomp.ir.registry import context
 
     if not isinstance(source, str | os.PathLike):
         raise LaunchError(

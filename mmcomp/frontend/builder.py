@@ -1030,3 +1030,18 @@ def ir_source(text: str | os.PathLike[str], where: str) -> tuple[str, str]:
             f"{where}: cannot read the file {written!r}: {reason} (a str of one line without "
             "'{', '@', '%', '=' or '(' is read as a path; IR text holds a func.func)"
         ) from None
+
+
+def as_fusion(f: object, where: str = "compile") -> Fusion:
+    """The fusion of an mmcomp.Fusion, IR text, the path of a .mlir file (mmcomp.parse) or a
+    builtin.module (argument 'f' of `where`)."""
+    if isinstance(f, Fusion):
+        return f
+    if isinstance(f, str | os.PathLike):
+        return parse(f)  # pyright: ignore[reportUnknownArgumentType]  (PathLike[Any])
+    if isinstance(f, ModuleOp):
+        return Fusion.from_module(f.clone())
+    raise FusionError(
+        f"{where}: argument 'f': expected an mmcomp.Fusion, IR text, the path of a .mlir "
+        f"file or a builtin.module, found {type(f).__name__}"
+    )

@@ -171,3 +171,12 @@ def located(module: Operation, error: VerifyException) -> VerifyException:
     for note in getattr(error, "__notes__", ()):
         result.add_note(note)
     return result
+
+
+def stage_message(stage: str, error: Exception) -> str:
+    """The message of an error raised in `stage`, prefixed with the stage's name unless it
+    already starts with it or with a source location."""
+    message = str(error)
+    if message.startswith(f"{stage}:") or is_located(message):
+        return message
+    return f"{stage}: {message}"

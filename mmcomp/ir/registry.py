@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from xdsl.context import Context
 
 
 def _lazy(module: str, name: str) -> Callable[[], Any]:
@@ -66,3 +69,17 @@ TARGETS: dict[str, Callable[[], Any]] = {
     "ptx": _lazy("mmcomp.dialects.ptx.target", "PtxTarget"),
 }
 """Target name (`mmcomp-opt -t NAME`) -> factory returning the xDSL `Target` class."""
+
+
+def context() -> Context:
+    """An xDSL context with xDSL's dialects and mmcomp's, loaded lazily."""
+    from xdsl.context import Context
+    from xdsl.dialects import get_all_dialects
+
+    ctx = Context()
+    for name, factory in get_all_dialects().items():
+        ctx.register_dialect(name, factory)
+    for name, factory in DIALECTS.items():
+        if name not in ctx.registered_dialect_names:
+            ctx.register_dialect(name, factory)
+    return ctx

@@ -47,13 +47,13 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from mmcomp.analysis.groups import grouping_of
 from mmcomp.analysis.roles import check_annotations
+from mmcomp.analysis.schedule_view import SPACE_ATTR, is_fusion_function, schedule_error
 from mmcomp.dialects.fusion import GroupedLinearOp, IterationSpaceAttr, MmaOp, dtype_name
 from mmcomp.dialects.sched import PARAMS_ATTR, ScheduleParams, ScheduleParamsAttr, problem_of
 from mmcomp.errors import FusionError, ScheduleError
 from mmcomp.ir.attributes import check_attributes
 from mmcomp.ir.diagnostics import at, is_located
 from mmcomp.ir.narrowing import is_tensor
-from mmcomp.passes.tile_split import SPACE_ATTR, is_fusion_function, schedule_error
 from mmcomp.schedule.grouped import choose_grouped_params
 from mmcomp.schedule.heuristics import (
     PARAMETERS,

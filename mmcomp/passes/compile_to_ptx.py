@@ -79,7 +79,7 @@ def spilling_entries(module: ModuleOp) -> dict[str, str]:
 
 
 def _fusion_functions(module: ModuleOp) -> list[FuncOp]:
-    from mmcomp.passes.tile_split import is_fusion_function
+    from mmcomp.analysis.schedule_view import is_fusion_function
 
     return [op for op in module.walk() if isinstance(op, FuncOp) and is_fusion_function(op)]
 
@@ -87,9 +87,9 @@ def _fusion_functions(module: ModuleOp) -> list[FuncOp]:
 def _kernel_names(module: ModuleOp) -> list[str]:
     """The names of the kernels that the pipeline builds from `module`: one per fusion
     function, and per kernel of a later level (materialized, hopper.kernel, ptx.entry)."""
+    from mmcomp.analysis.schedule_view import is_fusion_function, is_materialized
     from mmcomp.dialects.hopper import KernelOp
     from mmcomp.dialects.ptx import EntryOp
-    from mmcomp.passes.tile_split import is_fusion_function, is_materialized
 
     names: list[str] = []
     for op in module.walk():

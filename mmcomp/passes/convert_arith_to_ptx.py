@@ -83,13 +83,13 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.utils.exceptions import DiagnosticException
 
+from mmcomp.analysis.warp_roles import check_lowered_to_ptx
 from mmcomp.dialects import ptx
 from mmcomp.dialects.ptx.module import is_structured_control
 from mmcomp.lowering.arith_to_ptx.float_math import FLOAT_PATTERNS
 from mmcomp.lowering.arith_to_ptx.index import INDEX_PATTERNS
 from mmcomp.lowering.arith_to_ptx.registers import is_hopper_op
 from mmcomp.lowering.arith_to_ptx.wide import WIDE_PATTERNS
-from mmcomp.passes.partition_warp_roles import check_lowered_to_ptx
 
 UNLOWERED_DIALECTS = ("arith.", "math.")
 """The dialects whose ops must all be lowered: what is left of them has no pattern."""

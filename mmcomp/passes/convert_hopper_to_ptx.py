@@ -79,6 +79,7 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 
+from mmcomp.analysis.warp_roles import check_lowered_to_ptx
 from mmcomp.arch.smem_layout import Major, descriptor_base
 from mmcomp.dialects import hopper, ptx
 from mmcomp.dialects.ptx.module import carried_label_names
@@ -95,7 +96,6 @@ from mmcomp.lowering.hopper_to_ptx.registers import (
     registers_of,
     replace_by_registers,
 )
-from mmcomp.passes.partition_warp_roles import check_lowered_to_ptx
 
 
 @dataclass

@@ -31,10 +31,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
-from mmcomp.arch import limits as hw
-from mmcomp.dialects import sched
-from mmcomp.dialects.fusion import DYNAMIC, is_dynamic
-from mmcomp.passes.tile_split import (
+from mmcomp.analysis.schedule_view import (
     ScheduleView,
     append,
     extent,
@@ -42,6 +39,9 @@ from mmcomp.passes.tile_split import (
     scheduled_functions,
     split,
 )
+from mmcomp.arch import limits as hw
+from mmcomp.dialects import sched
+from mmcomp.dialects.fusion import DYNAMIC, is_dynamic
 
 
 def bind_work(view: ScheduleView) -> None:

@@ -85,6 +85,13 @@ from xdsl.passes import ModulePass
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import DiagnosticException
 
+from mmcomp.analysis.warp_roles import (
+    ROLES_ATTR,
+    level_error,
+    mainloop_of,
+    warp_roles,
+    warp_specialize_of,
+)
 from mmcomp.dialects import hopper, ptx
 from mmcomp.dialects.sched import PARAMS_ATTR, ScheduleParamsAttr
 from mmcomp.errors import ScheduleError
@@ -98,13 +105,6 @@ from mmcomp.lowering.hopper.plan import (
     TmaOperand,
     extent_args,
     launch_data,
-)
-from mmcomp.passes.partition_warp_roles import (
-    ROLES_ATTR,
-    level_error,
-    mainloop_of,
-    warp_roles,
-    warp_specialize_of,
 )
 
 __all__ = ["LowerScheduleToHopper", "TmaOperand", "lower_kernel"]

@@ -43,12 +43,11 @@ from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriteWalker
 
 from mmcomp.analysis.schedule_plan import plan_of
+from mmcomp.analysis.schedule_view import EXTENT_ATTR, ScheduleView, scheduled_functions
 from mmcomp.lowering.materialize_schedule.body import analyze_body
 from mmcomp.lowering.materialize_schedule.data_parallel import DataParallelKernel
-from mmcomp.lowering.materialize_schedule.kernel import EXTENT_ATTR
 from mmcomp.lowering.materialize_schedule.stream_k import HybridStreamKKernel, StreamKKernel
 from mmcomp.lowering.materialize_schedule.tiles import ContractTileToKLoop, WriteTileToEpilogue
-from mmcomp.passes.tile_split import ScheduleView, scheduled_functions
 
 __all__ = ["EXTENT_ATTR", "MaterializeSchedule"]
 

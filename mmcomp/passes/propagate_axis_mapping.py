@@ -38,6 +38,7 @@ from mmcomp.analysis.roles import (
     check_annotations,
     infer_axis_mapping,
 )
+from mmcomp.analysis.schedule_view import is_empty_fusion
 from mmcomp.dialects.fusion import (
     AddOp,
     BroadcastOp,
@@ -55,7 +56,6 @@ from mmcomp.frontend.builder import function_problem
 from mmcomp.ir.attributes import check_attributes
 from mmcomp.ir.diagnostics import at, is_located
 from mmcomp.ir.narrowing import is_tensor
-from mmcomp.passes.tile_split import is_empty_fusion
 
 if TYPE_CHECKING:
     from mmcomp.frontend.builder import Fusion

@@ -22,9 +22,9 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
+from mmcomp.analysis.schedule_view import ScheduleView, append, scheduled_functions, split
 from mmcomp.dialects import sched
 from mmcomp.passes.insert_persistent_loop import bind_work, unbind_work
-from mmcomp.passes.tile_split import ScheduleView, append, scheduled_functions, split
 
 
 class SplitK(ModulePass):

@@ -22,8 +22,8 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 
+from mmcomp.analysis.schedule_view import ScheduleView, append, extent, scheduled_functions, split
 from mmcomp.dialects import sched
-from mmcomp.passes.tile_split import ScheduleView, append, extent, scheduled_functions, split
 
 
 class TileMerge(ModulePass):

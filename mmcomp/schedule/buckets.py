@@ -3,7 +3,8 @@ range of M.
 
 The best schedule depends on M (a decode step's 16 tokens want other tiles and K splits
 than a prefill's 8192), but a dynamic kernel runs one schedule at every M. So
-`mmcomp.compile` of a fusion whose M is dynamic returns a `BucketedKernel`: at each call it
+`mmcomp.compile` of a fusion whose M is dynamic returns a `BucketedKernel`
+(mmcomp.pipeline): at each call it
 reads M from the arrays, takes the smallest bucket of M_BUCKETS that holds it (the last
 for any larger M), and runs that bucket's kernel: the same dynamic fusion compiled with
 its schedule chosen as if M were the bucket's bound (`mmcomp.compile(f,
@@ -21,13 +22,9 @@ Kernel.
 
 from __future__ import annotations
 
-import numbers
-import threading
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from mmcomp.compiler import Kernel, dynamic_input_roles
-from mmcomp.errors import FusionError
+from mmcomp.analysis.roles import dynamic_input_roles
 
 if TYPE_CHECKING:
     from mmcomp.frontend.builder import Fusion
@@ -37,8 +34,6 @@ M_BUCKETS = (16, 32, 64, 128, 256, 1024, 4096, 16384)
 
 NOMINAL_BUCKET = 4096
 """The bucket compiled at once (mmcomp.schedule.heuristics.NOMINAL_EXTENTS' M)."""
-SHAPES_KEPT = 64
-"""Input-shape tuples whose kernel a BucketedKernel keeps."""
 
 
 def bucket_for(m: int) -> int:
@@ -59,111 +54,3 @@ def has_dynamic_m(fusion: Fusion) -> bool:
         for index, value in enumerate(fusion.inputs)
         for axis in value.dynamic_axes
     )
-
-
-class BucketedKernel(Kernel):
-    """A fusion with a dynamic M, compiled once: call it on arrays of any M.
-
-    As a Kernel it is the 4096 bucket's (`params`, `stages`, `ir()`, `module`, `ptx`, ...);
-    `kernel_for(m)` gives the kernel that runs at M, and `kernels` the ones built so far.
-    """
-
-    def __init__(
-        self,
-        fusion: Fusion,
-        backend: str,
-        params: dict[str, Any],
-        autotune_budget_s: float | None = None,
-    ):
-        self.keywords = dict(params)
-        """The schedule keywords every bucket's kernel is compiled with."""
-        self.autotune_budget_s = autotune_budget_s
-        """With `mmcomp.compile(f, autotune=True)`: each bucket's kernel is autotuned (for
-        M = its bound, on random inputs, within this many seconds) when first used."""
-        self.kernels: dict[int, Kernel] = {}
-        """The kernels built so far, by bucket."""
-        self._bucket_by_shapes: dict[tuple[tuple[int, ...], ...], Kernel] = {}
-        """The kernel of each tuple of input shapes called with (the most recent
-        SHAPES_KEPT), so a repeated shape reads no extent again."""
-        self._lock = threading.Lock()
-        self.fusion = fusion  # kernel_for reads them before Kernel.__init__ sets them
-        self.backend = backend
-        nominal = self.kernel_for(NOMINAL_BUCKET)
-        super().__init__(self.fusion, backend, nominal.params, nominal.stages, None, nominal.runner)
-
-    def kernel_for(self, m: int) -> Kernel:
-        """The kernel that runs at M (its bucket's; compiled on first use)."""
-        if isinstance(m, bool) or not isinstance(m, numbers.Integral) or m < 0:
-            raise FusionError(
-                f"kernel @{self.fusion.name}: kernel_for: argument 'm': expected an int >= 0 "
-                f"(a runtime extent M), found {m!r}"
-            )
-        bucket = bucket_for(int(m))
-        kernel = self.kernels.get(bucket)
-        if kernel is not None:
-            return kernel
-        import mmcomp
-
-        with self._lock:
-            kernel = self.kernels.get(bucket)
-            if kernel is None:
-                budget = self.autotune_budget_s
-                kernel = (
-                    mmcomp.compile(self.fusion, self.backend, schedule_m=bucket, **self.keywords)
-                    if budget is None
-                    else mmcomp.autotune(
-                        self.fusion,
-                        backend=self.backend,
-                        budget_s=budget,
-                        schedule_m=bucket,
-                        **self.keywords,
-                    )
-                )
-                self.kernels[bucket] = kernel
-        return kernel
-
-    def __call__(
-        self,
-        *arrays: Any,
-        out: Any = None,
-        stream: Any = None,
-        check: bool | None = None,
-        **named: Any,
-    ) -> tuple[Any, ...]:
-        """Run the kernel of the arrays' M (see `mmcomp.Kernel.__call__`)."""
-        from mmcomp.backend.arguments import order_inputs
-
-        names = [value.name or f"input{index}" for index, value in enumerate(self.fusion.inputs)]
-        ordered = order_inputs(f"kernel @{self.fusion.name}", names, arrays, named)
-        shapes = _shapes(ordered)
-        kernel = (
-            self.kernels[NOMINAL_BUCKET] if shapes is None else self._bucket_by_shapes.get(shapes)
-        )
-        if kernel is None:
-            assert shapes is not None
-            kernel = self.kernels[NOMINAL_BUCKET]
-            m = kernel.runtime_extents(shapes).get("m")
-            if m is not None:
-                kernel = self.kernel_for(m)
-            if len(self._bucket_by_shapes) >= SHAPES_KEPT:
-                self._bucket_by_shapes.pop(next(iter(self._bucket_by_shapes)))
-            self._bucket_by_shapes[shapes] = kernel
-        return kernel(*ordered, out=out, stream=stream, check=check)
-
-    def __repr__(self) -> str:
-        built = ", ".join(str(bucket) for bucket in sorted(self.kernels))
-        return (
-            f"<mmcomp.BucketedKernel @{self.fusion.name} backend={self.backend} "
-            f"buckets built: {built}>"
-        )
-
-
-def _shapes(arrays: Sequence[Any]) -> tuple[tuple[int, ...], ...] | None:
-    """The arrays' shapes; None where one has none (the kernel's call says what is wrong)."""
-    shapes: list[tuple[int, ...]] = []
-    for array in arrays:
-        shape = getattr(array, "shape", None)
-        if shape is None:
-            return None
-        shapes.append(tuple(int(extent) for extent in shape))
-    return tuple(shapes)

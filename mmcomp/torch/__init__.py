@@ -14,6 +14,8 @@ Nothing else in mmcomp imports torch; this module does, at import. It holds:
   built from torch / transformers modules by sharing their parameters;
 - fp8 (mmcomp.torch.fp8): `scaled_mm` (torch._scaled_mm's arguments), `quantize`,
   `Fp8Linear` and `Fp8GatedMLP` (`FusedLinear.fp8`, `GatedMLP.fp8`);
+- `grouped_mm` (torch._grouped_mm's arguments) and `MoEExperts` (the experts of a
+  transformers mixture-of-experts block on two grouped kernels: docs/grouped.md);
 - `ColumnParallelLinear`, `RowParallelLinear` and `TensorParallelGatedMLP`: those modules
   split over a torch.distributed process group (Megatron's tensor parallelism, DTensor
   weights accepted), each rank's part one of them.
@@ -30,9 +32,11 @@ for every token count.
 
 from mmcomp.runtime.arrays import BFLOAT16
 from mmcomp.torch.arrays import ARRAYS, FUSION_DTYPES, NUMPY_DTYPES, TORCH_DTYPES, TorchArrays
+from mmcomp.torch.autograd import op
 from mmcomp.torch.fp8 import Fp8GatedMLP, Fp8Linear, quantize, quantize_weight, scaled_mm
-from mmcomp.torch.modules import ACTIVATIONS, FusedLinear, GatedMLP, activation_name
-from mmcomp.torch.ops import op
+from mmcomp.torch.grouped import MoEExperts, grouped_mm
+from mmcomp.torch.module_parts import ACTIVATIONS, activation_name
+from mmcomp.torch.modules import FusedLinear, GatedMLP
 from mmcomp.torch.parallel import ColumnParallelLinear, RowParallelLinear, TensorParallelGatedMLP
 
 __all__ = [
@@ -47,10 +51,12 @@ __all__ = [
     "Fp8Linear",
     "FusedLinear",
     "GatedMLP",
+    "MoEExperts",
     "RowParallelLinear",
     "TensorParallelGatedMLP",
     "TorchArrays",
     "activation_name",
+    "grouped_mm",
     "op",
     "quantize",
     "quantize_weight",

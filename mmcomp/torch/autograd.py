@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
+import numpy as np
 from xdsl.dialects.func import ReturnOp
 from xdsl.ir import SSAValue
 
@@ -24,8 +25,8 @@ from mmcomp.autodiff.replay import dtype_of, shape_of
 from mmcomp.dialects import fusion as fd
 from mmcomp.errors import FusionError
 from mmcomp.frontend.builder import Fusion
-from mmcomp.torch.arrays import FUSION_DTYPES, torch
-from mmcomp.torch.ops import op_name, output_axes, schema
+from mmcomp.torch.arrays import FUSION_DTYPES, NUMPY_DTYPES, torch
+from mmcomp.torch.ops import arguments, op_name, output_axes, register, schema
 
 _TORCH = {name: dtype for dtype, name in FUSION_DTYPES.items()}
 """The torch dtype of each fusion dtype."""
@@ -211,7 +212,6 @@ class Trainable:
         """Its compiled kernels."""
         self.where = where
         """What it is, for messages."""
-        from mmcomp.torch.ops import arguments
 
         names = arguments(list(gradient.inputs))
         count = len(gradient.outputs) + len(gradient.saved)
@@ -412,3 +412,48 @@ def differentiable(
         found_trainable, reason = None, str(error)
     with _lock:
         return _differentiable.setdefault(id(plain), Differentiable(plain, found_trainable, reason))
+
+
+def _single(outputs: tuple[Any, ...]) -> Any:
+    return outputs[0] if len(outputs) == 1 else outputs
+
+
+def op(fusion: Any, *, backend: str = "cuda", **schedule: Any) -> Any:
+    """Compile `fusion` (a Fusion or IR text) and register it as the op `mmcomp::<name>`.
+
+    The op takes the fusion's inputs as tensors, in order, and returns its output (or a
+    tuple of outputs); its fake implementation gives the outputs' shapes and dtypes on the
+    inputs' device. A fusion with a dynamic M or batch extent gives an op for every extent:
+    its outputs take the extent from the inputs (symbolic under
+    `torch.compile(dynamic=True)`), and its M buckets compile at most a few kernels.
+    Registering the same fusion and schedule again returns the same op.
+    """
+    import mmcomp
+
+    kernel = mmcomp.compile(fusion, backend=backend, **schedule)
+    compiled = kernel.fusion
+    names = arguments([value.name for value in compiled.inputs])
+    shapes = [
+        (output_axes(compiled, value), NUMPY_DTYPES[np.dtype(value.numpy_dtype)])
+        for value in compiled.outputs
+    ]
+    where = f"mmcomp op for @{compiled.name}"
+    name = op_name(compiled.name, f"{backend}\n{kernel.params.format()}\n{compiled}")
+
+    def impl(*tensors: Any) -> Any:
+        return _single(kernel(*tensors))
+
+    def fake(*tensors: Any) -> Any:
+        like = tensors[0]
+        return _single(
+            tuple(
+                like.new_empty(
+                    [e if isinstance(e, int) else tensors[e[0]].shape[e[1]] for e in axes],
+                    dtype=dtype,
+                )
+                for axes, dtype in shapes
+            )
+        )
+
+    plain = register(name, schema(names, (), len(shapes)), impl, fake, where)
+    return differentiable(plain, compiled, backend, schedule)

@@ -21,7 +21,7 @@ from typing import Any
 
 from mmcomp.errors import FusionError
 from mmcomp.torch.arrays import FUSION_DTYPES, nn, torch
-from mmcomp.torch.modules import RowFamily, activate, activation_name, check_schedule
+from mmcomp.torch.module_parts import RowFamily, activate, activation_name, check_schedule
 from mmcomp.torch.ops import op_name, register, schema
 
 GROUP = 128

@@ -1,5 +1,7 @@
-"""Compiled fusions registered as torch custom ops (`mmcomp::<name>`), with fake
-implementations so that they run under torch.compile(fullgraph=True) and CUDA graphs."""
+"""The registration of compiled fusions as torch custom ops (`mmcomp::<name>`): their names,
+schemas and output shapes, with fake implementations so that they run under
+torch.compile(fullgraph=True) and CUDA graphs. `mmcomp.torch.op` (mmcomp.torch.autograd)
+registers a fusion with them, its backward the differentiated fusion's."""
 
 from __future__ import annotations
 
@@ -10,9 +12,7 @@ import threading
 from collections.abc import Callable, Sequence, Set
 from typing import Any
 
-import numpy as np
-
-from mmcomp.torch.arrays import NUMPY_DTYPES, torch
+from mmcomp.torch.arrays import torch
 
 # ----------------------------------------------------------------------------------------
 
@@ -126,10 +126,6 @@ def register(
         return op
 
 
-def _single(outputs: tuple[Any, ...]) -> Any:
-    return outputs[0] if len(outputs) == 1 else outputs
-
-
 def output_axes(fusion: Any, output: Any) -> list[int | tuple[int, int]]:
     """Each extent of an output: static, or (input, axis) of an input axis that has the same
     dynamic extent (the fake implementation reads it from the traced inputs)."""
@@ -147,46 +143,3 @@ def output_axes(fusion: Any, output: Any) -> list[int | tuple[int, int]]:
         sources[out_roles[axis]] if axis in dynamic else extent
         for axis, extent in enumerate(output.shape)
     ]
-
-
-def op(fusion: Any, *, backend: str = "cuda", **schedule: Any) -> Any:
-    """Compile `fusion` (a Fusion or IR text) and register it as the op `mmcomp::<name>`.
-
-    The op takes the fusion's inputs as tensors, in order, and returns its output (or a
-    tuple of outputs); its fake implementation gives the outputs' shapes and dtypes on the
-    inputs' device. A fusion with a dynamic M or batch extent gives an op for every extent:
-    its outputs take the extent from the inputs (symbolic under
-    `torch.compile(dynamic=True)`), and its M buckets compile at most a few kernels.
-    Registering the same fusion and schedule again returns the same op.
-    """
-    import mmcomp
-
-    kernel = mmcomp.compile(fusion, backend=backend, **schedule)
-    compiled = kernel.fusion
-    names = arguments([value.name for value in compiled.inputs])
-    shapes = [
-        (output_axes(compiled, value), NUMPY_DTYPES[np.dtype(value.numpy_dtype)])
-        for value in compiled.outputs
-    ]
-    where = f"mmcomp op for @{compiled.name}"
-    name = op_name(compiled.name, f"{backend}\n{kernel.params.format()}\n{compiled}")
-
-    def impl(*tensors: Any) -> Any:
-        return _single(kernel(*tensors))
-
-    def fake(*tensors: Any) -> Any:
-        like = tensors[0]
-        return _single(
-            tuple(
-                like.new_empty(
-                    [e if isinstance(e, int) else tensors[e[0]].shape[e[1]] for e in axes],
-                    dtype=dtype,
-                )
-                for axes, dtype in shapes
-            )
-        )
-
-    plain = register(name, schema(names, (), len(shapes)), impl, fake, where)
-    from mmcomp.torch.autograd import differentiable
-
-    return differentiable(plain, compiled, backend, schedule)

@@ -31,8 +31,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from mmcomp.compiler import Kernel, as_fusion
+from mmcomp.backend.compiled import Kernel
 from mmcomp.errors import FusionError, ScheduleError
+from mmcomp.frontend.builder import as_fusion
 from mmcomp.tuning.candidates import MAX_CANDIDATES, SEARCHED, Plan, plan_candidates
 from mmcomp.tuning.report import AutotuneReport, Candidate, TunedKernel
 from mmcomp.tuning.store import (
@@ -130,7 +131,7 @@ def _shape_key(fusion: Fusion, schedule_m: int | None) -> str:
 def _dynamic_m(fusion: Fusion, arrays: Sequence[Any]) -> int | None:
     """For a fusion with a dynamic M: the bucket of the arrays' M (the nominal one without
     arrays); else None."""
-    from mmcomp.compiler import dynamic_input_roles
+    from mmcomp.analysis.roles import dynamic_input_roles
     from mmcomp.frontend.argcheck import bind_extents
     from mmcomp.schedule.buckets import NOMINAL_BUCKET, bucket_for, has_dynamic_m
 
@@ -203,8 +204,9 @@ def autotune(
     no timing. Without a GPU, or for backend="interp", the heuristic's kernel (warned once
     per process).
     """
+    from mmcomp.backend.compiled import BACKENDS
     from mmcomp.cache import parameters_key
-    from mmcomp.compiler import BACKENDS, compile
+    from mmcomp.pipeline import compile_untuned as compile
     from mmcomp.schedule.heuristics import check_schedule_m, normalize_overrides
 
     if backend not in BACKENDS:
@@ -378,7 +380,7 @@ class _Tuner:
 
     def _compile(self, plan: Plan, outcomes: list[Candidate]) -> Kernel | None:
         """The plan's kernel; None (and a "failed" outcome) where it does not build."""
-        from mmcomp.compiler import compile
+        from mmcomp.pipeline import compile_untuned as compile
 
         try:
             return compile(self.fusion, self.backend, **plan.keywords)

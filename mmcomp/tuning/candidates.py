@@ -185,8 +185,8 @@ def plan_candidates(
     own `#sched.params` writes): the heuristic's first, then the heuristic with one group of
     SEARCHED settings changed, the groups in turns; each accepted by the schedule checks
     (`choose_params`) and unlike every earlier one."""
-    from mmcomp.compiler import run_pipeline
     from mmcomp.dialects.sched import problem_of
+    from mmcomp.pipeline import run_pipeline
     from mmcomp.schedule.heuristics import choose_params
 
     given: dict[str, Any] = dict(keywords or {})

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, cast
 
-from mmcomp.compiler import Kernel
+from mmcomp.backend.compiled import Kernel
 
 if TYPE_CHECKING:
     pass

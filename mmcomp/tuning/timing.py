@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from mmcomp.compiler import Kernel
+from mmcomp.backend.compiled import Kernel
 from mmcomp.errors import FusionError
 
 if TYPE_CHECKING:
@@ -123,7 +123,7 @@ def _host_copy(view: Any, name: str) -> np.ndarray:
 def random_inputs(fusion: Fusion, m: int | None = None) -> list[np.ndarray]:
     """Standard normal inputs of the fusion's shapes and dtypes (a dynamic M: `m`, 1 where
     none is given; another dynamic axis: 1)."""
-    from mmcomp.compiler import dynamic_input_roles
+    from mmcomp.analysis.roles import dynamic_input_roles
 
     rng = np.random.default_rng()
     roles = dynamic_input_roles(fusion)
@@ -226,7 +226,7 @@ class DeviceTimer:
         from mmcomp.runtime import synchronize
 
         launches, buffers = self._prepared(kernel)
-        outputs = buffers[0][: launches[0].bound.kernel.num_outputs]
+        outputs = buffers[0][: kernel.device_kernel.num_outputs]
         self._stream.synchronize()
         for buffer in outputs:
             buffer.fill_bytes(POISON_BYTE)

@@ -305,8 +305,8 @@ def partitioned(name: str, **changes: object) -> Any:
     with `changes` to its params."""
     from xdsl.dialects.func import FuncOp
 
-    from mmcomp.compiler import run_pipeline
     from mmcomp.passes.partition_warp_roles import partition
+    from mmcomp.pipeline import run_pipeline
 
     selected = case(name)
     params = {**selected.params, **changes}
@@ -318,7 +318,7 @@ def partitioned(name: str, **changes: object) -> Any:
 
 def hopper_module(name: str) -> Any:
     """The module after lower-schedule-to-hopper for a case."""
-    from mmcomp.compiler import run_pipeline
+    from mmcomp.pipeline import run_pipeline
 
     selected = case(name)
     module, _, _ = run_pipeline(
@@ -330,7 +330,7 @@ def hopper_module(name: str) -> Any:
 def lowered_in_both_orders(name: str) -> list[Any]:
     """A case's hopper-level module lowered to ptx twice: convert-hopper-to-ptx before
     convert-scf-to-ptx, and after it (then convert-arith-to-ptx)."""
-    from mmcomp.compiler import context
+    from mmcomp.ir.registry import context
     from mmcomp.passes.convert_arith_to_ptx import ConvertArithToPtx
     from mmcomp.passes.convert_hopper_to_ptx import ConvertHopperToPtx
     from mmcomp.passes.convert_scf_to_ptx import ConvertScfToPtx
@@ -396,8 +396,8 @@ def probe(family: str, params_json: str, shape: tuple[int, int, int] = (1000, 10
 def run_fusion(fusion: Fusion, overrides: dict[str, Any]) -> dict[str, Any]:
     """Compile `fusion` under `overrides`, run it on the GPU, compare with float64."""
     from mmcomp.backend import build_cuda_kernel
-    from mmcomp.compiler import run_pipeline
     from mmcomp.interp.reference import reference
+    from mmcomp.pipeline import run_pipeline
 
     module, params, _ = run_pipeline(fusion.module, overrides)
     kernel = build_cuda_kernel(module)

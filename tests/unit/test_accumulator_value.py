@@ -19,9 +19,9 @@ from xdsl.dialects import scf
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import BlockArgument, OpResult, SSAValue
 
-from mmcomp.compiler import run_pipeline
 from mmcomp.dialects import hopper
 from mmcomp.dialects.ptx.target import emit_ptx
+from mmcomp.pipeline import run_pipeline
 
 CASES = (
     "linear_ragged",

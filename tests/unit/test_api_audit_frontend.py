@@ -15,10 +15,9 @@ import numpy as np
 import pytest
 
 import mmcomp
-from mmcomp.compiler import run_pipeline
 from mmcomp.dialects.ptx import is_identifier
 from mmcomp.errors import FusionError, ScheduleError
-from mmcomp.schedule.buckets import BucketedKernel
+from mmcomp.pipeline import BucketedKernel, run_pipeline
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 

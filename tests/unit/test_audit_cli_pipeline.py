@@ -21,8 +21,8 @@ import pytest
 from xdsl.parser import Parser
 
 import mmcomp
-from mmcomp.compiler import context
 from mmcomp.interp.executor import execute
+from mmcomp.ir.registry import context
 
 EXAMPLES = sorted(
     path

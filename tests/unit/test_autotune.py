@@ -21,9 +21,10 @@ from cases import child_environment, linear
 
 import mmcomp
 from mmcomp import tuning
-from mmcomp.compiler import Kernel, run_pipeline
+from mmcomp.backend.compiled import Kernel
 from mmcomp.dialects.sched import problem_of
 from mmcomp.errors import FusionError, ScheduleError
+from mmcomp.pipeline import run_pipeline
 
 SHAPE = (256, 512, 256)
 """The linear most tests tune (small: its candidates compile quickly)."""
@@ -122,7 +123,7 @@ def test_interp_backend_falls_back(monkeypatch):
 def test_a_dynamic_m_tunes_each_bucket_when_first_used(monkeypatch, cache_dir):
     """compile(autotune=True) of a dynamic M gives M buckets, each tuned at first use (here
     without a GPU: the heuristic's kernel of the bucket, as compile gives)."""
-    from mmcomp.schedule.buckets import BucketedKernel
+    from mmcomp.pipeline import BucketedKernel
 
     monkeypatch.setattr(tuning, "_warned", False)
     monkeypatch.setattr(tuning, "gpu_reason", lambda: "no GPU in this test")
@@ -133,7 +134,7 @@ def test_a_dynamic_m_tunes_each_bucket_when_first_used(monkeypatch, cache_dir):
         calls.append(keywords.get("schedule_m"))
         return real(*args, **keywords)
 
-    monkeypatch.setattr(mmcomp, "autotune", spy)
+    monkeypatch.setattr(tuning, "autotune", spy)
     f = mmcomp.Fusion("linear")
     a = f.input("a", ("m", SHAPE[2]), "bf16")
     w = f.input("w", (SHAPE[1], SHAPE[2]), "bf16")

@@ -27,14 +27,14 @@ ROOT = Path(__file__).resolve().parents[2]
 CHILD = textwrap.dedent(
     """
     import json, sys, time
-    import mmcomp, mmcomp.backend, mmcomp.compiler, mmcomp.arch.ptxas, mmcomp.schedule.heuristics
+    import mmcomp, mmcomp.backend, mmcomp.pipeline, mmcomp.arch.ptxas, mmcomp.schedule.heuristics
     from mmcomp import cache
     import cases
     fusion = cases.gelu_bias(300, 504, 200)
     if sys.argv[1] == "hit-only":
         def refuse(*args, **kwargs):
             raise AssertionError("a pass or ptxas ran on a cache hit")
-        mmcomp.compiler.run_pipeline = refuse
+        mmcomp.pipeline.run_pipeline = refuse
         mmcomp.arch.ptxas.assemble = refuse
     start = time.perf_counter()
     kernel = mmcomp.compile(fusion, tile=(128, 128, 64), epilogue="smem")
@@ -44,7 +44,7 @@ CHILD = textwrap.dedent(
         "stats": cache.stats(),
         "ptx": kernel.ptx,
         "params": kernel.params.format(),
-        "stages": list(kernel.stages),
+        "stage_ir": list(kernel.stage_ir),
         "tile_merge": kernel.ir("tile-merge"),
         "module_ops": len(list(kernel.module.walk())),
         "spills": kernel.report.spills if kernel.report else None,
@@ -95,7 +95,7 @@ def test_memory_hit_shares_the_artifact_in_under_a_millisecond():
     assert min(times) < 1e-3, times
     assert again.device_kernel is first.device_kernel
     assert again.fusion is not fusion and str(again.fusion) == str(fusion)  # a copy
-    assert again.stages is first.stages
+    assert again.stage_ir is first.stage_ir
     assert again.ptx == first.ptx
 
 
@@ -155,7 +155,7 @@ def test_different_fusions_never_share_a_kernel():
                 fusion = epilogue_variant(**VARIANTS[name])
                 dynamic = {"schedule_m": 64} if VARIANTS[name].get("dynamic_m") else {}
                 kernel = mmcomp.compile(fusion, backend="interp", **dynamic)
-                assert kernel.stages["fusion"] == str(fusion), name
+                assert kernel.stage_ir["fusion"] == str(fusion), name
                 assert str(kernel.fusion) == str(fusion), name
     schedules = [{}, {"tile": (64, 128, 64)}, {"stages": 3}, {"swizzle": 2}]
     kernels = [
@@ -224,7 +224,7 @@ def test_disk_hit_in_a_new_process_runs_no_pass_and_no_ptxas(tmp_path: Path):
     hit = result(child(tmp_path, "hit-only"))
     assert hit["stats"] == {"memory_hits": 0, "disk_hits": 1, "builds": 0}
     assert hit["seconds"] < 0.05, hit["seconds"]
-    for key in ("ptx", "params", "stages", "tile_merge", "module_ops", "spills"):
+    for key in ("ptx", "params", "stage_ir", "tile_merge", "module_ops", "spills"):
         assert hit[key] == built[key], key
 
 
@@ -285,7 +285,7 @@ def test_cache_command_shows_and_clears(tmp_path: Path):
 
 
 def test_lowering_texts_are_printed_when_asked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    from mmcomp.compiler import PRINTED_WHEN_ASKED, run_pipeline
+    from mmcomp.pipeline import PRINTED_WHEN_ASKED, run_pipeline
 
     monkeypatch.setenv("MMCOMP_CACHE_DIR", str(tmp_path))
     compile_cache.clear_memory()
@@ -297,8 +297,8 @@ def test_lowering_texts_are_printed_when_asked(tmp_path: Path, monkeypatch: pyte
     loaded = mmcomp.compile(fusion, tile=(128, 128, 64))  # from disk, in this process
     assert loaded.device_kernel is not built.device_kernel
     for kernel in (built, loaded):
-        assert list(kernel.stages) == list(every)
-        assert all(name in kernel.stages for name in PRINTED_WHEN_ASKED)
+        assert list(kernel.stage_ir) == list(every)
+        assert all(name in kernel.stage_ir for name in PRINTED_WHEN_ASKED)
         for name in PRINTED_WHEN_ASKED:
             assert kernel.ir(name) == every[name], name
     assert "ptx.entry" in loaded.ir("convert-arith-to-ptx")
@@ -312,7 +312,7 @@ def test_lowering_stages_are_verified_at_the_end_or_each_with_the_variable(
     its own with MMCOMP_VERIFY_STAGES=1."""
     from xdsl.dialects.builtin import StringAttr
 
-    from mmcomp import compiler
+    from mmcomp import pipeline as compiler
     from mmcomp.dialects import ptx
 
     monkeypatch.setenv("MMCOMP_CACHE_DIR", str(tmp_path))

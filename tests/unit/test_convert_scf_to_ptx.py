@@ -16,14 +16,15 @@ from xdsl.dialects.builtin import IndexType, ModuleOp, i1
 from xdsl.ir import Block, Operation
 from xdsl.parser import Parser
 
-from mmcomp.compiler import context, run_pipeline
 from mmcomp.dialects import hopper, ptx
 from mmcomp.dialects.ptx.builder import encloses
 from mmcomp.dialects.ptx.module import carried_label_names
 from mmcomp.dialects.ptx.target import emit_ptx
+from mmcomp.ir.registry import context
 from mmcomp.passes.convert_arith_to_ptx import ConvertArithToPtx
 from mmcomp.passes.convert_hopper_to_ptx import ConvertHopperToPtx
 from mmcomp.passes.convert_scf_to_ptx import ConvertScfToPtx
+from mmcomp.pipeline import run_pipeline
 
 CASES = CONTROL_FLOW_CASES
 

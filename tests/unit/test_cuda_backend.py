@@ -14,8 +14,8 @@ from cases import CASES, case, horizontal, linear, matmul
 
 from mmcomp.arch import ptxas
 from mmcomp.backend import CudaKernel, build_cuda_kernel, lower_to_ptx
-from mmcomp.compiler import run_pipeline
 from mmcomp.errors import LaunchError, ScheduleError
+from mmcomp.pipeline import run_pipeline
 from mmcomp.runtime import gpu_unavailable_reason
 
 HAS_PTXAS = ptxas.find_tool("ptxas") is not None

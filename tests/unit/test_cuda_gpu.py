@@ -35,7 +35,7 @@ def test_persistent_cluster_grid_is_what_the_gpcs_hold():
         [
             "from mmcomp.backend import build_cuda_kernel",
             "from cases import case, inputs_for",
-            "from mmcomp.compiler import run_pipeline",
+            "from mmcomp.pipeline import run_pipeline",
             "from mmcomp.runtime import DeviceBuffer, synchronize",
             "from mmcomp.runtime.launch import max_active_clusters",
             "selected = case('cluster_4x1_persistent')",

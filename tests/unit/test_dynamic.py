@@ -289,7 +289,7 @@ def test_materialized_kernel_carries_the_extent_as_an_argument() -> None:
     assert '%m: index {sched.extent = "m"}' in text
     assert "sched.grid = @linear_launch" in text
     assert "arith.ceildivui %m, %c64" in text
-    again = mmcomp.compiler.context()
+    again = mmcomp.ir.registry.context()
     from xdsl.parser import Parser
 
     module = Parser(again, text).parse_module()

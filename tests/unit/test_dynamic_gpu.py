@@ -24,7 +24,7 @@ from test_dynamic import (
 )
 
 import mmcomp
-from mmcomp.schedule.buckets import BucketedKernel
+from mmcomp.pipeline import BucketedKernel
 
 pytestmark = pytest.mark.gpu
 

@@ -18,10 +18,11 @@ from xdsl.ir import Operation
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import DiagnosticException
 
-from mmcomp.compiler import context, run_pipeline
 from mmcomp.dialects import hopper, ptx
+from mmcomp.ir.registry import context
 from mmcomp.lowering.hopper.pointwise import Pointwise
 from mmcomp.passes.convert_arith_to_ptx import ConvertArithToPtx
+from mmcomp.pipeline import run_pipeline
 
 ROOT = Path(__file__).resolve().parents[2]
 FLOAT_KINDS = {"f32", "bf16", "f16", "bf16x2", "f16x2"}

@@ -18,11 +18,11 @@ import pytest
 from xdsl.dialects.builtin import ModuleOp
 
 import mmcomp
-from mmcomp.compiler import context
 from mmcomp.dialects.sched import swizzle_index
 from mmcomp.interp.executor import CoverageError, Execution, execute
 from mmcomp.interp.tile_functions import load_tile, mma_tile, reduce_partials, store_tile
 from mmcomp.ir.dtypes import FUSION_DTYPES
+from mmcomp.ir.registry import context
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 DTYPES = {dtype.name: dtype.numpy_dtype for dtype in FUSION_DTYPES}

@@ -25,9 +25,9 @@ from cases import relative_error, run_child
 import mmcomp
 from mmcomp.arch import ptxas
 from mmcomp.backend import build_cuda_kernel
-from mmcomp.compiler import run_pipeline
 from mmcomp.errors import FusionError, ScheduleError
 from mmcomp.interp.reference import reference
+from mmcomp.pipeline import run_pipeline
 
 HAS_PTXAS = ptxas.find_tool("ptxas") is not None
 HAS_NVDISASM = ptxas.find_tool("nvdisasm") is not None

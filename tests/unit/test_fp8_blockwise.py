@@ -30,8 +30,8 @@ import mmcomp
 from mmcomp.arch import ptxas
 from mmcomp.backend import build_cuda_kernel
 from mmcomp.backend.kernel import lower_to_ptx
-from mmcomp.compiler import run_pipeline
 from mmcomp.errors import ScheduleError
+from mmcomp.pipeline import run_pipeline
 
 SCALE_BLOCK = 128
 PINGPONG = {"tile": (64, 128, 128), "warp_specialization": "pingpong"}

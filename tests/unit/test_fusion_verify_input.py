@@ -109,7 +109,7 @@ def test_reference_refuses_a_module_with_a_use_before_its_definition():
     """A module parsed without mmcomp.parse's checks: the reference verifies it first."""
     from xdsl.parser import Parser
 
-    from mmcomp.compiler import context
+    from mmcomp.ir.registry import context
 
     module = Parser(context(), USE_BEFORE_DEF).parse_module()
     inputs = (np.ones((64, 32), np.float32), np.ones((48, 32), np.float32))

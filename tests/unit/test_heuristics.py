@@ -11,7 +11,7 @@ from xdsl.parser import Parser
 
 import mmcomp
 from mmcomp.arch import limits as hw
-from mmcomp.compiler import PIPELINE, Kernel, context
+from mmcomp.backend.compiled import Kernel
 from mmcomp.dialects.sched import (
     PARAMS_ATTR,
     Problem,
@@ -20,8 +20,10 @@ from mmcomp.dialects.sched import (
     problem_of,
 )
 from mmcomp.errors import FusionError, ScheduleError
+from mmcomp.ir.registry import context
 from mmcomp.passes.choose_schedule import choose_schedule
 from mmcomp.passes.propagate_axis_mapping import propagate
+from mmcomp.pipeline import PIPELINE
 from mmcomp.schedule import heuristics
 from mmcomp.schedule.heuristics import (
     PARAMETERS,
@@ -541,14 +543,14 @@ def test_compile_defaults_to_cuda_and_compiles_without_a_gpu():
         mmcomp.compile(linear_fusion(), backend="tpu")
 
 
-def test_interp_kernel_matches_the_reference_and_exposes_params_and_stages():
+def test_interp_kernel_matches_the_reference_and_exposes_params_and_stage_ir():
     f = linear_fusion()
     kernel = mmcomp.compile(f, backend="interp", tile=(128, 128, 64), swizzle=4, split_k=2)
     assert isinstance(kernel, Kernel)
     assert kernel.params.tile == (128, 128, 64)
     assert (kernel.params.swizzle, kernel.params.split_k) == (4, 2)
     names = [stage.name for stage in PIPELINE]
-    assert list(kernel.stages) == ["fusion", *names[: names.index("materialize-schedule") + 1]]
+    assert list(kernel.stage_ir) == ["fusion", *names[: names.index("materialize-schedule") + 1]]
     assert "sched.swizzle" in kernel.ir("tile-merge")
     assert "sched.params = #sched.params<tile = 128x128x64" in kernel.ir("choose-schedule")
     assert "gpu.block_id" in kernel.ir()

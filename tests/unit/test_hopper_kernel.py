@@ -6,8 +6,8 @@ from __future__ import annotations
 from cases import partitioned
 from xdsl.dialects.builtin import IndexType, MemRefType, ModuleOp
 
-from mmcomp.compiler import context
 from mmcomp.dialects import hopper, ptx
+from mmcomp.ir.registry import context
 from mmcomp.passes.convert_hopper_to_ptx import ConvertHopperToPtx
 from mmcomp.passes.lower_schedule_to_hopper import lower_kernel
 

@@ -103,6 +103,36 @@ def test_the_entry_carries_every_tensor_map_box_and_swizzle():
     assert plan.cluster == 2 and all(m.swizzle == 128 for m in plan.tensor_maps[:2])
 
 
+@pytest.mark.parametrize(
+    ("family", "params"),
+    [
+        ("linear", {"tile": (128, 256, 64), "stages": 4, "epilogue": "smem"}),
+        ("horizontal", {"tile": (128, 128, 64), "stages": 3, "epilogue": "registers"}),
+        ("linear", {"tile": (64, 128, 64), "stages": 5, "warp_specialization": "pingpong"}),
+    ],
+)
+def test_the_launch_takes_the_shared_memory_the_schedule_checked(
+    family: str, params: dict[str, Any]
+):
+    """One shared-memory layout: the lowering launches with the bytes that the schedule's
+    check counted (every stage's tiles, barriers, the epilogue buffers of two consumer
+    warpgroups, alignment)."""
+    from cases import horizontal, linear
+    from xdsl.dialects.func import FuncOp
+    from xdsl.parser import Parser
+
+    from mmcomp.dialects.sched import problem_of
+    from mmcomp.ir.registry import context
+
+    fusion = (linear if family == "linear" else horizontal)(512, 1024, 512)
+    kernel = mmcomp.compile(fusion, **params)
+    module = Parser(context(), kernel.ir("choose-schedule")).parse_module()
+    func = next(op for op in module.walk() if isinstance(op, FuncOp))
+    assert kernel.params.consumer_warpgroups == 2
+    layout = kernel.params.shared_memory(problem_of(func))
+    assert kernel.device_kernel.plan.smem_bytes == layout.dynamic_bytes
+
+
 def test_a_kernel_that_waits_for_the_previous_grid_launches_programmatically(tmp_path: Path):
     """The lowered entry waits (griddepcontrol.wait) before any global access, so its plan
     launches it with a programmatic dependency; an entry without the wait (an older saved
@@ -149,7 +179,7 @@ def test_load_kernel_of_a_missing_file_says_so(tmp_path: Path):
 def launch_plan_of(text: str) -> Any:
     from xdsl.parser import Parser
 
-    from mmcomp.compiler import context
+    from mmcomp.ir.registry import context
 
     return launch_plan(Parser(context(), text).parse_module())
 

@@ -10,9 +10,9 @@ import pytest
 from xdsl.dialects.builtin import FileLineColLoc
 
 import mmcomp
-from mmcomp.compiler import context
 from mmcomp.errors import FusionError
 from mmcomp.ir.diagnostics import LocatingParser, at, is_located, location, verify
+from mmcomp.ir.registry import context
 
 TWO_LINEARS = """\
 func.func @two(%a: tensor<64x32xbf16>, %w: tensor<128x32xbf16>, %v: tensor<96x32xbf16>)

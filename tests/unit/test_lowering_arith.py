@@ -12,14 +12,15 @@ from xdsl.dialects.builtin import ModuleOp, UnrealizedConversionCastOp, i1, i64
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Operation, SSAValue
 
-from mmcomp.compiler import context, run_pipeline
 from mmcomp.dialects import ptx
+from mmcomp.ir.registry import context
 from mmcomp.lowering.arith_to_ptx.registers import INDEX_OPS, MAD
 from mmcomp.passes.convert_arith_to_ptx import ConvertArithToPtx
 from mmcomp.passes.convert_hopper_to_ptx import ConvertHopperToPtx
 from mmcomp.passes.convert_scf_to_ptx import ConvertScfToPtx
 from mmcomp.passes.lower_schedule_to_hopper import lower_kernel
 from mmcomp.passes.partition_warp_roles import partition
+from mmcomp.pipeline import run_pipeline
 
 
 def hopper_level(name: str) -> ModuleOp:

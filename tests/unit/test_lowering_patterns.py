@@ -7,8 +7,8 @@ from cases import partitioned
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import Float32Type, FloatAttr, ModuleOp, UnrealizedConversionCastOp
 
-from mmcomp.compiler import context
 from mmcomp.dialects import ptx
+from mmcomp.ir.registry import context
 from mmcomp.lowering.arith_to_ptx.registers import INDEX_OPS
 from mmcomp.lowering.hopper.barriers import NamedBarriers
 from mmcomp.lowering.hopper.pointwise import Pointwise

@@ -33,7 +33,7 @@ import numpy as np
 import mmcomp
 from mmcomp.backend import build_cuda_kernel
 from cases import inputs_for, relative_error
-from mmcomp.compiler import run_pipeline
+from mmcomp.pipeline import run_pipeline
 from mmcomp.interp.reference import reference
 from mmcomp.runtime import DeviceBuffer, Stream, synchronize
 
@@ -226,7 +226,7 @@ import numpy as np
 import mmcomp
 from mmcomp.backend import build_cuda_kernel
 from cases import inputs_for, relative_error
-from mmcomp.compiler import run_pipeline
+from mmcomp.pipeline import run_pipeline
 from mmcomp.interp.reference import reference
 from mmcomp.runtime import DeviceBuffer, synchronize
 
@@ -267,7 +267,7 @@ import numpy as np
 import mmcomp
 from mmcomp.backend import build_cuda_kernel
 from cases import inputs_for, relative_error
-from mmcomp.compiler import run_pipeline
+from mmcomp.pipeline import run_pipeline
 from mmcomp.interp.reference import reference
 from mmcomp.runtime import DeviceArray, DeviceBuffer, synchronize
 
@@ -309,7 +309,7 @@ import ml_dtypes
 import mmcomp
 import cases
 from mmcomp.backend import build_cuda_kernel
-from mmcomp.compiler import run_pipeline
+from mmcomp.pipeline import run_pipeline
 from mmcomp.runtime import DeviceBuffer, synchronize
 from mmcomp.runtime.driver import check, driver_api
 

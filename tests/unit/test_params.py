@@ -239,8 +239,8 @@ def test_shared_memory_over_the_limit_names_bytes_and_limit():
     params = ScheduleParams.build({"tile": (256, 256, 64), "stages": 4, "epilogue": "registers"})
     with pytest.raises(
         ScheduleError,
-        match=r"tile 256x256x64 with 4 stages needs 262208 bytes of shared memory "
-        r"\(a 131072, b 131072, barriers 64\); the device allows 232448",
+        match=r"tile 256x256x64 with 4 stages needs 263248 bytes of shared memory "
+        r"\(a 131072, b 131072, barriers 80, alignment 1024\); the device allows 232448",
     ):
         params.check(BIG)
 
@@ -248,12 +248,21 @@ def test_shared_memory_over_the_limit_names_bytes_and_limit():
 def test_shared_memory_counts_every_b_operand_and_the_epilogue():
     params = ScheduleParams()
     one = params.smem_bytes(BIG)
-    # Epilogue: two 64 x 128-byte boxes for each of the two consumer warpgroups.
-    assert one == {"a": 4 * 16384, "b": 4 * 32768, "epilogue": 2 * 2 * 64 * 128, "barriers": 64}
+    # Barriers: a full and an empty one per stage, then split-K's 16-byte word. Epilogue: two
+    # 64 x 128-byte boxes for each of the two consumer warpgroups, 1024-aligned after the
+    # barriers; 1024 bytes more for the alignment of the base.
+    assert one == {
+        "a": 4 * 16384,
+        "b": 4 * 32768,
+        "barriers": 2 * 4 * 8 + 16,
+        "epilogue": 2 * 2 * 64 * 128,
+        "alignment": (1024 - 80) + 1024,
+    }
+    assert sum(one.values()) == params.shared_memory(BIG).dynamic_bytes
     assert sum(one.values()) <= hw.MAX_DYNAMIC_SMEM_PER_BLOCK
     horizontal = Problem(BIG.extents, b_operands=2)
     assert params.smem_bytes(horizontal)["b"] == 2 * one["b"]
-    with pytest.raises(ScheduleError, match=r"for 1 A and 2 B operand tiles needs 360512 bytes"):
+    with pytest.raises(ScheduleError, match=r"for 1 A and 2 B operand tiles needs 362496 bytes"):
         params.check(horizontal)
     # A box row is 128 bytes whatever the output type (64 bf16 or 32 f32 columns).
     f32_out = Problem(BIG.extents, output_bytes=(4, 2))

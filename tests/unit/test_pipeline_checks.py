@@ -128,18 +128,19 @@ def test_f32_operands_are_scheduled_for_the_cpu_executor():
 
 
 def test_every_attribute_the_passes_use_is_known():
+    from mmcomp.analysis import schedule_view, warp_roles
     from mmcomp.analysis.roles import ROLES_KEY, SPACE_KEY
+    from mmcomp.dialects.hopper import SLOT_ATTR
     from mmcomp.dialects.sched import PARAMS_ATTR
-    from mmcomp.passes import partition_warp_roles, tile_split
 
     used = {
         PARAMS_ATTR,
         ROLES_KEY,
         SPACE_KEY,
-        tile_split.GRID_ATTR,
-        partition_warp_roles.ROLES_ATTR,
-        partition_warp_roles.ROLE_ATTR,
-        partition_warp_roles.SLOT_ATTR,
+        schedule_view.GRID_ATTR,
+        warp_roles.ROLES_ATTR,
+        warp_roles.ROLE_ATTR,
+        SLOT_ATTR,
     }
     assert used <= set(KNOWN)
     kernel = mmcomp.compile(MISSPELT.replace("sched.param ", "sched.params "), backend="interp")

@@ -22,13 +22,12 @@ from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
 import mmcomp
 from mmcomp.analysis.roles import check_annotations
-from mmcomp.compiler import context
 from mmcomp.dialects.fusion import IterationSpaceAttr
 from mmcomp.dialects.ptx.target import emit_ptx
 from mmcomp.dialects.sched import PARAMS_ATTR, ScheduleParams, ScheduleParamsAttr
 from mmcomp.errors import FusionError
 from mmcomp.ir.diagnostics import LocatingParser
-from mmcomp.ir.registry import PASSES
+from mmcomp.ir.registry import PASSES, context
 from mmcomp.passes.choose_schedule import ChooseSchedule
 from mmcomp.passes.compile_to_ptx import CompileToPtx
 from mmcomp.passes.materialize_schedule import MaterializeSchedule

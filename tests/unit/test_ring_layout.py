@@ -11,8 +11,9 @@ from cases import case
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
-from mmcomp.compiler import context, run_pipeline
+from mmcomp.ir.registry import context
 from mmcomp.passes.convert_hopper_to_ptx import ConvertHopperToPtx
+from mmcomp.pipeline import run_pipeline
 
 NAMES = [
     "default_smem",

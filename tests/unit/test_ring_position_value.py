@@ -17,11 +17,12 @@ from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import IndexType, IntegerAttr, UnrealizedConversionCastOp, i32
 from xdsl.ir import BlockArgument, OpResult, SSAValue
 
-from mmcomp.compiler import context
 from mmcomp.dialects import hopper, ptx
 from mmcomp.dialects.ptx.target import emit_ptx
+from mmcomp.ir.registry import context
+from mmcomp.lowering.scf_to_ptx.control_flow import position_storage
 from mmcomp.passes.convert_hopper_to_ptx import ConvertHopperToPtx
-from mmcomp.passes.convert_scf_to_ptx import ConvertScfToPtx, position_storage
+from mmcomp.passes.convert_scf_to_ptx import ConvertScfToPtx
 
 CASES = CONTROL_FLOW_CASES
 

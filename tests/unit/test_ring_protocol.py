@@ -22,9 +22,9 @@ from ptx_ring_model import RingDeadlock, RingError, parse, run_grid
 import mmcomp
 from mmcomp.arch import ptxas
 from mmcomp.backend.kernel import lower_to_ptx
-from mmcomp.compiler import run_pipeline
 from mmcomp.errors import ScheduleError
 from mmcomp.frontend.builder import Fusion
+from mmcomp.pipeline import run_pipeline
 
 needs_ptxas = pytest.mark.skipif(ptxas.find_tool("ptxas") is None, reason="needs ptxas")
 

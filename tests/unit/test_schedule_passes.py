@@ -26,13 +26,13 @@ from xdsl.pattern_rewriter import (
 from xdsl.utils.exceptions import DiagnosticException
 
 import mmcomp
-import mmcomp.compiler as compile_module
+import mmcomp.pipeline as pipeline_module
 from mmcomp.analysis.schedule_plan import SchedulePlan, plan_of
+from mmcomp.analysis.schedule_view import ScheduleView, schedule_of
 from mmcomp.arch import limits as hw
-from mmcomp.compiler import Stage, context, run_pipeline
 from mmcomp.dialects import sched
 from mmcomp.errors import ScheduleError
-from mmcomp.ir.registry import PASSES
+from mmcomp.ir.registry import PASSES, context
 from mmcomp.lowering.materialize_schedule.data_parallel import DataParallelKernel
 from mmcomp.lowering.materialize_schedule.stream_k import HybridStreamKKernel, StreamKKernel
 from mmcomp.lowering.materialize_schedule.tiles import ContractTileToKLoop, WriteTileToEpilogue
@@ -41,7 +41,8 @@ from mmcomp.passes.materialize_schedule import MaterializeSchedule
 from mmcomp.passes.propagate_axis_mapping import PropagateAxisMapping
 from mmcomp.passes.split_k import SplitK
 from mmcomp.passes.tile_merge import TileMerge
-from mmcomp.passes.tile_split import ScheduleView, TileSplit, schedule_of
+from mmcomp.passes.tile_split import TileSplit
+from mmcomp.pipeline import Stage, run_pipeline
 
 SCHEDULE_PASSES = {
     "tile-split": TileSplit,
@@ -322,7 +323,7 @@ def test_stage_errors_name_the_stage_once(monkeypatch: pytest.MonkeyPatch):
     def refuse(ctx: Any, module: ModuleOp, compilation: Any) -> None:
         raise DiagnosticException("no prefix here")
 
-    monkeypatch.setattr(compile_module, "PIPELINE", [Stage("my-stage", refuse)])
+    monkeypatch.setattr(pipeline_module, "PIPELINE", [Stage("my-stage", refuse)])
     with pytest.raises(ScheduleError, match=r"^my-stage: no prefix here$"):
         run_pipeline(f.module)
 

@@ -9,8 +9,8 @@ from test_lowering_arith import hopper_level
 from xdsl.dialects.builtin import IntAttr, UnrealizedConversionCastOp
 from xdsl.ir import Operation, SSAValue
 
-from mmcomp.compiler import context
 from mmcomp.dialects import hopper, ptx
+from mmcomp.ir.registry import context
 from mmcomp.passes.convert_hopper_to_ptx import ConvertHopperToPtx
 
 CASES = [

@@ -32,13 +32,13 @@ from xdsl.ir import Operation
 import mmcomp
 from mmcomp.analysis.schedule_plan import tail_segments
 from mmcomp.arch.ptxas import PtxasError, find_tool
-from mmcomp.compiler import run_pipeline
 from mmcomp.dialects import sched
 from mmcomp.dialects.sched import ScheduleParams, ScheduleParamsAttr
 from mmcomp.errors import ScheduleError
 from mmcomp.frontend.builder import Fusion
 from mmcomp.interp.executor import CoverageError, Execution, execute, kernel_of
 from mmcomp.interp.reference import reference
+from mmcomp.pipeline import run_pipeline
 
 STRATEGIES = ("stream-k", "hybrid-stream-k")
 TILE = {"tile": (128, 64, 64)}
@@ -129,7 +129,7 @@ def test_attribute_text_names_the_bad_combination():
     """The parser reports the combination in #sched.params text."""
     from xdsl.parser import Parser
 
-    from mmcomp.compiler import context
+    from mmcomp.ir.registry import context
 
     text = "#sched.params<strategy = hybrid-stream-k, split_k = 3>"
     with pytest.raises(Exception, match="split_k must be 1"):

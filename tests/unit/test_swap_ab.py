@@ -17,11 +17,11 @@ from test_dynamic import check_outputs, dynamic_inputs
 from xdsl.utils.exceptions import ParseError
 
 import mmcomp
+from mmcomp.analysis.warp_roles import check_buildable
 from mmcomp.dialects.sched import Problem, ScheduleParams
 from mmcomp.errors import ScheduleError
 from mmcomp.frontend.builder import Fusion
 from mmcomp.interp.reference import reference
-from mmcomp.passes.partition_warp_roles import check_buildable
 from mmcomp.schedule import heuristics
 from mmcomp.schedule.heuristics import choose_params
 
@@ -195,7 +195,7 @@ def test_dynamic_m_runs_swapped(family: str):
 def test_ptxas_assembles_the_swapped_kernels_without_spills(family: str):
     from mmcomp.arch.ptxas import find_tool
     from mmcomp.backend import build_cuda_kernel
-    from mmcomp.compiler import run_pipeline
+    from mmcomp.pipeline import run_pipeline
 
     if find_tool("ptxas") is None:
         pytest.skip("no ptxas on this machine (PATH, CUDA_HOME or the nvidia-cuda-nvcc wheel)")
@@ -211,7 +211,7 @@ def test_ptxas_assembles_the_swapped_kernels_without_spills(family: str):
 def test_dynamic_m_builds_for_the_device():
     from mmcomp.arch.ptxas import find_tool
     from mmcomp.backend import build_cuda_kernel
-    from mmcomp.compiler import run_pipeline
+    from mmcomp.pipeline import run_pipeline
 
     if find_tool("ptxas") is None:
         pytest.skip("no ptxas on this machine (PATH, CUDA_HOME or the nvidia-cuda-nvcc wheel)")
@@ -241,7 +241,7 @@ def _model_errors(fusion: Fusion, params: dict[str, Any]) -> list[float]:
     from ptx_value_model import run_values
 
     from mmcomp.backend.kernel import lower_to_ptx
-    from mmcomp.compiler import run_pipeline
+    from mmcomp.pipeline import run_pipeline
 
     module, _, _ = run_pipeline(fusion.module, params)
     text, plan = lower_to_ptx(module)
@@ -283,7 +283,7 @@ def test_emitted_swapped_kernel_takes_a_runtime_m(family: str):
     from ptx_value_model import run_values
 
     from mmcomp.backend.kernel import lower_to_ptx
-    from mmcomp.compiler import run_pipeline
+    from mmcomp.pipeline import run_pipeline
 
     fusion = DYNAMIC_FAMILIES[family]()
     module, params, _ = run_pipeline(fusion.module, {"swap_ab": True}, schedule_m=16)

@@ -14,22 +14,17 @@ from cases import partitioned
 from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp, i64
 from xdsl.dialects.func import FuncOp
 
-from mmcomp.compiler import context
+from mmcomp.analysis.warp_roles import ROLE_ATTR, ROLES_ATTR, warp_roles, warp_specialize_of
 from mmcomp.dialects.hopper import WarpRolesAttr
 from mmcomp.dialects.ptx.target import emit_ptx
 from mmcomp.dialects.sched import PARAMS_ATTR, ScheduleParamsAttr
 from mmcomp.errors import ScheduleError
+from mmcomp.ir.registry import context
 from mmcomp.passes.convert_arith_to_ptx import ConvertArithToPtx
 from mmcomp.passes.convert_hopper_to_ptx import ConvertHopperToPtx
 from mmcomp.passes.convert_scf_to_ptx import ConvertScfToPtx
 from mmcomp.passes.lower_schedule_to_hopper import lower_kernel
-from mmcomp.passes.partition_warp_roles import (
-    ROLE_ATTR,
-    ROLES_ATTR,
-    partition,
-    warp_roles,
-    warp_specialize_of,
-)
+from mmcomp.passes.partition_warp_roles import partition
 
 
 def edit_params(func: FuncOp, **changes: object) -> None:

@@ -105,7 +105,7 @@ class WarpRolesAttr(ParametrizedAttribute):
     It holds only what the kernel's `sched.params` does not: the slots of one ring stage
     (the mainloop loads, each marked with its `hopper.slot`). The stages, the register
     split and the warp specialization (hence producer and consumer warpgroups and threads)
-    are read from `sched.params` alone (`mmcomp.passes.partition_warp_roles.warp_roles`).
+    are read from `sched.params` alone (`mmcomp.analysis.warp_roles.warp_roles`).
     """
 
     name = "hopper.warp_roles"

@@ -8,7 +8,7 @@ loads, stores and address conversion.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from xdsl.dialects.builtin import FloatData, IntAttr, StringAttr
 from xdsl.ir import Operation, SSAValue
@@ -33,10 +33,7 @@ from mmcomp.dialects.ptx.syntax import (
     _same_kind,
     _vector,
 )
-from mmcomp.dialects.ptx.types import PARAM_KINDS, U32, U64, RegType, kind_of
-
-if TYPE_CHECKING:
-    from mmcomp.dialects.ptx.module import EntryOp
+from mmcomp.dialects.ptx.types import PARAM_KINDS, U32, U64, ParamAttr, RegType, kind_of
 
 
 @irdl_op_definition
@@ -230,12 +227,12 @@ class LdParamOp(PtxInstruction):
             properties={"param": StringAttr(param)}, operands=[[]], result_types=[type]
         )
 
-    def verify_against(self, entry: EntryOp) -> None:
-        """Check that the parameter exists in `entry` and fits the result register."""
-        param = entry.param(self.param.data)
+    def verify_param(self, entry: str, param: ParamAttr | None) -> None:
+        """Check that the parameter exists in entry @`entry` (`param`, its declaration
+        there) and fits the result register."""
         if param is None:
             raise VerifyException(
-                f"ptx.ld_param: entry @{entry.sym_name.data} has no parameter '{self.param.data}'"
+                f"ptx.ld_param: entry @{entry} has no parameter '{self.param.data}'"
             )
         load_kind = PARAM_KINDS[param.kind.data]
         if not load_kind:

@@ -307,7 +307,7 @@ class EntryOp(KernelSignatureOp):
                     "defined in this entry"
                 )
             if isinstance(op, LdParamOp):
-                op.verify_against(self)
+                op.verify_param(self.sym_name.data, self.param(op.param.data))
 
     def print(self, printer: Printer) -> None:
         print_signature(

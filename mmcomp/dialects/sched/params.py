@@ -31,6 +31,7 @@ from mmcomp.dialects.sched.problem import (
     format_dims,
     quantize_problem,
 )
+from mmcomp.dialects.sched.shared_memory import SharedMemoryLayout
 from mmcomp.errors import ScheduleError
 
 PARAMS_ATTR = "sched.params"
@@ -503,22 +504,26 @@ class ScheduleParams:
                 f"epilogue{hint}"
             )
 
-    def smem_bytes(self, problem: Problem) -> dict[str, int]:
-        """Shared memory each part of the kernel needs (bytes): a, b, epilogue, barriers."""
+    def _operand_tiles(self, problem: Problem) -> tuple[int, int]:
+        """Bytes of one A tile and one B tile in a ring stage."""
         tile_m, tile_n, tile_k = self.tile
-        eb = problem.element_bytes
-        a_tile = _align(tile_m * tile_k * eb, hw.SMEM_ALIGNMENT)
-        b_tile = _align(tile_n * tile_k * eb, hw.SMEM_ALIGNMENT)
-        epilogue = 0
-        if self.epilogue == "smem":
-            boxes = hw.MAX_CONSUMER_WARPGROUPS * hw.EPILOGUE_BUFFERS
-            epilogue = boxes * _align(hw.EPILOGUE_BOX_BYTES, hw.SMEM_ALIGNMENT)
-        return {
-            "a": self.stages * problem.a_operands * a_tile,
-            "b": self.stages * problem.b_operands * b_tile,
-            "epilogue": epilogue,
-            "barriers": 2 * self.stages * hw.MBARRIER_BYTES,
-        }
+        row = tile_k * problem.element_bytes
+        return _align(tile_m * row, hw.SMEM_ALIGNMENT), _align(tile_n * row, hw.SMEM_ALIGNMENT)
+
+    def shared_memory(self, problem: Problem) -> SharedMemoryLayout:
+        """The kernel's dynamic shared memory as the lowering lays it out
+        (mmcomp.dialects.sched.shared_memory): a ring stage holds every A and B tile; the
+        epilogue "smem" adds the buffers of each consumer warpgroup a kernel may have."""
+        a_tile, b_tile = self._operand_tiles(problem)
+        stage = problem.a_operands * a_tile + problem.b_operands * b_tile
+        buffers = hw.MAX_CONSUMER_WARPGROUPS * hw.EPILOGUE_BUFFERS * (self.epilogue == "smem")
+        return SharedMemoryLayout(stage, self.stages, buffers)
+
+    def smem_bytes(self, problem: Problem) -> dict[str, int]:
+        """`shared_memory`'s bytes by part: a and b (the ring's tiles), then its `parts`."""
+        a = self.stages * problem.a_operands * self._operand_tiles(problem)[0]
+        parts = self.shared_memory(problem).parts()
+        return {"a": a, "b": parts.pop("ring") - a, **parts}
 
     def check(self, problem: Problem) -> None:
         """Raise ScheduleError unless the params are valid and fit the problem."""

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mmcomp.analysis.warp_roles import WarpRoles
 from mmcomp.arch import limits as hw
-from mmcomp.passes.partition_warp_roles import WarpRoles
 
 CTA_BARRIER = 0
 """The barrier of every thread of the CTA."""

@@ -27,13 +27,13 @@ from xdsl.dialects.builtin import (
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, Operation, SSAValue
 
+from mmcomp.analysis.warp_roles import WarpRoles
 from mmcomp.dialects import hopper, ptx
 from mmcomp.dialects.hopper import WarpSpecializeOp
 from mmcomp.dialects.sched import ScheduleParams
 from mmcomp.errors import ScheduleError
 from mmcomp.lowering.hopper.barriers import NamedBarriers
 from mmcomp.lowering.hopper.plan import OperandPlan
-from mmcomp.passes.partition_warp_roles import WarpRoles
 
 _OpT = TypeVar("_OpT", bound=ptx.PtxInstruction)
 

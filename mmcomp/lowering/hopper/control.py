@@ -35,7 +35,7 @@ from mmcomp.errors import ScheduleError
 from mmcomp.lowering.hopper.context import KernelContext
 from mmcomp.lowering.hopper.groups import place_group_op
 from mmcomp.lowering.hopper.index import place
-from mmcomp.passes.convert_scf_to_ptx import labeled, mark_predicate
+from mmcomp.lowering.scf_to_ptx.control_flow import labeled, mark_predicate
 
 
 def counted_loop(

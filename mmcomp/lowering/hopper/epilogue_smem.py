@@ -11,17 +11,48 @@ store and commits."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from xdsl.ir import SSAValue
 
 from mmcomp.arch import limits as hw
 from mmcomp.dialects import hopper, ptx, sched
-from mmcomp.lowering.hopper.plan import EPILOGUE_ROW_BYTES
+from mmcomp.lowering.hopper.addressing import Addressing
+from mmcomp.lowering.hopper.context import ConsumerThreads, KernelContext
+from mmcomp.lowering.hopper.mainloop import ConsumerMainloop
+from mmcomp.lowering.hopper.plan import EPILOGUE_ROW_BYTES, TmaOperand
+from mmcomp.lowering.hopper.pointwise import Scalar
+from mmcomp.lowering.hopper.ring import Ring
 from mmcomp.lowering.hopper.values import Values
 
-if TYPE_CHECKING:
-    from mmcomp.lowering.hopper.epilogue import Epilogue
+
+class Epilogue(Protocol):
+    """What the shared-memory epilogue reads of the tile's epilogue
+    (mmcomp.lowering.hopper.epilogue.Epilogue, which makes it)."""
+
+    ctx: KernelContext
+    ring: Ring
+    mode: ConsumerMainloop
+    threads: ConsumerThreads
+    memo: dict[tuple[object, ...], Scalar]
+    """The values computed at the current element pair."""
+
+    @property
+    def address(self) -> Addressing:
+        """The current tile's addressing."""
+        ...
+
+    def store_map(self, store: sched.StoreTileOp) -> TmaOperand | None:
+        """The tensor map of a store's output when it goes through shared memory."""
+        ...
+
+    def scalar(self, value: SSAValue, slot: tuple[int, int, int, int], col: int) -> Scalar:
+        """The f32 value of epilogue `value` at accumulator element `slot`."""
+        ...
+
+    def pair_value(self, values: list[Scalar], dtype: str) -> SSAValue:
+        """Two neighbouring f32 values rounded into one pair of the 16-bit `dtype`."""
+        ...
 
 
 class SmemEpilogue:

@@ -28,6 +28,7 @@ from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import Float32Type
 from xdsl.ir import Block, Region, SSAValue
 
+from mmcomp.analysis.warp_roles import WarpRoles, slot_of
 from mmcomp.dialects import hopper, ptx, sched
 from mmcomp.dialects.fusion.scales import SCALE_BLOCK
 from mmcomp.errors import ScheduleError
@@ -40,7 +41,6 @@ from mmcomp.lowering.hopper.pointwise import CONTRACT
 from mmcomp.lowering.hopper.producer import Loads
 from mmcomp.lowering.hopper.ring import Ring
 from mmcomp.lowering.hopper.values import Values
-from mmcomp.passes.partition_warp_roles import WarpRoles, slot_of
 
 
 def zero_accumulator(ctx: KernelContext) -> Accumulator:

@@ -29,14 +29,15 @@ from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 
 from mmcomp.analysis.roles import ABSENT, iteration_space
+from mmcomp.analysis.schedule_view import EXTENT_ATTR
+from mmcomp.analysis.warp_roles import WarpRoles, mainloop_loads, mainloop_of
 from mmcomp.arch import limits as hw
 from mmcomp.dialects import ptx, sched
 from mmcomp.dialects.fusion import AxisRolesAttr
 from mmcomp.dialects.sched import ScheduleParams
+from mmcomp.dialects.sched.shared_memory import SMEM_ALIGN, SharedMemoryLayout
 from mmcomp.errors import ScheduleError
 from mmcomp.ir.narrowing import is_memref, is_tensor
-from mmcomp.lowering.materialize_schedule.kernel import EXTENT_ATTR
-from mmcomp.passes.partition_warp_roles import WarpRoles, mainloop_loads, mainloop_of
 
 MAX_TMA_RANK = 5
 """Dimensions of a tensor map."""
@@ -50,8 +51,6 @@ SWIZZLE = 128
 """The swizzle span of every operand tile in shared memory (bytes)."""
 SHARED_NAME = "mmcomp_shared"
 """The kernel's dynamic shared memory array (a name no fusion is likely to take)."""
-SMEM_ALIGN = 1024
-"""Alignment of the ring (128-byte swizzle atoms repeat every 1024 bytes)."""
 EPILOGUE_ROWS = hw.WGMMA_M
 """Rows of one epilogue box (epilogue "smem"): one warpgroup's m64 block."""
 EPILOGUE_ROW_BYTES = SWIZZLE
@@ -353,20 +352,19 @@ class OperandPlan:
             return operand
         return dataclasses.replace(operand, multicast=size)
 
+    def shared_memory(self) -> SharedMemoryLayout:
+        """The kernel's dynamic shared memory: the ring of the operands' tiles, its barriers,
+        and the epilogue buffers where an output is stored through shared memory."""
+        buffers = self.roles.consumers * hw.EPILOGUE_BUFFERS if self.store_maps else 0
+        return SharedMemoryLayout(self.stage_bytes, self.roles.stages, buffers)
+
     def smem_bytes(self) -> int:
         """Ring + barriers + epilogue buffers + alignment slack."""
-        ring = self.stage_bytes * self.roles.stages
-        total = ring + 2 * 8 * self.roles.stages + 16 + SMEM_ALIGN
-        if self.store_maps:
-            buffers = self.roles.consumers * hw.EPILOGUE_BUFFERS
-            total = self.epilogue_offset() + buffers * self.buffer_bytes()
-            total += SMEM_ALIGN
-        return total
+        return self.shared_memory().dynamic_bytes
 
     def epilogue_offset(self) -> int:
         """Offset of the epilogue buffers from the aligned base (after ring and barriers)."""
-        barriers = self.stage_bytes * self.roles.stages + 2 * 8 * self.roles.stages + 16
-        return -(-barriers // SMEM_ALIGN) * SMEM_ALIGN
+        return self.shared_memory().epilogue_offset
 
     def buffer_bytes(self) -> int:
         """One epilogue buffer: a box of 64 rows of 128 bytes (1024-aligned)."""

@@ -17,13 +17,13 @@ from dataclasses import dataclass
 from xdsl.dialects import scf
 from xdsl.ir import Operation, SSAValue
 
+from mmcomp.analysis.warp_roles import mainloop_loads, producer_loop_of, slot_of
 from mmcomp.dialects import hopper, ptx, sched
 from mmcomp.lowering.hopper.context import KernelContext
 from mmcomp.lowering.hopper.control import Walker, emit_loop
 from mmcomp.lowering.hopper.index import place
 from mmcomp.lowering.hopper.plan import TmaOperand
 from mmcomp.lowering.hopper.ring import Position, Ring
-from mmcomp.passes.partition_warp_roles import mainloop_loads, producer_loop_of, slot_of
 
 
 @dataclass(frozen=True)

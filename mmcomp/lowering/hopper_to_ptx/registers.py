@@ -19,7 +19,7 @@ from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.utils.exceptions import DiagnosticException
 
 from mmcomp.dialects import hopper, ptx
-from mmcomp.passes.convert_scf_to_ptx import branch_yielded, loop_init
+from mmcomp.lowering.scf_to_ptx.control_flow import branch_yielded, loop_init
 
 
 def reg_type(value: SSAValue) -> ptx.RegType:

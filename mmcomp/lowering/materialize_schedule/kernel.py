@@ -38,6 +38,7 @@ from mmcomp.analysis.schedule_plan import (
     plan_of,
     swizzled_tile,
 )
+from mmcomp.analysis.schedule_view import EXTENT_ATTR, GRID_ATTR, ScheduleView, schedule_of
 from mmcomp.dialects import fusion, sched
 from mmcomp.lowering.materialize_schedule.body import (
     ROLES_ATTR,
@@ -48,7 +49,6 @@ from mmcomp.lowering.materialize_schedule.body import (
     epilogue_region,
     memref_of,
 )
-from mmcomp.passes.tile_split import GRID_ATTR, ScheduleView, schedule_of
 
 PASS_NAME = "materialize-schedule"
 """The pass these patterns make up (its name prefixes their errors)."""
@@ -56,9 +56,6 @@ PASS_NAME = "materialize-schedule"
 STREAM_K_SLOTS = 2
 """Partial tiles a stream-K CTA may leave in the workspace: its first tile's and its
 last's (the tiles between are whole)."""
-
-EXTENT_ATTR = "sched.extent"
-"""The argument attribute of a runtime extent (an index argument): the axis it gives."""
 
 
 @dataclass

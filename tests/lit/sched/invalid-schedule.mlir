@@ -11,7 +11,7 @@ func.func @smem(%a: tensor<4096x4096xbf16>, %w: tensor<4096x4096xbf16>) -> tenso
   %y = fusion.mma %a [m, k], %w [n, k] -> [m, n] : (tensor<4096x4096xbf16>, tensor<4096x4096xbf16>) -> tensor<4096x4096xf32>
   func.return %y : tensor<4096x4096xf32>
 }
-// CHECK: sched.schedule: tile 256x128x64 with 5 stages needs 245840 bytes of shared memory (a 163840, b 81920, barriers 80); the device allows 232448
+// CHECK: sched.schedule: tile 256x128x64 with 5 stages needs 246880 bytes of shared memory (a 163840, b 81920, barriers 96, alignment 1024); the device allows 232448
 
 // -----
 
@@ -26,7 +26,7 @@ func.func @horizontal(%a: tensor<512x512xbf16>, %w1: tensor<1024x512xbf16>, %w2:
   %o = fusion.cast %p : tensor<512x1024xf32> to tensor<512x1024xbf16>
   func.return %o : tensor<512x1024xbf16>
 }
-// CHECK: sched.schedule: tile 128x256x64 with 4 stages for 1 A and 2 B operand tiles needs 360512 bytes of shared memory (a 65536, b 262144, epilogue 32768, barriers 64); the device allows 232448
+// CHECK: sched.schedule: tile 128x256x64 with 4 stages for 1 A and 2 B operand tiles needs 362496 bytes of shared memory (a 65536, b 262144, barriers 80, epilogue 32768, alignment 1968); the device allows 232448
 
 // -----
 
