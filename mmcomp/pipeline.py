@@ -40,7 +40,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
@@ -222,11 +221,6 @@ def compile_untuned(f: Fusion | str | ModuleOp, backend: str = "cuda", **params:
     schedule_m = check_schedule_m(params.pop("schedule_m", None))
     normalize_overrides(params)
     fusion = as_fusion(f)
-    unscheduled = _unscheduled_problem(fusion)
-    if unscheduled is not None:
-        if backend != "interp" or params or schedule_m is not None:
-            raise ScheduleError(f"compile: {unscheduled}")
-        return reference_kernel(fusion)
     dynamic_m = has_dynamic_m(fusion)
     check_schedule_m_applies(fusion, schedule_m, dynamic_m)
     if schedule_m is None and dynamic_m:
@@ -242,50 +236,6 @@ def compile_untuned(f: Fusion | str | ModuleOp, backend: str = "cuda", **params:
 
     keyed = params if schedule_m is None else {**params, "schedule_m": schedule_m}
     return compile_cached(fusion, backend, keyed, build, print_stages_again)
-
-
-def _unscheduled_problem(fusion: Fusion) -> str | None:
-    """Why the pipeline cannot schedule `fusion` (choose-schedule's refusal of a grouped
-    linear), or None. A fusion with no grouped linear imports no pass (a disk hit runs none)."""
-    from mmcomp.dialects.fusion import GroupedLinearOp
-
-    if not any(isinstance(op, GroupedLinearOp) for op in fusion.func.walk()):
-        return None
-    from mmcomp.passes.choose_schedule import grouped_problem
-
-    return grouped_problem(fusion.func)
-
-
-class ReferenceKernel(Kernel):
-    """The interp back end's kernel of a fusion that the pipeline cannot schedule yet (a
-    fusion.grouped_linear): the reference interpreter runs the fusion after
-    propagate-axis-mapping, op by op in float64 (mmcomp.interp.reference). There is no
-    schedule, so no per-CTA simulation and no write count; `params` are the defaults, unused.
-    """
-
-    @property
-    def module(self) -> ModuleOp:
-        """The module after propagate-axis-mapping (there is no materialized kernel)."""
-        assert self._module is not None
-        return self._module
-
-    def __repr__(self) -> str:
-        return f"<mmcomp.Kernel @{self.fusion.name} backend=interp (reference, unscheduled)>"
-
-
-def reference_kernel(fusion: Fusion) -> ReferenceKernel:
-    """The ReferenceKernel of `fusion`: FusionError where its roles do not fit."""
-    from mmcomp.interp.reference import run_function
-    from mmcomp.passes.propagate_axis_mapping import propagate
-
-    module = propagate(fusion)
-    stage_ir = {"fusion": _text(fusion.module), "propagate-axis-mapping": _text(module)}
-    function = _functions(module)[0]
-
-    def run(inputs: list[Any]) -> tuple[np.ndarray, ...]:
-        return run_function(function, inputs)
-
-    return ReferenceKernel(fusion, "interp", ScheduleParams(), stage_ir, module, run)
 
 
 def check_schedule_m_applies(fusion: Fusion, schedule_m: int | None, dynamic_m: bool) -> None:

@@ -5,6 +5,7 @@
     python tools/bench.py --rows decode|decode-large|fp16|large|all [--rounds 5] [--budget 15]
         [--shapes 8x10240x8192,1x4096x4096] [--schedule swap_ab=true] [--out FILE]
     python tools/bench.py --fp8 tensor,row,block [--rounds 7] [--out FILE]
+    python tools/bench.py --grouped [--rounds 7] [--out FILE]
 
 The suite (bf16, random normal inputs, the same arrays for every contender):
 linear (A W^T) and matmul (A B) at 4096^3, 8192^3, 8192x14336x4096, 8192x4096x14336,
@@ -24,6 +25,9 @@ as `--rows` does; the kernel's output is checked against torch's first. `block` 
 1 x 128 scales of A and 128 x 128 ones of W: torch._scaled_mm's block-wise form where this
 torch has it, else its per-tensor cuBLAS kernel as the anchor (the row says so), the
 output checked against float32 of the dequantized factors.
+
+`--grouped` times the grouped GEMMs of mixture-of-experts layers against
+torch._grouped_mm (tools/bench_grouped.py).
 
 `--rows` times linear rows (decode shapes, an fp16 row, the large bf16 suite: ROWS) in
 turns, in one process: each round times cuBLAS (`torch.nn.functional.linear`), the
@@ -974,8 +978,22 @@ def main(argv: list[str] | None = None) -> int:
         help="a dynamic-M kernel against static ones of the same M and schedule instead "
         "(tools/bench_dynamic.py, M = 128, 4096, 8192 at N = 14336, K = 4096)",
     )
+    parser.add_argument(
+        "--grouped",
+        action="store_true",
+        help="grouped GEMMs against torch._grouped_mm instead (tools/bench_grouped.py: the "
+        "MoE rows, the fused gate/up SwiGLU, 64 experts of 1-16 tokens masked)",
+    )
     args = parser.parse_args(argv)
     import torch  # pyright: ignore[reportMissingImports]
+
+    if args.grouped:
+        import bench_grouped
+
+        out = ["--out", args.out] if args.out else []
+        rounds = ["--rounds", str(args.rounds), "--repeat", str(args.repeat)]
+        bench_grouped.main([*rounds, *out])
+        return 0
 
     if args.dynamic:
         import bench_dynamic

@@ -76,6 +76,12 @@ FEATURES = {
     "dynamic-m": "M (and a batch extent) dynamic in a share of the cases: one kernel, its "
     "schedule chosen for the bound of the M bucket of the case's M, run at that M",
     "swap-ab": "swap_ab=True in a share of the cases (C^T = W A^T: M as wgmma's n)",
+    "grouped": "in a share of the linear and all-linear horizontal cases (their own random "
+    "stream), grouped linears: w [G, N, K], the rows split into G groups by offsets "
+    "(contiguous) or counts (masked, x [G, M, K]) drawn on the host and read on the device, "
+    "empty groups and rows of no group included",
+    "grouped-only": "every case a grouped one (the grouped family alone: specs drawn from "
+    "streams of their own until a linear or all-linear horizontal one comes)",
     "backward": "each case one backward kernel of mmcomp.grad (the epilogue adjoint under "
     "recompute, a dgrad, a dW over the tokens: its token count a dynamic K, run at the "
     "spec's) of a drawn linear, matmul or horizontal fusion, against the reference of that "
@@ -86,7 +92,15 @@ cuda back end does not take yet (or is being fixed); the default grammar is what
 ends are documented to run."""
 
 DEFAULT_FEATURES: frozenset[str] = frozenset(
-    {"split-k-over", "unaligned-k", "broadcast-m1", "broadcast-form", "dynamic-m", "swap-ab"}
+    {
+        "split-k-over",
+        "unaligned-k",
+        "broadcast-m1",
+        "broadcast-form",
+        "dynamic-m",
+        "swap-ab",
+        "grouped",
+    }
 )
 """Features in the default grammar (those that both back ends run)."""
 
@@ -160,6 +174,12 @@ class Spec:
     """dtype of the chain's last value, always an output."""
     others_out: tuple[str | None, ...] = ()
     """Horizontal: the other contractions' results as outputs (dtype), or not (None)."""
+    groups: int = 0
+    """Grouped (the feature grouped): the contractions are grouped linears over this
+    many groups (w [G, N, K], the bias [G, N]); 0 for dense ones."""
+    group_layout: str = ""
+    """Grouped: "offsets" (x [M, K], cumulative group ends) or "counts" (x [G, M, K], the
+    rows of each group; every [M, ...] operand and output gets the leading G)."""
 
     @property
     def contractions(self) -> int:
@@ -210,6 +230,12 @@ class Built:
 
 def _contraction(f: Fusion, spec: Spec, index: int, inputs: dict[str, Value]) -> Value:
     """The `index`-th contraction of the spec, on the inputs created in `inputs`."""
+    if spec.groups:
+        w = inputs["w" if spec.family == "linear" else f"b{index}"]
+        bias = inputs.get("bias")
+        if spec.group_layout == "counts":
+            return f.grouped_linear(inputs["a"], w, bias=bias, counts=inputs["sizes"])
+        return f.grouped_linear(inputs["a"], w, inputs["sizes"], bias=bias)
     if spec.family == "linear":
         return f.linear(inputs["a"], inputs["w"], inputs.get("bias"))
     if spec.family == "matmul":
@@ -241,6 +267,8 @@ def _contraction_inputs(spec: Spec) -> list[tuple[str, tuple[int, ...], tuple[st
     """(name, shape, roles, kind) of each contraction operand and the bias."""
     m, n, k, batch = spec.m, spec.n, spec.k, spec.batch
     result: list[tuple[str, tuple[int, ...], tuple[str, ...], str]] = []
+    if spec.groups:
+        return _grouped_inputs(spec)
     if spec.family in ("linear", "matmul"):
         result.append(("a", (m, k), ("m", "k"), "a"))
         if spec.family == "linear":
@@ -280,8 +308,29 @@ def _contraction_inputs(spec: Spec) -> list[tuple[str, tuple[int, ...], tuple[st
     return result
 
 
+def _grouped_inputs(spec: Spec) -> list[tuple[str, tuple[int, ...], tuple[str, ...], str]]:
+    """(name, shape, roles, kind) of a grouped spec's x, weights, group sizes and bias; the
+    group axes' role is "g" (never dynamic)."""
+    groups, m, n, k = spec.groups, spec.m, spec.n, spec.k
+    result: list[tuple[str, tuple[int, ...], tuple[str, ...], str]]
+    if spec.group_layout == "counts":
+        result = [("a", (groups, m, k), ("g", "m", "k"), "a")]
+    else:
+        result = [("a", (m, k), ("m", "k"), "a")]
+    names = ["w"] if spec.family == "linear" else [f"b{i}" for i in range(spec.contractions)]
+    result += [(name, (groups, n, k), ("g", "n", "k"), "b") for name in names]
+    result.append(("sizes", (groups,), ("g",), "sizes"))
+    if spec.bias is not None:
+        result.append(("bias", (groups, n), ("g", "n"), "bias"))
+    return result
+
+
 def operand_shape(spec: Spec, operand: Operand) -> tuple[tuple[int, ...], tuple[str, ...]]:
     """Shape and roles of an epilogue operand."""
+    if spec.group_layout == "counts" and operand.kind in ("col", "full"):
+        if operand.kind == "col":
+            return (spec.groups, spec.m, 1), ("g", "m", "1")
+        return (spec.groups, spec.m, spec.n), ("g", "m", "n")
     if operand.kind == "bias":
         return (spec.n,), ("n",)
     if operand.kind == "row":
@@ -331,6 +380,7 @@ def _build(spec: Spec, name: str, dynamic: bool) -> Built:
     kinds: list[str] = []
     for input_name, shape, input_roles, kind in _contraction_inputs(spec):
         dtype = spec.bias if kind == "bias" and spec.bias is not None else spec.dtype
+        dtype = "i32" if kind == "sizes" else dtype
         inputs[input_name] = f.input(input_name, _extents(shape, input_roles, dynamic), dtype)
         roles.append(input_roles)
         kinds.append(kind)
@@ -758,15 +808,72 @@ def draw_case(seed: int, index: int, backend: str, features: frozenset[str]) -> 
     """Case `index` of `seed`: the same on every machine and in every process."""
     if "backward" in features:
         return draw_backward_case(seed, index, backend, features)
+    if "grouped-only" in features:
+        return draw_grouped_case(seed, index, backend, features)
     rng = np.random.default_rng([seed, index])
     spec = draw_spec(rng, backend, features, np.random.default_rng([seed, index, 3]))
     params = draw_schedule(rng, spec, features)
     if "swap-ab" in features:
         params = draw_swap_ab(np.random.default_rng([seed, index, 5]), params)
+    if "grouped" in features:
+        spec, params = draw_grouped(np.random.default_rng([seed, index, 9]), spec, params)
     dynamic = "dynamic-m" in features and (
         np.random.default_rng([seed, index, 4]).random() < DYNAMIC_SHARE
     )
     return Case(seed, index, backend, features, spec, params, bool(dynamic))
+
+
+GROUPED_SHARE = 0.35
+"""With the feature grouped: the share of the linear and all-linear horizontal cases made
+grouped."""
+GROUPED_FIXED = ("split_k", "cluster", "strategy", "swap_ab", "warp_specialization")
+"""The keywords a grouped kernel fixes (mmcomp.schedule.grouped): a grouped case drops
+their pins, so that it runs instead of a refusal."""
+
+
+def _groupable(spec: Spec) -> bool:
+    """A linear or all-linear horizontal spec (grouped linears can replace its
+    contractions)."""
+    return spec.family == "linear" or (
+        spec.family == "horizontal" and set(spec.layout.split(",")) == {"linear"}
+    )
+
+
+def draw_grouped(
+    rng: np.random.Generator, spec: Spec, params: dict[str, Any], share: float = GROUPED_SHARE
+) -> tuple[Spec, dict[str, Any]]:
+    """`spec` made grouped in `share` of its linear and all-linear horizontal cases (not
+    the large ones, which are checked on sampled rows): G groups, contiguous or masked,
+    the bias per group; the other cases as they were."""
+    if not _groupable(spec) or rng.random() >= share:
+        return spec, params
+    groups = int(_choice(rng, (1, 2, 3, 5, 8, 16, 64, 128), (1, 1, 1, 1, 3, 1, 1, 1)))
+    layout = str(_choice(rng, ("offsets", "counts"), (3, 1)))
+    if (groups if layout == "counts" else 1) * spec.m * spec.n > SAMPLE_ELEMENTS:
+        return spec, params
+    kept = {key: value for key, value in params.items() if key not in GROUPED_FIXED}
+    tile = kept.get("tile")
+    if tile is not None and tile[0] not in (128, 256):
+        # A tile drawn for ping-pong or swap-AB (rows of 64 or of wgmma's n): the grouped
+        # kernel's cooperative consumers take 128 rows.
+        kept["tile"] = (128, *tile[1:])
+    return dataclasses.replace(spec, groups=groups, group_layout=layout), kept
+
+
+def draw_grouped_case(seed: int, index: int, backend: str, features: frozenset[str]) -> Case:
+    """A case of the feature grouped-only: a groupable spec (redrawn from streams of its
+    own until one comes) made grouped, its schedule and dynamic M drawn as any case's."""
+    for attempt in range(1000):
+        rng = np.random.default_rng([seed, index, 10, attempt])
+        spec = draw_spec(rng, backend, features, np.random.default_rng([seed, index, 11, attempt]))
+        params = draw_schedule(rng, spec, features)
+        grouped, params = draw_grouped(
+            np.random.default_rng([seed, index, 9, attempt]), spec, params, share=1.0
+        )
+        if grouped.groups:
+            dynamic = "dynamic-m" in features and rng.random() < DYNAMIC_SHARE
+            return Case(seed, index, backend, features, grouped, params, bool(dynamic))
+    raise RuntimeError(f"case {index} of seed {seed}: no grouped spec in 1000 draws")
 
 
 def build_case(case: Case) -> Built:
@@ -880,6 +987,9 @@ def make_inputs(case: Case, built: Built) -> list[np.ndarray]:
     scale_b = 1.0 / math.sqrt(case.spec.k)
     for value, kind in zip(built.fusion.inputs, built.kinds, strict=True):
         shape = value.shape
+        if kind == "sizes":
+            arrays.append(group_sizes(rng, case.spec))
+            continue
         if kind in ("a", "b", "bias"):
             data = rng.standard_normal(shape, dtype=np.float32)
             data = np.where(np.abs(data) < 1e-2, np.float32(0.5), data)
@@ -892,6 +1002,30 @@ def make_inputs(case: Case, built: Built) -> list[np.ndarray]:
             data = data * np.where(rng.random(shape) < 0.5, -1.0, 1.0).astype(np.float32)
         arrays.append(data.astype(value.numpy_dtype))
     return arrays
+
+
+def group_sizes(rng: np.random.Generator, spec: Spec) -> np.ndarray:
+    """A grouped case's routing: counts in [0, M] (masked; a share of them 0 or M), or the
+    cumulative ends of ragged groups (contiguous: a share of them empty, some cases
+    ending before M, some with every row in one group)."""
+    groups, rows = spec.groups, spec.m
+    if spec.group_layout == "counts":
+        counts = rng.integers(0, rows + 1, size=groups)
+        edges = rng.random(groups)
+        counts = np.where(edges < 0.15, 0, np.where(edges > 0.85, rows, counts))
+        return counts.astype(np.int32)
+    draw = rng.random()
+    if draw < 0.1:
+        sizes = np.zeros(groups, np.int64)
+        sizes[rng.integers(groups)] = rows
+    else:
+        shares = rng.dirichlet(np.full(groups, 1.0))
+        sizes = np.floor(shares * rows).astype(np.int64)
+        sizes[rng.integers(groups)] += rows - int(sizes.sum())
+        sizes = np.where(rng.random(groups) < 0.2, 0, sizes)
+        if draw > 0.3:
+            sizes[rng.integers(groups)] += rows - int(sizes.sum())
+    return np.cumsum(sizes).astype(np.int32)
 
 
 def sample(case: Case, built: Built) -> tuple[np.ndarray, np.ndarray] | None:
@@ -1057,7 +1191,8 @@ class Outcome:
 
 
 def _outcome(case: Case, status: str, kind: str = "", message: str = "") -> Outcome:
-    return Outcome(case.seed, case.index, status, kind, message, case.spec.family, case.params)
+    family = f"grouped-{case.spec.family}" if case.spec.groups else case.spec.family
+    return Outcome(case.seed, case.index, status, kind, message, family, case.params)
 
 
 def classify_error(case: Case, error: BaseException) -> Outcome:

@@ -13,13 +13,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from xdsl.dialects import arith
+from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import IndexType, IntegerAttr
 from xdsl.ir import Block, Operation, SSAValue
 
+from mmcomp.analysis.groups import CONTIGUOUS, GROUP_ROLE, MASKED, grouping_of
 from mmcomp.analysis.schedule_view import ScheduleView, extent
 from mmcomp.dialects import sched
 from mmcomp.dialects.fusion import DYNAMIC, is_dynamic
+from mmcomp.dialects.sched.group_ops import group_tiles_bound
 
 Count = int | SSAValue
 """A count the kernel uses: an int where the extents fix it, else an index SSA value
@@ -256,17 +258,26 @@ class SchedulePlan:
     stream_k: str = ""
     """"stream-k" or "hybrid-stream-k" where the CTAs split the K blocks of all tiles
     (mmcomp.lowering.materialize_schedule.stream_k), else empty."""
+    groups: str = ""
+    """The layout of a grouped fusion's rows (mmcomp.analysis.groups: "contiguous" or
+    "masked"), else empty. A masked layout walks its group axis g as a batch axis; a
+    contiguous one walks floor(M / tile m) + G virtual m tiles (`sched.group_tile`)."""
     batch_axes: tuple[str, ...] = field(init=False)
-    """The batch axes, outermost first."""
+    """The batch axes, outermost first (with a masked layout's group axis last)."""
 
     def __post_init__(self) -> None:
-        object.__setattr__(
-            self, "batch_axes", tuple(axis for axis in self.space if axis.startswith("b"))
-        )
+        batch = [axis for axis in self.space if axis.startswith("b")]
+        if self.groups == MASKED:
+            batch.append(GROUP_ROLE)
+        object.__setattr__(self, "batch_axes", tuple(batch))
 
     @property
     def tiles_m(self) -> int:
-        """CTA tiles along m."""
+        """CTA tiles along m (of contiguous groups: the virtual m tiles)."""
+        if self.groups == CONTIGUOUS:
+            if is_dynamic(self.space["m"]):
+                return DYNAMIC
+            return group_tiles_bound(self.space["m"], self.tile[0], self.space[GROUP_ROLE])
         return _ceil_div(self.space["m"], self.tile[0])
 
     @property
@@ -338,7 +349,14 @@ class SchedulePlan:
             for axis, extent in self.space.items()
         }
         counts: dict[str, Count] = {axis: space[axis] for axis in self.batch_axes}
-        tiles_m = index.ceil_div(space["m"], self.tile[0], "tiles_m")
+        tiles_m: Count = self.tiles_m
+        if self.groups == CONTIGUOUS and is_dynamic(tiles_m):
+            groups = space[GROUP_ROLE]
+            assert isinstance(groups, int), "the groups are static"
+            whole = index.div(index.value(space["m"]), self.tile[0], "whole_tiles_m")
+            tiles_m = index.plus(whole, index.const(groups), "tiles_m")
+        elif self.groups != CONTIGUOUS:
+            tiles_m = index.ceil_div(space["m"], self.tile[0], "tiles_m")
         tiles_n = index.ceil_div(space["n"], self.tile[1], "tiles_n")
         counts["tiles_m"] = index.ceil_div(tiles_m, self.cluster[0], "cluster_tiles_m")
         counts["tiles_n"] = index.ceil_div(tiles_n, self.cluster[1], "cluster_tiles_n")
@@ -414,6 +432,8 @@ def plan_of(view: ScheduleView) -> SchedulePlan:
         raise view.fail("the work index is not bound to block_x (run insert-persistent-loop first)")
     stream_k = params.strategy if params.stream_k else ""
     del params
+    function = view.schedule.parent_op()
+    grouping = grouping_of(function) if isinstance(function, func.FuncOp) else None
     plan = SchedulePlan(
         space=view.extents,
         tile=tile,
@@ -424,7 +444,13 @@ def plan_of(view: ScheduleView) -> SchedulePlan:
         split_k=split_k,
         grid=grid,
         stream_k=stream_k,
+        groups="" if grouping is None else grouping.layout,
     )
+    if plan.groups and (plan.split_k != 1 or stream_k or plan.cluster_size != 1):
+        raise view.fail(
+            f"a grouped fusion ({plan.groups} groups) is scheduled with one CTA per tile "
+            "and all its K blocks: split_k = 1, no stream-K, cluster 1x1"
+        )
     if not stream_k:
         return plan
     if plan.cluster_size != 1 or plan.split_k != 1 or not plan.persistent:

@@ -20,6 +20,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.utils.exceptions import DiagnosticException
 
 from mmcomp.analysis import roles
+from mmcomp.analysis.groups import GROUP_ROLE, MASKED, grouping_of
 from mmcomp.dialects import sched
 from mmcomp.errors import FusionError
 from mmcomp.ir.attributes import check_attributes
@@ -194,8 +195,15 @@ class ScheduleView:
 
     @property
     def batch_axes(self) -> list[SSAValue]:
-        """The batch axes of the space, outermost first."""
-        return [self.space.axis(name) for name in self.extents if name.startswith("b")]
+        """The batch axes of the space, outermost first; a masked grouped fusion's group
+        axis g last (its groups are walked as a batch: mmcomp.analysis.groups)."""
+        names = [name for name in self.extents if name.startswith("b")]
+        function = self.schedule.parent_op()
+        if isinstance(function, func.FuncOp):
+            grouping = grouping_of(function)
+            if grouping is not None and grouping.layout == MASKED:
+                names.append(GROUP_ROLE)
+        return [self.space.axis(name) for name in names]
 
     def ops(self) -> list[Operation]:
         """The transforms, in order."""

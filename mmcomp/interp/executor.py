@@ -27,10 +27,11 @@ from xdsl.interpreter import Interpreter
 from xdsl.interpreters.arith import ArithFunctions
 from xdsl.interpreters.func import FuncFunctions
 from xdsl.interpreters.scf import ScfFunctions
-from xdsl.ir import Attribute
+from xdsl.ir import Attribute, BlockArgument
 
 from mmcomp.analysis.roles import iteration_space
 from mmcomp.arch import limits as hw
+from mmcomp.dialects import sched
 from mmcomp.dialects.fusion import AxisRolesAttr, is_dynamic
 from mmcomp.dialects.sched import PARAMS_ATTR, ScheduleParams, ScheduleParamsAttr
 from mmcomp.errors import ScheduleError
@@ -356,13 +357,15 @@ def execute(
     writes = tuple(tiles.writes_of(output) for output in outputs)
     name = kernel.sym_name.data
     for index, count in enumerate(writes):
-        bad = np.argwhere(count != 1)
+        expected = expected_writes(kernel, arguments, num_inputs + index, count.shape)
+        bad = np.argwhere(count != expected)
         if bad.size == 0:
             continue
         first = tuple(int(i) for i in bad[0])
+        times = "exactly once" if expected[first] else "never: a row of no group"
         raise CoverageError(
             f"kernel @{name}: output {index} element {first} was written {int(count[first])} "
-            f"times (expected exactly once); {len(bad)} of {count.size} elements are wrong"
+            f"times (expected {times}); {len(bad)} of {count.size} elements are wrong"
         )
     stream_k = _params_of(kernel).stream_k
     for index, count in enumerate(tiles.partial_writes()):
@@ -385,6 +388,41 @@ def execute(
         tuple(tiles.trace),
         tuple(tiles.ledger.sums),
     )
+
+
+def expected_writes(
+    kernel: func.FuncOp, arguments: Sequence[np.ndarray], output: int, shape: tuple[int, ...]
+) -> np.ndarray:
+    """How often each element of argument `output` must be written: once, but for a
+    grouped kernel only the rows of its groups (the ranges [offsets[g - 1], offsets[g])
+    of contiguous groups, the first counts[g] rows of masked group g), and never the
+    others."""
+    lookups = [op for op in kernel.walk() if isinstance(op, sched.GroupTileOp | sched.GroupRowsOp)]
+    if not lookups:
+        return np.ones(shape, dtype=np.int64)
+    sizes_arg = lookups[0].operands[0]
+    assert isinstance(sizes_arg, BlockArgument)
+    sizes = [int(value) for value in np.asarray(arguments[sizes_arg.index])]
+    roles = _arg_roles(kernel, output)
+    rows_axis = roles.index("m")
+    expected = np.zeros(shape, dtype=np.int64)
+    rows = shape[rows_axis]
+    if isinstance(lookups[0], sched.GroupTileOp):
+        start = 0
+        for end in sizes:
+            lo, hi = max(min(start, rows), 0), max(min(end, rows), 0)
+            where = [slice(None)] * len(shape)
+            where[rows_axis] = slice(lo, hi)
+            expected[tuple(where)] = 1
+            start = end
+        return expected
+    group_axis = roles.index("g")
+    for group, count in enumerate(sizes):
+        where = [slice(None)] * len(shape)
+        where[group_axis] = slice(group, group + 1)
+        where[rows_axis] = slice(0, max(min(count, rows), 0))
+        expected[tuple(where)] = 1
+    return expected
 
 
 def _params_of(kernel: func.FuncOp) -> ScheduleParams:

@@ -21,7 +21,7 @@ from typing import TypeVar
 
 import numpy as np
 from xdsl.dialects import arith, gpu
-from xdsl.dialects.builtin import IntegerAttr, TensorType
+from xdsl.dialects.builtin import IndexType, IntegerAttr, TensorType
 from xdsl.interpreter import (
     Interpreter,
     InterpreterFunctions,
@@ -78,17 +78,42 @@ def store_tile(
     starts: Sequence[int],
     writes: np.ndarray | None = None,
     what: str = "output",
+    rows: tuple[int, int] | None = None,
 ) -> None:
-    """Write the in-bounds part of `tile` into `destination` at `starts`, counting writes."""
+    """Write the in-bounds part of `tile` into `destination` at `starts`, counting writes;
+    `rows` = (axis, bound) clips that axis below the bound as well (a group's end)."""
     if len(starts) != destination.ndim or tile.ndim != destination.ndim:
         raise ScheduleError(
             f"store_tile to {what}: {destination.ndim} axes, but {len(starts)} start "
             f"indices and a tile of rank {tile.ndim}"
         )
-    target, source = _window(destination.shape, starts, tile.shape)
+    shape = list(destination.shape)
+    if rows is not None:
+        axis, bound = rows
+        shape[axis] = max(min(shape[axis], bound), 0)
+    target, source = _window(shape, starts, tile.shape)
     destination[target] = tile[source].astype(destination.dtype, copy=False)
     if writes is not None:
         writes[target] += 1
+
+
+def group_tile(offsets: np.ndarray, tile: int, tile_m: int) -> tuple[int, int, int]:
+    """(group, first row, group end) of virtual m tile `tile` of contiguous groups whose
+    cumulative ends are `offsets` (`sched.group_tile`): the last group g whose first
+    virtual tile floor(offsets[g - 1] / tile_m) + g is at most `tile`, found by the binary
+    search the GPU runs (the offsets clamped to the last group, as its loads are)."""
+    groups = len(offsets)
+
+    def start(group: int) -> int:
+        return 0 if group == 0 else int(offsets[group - 1])
+
+    group = 0
+    for step in sched.search_steps(groups):
+        probe = min(group + step, groups - 1)
+        if start(probe) // tile_m + probe <= tile:
+            group = probe
+    first = start(group) // tile_m + group
+    return group, start(group) + (tile - first) * tile_m, int(offsets[group])
 
 
 def _matrix_view(tile: np.ndarray, roles: Sequence[str], rows: str, cols: str) -> np.ndarray:
@@ -424,11 +449,26 @@ class TileFunctions(InterpreterFunctions):
         tile, destination, *starts = args
         writes = self._writes.get(id(destination))
         what = f"{op.name} to {op.dest.name_hint or 'output'}"
+        bound = None
+        if op.rows is not None:
+            *starts, rows = starts
+            bound = (_roles_of(op.dest).index("m"), _index(rows))
         starts = _indices(starts)
-        store_tile(destination, np.asarray(tile), starts, writes, what)
+        store_tile(destination, np.asarray(tile), starts, writes, what, bound)
         self.stores += 1
         self.trace.append((self.block_id, op.dest.name_hint or "", tuple(starts)))
         return ()
+
+    @impl(sched.GroupTileOp)
+    def run_group_tile(self, interpreter: Interpreter, op: sched.GroupTileOp, args: PythonValues):
+        offsets, tile = args
+        found = group_tile(np.asarray(offsets), _index(tile), op.tile_m.data)
+        return tuple(_scalar(interpreter, value, IndexType()) for value in found)
+
+    @impl(sched.GroupRowsOp)
+    def run_group_rows(self, interpreter: Interpreter, op: sched.GroupRowsOp, args: PythonValues):
+        counts, group = args
+        return (_scalar(interpreter, int(counts[_index(group)]), op.rows.type),)
 
     @impl(sched.MmaOp)
     def run_mma(self, interpreter: Interpreter, op: sched.MmaOp, args: PythonValues):

@@ -46,6 +46,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
+from mmcomp.analysis.groups import grouping_of
 from mmcomp.analysis.roles import check_annotations
 from mmcomp.analysis.schedule_view import SPACE_ATTR, is_fusion_function, schedule_error
 from mmcomp.dialects.fusion import (
@@ -61,6 +62,7 @@ from mmcomp.errors import FusionError, ScheduleError
 from mmcomp.ir.attributes import check_attributes
 from mmcomp.ir.diagnostics import at, is_located
 from mmcomp.ir.narrowing import is_tensor
+from mmcomp.schedule.grouped import choose_grouped_params
 from mmcomp.schedule.heuristics import (
     PARAMETERS,
     check_schedule_m,
@@ -151,14 +153,17 @@ def _check_fp8_values(function: FuncOp) -> None:
 
 
 def check_cuda_operands(function: FuncOp) -> None:
-    """Raise FusionError for an mma operand that the cuda back end's wgmma cannot take."""
+    """Raise FusionError for an mma operand that the cuda back end's wgmma cannot take
+    (of a fusion.mma or a fusion.grouped_linear)."""
     for mma in function.walk():
-        if not isinstance(mma, MmaOp):
+        if isinstance(mma, GroupedLinearOp):
+            x_roles = ("g", "m", "k") if mma.masked else ("m", "k")
+            factors = [("x", mma.x, x_roles), ("w", mma.w, ("g", "n", "k"))]
+        elif isinstance(mma, MmaOp):
+            factors = [("a", mma.a, mma.a_roles.roles), ("b", mma.b, mma.b_roles.roles)]
+        else:
             continue
-        for name, operand, roles in (
-            ("a", mma.a, mma.a_roles.roles),
-            ("b", mma.b, mma.b_roles.roles),
-        ):
+        for name, operand, roles in factors:
             tensor = operand.type
             assert is_tensor(tensor)
             dtype = dtype_name(tensor.element_type)
@@ -187,22 +192,6 @@ def check_cuda_operands(function: FuncOp) -> None:
     _check_fp8_values(function)
 
 
-def grouped_problem(function: FuncOp) -> str | None:
-    """Why `function`'s fusion.grouped_linear cannot be scheduled, or None where it has
-    none: the grouped schedule (a tile walk over the groups that reads the group sizes on the
-    device) is not built yet, for any back end."""
-    op = next((op for op in function.walk() if isinstance(op, GroupedLinearOp)), None)
-    if op is None:
-        return None
-    return at(
-        op,
-        f"{op.name}: the grouped schedule (tiles over the groups, from the group sizes read "
-        "on the device) is not built yet, so the cuda back end cannot compile it, nor can "
-        "the CPU executor simulate it; mmcomp.compile(..., backend='interp') runs it through "
-        "the reference interpreter (docs/grouped.md)",
-    )
-
-
 def choose_schedule(
     function: FuncOp,
     overrides: Mapping[str, object],
@@ -215,15 +204,16 @@ def choose_schedule(
     if not isinstance(function.attributes.get(SPACE_ATTR), IterationSpaceAttr):
         raise ScheduleError(f"no '{SPACE_ATTR}': run propagate-axis-mapping first")
     check_annotations(function, complete=True, pass_name=ChooseSchedule.name)
-    problem = grouped_problem(function)
-    if problem is not None:
-        raise ScheduleError(problem)
     if backend not in BACKENDS:
         raise ScheduleError(f"unknown backend {backend!r}; expected one of {', '.join(BACKENDS)}")
     if backend == "cuda":
         check_cuda_operands(function)
     given = {**written_params(function), **overrides}
-    params = choose_params(problem_of(function), schedule_m, **given)
+    grouping = grouping_of(function)
+    if grouping is not None:
+        params = choose_grouped_params(problem_of(function), grouping, schedule_m, **given)
+    else:
+        params = choose_params(problem_of(function), schedule_m, **given)
     function.attributes[PARAMS_ATTR] = ScheduleParamsAttr(params)
     return params
 

@@ -62,7 +62,6 @@ from mmcomp.analysis.warp_roles import (
     mainloop_of,
     warp_roles,
 )
-from mmcomp.dialects import sched
 from mmcomp.dialects.hopper import SLOT_ATTR, WarpRolesAttr, WarpSpecializeOp
 from mmcomp.dialects.hopper.warp_specialize import is_index_arithmetic
 from mmcomp.errors import ScheduleError

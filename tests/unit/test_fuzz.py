@@ -43,7 +43,7 @@ def test_a_case_is_a_function_of_seed_and_index():
 
 
 def test_the_grammar_reaches_every_family_and_form():
-    cases = _cases("cuda", frozenset(fuzz.FEATURES) - {"backward"}, 1500)
+    cases = _cases("cuda", frozenset(fuzz.FEATURES) - {"backward", "grouped-only"}, 1500)
     families = Counter(case.spec.family for case in cases)
     assert set(families) == set(fuzz.FAMILIES)
     steps = [step for case in cases for step in case.spec.steps]
@@ -73,6 +73,23 @@ def test_the_grammar_reaches_every_family_and_form():
     assert any(case.spec.m * case.spec.n > fuzz.SAMPLE_ELEMENTS for case in cases)
 
 
+def test_the_grouped_family_reaches_both_layouts_and_every_group_count():
+    cases = _cases("cuda", CUDA | {"grouped-only"}, 300)
+    assert all(case.spec.groups for case in cases)
+    assert {case.spec.group_layout for case in cases} == {"offsets", "counts"}
+    assert {case.spec.groups for case in cases} == {1, 2, 3, 5, 8, 16, 64, 128}
+    assert {case.spec.family for case in cases} == {"linear", "horizontal"}
+    assert not any(key in case.params for case in cases for key in fuzz.GROUPED_FIXED)
+    grouped = [case for case in _cases("cuda", CUDA, 600) if case.spec.groups]
+    assert 0.05 * 600 < len(grouped) < 0.3 * 600
+    for case in cases[:40]:
+        built = fuzz.build(case.spec, case.name)
+        sizes = fuzz.make_inputs(case, built)[[v.dtype for v in built.fusion.inputs].index("i32")]
+        assert sizes.dtype == np.int32 and (sizes >= 0).all() and (sizes <= case.spec.m).all()
+        if case.spec.group_layout == "offsets":
+            assert (np.diff(sizes) >= 0).all()
+
+
 def test_the_default_grammar_holds_what_the_cuda_back_end_takes():
     cases = _cases("cuda", CUDA, 600)
     assert {case.spec.family for case in cases} == set(fuzz.FAMILIES)
@@ -97,9 +114,12 @@ def test_inputs_are_never_zero_and_outputs_are_bounded():
     for case in _cases("interp", INTERP, 60, seed=3):
         built = fuzz.build(case.spec, case.name)
         inputs = fuzz.make_inputs(case, built)
-        assert all(np.all(array.astype(np.float64) != 0) for array in inputs)
+        factors = [array for array in inputs if array.dtype != np.int32]  # not group sizes
+        assert all(np.all(array.astype(np.float64) != 0) for array in factors)
         for output in fuzz.reference_outputs(case, built, inputs, None):
             values = output.astype(np.float64)
+            if case.spec.groups:
+                values = values[~np.isnan(values)]  # the rows of no group are NaN
             assert np.all(np.isfinite(values)), case.index
             assert np.max(np.abs(values)) < 1e5, case.index
 
@@ -188,7 +208,9 @@ def test_interp_run(seed: int):
     assert not summary.failures, "\n".join(lines)
     statuses = Counter(outcome.status for outcome in summary.outcomes)
     assert statuses["pass"] > 0.75 * len(summary.outcomes)
-    assert {outcome.family for outcome in summary.outcomes} == set(fuzz.FAMILIES)
+    families = {outcome.family for outcome in summary.outcomes}
+    assert {family.removeprefix("grouped-") for family in families} == set(fuzz.FAMILIES)
+    assert "grouped-linear" in families
 
 
 def test_the_backward_feature_runs_gradient_kernels_on_interp():

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import mmcomp
-from mmcomp.errors import FusionError, ScheduleError
+from mmcomp.errors import FusionError
 from mmcomp.frontend.builder import Fusion
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -191,13 +191,6 @@ def test_interp_back_end_runs_it():
         offsets = _offsets(rng, 3, rows, empty=1)
         (y,) = kernel(x, w, offsets)
         _close(y, _grouped64(x, w, offsets), rows)
-
-
-def test_cuda_back_end_refuses_it_clearly():
-    with pytest.raises(ScheduleError, match="fusion.grouped_linear: the grouped schedule"):
-        mmcomp.compile(_moe_fusion(3, 128, 64))
-    with pytest.raises(ScheduleError, match="grouped schedule"):
-        mmcomp.compile(_moe_fusion(3, 128, 64), backend="interp", tile=(128, 128, 64))
 
 
 def test_bad_offsets_values_are_named():

@@ -54,7 +54,12 @@ ids), `ring` (ring positions), `smem` (shared memory), `warp_specialize`.
 
 from xdsl.ir import Attribute, Dialect, Operation
 
-from mmcomp.dialects.hopper.access import GlobalLoadOp, GlobalStoreOp, SmemStoreOp
+from mmcomp.dialects.hopper.access import (
+    GlobalLoadIndexOp,
+    GlobalLoadOp,
+    GlobalStoreOp,
+    SmemStoreOp,
+)
 from mmcomp.dialects.hopper.attrs import TileAttr, WarpRolesAttr, tile
 from mmcomp.dialects.hopper.base import HopperInstruction, HopperValueOp, Implied
 from mmcomp.dialects.hopper.kernel import ArrayParamOp, ExtentParamOp, KernelOp, kernel_param
@@ -175,6 +180,7 @@ __all__ = [
     "SPECIALIZATIONS",
     "SmemStoreOp",
     "GlobalLoadOp",
+    "GlobalLoadIndexOp",
     "GlobalStoreOp",
     "StmatrixOp",
     "TensorMapParamOp",
@@ -232,6 +238,7 @@ def all_ops() -> list[type[Operation]]:
         RingSlotOp,
         SmemStoreOp,
         GlobalLoadOp,
+        GlobalLoadIndexOp,
         GlobalStoreOp,
         StmatrixOp,
         TruncfPairOp,

@@ -7,7 +7,8 @@ accumulator layout. These ops take the values themselves (f32, bf16, f16 scalars
 64-bit global address as an `i64` (the sum of an array's address and a byte offset,
 `arith` on i64), a shared one as an `!hopper.smem` (`hopper.smem_add`,
 `hopper.smem_index`). Each is one vector `ld` / `st` after convert-hopper-to-ptx, guarded
-like the op (an i1 bounds test of the level's arithmetic).
+like the op (an i1 bounds test of the level's arithmetic). `hopper.global_load_index` reads
+a u32 word as an index value (a grouped kernel's group offsets and counts).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from xdsl.dialects.builtin import (
     Float8E5M2Type,
     Float16Type,
     Float32Type,
+    IndexType,
     IntAttr,
     VectorType,
     i64,
@@ -30,6 +32,7 @@ from xdsl.irdl import (
     irdl_op_definition,
     operand_def,
     opt_prop_def,
+    result_def,
     var_operand_def,
     var_result_def,
 )
@@ -111,6 +114,23 @@ class GlobalLoadOp(HopperInstruction):
 
     def verify_kinds(self) -> None:
         _check_vector(self.name, list(self.values), self.offset)
+
+
+@irdl_op_definition
+class GlobalLoadIndexOp(HopperInstruction):
+    """Load one 32-bit unsigned word of global memory as an index value of the level's
+    arithmetic (one `ld.global.u32`): a grouped kernel's group offset or row count, read
+    on the device: `%end = hopper.global_load_index %address : (i64) -> index`."""
+
+    name = "hopper.global_load_index"
+
+    address = operand_def(i64)
+    """The word's 64-bit global address."""
+    value = result_def(IndexType)
+    """The word, zero-extended: an index value."""
+
+    def __init__(self, address: SSAValue):
+        super().__init__(operands=[address, []], result_types=[IndexType()])
 
 
 class VectorStore(HopperInstruction, ABC):

@@ -11,7 +11,8 @@ the program of one role, in the schedule's ops (index arithmetic, loops, tile op
 
 - `producer`: what the producer warpgroup's elected thread runs: the mainloop loads
   (`sched.load_tile` with their ring slot, `hopper.slot`), the index arithmetic they need
-  and the loops around them. Nothing else: no accumulators, no stores, no epilogue;
+  (with a grouped kernel's group lookups, `sched.group_tile` and `sched.group_rows`) and
+  the loops and branches around them. Nothing else: no accumulators, no stores, no epilogue;
 - `consumer`: what the consumer warpgroups run: every op of the kernel. Its mainloop
   loads name the ring slot that the consumers wait for and read (the producer fills it).
 
@@ -41,6 +42,8 @@ SLOT_ATTR = "hopper.slot"
 """The op attribute giving a mainloop load its slot in a ring stage."""
 GRID_QUERIES = (gpu.BlockIdOp, gpu.GridDimOp)
 """The grid queries that index arithmetic starts from."""
+GROUP_OPS = (sched.GroupTileOp, sched.GroupRowsOp)
+"""A grouped kernel's lookups of its groups' rows, which both roles run."""
 
 
 def is_index_arithmetic(op: Operation) -> bool:
@@ -123,13 +126,13 @@ class WarpSpecializeOp(IRDLOperation):
                 )
             if isinstance(op, scf.IfOp) and op.results:
                 raise VerifyException(f"{self.name}: an scf.if of the producer region has results")
-            if isinstance(op, scf.ForOp | scf.IfOp) or is_index_arithmetic(op):
+            if isinstance(op, (scf.ForOp, scf.IfOp, *GROUP_OPS)) or is_index_arithmetic(op):
                 continue
             if isinstance(op, scf.YieldOp) and not op.operands:
                 continue
             raise VerifyException(
                 f"{self.name}: the producer region holds only mainloop loads, index "
-                f"arithmetic and loops, found {op.name}"
+                f"arithmetic, group lookups and loops, found {op.name}"
             )
         if not slots:
             raise VerifyException(f"{self.name}: the producer region loads nothing")

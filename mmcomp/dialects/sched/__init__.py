@@ -96,6 +96,13 @@ from mmcomp.dialects.sched.attrs import (
     AxisType,
     axis_extent,
 )
+from mmcomp.dialects.sched.group_ops import (
+    MAX_GROUPS,
+    GroupRowsOp,
+    GroupTileOp,
+    group_tiles_bound,
+    search_steps,
+)
 from mmcomp.dialects.sched.ops import (
     AxisListOp,
     MergeOp,
@@ -190,6 +197,11 @@ __all__ = [
     "AccumulatePartialOp",
     "ContractTileOp",
     "WriteTileOp",
+    "GroupTileOp",
+    "GroupRowsOp",
+    "MAX_GROUPS",
+    "group_tiles_bound",
+    "search_steps",
     "STREAM_K_STRATEGIES",
     "Sched",
 ]
@@ -217,6 +229,8 @@ Sched = Dialect(
         AccumulatePartialOp,
         ContractTileOp,
         WriteTileOp,
+        GroupTileOp,
+        GroupRowsOp,
     ],
     [ScheduleParamsAttr, AxisType],
 )

@@ -204,9 +204,10 @@ class SpaceOp(IRDLOperation):
             )
         seen: set[str] = set()
         for name in self.names:
-            if not re.fullmatch(r"b\d+|m|n|k", name.data):
+            if not re.fullmatch(r"b\d+|g|m|n|k", name.data):
                 raise VerifyException(
-                    f"sched.space axis '{name.data}': expected b0, b1, ..., m, n or k"
+                    f"sched.space axis '{name.data}': expected b0, b1, ..., g (the groups), "
+                    "m, n or k"
                 )
             if name.data in seen:
                 raise VerifyException(f"sched.space axis '{name.data}' appears twice")

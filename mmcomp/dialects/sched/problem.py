@@ -28,6 +28,7 @@ from mmcomp.arch import limits as hw
 from mmcomp.dialects.fusion import (
     QUANTIZE_GROUP,
     AxisRolesAttr,
+    GroupedLinearOp,
     IterationSpaceAttr,
     QuantizeScaleOp,
     dtype_name,
@@ -176,22 +177,30 @@ _AXIS_NAMES = {"m": "M", "n": "N", "k": "K"}
 
 
 def problem_of(func: Operation) -> Problem:
-    """The Problem of a `func.func` after propagate-axis-mapping (its space and mma ops)."""
+    """The Problem of a `func.func` after propagate-axis-mapping (its space and its
+    contractions: fusion.mma and fusion.grouped_linear ops)."""
     space = func.attributes.get("fusion.space")
     extents = dict(space.extents) if isinstance(space, IterationSpaceAttr) else {}
     a_values: list[SSAValue] = []
     b_values: list[SSAValue] = []
     scale_values: list[SSAValue] = []
     element_bytes = 0
+    contractions = 0
     for op in func.walk():
-        if not isinstance(op, FusionMmaOp):
+        if isinstance(op, FusionMmaOp):
+            a, b = op.a, op.b
+        elif isinstance(op, GroupedLinearOp):
+            a, b = op.x, op.w
+        else:
             continue
-        scale_values += op.scales
-        if op.a not in a_values:
-            a_values.append(op.a)
-        if op.b not in b_values:
-            b_values.append(op.b)
-        element_bytes = max(element_bytes, _element_bytes(op.a.type), _element_bytes(op.b.type))
+        contractions += 1
+        if isinstance(op, FusionMmaOp):
+            scale_values += op.scales
+        if a not in a_values:
+            a_values.append(a)
+        if b not in b_values:
+            b_values.append(b)
+        element_bytes = max(element_bytes, _element_bytes(a.type), _element_bytes(b.type))
     element_bytes = element_bytes or 2
     output_bytes: tuple[int, ...] = (2,)
     epilogue_tiles = 0
@@ -208,7 +217,7 @@ def problem_of(func: Operation) -> Problem:
         b_operands=max(len(b_values), 1),
         output_bytes=output_bytes,
         epilogue_tiles=epilogue_tiles,
-        contractions=max(sum(isinstance(op, FusionMmaOp) for op in func.walk()), 1),
+        contractions=max(contractions, 1),
         row_divisions=sum(_divides_by_a_row(op) for op in func.walk()),
         operand_shapes=tuple(_tensor_shape(value) for value in a_values + b_values),
         tile_operands=operands["tile"],

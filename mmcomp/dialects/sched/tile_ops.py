@@ -20,9 +20,11 @@ from xdsl.ir import (
     SSAValue,
 )
 from xdsl.irdl import (
+    AttrSizedOperandSegments,
     IRDLOperation,
     irdl_op_definition,
     operand_def,
+    opt_operand_def,
     prop_def,
     region_def,
     result_def,
@@ -96,7 +98,9 @@ class LoadTileOp(IRDLOperation):
 
 @irdl_op_definition
 class StoreTileOp(IRDLOperation):
-    """Store a tile to the box at `indices` of a memref, clipped to the memref's bounds."""
+    """Store a tile to the box at `indices` of a memref, clipped to the memref's bounds
+    and, with `rows`, to the rows below it along the m axis (a grouped tile's group end:
+    `sched.store_tile %o, %C[%m0, %n0] rows %end : ...`)."""
 
     name = "sched.store_tile"
 
@@ -106,11 +110,23 @@ class StoreTileOp(IRDLOperation):
     """The output in global memory."""
     indices = var_operand_def(IndexType)
     """The box's first element, one index per dimension."""
+    rows = opt_operand_def(IndexType)
+    """The row bound along the m axis, if any: rows at or past it are not written."""
 
-    assembly_format = "$value `,` $dest `[` $indices `]` attr-dict `:` type($value) `,` type($dest)"
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    assembly_format = (
+        "$value `,` $dest `[` $indices `]` (`rows` $rows^)? attr-dict `:` type($value) `,` "
+        "type($dest)"
+    )
 
-    def __init__(self, value: SSAValue, dest: SSAValue, indices: Sequence[SSAValue]):
-        super().__init__(operands=[value, dest, indices])
+    def __init__(
+        self,
+        value: SSAValue,
+        dest: SSAValue,
+        indices: Sequence[SSAValue],
+        rows: SSAValue | None = None,
+    ):
+        super().__init__(operands=[value, dest, indices, [] if rows is None else [rows]])
 
     def verify_(self) -> None:
         _check_box("sched.store_tile", self.dest.type, self.value.type, len(self.indices))

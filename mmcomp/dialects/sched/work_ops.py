@@ -33,6 +33,7 @@ from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
     operand_def,
+    opt_operand_def,
     prop_def,
     region_def,
     var_operand_def,
@@ -236,6 +237,9 @@ class WriteTileOp(IRDLOperation):
     """The tile's first index along each of `roles`."""
     roles = prop_def(AxisRolesAttr)
     """The role of each start."""
+    rows = opt_operand_def(IndexType)
+    """The row bound of the stores along the m axis, if any (a grouped tile's group end:
+    `... at [m = %m0, n = %n0] rows %end`)."""
     body = region_def("single_block")
     """fusion-dialect pointwise ops on the tiles, `sched.yield` of the output tiles."""
 
@@ -249,9 +253,10 @@ class WriteTileOp(IRDLOperation):
         roles: AxisRolesAttr,
         starts: Sequence[SSAValue],
         body: Region,
+        rows: SSAValue | None = None,
     ):
         super().__init__(
-            operands=[accumulators, inputs, outputs, starts],
+            operands=[accumulators, inputs, outputs, starts, [] if rows is None else [rows]],
             properties={"roles": roles},
             regions=[body],
         )
@@ -264,6 +269,9 @@ class WriteTileOp(IRDLOperation):
         parser.parse_keyword("outs")
         outputs = _parse_operands(parser)
         roles, starts = _parse_starts(parser)
+        rows = None
+        if parser.parse_optional_keyword("rows") is not None:
+            rows = parser.resolve_operand(parser.parse_unresolved_operand(), IndexType())
         attributes = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         operands: list[Sequence[SSAValue]] = []
@@ -272,7 +280,7 @@ class WriteTileOp(IRDLOperation):
                 parser.parse_punctuation(",")
             operands.append(parser.resolve_operands(unresolved, _parse_types(parser), parser.pos))
         body = parser.parse_region()
-        op = cls(operands[0], operands[1], operands[2], roles, starts, body)
+        op = cls(operands[0], operands[1], operands[2], roles, starts, body, rows)
         return with_attributes(op, attributes)
 
     def print(self, printer: Printer) -> None:
@@ -283,6 +291,9 @@ class WriteTileOp(IRDLOperation):
         printer.print_string(" outs ")
         _print_values(printer, self.outputs)
         _print_starts(printer, self.roles, self.starts)
+        if self.rows is not None:
+            printer.print_string(" rows ")
+            printer.print_ssa_value(self.rows)
         printer.print_op_attributes(self.attributes)
         printer.print_string(" : ")
         _print_types(printer, self.accumulators)

@@ -13,6 +13,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from xdsl.dialects import arith
 from xdsl.ir import BlockArgument, SSAValue
 
 from mmcomp.dialects import ptx
@@ -69,6 +70,9 @@ class Addressing:
         default_factory=dict[tuple[SSAValue, ...], Access]
     )
     col_ok: dict[tuple[int, int], SSAValue] = field(default_factory=dict[tuple[int, int], SSAValue])
+    row_limits: dict[tuple[SSAValue, SSAValue], SSAValue] = field(
+        default_factory=dict[tuple[SSAValue, SSAValue], SSAValue]
+    )
 
     def memref_roles(self, memref: SSAValue) -> tuple[str, ...]:
         """The roles of a kernel argument's axes as the accumulator fragment sees them:
@@ -77,7 +81,13 @@ class Addressing:
         roles = arg_roles(self.ctx.func, memref.index)
         return fragment_roles(roles) if self.swapped else roles
 
-    def access(self, memref: SSAValue, indices: Sequence[SSAValue], store: bool = False) -> Access:
+    def access(
+        self,
+        memref: SSAValue,
+        indices: Sequence[SSAValue],
+        store: bool = False,
+        row_bound: SSAValue | None = None,
+    ) -> Access:
         """Per-tile addressing of a memref's elements at this thread's accumulator layout.
 
         Element offsets are 32-bit where the memref has at most 2^32 elements (every
@@ -85,8 +95,10 @@ class Addressing:
         mad.wide per axis (a 64-bit multiply for strides of 2^32 bytes or more). An output
         without an m (n) axis is written from the tile's first row (column) only: the
         iteration space then has M = 1 (N = 1), or every row holds the same value.
+        `row_bound` (a kernel index value: a grouped tile's group end) clips the rows
+        below it as well as below the array's extent.
         """
-        key = (memref, *indices)
+        key = (memref, *indices, *([] if row_bound is None else [row_bound]))
         found = self.accesses.get(key)
         if found is not None:
             return found
@@ -137,8 +149,7 @@ class Addressing:
             for half in range(halves):
                 at = values.add(position, self.rows[half]) if role == "m" else position
                 if role == "m":
-                    bound = dims[dim]
-                    limit = bound if isinstance(bound, SSAValue) else values.const(bound)
+                    limit = self.row_limit(dims[dim], row_bound)
                     row_ok[half] = values.cmp("lo", at, limit)
                 if wide:
                     row_terms[half].append((values.reg(at), strides[dim]))
@@ -161,6 +172,21 @@ class Addressing:
             bases.append(values.add_scaled(base, linear, size))
         found = Access(bases, row_ok, col_limit, col_stride, dtype)
         self.accesses[key] = found
+        return found
+
+    def row_limit(self, extent: int | SSAValue, row_bound: SSAValue | None) -> SSAValue:
+        """The rows below which an access lies: the array's extent, or the lesser of it and
+        `row_bound` (made once per tile and bound)."""
+        values = Values(self.ctx)
+        limit = extent if isinstance(extent, SSAValue) else values.const(extent)
+        if row_bound is None:
+            return limit
+        key = (limit, row_bound)
+        found = self.row_limits.get(key)
+        if found is None:
+            bound = self.ctx.index(row_bound)
+            found = self.ctx.k.append(arith.MinUIOp(values.of(bound), values.of(limit))).result
+            self.row_limits[key] = found
         return found
 
     def stride(self, inner: Sequence[int | SSAValue]) -> int | SSAValue:

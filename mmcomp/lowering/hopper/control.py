@@ -1,7 +1,8 @@
 """The schedule's control flow -> the hopper level's `scf.for` and `scf.if`.
 
 `Walker` emits a block of the materialized kernel in order: index arithmetic
-(`mmcomp.lowering.hopper.index`), `scf.for` as a counted loop, `scf.if` as a branch around
+(`mmcomp.lowering.hopper.index`), a grouped kernel's group ops
+(`mmcomp.lowering.hopper.groups`), `scf.for` as a counted loop, `scf.if` as a branch around
 its regions; every other op goes to the role's own lowering (`special`). Each role walks
 its own region of `hopper.warp_specialize`.
 
@@ -32,6 +33,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from mmcomp.dialects import ptx
 from mmcomp.errors import ScheduleError
 from mmcomp.lowering.hopper.context import KernelContext
+from mmcomp.lowering.hopper.groups import place_group_op
 from mmcomp.lowering.hopper.index import place
 from mmcomp.lowering.scf_to_ptx.control_flow import labeled, mark_predicate
 
@@ -123,7 +125,7 @@ class Walker:
             holds_mainloop |= op is self.ctx.mainloop
             if self.special(op):
                 continue
-            if place(self.ctx, op):
+            if place(self.ctx, op) or place_group_op(self.ctx, op):
                 continue
             if isinstance(op, scf.ForOp):
                 emit_loop(self.ctx, op, lambda op=op: self.walk(op.body.block.ops))

@@ -286,7 +286,7 @@ class Epilogue:
         memref_type = store.dest.type
         assert is_memref(memref_type)
         shape = list(memref_type.get_shape())
-        access = self.address.access(store.dest, list(store.indices), store=True)
+        access = self.address.access(store.dest, list(store.indices), True, store.rows)
         dtype = access.dtype
         if roles and roles[-1] == "n" and shape[-1] % 2 == 0:
             base, offset, pred = self.address.element(access, half, col)

@@ -381,17 +381,25 @@ class OperandPlan:
 
         An output qualifies when its innermost axis has role n, its rows are a multiple of
         16 bytes and the warpgroup tile is a whole number of boxes wide (a box row is 128
-        bytes); the others are stored from registers.
+        bytes), and its stores are not clipped at a group's end (a TMA store clips only at
+        the array's bounds); the others are stored from registers.
         """
         if self.params.epilogue != "smem":
             return
+        clipped = {
+            op.dest.index
+            for op in self.func.walk()
+            if isinstance(op, sched.StoreTileOp)
+            and op.rows is not None
+            and isinstance(op.dest, BlockArgument)
+        }
         for arg in self.func.body.block.args:
             attrs = self.func.arg_attrs
             if attrs is None:
                 return
             entry = attrs.data[arg.index]
             assert isinstance(entry, DictionaryAttr)
-            if "sched.output" not in entry.data:
+            if "sched.output" not in entry.data or arg.index in clipped:
                 continue
             memref = arg.type
             assert is_memref(memref)

@@ -2,10 +2,11 @@
 
 `hopper.global_load` becomes one vector `ld.global` of the registers of its element type,
 read as its typed results through casts (convert-arith-to-ptx folds them into the ops that
-read the elements); `hopper.global_store` and `hopper.smem_store` one vector `st` of the
-registers of their values: an f32, bf16 or f16 value's register (a cast, folded likewise),
-a pair's bf16x2 / f16x2 (its `hopper.truncf_pair`'s). The address is an i64 value's u64
-register, or an `!hopper.smem`'s u32 one; the guard stays the instruction's.
+read the elements), `hopper.global_load_index` one `ld.global.u32` read as an index value;
+`hopper.global_store` and `hopper.smem_store` one vector `st` of the registers of their
+values: an f32, bf16 or f16 value's register (a cast, folded likewise), a pair's bf16x2 /
+f16x2 (its `hopper.truncf_pair`'s). The address is an i64 value's u64 register, or an
+`!hopper.smem`'s u32 one; the guard stays the instruction's.
 """
 
 from __future__ import annotations
@@ -91,6 +92,20 @@ class LowerGlobalLoad(RewritePattern):
         rewriter.replace(op, [*out.ops, *casts], [cast.results[0] for cast in casts])
 
 
+class LowerGlobalLoadIndex(RewritePattern):
+    """A word read as an index: one `ld.global.u32`, its register read through a cast."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: hopper.GlobalLoadIndexOp, rewriter: PatternRewriter) -> None:
+        out = Emitter(op.guard, op.negated is not None)
+        address_ops, address = value_register(op.address, ptx.U64)
+        out.ops += address_ops
+        load = out.emit(ptx.LdOp("global", address, ptx.U32))
+        cast = UnrealizedConversionCastOp.get([load.results[0]], [op.value.type])
+        cast.results[0].name_hint = op.value.name_hint
+        rewriter.replace(op, [*out.ops, cast], cast.results)
+
+
 class LowerGlobalStore(RewritePattern):
     """A global store: one `st.global` of its values' registers."""
 
@@ -119,6 +134,7 @@ class LowerSmemStore(RewritePattern):
 
 ACCESS_PATTERNS: tuple[RewritePattern, ...] = (
     LowerGlobalLoad(),
+    LowerGlobalLoadIndex(),
     LowerGlobalStore(),
     LowerSmemStore(),
 )

@@ -9,7 +9,7 @@ same ops on tile-shaped tensors.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import DictionaryAttr, MemRefType, TensorType
@@ -17,6 +17,7 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.utils.exceptions import DiagnosticException
 
 from mmcomp.dialects import fusion, sched
+from mmcomp.dialects.fusion import GroupedLinearOp
 from mmcomp.dialects.fusion.scales import SCALE_BLOCK
 from mmcomp.ir.diagnostics import at
 from mmcomp.ir.narrowing import is_tensor
@@ -89,6 +90,17 @@ class FusionBody:
     """The returned values, in order."""
     output_roles: list[tuple[str, ...]]
     """The roles of each returned value."""
+    grouped: dict[fusion.MmaOp, GroupedLinearOp] = field(
+        default_factory=dict[fusion.MmaOp, GroupedLinearOp]
+    )
+    """The grouped contraction each of `mmas` stands for, where it is one (its `fusion.mma`
+    on tiles: `grouped_tile_mma`)."""
+
+    def result_of(self, mma: fusion.MmaOp) -> SSAValue:
+        """The fusion value a contraction's accumulator gives: its own result, or that of
+        the grouped contraction it stands for."""
+        grouped = self.grouped.get(mma)
+        return mma.result if grouped is None else grouped.result
 
     @property
     def contraction_inputs(self) -> list[int]:
@@ -105,8 +117,10 @@ class FusionBody:
     def epilogue_inputs(self) -> list[int]:
         """The positions of the inputs the epilogue reads, in the order it first does."""
         positions: list[int] = []
-        for op in self.epilogue:
-            for operand in op.operands:
+        biases = [op.bias for op in self.grouped.values() if op.bias is not None]
+        for op in [*self.epilogue, *biases]:
+            operands = [op] if isinstance(op, SSAValue) else op.operands
+            for operand in operands:
                 if isinstance(operand, BlockArgument) and operand in self.inputs:
                     position = self.inputs.index(operand)
                     if position not in positions:
@@ -128,6 +142,7 @@ def analyze_body(function: func.FuncOp) -> FusionBody:
             )
         input_roles.append(roles)
     mmas: list[fusion.MmaOp] = []
+    grouped: dict[fusion.MmaOp, GroupedLinearOp] = {}
     epilogue: list[Operation] = []
     outputs: list[SSAValue] = []
     for op in function.body.block.ops:
@@ -135,6 +150,11 @@ def analyze_body(function: func.FuncOp) -> FusionBody:
             continue
         if isinstance(op, func.ReturnOp):
             outputs = list(op.operands)
+            continue
+        if isinstance(op, GroupedLinearOp):
+            mma = grouped_tile_mma(op)
+            grouped[mma] = op
+            mmas.append(mma)
             continue
         if isinstance(op, fusion.MmaOp):
             for operand_name, operand in (("a", op.a), ("b", op.b)):
@@ -178,7 +198,69 @@ def analyze_body(function: func.FuncOp) -> FusionBody:
                 f"materialize-schedule: {name}: output {index} has a k axis {list(roles)}"
             )
         output_roles.append(roles)
-    return FusionBody(inputs, input_roles, mmas, epilogue, outputs, output_roles)
+    return FusionBody(inputs, input_roles, mmas, epilogue, outputs, output_roles, grouped)
+
+
+def grouped_tile_mma(op: GroupedLinearOp) -> fusion.MmaOp:
+    """The contraction of a grouped linear on one tile, a `fusion.mma` (not inserted
+    anywhere: `contraction_region` clones it on tiles).
+
+    A tile lies in one group, whose weight tile the loads select (the w tile starts at
+    the group along g); on the tile, x [m, k] times that weight [1, n, k] is a plain
+    contraction, with the weight's group axis absent (`_`, extent 1) where the result has
+    none (the contiguous layout). x, w and the group sizes must be function arguments:
+    the kernel loads them.
+    """
+    for operand_name, operand in (("x", op.x), ("w", op.w), ("group sizes", op.group_sizes)):
+        if not isinstance(operand, BlockArgument):
+            producer = operand.owner
+            assert isinstance(producer, Operation)
+            raise _fail(
+                op,
+                f"operand '{operand_name}' must be a function argument (read by the kernel); "
+                f"found the result of {producer.name}",
+            )
+    x_roles, w_roles = roles_of_value(op.x), roles_of_value(op.w)
+    out_roles = roles_of_value(op.result)
+    if x_roles is None or w_roles is None or out_roles is None:
+        raise _fail(op, f"operands without '{ROLES_ATTR}' (run propagate-axis-mapping first)")
+    tile_w_roles = [role if role in out_roles or role == "k" else "_" for role in w_roles]
+    mma = fusion.MmaOp(op.x, op.w, x_roles, tile_w_roles, out_roles, op.result.type)
+    mma.result.name_hint = op.result.name_hint
+    return mma
+
+
+def _grouped_epilogue(
+    body: FusionBody, mapping: dict[SSAValue, SSAValue], tile: tuple[int, int, int]
+) -> list[Operation]:
+    """On tiles, each grouped contraction's bias added to its accumulator (the tile's
+    group's bias row, broadcast over the tile's rows; cast to f32 first where it is not),
+    mapping the contraction's result to the sum."""
+    ops: list[Operation] = []
+    for mma, op in body.grouped.items():
+        if op.bias is None:
+            continue
+        acc = mapping[op.result]
+        acc_type = acc.type
+        assert is_tensor(acc_type)
+        bias = mapping[op.bias]
+        bias_type = bias.type
+        assert is_tensor(bias_type)
+        if bias_type.element_type != acc_type.element_type:
+            cast = fusion.CastOp(bias, TensorType(acc_type.element_type, bias_type.get_shape()))
+            ops.append(cast)
+            bias = cast.result
+        rank, bias_rank = len(acc_type.get_shape()), len(bias_type.get_shape())
+        inserted = [False] * rank
+        if rank > bias_rank:
+            inserted[rank - 2] = True  # [g, n] against [g, m, n]: the m axis
+        broadcast = fusion.BroadcastOp(bias, inserted, acc_type)
+        total = fusion.AddOp(acc, broadcast.result, acc_type)
+        broadcast.result.name_hint = f"{op.bias.name_hint or 'bias'}_row"
+        total.result.name_hint = mma.result.name_hint
+        ops += [broadcast, total]
+        mapping[op.result] = total.result
+    return ops
 
 
 def _on_tiles(
@@ -233,11 +315,12 @@ def epilogue_region(body: FusionBody, tile: tuple[int, int, int]) -> Region:
     block = Block(arg_types=types)
     mapping: dict[SSAValue, SSAValue] = {}
     for mma, arg in zip(body.mmas, block.args, strict=False):
-        mapping[mma.result] = arg
+        mapping[body.result_of(mma)] = arg
         arg.name_hint = mma.result.name_hint
     for position, arg in zip(positions, block.args[len(body.mmas) :], strict=True):
         mapping[body.inputs[position]] = arg
         arg.name_hint = body.inputs[position].name_hint
+    block.add_ops(_grouped_epilogue(body, mapping, tile))
     block.add_ops(_on_tiles(body.epilogue, mapping, tile))
     block.add_op(sched.YieldOp([mapping[value] for value in body.outputs]))
     return Region(block)

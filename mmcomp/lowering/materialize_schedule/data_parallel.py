@@ -25,6 +25,7 @@ from xdsl.rewriter import InsertPoint
 from mmcomp.analysis.schedule_plan import IndexBuilder
 from mmcomp.dialects import sched
 from mmcomp.lowering.materialize_schedule.kernel import (
+    Coordinates,
     KernelFrame,
     scheduled_plan,
     tile_coordinates,
@@ -34,8 +35,22 @@ from mmcomp.lowering.materialize_schedule.kernel import (
 def emit_unit(frame: KernelFrame, index: IndexBuilder, unit: SSAValue, rank: SSAValue) -> None:
     """The work of one unit: its tile's contraction, then the epilogue or the split-K
     fixup."""
+    at = tile_coordinates(index, frame.plan, frame.counts, unit, rank, frame.group_sizes)
+    if at.live is None:
+        emit_tile(frame, index, at)
+        return
+    # A grouped tile without rows (between two groups, or past a masked group's count)
+    # is skipped, by the producer and the consumers alike.
+    work = Block()
+    emit_tile(frame, index.at(work), at)
+    work.add_op(scf.YieldOp())
+    index.add(scf.IfOp(at.live, [], [work]))
+
+
+def emit_tile(frame: KernelFrame, index: IndexBuilder, at: Coordinates) -> None:
+    """The work of one tile at `at`: its contraction, then the epilogue or the split-K
+    fixup."""
     plan = frame.plan
-    at = tile_coordinates(index, plan, frame.counts, unit, rank)
     first = index.const(0) if at.slice is None else at.slice
     k_blocks = index.value(frame.counts["k_blocks"])
     accumulators = frame.contract(index, at, first, k_blocks, plan.split_k)

@@ -30,6 +30,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
+from mmcomp.analysis.groups import CONTIGUOUS, GROUP_ROLE, grouping_of
 from mmcomp.analysis.schedule_plan import (
     Count,
     IndexBuilder,
@@ -67,6 +68,12 @@ class Coordinates:
     """Linear index of the CTA's output tile (split-K bookkeeping)."""
     slice: SSAValue | None = None
     """The split-K slice."""
+    rows: SSAValue | None = None
+    """A grouped tile's row bound: its group's end (contiguous) or rows (masked); the
+    stores are clipped below it."""
+    live: SSAValue | None = None
+    """A grouped tile's test that it holds rows (an i1): a virtual m tile between two
+    groups, or one past a masked group's rows, has none and is skipped."""
 
     def roles(self) -> fusion.AxisRolesAttr:
         """The roles of the starts, as the tile ops take them."""
@@ -83,8 +90,10 @@ def tile_coordinates(
     counts: dict[str, Count],
     unit: SSAValue,
     rank: SSAValue,
+    group_sizes: SSAValue | None = None,
 ) -> Coordinates:
-    """Emit the arithmetic from a cluster's work unit to the CTA's tile coordinates."""
+    """Emit the arithmetic from a cluster's work unit to the CTA's tile coordinates (of a
+    grouped plan, the group lookups on `group_sizes`: `grouped_coordinates`)."""
     slice_ = None
     if plan.split_k > 1:
         slice_ = index.rem(unit, plan.split_k, "slice")
@@ -107,12 +116,44 @@ def tile_coordinates(
     if plan.cluster_size > 1:
         tile_m = index.plus(index.mul(tile_m, cluster_m), index.rem(rank, cluster_m), "tile_m")
         tile_n = index.plus(index.mul(tile_n, cluster_n), index.div(rank, cluster_m), "tile_n")
+    if plan.groups:
+        assert group_sizes is not None
+        return grouped_coordinates(index, plan, starts, tile_m, tile_n, group_sizes)
     starts["m"] = index.mul(tile_m, plan.tile[0], "m0")
     starts["n"] = index.mul(tile_n, plan.tile[1], "n0")
     cta_tile = None
     if plan.split_k > 1:
         cta_tile = index.plus(index.mul(tile_unit, plan.cluster_size), rank, "cta_tile")
     return Coordinates(starts, cta_tile, slice_)
+
+
+def grouped_coordinates(
+    index: IndexBuilder,
+    plan: SchedulePlan,
+    starts: dict[str, SSAValue],
+    tile_m: SSAValue,
+    tile_n: SSAValue,
+    group_sizes: SSAValue,
+) -> Coordinates:
+    """A grouped tile's starts, row bound and live test, from its m and n tile indices.
+
+    Contiguous groups: the m tile index is a virtual one; `sched.group_tile` gives its
+    group (the start along g), first row and group end. Masked groups: the group is the
+    batch index (already in `starts`), the rows are the group's count
+    (`sched.group_rows`)."""
+    n0 = index.mul(tile_n, plan.tile[1], "n0")
+    if plan.groups == CONTIGUOUS:
+        lookup = index.add(sched.GroupTileOp(group_sizes, tile_m, plan.tile[0]))
+        group, m0, end = lookup.results
+        group.name_hint, m0.name_hint, end.name_hint = "g", "m0", "group_end"
+        grouped = {GROUP_ROLE: group, "m": m0, "n": n0}
+        live = index.compare("ult", m0, end, "has_rows")
+        return Coordinates(grouped, rows=end, live=live)
+    m0 = index.mul(tile_m, plan.tile[0], "m0")
+    rows = index.add(sched.GroupRowsOp(group_sizes, starts[GROUP_ROLE])).results[0]
+    rows.name_hint = "group_rows"
+    live = index.compare("ult", m0, rows, "has_rows")
+    return Coordinates({**starts, "m": m0, "n": n0}, rows=rows, live=live)
 
 
 class KernelFrame:
@@ -193,6 +234,9 @@ class KernelFrame:
         """This CTA's cluster."""
         self.rank = index.rem(self.cta, plan.cluster_size, "rank")
         """This CTA's rank in its cluster."""
+        grouping = grouping_of(function)
+        self.group_sizes = None if grouping is None else self.inputs[grouping.sizes]
+        """A grouped fusion's group sizes (offsets or counts), which its tiles look up."""
 
     def grid_dim(self) -> SSAValue:
         """The CTAs of the grid: gpu.grid_dim x."""
@@ -226,7 +270,9 @@ class KernelFrame:
         inputs = [self.inputs[position] for position in body.epilogue_inputs]
         region = epilogue_region(body, self.plan.tile)
         index.add(
-            sched.WriteTileOp(accumulators, inputs, self.outputs, at.roles(), at.values(), region)
+            sched.WriteTileOp(
+                accumulators, inputs, self.outputs, at.roles(), at.values(), region, at.rows
+            )
         )
 
     def finish(self) -> func.FuncOp:

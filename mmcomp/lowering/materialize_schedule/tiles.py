@@ -218,7 +218,8 @@ class WriteTileToEpilogue(RewritePattern):
             result.name_hint = value.name_hint
         for result, array in zip(epilogue.results, op.outputs, strict=True):
             roles = _roles_of(op, array)
-            index.add(sched.StoreTileOp(result, array, _starts(index, roles, starts)))
+            rows = op.rows if "m" in roles else None
+            index.add(sched.StoreTileOp(result, array, _starts(index, roles, starts), rows))
         constants.place(index, rewriter)
         _moved(rewriter, before, op)
         rewriter.erase(op)

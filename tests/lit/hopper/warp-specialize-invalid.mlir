@@ -17,7 +17,7 @@ builtin.module {
     func.return
   }
 }
-// CHECK: hopper.warp_specialize: the producer region holds only mainloop loads, index arithmetic and loops, found sched.store_tile
+// CHECK: hopper.warp_specialize: the producer region holds only mainloop loads, index arithmetic, group lookups and loops, found sched.store_tile
 
 // -----
 

@@ -1,8 +1,24 @@
-// RUN: mmcomp-opt %s -p propagate-axis-mapping,choose-schedule --verify-diagnostics | filecheck %s
+// RUN: mmcomp-opt %s -p propagate-axis-mapping,choose-schedule --split-input-file | filecheck %s
+// RUN: mmcomp-opt %s -p propagate-axis-mapping,choose-schedule{split-k=2} --split-input-file --verify-diagnostics | filecheck %s --check-prefix=FIXED
 
-// The grouped schedule is not built: choose-schedule refuses a grouped linear, at the op.
+// A grouped linear's schedule: one CTA per tile of one group with all its K blocks, no
+// cluster, cooperative consumers, the registers epilogue (the stores are clipped at each
+// group's end); the tile chosen for the rows of all groups (T at the nominal M here).
+
+// CHECK-LABEL: func.func @grouped
+// CHECK-SAME:    sched.params = #sched.params<tile = 128x128x64, {{.*}}cluster = 1x1, {{.*}}strategy = persistent, split_k = 1, warp_specialization = cooperative, {{.*}}epilogue = registers>
 func.func @grouped(%x: tensor<?x64xbf16>, %w: tensor<8x128x64xbf16>, %o: tensor<8xi32>) -> tensor<?x128xf32> {
   %0 = fusion.grouped_linear %x, %w offsets %o : (tensor<?x64xbf16>, tensor<8x128x64xbf16>, tensor<8xi32>) -> tensor<?x128xf32>
   func.return %0 : tensor<?x128xf32>
 }
-// CHECK: fusion.grouped_linear: the grouped schedule (tiles over the groups, from the group sizes read on the device) is not built yet, so the cuda back end cannot compile it
+
+// -----
+
+// CHECK-LABEL: func.func @masked
+// CHECK-SAME:    split_k = 1, warp_specialization = cooperative
+func.func @masked(%x: tensor<64x16x256xbf16>, %w: tensor<64x512x256xbf16>, %c: tensor<64xi32>) -> tensor<64x16x512xf32> {
+  %0 = fusion.grouped_linear %x, %w counts %c : (tensor<64x16x256xbf16>, tensor<64x512x256xbf16>, tensor<64xi32>) -> tensor<64x16x512xf32>
+  func.return %0 : tensor<64x16x512xf32>
+}
+
+// FIXED: choose-schedule: @grouped: split_k=2: a grouped kernel runs with split_k=1

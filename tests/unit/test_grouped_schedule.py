@@ -1,0 +1,227 @@
+"""The grouped schedule on the CPU: the tile list computed from the group sizes, proven by
+the executor (every row of every group written exactly once, no row of no group written,
+every (tile, K block) product once) against the float64 reference; the group lookup
+against a brute-force walk; the cuda kernels assembled by ptxas without spills.
+
+The fusions: a grouped linear over contiguous groups (offsets) with a dynamic T, with the
+per-group bias, the per-row scale and casts; the masked layout (counts); the fused gate/up
+pair with SwiGLU. The routings: ragged, with empty groups (first, last, runs of them),
+all rows in one group, rows past the last group.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import ml_dtypes
+import numpy as np
+import pytest
+from xdsl.dialects.builtin import IntAttr
+
+import mmcomp
+from mmcomp.dialects import sched
+from mmcomp.errors import ScheduleError
+from mmcomp.interp.executor import CoverageError, execute
+from mmcomp.interp.tile_functions import group_tile
+
+N, K = 48, 80
+"""N ragged against the tile; K one full and one partial K block of 64."""
+
+
+def contiguous(groups: int, bias: bool = False, scale: bool = False) -> mmcomp.Fusion:
+    """y = (x w[g]^T + bias[g]) * scale, cast to bf16 where there is an epilogue."""
+    f = mmcomp.Fusion("grouped")
+    x = f.input("x", ("t", K), "bf16")
+    w = f.input("w", (groups, N, K), "bf16")
+    offsets = f.input("offsets", (groups,), "i32")
+    b = f.input("bias", (groups, N), "bf16") if bias else None
+    s = f.input("scale", ("t", 1), "f32") if scale else None
+    y = f.grouped_linear(x, w, offsets, bias=b, scale=s)
+    f.output(f.cast(y, "bf16") if bias or scale else y)
+    return f
+
+
+def masked(groups: int, rows: int) -> mmcomp.Fusion:
+    """y = gelu(x[g] w[g]^T + bias[g]) on [G, Mmax, K] with counts."""
+    f = mmcomp.Fusion("masked")
+    x = f.input("x", (groups, rows, K), "bf16")
+    w = f.input("w", (groups, N, K), "bf16")
+    counts = f.input("counts", (groups,), "i32")
+    b = f.input("bias", (groups, N), "f32")
+    f.output(f.gelu(f.grouped_linear(x, w, counts=counts, bias=b)))
+    return f
+
+
+def swiglu(groups: int) -> mmcomp.Fusion:
+    """silu(x wg[g]^T) * (x wu[g]^T): the gate/up pair of one kernel."""
+    f = mmcomp.Fusion("swiglu")
+    x = f.input("x", ("t", K), "bf16")
+    gate = f.input("gate", (groups, N, K), "bf16")
+    up = f.input("up", (groups, N, K), "bf16")
+    offsets = f.input("offsets", (groups,), "i32")
+    hidden = f.silu(f.grouped_linear(x, gate, offsets)) * f.grouped_linear(x, up, offsets)
+    f.output(f.cast(hidden, "bf16"))
+    return f
+
+
+def ragged_offsets(rng: np.random.Generator, groups: int, rows: int, empty: Sequence[int] = ()):
+    """Cumulative ends of `groups` random groups of `rows` rows, the groups in `empty`
+    holding none."""
+    cuts = np.sort(rng.integers(0, rows + 1, size=groups))
+    cuts[-1] = rows
+    sizes = np.diff(np.concatenate([[0], cuts]))
+    for group in empty:
+        sizes[group] = 0
+    return np.cumsum(sizes).astype(np.int32)
+
+
+def _inputs(fusion: mmcomp.Fusion, rng: np.random.Generator, sizes: np.ndarray, rows: int):
+    """Random non-zero inputs of `fusion` at `rows` rows (T or Mmax), the group sizes
+    `sizes`."""
+    arrays: list[np.ndarray] = []
+    for value in fusion.inputs:
+        if value.dtype == "i32":
+            arrays.append(sizes)
+            continue
+        shape = tuple(rows if extent == mmcomp.DYNAMIC else extent for extent in value.shape)
+        data = rng.uniform(0.5, 1.5, size=shape) * rng.choice([-1, 1], size=shape)
+        arrays.append(data.astype(ml_dtypes.bfloat16 if value.dtype == "bf16" else np.float32))
+    return arrays
+
+
+def _check(fusion: mmcomp.Fusion, inputs: list[np.ndarray], **params: object) -> object:
+    """Execute the interp kernel (the coverage is checked as it runs) and compare with the
+    float64 reference on the rows of the groups; the Execution."""
+    kernel = mmcomp.compile(fusion, backend="interp", **params)
+    rows = inputs[0].shape[0]
+    chosen = kernel.kernel_for(rows) if hasattr(kernel, "kernel_for") else kernel  # pyright: ignore[reportAttributeAccessIssue]
+    execution = execute(chosen.module, inputs)  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownArgumentType]
+    reference = np.asarray(mmcomp.reference(fusion, *inputs)[0], dtype=np.float64)
+    got = execution.outputs[0].astype(np.float64)
+    rows_of_groups = ~np.isnan(reference)
+    assert (got[~rows_of_groups] == 0).all(), "a row of no group was written"
+    scale = max(float(np.abs(reference[rows_of_groups]).max(initial=0.0)), 1e-6)
+    error = float(np.abs(got - reference)[rows_of_groups].max(initial=0.0)) / scale
+    assert error < 2e-2, error
+    return execution
+
+
+@pytest.mark.parametrize("groups", [1, 8, 64, 128])
+def test_contiguous_groups_every_row_once(groups: int) -> None:
+    rng = np.random.default_rng(groups)
+    fusion = contiguous(groups)
+    for rows in (1, 129, 700):
+        empty = [0, groups - 1, groups // 2] if groups > 2 else []
+        offsets = ragged_offsets(rng, groups, rows, empty)
+        _check(fusion, _inputs(fusion, rng, offsets, rows))
+
+
+def test_routings_with_empty_groups_and_rows_of_no_group() -> None:
+    rng = np.random.default_rng(7)
+    fusion = contiguous(8, bias=True, scale=True)
+    rows = 300
+    routings = [
+        np.array([0, 0, 0, 300, 300, 300, 300, 300], np.int32),  # one group holds all
+        np.array([0, 0, 0, 0, 0, 0, 0, 0], np.int32),  # every group empty
+        np.array([1, 2, 3, 4, 5, 6, 7, 200], np.int32),  # rows past the last group
+        np.array([128, 256, 256, 257, 257, 300, 300, 300], np.int32),  # tile-aligned ends
+        ragged_offsets(rng, 8, rows, [1, 2, 3]),
+    ]
+    for offsets in routings:
+        execution = _check(fusion, _inputs(fusion, rng, offsets, rows))
+        writes = execution.writes[0]  # pyright: ignore[reportAttributeAccessIssue]
+        assert (writes[: offsets[-1]] == 1).all() and (writes[offsets[-1] :] == 0).all()
+
+
+def test_dynamic_t_one_compile_and_cta_order() -> None:
+    rng = np.random.default_rng(11)
+    fusion = contiguous(4, bias=True)
+    kernel = mmcomp.compile(fusion, backend="interp", schedule_m=256)
+    for rows in (1, 2, 63, 64, 65, 127, 128, 129, 400):
+        offsets = ragged_offsets(rng, 4, rows, [1])
+        inputs = _inputs(fusion, rng, offsets, rows)
+        forward = execute(kernel.module, inputs)
+        backward = execute(kernel.module, inputs, cta_order=range(forward.grid)[::-1])
+        assert np.array_equal(forward.outputs[0], backward.outputs[0])
+
+
+def test_masked_layout_skips_rows_past_each_count() -> None:
+    rng = np.random.default_rng(5)
+    fusion = masked(6, 150)
+    counts = np.array([0, 1, 150, 129, 128, 17], np.int32)
+    execution = _check(fusion, _inputs(fusion, rng, counts, 6))
+    writes = execution.writes[0]  # pyright: ignore[reportAttributeAccessIssue]
+    for group, count in enumerate(counts):
+        assert (writes[group, :count] == 1).all() and (writes[group, count:] == 0).all()
+    # Tiles past a group's count are skipped, not computed: 2 m tiles of 128 rows per
+    # group, of which the counts leave 0, 1, 2, 2, 1, 1 (the products of the others only).
+    products = {(tile, k0) for _, blocks in execution.sums for _, tile, k0 in blocks}  # pyright: ignore[reportAttributeAccessIssue]
+    assert len(products) == 7 * 1 * 2
+
+
+def test_swiglu_gate_and_up_in_one_kernel() -> None:
+    rng = np.random.default_rng(3)
+    fusion = swiglu(8)
+    offsets = ragged_offsets(rng, 8, 333, [0, 5])
+    _check(fusion, _inputs(fusion, rng, offsets, 333))
+
+
+def test_a_wrong_lookup_is_caught() -> None:
+    """A lookup whose tiles are narrower than the loads' and stores' (tile_m 64 against
+    128-row tiles) gives overlapping tiles: the write count names a doubled element."""
+    rng = np.random.default_rng(2)
+    fusion = contiguous(4)
+    kernel = mmcomp.compile(fusion, backend="interp", schedule_m=256)
+    for op in kernel.module.walk():
+        if isinstance(op, sched.GroupTileOp):
+            op.properties["tile_m"] = IntAttr(64)
+    offsets = ragged_offsets(rng, 4, 500)
+    with pytest.raises(CoverageError, match="expected exactly once"):
+        execute(kernel.module, _inputs(fusion, rng, offsets, 500))
+
+
+def test_group_lookup_matches_a_walk_of_the_groups() -> None:
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        groups = int(rng.choice([1, 2, 3, 7, 8, 64, 128, 256]))
+        rows = int(rng.integers(0, 2000))
+        tile_m = int(rng.choice([64, 128, 256]))
+        offsets = ragged_offsets(rng, groups, rows, list(rng.integers(0, groups, size=3)))
+        covered = np.zeros(rows, np.int64)
+        for tile in range(sched.group_tiles_bound(rows, tile_m, groups)):
+            group, m0, end = group_tile(offsets, tile, tile_m)
+            start = 0 if group == 0 else int(offsets[group - 1])
+            assert end == offsets[group] and (m0 - start) % tile_m == 0
+            covered[m0 : min(m0 + tile_m, end)] += 1
+        assert (covered[: offsets[-1]] == 1).all() and (covered[offsets[-1] :] == 0).all()
+
+
+def test_group_limit_and_fixed_parameters_are_refused() -> None:
+    with pytest.raises(ScheduleError, match="split_k=2: a grouped kernel runs with split_k=1"):
+        mmcomp.compile(contiguous(8), backend="interp", split_k=2)
+    with pytest.raises(ScheduleError, match="warp_specialization='pingpong'"):
+        mmcomp.compile(contiguous(8), warp_specialization="pingpong")
+    with pytest.raises(ScheduleError, match="at most 1024 groups"):
+        mmcomp.compile(contiguous(1025), backend="interp")
+
+
+@pytest.mark.parametrize(
+    ("groups", "rows", "n", "k"),
+    [(8, 16432, 14336, 4096), (64, 8720, 2816, 2048), (128, 5056, 768, 2048)],
+)
+def test_cuda_kernels_assemble_without_spills(groups: int, rows: int, n: int, k: int) -> None:
+    f = mmcomp.Fusion("grouped")
+    x = f.input("x", ("t", k), "bf16")
+    w = f.input("w", (groups, n, k), "bf16")
+    offsets = f.input("offsets", (groups,), "i32")
+    f.output(f.cast(f.grouped_linear(x, w, offsets), "bf16"))
+    kernel = mmcomp.compile(f, schedule_m=rows)
+    report = kernel.report  # pyright: ignore[reportAttributeAccessIssue]
+    assert report.spill_stores == 0 and report.spill_loads == 0, report
+    assert kernel.params.warp_specialization == "cooperative"
+    assert kernel.ptx.count("ld.global.u32") >= 2 * (groups - 1).bit_length()
+
+
+def test_stages_print_the_lookups() -> None:
+    text = str(mmcomp.compile(contiguous(8), backend="interp").module)
+    assert "sched.group_tile %offsets" in text and "rows %group_end" in text
