@@ -100,6 +100,11 @@ def _contractions(fusion: Fusion) -> list[_Contraction]:
             raise FusionError(
                 f"{_where(fusion.name)}: {op.name} with fp8 scales is not differentiated"
             )
+        if isinstance(op, fd.GroupedLinearOp):
+            raise FusionError(
+                f"{_where(fusion.name)}: fusion.grouped_linear is not differentiated (grouped "
+                "linears have no backward yet: docs/grouped.md)"
+            )
         if isinstance(op, fd.LinearOp):
             bias = None
             if op.bias is not None:

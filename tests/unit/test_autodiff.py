@@ -346,6 +346,11 @@ def test_wrt_prunes_and_refusals_name_the_problem():
         mmcomp.grad(column)
     with pytest.raises(FusionError, match=r"argument 'fusion': expected an mmcomp.Fusion"):
         mmcomp.grad("fusion")  # type: ignore[arg-type]
+    grouped = Fusion("grouped")
+    x, w = grouped.input("x", ["t", K], "f32"), grouped.input("w", [3, N, K], "f32")
+    grouped.output(grouped.grouped_linear(x, w, grouped.input("offsets", [3], "i32")))
+    with pytest.raises(FusionError, match=r"fusion.grouped_linear is not differentiated"):
+        mmcomp.grad(grouped)
 
 
 def test_every_pointwise_op_of_the_dialect_has_a_rule():
