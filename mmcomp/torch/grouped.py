@@ -140,8 +140,8 @@ def grouped_mm(
     right: a stacked `nn.Linear` weight [G, N, K] is passed as `weight.transpose(-2, -1)`,
     which the kernel reads as it is stored), offs an int32 tensor [G] of cumulative group
     ends on x's device. The result is [T, N] of `out_dtype` (x's dtype when None: bfloat16,
-    float16 or float32). Rows from offs[-1] on are no group's: their values are unspecified
-    (NaN on the interp back end), as torch's. `backend` defaults to cuda for CUDA tensors
+    float16 or float32). Rows from offs[-1] on are no group's: their values are unspecified,
+    as torch's (no back end writes them). `backend` defaults to cuda for CUDA tensors
     and interp on the CPU. One custom op, `mmcomp::grouped_mm`, for every signature.
     """
     where = "mmcomp.torch.grouped_mm"
