@@ -19,6 +19,7 @@ width from N and the wave.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 
 from mmcomp.analysis.groups import CONTIGUOUS, GROUP_ROLE, Grouping
@@ -69,19 +70,6 @@ def choose_grouped_params(
             )
     extents = {axis: extent for axis, extent in problem.extents.items() if axis != GROUP_ROLE}
     extents["m"] = grouped_rows(problem, grouping, schedule_m)
-    dense = Problem(
-        extents=extents,
-        element_bytes=problem.element_bytes,
-        a_operands=problem.a_operands,
-        b_operands=problem.b_operands,
-        output_bytes=problem.output_bytes,
-        epilogue_tiles=problem.epilogue_tiles,
-        contractions=problem.contractions,
-        tile_operands=problem.tile_operands,
-        row_operands=problem.row_operands,
-        column_operands=problem.column_operands,
-        operand_shapes=problem.operand_shapes,
-        row_divisions=problem.row_divisions,
-    )
+    dense = dataclasses.replace(problem, extents=extents)
     chosen = {**FIXED, "epilogue": "registers", **given}
     return choose_params(dense, None, **chosen)
