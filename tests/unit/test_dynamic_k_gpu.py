@@ -16,7 +16,7 @@ from test_dynamic import check_outputs, dynamic_inputs
 from test_dynamic_k import scaled_weight_gradient, weight_gradient
 
 import mmcomp
-import mmcomp.compiler
+import mmcomp.pipeline
 
 pytestmark = pytest.mark.gpu
 
@@ -33,13 +33,13 @@ def pipeline_runs(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> list[int]:
     monkeypatch.setenv("MMCOMP_CACHE_DIR", str(tmp_path))
     mmcomp.cache.clear_memory()
     runs: list[int] = []
-    original = mmcomp.compiler.run_pipeline
+    original = mmcomp.pipeline.run_pipeline
 
     def counted(*args: Any, **kwargs: Any) -> Any:
         runs.append(1)
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(mmcomp.compiler, "run_pipeline", counted)
+    monkeypatch.setattr(mmcomp.pipeline, "run_pipeline", counted)
     return runs
 
 

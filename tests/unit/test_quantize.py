@@ -258,6 +258,14 @@ def test_fp8_output_kernel_matches_the_reference(name: str):
     (want,) = mmcomp.reference(f, *arrays)
     got64, want64 = np.asarray(got).astype(np.float64), want.astype(np.float64)
     assert not np.isnan(got64).any()
-    # one fp8 rounding apart at most (the f32 accumulations differ in their last bits)
-    ulp = 2.0 * RELATIVE[out] * np.abs(want64) + 2 * SUBNORMAL[out] + 1e-6
-    assert np.all(np.abs(got64 - want64) <= ulp)
+    # one fp8 rounding apart at most, on top of the accumulation's own error: the bf16
+    # wgmma keeps f32, the fp8 one about 14 mantissa bits (docs/fp8.md), 2^-13 of the sum
+    # of the magnitudes of the products, through gelu (slope below 1.2)
+    accumulation = 1e-6
+    if factor != "bf16":
+        named = {value.name: array for value, array in zip(f.inputs, arrays, strict=True)}
+        a = np.abs(named["a"].astype(np.float64)) * named["scale_a"][:, None]
+        w = np.abs(named["w"].astype(np.float64)) * named["scale_b"][:, None]
+        accumulation = 1.2 * 2.0**-13 * (a @ w.T)
+    ulp = 2.0 * RELATIVE[out] * np.abs(want64) + 2 * SUBNORMAL[out]
+    assert np.all(np.abs(got64 - want64) <= ulp + (1 + RELATIVE[out]) * accumulation)

@@ -8,7 +8,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import grimp
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -49,6 +48,8 @@ def import_cycles(package: str) -> list[list[str]]:
     """The import cycles among the modules of `package`: each strongly connected component
     of its import graph with more than one module (or a module importing itself), every
     import counted (function-level and TYPE_CHECKING ones too), sorted."""
+    import grimp  # import-linter's graph library, in the dev extra (not on the GPU hosts)
+
     graph = grimp.build_graph(package, cache_dir=None)
     imports = {
         module: sorted(graph.find_modules_directly_imported_by(module))
