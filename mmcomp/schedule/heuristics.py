@@ -563,7 +563,7 @@ def ring_stages(
     params = ScheduleParams(
         tile=tile,
         warpgroup=warpgroup,
-        instr=derive_instr(warpgroup, problem.element_bytes, swap_ab),
+        instr=derive_instr(warpgroup, problem.element_bytes, swap_ab, problem.block_scaled),
         warp_specialization=warp_specialization,
         registers=default_registers(warp_specialization, 2),
         epilogue="registers" if swap_ab else choose_epilogue(problem),
@@ -839,7 +839,7 @@ def _choose(problem: Problem, given: dict[str, object]) -> ScheduleParams:
     params = ScheduleParams(
         tile=tile,
         warpgroup=warpgroup,
-        instr=derive_instr(warpgroup, problem.element_bytes, swap),
+        instr=derive_instr(warpgroup, problem.element_bytes, swap, problem.block_scaled),
         warp_specialization=ws,
         strategy=str(given.get("strategy", "persistent")),
         cluster=given.get("cluster", (1, 1)),  # pyright: ignore[reportArgumentType]

@@ -10,7 +10,9 @@ test_fp8_blockwise.py CASE`, fresh inputs, poisoned outputs, against float64).
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import re
 import sys
 from typing import Any
 
@@ -30,8 +32,10 @@ import mmcomp
 from mmcomp.arch import ptxas
 from mmcomp.backend import build_cuda_kernel
 from mmcomp.backend.kernel import lower_to_ptx
+from mmcomp.dialects.sched.problem import Problem
 from mmcomp.errors import ScheduleError
 from mmcomp.pipeline import run_pipeline
+from mmcomp.schedule.heuristics import choose_params
 
 SCALE_BLOCK = 128
 PINGPONG = {"tile": (64, 128, 128), "warp_specialization": "pingpong"}
@@ -101,16 +105,54 @@ def test_matmul_and_horizontal_fusion_share_a_and_its_scale():
 
 
 @pytest.mark.parametrize(
-    ("shape", "tile_n"),
-    [((8192, 8192, 8192), 128), ((4096, 14336, 5120), 128), ((16, 14336, 4096), 128)],
+    ("shape", "bias", "tile_n"),
+    [
+        ((8192, 8192, 8192), False, 256),
+        ((4096, 14336, 5120), False, 256),
+        ((8192, 8192, 8192), True, 128),
+        ((16, 14336, 4096), False, 128),
+    ],
 )
-def test_heuristic_schedules_for_block_wise(shape: tuple[int, int, int], tile_n: int):
+def test_heuristic_schedules_for_block_wise(
+    shape: tuple[int, int, int], bias: bool, tile_n: int
+):
     """The heuristic gives block-wise scales tile k 128 (one scale block per ring stage), no
-    swap-AB and no stream-K, and a tile whose two accumulators fit the registers."""
-    f = scaled_linear(*shape, "block")
+    swap-AB and no stream-K, wgmma chunks of at most one N block, and the widest tile whose
+    accumulators and partials fit the registers: 128x256 for a lone GEMM (128 accumulators
+    and one 64-register partial per thread), 128x128 beside a bias row."""
+    f = scaled_linear(*shape, "block", bias=bias)
     _, params, _ = run_pipeline(f.module, {}, until="choose-schedule")
     assert params.tile[2] == SCALE_BLOCK and params.tile[1] == tile_n
+    assert params.instr[1] == min(tile_n, SCALE_BLOCK)
     assert not params.swap_ab and params.strategy == "persistent"
+
+
+def test_block_wise_register_model_counts_the_partials_in_flight():
+    """The register model counts the block-wise partials a consumer thread holds at once:
+    one 64 x 128 chunk (64 registers) of a 128x256 or 256x128 tile, two 64 x 64 ones of two
+    64-wide contractions (pipelined), none without block-wise scales."""
+    problem = Problem({"m": 8192, "n": 8192, "k": 8192}, element_bytes=1, block_scaled=True)
+    wide = choose_params(problem, tile=(128, 256, 128))
+    assert wide.instr == (64, 128, 32)
+    assert wide.consumer_registers(problem)["block-wise partials"] == 64
+    assert wide.block_partials_in_flight(2) == 1
+    tall = choose_params(problem, tile=(256, 128, 128))
+    assert tall.consumer_registers(problem)["block-wise partials"] == 64
+    pair = dataclasses.replace(problem, contractions=2, b_operands=2)
+    narrow = choose_params(pair, tile=(128, 64, 128))
+    assert narrow.block_partials_in_flight(2) == 2
+    assert narrow.consumer_registers(pair)["block-wise partials"] == 64
+    plain = dataclasses.replace(problem, block_scaled=False)
+    assert wide.consumer_registers(plain)["block-wise partials"] == 0
+
+
+def test_wgmma_chunks_across_n_blocks_are_refused():
+    """A wgmma n wider than an N block would promote columns of two N blocks with one
+    scale: the params' check refuses it, naming the instruction and what fits."""
+    problem = Problem({"m": 1024, "n": 1024, "k": 1024}, element_bytes=1, block_scaled=True)
+    params = choose_params(problem, tile=(128, 256, 128)).replace(instr=(64, 256, 32))
+    with pytest.raises(ScheduleError, match=r"instr m64n256k32: .* \(m64n128k32 or narrower\)"):
+        params.check(problem)
 
 
 @pytest.mark.parametrize(
@@ -118,16 +160,17 @@ def test_heuristic_schedules_for_block_wise(shape: tuple[int, int, int], tile_n:
     [
         ({"tile": (128, 128, 256)}, r"block-wise scales need tile k = 128 .* found 256"),
         ({"tile": (128, 192, 128)}, r"tile n that divides 128 or is a multiple of it"),
-        ({"tile": (128, 256, 128)}, r"block-wise partials 128"),
+        ({"tile": (128, 256, 128)}, r"block-wise partials 64, rows 64"),
     ],
     ids=["tile_k", "tile_n", "registers"],
 )
 def test_schedules_block_wise_scales_cannot_take_are_refused(
     keywords: dict[str, Any], message: str
 ):
-    """A tile k other than 128, a tile n across N blocks, and tiles whose accumulator and
-    block partial do not fit the registers are refused, naming the rule."""
-    f = scaled_linear(1024, 1024, 1024, "block")
+    """A tile k other than 128, a tile n across N blocks, and tiles whose accumulators,
+    block partial and epilogue (here a bias row) do not fit the registers are refused,
+    naming the rule."""
+    f = scaled_linear(1024, 1024, 1024, "block", bias=True)
     with pytest.raises(ScheduleError, match=message):
         mmcomp.compile(f, backend="interp", **keywords)
 
@@ -159,13 +202,25 @@ def test_swapped_block_wise_kernels_are_refused():
 
 @pytest.mark.skipif(not HAS_PTXAS, reason="ptxas not found")
 @pytest.mark.parametrize(
-    "shape", [(8192, 8192, 8192), (4096, 14336, 5120), (16, 14336, 4096), (300, 1000, 1000)]
+    ("shape", "bias", "keywords"),
+    [
+        ((8192, 8192, 8192), False, {}),
+        ((4096, 14336, 5120), False, {"epilogue": "registers"}),
+        ((8192, 8192, 8192), True, {}),
+        ((4096, 14336, 5120), False, {"tile": (256, 128, 128)}),
+        ((16, 14336, 4096), True, {}),
+        ((300, 1000, 1000), True, {}),
+    ],
+    ids=["wide", "wide_registers", "bias", "tall", "decode", "small"],
 )
-def test_block_wise_kernels_assemble_without_spills(shape: tuple[int, int, int]):
-    """The heuristic's block-wise kernels: 0 spills, k32 QGMMA, one fma per accumulator
-    element and K block (the promotion), the scales read from global memory."""
-    f = scaled_linear(*shape, "block", bias=True)
-    module, params, _ = run_pipeline(f.module, {})
+def test_block_wise_kernels_assemble_without_spills(
+    shape: tuple[int, int, int], bias: bool, keywords: dict[str, Any]
+):
+    """The heuristic's block-wise kernels (128x256 where nothing else competes for the
+    registers) and 256x128: 0 spills, k32 QGMMA, one fma per accumulator element and K
+    block (the promotion), the scales read from global memory."""
+    f = scaled_linear(*shape, "block", bias=bias)
+    module, params, _ = run_pipeline(f.module, keywords)
     kernel = build_cuda_kernel(module)
     assert kernel.report is not None
     assert kernel.report.spills == 0 and kernel.report.stack_frame == 0
@@ -177,30 +232,71 @@ def test_block_wise_kernels_assemble_without_spills(shape: tuple[int, int, int])
         ptxas.check_sass(kernel.cubin, present=[r"QGMMA\.64x\d+x32"], absent=[ptxas.LOCAL_MEMORY])
 
 
-VALUE_CASES: dict[str, tuple[tuple[int, int, int], dict[str, Any]]] = {
-    "cooperative_ragged": ((70, 128, 300), {"tile": (128, 128, 128)}),
-    "pingpong_m1": ((1, 64, 400), {"tile": (64, 64, 128), "warp_specialization": "pingpong"}),
-    "split_k": ((40, 64, 520), {"tile": (128, 64, 128), "split_k": 2}),
+WIDE = {"tile": (128, 256, 128)}
+VALUE_CASES: dict[str, tuple[tuple[int, int, int], dict[str, Any], int | None]] = {
+    "cooperative_ragged": ((70, 128, 300), {"tile": (128, 128, 128)}, None),
+    "pingpong_m1": ((1, 64, 400), {"tile": (64, 64, 128), "warp_specialization": "pingpong"}, None),
+    "split_k": ((40, 64, 520), {"tile": (128, 64, 128), "split_k": 2}, None),
+    "wide_ragged_n_k": ((70, 300, 300), WIDE, 1),
+    "wide_past_n": ((20, 100, 260), WIDE, None),
+    "wide_pingpong_m1": (
+        (1, 512, 400),
+        {"tile": (64, 256, 128), "warp_specialization": "pingpong"},
+        1,
+    ),
+    "wide_split_k": ((40, 256, 520), {**WIDE, "split_k": 2}, None),
+    "tall_ragged": ((200, 100, 260), {"tile": (256, 128, 128)}, None),
 }
-"""PTX value model cases: shape and schedule (the registers epilogue, which it models)."""
+"""PTX value model cases: shape, schedule (the registers epilogue, which it models) and
+the CTAs run (None: one per work unit; 1: one CTA walks every tile, so that the ring goes
+on from tile to tile). The 128x256 cases promote two 128-wide chunks per K block, with
+two N blocks' scales: ragged N and K with the last tile's second N block partly past N
+(`wide_ragged_n_k`), a second N block wholly past N (`wide_past_n`, its scale's load
+guarded), ping-pong at M = 1 over two tiles, split-K 2; 256x128 promotes two m64 blocks
+per consumer."""
 
 
 @pytest.mark.parametrize("name", list(VALUE_CASES))
 def test_emitted_kernel_promotes_each_k_block(name: str):
     """The emitted PTX, run by the value model (every thread; TMA, k32 wgmma, the scale
     loads and the promotion's fma), equals float64 of the dequantized inputs. With the
-    promotion's row scales wrong (each element the first row's) the model's error was 0.41:
-    a real check."""
+    promotion's row scales wrong (each element the first row's) the model's error was 0.41,
+    with the first N block's scale for both chunks of a 128x256 tile 0.38: a real check."""
     from ptx_value_model import run_values
 
-    shape, params = VALUE_CASES[name]
+    shape, params, grid = VALUE_CASES[name]
     f = scaled_linear(*shape, "block", "f8e4m3", "f8e5m2", out="f32")
     module, _, _ = run_pipeline(f.module, {"epilogue": "registers", **params})
     text, plan = lower_to_ptx(module)
     inputs = fp8_inputs(f, np.random.default_rng())
     want = dequantized_linear(*inputs, "block")
-    (got,) = run_values(text, plan, inputs, [np.full(want.shape, np.nan, np.float32)])
+    outputs = [np.full(want.shape, np.nan, np.float32)]
+    (got,) = run_values(text, plan, inputs, outputs, grid=grid)
     assert relative_error(np.asarray(got, np.float64), want) < 1e-6
+
+
+def test_two_contractions_pipeline_their_partials():
+    """Two block-scaled linears of one A (a horizontal fusion) at 64-wide tiles: each K
+    block's second fragment is issued before the first is promoted (`wgmma.wait_group 1`,
+    two 32-register partials in flight), and the value model's result equals float64."""
+    from ptx_value_model import run_values
+
+    f = shared_a(40, 64, 300)
+    module, params, _ = run_pipeline(f.module, {"epilogue": "registers", "tile": (128, 64, 128)})
+    assert params.instr[1] == 64
+    text, plan = lower_to_ptx(module)
+    steps = re.findall(r"wgmma\.(commit_group|wait_group\.sync\.aligned \d)|(fma)\.rn\.f32", text)
+    order = ["".join(step) for step in steps]
+    first_wait = order.index("wait_group.sync.aligned 1")
+    assert order[:first_wait] == ["commit_group", "commit_group"]
+    assert order[first_wait + 1] == "fma"
+    assert order.index("wait_group.sync.aligned 0") > first_wait + 1
+    inputs = fp8_inputs(f, np.random.default_rng())
+    outputs = [np.full((40, 64), np.nan, np.float32) for _ in range(2)]
+    got = run_values(text, plan, inputs, outputs)
+    for output, w, s in zip(got, inputs[1:3], inputs[4:6], strict=True):
+        want = dequantized_linear(inputs[0], w, inputs[3], s, "block")
+        assert relative_error(np.asarray(output, np.float64), want) < 1e-6
 
 
 # On the GPU

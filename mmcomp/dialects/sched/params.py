@@ -78,6 +78,11 @@ REGISTER_BASE = 40
 barrier state), measured with ptxas: see `ScheduleParams.consumer_registers`."""
 
 
+BLOCK_PIPELINE_CHUNK = 64
+"""The widest block-wise partial (wgmma n) of which a consumer keeps two in flight: two of
+64 columns take as many registers as one of 128 (`ScheduleParams.block_partials_in_flight`)."""
+
+
 def tile_rows(warp_specialization: str) -> int:
     """Rows of the CTA tile chosen when none is given: one wgmma's 64 under ping-pong (each
     consumer warpgroup takes a whole tile), else 128, split between two consumers."""
@@ -100,13 +105,19 @@ def derive_warpgroup(
 
 
 def derive_instr(
-    warpgroup: tuple[int, int], element_bytes: int = 2, swap_ab: bool = False
+    warpgroup: tuple[int, int],
+    element_bytes: int = 2,
+    swap_ab: bool = False,
+    block_scaled: bool = False,
 ) -> tuple[int, int, int]:
     """The wgmma shape (m, n, k) covering a warpgroup tile in as few instructions as fit
-    (with `swap_ab`, the tile's N is wgmma's m and its M wgmma's n)."""
+    (with `swap_ab`, the tile's N is wgmma's m and its M wgmma's n); with `block_scaled`,
+    at most one N block of block-wise scales wide (each wgmma chunk is promoted with one
+    scale of `w`)."""
     if swap_ab:
         warpgroup = (warpgroup[1], warpgroup[0])
-    n = min(warpgroup[1], hw.WGMMA_N_MAX)
+    widest = SCALE_BLOCK if block_scaled else hw.WGMMA_N_MAX
+    n = min(warpgroup[1], widest)
     while n > hw.WGMMA_N_MIN and warpgroup[1] % n:
         n -= hw.WGMMA_N_STEP
     return (hw.WGMMA_M, max(n, hw.WGMMA_N_MIN), hw.wgmma_k(element_bytes))
@@ -231,13 +242,40 @@ class ScheduleParams:
         per_row, per_column = (32, 4) if self.swap_ab else (4, 32)
         return {
             "accumulators": tile * problem.contractions,
-            "block-wise partials": tile * problem.contractions if problem.block_scaled else 0,
+            "block-wise partials": self.block_partial_registers(problem),
             "[M, N] operands": tile * problem.tile_operands,
             "rows": (problem.row_operands + problem.row_divisions) * wg_n // per_row,
             "columns": problem.column_operands * wg_m // per_column,
             "split-K reduction": split,
             "addresses and indices": REGISTER_BASE,
         }
+
+    @property
+    def block_chunk(self) -> int:
+        """Columns of one block-wise partial: the wgmma n, at most one N block of scales and
+        the warpgroup tile's width (`derive_instr` gives block-scaled problems such an n;
+        `check` refuses others)."""
+        return min(self.instr[1], self.wgmma_warpgroup[1], SCALE_BLOCK)
+
+    def block_partials_in_flight(self, fragments: int) -> int:
+        """Block-wise partials a consumer thread holds at once, of `fragments` to promote
+        per K block: two where a partial is at most BLOCK_PIPELINE_CHUNK columns and there
+        are two or more (one's promotion overlaps the next one's wgmmas), else one (each
+        chunk's wgmmas, wait, promotion, then the next chunk's)."""
+        if fragments >= 2 and self.block_chunk <= BLOCK_PIPELINE_CHUNK:
+            return 2
+        return 1
+
+    def block_partial_registers(self, problem: Problem) -> int:
+        """Registers of the K-block partials of block-wise scales per consumer thread: the
+        partials in flight (`block_partials_in_flight`), each a 64 x `block_chunk`
+        fragment; 0 without block-wise scales."""
+        if not problem.block_scaled:
+            return 0
+        wg_m, wg_n = self.wgmma_warpgroup
+        per_contraction = (wg_m // hw.WGMMA_M) * max(wg_n // self.block_chunk, 1)
+        in_flight = self.block_partials_in_flight(per_contraction * problem.contractions)
+        return in_flight * hw.WGMMA_M * self.block_chunk // hw.WARPGROUP_SIZE
 
     @property
     def wgmma_warpgroup(self) -> tuple[int, int]:
@@ -608,6 +646,7 @@ class ScheduleParams:
         """Block-wise scales: one K block of 128 per tile k (each ring stage holds one scale
         block), and each tile's columns in whole N blocks of 128 or inside one."""
         _, tile_n, tile_k = self.tile
+        i_m, i_n, i_k = self.instr
         if tile_k != SCALE_BLOCK:
             raise ScheduleError(
                 f"tile {format_dims(self.tile)}: block-wise scales need tile k = {SCALE_BLOCK} "
@@ -618,6 +657,12 @@ class ScheduleParams:
                 f"tile {format_dims(self.tile)}: block-wise scales need a tile n that divides "
                 f"{SCALE_BLOCK} or is a multiple of it (each tile in whole N blocks of "
                 f"{SCALE_BLOCK}, or inside one), found {tile_n}"
+            )
+        if SCALE_BLOCK % i_n and not self.swap_ab:
+            raise ScheduleError(
+                f"instr m{i_m}n{i_n}k{i_k}: block-wise scales promote each wgmma chunk with "
+                f"one scale of 'w', so wgmma n must divide its N block of {SCALE_BLOCK} "
+                f"(m{i_m}n{SCALE_BLOCK}k{i_k} or narrower), found {i_n}"
             )
 
     def _check_consumer_registers(self, problem: Problem) -> None:

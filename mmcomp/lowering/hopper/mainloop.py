@@ -22,10 +22,12 @@ and the epilogue ask of them (`part_offset`, `sync_tile_threads`, ...):
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import Float32Type
+from xdsl.dialects.builtin import MemRefType, f32
 from xdsl.ir import Block, Region, SSAValue
 
 from mmcomp.analysis.warp_roles import WarpRoles, slot_of
@@ -36,7 +38,7 @@ from mmcomp.lowering.hopper.addressing import Addressing
 from mmcomp.lowering.hopper.context import Accumulator, Carried, ConsumerThreads, KernelContext
 from mmcomp.lowering.hopper.control import branch, emit_loop
 from mmcomp.lowering.hopper.index import place
-from mmcomp.lowering.hopper.plan import SWIZZLE
+from mmcomp.lowering.hopper.plan import ELEMENT_SIZE, SWIZZLE, TmaOperand
 from mmcomp.lowering.hopper.pointwise import CONTRACT
 from mmcomp.lowering.hopper.producer import Loads
 from mmcomp.lowering.hopper.ring import Ring
@@ -63,6 +65,53 @@ def wgmma_operands(op: sched.MmaOp, swap_ab: bool) -> tuple[sched.LoadTileOp, sc
     assert isinstance(a_load, sched.LoadTileOp)
     assert isinstance(b_load, sched.LoadTileOp)
     return (b_load, a_load) if swap_ab else (a_load, b_load)
+
+
+@dataclass(frozen=True)
+class WgmmaOperands:
+    """The shared tiles a sched.mma's wgmmas read on one ring stage."""
+
+    a: TmaOperand
+    """wgmma's A operand (the tile's A, or its B under swap_ab)."""
+    b: TmaOperand
+    """wgmma's B operand."""
+    a_tile: hopper.TileAttr
+    """The A tile's shared layout."""
+    b_tile: hopper.TileAttr
+    """The B tile's shared layout."""
+    a_base: SSAValue
+    """This consumer's rows of the A tile, an `!hopper.smem`."""
+    b_base: SSAValue
+    """The B tile, an `!hopper.smem`."""
+
+
+@dataclass
+class BlockScales:
+    """The block-wise scales of one K block at a consumer thread's accumulator rows."""
+
+    ctx: KernelContext
+    a_scales: list[SSAValue]
+    """Per row slot (m block r // 2, upper or lower 8 rows): `a`'s scale of the row."""
+    w_scales: list[SSAValue]
+    """Per N block of the tile: `w`'s scale."""
+    products: dict[tuple[int, int], SSAValue] = field(
+        default_factory=dict[tuple[int, int], SSAValue]
+    )
+    """The products made so far, by (row slot, N block)."""
+
+    def rows(self, m_block: int, n_block: int) -> tuple[SSAValue, SSAValue]:
+        """The scales of m64 block `m_block`'s two row slots in N block `n_block`: `a`'s
+        of the row times `w`'s of the N block (`arith.mulf`), made at their first use, the
+        first promotion that needs them, so that the loads' latency hides behind the
+        wgmmas issued before it."""
+        scales: list[SSAValue] = []
+        for slot in (2 * m_block, 2 * m_block + 1):
+            product = self.products.get((slot, n_block))
+            if product is None:
+                mul = arith.MulfOp(self.a_scales[slot], self.w_scales[n_block], CONTRACT)
+                product = self.products[(slot, n_block)] = self.ctx.k.append(mul).result
+            scales.append(product)
+        return scales[0], scales[1]
 
 
 def trip_count(ctx: KernelContext, loop: scf.ForOp) -> SSAValue:
@@ -157,8 +206,11 @@ class ConsumerMainloop:
         self.before_loop(loop)
         # The stage of the previous K block, which waits for its release: an index value
         # carried by the K loop only (there is one from the loop's second iteration on).
+        # A block-scaled K loop has none: each K block's groups are complete at its end
+        # (their products promoted), so it releases its own stage there.
         values = Values(ctx)
-        prev_carried = ctx.carry(values.const(0), loop)
+        block_scaled = any(isinstance(op, sched.MmaOp) and op.scales for op in loop.body.block.ops)
+        prev_carried = None if block_scaled else ctx.carry(values.const(0), loop)
         # The accumulators' wgmma tiles, carried by the K loop only (its iter_args).
         tiles = [
             [ctx.carry(fragment, loop) for fragment in accumulators[init].fragments]
@@ -183,36 +235,40 @@ class ConsumerMainloop:
             self.ring.wait_full(at)
             stage = self.ring.stage_slots(at)
             k.append(ptx.WgmmaFenceOp())
-            partials: dict[sched.MmaOp, list[SSAValue]] = {}
             for op in loop.body.block.ops:
-                if isinstance(op, sched.MmaOp):
-                    partials[op] = self.mma(op, stage, fresh=op in scales)
-            k.append(ptx.WgmmaCommitOp())
-            if scales:
-                # Each block-scaled product is complete before it is promoted.
-                k.append(ptx.WgmmaWaitOp(0))
-                for op, row_scales in scales.items():
-                    self.promote(op, partials[op], row_scales)
+                if isinstance(op, sched.MmaOp) and op not in scales:
+                    self.mma(op, stage)
+            if prev_carried is None:
+                # Chunk by chunk, each product complete before it is promoted: no group
+                # is left in flight, and the stage is free for the producer at once.
+                self.promote_in_chunks(scales, stage)
+                self.ring.release(k.append(hopper.RingStageOp(at.value)).result, None, self.threads)
+            else:
+                k.append(ptx.WgmmaCommitOp())
             for value, carried in zip(yielded.operands, tiles, strict=True):
                 for tile, fragment in zip(carried, accumulators[value].fragments, strict=True):
                     tile.value = fragment
-            k.append(ptx.WgmmaWaitOp(1))
-            iv, lower = ctx.index(loop.body.block.args[0]), ctx.index(loop.lb)
-            self.ring.release(prev_carried.value, values.cmp("ne", iv, lower), self.threads)
-            # A read of its own: the yield uses it after the advance (convert-hopper-to-ptx
-            # copies it there), the waits and slots above read the stage register itself.
-            prev_carried.value = k.append(hopper.RingStageOp(at.value)).result
+            if prev_carried is not None:
+                k.append(ptx.WgmmaWaitOp(1))
+                iv, lower = ctx.index(loop.body.block.args[0]), ctx.index(loop.lb)
+                self.ring.release(prev_carried.value, values.cmp("ne", iv, lower), self.threads)
+                # A read of its own: the yield uses it after the advance (convert-hopper-to-
+                # ptx copies it there), the waits and slots above read the stage register.
+                prev_carried.value = k.append(hopper.RingStageOp(at.value)).result
             self.ring.advance(at)
             self.after_k_block(loop)
 
         emit_loop(ctx, loop, k_block)
-        ctx.carried.remove(prev_carried)
+        if prev_carried is not None:
+            ctx.carried.remove(prev_carried)
         for result, carried in zip(loop.results, tiles, strict=True):
             accumulators[result] = Accumulator([], [tile.value for tile in carried])
             for tile in carried:
                 ctx.carried.remove(tile)
         self.after_loop()
         self.prefetch(loop)
+        if prev_carried is None:
+            return
         k.append(ptx.WgmmaWaitOp(0))
         # The last K block's stage, if the loop ran at all.
         ran = values.cmp("lo", ctx.index(loop.lb), ctx.index(loop.ub))
@@ -227,19 +283,20 @@ class ConsumerMainloop:
         part = hopper.SmemIndexOp(base, 0, consumer, tile.layout.start_offset(rows, 0))
         return self.ctx.k.append(part).result
 
-    def block_scales(self, op: sched.MmaOp) -> list[SSAValue]:
-        """The scales of a block-scaled sched.mma's K block at this thread's accumulator
-        rows (per row slot: m block r // 2, upper or lower 8 rows), each `a`'s scale of the
-        row times `w`'s of the tile's N block: f32 values, loaded from global memory (one
-        `ld.global` per row slot and one for `w`'s, guarded by the row's bounds test)."""
+    def block_scales(self, op: sched.MmaOp) -> BlockScales:
+        """The scales of a block-scaled sched.mma's K block: `a`'s at this thread's
+        accumulator rows (per row slot: m block r // 2, upper or lower 8 rows) and `w`'s of
+        the tile's N blocks, f32 values loaded from global memory (one `ld.global` per row
+        slot, guarded by the row's bounds test, and one per N block, guarded by the N
+        blocks' extent past the first); their products are made where a promotion needs
+        them (`BlockScales.rows`)."""
         ctx = self.ctx
-        tile_n = ctx.params.tile[1]
-        if ctx.params.swap_ab or tile_n > SCALE_BLOCK:
+        if ctx.params.swap_ab or SCALE_BLOCK % ctx.params.instr[1]:
             swapped = " with swap_ab" if ctx.params.swap_ab else ""
             raise ScheduleError(
-                f"{ctx.where}: block-wise scales are promoted on unswapped tiles of at most "
-                f"{SCALE_BLOCK} columns (one N block), found tile "
-                f"{'x'.join(map(str, ctx.params.tile))}{swapped}"
+                f"{ctx.where}: block-wise scales are promoted on unswapped tiles whose wgmma "
+                f"chunks lie in one N block of {SCALE_BLOCK} columns, found tile "
+                f"{'x'.join(map(str, ctx.params.tile))}, instr n{ctx.params.instr[1]}{swapped}"
             )
         values = Values(ctx)
         rows = [
@@ -247,81 +304,169 @@ class ConsumerMainloop:
             for r in range(2 * ctx.m_blocks)
         ]
         addressing = Addressing(ctx, rows, self.threads.col0)
-        loaded: list[list[SSAValue]] = []
-        for scale in op.scales:
-            load = scale.owner
-            assert isinstance(load, sched.LoadTileOp)
-            access = addressing.access(load.source, list(load.indices))
-            elements: list[SSAValue] = []
-            for half in range(len(access.bases)):
-                base, offset, pred = addressing.element(access, half, 0)
-                element = ctx.put(hopper.GlobalLoadOp(base, Float32Type(), 1, offset), pred)
-                elements.append(element.values[0])
-            loaded.append(elements)
-        (a_scales, (b_scale, *_)) = loaded
-        return [ctx.k.append(arith.MulfOp(scale, b_scale, CONTRACT)).result for scale in a_scales]
+        a_load, b_load = (scale.owner for scale in op.scales)
+        assert isinstance(a_load, sched.LoadTileOp)
+        assert isinstance(b_load, sched.LoadTileOp)
+        access = addressing.access(a_load.source, list(a_load.indices))
+        a_scales: list[SSAValue] = []
+        for half in range(len(access.bases)):
+            base, offset, pred = addressing.element(access, half, 0)
+            a_scales.append(ctx.put(hopper.GlobalLoadOp(base, f32, 1, offset), pred).values[0])
+        n_blocks = max(ctx.params.wgmma_warpgroup[1] // SCALE_BLOCK, 1)
+        w_scales = [self.n_block_scale(addressing, b_load, block) for block in range(n_blocks)]
+        return BlockScales(ctx, a_scales, w_scales)
 
-    def promote(self, op: sched.MmaOp, partial: list[SSAValue], row_scales: list[SSAValue]):
-        """The main accumulator of a block-scaled sched.mma plus its K block's product
-        times its row scales (`hopper.promote_accumulator` per fragment)."""
+    def n_block_scale(self, addressing: Addressing, load: sched.LoadTileOp, block: int) -> SSAValue:
+        """`w`'s scale of the tile's N block `block` in this K block: the element `block`
+        rows (N blocks) past the scale tile's origin, an f32 loaded from global memory
+        (guarded, past the first block, by the N blocks' extent: a last tile may reach past
+        N)."""
         ctx = self.ctx
-        main = ctx.accumulators[op.acc].fragments
-        promoted: list[SSAValue] = []
-        for index, (held, block) in enumerate(zip(main, partial, strict=True)):
-            m_block = index // ctx.n_chunks
-            upper, lower = row_scales[2 * m_block], row_scales[2 * m_block + 1]
-            promotion = hopper.PromoteAccumulatorOp(held, block, upper, lower)
-            promoted.append(ctx.k.append(promotion).result)
-        ctx.accumulators[op.result] = Accumulator([], promoted)
+        values = Values(ctx)
+        access = addressing.access(load.source, list(load.indices))
+        base, offset, _ = addressing.element(access, 0, 0)
+        if block == 0:
+            return ctx.put(hopper.GlobalLoadOp(base, f32, 1, offset), None).values[0]
+        memref = load.source
+        memref_type = memref.type
+        assert isinstance(memref_type, MemRefType)
+        roles = addressing.memref_roles(memref)
+        dims = [ctx.dimension(memref, axis, role) for axis, role in enumerate(roles)]
+        stride = addressing.stride(dims[1:])
+        if isinstance(stride, int):
+            offset += block * stride * ELEMENT_SIZE["f32"]
+        else:
+            step = values.reg(values.const(block))
+            base = values.wide(addressing.add_wide(base, step, stride, ELEMENT_SIZE["f32"]))
+        extent = dims[0]
+        limit = extent if isinstance(extent, SSAValue) else values.const(extent)
+        inside = values.cmp(
+            "lo", values.add(ctx.index(load.indices[0]), values.const(block)), limit
+        )
+        return ctx.put(hopper.GlobalLoadOp(base, f32, 1, offset), inside).values[0]
 
-    def mma(self, op: sched.MmaOp, stage: SSAValue, fresh: bool = False) -> list[SSAValue]:
-        """The wgmmas of one sched.mma on the ring stage `stage` (a `!hopper.stage`), into
-        its accumulator, or (`fresh`: a block-scaled K block, promoted after) into fresh
-        ones; the fragments they leave."""
+    def promote_in_chunks(self, scales: dict[sched.MmaOp, BlockScales], stage: SSAValue) -> None:
+        """The wgmmas of the block-scaled sched.mmas on the ring stage `stage`, one
+        fragment (m64 block, N chunk) at a time into a partial, each committed as a group
+        of its own and promoted into its main fragment once complete.
+
+        With `block_partials_in_flight` two, the next fragment's wgmmas are issued before
+        a fragment is promoted (`wgmma.wait_group 1`), so that the tensor cores work on one
+        while the promotion's fma run; with one, each fragment waits for its own
+        (`wgmma.wait_group 0`). Every group is complete at the end. The partials in flight
+        are the only ones: a fragment's wgmmas take the registers of the partial promoted
+        before it (their first step with scale-d 0 ignores the old values), so that ptxas
+        cannot start them before that promotion has read its registers (with fresh
+        registers it moved the next fragment's wgmmas among the fma, and both partials of
+        a 128x256 tile were live: spills)."""
         ctx = self.ctx
         k = ctx.k
+        fragments = [(op, index) for op in scales for index in range(ctx.m_blocks * ctx.n_chunks)]
+        in_flight = ctx.params.block_partials_in_flight(len(fragments))
+        held = {op: list(ctx.accumulators[op.acc].fragments) for op in scales}
+        pending: deque[tuple[sched.MmaOp, int, SSAValue]] = deque()
+        promoted: deque[SSAValue] = deque()
+        """The partials promoted, whose registers the next fragments take."""
+
+        def promote_oldest() -> None:
+            """Wait for the oldest partial's group and promote it."""
+            k.append(ptx.WgmmaWaitOp(len(pending) - 1))
+            op, index, partial = pending.popleft()
+            m_block, chunk = divmod(index, ctx.n_chunks)
+            upper, lower = scales[op].rows(m_block, chunk * ctx.params.instr[1] // SCALE_BLOCK)
+            promotion = hopper.PromoteAccumulatorOp(held[op][index], partial, upper, lower)
+            held[op][index] = k.append(promotion).result
+            promoted.append(partial)
+
+        for number, (op, index) in enumerate(fragments):
+            if number:
+                # The registers the wgmmas take were read since the last fence.
+                k.append(ptx.WgmmaFenceOp())
+            start = promoted.popleft() if promoted else None
+            pending.append((op, index, self.partial(op, stage, index, start)))
+            k.append(ptx.WgmmaCommitOp())
+            if len(pending) == in_flight:
+                promote_oldest()
+        while pending:
+            promote_oldest()
+        for op, fragments_held in held.items():
+            ctx.accumulators[op.result] = Accumulator([], fragments_held)
+
+    def operand_tiles(self, op: sched.MmaOp, stage: SSAValue) -> WgmmaOperands:
+        """The shared tiles of a sched.mma's wgmmas on the ring stage `stage`."""
+        ctx = self.ctx
         plan = ctx.plan
-        instr_n = ctx.params.instr[1]
         tile_m, tile_n, tile_k = ctx.params.tile
-        fragments = list(ctx.accumulators[op.acc].fragments)
-        if fresh:
-            fragments = zero_accumulator(ctx).fragments
         a_load, b_load = wgmma_operands(op, ctx.params.swap_ab)
         a_slot, b_slot = slot_of(a_load), slot_of(b_load)
         a_op = plan.operands[a_slot]
         b_op = plan.operands[b_slot]
         a_rows, b_rows = (tile_n, tile_m) if ctx.params.swap_ab else (tile_m, tile_n)
-        a_bytes, b_bytes = a_op.element_bytes, b_op.element_bytes
-        a_tile = hopper.TileAttr(a_op.major, SWIZZLE, a_rows, tile_k, a_bytes)
-        b_tile = hopper.TileAttr(b_op.major, SWIZZLE, b_rows, tile_k, b_bytes)
+        a_tile = hopper.TileAttr(a_op.major, SWIZZLE, a_rows, tile_k, a_op.element_bytes)
+        b_tile = hopper.TileAttr(b_op.major, SWIZZLE, b_rows, tile_k, b_op.element_bytes)
         a_base = self.a_base(self.ring.slot(stage, a_slot), a_tile)
         b_base = self.ring.slot(stage, b_slot)
-        instr_k = hopper.wgmma_instr_k(a_op.dtype)
-        for kk in range(tile_k // instr_k):
-            for m_block in range(ctx.m_blocks):
-                a_desc = k.append(
-                    hopper.MatrixDescriptorOp(a_base, a_tile, 64 * m_block, kk * instr_k)
-                ).result
-                for chunk in range(ctx.n_chunks):
-                    index = m_block * ctx.n_chunks + chunk
-                    b_desc = k.append(
-                        hopper.MatrixDescriptorOp(b_base, b_tile, chunk * instr_n, kk * instr_k)
-                    ).result
-                    fragments[index] = k.append(
-                        hopper.WgmmaMmaAsyncOp(
-                            a_op.dtype,
-                            a_desc,
-                            b_desc,
-                            fragments[index],
-                            a_major=a_op.major,
-                            b_major=b_op.major,
-                            b_dtype=b_op.dtype,
-                            scale_d=0 if fresh and kk == 0 else 1,
-                        )
-                    ).result
-        if not fresh:
-            ctx.accumulators[op.result] = Accumulator([], fragments)
-        return fragments
+        return WgmmaOperands(a_op, b_op, a_tile, b_tile, a_base, b_base)
+
+    def wgmma(
+        self, tiles: WgmmaOperands, fragment: SSAValue, index: int, kk: int, fresh: bool
+    ) -> SSAValue:
+        """One k32 (k16) step `kk` of fragment `index` (m64 block index // n_chunks, N chunk
+        index % n_chunks) into `fragment`; with `fresh` (a partial's first step) its old
+        value ignored (scale-d 0). The fragment it leaves."""
+        ctx = self.ctx
+        k = ctx.k
+        instr_n = ctx.params.instr[1]
+        instr_k = hopper.wgmma_instr_k(tiles.a.dtype)
+        m_block, chunk = divmod(index, ctx.n_chunks)
+        a_desc = k.append(
+            hopper.MatrixDescriptorOp(tiles.a_base, tiles.a_tile, 64 * m_block, kk * instr_k)
+        ).result
+        b_desc = k.append(
+            hopper.MatrixDescriptorOp(tiles.b_base, tiles.b_tile, chunk * instr_n, kk * instr_k)
+        ).result
+        return k.append(
+            hopper.WgmmaMmaAsyncOp(
+                tiles.a.dtype,
+                a_desc,
+                b_desc,
+                fragment,
+                a_major=tiles.a.major,
+                b_major=tiles.b.major,
+                b_dtype=tiles.b.dtype,
+                scale_d=0 if fresh else 1,
+            )
+        ).result
+
+    def partial(
+        self, op: sched.MmaOp, stage: SSAValue, index: int, start: SSAValue | None
+    ) -> SSAValue:
+        """The wgmmas of fragment `index` of a block-scaled sched.mma on the ring stage
+        `stage` into a partial, `start` (a promoted partial, whose registers they take) or
+        a fresh one (`hopper.zero_accumulator`), the first step with scale-d 0: the K
+        block's product of that fragment, unscaled."""
+        ctx = self.ctx
+        tiles = self.operand_tiles(op, stage)
+        fragment = start
+        if fragment is None:
+            fresh = hopper.ZeroAccumulatorOp(hopper.AccumulatorType(ctx.params.instr[1]))
+            fragment = ctx.k.append(fresh).result
+        steps = ctx.params.tile[2] // hopper.wgmma_instr_k(tiles.a.dtype)
+        for kk in range(steps):
+            fragment = self.wgmma(tiles, fragment, index, kk, fresh=kk == 0)
+        return fragment
+
+    def mma(self, op: sched.MmaOp, stage: SSAValue) -> None:
+        """The wgmmas of one sched.mma on the ring stage `stage` (a `!hopper.stage`), into
+        its accumulator."""
+        ctx = self.ctx
+        tiles = self.operand_tiles(op, stage)
+        fragments = list(ctx.accumulators[op.acc].fragments)
+        steps = ctx.params.tile[2] // hopper.wgmma_instr_k(tiles.a.dtype)
+        for kk in range(steps):
+            for index in range(ctx.m_blocks * ctx.n_chunks):
+                fragments[index] = self.wgmma(tiles, fragments[index], index, kk, fresh=False)
+        ctx.accumulators[op.result] = Accumulator([], fragments)
 
     def end_of_tile(self) -> None:
         """After a tile's work (the block that holds the K loop ends)."""

@@ -174,9 +174,9 @@ class Ring:
         parity = k.append(arith.XOrIOp(phase, one)).result
         k.append(hopper.MbarrierWaitOp(empty, parity))
 
-    def release(self, stage: SSAValue, pred: SSAValue, threads: ConsumerThreads) -> None:
+    def release(self, stage: SSAValue, pred: SSAValue | None, threads: ConsumerThreads) -> None:
         """Arrive on the empty barrier of `stage` (an index value or a u32 register read as
-        one) (if `pred`): one thread of each consumer
+        one) (if `pred`, where given): one thread of each consumer
         warpgroup arrives once at every CTA of the cluster (thread t at CTA rank t).
 
         One arrival per warpgroup suffices: `wgmma.wait_group` returns only when the
@@ -184,7 +184,9 @@ class Ring:
         """
         k = self.ctx.k
         empty = self.barrier(self.empty, stage)
-        signal = Values(self.ctx).both(pred, threads.signaller)
+        signal = threads.signaller
+        if pred is not None:
+            signal = Values(self.ctx).both(pred, signal)
         if self.ctx.cluster.size == 1:
             self.ctx.put(hopper.MbarrierArriveOp(empty), signal)
             return
