@@ -99,6 +99,17 @@ class BlockScales:
     )
     """The products made so far, by (row slot, N block)."""
 
+    @property
+    def values(self) -> list[SSAValue]:
+        """The loaded scales, `a`'s then `w`'s (what the K loop carries)."""
+        return [*self.a_scales, *self.w_scales]
+
+    @staticmethod
+    def of(ctx: KernelContext, values: Sequence[SSAValue]) -> BlockScales:
+        """The scales whose `values` are these: two per m64 block, then one per N block."""
+        rows = 2 * ctx.m_blocks
+        return BlockScales(ctx, list(values[:rows]), list(values[rows:]))
+
     def rows(self, m_block: int, n_block: int) -> tuple[SSAValue, SSAValue]:
         """The scales of m64 block `m_block`'s two row slots in N block `n_block`: `a`'s
         of the row times `w`'s of the N block (`arith.mulf`), made at their first use, the
@@ -211,6 +222,13 @@ class ConsumerMainloop:
         values = Values(ctx)
         block_scaled = any(isinstance(op, sched.MmaOp) and op.scales for op in loop.body.block.ops)
         prev_carried = None if block_scaled else ctx.carry(values.const(0), loop)
+        # The block-wise scales of the K block to come, loaded one K block ahead (the
+        # first before the loop) and carried by the K loop only, as f32 registers, so that
+        # their latency hides behind a K block's wgmmas.
+        ahead = {
+            op: [ctx.carry(ctx.cast(value, ptx.F32), loop) for value in scales.values]
+            for op, scales in self.scales_at(loop, ctx.index(loop.lb)).items()
+        }
         # The accumulators' wgmma tiles, carried by the K loop only (its iter_args).
         tiles = [
             [ctx.carry(fragment, loop) for fragment in accumulators[init].fragments]
@@ -222,16 +240,19 @@ class ConsumerMainloop:
             """One K block: wait full, wgmmas, keep one group in flight, release."""
             for arg, carried in zip(loop.body.block.args[1:], tiles, strict=True):
                 accumulators[arg] = Accumulator([], [tile.value for tile in carried])
+            scales = {
+                op: BlockScales.of(ctx, [ctx.cast(value.value, f32) for value in carried])
+                for op, carried in ahead.items()
+            }
+            if ahead:
+                iv = ctx.index(loop.body.block.args[0])
+                following = self.scales_at(loop, values.add(iv, ctx.index(loop.step)))
+                for op, carried in ahead.items():
+                    for value, loaded in zip(carried, following[op].values, strict=True):
+                        value.value = ctx.cast(loaded, ptx.F32)
             for op in loop.body.block.ops:
                 if not isinstance(op, sched.LoadTileOp | sched.MmaOp | scf.YieldOp):
                     place(ctx, op)
-            # The block-wise scales of this K block, loaded before the wait so that their
-            # latency hides behind it.
-            scales = {
-                op: self.block_scales(op)
-                for op in loop.body.block.ops
-                if isinstance(op, sched.MmaOp) and op.scales
-            }
             self.ring.wait_full(at)
             stage = self.ring.stage_slots(at)
             k.append(ptx.WgmmaFenceOp())
@@ -261,6 +282,9 @@ class ConsumerMainloop:
         emit_loop(ctx, loop, k_block)
         if prev_carried is not None:
             ctx.carried.remove(prev_carried)
+        for carried in ahead.values():
+            for value in carried:
+                ctx.carried.remove(value)
         for result, carried in zip(loop.results, tiles, strict=True):
             accumulators[result] = Accumulator([], [tile.value for tile in carried])
             for tile in carried:
@@ -283,13 +307,36 @@ class ConsumerMainloop:
         part = hopper.SmemIndexOp(base, 0, consumer, tile.layout.start_offset(rows, 0))
         return self.ctx.k.append(part).result
 
-    def block_scales(self, op: sched.MmaOp) -> BlockScales:
+    def scales_at(self, loop: scf.ForOp, iv: SSAValue) -> dict[sched.MmaOp, BlockScales]:
+        """The block-wise scales of each block-scaled sched.mma of `loop` in the K block
+        of induction value `iv` (an index value), loaded if that K block is in the loop's
+        range: the body's index arithmetic placed at `iv`, then `block_scales`."""
+        ctx = self.ctx
+        scaled = [op for op in loop.body.block.ops if isinstance(op, sched.MmaOp) and op.scales]
+        if not scaled:
+            return {}
+        iv_arg = loop.body.block.args[0]
+        saved = ctx.regs.get(iv_arg)
+        ctx.regs[iv_arg] = iv
+        for op in loop.body.block.ops:
+            if not isinstance(op, sched.LoadTileOp | sched.MmaOp | scf.YieldOp):
+                place(ctx, op)
+        inside = Values(ctx).cmp("lo", iv, ctx.index(loop.ub))
+        found = {op: self.block_scales(op, inside) for op in scaled}
+        if saved is None:
+            ctx.regs.pop(iv_arg, None)
+        else:
+            ctx.regs[iv_arg] = saved
+        return found
+
+    def block_scales(self, op: sched.MmaOp, inside: SSAValue) -> BlockScales:
         """The scales of a block-scaled sched.mma's K block: `a`'s at this thread's
         accumulator rows (per row slot: m block r // 2, upper or lower 8 rows) and `w`'s of
-        the tile's N blocks, f32 values loaded from global memory (one `ld.global` per row
-        slot, guarded by the row's bounds test, and one per N block, guarded by the N
-        blocks' extent past the first); their products are made where a promotion needs
-        them (`BlockScales.rows`)."""
+        the tile's N blocks, f32 values loaded from global memory if `inside` (an i1: the
+        K block is in the loop's range), one `ld.global` per row slot, guarded by the row's
+        bounds test too, and one per N block, guarded by the N blocks' extent past the
+        first; their products are made where a promotion needs them
+        (`BlockScales.rows`)."""
         ctx = self.ctx
         if ctx.params.swap_ab or SCALE_BLOCK % ctx.params.instr[1]:
             swapped = " with swap_ab" if ctx.params.swap_ab else ""
@@ -310,23 +357,28 @@ class ConsumerMainloop:
         access = addressing.access(a_load.source, list(a_load.indices))
         a_scales: list[SSAValue] = []
         for half in range(len(access.bases)):
-            base, offset, pred = addressing.element(access, half, 0)
+            base, offset, row_ok = addressing.element(access, half, 0)
+            pred = inside if row_ok is None else values.both(inside, row_ok)
             a_scales.append(ctx.put(hopper.GlobalLoadOp(base, f32, 1, offset), pred).values[0])
         n_blocks = max(ctx.params.wgmma_warpgroup[1] // SCALE_BLOCK, 1)
-        w_scales = [self.n_block_scale(addressing, b_load, block) for block in range(n_blocks)]
+        w_scales = [
+            self.n_block_scale(addressing, b_load, block, inside) for block in range(n_blocks)
+        ]
         return BlockScales(ctx, a_scales, w_scales)
 
-    def n_block_scale(self, addressing: Addressing, load: sched.LoadTileOp, block: int) -> SSAValue:
+    def n_block_scale(
+        self, addressing: Addressing, load: sched.LoadTileOp, block: int, inside: SSAValue
+    ) -> SSAValue:
         """`w`'s scale of the tile's N block `block` in this K block: the element `block`
-        rows (N blocks) past the scale tile's origin, an f32 loaded from global memory
-        (guarded, past the first block, by the N blocks' extent: a last tile may reach past
-        N)."""
+        rows (N blocks) past the scale tile's origin, an f32 loaded from global memory if
+        `inside` (and, past the first block, inside the N blocks' extent: a last tile may
+        reach past N)."""
         ctx = self.ctx
         values = Values(ctx)
         access = addressing.access(load.source, list(load.indices))
         base, offset, _ = addressing.element(access, 0, 0)
         if block == 0:
-            return ctx.put(hopper.GlobalLoadOp(base, f32, 1, offset), None).values[0]
+            return ctx.put(hopper.GlobalLoadOp(base, f32, 1, offset), inside).values[0]
         memref = load.source
         memref_type = memref.type
         assert isinstance(memref_type, MemRefType)
@@ -340,10 +392,9 @@ class ConsumerMainloop:
             base = values.wide(addressing.add_wide(base, step, stride, ELEMENT_SIZE["f32"]))
         extent = dims[0]
         limit = extent if isinstance(extent, SSAValue) else values.const(extent)
-        inside = values.cmp(
-            "lo", values.add(ctx.index(load.indices[0]), values.const(block)), limit
-        )
-        return ctx.put(hopper.GlobalLoadOp(base, f32, 1, offset), inside).values[0]
+        n_block = values.add(ctx.index(load.indices[0]), values.const(block))
+        pred = values.both(inside, values.cmp("lo", n_block, limit))
+        return ctx.put(hopper.GlobalLoadOp(base, f32, 1, offset), pred).values[0]
 
     def promote_in_chunks(self, scales: dict[sched.MmaOp, BlockScales], stage: SSAValue) -> None:
         """The wgmmas of the block-scaled sched.mmas on the ring stage `stage`, one
