@@ -4,7 +4,8 @@
     python tools/bench.py --call [--quick] [--tokens 8192] [--out FILE]
     python tools/bench.py --rows decode|decode-large|fp16|large|all [--rounds 5] [--budget 15]
         [--shapes 8x10240x8192,1x4096x4096] [--schedule swap_ab=true] [--out FILE]
-    python tools/bench.py --fp8 tensor,row,block [--rounds 7] [--out FILE]
+    python tools/bench.py --fp8 tensor,row,block [--rounds 7] [--shapes 8192x8192x8192]
+        [--schedule tile=256x128x128] [--out FILE]
     python tools/bench.py --grouped [--rounds 7] [--out FILE]
 
 The suite (bf16, random normal inputs, the same arrays for every contender):
@@ -24,7 +25,9 @@ fusion (`f.linear(a, w, scale_a=..., scale_b=...)` cast to bf16), in turns over 
 as `--rows` does; the kernel's output is checked against torch's first. `block` takes
 1 x 128 scales of A and 128 x 128 ones of W: torch._scaled_mm's block-wise form where this
 torch has it, else its per-tensor cuBLAS kernel as the anchor (the row says so), the
-output checked against float32 of the dequantized factors.
+output checked against float32 of the dequantized factors. `--shapes` replaces
+FP8_SHAPES; each `--schedule` adds a contender compiled with those overrides, timed in the
+same turns (a second table).
 
 `--grouped` times the grouped GEMMs of mixture-of-experts layers against
 torch._grouped_mm (tools/bench_grouped.py).
@@ -833,12 +836,23 @@ def fp8_fusion(m: int, n: int, k: int, mode: str) -> Any:
     return f
 
 
-def fp8_row(m: int, n: int, k: int, mode: str, rounds: int, repeat: int) -> dict[str, Any]:
-    """torch._scaled_mm and the heuristic's kernel on the same fp8 inputs, timed in turns."""
+def fp8_row(
+    m: int,
+    n: int,
+    k: int,
+    mode: str,
+    rounds: int,
+    repeat: int,
+    schedules: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """torch._scaled_mm, the heuristic's kernel and one kernel per `schedules` entry
+    (overrides; one the compiler refuses is left out) on the same fp8 inputs, timed in
+    turns; each kernel's output checked first."""
     import numpy as np
     import torch  # pyright: ignore[reportMissingImports]
 
     import mmcomp
+    from mmcomp.errors import FusionError, ScheduleError
 
     a = torch.randn(m, k, device="cuda").to(torch.float8_e4m3fn)
     w = torch.randn(n, k, device="cuda").to(torch.float8_e4m3fn)
@@ -882,17 +896,43 @@ def fp8_row(m: int, n: int, k: int, mode: str, rounds: int, repeat: int) -> dict
         w_scales = scale_b[rows].repeat_interleave(128, dim=1)[:, :k]
         return ((a.float() * a_scales) @ (w.float() * w_scales).t()).to(torch.bfloat16)
 
-    kernel = mmcomp.compile(fp8_fusion(m, n, k, mode))
+    fusion = fp8_fusion(m, n, k, mode)
+    kernel = mmcomp.compile(fusion)
     inputs = {"a": a, "w": w, "scale_a": scale_a, "scale_b": scale_b}
     run_kernel, output = rotating_launch(kernel.device_kernel, list(inputs), [inputs])
-    times = timed_in_turns({"cublas": run_torch, "heuristic": run_kernel}, rounds, repeat)
+    runs = {"cublas": run_torch, "heuristic": run_kernel}
+    outputs = {"heuristic": output}
+    given: dict[str, str] = {}
+    for overrides in schedules or []:
+        label = schedule_label(overrides)
+        try:
+            contender = mmcomp.compile(fusion, **overrides)
+        except (FusionError, ScheduleError) as error:
+            print(f"  fp8 {mode} {m}x{n}x{k}, {label}: refused ({error})", flush=True)
+            continue
+        runs[label], outputs[label] = rotating_launch(
+            contender.device_kernel, list(inputs), [inputs]
+        )
+        given[label] = brief(contender.params)
+    times = timed_in_turns(runs, rounds, repeat)
     torch.cuda.synchronize()
-    got = output.to_host().astype(np.float32)
     want = (dequantized() if mode == "block" else run_torch()).float().cpu().numpy()
-    error = float(np.max(np.abs(got - want)) / np.max(np.abs(want)))
-    if not error < 2e-2:
-        raise ValueError(f"fp8 {mode} {m}x{n}x{k}: relative error {error:.3g} against torch")
-    return {"ms": times, "heuristic": brief(kernel.params), "error": error, "anchor": anchor}
+    errors: dict[str, float] = {}
+    for name, out in outputs.items():
+        got = out.to_host().astype(np.float32)
+        errors[name] = float(np.max(np.abs(got - want)) / np.max(np.abs(want)))
+        if not errors[name] < 2e-2:
+            raise ValueError(
+                f"fp8 {mode} {m}x{n}x{k} ({name}): relative error {errors[name]:.3g} against torch"
+            )
+    return {
+        "ms": times,
+        "heuristic": brief(kernel.params),
+        "error": errors["heuristic"],
+        "errors": errors,
+        "given": given,
+        "anchor": anchor,
+    }
 
 
 def fp8_report(args: argparse.Namespace) -> str:
@@ -905,9 +945,15 @@ def fp8_report(args: argparse.Namespace) -> str:
         "rel. error vs torch | schedule |",
         "| --- | --- | --- | --- | --- | --- | --- |",
     ]
+    given_lines = [
+        "| mode | problem | given schedule | its schedule | TFLOP/s | given / cuBLAS (spread) "
+        "| heuristic / given (spread) |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    shapes = args.shapes or FP8_SHAPES
     for mode in modes:
-        for m, n, k in FP8_SHAPES:
-            row = fp8_row(m, n, k, mode, args.rounds, args.repeat)
+        for m, n, k in shapes:
+            row = fp8_row(m, n, k, mode, args.rounds, args.repeat, args.schedule)
             flops = 2 * m * n * k
             tflops = {name: flops / statistics.median(ms) / 1e9 for name, ms in row["ms"].items()}
             ratios = _ratios(row, "heuristic")
@@ -918,6 +964,13 @@ def fp8_report(args: argparse.Namespace) -> str:
                 f"{row['heuristic']} |"
             )
             print(lines[-1], flush=True)
+            for name, schedule in row["given"].items():
+                given_lines.append(
+                    f"| {label} | {m}x{n}x{k} | {name} | {schedule} | "
+                    f"{_figure(tflops[name])} | {_spread(_ratios(row, name))} | "
+                    f"{_spread(_ratios(row, 'heuristic', name))} |"
+                )
+                print(given_lines[-1], flush=True)
     header = [
         *run_header("# fp8 linears: torch._scaled_mm against the heuristic's kernel"),
         f"- method: e4m3 inputs, bf16 output; {args.rounds} rounds in one process, each "
@@ -926,7 +979,8 @@ def fp8_report(args: argparse.Namespace) -> str:
         "the median over the rounds and, in brackets, the min-max",
         "",
     ]
-    return "\n".join([*header, *lines, ""])
+    given = ["", *given_lines] if len(given_lines) > 2 else []
+    return "\n".join([*header, *lines, *given, ""])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -948,21 +1002,22 @@ def main(argv: list[str] | None = None) -> int:
         help="interleaved rows instead: decode, decode-large, fp16, large (comma-separated) or all",
     )
     parser.add_argument(
-        "--fp8", default="", help="fp8 rows instead: scaling modes tensor and/or row"
+        "--fp8", default="", help="fp8 rows instead: scaling modes tensor, row and/or block"
     )
     parser.add_argument(
         "--shapes",
         type=parse_shapes,
         default=[],
-        help="bf16 linear rows MxNxK (comma-separated) beside or instead of --rows' groups",
+        help="bf16 linear rows MxNxK (comma-separated) beside or instead of --rows' groups; "
+        "with --fp8, its shapes instead of FP8_SHAPES",
     )
     parser.add_argument(
         "--schedule",
         type=parse_schedule,
         action="append",
         default=[],
-        help="a contender with these overrides, KEY=VALUE[,KEY=VALUE] (--rows, --shapes; "
-        "repeatable)",
+        help="a contender with these overrides, KEY=VALUE[,KEY=VALUE] (--rows, --shapes, "
+        "--fp8; repeatable)",
     )
     parser.add_argument("--rounds", type=int, default=5, help="rounds per row (--rows, --fp8)")
     parser.add_argument(

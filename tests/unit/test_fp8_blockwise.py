@@ -113,9 +113,7 @@ def test_matmul_and_horizontal_fusion_share_a_and_its_scale():
         ((16, 14336, 4096), False, 128),
     ],
 )
-def test_heuristic_schedules_for_block_wise(
-    shape: tuple[int, int, int], bias: bool, tile_n: int
-):
+def test_heuristic_schedules_for_block_wise(shape: tuple[int, int, int], bias: bool, tile_n: int):
     """The heuristic gives block-wise scales tile k 128 (one scale block per ring stage), no
     swap-AB and no stream-K, wgmma chunks of at most one N block, and the widest tile whose
     accumulators and partials fit the registers: 128x256 for a lone GEMM (128 accumulators

@@ -79,8 +79,8 @@ class Problem:
     """Epilogue divisions by a row value (n but no m axis, e.g. `y / bias`)."""
     block_scaled: bool = False
     """The contractions carry block-wise scales: each K block of 128 is accumulated apart
-    and promoted into the accumulator with its scales (a second accumulator tile per
-    contraction in every consumer thread; tile k 128)."""
+    and promoted into the accumulator with its scales (the K-block partials of
+    `ScheduleParams.block_partial_registers` in every consumer thread; tile k 128)."""
     quantize: tuple[str, ...] = ()
     """The granularities of the scales the epilogue computes (`fusion.quantize_scale`):
     "group" needs tile n a multiple of 128, "row" the whole row in one tile (tile n >= N)."""

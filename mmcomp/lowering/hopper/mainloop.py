@@ -3,7 +3,10 @@
 Per K block, every mode waits for the stage's full barrier, issues `wgmma.fence`, one
 `wgmma.mma_async` per (k16 step, m64 block, N chunk), commits, waits until one group is
 left in flight and releases the previous stage; after the loop it prefetches the epilogue
-operands without an m axis, waits for the last group and releases the last stage. The
+operands without an m axis, waits for the last group and releases the last stage. A
+block-scaled K loop (fp8 with block-wise scales) issues each chunk into a partial as a
+group of its own, promotes it once complete with the scales loaded one K block ahead,
+and releases its own stage at the end of the K block (`promote_in_chunks`). The
 accumulators are values: each chunk of a tile is a `hopper.zero_accumulator`, the K loop
 carries it as an iter_arg, each wgmma takes it and returns the next, and the body yields
 the last (the registers are made by convert-hopper-to-ptx). The
