@@ -179,6 +179,22 @@ def test_quantize_refusals():
         mmcomp.compile(rows, backend="interp")
 
 
+def test_a_row_quantization_that_no_tile_holds_names_no_tile():
+    """A row's amax needs the whole row in one tile; where no such tile fits the registers,
+    the refusal offers none of the narrower tiles (which the row rule refuses) (found by
+    the fuzzer: `--backend interp --seed 1 --case 52 --feature fp8-only`)."""
+    f = mmcomp.Fusion("rows_full")
+    a = f.input("a", [128, 128], "bf16")
+    w = f.input("w", [193, 128], "bf16")
+    t = f.input("t", [128, 193], "f32")
+    q, scale = f.quantize(f.add(f.linear(a, w), t), group=None)
+    f.output(q)
+    f.output(scale)
+    with pytest.raises(ScheduleError, match="would spill; no tile fits") as refused:
+        mmcomp.compile(f, backend="interp")
+    assert "tiles that fit" not in str(refused.value)
+
+
 def test_quantize_ir_round_trips():
     f = _quantizing_linear(64, 300, 96, "f8e4m3", 128)
     text = str(f)
