@@ -290,7 +290,7 @@ def swaps_ab(kernel: func.FuncOp) -> bool:
     return isinstance(params, ScheduleParamsAttr) and params.data.swap_ab
 
 
-def _static_n(kernel: Any) -> int | None:
+def _static_n(kernel: func.FuncOp) -> int | None:
     """The kernel's N (its iteration space's n), None where it has none or it is dynamic."""
     from mmcomp.dialects.fusion import IterationSpaceAttr
 
@@ -298,7 +298,7 @@ def _static_n(kernel: Any) -> int | None:
     if not isinstance(space, IterationSpaceAttr):
         return None
     extent = space.extents.get("n")
-    return extent if extent is not None and extent >= 0 else None
+    return None if extent is None or is_dynamic(extent) else extent
 
 
 def execute(
