@@ -312,10 +312,24 @@ GPU_CASES: dict[str, tuple[tuple[int, int, int], tuple[str, str], dict[str, Any]
         {"bias": True, "activation": "gelu", "out": "f32"},
     ),
     "small": ((128, 256, 384), ("f8e4m3", "f8e4m3"), {"out": "f32"}),
+    "wide_k8192": ((1024, 1024, 8192), ("f8e4m3", "f8e4m3"), {"out": "f32"}),
+    "wide_ragged": ((257, 1031, 1000), ("f8e4m3", "f8e5m2"), {"out": "f32"}),
+    "wide_small": ((200, 300, 384), ("f8e4m3", "f8e4m3"), {"out": "f32"}),
+    "tall_ragged": ((300, 1001, 1024), ("f8e4m3", "f8e4m3"), {}),
 }
-"""Each case's shape (M, N, K), factor types and scaled_linear keywords; `small` is the
-sanitizer's (`compute-sanitizer --tool memcheck|racecheck python
-tests/unit/test_fp8_blockwise.py small`)."""
+"""Each case's shape (M, N, K), factor types and scaled_linear keywords; `small` and
+`wide_small` are the sanitizer's (`compute-sanitizer --tool memcheck|racecheck python
+tests/unit/test_fp8_blockwise.py small`). The `wide` cases run on 128x256 tiles (two N
+blocks, the second of the last tile partly or wholly past N), `tall_ragged` on 256x128
+(GPU_SCHEDULES); the others on the heuristic's tile."""
+
+GPU_SCHEDULES: dict[str, dict[str, Any]] = {
+    "wide_k8192": {"tile": (128, 256, 128)},
+    "wide_ragged": {"tile": (128, 256, 128)},
+    "wide_small": {"tile": (128, 256, 128)},
+    "tall_ragged": {"tile": (256, 128, 128)},
+}
+"""The schedule keywords of the cases that do not run on the heuristic's tile."""
 
 GPU_TOLERANCE = {"f32": 1e-3, "bf16": 1.5e-2}
 """The bound on the relative error of a block-wise kernel against float64 of its
@@ -334,7 +348,7 @@ def run_gpu_case(name: str) -> dict[str, Any]:
     else:
         shape, (a_type, w_type), extra = GPU_CASES[name]
         f = scaled_linear(*shape, "block", a_type, w_type, **extra)
-    kernel = mmcomp.compile(f)
+    kernel = mmcomp.compile(f, **GPU_SCHEDULES.get(name, {}))
     inputs = fp8_inputs(f, np.random.default_rng())
     got = kernel(*inputs)
     want = mmcomp.reference(f, *inputs, accumulate=np.float64)
