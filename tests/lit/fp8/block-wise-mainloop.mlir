@@ -1,4 +1,4 @@
-// RUN: mmcomp-opt %s -p propagate-axis-mapping,choose-schedule,tile-split,tile-merge,split-k,insert-persistent-loop,materialize-schedule,partition-warp-roles,lower-schedule-to-hopper | filecheck %s
+// RUN: mmcomp-opt %s -p propagate-axis-mapping,choose-schedule,tile-split,tile-merge,split-k,insert-persistent-loop,materialize-schedule,partition-warp-roles,carry-ring-positions,lower-schedule-to-hopper | filecheck %s
 // RUN: mmcomp-opt %s -p compile-to-ptx -t ptx | python -m mmcomp.arch.ptxas - --sass "QGMMA\\.64x128x32\\.F32\\.E4M3\\.E4M3" | filecheck %s --check-prefix=PTXAS
 
 // A block-wise fp8 linear on a 128x256 tile: each consumer warpgroup holds 64x256 of the
