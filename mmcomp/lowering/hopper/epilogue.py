@@ -172,7 +172,7 @@ class Epilogue:
         )
         wg_n = self.ctx.params.wgmma_warpgroup[1]
         span = wg_n if per_row else QUANTIZE_GROUP
-        if wg_n % span:
+        if wg_n % span and any(isinstance(op, QuantizeScaleOp) for op in quantize):
             raise ScheduleError(
                 f"{self.ctx.where}: {quantize[0].name}: the warpgroup tile's n = {wg_n} must "
                 f"hold whole groups of {span} columns"
