@@ -33,12 +33,15 @@ from xdsl.interpreter import (
 )
 from xdsl.interpreters.builtin import scalar_attr
 from xdsl.ir import Attribute, BlockArgument, SSAValue
+from xdsl.utils.exceptions import InterpretationError
 
 from mmcomp.dialects import sched
-from mmcomp.dialects.fusion import AxisRolesAttr
+from mmcomp.dialects.fusion import AxisRolesAttr, QuantizeScaleOp
+from mmcomp.dialects.fusion.quantize import quantize_scales
 from mmcomp.dialects.fusion.scales import SCALE_BLOCK
 from mmcomp.errors import ScheduleError
 from mmcomp.ir.dtypes import DTYPES, of_element_type
+from mmcomp.ir.narrowing import is_memref
 
 T = TypeVar("T")
 
@@ -303,6 +306,27 @@ def _accumulator_inputs(op: sched.EpilogueOp) -> int:
     return count
 
 
+def _columns_inside(interpreter: Interpreter, op: sched.EpilogueOp) -> int | None:
+    """N - n0 of an epilogue's tile, read from a store of its values along n whose start
+    is computed before the epilogue; None where no such store tells."""
+    for result in op.results:
+        for use in result.uses:
+            store = use.operation
+            if not isinstance(store, sched.StoreTileOp):
+                continue
+            roles = _roles_of(store.dest)
+            memref = store.dest.type
+            if "n" not in roles or not is_memref(memref) or len(roles) != len(store.indices):
+                continue
+            axis = roles.index("n")
+            try:
+                (start,) = interpreter.get_values((store.indices[axis],))
+            except InterpretationError:
+                continue
+            return memref.get_shape()[axis] - _index(start)
+    return None
+
+
 def _roles_of(value: SSAValue) -> tuple[str, ...]:
     """The fusion.roles of a kernel argument (() where none)."""
     if not isinstance(value, BlockArgument):
@@ -377,6 +401,9 @@ class TileFunctions(InterpreterFunctions):
         """Which (tile, K block) products every accumulator and partial holds."""
         self.swap_ab = False
         """The schedule computes each tile's product transposed (`mma_tile_transposed`)."""
+        self.columns_inside: int | None = None
+        """The current epilogue tile's columns inside the arrays (N - n0), where a store of
+        its values along n tells: `fusion.quantize_scale` leaves the others out."""
 
     def track(self, array: np.ndarray) -> None:
         """Count the writes to every element of `array`."""
@@ -484,7 +511,22 @@ class TileFunctions(InterpreterFunctions):
     @impl(sched.EpilogueOp)
     def run_epilogue(self, interpreter: Interpreter, op: sched.EpilogueOp, args: PythonValues):
         self.ledger.summed(self.block_id, args[: _accumulator_inputs(op)])
+        self.columns_inside = None if self.swap_ab else _columns_inside(interpreter, op)
         return interpreter.run_ssacfg_region(op.body, args, "epilogue")
+
+    @impl(QuantizeScaleOp)
+    def run_quantize_scale(
+        self, interpreter: Interpreter, op: QuantizeScaleOp, args: PythonValues
+    ):
+        """The scales of an epilogue tile's groups (rows), its columns past N left out of
+        the amax: the tile's padding holds the epilogue's values of zero-filled tiles,
+        which need not be 0 (sigmoid(0)), as the cuda epilogue leaves them out."""
+        values = np.asarray(args[0], np.float64)
+        inside = self.columns_inside
+        if inside is not None and inside < values.shape[-1]:
+            values = values.copy()
+            values[..., max(inside, 0) :] = 0
+        return (np.asarray(quantize_scales(values, op.largest, op.granularity), np.float32),)
 
     @impl_terminator(sched.YieldOp)
     def run_yield(self, interpreter: Interpreter, op: sched.YieldOp, args: PythonValues):

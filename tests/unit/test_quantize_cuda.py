@@ -226,6 +226,40 @@ def test_quantizing_kernels_assemble_without_spills(name: str):
     assert shuffles and shuffles % (2 * rows * groups) == 0
 
 
+def test_block_scaled_gated_mlp_gate_up_is_refused_naming_the_registers():
+    """The fp8 GatedMLP's block-scaled gate/up kernel quantizes h in its epilogue, which
+    needs tile n = 128; its two contractions' accumulators and block-wise partials do not
+    fit a consumer thread there: choose-schedule says so (docs/fp8.md, torch)."""
+    torch = pytest.importorskip("torch")
+    from mmcomp.errors import ScheduleError
+    from mmcomp.torch.fp8 import Fp8GatedMLP
+
+    class Mlp(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.gate_proj = torch.nn.Linear(256, 512, bias=False)
+            self.up_proj = torch.nn.Linear(256, 512, bias=False)
+            self.down_proj = torch.nn.Linear(512, 256, bias=False)
+
+    module = Fp8GatedMLP(Mlp(), activation="silu", scaling="block")
+    fusion = module.fusion()
+    with pytest.raises(ScheduleError, match="no tile fits the quantization scales' tile n"):
+        mmcomp.compile(fusion).kernel_for(64)
+
+
+@pytest.mark.parametrize("scale", ["group", "row"])
+def test_executor_leaves_the_padding_out_of_the_amax(scale: str):
+    """The CPU executor's scales are the reference's where the last tile's padding holds
+    values that are not 0 (sigmoid(0) = 0.5 past N), as the cuda epilogue's are."""
+    case = Case((16, 200, 64), "f8e5m2", scale, activation="sigmoid")
+    f = case.fusion()
+    inputs = case.inputs(f, np.random.default_rng())
+    want = mmcomp.reference(f, *inputs)
+    got = mmcomp.compile(f, backend="interp", tile=(128, 256, 64))(*inputs)
+    np.testing.assert_allclose(got[1], want[1], rtol=2e-5)
+    assert check(case, f, inputs, list(got)) <= 0
+
+
 # On the CPU: the PTX value model runs the emitted kernel
 
 MODELLED: dict[str, Case] = {
