@@ -515,9 +515,7 @@ class TileFunctions(InterpreterFunctions):
         return interpreter.run_ssacfg_region(op.body, args, "epilogue")
 
     @impl(QuantizeScaleOp)
-    def run_quantize_scale(
-        self, interpreter: Interpreter, op: QuantizeScaleOp, args: PythonValues
-    ):
+    def run_quantize_scale(self, interpreter: Interpreter, op: QuantizeScaleOp, args: PythonValues):
         """The scales of an epilogue tile's groups (rows), its columns past N left out of
         the amax: the tile's padding holds the epilogue's values of zero-filled tiles,
         which need not be 0 (sigmoid(0)), as the cuda epilogue leaves them out."""
