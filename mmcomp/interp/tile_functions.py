@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 from xdsl.dialects import arith, gpu
@@ -33,15 +33,12 @@ from xdsl.interpreter import (
 )
 from xdsl.interpreters.builtin import scalar_attr
 from xdsl.ir import Attribute, BlockArgument, SSAValue
-from xdsl.utils.exceptions import InterpretationError
 
 from mmcomp.dialects import sched
-from mmcomp.dialects.fusion import AxisRolesAttr, QuantizeScaleOp
-from mmcomp.dialects.fusion.quantize import quantize_scales
+from mmcomp.dialects.fusion import AxisRolesAttr
 from mmcomp.dialects.fusion.scales import SCALE_BLOCK
 from mmcomp.errors import ScheduleError
 from mmcomp.ir.dtypes import DTYPES, of_element_type
-from mmcomp.ir.narrowing import is_memref
 
 T = TypeVar("T")
 
@@ -101,7 +98,7 @@ def store_tile(
 
 
 def group_tile(offsets: np.ndarray, tile: int, tile_m: int) -> tuple[int, int, int]:
-    """(group, first row, group end) of virtual m tile `tile` of contiguous groups whose
+    """(group, group start, group end) of virtual m tile `tile` of contiguous groups whose
     cumulative ends are `offsets` (`sched.group_tile`): the last group g whose first
     virtual tile floor(offsets[g - 1] / tile_m) + g is at most `tile`, found by the binary
     search the GPU runs (the offsets clamped to the last group, as its loads are)."""
@@ -115,8 +112,7 @@ def group_tile(offsets: np.ndarray, tile: int, tile_m: int) -> tuple[int, int, i
         probe = min(group + step, groups - 1)
         if start(probe) // tile_m + probe <= tile:
             group = probe
-    first = start(group) // tile_m + group
-    return group, start(group) + (tile - first) * tile_m, int(offsets[group])
+    return group, start(group), int(offsets[group])
 
 
 def _matrix_view(tile: np.ndarray, roles: Sequence[str], rows: str, cols: str) -> np.ndarray:
@@ -306,27 +302,6 @@ def _accumulator_inputs(op: sched.EpilogueOp) -> int:
     return count
 
 
-def _columns_inside(interpreter: Interpreter, op: sched.EpilogueOp) -> int | None:
-    """N - n0 of an epilogue's tile, read from a store of its values along n whose start
-    is computed before the epilogue; None where no such store tells."""
-    for result in op.results:
-        for use in result.uses:
-            store = use.operation
-            if not isinstance(store, sched.StoreTileOp):
-                continue
-            roles = _roles_of(store.dest)
-            memref = store.dest.type
-            if "n" not in roles or not is_memref(memref) or len(roles) != len(store.indices):
-                continue
-            axis = roles.index("n")
-            try:
-                (start,) = interpreter.get_values((store.indices[axis],))
-            except InterpretationError:
-                continue
-            return memref.get_shape()[axis] - _index(start)
-    return None
-
-
 def _roles_of(value: SSAValue) -> tuple[str, ...]:
     """The fusion.roles of a kernel argument (() where none)."""
     if not isinstance(value, BlockArgument):
@@ -401,9 +376,11 @@ class TileFunctions(InterpreterFunctions):
         """Which (tile, K block) products every accumulator and partial holds."""
         self.swap_ab = False
         """The schedule computes each tile's product transposed (`mma_tile_transposed`)."""
-        self.columns_inside: int | None = None
-        """The current epilogue tile's columns inside the arrays (N - n0), where a store of
-        its values along n tells: `fusion.quantize_scale` leaves the others out."""
+        self.extent_n: int | None = None
+        """The problem's N (the kernel's iteration space), where static."""
+        self.epilogue_functions: Any = None
+        """The fusion ops' implementations (FusionFunctions) that evaluate each epilogue:
+        told the columns of the tile inside N while it runs (`columns`)."""
 
     def track(self, array: np.ndarray) -> None:
         """Count the writes to every element of `array`."""
@@ -510,21 +487,28 @@ class TileFunctions(InterpreterFunctions):
 
     @impl(sched.EpilogueOp)
     def run_epilogue(self, interpreter: Interpreter, op: sched.EpilogueOp, args: PythonValues):
-        self.ledger.summed(self.block_id, args[: _accumulator_inputs(op)])
-        self.columns_inside = None if self.swap_ab else _columns_inside(interpreter, op)
-        return interpreter.run_ssacfg_region(op.body, args, "epilogue")
+        accumulators = args[: _accumulator_inputs(op)]
+        self.ledger.summed(self.block_id, accumulators)
+        functions = self.epilogue_functions
+        if functions is None:
+            return interpreter.run_ssacfg_region(op.body, args, "epilogue")
+        functions.columns = self._columns_inside(accumulators)
+        try:
+            return interpreter.run_ssacfg_region(op.body, args, "epilogue")
+        finally:
+            functions.columns = None
 
-    @impl(QuantizeScaleOp)
-    def run_quantize_scale(self, interpreter: Interpreter, op: QuantizeScaleOp, args: PythonValues):
-        """The scales of an epilogue tile's groups (rows), its columns past N left out of
-        the amax: the tile's padding holds the epilogue's values of zero-filled tiles,
-        which need not be 0 (sigmoid(0)), as the cuda epilogue leaves them out."""
-        values = np.asarray(args[0], np.float64)
-        inside = self.columns_inside
-        if inside is not None and inside < values.shape[-1]:
-            values = values.copy()
-            values[..., max(inside, 0) :] = 0
-        return (np.asarray(quantize_scales(values, op.largest, op.granularity), np.float32),)
+    def _columns_inside(self, accumulators: Sequence[Any]) -> int | None:
+        """How many of the tile's columns lie inside N: N less the tile's first column (from
+        the K blocks its accumulators hold), or None where unknown."""
+        if self.extent_n is None:
+            return None
+        for accumulator in accumulators:
+            for _, tile, _ in self.ledger.of(accumulator):
+                starts = dict(tile)
+                if "n" in starts:
+                    return max(0, self.extent_n - starts["n"])
+        return None
 
     @impl_terminator(sched.YieldOp)
     def run_yield(self, interpreter: Interpreter, op: sched.YieldOp, args: PythonValues):

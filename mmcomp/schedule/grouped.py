@@ -6,8 +6,10 @@ data-parallel one with fixed parts: one CTA per tile, all K blocks (split_k = 1,
 stream-K: the tile count is known only on the device), no cluster (the m tiles of a
 cluster could lie in two groups), cooperative consumers (the skip of a tile without rows
 is a branch around the K loop, which the ring positions take in place; the ping-pong
-turn's tile counter does not) and the registers epilogue (the stores are clipped at the
-group's end, which a TMA store cannot do).
+turn's tile counter does not). The epilogue is the dense heuristic's: "smem" stages the
+tile in shared memory as for a TMA store, and the threads store its rows in 16-byte
+vectors clipped at the group's end (which a TMA store cannot clip), coalesced where the
+registers epilogue writes 4 bytes a thread.
 
 The tile is chosen as the dense heuristic chooses it for the rows the groups hold in all
 (contiguous: T, at the nominal or bucket M where T is dynamic; masked: G x Mmax), which
@@ -71,5 +73,5 @@ def choose_grouped_params(
     extents = {axis: extent for axis, extent in problem.extents.items() if axis != GROUP_ROLE}
     extents["m"] = grouped_rows(problem, grouping, schedule_m)
     dense = dataclasses.replace(problem, extents=extents)
-    chosen = {**FIXED, "epilogue": "registers", **given}
+    chosen = {**FIXED, **given}
     return choose_params(dense, None, **chosen)

@@ -187,13 +187,74 @@ def test_group_lookup_matches_a_walk_of_the_groups() -> None:
         rows = int(rng.integers(0, 2000))
         tile_m = int(rng.choice([64, 128, 256]))
         offsets = ragged_offsets(rng, groups, rows, list(rng.integers(0, groups, size=3)))
+        starts = [0, *(int(end) for end in offsets[:-1])]
+        firsts = [start // tile_m + group for group, start in enumerate(starts)]
         covered = np.zeros(rows, np.int64)
         for tile in range(sched.group_tiles_bound(rows, tile_m, groups)):
-            group, m0, end = group_tile(offsets, tile, tile_m)
-            start = 0 if group == 0 else int(offsets[group - 1])
-            assert end == offsets[group] and (m0 - start) % tile_m == 0
+            group, start, end = group_tile(offsets, tile, tile_m)
+            assert group == max(g for g, first in enumerate(firsts) if first <= tile)
+            assert (start, end) == (starts[group], offsets[group])
+            m0 = start + (tile - firsts[group]) * tile_m
             covered[m0 : min(m0 + tile_m, end)] += 1
         assert (covered[: offsets[-1]] == 1).all() and (covered[offsets[-1] :] == 0).all()
+
+
+def group_major_order(
+    offsets: np.ndarray, rows: int, tile: tuple[int, int], n: int, raster: str, swizzle: int
+) -> list[tuple[int, int] | None]:
+    """The (m0, n0) of each unit of a contiguous grouped kernel, None for a unit without
+    rows: group by group (group g's units from (floor(offsets[g - 1] / tile m) + g) x the
+    n tiles), each group's tiles in bands of `swizzle` tiles along the raster's other
+    axis (the last band shorter), walked along that axis first."""
+    tile_m, tile_n = tile
+    groups, tiles_n = len(offsets), -(-n // tile_n)
+    bound = rows // tile_m + groups
+    order: list[tuple[int, int] | None] = []
+    for group in range(groups):
+        start = 0 if group == 0 else int(offsets[group - 1])
+        tiles = -(-(int(offsets[group]) - start) // tile_m)
+        following = int(offsets[group]) // tile_m + group + 1 if group < groups - 1 else bound
+        units = (following - (start // tile_m + group)) * tiles_n
+        walk: list[tuple[int, int]] = []
+        if raster == "n":
+            for band in range(0, tiles, swizzle):
+                walk += [
+                    (j, k) for k in range(tiles_n) for j in range(band, min(band + swizzle, tiles))
+                ]
+        else:
+            for band in range(0, tiles_n, swizzle):
+                walk += [
+                    (j, k) for j in range(tiles) for k in range(band, min(band + swizzle, tiles_n))
+                ]
+        order += [(start + j * tile_m, k * tile_n) for j, k in walk]
+        order += [None] * (units - len(walk))
+    assert len(order) == bound * tiles_n
+    return order
+
+
+@pytest.mark.parametrize(("raster", "swizzle"), [("n", 2), ("n", 1), ("m", 2), ("m", 8)])
+def test_tiles_walk_group_by_group(raster: str, swizzle: int) -> None:
+    """Each CTA stores its tiles in the group-major order: the units of a group are
+    consecutive, swizzled within the group, so no band holds two groups' tiles."""
+    rng = np.random.default_rng(13)
+    f = mmcomp.Fusion("grouped")
+    x = f.input("x", ("t", K), "bf16")
+    w = f.input("w", (5, 5 * 64, K), "bf16")
+    offsets = f.input("offsets", (5,), "i32")
+    f.output(f.grouped_linear(x, w, offsets))
+    params = dict(tile=(64, 64, 64), raster=raster, swizzle=swizzle, schedule_m=700)
+    for routing in (
+        np.array([200, 200, 390, 640, 650], np.int32),
+        np.array([0, 64, 64, 700, 700], np.int32),
+        ragged_offsets(rng, 5, 700, [2]),
+    ):
+        execution = _check(f, _inputs(f, rng, routing, 700), **params)
+        order = group_major_order(routing, 700, (64, 64), 5 * 64, raster, swizzle)
+        grid = execution.grid  # pyright: ignore[reportAttributeAccessIssue]
+        for cta in range(grid):
+            expected = [unit for unit in order[cta::grid] if unit is not None]
+            stored = [starts for block, _, starts in execution.trace if block == cta]  # pyright: ignore[reportAttributeAccessIssue]
+            assert stored == expected, cta
 
 
 def test_group_limit_and_fixed_parameters_are_refused() -> None:
@@ -225,3 +286,77 @@ def test_cuda_kernels_assemble_without_spills(groups: int, rows: int, n: int, k:
 def test_stages_print_the_lookups() -> None:
     text = str(mmcomp.compile(contiguous(8), backend="interp").module)
     assert "sched.group_tile %offsets" in text and "rows %group_end" in text
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "f32"])
+def test_emitted_row_stores_write_each_group_once(dtype: str) -> None:
+    """The cuda kernel of a grouped linear with the staged epilogue (epilogue "smem": boxes
+    in shared memory, stored by the threads in 16-byte row vectors clipped at the group's
+    end) run by the PTX value model: ragged groups with an empty one and rows of no group,
+    N ragged against the tile (its last chunks clipped), outputs poisoned with NaN: each
+    group's rows against float64, every other row left as it was."""
+    from ptx_value_model import run_values
+
+    from mmcomp.backend.kernel import lower_to_ptx
+    from mmcomp.pipeline import run_pipeline
+
+    groups, n, k, rows = 3, 200, 128, 300
+    f = mmcomp.Fusion("grouped")
+    x = f.input("x", ("t", k), "bf16")
+    w = f.input("w", (groups, n, k), "bf16")
+    offsets = f.input("offsets", (groups,), "i32")
+    y = f.grouped_linear(x, w, offsets)
+    f.output(f.cast(y, "bf16") if dtype == "bf16" else y)
+    params = {"tile": (128, 128, 64), "epilogue": "smem", "stages": 2}
+    module, chosen, _ = run_pipeline(f.module, params, schedule_m=rows)
+    assert chosen.epilogue == "smem"
+    text, plan = lower_to_ptx(module)
+    assert "st.global.v4.f32" in text and "ld.shared.v4.f32" in text
+    assert "cp.async.bulk.tensor.2d.global.shared" not in text
+    rng = np.random.default_rng(17)
+    routing = np.array([100, 100, 290], np.int32)
+    inputs = _inputs(f, rng, routing, rows)
+    want = np.asarray(mmcomp.reference(f, *inputs)[0], dtype=np.float64)
+    element = ml_dtypes.bfloat16 if dtype == "bf16" else np.float32
+    poisoned = np.full((rows, n), np.nan, dtype=element)
+    (got,) = run_values(text, plan, inputs, [poisoned], extents=(rows,), grid=2)
+    got = got.astype(np.float64)
+    in_groups = ~np.isnan(want)
+    assert in_groups[:290].all() and not in_groups[290:].any()
+    assert np.isnan(got[290:]).all(), "a row of no group was written"
+    error = np.abs(got - want)[in_groups].max() / np.abs(want[in_groups]).max()
+    assert error < (1e-2 if dtype == "bf16" else 1e-5), error
+
+
+def test_emitted_row_stores_of_masked_groups() -> None:
+    """The masked layout's row-stored kernel (out [G, Mmax, N], the group an axis of the
+    address) run by the PTX value model: each group's first counts[g] rows against
+    float64, the rows past each count (a whole tile of them in group 0) left as NaN."""
+    from ptx_value_model import run_values
+
+    from mmcomp.backend.kernel import lower_to_ptx
+    from mmcomp.pipeline import run_pipeline
+
+    groups, rows, n, k = 3, 150, 200, 64
+    f = mmcomp.Fusion("masked")
+    x = f.input("x", (groups, rows, k), "bf16")
+    w = f.input("w", (groups, n, k), "bf16")
+    counts = f.input("counts", (groups,), "i32")
+    f.output(f.cast(f.grouped_linear(x, w, counts=counts), "bf16"))
+    params = {"tile": (128, 128, 64), "epilogue": "smem", "stages": 2}
+    module, chosen, _ = run_pipeline(f.module, params)
+    assert chosen.epilogue == "smem"
+    text, plan = lower_to_ptx(module)
+    assert "st.global.v4.f32" in text
+    sizes = np.array([100, 0, 150], np.int32)
+    inputs = _inputs(f, np.random.default_rng(19), sizes, groups)
+    want = np.asarray(mmcomp.reference(f, *inputs)[0], dtype=np.float64)
+    poisoned = np.full((groups, rows, n), np.nan, dtype=ml_dtypes.bfloat16)
+    (got,) = run_values(text, plan, inputs, [poisoned], grid=3)
+    got = got.astype(np.float64)
+    for group, count in enumerate(sizes):
+        assert np.isnan(got[group, count:]).all(), f"group {group}: a row past its count"
+        assert not np.isnan(got[group, :count]).any()
+    in_groups = ~np.isnan(want)
+    error = np.abs(got - want)[in_groups].max() / np.abs(want[in_groups]).max()
+    assert error < 1e-2, error

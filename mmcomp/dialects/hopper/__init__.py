@@ -59,6 +59,7 @@ from mmcomp.dialects.hopper.access import (
     GlobalLoadIndexOp,
     GlobalLoadOp,
     GlobalStoreOp,
+    SmemLoadOp,
     SmemStoreOp,
 )
 from mmcomp.dialects.hopper.attrs import TileAttr, WarpRolesAttr, tile
@@ -181,6 +182,7 @@ __all__ = [
     "RingStartOp",
     "SLOT_ATTR",
     "SPECIALIZATIONS",
+    "SmemLoadOp",
     "SmemStoreOp",
     "GlobalLoadOp",
     "GlobalLoadIndexOp",
@@ -239,6 +241,7 @@ def all_ops() -> list[type[Operation]]:
         SlotRingOp,
         SlotStageOp,
         RingSlotOp,
+        SmemLoadOp,
         SmemStoreOp,
         GlobalLoadOp,
         GlobalLoadIndexOp,
