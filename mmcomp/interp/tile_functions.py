@@ -98,7 +98,7 @@ def store_tile(
 
 
 def group_tile(offsets: np.ndarray, tile: int, tile_m: int) -> tuple[int, int, int]:
-    """(group, first row, group end) of virtual m tile `tile` of contiguous groups whose
+    """(group, group start, group end) of virtual m tile `tile` of contiguous groups whose
     cumulative ends are `offsets` (`sched.group_tile`): the last group g whose first
     virtual tile floor(offsets[g - 1] / tile_m) + g is at most `tile`, found by the binary
     search the GPU runs (the offsets clamped to the last group, as its loads are)."""
@@ -112,8 +112,7 @@ def group_tile(offsets: np.ndarray, tile: int, tile_m: int) -> tuple[int, int, i
         probe = min(group + step, groups - 1)
         if start(probe) // tile_m + probe <= tile:
             group = probe
-    first = start(group) // tile_m + group
-    return group, start(group) + (tile - first) * tile_m, int(offsets[group])
+    return group, start(group), int(offsets[group])
 
 
 def _matrix_view(tile: np.ndarray, roles: Sequence[str], rows: str, cols: str) -> np.ndarray:

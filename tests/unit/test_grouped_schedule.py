@@ -187,13 +187,74 @@ def test_group_lookup_matches_a_walk_of_the_groups() -> None:
         rows = int(rng.integers(0, 2000))
         tile_m = int(rng.choice([64, 128, 256]))
         offsets = ragged_offsets(rng, groups, rows, list(rng.integers(0, groups, size=3)))
+        starts = [0, *(int(end) for end in offsets[:-1])]
+        firsts = [start // tile_m + group for group, start in enumerate(starts)]
         covered = np.zeros(rows, np.int64)
         for tile in range(sched.group_tiles_bound(rows, tile_m, groups)):
-            group, m0, end = group_tile(offsets, tile, tile_m)
-            start = 0 if group == 0 else int(offsets[group - 1])
-            assert end == offsets[group] and (m0 - start) % tile_m == 0
+            group, start, end = group_tile(offsets, tile, tile_m)
+            assert group == max(g for g, first in enumerate(firsts) if first <= tile)
+            assert (start, end) == (starts[group], offsets[group])
+            m0 = start + (tile - firsts[group]) * tile_m
             covered[m0 : min(m0 + tile_m, end)] += 1
         assert (covered[: offsets[-1]] == 1).all() and (covered[offsets[-1] :] == 0).all()
+
+
+def group_major_order(
+    offsets: np.ndarray, rows: int, tile: tuple[int, int], n: int, raster: str, swizzle: int
+) -> list[tuple[int, int] | None]:
+    """The (m0, n0) of each unit of a contiguous grouped kernel, None for a unit without
+    rows: group by group (group g's units from (floor(offsets[g - 1] / tile m) + g) x the
+    n tiles), each group's tiles in bands of `swizzle` tiles along the raster's other
+    axis (the last band shorter), walked along that axis first."""
+    tile_m, tile_n = tile
+    groups, tiles_n = len(offsets), -(-n // tile_n)
+    bound = rows // tile_m + groups
+    order: list[tuple[int, int] | None] = []
+    for group in range(groups):
+        start = 0 if group == 0 else int(offsets[group - 1])
+        tiles = -(-(int(offsets[group]) - start) // tile_m)
+        following = int(offsets[group]) // tile_m + group + 1 if group < groups - 1 else bound
+        units = (following - (start // tile_m + group)) * tiles_n
+        walk: list[tuple[int, int]] = []
+        if raster == "n":
+            for band in range(0, tiles, swizzle):
+                walk += [
+                    (j, k) for k in range(tiles_n) for j in range(band, min(band + swizzle, tiles))
+                ]
+        else:
+            for band in range(0, tiles_n, swizzle):
+                walk += [
+                    (j, k) for j in range(tiles) for k in range(band, min(band + swizzle, tiles_n))
+                ]
+        order += [(start + j * tile_m, k * tile_n) for j, k in walk]
+        order += [None] * (units - len(walk))
+    assert len(order) == bound * tiles_n
+    return order
+
+
+@pytest.mark.parametrize(("raster", "swizzle"), [("n", 2), ("n", 1), ("m", 2), ("m", 8)])
+def test_tiles_walk_group_by_group(raster: str, swizzle: int) -> None:
+    """Each CTA stores its tiles in the group-major order: the units of a group are
+    consecutive, swizzled within the group, so no band holds two groups' tiles."""
+    rng = np.random.default_rng(13)
+    f = mmcomp.Fusion("grouped")
+    x = f.input("x", ("t", K), "bf16")
+    w = f.input("w", (5, 5 * 64, K), "bf16")
+    offsets = f.input("offsets", (5,), "i32")
+    f.output(f.grouped_linear(x, w, offsets))
+    params = dict(tile=(64, 64, 64), raster=raster, swizzle=swizzle, schedule_m=700)
+    for routing in (
+        np.array([200, 200, 390, 640, 650], np.int32),
+        np.array([0, 64, 64, 700, 700], np.int32),
+        ragged_offsets(rng, 5, 700, [2]),
+    ):
+        execution = _check(f, _inputs(f, rng, routing, 700), **params)
+        order = group_major_order(routing, 700, (64, 64), 5 * 64, raster, swizzle)
+        grid = execution.grid  # pyright: ignore[reportAttributeAccessIssue]
+        for cta in range(grid):
+            expected = [unit for unit in order[cta::grid] if unit is not None]
+            stored = [starts for block, _, starts in execution.trace if block == cta]  # pyright: ignore[reportAttributeAccessIssue]
+            assert stored == expected, cta
 
 
 def test_group_limit_and_fixed_parameters_are_refused() -> None:

@@ -61,6 +61,29 @@ def test_epilogue_with_full_tiles_gets_128x128():
         assert (chosen.tile, chosen.epilogue) == ((128, 128, 64), "registers")
 
 
+def test_fp8_row_scales_get_a_tall_tile_where_128x256_spills():
+    """w's row-wise scale holds 64 columns per thread at 128x256; 256x128 holds 32 and reads
+    the same bytes per multiply-accumulate (measured: docs/fp8.md)."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
+    import bench
+
+    picks = {
+        mode: mmcomp.compile(bench.fp8_fusion(8192, 8192, 8192, mode)).params.tile
+        for mode in ("tensor", "row")
+    }
+    assert picks == {"tensor": (128, 256, 128), "row": (256, 128, 128)}
+    # A decode row keeps its one-wave tile; bf16 keeps 128-row tiles.
+    assert mmcomp.compile(bench.fp8_fusion(128, 14336, 4096, "row")).params.tile[0] == 128
+    assert choose_params(Problem({"m": 8192, "n": 14336, "k": 4096}, epilogue_tiles=1)).tile == (
+        128,
+        128,
+        64,
+    )
+
+
 def test_horizontal_fusion_fits_two_b_tiles():
     params = choose_params(Problem({"m": 4096, "n": 14336, "k": 5120}, b_operands=2))
     assert params.tile == (128, 128, 64)

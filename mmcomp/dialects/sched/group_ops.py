@@ -13,7 +13,10 @@ launch (and one CUDA graph) serves any routing.
   every routing of T rows (`group_tiles_bound`), the kernel's loop bound is known on the
   host from T, and an index maps to its group by a binary search over the offsets
   (`sched.group_tile`). An index between two groups' tiles (at most one per group) has no
-  rows: its m0 is at or past its end.
+  rows. The kernel walks its (m tile, n tile) pairs group by group: a linear tile index t
+  of the (virtual m tiles x n tiles) list lies in group g where first(g) <= t / n_tiles,
+  and its index within the group's (tiles x n tiles) grid is t - first(g) * n_tiles,
+  rastered and swizzled in that grid (mmcomp.lowering.materialize_schedule.kernel).
 - Masked groups: x is [G, Mmax, K], `counts[g]` the rows of group g that hold tokens
   (`sched.group_rows`); a tile at or past the count is skipped, and rows past it are not
   written.
@@ -78,12 +81,13 @@ def _check_groups(name: str, array: SSAValue, what: str) -> None:
 
 @irdl_op_definition
 class GroupTileOp(IRDLOperation):
-    """The group, first row and group end of a virtual m tile of contiguous groups:
-    `%g, %m0, %end = sched.group_tile %offsets[%tile] tile_m 128 : memref<8xi32>`.
+    """The group of a virtual m tile of contiguous groups, and the group's rows:
+    `%g, %start, %end = sched.group_tile %offsets[%tile] tile_m 128 : memref<8xi32>`.
 
-    g is the last group whose first(g) = floor(offsets[g - 1] / tile_m) + g is at most
-    `tile`; m0 = offsets[g - 1] + (tile - first(g)) * tile_m; end = offsets[g]. The tile
-    holds the rows [m0, min(m0 + tile_m, end)) of group g, none where m0 >= end.
+    g is the last group whose first virtual tile first(g) = floor(offsets[g - 1] / tile_m)
+    + g is at most `tile`; start = offsets[g - 1] (0 for g = 0), end = offsets[g]. Group
+    g's m tiles are the virtual indices first(g) + j, j < ceil((end - start) / tile_m),
+    holding the rows [start + j tile_m, min(start + (j + 1) tile_m, end)).
     """
 
     name = "sched.group_tile"
@@ -96,8 +100,8 @@ class GroupTileOp(IRDLOperation):
     """Rows per m tile."""
     group = result_def(IndexType)
     """The tile's group."""
-    row = result_def(IndexType)
-    """The tile's first row."""
+    start = result_def(IndexType)
+    """The group's first row: offsets[g - 1], 0 for the first group."""
     end = result_def(IndexType)
     """The group's end: rows at or past it are another group's."""
 

@@ -1,10 +1,11 @@
 """A grouped kernel's group ops at the hopper level: index arithmetic and word loads.
 
-`sched.group_tile` (the group, first row and group end of a virtual m tile of contiguous
-groups) becomes the binary search it is defined by (mmcomp/dialects/sched/group_ops.py),
+`sched.group_tile` (the group of a virtual m tile of contiguous groups, its start and
+end) becomes the binary search it is defined by (mmcomp/dialects/sched/group_ops.py),
 unrolled over the bits of the group index: each step loads one group start,
 `offsets[probe - 1]` (a `hopper.global_load_index`), and keeps the probe where its first
-tile, start / tile_m + probe, is at most the tile; the group end is one more load. So a
+tile, start / tile_m + probe, is at most the tile (its start kept with it); the group end
+is one more load. So a
 tile costs ceil(log2 G) + 1 dependent loads of a few hundred bytes that every CTA reads
 (L1 hits after the first tile), and no shared memory, scan or barrier. `sched.group_rows`
 (a masked group's rows) is one load. Both roles run the same arithmetic on the same
@@ -45,15 +46,15 @@ def place_group_op(ctx: KernelContext, op: Operation) -> bool:
         return True
     if not isinstance(op, sched.GroupTileOp):
         return False
-    group, row, end = group_tile(ctx, op)
+    group, start, end = group_tile(ctx, op)
     ctx.regs[op.group] = group
-    ctx.regs[op.row] = row
+    ctx.regs[op.start] = start
     ctx.regs[op.end] = end
     return True
 
 
 def group_tile(ctx: KernelContext, op: sched.GroupTileOp) -> tuple[SSAValue, SSAValue, SSAValue]:
-    """The binary search of `sched.group_tile`: (group, first row, group end)."""
+    """The binary search of `sched.group_tile`: (group, group start, group end)."""
     k = ctx.k
     values = Values(ctx)
     offsets_type = op.offsets.type
@@ -73,9 +74,7 @@ def group_tile(ctx: KernelContext, op: sched.GroupTileOp) -> tuple[SSAValue, SSA
         group = k.append(arith.SelectOp(within, probe, group)).result
         start = k.append(arith.SelectOp(within, probe_start, start)).result
     end = load_word(ctx, op.offsets, group)
-    first = values.add(k.append(arith.DivUIOp(start, tile_m)).result, group)
-    row = values.add(start, values.mul(values.sub(tile, first), tile_m))
     if sched.search_steps(groups):
-        group.name_hint = "group"
-    row.name_hint, end.name_hint = "group_m0", "group_end"
-    return group, row, end
+        group.name_hint, start.name_hint = "group", "group_start"
+    end.name_hint = "group_end"
+    return group, start, end

@@ -93,7 +93,8 @@ def tile_coordinates(
     group_sizes: SSAValue | None = None,
 ) -> Coordinates:
     """Emit the arithmetic from a cluster's work unit to the CTA's tile coordinates (of a
-    grouped plan, the group lookups on `group_sizes`: `grouped_coordinates`)."""
+    grouped plan, the group lookups on `group_sizes`: `contiguous_group_coordinates`,
+    `grouped_coordinates`)."""
     slice_ = None
     if plan.split_k > 1:
         slice_ = index.rem(unit, plan.split_k, "slice")
@@ -109,6 +110,9 @@ def tile_coordinates(
             starts[axis] = index.rem(batch, counts[axis], axis)
             batch = index.div(batch, counts[axis], outermost if axis == inner[0] else "")
         starts[outermost] = batch
+    if plan.groups == CONTIGUOUS:
+        assert group_sizes is not None
+        return contiguous_group_coordinates(index, plan, counts["tiles_n"], unit, group_sizes)
     tile_m, tile_n = swizzled_tile(
         index, unit, counts["tiles_m"], counts["tiles_n"], plan.raster, plan.swizzle
     )
@@ -127,6 +131,37 @@ def tile_coordinates(
     return Coordinates(starts, cta_tile, slice_)
 
 
+def contiguous_group_coordinates(
+    index: IndexBuilder, plan: SchedulePlan, tiles_n: Count, unit: SSAValue, offsets: SSAValue
+) -> Coordinates:
+    """A tile of contiguous groups from its linear index `unit`, in group-major order.
+
+    The (virtual m tile x n tile) list is walked group by group: `sched.group_tile` finds
+    the group g of the virtual m tile unit / tiles_n (its units are those from
+    first(g) x tiles_n, first(g) = floor(start / tile m) + g), and the unit's index within
+    the group, unit - first(g) x tiles_n, is rastered and swizzled over the group's own
+    (ceil(rows / tile m) x tiles_n) grid, so a swizzle band never holds two groups' tiles
+    (two weights). A unit past the group's tiles (the virtual tile between two groups, or
+    past the last group) has no rows: it is skipped, and walks the grid's first tile."""
+    tile_m, tile_n = plan.tile[0], plan.tile[1]
+    virtual = index.div(unit, tiles_n, "virtual_m")
+    lookup = index.add(sched.GroupTileOp(offsets, virtual, tile_m))
+    group, start, end = lookup.results
+    group.name_hint, start.name_hint, end.name_hint = "g", "group_start", "group_end"
+    first = index.plus(index.div(start, tile_m), group, "group_first_m")
+    tiles = index.ceil_div(index.minus(end, start, "group_rows"), tile_m, "group_m_tiles")
+    assert isinstance(tiles, SSAValue)
+    local = index.minus(unit, index.value(index.times(first, tiles_n)), "group_unit")
+    group_units = index.value(index.times(tiles, tiles_n, "group_units"))
+    live = index.compare("ult", local, group_units, "has_rows")
+    local = index.select(live, local, index.const(0), "group_local")
+    span = index.greater(tiles, index.const(1), "group_span")
+    m_tile, n_tile = swizzled_tile(index, local, span, tiles_n, plan.raster, plan.swizzle)
+    m0 = index.plus(start, index.mul(m_tile, tile_m), "m0")
+    n0 = index.mul(n_tile, tile_n, "n0")
+    return Coordinates({GROUP_ROLE: group, "m": m0, "n": n0}, rows=end, live=live)
+
+
 def grouped_coordinates(
     index: IndexBuilder,
     plan: SchedulePlan,
@@ -135,20 +170,10 @@ def grouped_coordinates(
     tile_n: SSAValue,
     group_sizes: SSAValue,
 ) -> Coordinates:
-    """A grouped tile's starts, row bound and live test, from its m and n tile indices.
-
-    Contiguous groups: the m tile index is a virtual one; `sched.group_tile` gives its
-    group (the start along g), first row and group end. Masked groups: the group is the
-    batch index (already in `starts`), the rows are the group's count
-    (`sched.group_rows`)."""
+    """A masked group's tile: its starts, row bound and live test, from its m and n tile
+    indices. The group is the batch index (already in `starts`), the rows are the group's
+    count (`sched.group_rows`)."""
     n0 = index.mul(tile_n, plan.tile[1], "n0")
-    if plan.groups == CONTIGUOUS:
-        lookup = index.add(sched.GroupTileOp(group_sizes, tile_m, plan.tile[0]))
-        group, m0, end = lookup.results
-        group.name_hint, m0.name_hint, end.name_hint = "g", "m0", "group_end"
-        grouped = {GROUP_ROLE: group, "m": m0, "n": n0}
-        live = index.compare("ult", m0, end, "has_rows")
-        return Coordinates(grouped, rows=end, live=live)
     m0 = index.mul(tile_m, plan.tile[0], "m0")
     rows = index.add(sched.GroupRowsOp(group_sizes, starts[GROUP_ROLE])).results[0]
     rows.name_hint = "group_rows"

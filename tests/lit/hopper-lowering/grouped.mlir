@@ -13,12 +13,12 @@
 // whose box starts at the group.
 
 // ROLES:       hopper.warp_specialize cooperative producer {
-// ROLES:         %g, %m0, %group_end = sched.group_tile %offsets[%tile_m] tile_m 128 : memref<8xi32>
-// ROLES-NEXT:    %has_rows = arith.cmpi ult, %m0, %group_end : index
-// ROLES-NEXT:    scf.if %has_rows {
+// ROLES:         %g, %group_start, %group_end = sched.group_tile %offsets[%virtual_m] tile_m 128 : memref<8xi32>
+// ROLES:         %has_rows = arith.cmpi ult, %group_unit, %group_units : index
+// ROLES:         scf.if %has_rows {
 // ROLES:           sched.load_tile %w[%g, %n0, %k0] {hopper.slot = 1 : i64}
 // ROLES:       } consumer {
-// ROLES:         %g_1, %m0_1, %group_end_1 = sched.group_tile %offsets[%tile_m_1] tile_m 128 : memref<8xi32>
+// ROLES:         %g_1, %group_start_1, %group_end_1 = sched.group_tile %offsets[%virtual_m_1] tile_m 128 : memref<8xi32>
 
 // CHECK:       hopper.kernel @grouped({{.*}}arg2 : ptr<role = input, name = "offsets", shape = [8], dtype = i32>{{.*}}tmap1 : tmap<arg = 1, dtype = bf16, shape = [8, 256, 64], box = [1, 128, 64]
 // CHECK:         %[[OFFSETS:.*]] = hopper.array_param arg2 : memref<8xi32>

@@ -2,16 +2,16 @@
 // RUN: mmcomp-opt %s | mmcomp-opt | filecheck %s
 // RUN: mmcomp-opt %s --print-op-generic | mmcomp-opt | filecheck %s
 
-// A grouped kernel's lookups of its groups, read on the device: the group, first row and
-// group end of a virtual m tile of contiguous groups (offsets: cumulative group ends), a
+// A grouped kernel's lookups of its groups, read on the device: the group of a virtual m
+// tile of contiguous groups and that group's start and end (offsets: cumulative group ends), a
 // masked group's rows (counts), and the stores clipped at the group's end.
 
 // CHECK-LABEL: func.func @contiguous
-// CHECK-NEXT:    %group, %m0, %end = sched.group_tile %offsets[%tile] tile_m 128 : memref<8xi32>
+// CHECK-NEXT:    %group, %start, %end = sched.group_tile %offsets[%tile] tile_m 128 : memref<8xi32>
 // CHECK-NEXT:    sched.store_tile %y, %out[%m0, %n0] rows %end : tensor<128x128xf32>, memref<?x256xf32>
 // CHECK-NEXT:    sched.store_tile %y, %out[%m0, %n0] : tensor<128x128xf32>, memref<?x256xf32>
-func.func @contiguous(%offsets: memref<8xi32>, %out: memref<?x256xf32>, %tile: index, %n0: index, %y: tensor<128x128xf32>) {
-  %group, %m0, %end = sched.group_tile %offsets[%tile] tile_m 128 : memref<8xi32>
+func.func @contiguous(%offsets: memref<8xi32>, %out: memref<?x256xf32>, %tile: index, %m0: index, %n0: index, %y: tensor<128x128xf32>) {
+  %group, %start, %end = sched.group_tile %offsets[%tile] tile_m 128 : memref<8xi32>
   sched.store_tile %y, %out[%m0, %n0] rows %end : tensor<128x128xf32>, memref<?x256xf32>
   sched.store_tile %y, %out[%m0, %n0] : tensor<128x128xf32>, memref<?x256xf32>
   func.return
