@@ -47,6 +47,7 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -55,7 +56,7 @@ if str(ROOT) not in sys.path:
 
 import mmcomp  # noqa: E402
 from mmcomp.errors import FusionError, ScheduleError  # noqa: E402
-from mmcomp.frontend.builder import Fusion, Value  # noqa: E402
+from mmcomp.frontend.builder import Fusion, Value, numpy_dtype  # noqa: E402
 from mmcomp.schedule.heuristics import PARAMETERS  # noqa: E402
 
 # ---------------------------------------------------------------------------------------
@@ -82,10 +83,16 @@ FEATURES = {
     "empty groups and rows of no group included",
     "grouped-only": "every case a grouped one (the grouped family alone: specs drawn from "
     "streams of their own until a linear or all-linear horizontal one comes)",
-    "backward": "each case one backward kernel of mmcomp.grad (the epilogue adjoint under "
-    "recompute, a dgrad, a dW over the tokens: its token count a dynamic K, run at the "
-    "spec's) of a drawn linear, matmul or horizontal fusion, against the reference of that "
-    "kernel's fusion",
+    "fp8": "in a share of the dense cases (their own random stream), fp8: e4m3 / e5m2 "
+    "factors (mixed too) with per-tensor, row-wise, block-wise or no scales, fp8 outputs, "
+    "Fusion.quantize of the chain's last value (interp only: refused by cuda)",
+    "fp8-only": "every case an fp8 one (specs drawn from streams of their own)",
+    "grad": "in a share of the cases (their own random stream), one backward kernel of "
+    "mmcomp.grad (the epilogue adjoint under recompute, a dgrad, a dW over the tokens: its "
+    "token count a dynamic K, run at a drawn count, 0 and 1 included) of a drawn linear, "
+    "matmul or horizontal fusion, against the reference of that kernel's fusion; the "
+    "gradients of the whole plan against float64 torch autograd of the forward",
+    "grad-only": "every case a backward one (the grad family alone)",
 }
 """Features that widen the grammar, each enabled by `--feature NAME`. They hold what the
 cuda back end does not take yet (or is being fixed); the default grammar is what both back
@@ -180,6 +187,15 @@ class Spec:
     group_layout: str = ""
     """Grouped: "offsets" (x [M, K], cumulative group ends) or "counts" (x [G, M, K], the
     rows of each group; every [M, ...] operand and output gets the leading G)."""
+    fp8: str = ""
+    """fp8 factors (the feature fp8): the dtypes of A and of B (every B of a horizontal
+    fusion), joined by ",", e.g. "f8e4m3,f8e5m2"; "" for factors of `dtype`."""
+    scales: str = ""
+    """fp8: the scales' mode, "tensor", "row" or "block" (docs/fp8.md), "" for none."""
+    quantize: str = ""
+    """The chain's last value also quantized (`Fusion.quantize`): "<fp8 dtype>/<granularity>",
+    the granularity "128" or "row" (scales computed, both outputs) or "static-tensor",
+    "static-row", "static-block" (a given scale input; the values alone are an output)."""
 
     @property
     def contractions(self) -> int:
@@ -208,11 +224,26 @@ class Built:
     cast (epilogue ops in bf16/f16, casts inside the chain)."""
     approx: list[set[str]] = field(default_factory=list)
     """Per output, the transcendental ops in its chain."""
+    chained: list[bool] = field(default_factory=list)
+    """Per output, whether an epilogue op lies between the contraction and it (its
+    relative error may grow from the contraction's)."""
+    sources: list[str] = field(default_factory=list)
+    """Per output of the grammar's chain, what it is: "y<j>" (a contraction's result),
+    "step<i>" (the value after step i) or "final"."""
+    step_dtypes: list[str] = field(default_factory=list)
+    """The dtype of the chain's value after each step."""
+    quantized: dict[int, int | None] = field(default_factory=dict)
+    """The outputs of `Fusion.quantize` values: the index of the output of their computed
+    scale, or None for a static scale (an input)."""
     compiled: Fusion | None = None
     """A dynamic case: the same fusion with its M and batch extents dynamic, the one
     compiled (None: `fusion` is)."""
     k: int = 0
     """The contraction extent where it is not the spec's K (a backward kernel), else 0."""
+    tokens: int | None = None
+    """A dW kernel: the token count (its K) it runs at; at 0 its inputs' K axes have no
+    elements, and the reference is the fusion's at 1 token of zeros (a zero accumulator
+    through the epilogue)."""
 
     def compile(self, spec: Spec, backend: str, params: dict[str, Any]) -> mmcomp.Kernel:
         """`mmcomp.compile` of the case: a dynamic case's one kernel is scheduled for the
@@ -236,31 +267,35 @@ def _contraction(f: Fusion, spec: Spec, index: int, inputs: dict[str, Value]) ->
         if spec.group_layout == "counts":
             return f.grouped_linear(inputs["a"], w, bias=bias, counts=inputs["sizes"])
         return f.grouped_linear(inputs["a"], w, inputs["sizes"], bias=bias)
+    scales: dict[str, Value] = {}
+    if spec.scales:
+        other_scale = "sb" if spec.family != "horizontal" else f"sb{index}"
+        scales = {"scale_a": inputs["sa"], "scale_b": inputs[other_scale]}
     if spec.family == "linear":
-        return f.linear(inputs["a"], inputs["w"], inputs.get("bias"))
+        return f.linear(inputs["a"], inputs["w"], inputs.get("bias"), **scales)
     if spec.family == "matmul":
-        return f.matmul(inputs["a"], inputs["b"])
+        return f.matmul(inputs["a"], inputs["b"], **scales)
     if spec.family == "batched":
         if spec.layout == "linear":
-            return f.linear(inputs["a"], inputs["w"], inputs.get("bias"))
-        return f.matmul(inputs["a"], inputs["b"])
+            return f.linear(inputs["a"], inputs["w"], inputs.get("bias"), **scales)
+        return f.matmul(inputs["a"], inputs["b"], **scales)
     if spec.family == "fms":
         axis = 2 if spec.layout == "mnk" else 1
-        return f.fused_multiply_sum(inputs["a"], inputs["b"], [axis])
+        return f.fused_multiply_sum(inputs["a"], inputs["b"], [axis], **scales)
     if spec.family == "fms_broadcast":
         if spec.layout == "mnk":
             a3 = f.broadcast(inputs["a"], [False, True, False])
             b3 = f.broadcast(inputs["b"], [True, False, False])
-            return f.fused_multiply_sum(a3, b3, [2])
+            return f.fused_multiply_sum(a3, b3, [2], **scales)
         a3 = f.broadcast(inputs["a"], [False, False, True])
         b3 = f.broadcast(inputs["b"], [True, False, False])
-        return f.fused_multiply_sum(a3, b3, [1])
+        return f.fused_multiply_sum(a3, b3, [1], **scales)
     assert spec.family == "horizontal"
     kind = spec.layout.split(",")[index]
     other = inputs[f"b{index}"]
     if kind == "linear":
-        return f.linear(inputs["a"], other)
-    return f.matmul(inputs["a"], other)
+        return f.linear(inputs["a"], other, **scales)
+    return f.matmul(inputs["a"], other, **scales)
 
 
 def _contraction_inputs(spec: Spec) -> list[tuple[str, tuple[int, ...], tuple[str, ...], str]]:
@@ -305,6 +340,43 @@ def _contraction_inputs(spec: Spec) -> list[tuple[str, tuple[int, ...], tuple[st
                 result.append((f"b{index}", (k, n), ("k", "n"), "b"))
     if spec.bias is not None:
         result.append(("bias", (n,), ("n",), "bias"))
+    if spec.scales:
+        result.extend(_scale_inputs(spec, result))
+    return result
+
+
+KB = "kb"
+"""The role of a block-wise scale's K-block axis (ceil(K/128) blocks)."""
+NB = "nb"
+"""The role of a block-wise scale's N-block axis (ceil(N/128) blocks)."""
+
+
+def _scale_inputs(
+    spec: Spec, factors: list[tuple[str, tuple[int, ...], tuple[str, ...], str]]
+) -> list[tuple[str, tuple[int, ...], tuple[str, ...], str]]:
+    """(name, shape, roles, kind) of the fp8 scales of each factor in `factors`: `sa` of A
+    (shared by a horizontal fusion's contractions), `sb` (`sb<j>`) of each B, their shapes
+    those of the spec's mode (docs/fp8.md)."""
+    blocks = {"k": (-(-spec.k // 128), KB), "n": (-(-spec.n // 128), NB)}
+    result: list[tuple[str, tuple[int, ...], tuple[str, ...], str]] = []
+    for name, shape, roles, kind in factors:
+        if kind not in ("a", "b"):
+            continue
+        scale = "sa" if kind == "a" else "sb" + name.removeprefix("w").removeprefix("b")
+        axes = list(zip(shape, roles, strict=True))
+        if spec.family == "fms_broadcast":
+            # The factors are the inputs broadcast to rank 3 (their size-1 axis added).
+            axes.insert(1 if kind == "a" else 0, (1, "1"))
+            if kind == "a" and spec.layout == "mkn":
+                axes = [axes[0], axes[2], axes[1]]
+        if spec.scales == "tensor":
+            axes = []
+        elif spec.scales == "row":
+            axes = [(e, r) for e, r in axes if r != "k"]
+        else:
+            axes = [blocks.get(r, (e, r)) for e, r in axes]
+        shape_, roles_ = tuple(e for e, _ in axes), tuple(r for _, r in axes)
+        result.append((scale, shape_, roles_, f"scale_{kind}"))
     return result
 
 
@@ -379,8 +451,7 @@ def _build(spec: Spec, name: str, dynamic: bool) -> Built:
     roles: list[tuple[str, ...]] = []
     kinds: list[str] = []
     for input_name, shape, input_roles, kind in _contraction_inputs(spec):
-        dtype = spec.bias if kind == "bias" and spec.bias is not None else spec.dtype
-        dtype = "i32" if kind == "sizes" else dtype
+        dtype = _input_dtype(spec, kind)
         inputs[input_name] = f.input(input_name, _extents(shape, input_roles, dynamic), dtype)
         roles.append(input_roles)
         kinds.append(kind)
@@ -390,36 +461,113 @@ def _build(spec: Spec, name: str, dynamic: bool) -> Built:
         inputs[operand.name] = f.input(operand.name, extents, operand.dtype)
         roles.append(operand_roles)
         kinds.append("positive" if operand.positive else "signed")
+    if spec.quantize.split("/")[-1].startswith("static"):
+        shape, scale_roles = quantize_scale_shape(spec)
+        extents = _extents(shape, scale_roles, dynamic)
+        inputs[QUANTIZE_SCALE] = f.input(QUANTIZE_SCALE, extents, "f32")
+        roles.append(scale_roles)
+        kinds.append("quantize_scale")
     ys = [_contraction(f, spec, index, inputs) for index in range(spec.contractions)]
     built = Built(f, roles, kinds)
     outputs: list[Value] = []
 
-    def emit(value: Value, dtype: str, rounding: list[str], approx: set[str]) -> None:
+    def emit(
+        value: Value,
+        dtype: str,
+        rounding: list[str],
+        approx: set[str],
+        source: str,
+        chained: bool = True,
+    ) -> None:
         out = f.cast(value, dtype)
         if any(out.ssa is previous.ssa for previous in outputs):
             return
         outputs.append(f.output(out))
+        built.sources.append(source)
         built.rounding.append(list(rounding))
         built.approx.append(set(approx))
+        built.chained.append(chained)
 
     if spec.raw_output is not None:
-        emit(ys[0], spec.raw_output, [], set())
+        emit(ys[0], spec.raw_output, [], set(), "y0", False)
     for index, dtype in enumerate(spec.others_out):
         if dtype is not None:
-            emit(ys[index + 1], dtype, [], set())
+            emit(ys[index + 1], dtype, [], set(), f"y{index + 1}", False)
     value = ys[0]
     rounding: list[str] = []
     approx: set[str] = set()
     for step in spec.steps:
         value = _apply(f, value, step, inputs, ys)
+        built.step_dtypes.append(value.dtype)
         if step.op in TRANSCENDENTAL:
             approx.add(step.op)
         if value.dtype != "f32":
             rounding.append(value.dtype)
         if step.output is not None:
-            emit(value, step.output, rounding, approx)
-    emit(value, spec.final, rounding, approx)
+            emit(value, step.output, rounding, approx, f"step{len(built.step_dtypes) - 1}")
+    emit(value, spec.final, rounding, approx, "final", bool(spec.steps))
+    if spec.quantize:
+        _quantize(f, spec, value, inputs, built, outputs, rounding, approx)
     return built
+
+
+def _input_dtype(spec: Spec, kind: str) -> str:
+    """The dtype of a contraction input of `kind`."""
+    if kind == "sizes":
+        return "i32"
+    if kind == "bias" and spec.bias is not None:
+        return spec.bias
+    if kind.startswith("scale"):
+        return "f32"
+    if spec.fp8 and kind in ("a", "b"):
+        return spec.fp8.split(",")[0 if kind == "a" else 1]
+    return spec.dtype
+
+
+QUANTIZE_SCALE = "qs"
+"""The name of a static quantization's scale input."""
+
+
+def quantize_scale_shape(spec: Spec) -> tuple[tuple[int, ...], tuple[str, ...]]:
+    """Shape and roles of a static quantization's scale input (its granularity's)."""
+    rows: tuple[tuple[int, ...], tuple[str, ...]] = ((spec.m,), ("m",))
+    if spec.batch:
+        rows = ((spec.batch, spec.m), ("b", "m"))
+    granularity = spec.quantize.split("/")[1]
+    if granularity == "static-tensor":
+        return (), ()
+    if granularity == "static-row":
+        return rows
+    return (*rows[0], -(-spec.n // 128)), (*rows[1], NB)
+
+
+def _quantize(
+    f: Fusion,
+    spec: Spec,
+    value: Value,
+    inputs: dict[str, Value],
+    built: Built,
+    outputs: list[Value],
+    rounding: list[str],
+    approx: set[str],
+) -> None:
+    """The chain's last value quantized to fp8: its values and (computed) scales as
+    outputs, recorded in `built.quantized`."""
+    dtype, granularity = spec.quantize.split("/")
+    if granularity.startswith("static"):
+        q, _ = f.quantize(value, dtype, scale=inputs[QUANTIZE_SCALE])
+        outputs.append(f.output(q))
+        built.quantized[len(outputs) - 1] = None
+    else:
+        group = 128 if granularity == "128" else None
+        q, scale = f.quantize(value, dtype, group=group)
+        outputs.append(f.output(q))
+        outputs.append(f.output(scale))
+        built.quantized[len(outputs) - 2] = len(outputs) - 1
+    for _ in range(len(built.rounding), len(outputs)):
+        built.rounding.append(list(rounding))
+        built.approx.append(set(approx))
+        built.chained.append(True)
 
 
 def _apply(f: Fusion, value: Value, step: Step, inputs: dict[str, Value], ys: list[Value]):
@@ -779,8 +927,9 @@ class Case:
     params: dict[str, Any]
     dynamic: bool = False
     """Compiled with its M and batch extents dynamic (the feature dynamic-m)."""
-    backward: tuple[bool, int] | None = None
-    """With the feature backward: (recompute, which kernel step) of the spec's gradient."""
+    backward: tuple[bool, int, int] | None = None
+    """A backward case (the features grad, grad-only): (recompute, which kernel step of the
+    spec's gradient, the token count a dW runs at)."""
 
     @property
     def name(self) -> str:
@@ -806,10 +955,14 @@ def default_features(backend: str) -> frozenset[str]:
 
 def draw_case(seed: int, index: int, backend: str, features: frozenset[str]) -> Case:
     """Case `index` of `seed`: the same on every machine and in every process."""
-    if "backward" in features:
+    if "grad-only" in features or (
+        "grad" in features and np.random.default_rng([seed, index, 15]).random() < GRAD_SHARE
+    ):
         return draw_backward_case(seed, index, backend, features)
     if "grouped-only" in features:
         return draw_grouped_case(seed, index, backend, features)
+    if "fp8-only" in features:
+        return draw_fp8_case(seed, index, backend, features)
     rng = np.random.default_rng([seed, index])
     spec = draw_spec(rng, backend, features, np.random.default_rng([seed, index, 3]))
     params = draw_schedule(rng, spec, features)
@@ -817,6 +970,8 @@ def draw_case(seed: int, index: int, backend: str, features: frozenset[str]) -> 
         params = draw_swap_ab(np.random.default_rng([seed, index, 5]), params)
     if "grouped" in features:
         spec, params = draw_grouped(np.random.default_rng([seed, index, 9]), spec, params)
+    if "fp8" in features:
+        spec, params = draw_fp8(np.random.default_rng([seed, index, 14]), spec, params, backend)
     dynamic = "dynamic-m" in features and (
         np.random.default_rng([seed, index, 4]).random() < DYNAMIC_SHARE
     )
@@ -876,6 +1031,144 @@ def draw_grouped_case(seed: int, index: int, backend: str, features: frozenset[s
     raise RuntimeError(f"case {index} of seed {seed}: no grouped spec in 1000 draws")
 
 
+FP8_SHARE = 0.35
+"""With the feature fp8: the share of the (dense) cases given fp8 factors, outputs or a
+quantization."""
+FP8_TYPES = ("f8e4m3", "f8e5m2")
+SCALE_MODES = ("tensor", "row", "block", "")
+"""The scales' modes of fp8 factors ("" for no scales)."""
+QUANTIZE_GRANULARITIES = ("128", "row", "static-tensor", "static-row", "static-block")
+
+
+def _is_fp8(dtype: str | None) -> bool:
+    return dtype is not None and dtype.startswith("f8")
+
+
+def has_fp8(spec: Spec) -> bool:
+    """Whether the spec has fp8 factors, an fp8 output or a quantization."""
+    outputs = (spec.final, spec.raw_output, *(step.output for step in spec.steps))
+    return bool(spec.fp8 or spec.quantize or any(_is_fp8(dtype) for dtype in outputs))
+
+
+def _mn_major_b(spec: Spec) -> bool:
+    """Whether a B factor of the spec is [..., K, N] (N contiguous)."""
+    kinds = spec.layout.split(",") if spec.family == "horizontal" else [spec.layout]
+    return (
+        spec.family == "matmul"
+        or spec.layout == "mkn"
+        or any(kind.startswith("matmul") for kind in kinds)
+    )
+
+
+def draw_fp8(
+    rng: np.random.Generator,
+    spec: Spec,
+    params: dict[str, Any],
+    backend: str,
+    share: float = FP8_SHARE,
+) -> tuple[Spec, dict[str, Any]]:
+    """`spec` given fp8 in `share` of the dense cases: e4m3 / e5m2 factors (mixed too) with
+    per-tensor, row-wise, block-wise or no scales, fp8 outputs (casts), a quantization of
+    the chain's last value; a pinned tile made to fit fp8 (K tile 128, block-wise tiles no
+    wider than an N block) in most cases, so that the rest test the refusals. On cuda,
+    where fp8 factors must be K-major and fp8 outputs have an even N, most of the drawn
+    fp8 cases keep to that."""
+    if spec.groups or rng.random() >= share:
+        return spec, params
+    sampled = spec.m * spec.n * max(spec.batch, 1) > SAMPLE_ELEMENTS
+    changes: dict[str, Any] = {}
+    factors = rng.random() < 0.85
+    if backend == "cuda" and _mn_major_b(spec) and rng.random() < 0.8:
+        factors = False  # refused by cuda: a share of them only
+    if factors:
+        a = _choice(rng, FP8_TYPES, (3, 1))
+        b = _choice(rng, FP8_TYPES, (3, 1))
+        modes = [
+            mode
+            for mode in SCALE_MODES
+            if mode != "block" or (spec.family not in ("fms", "fms_broadcast") and not sampled)
+        ]
+        changes["fp8"] = f"{a},{b}"
+        changes["scales"] = _choice(rng, modes, [1 if mode == "" else 3 for mode in modes])
+    if rng.random() < 0.3:
+        changes["final"] = _choice(rng, FP8_TYPES)
+    if spec.raw_output is not None and rng.random() < 0.2:
+        changes["raw_output"] = _choice(rng, FP8_TYPES)
+    steps = tuple(
+        dataclasses.replace(step, output=_choice(rng, FP8_TYPES))
+        if step.output is not None and rng.random() < 0.3
+        else step
+        for step in spec.steps
+    )
+    if steps != spec.steps:
+        changes["steps"] = steps
+    if not sampled and rng.random() < (0.25 if backend == "interp" else 0.1):
+        granularity = _choice(rng, QUANTIZE_GRANULARITIES)
+        changes["quantize"] = f"{_choice(rng, FP8_TYPES, (3, 1))}/{granularity}"
+    if not changes:
+        changes["final"] = _choice(rng, FP8_TYPES)
+    spec = dataclasses.replace(spec, **changes)
+    outputs_fp8 = has_fp8(dataclasses.replace(spec, fp8=""))
+    if backend == "cuda" and outputs_fp8 and spec.n % 2 and rng.random() < 0.8:
+        spec = dataclasses.replace(spec, n=spec.n + 1)  # fp8 outputs are stored in pairs
+    if backend == "cuda" and spec.fp8 and spec.k % 16 and spec.k % 2 and rng.random() < 0.7:
+        spec = dataclasses.replace(spec, k=spec.k + 1)  # staged fp8 rows: 16-bit words
+    tile = params.get("tile")
+    if tile is not None and spec.fp8 and rng.random() < 0.8:
+        tile_m, tile_n, _ = tile
+        if spec.scales == "block":
+            if tile_n > 128 or 128 % tile_n:
+                tile_n = _choice(rng, (32, 64, 128), (1, 2, 4))
+            params = {**params, "tile": (tile_m, tile_n, 128)}
+        else:
+            params = {**params, "tile": (tile_m, tile_n, _choice(rng, (128, 64, 256), (4, 2, 1)))}
+    return spec, params
+
+
+def fp8_refusal(case: Case, message: str = "") -> str:
+    """Why the back end refuses the fp8 parts of a case whatever its schedule (docs/fp8.md),
+    or "" where the heuristic's schedule must compile; `message`, the refusal's, tells a
+    row quantization that no tile holds with the epilogue's other registers."""
+    spec = case.spec
+    if spec.quantize.endswith("/row") and "no tile fits" in message:
+        return "a row's amax in one tile: no tile of the whole row fits the registers"
+    if spec.quantize and spec.n == 1:
+        return "groups along an axis of one element (no n axis)"
+    if spec.quantize.endswith("/row") and spec.n > 128:
+        return "a row's amax in one tile: 256 columns at most, held in registers"
+    if case.backend != "cuda":
+        return ""
+    if spec.quantize:
+        return "the quantizing epilogue"
+    if spec.fp8:
+        if _mn_major_b(spec):
+            return "an MN-major fp8 operand"
+        if spec.k % 16 and spec.k % 2:
+            return "an fp8 operand staged with an odd K"
+    outputs = (spec.final, spec.raw_output, *(step.output for step in spec.steps))
+    if spec.n % 2 and any(_is_fp8(dtype) for dtype in outputs):
+        return "an fp8 output of odd N"
+    return ""
+
+
+def draw_fp8_case(seed: int, index: int, backend: str, features: frozenset[str]) -> Case:
+    """A case of the feature fp8-only: a dense spec (redrawn from streams of its own until
+    one comes) given fp8, its schedule and dynamic M drawn as any case's."""
+    for attempt in range(1000):
+        rng = np.random.default_rng([seed, index, 12, attempt])
+        spec = draw_spec(rng, backend, features, np.random.default_rng([seed, index, 13, attempt]))
+        params = draw_schedule(rng, spec, features)
+        if "swap-ab" in features:
+            params = draw_swap_ab(np.random.default_rng([seed, index, 5, attempt]), params)
+        fp8, params = draw_fp8(
+            np.random.default_rng([seed, index, 14, attempt]), spec, params, backend, share=1.0
+        )
+        if has_fp8(fp8):
+            dynamic = "dynamic-m" in features and rng.random() < DYNAMIC_SHARE
+            return Case(seed, index, backend, features, fp8, params, bool(dynamic))
+    raise RuntimeError(f"case {index} of seed {seed}: no fp8 spec in 1000 draws")
+
+
 def build_case(case: Case) -> Built:
     """The fusions of a case."""
     if case.backward is not None:
@@ -916,24 +1209,46 @@ def draw_backward_case(seed: int, index: int, backend: str, features: frozenset[
     params = draw_schedule(rng, spec, features)
     choice = np.random.default_rng([seed, index, 6])
     backward = (bool(choice.random() < 0.5), int(choice.integers(1 << 16)))
-    return Case(seed, index, backend, features, spec, params, False, backward)
+    tokens = draw_tokens(np.random.default_rng([seed, index, 16]), spec, LIMITS[backend])
+    return Case(seed, index, backend, features, spec, params, False, (*backward, tokens))
+
+
+GRAD_SHARE = 0.25
+"""With the feature grad: the share of the cases that are backward ones."""
+TOKEN_COUNTS = (0, 1, 2, 3, 7, 8, 9, 15, 16, 17, 63, 64, 65, 127, 128, 129, 255, 256, 257)
+
+
+def draw_tokens(rng: np.random.Generator, spec: Spec, limits: Limits) -> int:
+    """The token count a dW kernel (its K dynamic) runs at: the edges of K blocks, 0 and 1
+    often, the spec's own M, or any up to the back end's limit, within BACKWARD_VOLUME."""
+    pool = _choice(rng, ("zero-one", "edge", "spec", "uniform"), (2, 4, 2, 2))
+    if pool == "zero-one":
+        tokens = _choice(rng, (0, 1))
+    elif pool == "edge":
+        tokens = _choice(rng, TOKEN_COUNTS)
+    elif pool == "spec":
+        tokens = spec.m
+    else:
+        tokens = int(rng.integers(1, limits.k + 1))
+    return min(int(tokens), max(1, BACKWARD_VOLUME // max(1, spec.n * spec.k)))
 
 
 _ROLE_NAMES = {"_": "1", "m": "m", "n": "n", "k": "k"}
 
 
-def build_backward(spec: Spec, name: str, recompute: bool, which: int) -> Built:
+def build_backward(spec: Spec, name: str, recompute: bool, which: int, tokens: int) -> Built:
     """One kernel of the gradient of `spec`'s fusion (at its token count), as a Built:
     the roles from its axis mapping, its contraction operands as "a" and "b", every other
     input "signed". A dW compiles with the token count dynamic (its K; `Built.compiled`)
-    and runs at the spec's."""
+    and runs at `tokens` (its fusion at max(tokens, 1): at 0 the inputs have no rows, and
+    the reference is that of zero factors, `Built.tokens`)."""
     from mmcomp.analysis.roles import infer_axis_mapping
     from mmcomp.autodiff import KERNEL
 
     gradient = mmcomp.grad(build(spec, name).fusion, recompute=recompute)
     steps = [step for step in gradient.steps if step.kind == KERNEL]
     step = steps[which % len(steps)]
-    fusion = step.fusion(gradient.tokens)
+    fusion = step.fusion(max(tokens, 1) if step.over_tokens else gradient.tokens)
     mapping = infer_axis_mapping(fusion.func)
     from mmcomp.dialects import fusion as fd
 
@@ -952,6 +1267,7 @@ def build_backward(spec: Spec, name: str, recompute: bool, which: int) -> Built:
     built = Built(fusion, roles, kinds, k=mapping.space.get("k", spec.k))
     if step.over_tokens:
         built.compiled = step.fusion()
+        built.tokens = tokens
     approx = {
         op.name.removeprefix("fusion.")
         for op in fusion.func.body.block.ops
@@ -969,7 +1285,156 @@ def build_backward(spec: Spec, name: str, recompute: bool, which: int) -> Built:
     for _ in fusion.outputs:
         built.rounding.append(list(rounding))
         built.approx.append(set(approx))
+        built.chained.append(True)
     return built
+
+
+class ReferenceRunner:
+    """Runs a gradient plan's steps through the reference interpreter (float64
+    accumulation, each output rounded to its dtype): the plan's own arithmetic, free of any
+    kernel's."""
+
+    def run(self, step: Any, fusion: Fusion, arrays: list[Any]) -> list[Any]:
+        """The step's outputs."""
+        del step
+        return [np.asarray(out) for out in mmcomp.reference(fusion, *arrays)]
+
+    def column_sum(self, arrays: list[Any], dtype: str) -> Any:
+        """The rows of each array summed in float64, rounded to `dtype`."""
+        total = sum(np.asarray(array).astype(np.float64).sum(axis=0) for array in arrays)
+        return np.asarray(total).astype(numpy_dtype(dtype))
+
+    def empty(self, shape: Sequence[int], dtype: str, like: Any) -> Any:
+        """An empty array of a fusion dtype."""
+        del like
+        return np.empty(tuple(shape), numpy_dtype(dtype))
+
+
+GRADIENT_CHECK_VOLUME = 1 << 22
+"""The largest M x N x K of a backward case whose whole gradient is also checked against
+float64 autograd (the plan's every step through the reference, the forward in torch)."""
+GRADIENT_ADJOINT = 8.0
+"""The gradients' bound beyond an output's (`tolerance`), in units of the operand dtype's
+roundoff: the contractions' adjoints dC are rounded to it (2 units each, which the sum of
+a dgrad or dW keeps relative to its largest value), with room for a factor 4."""
+
+
+def _torch_forward(spec: Spec, named: dict[str, Any], built: Built, recompute: bool) -> list[Any]:
+    """The spec's forward in torch float64 (its outputs before their final casts), rounded
+    where the plan's replay rounds, with the gradient passing straight through each
+    rounding: each contraction result to the dtype the plan saves it in (the operand
+    dtype; f32 where recomputed), each chain value of a 16-bit dtype to it. A derivative
+    that jumps (relu after an offset) then jumps where the plan's does."""
+    import torch
+
+    def rounded(value: Any, dtype: str) -> Any:
+        low = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}[dtype]
+        return value + (value.to(low).to(torch.float64) - value).detach()
+
+    ys: list[Any] = []
+    for index in range(spec.contractions):
+        a = named["a"]
+        if spec.family == "linear":
+            y = a @ named["w"].T
+            if "bias" in named:
+                y = y + named["bias"]
+        elif spec.family == "matmul":
+            y = a @ named["b"]
+        else:
+            other = named[f"b{index}"]
+            y = a @ (other.T if spec.layout.split(",")[index] == "linear" else other)
+        ys.append(rounded(y, "f32" if recompute else spec.dtype))
+    values = {f"y{index}": y for index, y in enumerate(ys)}
+    value = ys[0]
+    for step in spec.steps:
+        if step.op == "cast":
+            pass
+        elif step.op in UNARY:
+            functions: dict[str, Callable[[Any], Any]] = {
+                "relu": torch.relu,
+                "neg": torch.neg,
+                "silu": torch.nn.functional.silu,
+                "sigmoid": torch.sigmoid,
+                "tanh": torch.tanh,
+                "gelu_tanh": lambda x: torch.nn.functional.gelu(x, approximate="tanh"),
+                "gelu_none": lambda x: torch.nn.functional.gelu(x, approximate="none"),
+                "exp": torch.exp,
+            }
+            value = functions[step.op](value)
+        else:
+            if isinstance(step.arg, str) and re.fullmatch(r"y\d", step.arg):
+                other = ys[int(step.arg[1:])]
+            elif isinstance(step.arg, str):
+                other = named[step.arg]
+            else:
+                other = torch.tensor(float(step.arg or 0.0), dtype=torch.float64)
+            left, right = (other, value) if step.swap else (value, other)
+            value = {"add": torch.add, "sub": torch.sub, "mul": torch.mul, "div": torch.div}[
+                step.op
+            ](left, right)
+        position = len(values) - len(ys)
+        value = rounded(value, built.step_dtypes[position])
+        values[f"step{position}"] = value
+    values["final"] = value
+    return [values[source] for source in built.sources]
+
+
+def check_gradients(case: Case) -> tuple[Outcome | None, float]:
+    """The whole gradient of a backward case's forward (`mmcomp.grad`, its plan run through
+    the reference: `ReferenceRunner`) against float64 torch autograd of the spec, for the
+    random adjoints of its outputs: (a `gradient` failure, or None where every gradient is
+    within its bound or the case is too large to check; the largest error / bound)."""
+    import torch
+
+    spec = case.spec
+    if case.backward is None or spec.m * spec.n * spec.k > GRADIENT_CHECK_VOLUME:
+        return None, 0.0
+    built = build(spec, case.name)
+    gradient = mmcomp.grad(built.fusion, recompute=case.backward[0])
+    inputs = make_inputs(dataclasses.replace(case, backward=None), built)
+    names = [str(value.name) for value in built.fusion.inputs]
+    rng = np.random.default_rng([case.seed, case.index, 17])
+    douts = [
+        rng.standard_normal(value.shape).astype(value.numpy_dtype) for value in built.fusion.outputs
+    ]
+    runner = ReferenceRunner()
+    arrays = gradient.run_steps(
+        gradient.forward_steps, dict(zip(names, inputs, strict=True)), runner
+    )
+    arrays.update(zip(gradient.grad_outputs, douts, strict=True))
+    found = gradient.run_steps(gradient.needed(list(gradient.gradients)), arrays, runner)
+    grads = gradient.gradients_of(found, arrays)
+    tensors = {
+        name: torch.tensor(array.astype(np.float64), requires_grad=True)
+        for name, array in zip(names, inputs, strict=True)
+    }
+    outputs = _torch_forward(spec, tensors, built, case.backward[0])
+    loss = torch.zeros((), dtype=torch.float64)
+    for output, dout in zip(outputs, douts, strict=True):
+        loss = loss + (output * torch.tensor(dout.astype(np.float64))).sum()
+    wanted = [name for name in names if name in grads]
+    exact = torch.autograd.grad(loss, [tensors[name] for name in wanted], allow_unused=True)
+    rounding = [dtype for dtype in built.step_dtypes if dtype != "f32"]
+    approx = {step.op for step in spec.steps if step.op in TRANSCENDENTAL}
+    bad: list[str] = []
+    worst = 0.0
+    for name, want in zip(wanted, exact, strict=True):
+        have = np.asarray(grads[name]).astype(np.float64)
+        want64 = np.zeros(have.shape) if want is None else want.detach().numpy()
+        dtype = built.fusion.inputs[names.index(name)].dtype
+        bound = tolerance(dtype, rounding, approx, max(spec.m, spec.n, spec.k))
+        bound += GRADIENT_ADJOINT * UNIT_ROUNDOFF[spec.dtype]
+        scale = float(np.max(np.abs(want64), initial=0.0))
+        error = float(np.max(np.abs(have - want64), initial=0.0))
+        error = error / scale if scale > 0 else error
+        worst = max(worst, error / bound)
+        if not error <= bound:
+            bad.append(f"gradient of {name!r}: relative error {error:.3g} (bound {bound:.3g})")
+    if bad:
+        outcome = _outcome(case, "fail", "gradient", "; ".join(bad))
+        outcome.ratio = worst
+        return outcome, worst
+    return None, worst
 
 
 # ---------------------------------------------------------------------------------------
@@ -993,15 +1458,45 @@ def make_inputs(case: Case, built: Built) -> list[np.ndarray]:
         if kind in ("a", "b", "bias"):
             data = rng.standard_normal(shape, dtype=np.float32)
             data = np.where(np.abs(data) < 1e-2, np.float32(0.5), data)
-            if kind == "b":
+            if kind == "b" and not case.spec.scales:
                 data = data * np.float32(scale_b)
+        elif kind.startswith("scale"):
+            # fp8 factors of magnitude 1, the scales bringing the result to about N(0, 1)
+            data = rng.uniform(0.5, 1.5, shape).astype(np.float32)
+            if kind == "scale_b":
+                data = data * np.float32(scale_b)
+        elif kind == "quantize_scale":
+            # a static scale mapping the chain's estimated magnitude near the fp8 range
+            largest = float(ml_dtypes.finfo(numpy_dtype(case.spec.quantize.split("/")[0])).max)
+            data = rng.uniform(1.0, 2.0, shape).astype(np.float32) * np.float32(
+                QUANTIZE_MAGNITUDE / largest
+            )
         elif kind == "positive":
             data = rng.uniform(0.5, 2.0, shape).astype(np.float32)
         else:
             data = rng.uniform(0.25, 2.0, shape).astype(np.float32)
             data = data * np.where(rng.random(shape) < 0.5, -1.0, 1.0).astype(np.float32)
-        arrays.append(data.astype(value.numpy_dtype))
+        arrays.append(np.asarray(data, dtype=value.numpy_dtype))
+    if built.tokens == 0:
+        arrays = [
+            _token_rows(array, roles, 0) for array, roles in zip(arrays, built.roles, strict=True)
+        ]
     return arrays
+
+
+def _token_rows(array: np.ndarray, roles: Sequence[str], rows: int) -> np.ndarray:
+    """A dW input with `rows` tokens (its K axes) of zeros, or as it is without one."""
+    if "k" not in roles:
+        return array
+    shape = tuple(
+        rows if role == "k" else extent for extent, role in zip(array.shape, roles, strict=True)
+    )
+    return np.zeros(shape, array.dtype)
+
+
+QUANTIZE_MAGNITUDE = 4.0
+"""A static quantization's scale maps values of about this magnitude to the fp8 type's
+largest (larger ones saturate)."""
 
 
 def group_sizes(rng: np.random.Generator, spec: Spec) -> np.ndarray:
@@ -1067,6 +1562,10 @@ def reference_outputs(
     case: Case, built: Built, inputs: list[np.ndarray], rows_cols: Any
 ) -> list[np.ndarray]:
     """The float64-accumulated reference, on the sampled rows and columns if any."""
+    if built.tokens == 0:
+        # No token: the fusion's epilogue on a zero accumulator, i.e. its reference at one
+        # token of zeros.
+        inputs = [_token_rows(x, r, 1) for x, r in zip(inputs, built.roles, strict=True)]
     if rows_cols is None:
         return [np.asarray(out) for out in mmcomp.reference(built.fusion, *inputs)]
     rows, cols = rows_cols
@@ -1096,6 +1595,8 @@ def tolerance(out_dtype: str, rounding: Sequence[str], approx: set[str], k: int)
     accumulation over K (2 K + 16 sqrt(K) units of f32 rounding: the tensor cores' adder
     tree need not round to nearest).
     """
+    if _is_fp8(out_dtype):
+        out_dtype = "f32"  # compare takes one fp8 ulp off each element first
     bound = 4.0 * UNIT_ROUNDOFF[out_dtype]
     bound += sum(4.0 * CHAIN_GROWTH * UNIT_ROUNDOFF[dtype] for dtype in rounding)
     if approx & {"tanh", "gelu_tanh"}:
@@ -1134,10 +1635,41 @@ class Check:
         return text
 
 
+def fp8_spacing(values: np.ndarray, dtype: str) -> np.ndarray:
+    """The spacing of the fp8 type `dtype` at each of `values` (float64): one ulp of the
+    binade, the subnormal step below the smallest normal."""
+    info = ml_dtypes.finfo(numpy_dtype(dtype))
+    smallest = float(info.smallest_normal)
+    magnitude = np.maximum(np.abs(values), smallest)
+    return np.exp2(np.floor(np.log2(magnitude)) - info.nmant)
+
+
+def _expand_scale(scale: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """A quantization's scale broadcast to its values' `shape` (per tensor, row or 1 x 128
+    group of the last axis)."""
+    if scale.ndim == len(shape):
+        return np.repeat(scale, 128, axis=-1)[..., : shape[-1]]
+    if scale.ndim == len(shape) - 1:
+        return scale[..., None]
+    return scale
+
+
 def compare(
-    case: Case, built: Built, got: Sequence[np.ndarray], want: Sequence[np.ndarray]
+    case: Case,
+    built: Built,
+    got: Sequence[np.ndarray],
+    want: Sequence[np.ndarray],
+    accumulation: float = 0.0,
 ) -> list[Check]:
-    """Each output against the reference."""
+    """Each output against the reference. `accumulation` is the fp8 accumulator's bound
+    relative to the contraction's result (`fp8_accumulation`), grown by CHAIN_GROWTH for an
+    output after epilogue ops.
+
+    An fp8 output may differ from the reference by one fp8 ulp per element where the f32
+    values fall on either side of a rounding boundary: that much is taken off each
+    element's difference, and the rest is bounded as an f32 output's. A quantization's
+    values are compared dequantized (times their scales: each side's own computed scale,
+    or the static one)."""
     checks: list[Check] = []
     for index, (value, have, expected) in enumerate(
         zip(built.fusion.outputs, got, want, strict=True)
@@ -1145,18 +1677,135 @@ def compare(
         have64 = np.asarray(have).astype(np.float64)
         want64 = np.asarray(expected).astype(np.float64)
         k = built.k or case.spec.k
-        bound = tolerance(value.dtype, built.rounding[index], built.approx[index], k)
+        fp8 = _is_fp8(value.dtype)
+        rounding = built.rounding[index]
+        bound = tolerance(value.dtype, rounding, built.approx[index], k)
+        if accumulation:
+            chained = built.chained[index] if index < len(built.chained) else True
+            bound += accumulation * (CHAIN_GROWTH if chained else 1.0)
         if have64.shape != want64.shape:
             checks.append(Check(index, value.dtype, have64.shape, math.inf, bound, 0))
             continue
+        slack = np.zeros_like(want64)
+        if fp8:
+            slack = np.maximum(fp8_spacing(have64, value.dtype), fp8_spacing(want64, value.dtype))
+            scale_index = built.quantized.get(index)
+            if scale_index is not None and scale_index < len(got):
+                have_scale = _expand_scale(np.asarray(got[scale_index], np.float64), have64.shape)
+                want_scale = _expand_scale(np.asarray(want[scale_index], np.float64), want64.shape)
+                have64, want64 = have64 * have_scale, want64 * want_scale
+                slack = slack * np.maximum(have_scale, want_scale)
+            elif index in built.quantized:
+                bound *= STATIC_SCALE_SPREAD
         finite = np.isfinite(want64)
         nans = int(np.count_nonzero(finite & ~np.isfinite(have64)))
         scale = float(np.max(np.abs(want64[finite]), initial=0.0))
-        difference = np.abs(have64 - want64)[finite & np.isfinite(have64)]
+        usable = finite & np.isfinite(have64)
+        difference = np.maximum(np.abs(have64 - want64) - slack, 0.0)[usable]
         worst = float(np.max(difference, initial=0.0))
         error = worst / scale if scale > 0 else worst
         checks.append(Check(index, value.dtype, value.shape, error, bound, nans))
     return checks
+
+
+STATIC_SCALE_SPREAD = 2.0
+"""A static quantization's values are compared as they are (not dequantized): their
+scales vary by this factor across the tensor (QUANTIZE_MAGNITUDE's draw), which bounds how
+much a value's relative error grows against the largest value."""
+
+FP8_ACCUMULATOR = 2.0**-13
+"""The fp8 wgmma's accumulator keeps about 14 mantissa bits (docs/fp8.md): each k32 step
+may lose up to this much of the magnitude it adds (its products) and of what the
+accumulator holds (the running sum). The GPU measured about 2^-15 of the products'
+magnitudes at K = 1024."""
+FP8_STEP = 32
+"""The K of one fp8 wgmma (k32)."""
+FP8_BLOCK = 128
+"""The K block whose accumulator block-wise scaling promotes into f32."""
+
+
+def dequantized_factors(spec: Spec, named: dict[str, np.ndarray]) -> list[tuple[Any, Any]]:
+    """Per contraction, (A [..., M, K], B [..., N, K]) in float64 times their scales."""
+    a = named["a"].astype(np.float64)
+    if spec.family == "fms":
+        a = a.reshape(a.shape[0], -1)
+    pairs: list[tuple[Any, Any]] = []
+    for index in range(spec.contractions):
+        name = {"linear": "w", "horizontal": f"b{index}"}.get(spec.family, "b")
+        if spec.family == "batched" and spec.layout == "linear":
+            name = "w"
+        b = named[name].astype(np.float64)
+        kn = spec.layout == "mkn" or (
+            spec.family in ("matmul", "batched", "horizontal")
+            and (spec.layout.split(",")[index] if spec.family == "horizontal" else spec.layout)
+            != "linear"
+        )
+        if spec.family == "fms":
+            b = b.reshape(b.shape[-2], b.shape[-1])
+        if kn:
+            b = b.swapaxes(-1, -2)
+        sa = named.get("sa")
+        sb = named.get("sb" + name.removeprefix("w").removeprefix("b"))
+        left, right = a, b
+        if sa is not None and sb is not None:
+            left = a * _dequantizing(sa.astype(np.float64), a.shape, spec.scales, False)
+            right = b * _dequantizing(sb.astype(np.float64), b.shape, spec.scales, kn)
+        pairs.append((left, right))
+    return pairs
+
+
+def _dequantizing(scale: np.ndarray, shape: tuple[int, ...], mode: str, kn: bool) -> Any:
+    """A scale broadcast to its factor's [..., rows, K] `shape` (`kn`: a block-wise scale
+    of a [K, N] factor, [..., K blocks, N blocks])."""
+    if mode == "tensor":
+        return scale
+    if mode == "row":
+        return scale.reshape(*shape[:-1], 1)
+    if kn:
+        scale = scale.swapaxes(-1, -2)
+    if scale.shape[-2] != shape[-2]:  # B's [N blocks, K blocks]
+        scale = np.repeat(scale, FP8_BLOCK, axis=-2)[..., : shape[-2], :]
+    return np.repeat(scale, FP8_BLOCK, axis=-1)[..., : shape[-1]]
+
+
+def fp8_accumulation(case: Case, built: Built, inputs: list[np.ndarray], rows_cols: Any) -> float:
+    """The fp8 accumulator's error bound relative to the largest contraction result, for a
+    case with fp8 factors on cuda (0 otherwise: the CPU executor accumulates in f32).
+
+    Per element, FP8_ACCUMULATOR times the sum of the products' magnitudes plus the sum
+    over the k32 steps of the running sum's magnitude; the running sum is the whole K for
+    per-tensor and row-wise scales (and none), one 128-wide K block for block-wise scales
+    (each block starts a fresh accumulator, promoted into f32)."""
+    spec = case.spec
+    if not spec.fp8 or case.backend != "cuda" or case.backward is not None:
+        return 0.0
+    arrays = inputs
+    if rows_cols is not None:
+        rows, cols = rows_cols
+        arrays = [take(x, r, rows, cols) for x, r in zip(inputs, built.roles, strict=True)]
+    named = {
+        str(value.name): array for value, array in zip(built.fusion.inputs, arrays, strict=True)
+    }
+    worst = 0.0
+    for left, right in dequantized_factors(spec, named):
+        extent = left.shape[-1]
+        run = FP8_BLOCK if spec.scales == "block" else extent
+        magnitudes = np.abs(left) @ np.abs(right).swapaxes(-1, -2)
+        result = np.zeros_like(magnitudes)
+        running = np.zeros_like(magnitudes)
+        trace = np.zeros_like(magnitudes)
+        for start in range(0, extent, FP8_STEP):
+            if start % run == 0:
+                result, running = result + running, np.zeros_like(running)
+            stop = min(start + FP8_STEP, extent)
+            running = running + left[..., start:stop] @ right[..., start:stop].swapaxes(-1, -2)
+            trace = trace + np.abs(running)
+        result = result + running
+        largest = float(np.max(np.abs(result), initial=0.0))
+        if largest > 0:
+            bound = FP8_ACCUMULATOR * float(np.max(magnitudes + trace))
+            worst = max(worst, bound / largest)
+    return worst
 
 
 # ---------------------------------------------------------------------------------------
@@ -1192,6 +1841,10 @@ class Outcome:
 
 def _outcome(case: Case, status: str, kind: str = "", message: str = "") -> Outcome:
     family = f"grouped-{case.spec.family}" if case.spec.groups else case.spec.family
+    if case.backward is not None:
+        family = f"grad-{family}"
+    elif has_fp8(case.spec):
+        family = f"fp8-{family}"
     return Outcome(case.seed, case.index, status, kind, message, family, case.params)
 
 
@@ -1199,7 +1852,11 @@ def classify_error(case: Case, error: BaseException) -> Outcome:
     """A refusal (mmcomp's own error on pinned keywords) or a failure."""
     message = f"{type(error).__name__}: {error}"
     if isinstance(error, MMCOMP_ERRORS):
-        if not case.params and not (case.features - default_features(case.backend)):
+        default = not (case.features - default_features(case.backend))
+        fp8 = has_fp8(case.spec) and case.backward is None
+        expected = fp8_refusal(case, message)
+        strict = default or case.backward is not None or (fp8 and not expected)
+        if not case.params and strict:
             return _outcome(case, "fail", "refused-heuristic", message)
         return _outcome(case, "refused", type(error).__name__, message)
     from mmcomp.arch.ptxas import PtxasError
@@ -1212,9 +1869,15 @@ def classify_error(case: Case, error: BaseException) -> Outcome:
     return _outcome(case, "fail", kind, detail if kind == "crash" else message)
 
 
-def judge(case: Case, built: Built, got: Sequence[np.ndarray], want: Sequence[np.ndarray]):
-    """The outcome of a run whose outputs are `got`."""
-    checks = compare(case, built, got, want)
+def judge(
+    case: Case,
+    built: Built,
+    got: Sequence[np.ndarray],
+    want: Sequence[np.ndarray],
+    accumulation: float = 0.0,
+):
+    """The outcome of a run whose outputs are `got` (`accumulation`: see `compare`)."""
+    checks = compare(case, built, got, want, accumulation)
     bad = [check for check in checks if not check.ok]
     ratio = max((check.error / check.bound for check in checks), default=0.0)
     if not bad:
@@ -1227,7 +1890,11 @@ def judge(case: Case, built: Built, got: Sequence[np.ndarray], want: Sequence[np
 
 
 def run_interp(case: Case) -> Outcome:
-    """Compile for the CPU executor, run, compare."""
+    """Compile for the CPU executor, run, compare (a backward case's whole gradient too:
+    `check_gradients`)."""
+    failed, gradient_ratio = check_gradients(case)
+    if failed is not None:
+        return failed
     built = build_case(case)
     try:
         kernel = built.compile(case.spec, "interp", case.params)
@@ -1239,7 +1906,8 @@ def run_interp(case: Case) -> Outcome:
         got = kernel(*inputs)
     except Exception as error:  # noqa: BLE001
         return classify_error(case, error)
-    outcome = judge(case, built, got, want)
+    outcome = judge(case, built, got, want, fp8_accumulation(case, built, inputs, None))
+    outcome.ratio = max(outcome.ratio, gradient_ratio)
     outcome.chosen = kernel.params.format()
     return outcome
 
@@ -1256,6 +1924,8 @@ class Compiled:
     chosen: str
     seconds: float = 0.0
     """Compile and reference time in the worker."""
+    accumulation: float = 0.0
+    """The fp8 accumulator's relative bound (`fp8_accumulation`)."""
 
 
 def compile_cuda(case: Case, compile_only: bool, cli: bool = False) -> Outcome | Compiled:
@@ -1263,8 +1933,12 @@ def compile_cuda(case: Case, compile_only: bool, cli: bool = False) -> Outcome |
 
     With `cli`, mmcomp-opt's pipeline also compiles the fusion's IR with the keywords
     written as its `#sched.params`: it must refuse what `mmcomp.compile` refuses and
-    print the same PTX for the rest.
+    print the same PTX for the rest. A backward case's whole gradient is checked first
+    (`check_gradients`, on the CPU).
     """
+    failed, _ = check_gradients(case)
+    if failed is not None:
+        return failed
     built = build_case(case)
     try:
         kernel = built.compile(case.spec, "cuda", case.params)
@@ -1290,7 +1964,9 @@ def compile_cuda(case: Case, compile_only: bool, cli: bool = False) -> Outcome |
     rows_cols = sample(case, built)
     want = reference_outputs(case, built, inputs, rows_cols)
     device_kernel = pickle.dumps(kernel.device_kernel)
-    return Compiled(device_kernel, inputs, want, rows_cols, kernel.params.format())
+    accumulation = fp8_accumulation(case, built, inputs, rows_cols)
+    chosen = kernel.params.format()
+    return Compiled(device_kernel, inputs, want, rows_cols, chosen, accumulation=accumulation)
 
 
 def scheduled_params(built: Built, params: dict[str, Any]) -> str:
@@ -1462,7 +2138,7 @@ def check_gpu(case: Case, compiled: Compiled, runs: list[list[np.ndarray]]) -> O
     if compiled.rows_cols is not None:
         rows, cols = compiled.rows_cols
         built = build(dataclasses.replace(case.spec, m=len(rows), n=len(cols)), case.name)
-    outcomes = [judge(case, built, got, compiled.want) for got in runs]
+    outcomes = [judge(case, built, got, compiled.want, compiled.accumulation) for got in runs]
     failed = [index for index, outcome in enumerate(outcomes) if outcome.status == "fail"]
     outcome = outcomes[failed[0]] if failed else outcomes[0]
     if failed and len(runs) > 1:
@@ -1936,6 +2612,10 @@ def shrink_candidates(case: Case) -> Iterator[Case]:
         yield dataclasses.replace(case, spec=dataclasses.replace(spec, others_out=others))
     if spec.bias is not None:
         yield dataclasses.replace(case, spec=dataclasses.replace(spec, bias=None))
+    if spec.quantize:
+        yield dataclasses.replace(case, spec=dataclasses.replace(spec, quantize=""))
+    if spec.scales:
+        yield dataclasses.replace(case, spec=dataclasses.replace(spec, scales=""))
     if spec.batch > 1:
         yield dataclasses.replace(case, spec=dataclasses.replace(spec, batch=1))
     n_step = 8 if spec.n % 8 == 0 else 1
@@ -2012,16 +2692,21 @@ def show_case(options: Options, index: int, shrink: bool = False) -> int:
     return 0 if outcome.status != "fail" else 1
 
 
+FEATURE_ALIASES = {"backward": "grad-only"}
+"""Earlier names of features, as recorded runs name them."""
+
+
 def parse_features(names: Sequence[str], backend: str, everything: bool) -> frozenset[str]:
     """The features of a run: the default grammar's plus those named."""
+    names = [FEATURE_ALIASES.get(name, name) for name in names]
     unknown = [name for name in names if name not in FEATURES]
     if unknown:
         raise SystemExit(
             f"fuzz: unknown feature {unknown[0]!r}; the features are {', '.join(FEATURES)}"
         )
     chosen = set(names) | default_features(backend)
-    if everything:
-        chosen |= set(FEATURES)
+    if everything:  # every feature that widens the grammar (not those that narrow it)
+        chosen |= {feature for feature in FEATURES if not feature.endswith("-only")}
     return frozenset(chosen)
 
 

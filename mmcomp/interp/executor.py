@@ -290,6 +290,17 @@ def swaps_ab(kernel: func.FuncOp) -> bool:
     return isinstance(params, ScheduleParamsAttr) and params.data.swap_ab
 
 
+def _static_n(kernel: func.FuncOp) -> int | None:
+    """The kernel's N (its iteration space's n), None where it has none or it is dynamic."""
+    from mmcomp.dialects.fusion import IterationSpaceAttr
+
+    space = kernel.attributes.get("fusion.space")
+    if not isinstance(space, IterationSpaceAttr):
+        return None
+    extent = space.extents.get("n")
+    return None if extent is None or is_dynamic(extent) else extent
+
+
 def execute(
     module: builtin.ModuleOp,
     inputs: Sequence[np.ndarray],
@@ -332,14 +343,17 @@ def execute(
 
     tiles = TileFunctions(grid=grid)
     tiles.swap_ab = swaps_ab(kernel)
+    tiles.extent_n = _static_n(kernel)
     for output in outputs:
         tiles.track(output)
+    epilogue_functions = FusionFunctions(np.float32)
+    tiles.epilogue_functions = epilogue_functions
     interpreter = Interpreter(module)
     interpreter.register_implementations(ArithFunctions())
     interpreter.register_implementations(ScfFunctions())
     interpreter.register_implementations(FuncFunctions())
     interpreter.register_implementations(tiles)
-    interpreter.register_implementations(FusionFunctions(np.float32))
+    interpreter.register_implementations(epilogue_functions)
 
     order = list(range(grid)) if cta_order is None else [int(block) for block in cta_order]
     if sorted(order) != list(range(grid)):

@@ -144,6 +144,11 @@ class FusionFunctions(InterpreterFunctions):
         """The runtime extent of each dynamic role (m, b0, ...) of the call."""
         self.roles: dict[SSAValue, tuple[str, ...]] = {}
         """The axis roles of the function's values, where it has dynamic extents."""
+        self.columns: int | None = None
+        """The columns (n) of the tile inside the problem, while the CPU executor evaluates
+        a tile's epilogue (None: every column counts): a quantization's amax reads those
+        alone, as the epilogue's values past N (a constant, a division by a zero-padded
+        operand's 0) are no values of the output."""
 
     def shape_of(self, value: SSAValue) -> tuple[int, ...]:
         """The runtime shape of a tensor value: its type's, each `?` the call's extent."""
@@ -257,6 +262,9 @@ class FusionFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: QuantizeScaleOp, args: tuple[Any, ...]
     ):
         values = self._wide(args[0])
+        if self.columns is not None and self.columns < values.shape[-1]:
+            values = values.copy()
+            values[..., self.columns :] = 0.0  # past N: no value of the output
         scales = quantize_scales(values, op.largest, op.granularity)
         return self._rounded(op, scales)
 

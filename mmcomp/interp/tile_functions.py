@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 from xdsl.dialects import arith, gpu
@@ -376,6 +376,11 @@ class TileFunctions(InterpreterFunctions):
         """Which (tile, K block) products every accumulator and partial holds."""
         self.swap_ab = False
         """The schedule computes each tile's product transposed (`mma_tile_transposed`)."""
+        self.extent_n: int | None = None
+        """The problem's N (the kernel's iteration space), where static."""
+        self.epilogue_functions: Any = None
+        """The fusion ops' implementations (FusionFunctions) that evaluate each epilogue:
+        told the columns of the tile inside N while it runs (`columns`)."""
 
     def track(self, array: np.ndarray) -> None:
         """Count the writes to every element of `array`."""
@@ -482,8 +487,28 @@ class TileFunctions(InterpreterFunctions):
 
     @impl(sched.EpilogueOp)
     def run_epilogue(self, interpreter: Interpreter, op: sched.EpilogueOp, args: PythonValues):
-        self.ledger.summed(self.block_id, args[: _accumulator_inputs(op)])
-        return interpreter.run_ssacfg_region(op.body, args, "epilogue")
+        accumulators = args[: _accumulator_inputs(op)]
+        self.ledger.summed(self.block_id, accumulators)
+        functions = self.epilogue_functions
+        if functions is None:
+            return interpreter.run_ssacfg_region(op.body, args, "epilogue")
+        functions.columns = self._columns_inside(accumulators)
+        try:
+            return interpreter.run_ssacfg_region(op.body, args, "epilogue")
+        finally:
+            functions.columns = None
+
+    def _columns_inside(self, accumulators: Sequence[Any]) -> int | None:
+        """How many of the tile's columns lie inside N: N less the tile's first column (from
+        the K blocks its accumulators hold), or None where unknown."""
+        if self.extent_n is None:
+            return None
+        for accumulator in accumulators:
+            for _, tile, _ in self.ledger.of(accumulator):
+                starts = dict(tile)
+                if "n" in starts:
+                    return max(0, self.extent_n - starts["n"])
+        return None
 
     @impl_terminator(sched.YieldOp)
     def run_yield(self, interpreter: Interpreter, op: sched.YieldOp, args: PythonValues):

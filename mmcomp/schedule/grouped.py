@@ -6,8 +6,10 @@ data-parallel one with fixed parts: one CTA per tile, all K blocks (split_k = 1,
 stream-K: the tile count is known only on the device), no cluster (the m tiles of a
 cluster could lie in two groups), cooperative consumers (the skip of a tile without rows
 is a branch around the K loop, which the ring positions take in place; the ping-pong
-turn's tile counter does not) and the registers epilogue (the stores are clipped at the
-group's end, which a TMA store cannot do).
+turn's tile counter does not). The epilogue is the dense heuristic's: "smem" stages the
+tile in shared memory as for a TMA store, and the threads store its rows in 16-byte
+vectors clipped at the group's end (which a TMA store cannot clip), coalesced where the
+registers epilogue writes 4 bytes a thread.
 
 Two cases, by the rows a group is expected to hold (`rows_per_group`: T / G for
 contiguous groups, Mmax for masked ones):
@@ -22,7 +24,8 @@ contiguous groups, Mmax for masked ones):
   split between the two consumers. A 128-row tile would leave more than half its rows
   empty: it loads and multiplies them all, where the swapped tile multiplies the group's
   rows (rounded to 8) by the width of W it streams. The tile is the dense heuristic's
-  swapped tile for one group's rows.
+  swapped tile for one group's rows, with its registers epilogue (the transposed
+  fragment is stored from the accumulators).
 
 A group's rows past its expected count take more m tiles (each streams its n tile of
 W[g] again); every row is still written once, whatever the sizes.
@@ -122,5 +125,5 @@ def choose_grouped_params(
     # Swapped, the tile is one group's (its rows are wgmma's n); else all groups' rows.
     extents["m"] = per_group if swap else grouped_rows(problem, grouping, schedule_m)
     dense = dataclasses.replace(problem, extents=extents)
-    chosen = {**FIXED, "epilogue": "registers", "swap_ab": swap, **given}
+    chosen = {**FIXED, "swap_ab": swap, **given}
     return choose_params(dense, None, **chosen)

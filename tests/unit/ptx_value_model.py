@@ -15,13 +15,18 @@ barriers and integer arithmetic it computes:
   (k % 8) 128 + 2 (mn % 64); then swizzled), the transpose bits choosing the major;
 - f32 arithmetic (add, sub, mul, fma, max, min, neg, abs, ex2/rcp/tanh approximated by
   their exact functions), conversions to and from bf16 / f16 (round to nearest even, and
-  packed pairs), and global loads and stores of 16-bit and f32 elements (vectors too).
+  packed pairs), and global loads and stores of 16-bit and f32 elements (vectors too),
+  an f32 register's bits where it carries words of a 16-bit array;
+- the int32 arrays of a grouped kernel (its offsets or counts), read by `ld.global.u32`;
+- the staged epilogue boxes without TMA stores: `stmatrix.m8n8.x4` (warp-collective: done
+  when the warp's 32 lanes have issued it, each lane's address naming one matrix row),
+  `st.shared` and `ld.shared` of f32 words, on the bytes of shared memory.
 
 Floating-point registers hold numpy float32 values, 16-bit ones their bits. It checks the
 lowering's arithmetic and addressing (which elements a thread computes and where it stores
 them), not the hardware: the approximations and the order of a wgmma's sums are exact
-here. Only kernels without clusters (CTAs one after another) and without the
-shared-memory epilogue are modelled; a staged operand (rows not 16-byte multiples) is read
+here. Only kernels without clusters (CTAs one after another) and without TMA stores are
+modelled; a staged operand (rows not 16-byte multiples) is read
 as its elements, which its padded copy holds.
 """
 
@@ -64,14 +69,14 @@ class Array:
     base: int
     data: np.ndarray
     """uint16 bits of a 16-bit array, uint8 bits of an fp8 one, float32 values of an f32
-    one, flat."""
+    one, uint32 values of an int32 one, flat."""
     dtype: str
     shape: tuple[int, ...]
 
     @property
     def size(self) -> int:
         """Bytes per element."""
-        return {"f32": 4, "fp8": 1}.get(self.dtype, 2)
+        return {"f32": 4, "i32": 4, "fp8": 1}.get(self.dtype, 2)
 
     def index(self, address: int) -> int | None:
         """The element at `address`, or None outside the array."""
@@ -142,11 +147,54 @@ class ValueModel(Model):
         return True
 
     def data(self, thread: Thread, cta: Any, head: str, parts: list[str], ops: list[str]) -> bool:
-        """A global load or store of array data, or float arithmetic; False otherwise."""
+        """A global load or store of array data, a staged box's shared-memory access, or
+        float arithmetic; False otherwise."""
         opcode = ".".join(parts)
         if head in ("ld", "st") and ".global" in opcode:
             return self.global_data(thread, cta, head, parts, ops)
+        if head in ("ld", "st") and ".shared" in opcode and parts[-1] == "f32":
+            self.shared_words(thread, cta, head, ops)
+            return True
+        if head == "stmatrix":
+            self.stmatrix(thread, cta, parts, ops)
+            return True
         return self.float_data(thread, cta, head, parts, ops)
+
+    def shared_words(self, thread: Thread, cta: Any, head: str, ops: list[str]) -> None:
+        """`ld.shared` / `st.shared` of f32 registers: their bits at the address."""
+        address = self.address(thread, cta, ops[1] if head == "ld" else ops[0])
+        regs = [r.strip() for r in (ops[0] if head == "ld" else ops[1]).strip("{}").split(",")]
+        for position, reg in enumerate(regs):
+            at = address + 4 * position
+            if head == "ld":
+                word = self.shared_bytes[at : at + 4].copy()
+                thread.regs[reg] = word.view(np.float32)[0]
+                continue
+            value = np.asarray(self.value(thread, cta, reg), np.float32).reshape(1)
+            self.shared_bytes[at : at + 4] = value.view(np.uint8)
+
+    def stmatrix(self, thread: Thread, cta: Any, parts: list[str], ops: list[str]) -> None:
+        """`stmatrix.sync.aligned.m8n8.x4.shared.b16`, warp-collective: each lane's row
+        address and registers are kept until the warp's 32 lanes have issued their n-th
+        one; then row r of matrix i goes to lane 8 i + r's address, its columns 2 j and
+        2 j + 1 from register i of lane 4 r + j."""
+        if "x4" not in parts or "trans" in parts:
+            raise RingError(f"no model of {'.'.join(parts)}")
+        warp = thread.tid // 32
+        issued = thread.__dict__.setdefault("stmatrices", 0)
+        thread.__dict__["stmatrices"] = issued + 1
+        pending = cta.__dict__.setdefault("stmatrix", {}).setdefault((warp, issued), {})
+        regs = [r.strip() for r in ops[1].strip("{}").split(",")]
+        words = [int(self.value(thread, cta, reg)) & 0xFFFFFFFF for reg in regs]
+        pending[thread.tid % 32] = (self.address(thread, cta, ops[0]), words)
+        if len(pending) < 32:
+            return
+        for lane, (_, lane_words) in pending.items():
+            row, pair = divmod(lane, 4)
+            for matrix, word in enumerate(lane_words):
+                at = pending[8 * matrix + row][0] + 4 * pair
+                self.shared_bytes[at : at + 4] = np.asarray([word], np.uint32).view(np.uint8)
+        del cta.__dict__["stmatrix"][(warp, issued)]
 
     def global_data(
         self, thread: Thread, cta: Any, head: str, parts: list[str], ops: list[str]
@@ -160,6 +208,11 @@ class ValueModel(Model):
             raise RingError(f"{head} outside every array at {address:#x}: {parts}")
         array, index = found
         regs = [r.strip() for r in (ops[0] if head == "ld" else ops[1]).strip("{}").split(",")]
+        if array.dtype == "i32":
+            if head != "ld" or len(regs) != 1:
+                raise RingError(f"{head} of an int32 array: {parts}")
+            self.set(thread, regs[0], int(array.data[index]))
+            return True
         width = 4 if parts[-1] in ("b32", "f32", "u32", "s32") else 2
         elements: list[tuple[str, int]] = []
         for position, reg in enumerate(regs):
@@ -175,7 +228,10 @@ class ValueModel(Model):
                     lo, hi = int(array.data[at]), int(array.data[at + 1])
                     self.set(thread, reg, lo | hi << 16)
                 else:
-                    bits = int(self.value(thread, cta, reg))
+                    raw = self.value(thread, cta, reg)
+                    if isinstance(raw, np.floating):  # an f32 register carrying two words
+                        raw = np.asarray(raw, np.float32).reshape(1).view(np.uint32)[0]
+                    bits = int(raw)
                     array.data[at], array.data[at + 1] = bits & 0xFFFF, bits >> 16 & 0xFFFF
                 continue
             if head == "ld":
@@ -399,6 +455,8 @@ def run_values(
         data = flat.copy() if dtype == "f32" else flat.view(np.uint16).copy()
         if host.dtype.itemsize == 1:  # fp8: read by TMA only, as bytes
             dtype, data = "fp8", flat.view(np.uint8).copy()
+        if host.dtype == np.int32:  # a grouped kernel's offsets or counts
+            dtype, data = "i32", flat.view(np.uint32).copy()
         model.arrays.append(Array((index + 1) * PARAM_BASE, data, dtype, tuple(host.shape)))
         if len(inputs) <= index < len(inputs) + len(outputs):
             results.append(host)

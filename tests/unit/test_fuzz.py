@@ -43,7 +43,8 @@ def test_a_case_is_a_function_of_seed_and_index():
 
 
 def test_the_grammar_reaches_every_family_and_form():
-    cases = _cases("cuda", frozenset(fuzz.FEATURES) - {"backward", "grouped-only"}, 1500)
+    only = {feature for feature in fuzz.FEATURES if feature.endswith("-only")}
+    cases = _cases("cuda", frozenset(fuzz.FEATURES) - only - {"grad", "fp8"}, 1500)
     families = Counter(case.spec.family for case in cases)
     assert set(families) == set(fuzz.FAMILIES)
     steps = [step for case in cases for step in case.spec.steps]
@@ -213,24 +214,182 @@ def test_interp_run(seed: int):
     assert "grouped-linear" in families
 
 
-def test_the_backward_feature_runs_gradient_kernels_on_interp():
+def test_the_grad_family_reaches_every_kernel_and_token_count():
+    cases = _cases("interp", INTERP | {"grad-only"}, 60, seed=3)
+    assert all(case.backward is not None for case in cases)
+    assert {case.spec.family for case in cases} <= set(fuzz.BACKWARD_FAMILIES)
+    names = {fuzz.build_case(case).fusion.name.split("_")[-2] for case in cases}
+    assert {"epilogue", "dgrad", "wgrad"} <= names
+    tokens = Counter(case.backward[2] for case in _cases("cuda", CUDA | {"grad-only"}, 300))
+    assert tokens[0] > 0 and tokens[1] > 0 and len(tokens) > 20
+    shared = [case for case in _cases("interp", INTERP | {"grad"}, 400) if case.backward]
+    assert 0.15 * 400 < len(shared) < 0.35 * 400
+    assert fuzz.parse_features(["backward"], "interp", False) == INTERP | {"grad-only"}
+
+
+def _wgrad_case(tokens: int) -> fuzz.Case:
+    """A dW kernel of linear + bias + silu, run at `tokens` tokens."""
+    spec = fuzz.Spec("linear", 96, 48, 64, "bf16", bias="bf16", steps=(fuzz.Step("silu"),))
+    for which in range(4):
+        case = fuzz.Case(
+            1, 0, "interp", INTERP | {"grad-only"}, spec, {}, False, (False, which, tokens)
+        )
+        if "wgrad" in fuzz.build_case(case).fusion.name:
+            return case
+    raise AssertionError("no wgrad step")
+
+
+@pytest.mark.parametrize("tokens", [0, 1, 7, 129])
+def test_a_dw_kernel_runs_at_any_token_count(tokens: int):
+    case = _wgrad_case(tokens)
+    built = fuzz.build_case(case)
+    assert built.tokens == tokens and built.compiled is not None
+    inputs = fuzz.make_inputs(case, built)
+    assert {array.shape[0] for array in inputs} == {tokens}
+    outcome = fuzz.run_case(case)
+    assert outcome.status == "pass", outcome.message
+    if tokens == 0:
+        (want,) = fuzz.reference_outputs(case, built, inputs, None)
+        assert not np.any(want.astype(np.float64))
+
+
+def test_the_gradient_check_finds_a_wrong_derivative_rule(monkeypatch: pytest.MonkeyPatch):
+    from mmcomp.autodiff import rules
+    from mmcomp.dialects import fusion as fd
+
+    case = _wgrad_case(96)
+    failed, ratio = fuzz.check_gradients(case)
+    assert failed is None and 0 < ratio < 0.5
+    # silu's derivative without its second term, x s (1 - s): sigmoid's rule on silu
+    monkeypatch.setitem(rules.RULES, fd.SiluOp, rules.RULES[fd.SigmoidOp])
+    failed, _ = fuzz.check_gradients(case)
+    assert failed is not None and failed.kind == "gradient"
+    assert "gradient of 'a'" in failed.message and "gradient of 'w'" in failed.message
+
+
+def test_the_grad_family_runs_on_interp():
     lines: list[str] = []
-    features = INTERP | {"backward"}
+    features = INTERP | {"grad-only"}
     options = fuzz.Options("interp", 3, features, cases=40, jobs=0, out=lines.append)
     summary = fuzz.run(options)
     assert not summary.failures, "\n".join(lines)
     statuses = Counter(outcome.status for outcome in summary.outcomes)
-    assert statuses["pass"] > 0.75 * len(summary.outcomes)
-    cases = _cases("interp", features, 40, seed=3)
-    assert {case.spec.family for case in cases} <= set(fuzz.BACKWARD_FAMILIES)
-    names = {fuzz.build_case(case).fusion.name.split("_")[-2] for case in cases}
-    assert {"epilogue", "dgrad", "wgrad"} <= names
+    assert statuses["pass"] > 0.7 * len(summary.outcomes)
+    assert all(outcome.family.startswith("grad-") for outcome in summary.outcomes)
 
 
 @pytest.mark.gpu
-def test_the_backward_feature_on_the_gpu():
+def test_the_grad_family_on_the_gpu():
     lines: list[str] = []
-    features = CUDA | {"backward"}
+    features = CUDA | {"grad-only"}
+    options = fuzz.Options("cuda", 1, features, cases=60, jobs=4, out=lines.append)
+    summary = fuzz.run(options)
+    assert len(summary.outcomes) == 60
+    assert not summary.failures, "\n".join(lines)
+
+
+def test_the_fp8_family_reaches_every_type_mode_and_output():
+    for backend, features in (("interp", INTERP), ("cuda", CUDA)):
+        cases = _cases(backend, features | {"fp8-only"}, 300)
+        specs = [case.spec for case in cases]
+        assert all(fuzz.has_fp8(spec) for spec in specs)
+        assert {spec.fp8 for spec in specs} == {
+            "",
+            *(f"{a},{b}" for a in fuzz.FP8_TYPES for b in fuzz.FP8_TYPES),
+        }
+        assert {spec.scales for spec in specs if spec.fp8} == set(fuzz.SCALE_MODES)
+        assert {spec.family for spec in specs if spec.scales == "block"} >= {"linear", "horizontal"}
+        granularities = {spec.quantize.split("/")[-1] for spec in specs if spec.quantize}
+        assert granularities == set(fuzz.QUANTIZE_GRANULARITIES)
+        outputs = {spec.final for spec in specs} | {s.output for p in specs for s in p.steps}
+        assert set(fuzz.FP8_TYPES) <= outputs
+        assert any(spec.k % 128 for spec in specs if spec.fp8)
+        assert any(spec.m == 1 for spec in specs if spec.fp8)
+        assert any(spec.n % 2 for spec in specs if spec.fp8)
+        assert any(case.params.get("tile", (0, 0, 0))[2] == 128 for case in cases)
+    shared = [case for case in _cases("cuda", CUDA | {"fp8"}, 400) if fuzz.has_fp8(case.spec)]
+    assert 0.2 * 400 < len(shared) < 0.45 * 400
+    assert not any(case.spec.groups for case in shared)
+
+
+def _fp8_case(scales: str, final: str = "f32", k: int = 1024) -> fuzz.Case:
+    spec = fuzz.Spec("linear", 64, 96, k, "bf16", final=final, fp8="f8e4m3,f8e5m2", scales=scales)
+    return fuzz.Case(1, 0, "cuda", CUDA | {"fp8-only"}, spec, {})
+
+
+def test_the_fp8_accumulator_bound_follows_the_mode():
+    bounds = {}
+    for scales in ("tensor", "row", "block"):
+        case = _fp8_case(scales)
+        built = fuzz.build_case(case)
+        inputs = fuzz.make_inputs(case, built)
+        bounds[scales] = fuzz.fp8_accumulation(case, built, inputs, None)
+        interp = dataclasses.replace(case, backend="interp")
+        assert fuzz.fp8_accumulation(interp, built, inputs, None) == 0.0
+    # the whole K in the fp8 accumulator against one 128-wide block at a time
+    assert bounds["block"] < 0.5 * bounds["tensor"]
+    assert bounds["block"] > 1e-4 and bounds["tensor"] < 1e-2
+
+
+def test_the_fp8_checks_allow_an_ulp_and_find_a_wrong_element():
+    case = _fp8_case("row", final="f8e4m3", k=256)
+    built = fuzz.build_case(case)
+    inputs = fuzz.make_inputs(case, built)
+    (want,) = fuzz.reference_outputs(case, built, inputs, None)
+    values = want.astype(np.float64)
+    up = np.clip(values + fuzz.fp8_spacing(values, "f8e4m3"), -448, 448)  # one ulp away
+    up = up.astype(want.dtype)
+    assert np.count_nonzero(up != want) > 0.9 * want.size
+    assert fuzz.judge(case, built, [up], [want]).status == "pass"
+    two = np.clip(values + 3 * fuzz.fp8_spacing(values, "f8e4m3"), -448, 448)
+    assert fuzz.judge(case, built, [two.astype(want.dtype)], [want]).status == "fail"
+    wrong = values.copy()
+    wrong.flat[5] += 0.2 * np.max(np.abs(values))
+    outcome = fuzz.judge(case, built, [wrong.astype(want.dtype)], [want])
+    assert (outcome.status, outcome.kind) == ("fail", "wrong")
+
+
+def test_a_quantization_is_compared_dequantized():
+    spec = fuzz.Spec(
+        "linear", 40, 300, 64, "bf16", steps=(fuzz.Step("silu"),), quantize="f8e4m3/128"
+    )
+    case = fuzz.Case(1, 0, "interp", INTERP | {"fp8-only"}, spec, {})
+    built = fuzz.build_case(case)
+    assert built.quantized == {1: 2}
+    inputs = fuzz.make_inputs(case, built)
+    want = fuzz.reference_outputs(case, built, inputs, None)
+    assert fuzz.judge(case, built, want, want).status == "pass"
+    halved = [want[0], want[1], want[2] * np.float32(0.5)]  # every scale wrong
+    outcome = fuzz.judge(case, built, halved, want)
+    assert outcome.status == "fail" and "output 1" in outcome.message
+
+
+def test_the_fp8_family_runs_on_interp():
+    lines: list[str] = []
+    features = INTERP | {"fp8-only"}
+    options = fuzz.Options("interp", 4, features, cases=40, jobs=0, out=lines.append)
+    summary = fuzz.run(options)
+    assert not summary.failures, "\n".join(lines)
+    statuses = Counter(outcome.status for outcome in summary.outcomes)
+    assert statuses["pass"] > 0.7 * len(summary.outcomes)
+    assert all(outcome.family.startswith("fp8-") for outcome in summary.outcomes)
+
+
+def test_the_fp8_family_compiles_for_cuda():
+    lines: list[str] = []
+    features = CUDA | {"fp8-only"}
+    options = fuzz.Options(
+        "cuda", 4, features, cases=10, jobs=0, compile_only=True, out=lines.append
+    )
+    summary = fuzz.run(options)
+    assert not summary.failures, "\n".join(lines)
+    assert sum(1 for outcome in summary.outcomes if outcome.status == "pass") >= 3
+
+
+@pytest.mark.gpu
+def test_the_fp8_family_on_the_gpu():
+    lines: list[str] = []
+    features = CUDA | {"fp8-only"}
     options = fuzz.Options("cuda", 1, features, cases=60, jobs=4, out=lines.append)
     summary = fuzz.run(options)
     assert len(summary.outcomes) == 60

@@ -288,6 +288,80 @@ def test_stages_print_the_lookups() -> None:
     assert "sched.group_tile %offsets" in text and "rows %group_end" in text
 
 
+@pytest.mark.parametrize("dtype", ["bf16", "f32"])
+def test_emitted_row_stores_write_each_group_once(dtype: str) -> None:
+    """The cuda kernel of a grouped linear with the staged epilogue (epilogue "smem": boxes
+    in shared memory, stored by the threads in 16-byte row vectors clipped at the group's
+    end) run by the PTX value model: ragged groups with an empty one and rows of no group,
+    N ragged against the tile (its last chunks clipped), outputs poisoned with NaN: each
+    group's rows against float64, every other row left as it was."""
+    from ptx_value_model import run_values
+
+    from mmcomp.backend.kernel import lower_to_ptx
+    from mmcomp.pipeline import run_pipeline
+
+    groups, n, k, rows = 3, 200, 128, 300
+    f = mmcomp.Fusion("grouped")
+    x = f.input("x", ("t", k), "bf16")
+    w = f.input("w", (groups, n, k), "bf16")
+    offsets = f.input("offsets", (groups,), "i32")
+    y = f.grouped_linear(x, w, offsets)
+    f.output(f.cast(y, "bf16") if dtype == "bf16" else y)
+    params = {"tile": (128, 128, 64), "epilogue": "smem", "stages": 2}
+    module, chosen, _ = run_pipeline(f.module, params, schedule_m=rows)
+    assert chosen.epilogue == "smem"
+    text, plan = lower_to_ptx(module)
+    assert "st.global.v4.f32" in text and "ld.shared.v4.f32" in text
+    assert "cp.async.bulk.tensor.2d.global.shared" not in text
+    rng = np.random.default_rng(17)
+    routing = np.array([100, 100, 290], np.int32)
+    inputs = _inputs(f, rng, routing, rows)
+    want = np.asarray(mmcomp.reference(f, *inputs)[0], dtype=np.float64)
+    element = ml_dtypes.bfloat16 if dtype == "bf16" else np.float32
+    poisoned = np.full((rows, n), np.nan, dtype=element)
+    (got,) = run_values(text, plan, inputs, [poisoned], extents=(rows,), grid=2)
+    got = got.astype(np.float64)
+    in_groups = ~np.isnan(want)
+    assert in_groups[:290].all() and not in_groups[290:].any()
+    assert np.isnan(got[290:]).all(), "a row of no group was written"
+    error = np.abs(got - want)[in_groups].max() / np.abs(want[in_groups]).max()
+    assert error < (1e-2 if dtype == "bf16" else 1e-5), error
+
+
+def test_emitted_row_stores_of_masked_groups() -> None:
+    """The masked layout's row-stored kernel (out [G, Mmax, N], the group an axis of the
+    address) run by the PTX value model: each group's first counts[g] rows against
+    float64, the rows past each count (a whole tile of them in group 0) left as NaN."""
+    from ptx_value_model import run_values
+
+    from mmcomp.backend.kernel import lower_to_ptx
+    from mmcomp.pipeline import run_pipeline
+
+    groups, rows, n, k = 3, 150, 200, 64
+    f = mmcomp.Fusion("masked")
+    x = f.input("x", (groups, rows, k), "bf16")
+    w = f.input("w", (groups, n, k), "bf16")
+    counts = f.input("counts", (groups,), "i32")
+    f.output(f.cast(f.grouped_linear(x, w, counts=counts), "bf16"))
+    params = {"tile": (128, 128, 64), "epilogue": "smem", "stages": 2}
+    module, chosen, _ = run_pipeline(f.module, params)
+    assert chosen.epilogue == "smem"
+    text, plan = lower_to_ptx(module)
+    assert "st.global.v4.f32" in text
+    sizes = np.array([100, 0, 150], np.int32)
+    inputs = _inputs(f, np.random.default_rng(19), sizes, groups)
+    want = np.asarray(mmcomp.reference(f, *inputs)[0], dtype=np.float64)
+    poisoned = np.full((groups, rows, n), np.nan, dtype=ml_dtypes.bfloat16)
+    (got,) = run_values(text, plan, inputs, [poisoned], grid=3)
+    got = got.astype(np.float64)
+    for group, count in enumerate(sizes):
+        assert np.isnan(got[group, count:]).all(), f"group {group}: a row past its count"
+        assert not np.isnan(got[group, :count]).any()
+    in_groups = ~np.isnan(want)
+    error = np.abs(got - want)[in_groups].max() / np.abs(want[in_groups]).max()
+    assert error < 1e-2, error
+
+
 # Decode-sized groups: swap_ab (the tile's rows, tokens, as wgmma's n).
 
 

@@ -179,6 +179,55 @@ def test_quantize_refusals():
         mmcomp.compile(rows, backend="interp")
 
 
+@pytest.mark.parametrize("group", [128, None])
+@pytest.mark.parametrize("epilogue", ["offset", "divide"])
+def test_the_executor_takes_no_amax_past_n(epilogue: str, group: int | None):
+    """The epilogue's values past N (a ragged last tile) are no output's: an offset makes
+    them 3, a division by a zero-padded operand NaN. The CPU executor's amax leaves them
+    out (found by the fuzzer: `--backend interp --seed 2 --case 29 --feature fp8-only`,
+    whose scales were NaN)."""
+    m, n, k = 8, 100, 32
+    f = mmcomp.Fusion("ragged_amax")
+    a = f.input("a", [m, k], "bf16")
+    w = f.input("w", [n, k], "bf16")
+    y = f.linear(a, w)
+    rng = np.random.default_rng(0)
+    arrays = [  # y < 0 everywhere, |y| < 0.5
+        np.abs(0.1 * rng.standard_normal((m, k))).astype(ml_dtypes.bfloat16),
+        -np.abs(0.1 * rng.standard_normal((n, k))).astype(ml_dtypes.bfloat16),
+    ]
+    if epilogue == "offset":
+        y = f.add(y, 0.5)  # in bounds, below 0.5; past N, exactly 0.5
+    else:
+        y = f.div(y, f.input("t", [1, n], "f32"))
+        arrays.append(rng.uniform(0.5, 2.0, (1, n)).astype(np.float32))
+    q, scale = f.quantize(y, "f8e4m3", group=group)
+    f.output(q)
+    f.output(scale)
+    got = mmcomp.compile(f, backend="interp", tile=(128, 128, 64))(*arrays)
+    want = mmcomp.reference(f, *arrays)
+    got_scale, want_scale = (np.asarray(x, np.float64) for x in (got[1], want[1]))
+    assert np.all(np.isfinite(got_scale))
+    assert np.allclose(got_scale, want_scale, rtol=1e-6, atol=0)
+    assert np.array_equal(np.asarray(got[0]).view(np.uint8), np.asarray(want[0]).view(np.uint8))
+
+
+def test_a_row_quantization_that_no_tile_holds_names_no_tile():
+    """A row's amax needs the whole row in one tile; where no such tile fits the registers,
+    the refusal offers none of the narrower tiles (which the row rule refuses) (found by
+    the fuzzer: `--backend interp --seed 1 --case 52 --feature fp8-only`)."""
+    f = mmcomp.Fusion("rows_full")
+    a = f.input("a", [128, 128], "bf16")
+    w = f.input("w", [193, 128], "bf16")
+    t = f.input("t", [128, 193], "f32")
+    q, scale = f.quantize(f.add(f.linear(a, w), t), group=None)
+    f.output(q)
+    f.output(scale)
+    with pytest.raises(ScheduleError, match="would spill; no tile fits") as refused:
+        mmcomp.compile(f, backend="interp")
+    assert "tiles that fit" not in str(refused.value)
+
+
 def test_quantize_ir_round_trips():
     f = _quantizing_linear(64, 300, 96, "f8e4m3", 128)
     text = str(f)

@@ -58,6 +58,7 @@ from mmcomp.dialects.hopper.access import (
     GlobalLoadIndexOp,
     GlobalLoadOp,
     GlobalStoreOp,
+    SmemLoadOp,
     SmemStoreOp,
 )
 from mmcomp.dialects.hopper.attrs import TileAttr, WarpRolesAttr, tile
@@ -178,6 +179,7 @@ __all__ = [
     "RingStartOp",
     "SLOT_ATTR",
     "SPECIALIZATIONS",
+    "SmemLoadOp",
     "SmemStoreOp",
     "GlobalLoadOp",
     "GlobalLoadIndexOp",
@@ -236,6 +238,7 @@ def all_ops() -> list[type[Operation]]:
         SlotRingOp,
         SlotStageOp,
         RingSlotOp,
+        SmemLoadOp,
         SmemStoreOp,
         GlobalLoadOp,
         GlobalLoadIndexOp,

@@ -8,7 +8,9 @@ accumulator layout. These ops take the values themselves (f32, bf16, f16 scalars
 `arith` on i64), a shared one as an `!hopper.smem` (`hopper.smem_add`,
 `hopper.smem_index`). Each is one vector `ld` / `st` after convert-hopper-to-ptx, guarded
 like the op (an i1 bounds test of the level's arithmetic). `hopper.global_load_index` reads
-a u32 word as an index value (a grouped kernel's group offsets and counts).
+a u32 word as an index value (a grouped kernel's group offsets and counts);
+`hopper.smem_load` reads words of a staged output box back as f32 values (their bits,
+whatever the box holds), which `hopper.global_store` writes out.
 """
 
 from __future__ import annotations
@@ -133,6 +135,43 @@ class GlobalLoadIndexOp(HopperInstruction):
         super().__init__(operands=[address, []], result_types=[IndexType()])
 
 
+@irdl_op_definition
+class SmemLoadOp(HopperInstruction):
+    """Load 1, 2 or 4 consecutive 32-bit words of shared memory as f32 values (one vector
+    `ld.shared`), their bits unchanged: `%a, %b, %c, %d = hopper.smem_load %chunk {offset =
+    2048} : (!hopper.smem<align 16>) -> (f32, f32, f32, f32)`."""
+
+    name = "hopper.smem_load"
+
+    offset = opt_prop_def(IntAttr)
+    """Bytes past the address, a multiple of the vector's."""
+    address = operand_def(SmemType)
+    """The first word's address, an `!hopper.smem` aligned to the vector's bytes."""
+    values = var_result_def(Float32Type)
+    """The loaded words, in address order."""
+
+    def __init__(self, address: SSAValue, count: int = 4, offset: int = 0):
+        super().__init__(
+            properties={"offset": IntAttr(offset) if offset else None},
+            operands=[address, []],
+            result_types=[[Float32Type()] * count],
+        )
+
+    def verify_kinds(self) -> None:
+        _check_vector(self.name, list(self.values), self.offset)
+        _check_smem_alignment(self.name, self.address, 4 * len(self.values), "loaded")
+
+
+def _check_smem_alignment(name: str, address: SSAValue, vector_bytes: int, what: str) -> None:
+    """`address` is an `!hopper.smem` aligned to the accessed vector's bytes."""
+    smem = address.type
+    if not isinstance(smem, SmemType) or smem.align.data < vector_bytes:
+        raise VerifyException(
+            f"{name}: the address must be a !hopper.smem aligned to {vector_bytes} bytes (the "
+            f"{what} vector), found {smem}"
+        )
+
+
 class VectorStore(HopperInstruction, ABC):
     """Base of the stores of 1, 2 or 4 values at an address and a byte offset."""
 
@@ -180,10 +219,4 @@ class SmemStoreOp(VectorStore):
 
     def verify_kinds(self) -> None:
         _check_vector(self.name, list(self.values), self.offset)
-        vector_bytes = 4 * len(self.values)
-        address = self.address.type
-        if not isinstance(address, SmemType) or address.align.data < vector_bytes:
-            raise VerifyException(
-                f"{self.name}: the address must be a !hopper.smem aligned to {vector_bytes} "
-                f"bytes (the stored vector), found {address}"
-            )
+        _check_smem_alignment(self.name, self.address, 4 * len(self.values), "stored")

@@ -630,6 +630,7 @@ class ScheduleParams:
             for tile in _TILE_CANDIDATES
             if self._tile_fits_registers(tile, problem)
             and not (problem.block_scaled and tile[1] % SCALE_BLOCK and SCALE_BLOCK % tile[1])
+            and quantize_problem(problem, tile[1]) is None
         ]
         advice = (
             f"tiles that fit: tile={' or '.join(fitting[:3])}"

@@ -5,7 +5,8 @@ elements (`mmcomp.lowering.hopper.pointwise`); an operand tile is read at the el
 coordinates through its roles, so a bias [n], a [1, n] row or an [m, n] operand all work,
 neighbouring columns by one vector load. Each `sched.store_tile` is a predicated,
 vectorized `st.global` clipped at the output's bounds (epilogue "registers"); the outputs
-that TMA can store go through shared memory (`mmcomp.lowering.hopper.epilogue_smem`).
+that TMA can store, and those clipped at a group's end in the same boxes, go through
+shared memory (`mmcomp.lowering.hopper.epilogue_smem`).
 Epilogue operands without an m axis are loaded before the last wgmma group completes.
 """
 
@@ -158,11 +159,13 @@ class Epilogue:
         self.load_memo = {}
 
     def store_map(self, store: sched.StoreTileOp) -> TmaOperand | None:
-        """The tensor map of a store's output when it goes through shared memory."""
+        """The boxes of a store's output when it goes through shared memory: its tensor
+        map, or a row-stored output's boxes (`OperandPlan.row_stores`)."""
         dest = store.dest
         if not isinstance(dest, BlockArgument):
             return None
-        return self.ctx.plan.store_maps.get(dest.index)
+        plan = self.ctx.plan
+        return plan.store_maps.get(dest.index) or plan.row_stores.get(dest.index)
 
     def scalar(self, value: SSAValue, slot: tuple[int, int, int, int], col: int) -> Scalar:
         """The f32 value of epilogue `value` at accumulator element `slot`."""

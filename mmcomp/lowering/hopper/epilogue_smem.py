@@ -1,4 +1,4 @@
-"""The shared-memory epilogue (epilogue "smem"): swizzled boxes stored by TMA.
+"""The shared-memory epilogue (epilogue "smem"): swizzled boxes stored by TMA or by rows.
 
 Each output that TMA can store (`OperandPlan.plan_stores`) is written box by box: 64 rows
 x 128 bytes with the 128-byte swizzle, into one of two buffers per consumer warpgroup
@@ -7,23 +7,51 @@ any barrier); 16-bit outputs are then written with `stmatrix.m8n8.x4`, f32 outpu
 `hopper.smem_store` (`st.shared.v2.f32`; 16-byte chunk c of box row r at chunk
 c ^ (r % 8)); `fence.proxy.async`; the storing thread waits until the previous box's TMA
 store has read its buffer; one barrier of the warpgroup; the storing thread issues the TMA
-store and commits."""
+store and commits.
+
+An output whose stores are clipped at a group's end (`OperandPlan.row_stores`), which a
+TMA store cannot clip, is staged in the same boxes and stored by the warpgroup's 128
+threads after the barrier: thread t reads 16-byte chunk t % 8 of box rows t / 8 + 16 i
+(i < 4; `hopper.smem_load`, one `ld.shared.v4`, the same swizzled chunk in each) and
+stores it with one `st.global.v4` under its row's test (below the group's end and the
+array's rows) and its column's: a warp writes four whole 128-byte row segments per
+store. The barrier that ends the next box orders these reads before the box after it
+rewrites the buffer; the barrier that starts the tile, before the previous tile's."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Protocol
 
-from xdsl.ir import SSAValue
+from xdsl.ir import BlockArgument, SSAValue
 
 from mmcomp.arch import limits as hw
 from mmcomp.dialects import hopper, ptx, sched
 from mmcomp.lowering.hopper.addressing import Addressing
 from mmcomp.lowering.hopper.context import ConsumerThreads, KernelContext
 from mmcomp.lowering.hopper.mainloop import ConsumerMainloop
-from mmcomp.lowering.hopper.plan import EPILOGUE_ROW_BYTES, TmaOperand
+from mmcomp.lowering.hopper.plan import ELEMENT_SIZE, EPILOGUE_ROW_BYTES, TmaOperand
 from mmcomp.lowering.hopper.pointwise import Scalar
 from mmcomp.lowering.hopper.ring import Ring
 from mmcomp.lowering.hopper.values import Values
+
+CHUNK_BYTES = 16
+"""Bytes of one row store: a 16-byte chunk of a box row (`st.global.v4`)."""
+ROW_STEPS = (0, 16, 32, 48)
+"""The box rows of a thread's row stores past its first (t / 8): the warpgroup's 128
+threads cover 16 rows of 8 chunks at a time, four times over the box's 64 rows."""
+
+
+@dataclass(frozen=True)
+class RowCopy:
+    """A thread's part of the row stores of a staged box."""
+
+    offset: SSAValue
+    """Bytes from a box's start to this thread's chunk of its first row (swizzled: chunk
+    t % 8 of row t / 8 at chunk (t % 8) ^ (row % 8)); rows 16 i below it keep the chunk."""
+    addressing: Addressing
+    """The output addressing of this thread's rows (per m block, each of ROW_STEPS) and
+    its chunk's first column."""
 
 
 class Epilogue(Protocol):
@@ -91,21 +119,25 @@ class SmemEpilogue:
             self.ctx.put(ptx.BarOp("sync", family.of(0), family.threads), first)
             self.ctx.put(ptx.BarOp("sync", family.of(1), family.threads), second)
 
-        # The previous tile's last stores may still read the buffers.
-        self.ctx.put(ptx.BulkWaitOp(0, read=True), leader)
+        by_tma = [self.ctx.plan.store_maps.get(self.output_of(store)) for store, _ in stores]
+        if any(by_tma):
+            # The previous tile's last TMA stores may still read the buffers.
+            self.ctx.put(ptx.BulkWaitOp(0, read=True), leader)
         sync()
         count = 0
         # This thread's place (box_lane) in an f32 box (True) and a 16-bit one (False).
         lanes: dict[bool, tuple[SSAValue, SSAValue]] = {}
-        for store, value in stores:
+        copies: dict[bool, RowCopy] = {}
+        for (store, value), tma in zip(stores, by_tma, strict=True):
             operand = self.values.store_map(store)
             assert operand is not None
             box_columns = operand.box[-1]
-            tmap = self.ctx.maps[self.ctx.plan.store_map_index(operand)]
             wide = operand.dtype == "f32"
             if wide not in lanes:
                 lanes[wide] = self.box_lane(operand.dtype)
             row, chunk = lanes[wide]
+            if tma is None and wide not in copies:
+                copies[wide] = self.row_copy(operand.dtype)
             for m_block in range(self.ctx.m_blocks):
                 for box in range(self.ctx.params.warpgroup[1] // box_columns):
                     slot = count % hw.EPILOGUE_BUFFERS
@@ -115,13 +147,70 @@ class SmemEpilogue:
                         self.write_f32_box(self.lane_row(buffer, row), chunk, packed)
                     else:
                         self.write_16bit_box(self.lane_row(buffer, row), chunk, packed)
+                    count += 1
+                    if tma is None:
+                        if any(by_tma):
+                            # A TMA store of another output may still read the buffer
+                            # that the next box rewrites.
+                            self.ctx.put(ptx.BulkWaitOp(0, read=True), leader)
+                        sync()
+                        copy = copies[wide]
+                        self.store_rows(copy, store, buffer, m_block, box * box_columns)
+                        continue
                     k.append(ptx.FenceOp("proxy_async"))
                     self.ctx.put(ptx.BulkWaitOp(0, read=True), leader)
                     sync()
                     coords = self.store_coordinates(store, m_block, box * box_columns)
+                    tmap = self.ctx.maps[self.ctx.plan.store_map_index(tma)]
                     self.ctx.put(hopper.TmaStoreOp(tmap, buffer, coords), leader)
                     self.ctx.put(ptx.BulkCommitOp(), leader)
-                    count += 1
+
+    @staticmethod
+    def output_of(store: sched.StoreTileOp) -> int:
+        """The kernel argument a store writes."""
+        dest = store.dest
+        assert isinstance(dest, BlockArgument)
+        return dest.index
+
+    def row_copy(self, dtype: str) -> RowCopy:
+        """This thread's part of the row stores of a `dtype` output: its chunk of the box
+        rows t / 8 + 16 i (`RowCopy`), and their addressing in the output (the chunk's
+        first column: 16 bytes of elements per chunk)."""
+        v = Values(self.ctx)
+        thread = self.threads.thread_in_warpgroup
+        row = v.shr(thread, v.const(3))
+        chunk = v.and_(thread, v.const(7))
+        swizzled = v.xor(chunk, v.and_(row, v.const(7)))
+        offset = v.add(v.mul(row, v.const(EPILOGUE_ROW_BYTES)), v.mul(swizzled, v.const(16)))
+        rows: list[SSAValue] = []
+        part_rows = self.ctx.params.warpgroup[0]
+        for m_block in range(self.ctx.m_blocks):
+            first = self.values.mode.part_offset(v.const(64 * m_block), part_rows)
+            rows += [v.add(v.add(first, row), v.const(step)) for step in ROW_STEPS]
+        columns = v.mul(chunk, v.const(CHUNK_BYTES // ELEMENT_SIZE[dtype]))
+        return RowCopy(offset, Addressing(self.ctx, rows, columns))
+
+    def store_rows(
+        self,
+        copy: RowCopy,
+        store: sched.StoreTileOp,
+        buffer: SSAValue,
+        m_block: int,
+        column0: int,
+    ) -> None:
+        """The row stores of one staged box (m block `m_block`, columns from `column0`):
+        this thread's chunk of each of its rows read back (`hopper.smem_load`) and stored
+        (`hopper.global_store`, 16 bytes) where its row is below the group's end and the
+        array's rows and its columns inside the array."""
+        k = self.ctx.k
+        aligned = hopper.SmemType(CHUNK_BYTES)
+        chunk = k.append(hopper.SmemAddOp(buffer, copy.offset, aligned)).result
+        access = copy.addressing.access(store.dest, list(store.indices), True, store.rows)
+        for step, rows in enumerate(ROW_STEPS):
+            words = k.append(hopper.SmemLoadOp(chunk, 4, rows * EPILOGUE_ROW_BYTES)).values
+            slot = len(ROW_STEPS) * m_block + step
+            base, offset, pred = copy.addressing.element(access, slot, column0)
+            self.ctx.put(hopper.GlobalStoreOp(base, list(words), offset), pred)
 
     def warpgroup_buffers(self, consumer: SSAValue) -> SSAValue:
         """The buffers of consumer warpgroup `consumer` (an index value), after the ring

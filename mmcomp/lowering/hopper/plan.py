@@ -135,6 +135,10 @@ class OperandPlan:
     """Bytes of one ring stage (every slot)."""
     store_maps: dict[int, TmaOperand] = field(default_factory=dict[int, TmaOperand])
     """Epilogue "smem": the tensor map of each output stored by TMA, by argument index."""
+    row_stores: dict[int, TmaOperand] = field(default_factory=dict[int, TmaOperand])
+    """Epilogue "smem": each output whose stores are clipped at a group's end, staged in
+    the same boxes and stored by the warpgroup's threads in 16-byte row vectors (no tensor
+    map: the box is the staging's), by argument index."""
 
     @staticmethod
     def build(func: FuncOp, params: ScheduleParams, roles: WarpRoles) -> OperandPlan:
@@ -361,7 +365,8 @@ class OperandPlan:
     def shared_memory(self) -> SharedMemoryLayout:
         """The kernel's dynamic shared memory: the ring of the operands' tiles, its barriers,
         and the epilogue buffers where an output is stored through shared memory."""
-        buffers = self.roles.consumers * hw.EPILOGUE_BUFFERS if self.store_maps else 0
+        staged = self.store_maps or self.row_stores
+        buffers = self.roles.consumers * hw.EPILOGUE_BUFFERS if staged else 0
         return SharedMemoryLayout(self.stage_bytes, self.roles.stages, buffers)
 
     def smem_bytes(self) -> int:
@@ -377,12 +382,15 @@ class OperandPlan:
         return hw.EPILOGUE_BOX_BYTES
 
     def plan_stores(self) -> None:
-        """With epilogue "smem": a tensor map per output that TMA can store.
+        """With epilogue "smem": a tensor map per output that TMA can store, and the
+        outputs staged the same way but stored by the threads.
 
-        An output qualifies when its innermost axis has role n, its rows are a multiple of
+        An output is staged when its innermost axis has role n, its rows are a multiple of
         16 bytes and the warpgroup tile is a whole number of boxes wide (a box row is 128
-        bytes), and its stores are not clipped at a group's end (a TMA store clips only at
-        the array's bounds); the others are stored from registers.
+        bytes). TMA stores it unless its stores are clipped at a group's end (a TMA store
+        clips only at the array's bounds): the warpgroup's threads then store the box's
+        16-byte chunks, each under its row's and column's test (`row_stores`, not under
+        swap_ab). The others are stored from registers.
         """
         if self.params.epilogue != "smem":
             return
@@ -399,7 +407,9 @@ class OperandPlan:
                 return
             entry = attrs.data[arg.index]
             assert isinstance(entry, DictionaryAttr)
-            if "sched.output" not in entry.data or arg.index in clipped:
+            if "sched.output" not in entry.data:
+                continue
+            if arg.index in clipped and self.params.swap_ab:
                 continue
             memref = arg.type
             assert is_memref(memref)
@@ -417,7 +427,11 @@ class OperandPlan:
             box = tuple(
                 EPILOGUE_ROWS if role == "m" else columns if role == "n" else 1 for role in roles
             )
-            self.store_maps[arg.index] = TmaOperand(arg.index, dtype, shape, box, 1, "n")
+            operand = TmaOperand(arg.index, dtype, shape, box, 1, "n")
+            if arg.index in clipped:
+                self.row_stores[arg.index] = operand
+            else:
+                self.store_maps[arg.index] = operand
 
 
 def memref_args(func: FuncOp) -> list[BlockArgument]:

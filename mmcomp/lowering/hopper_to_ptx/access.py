@@ -3,6 +3,7 @@
 `hopper.global_load` becomes one vector `ld.global` of the registers of its element type,
 read as its typed results through casts (convert-arith-to-ptx folds them into the ops that
 read the elements), `hopper.global_load_index` one `ld.global.u32` read as an index value;
+`hopper.smem_load` one vector `ld.shared.f32` read likewise;
 `hopper.global_store` and `hopper.smem_store` one vector `st` of the registers of their
 values: an f32, bf16 or f16 value's register (a cast, folded likewise), a pair's bf16x2 /
 f16x2 (its `hopper.truncf_pair`'s). The address is an i64 value's u64 register, or an
@@ -68,7 +69,9 @@ def stored_registers(values: Sequence[SSAValue]) -> tuple[list[Operation], list[
     return ops, registers
 
 
-def offset_of(op: hopper.GlobalLoadOp | hopper.GlobalStoreOp | hopper.SmemStoreOp) -> int:
+def offset_of(
+    op: hopper.GlobalLoadOp | hopper.GlobalStoreOp | hopper.SmemLoadOp | hopper.SmemStoreOp,
+) -> int:
     """The op's byte offset past its address."""
     return op.offset.data if op.offset is not None else 0
 
@@ -89,6 +92,22 @@ class LowerGlobalLoad(RewritePattern):
         ]
         for cast, value in zip(casts, op.values, strict=True):
             cast.results[0].name_hint = value.name_hint
+        rewriter.replace(op, [*out.ops, *casts], [cast.results[0] for cast in casts])
+
+
+class LowerSmemLoad(RewritePattern):
+    """A shared load of words: one `ld.shared` of f32 registers at the address's register,
+    read as its results."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: hopper.SmemLoadOp, rewriter: PatternRewriter) -> None:
+        out = Emitter(op.guard, op.negated is not None)
+        address = address_of(op.address)
+        load = out.emit(ptx.LdOp("shared", address, ptx.F32, len(op.values), offset_of(op)))
+        casts = [
+            UnrealizedConversionCastOp.get([register], [value.type])
+            for register, value in zip(load.results, op.values, strict=True)
+        ]
         rewriter.replace(op, [*out.ops, *casts], [cast.results[0] for cast in casts])
 
 
@@ -135,6 +154,7 @@ class LowerSmemStore(RewritePattern):
 ACCESS_PATTERNS: tuple[RewritePattern, ...] = (
     LowerGlobalLoad(),
     LowerGlobalLoadIndex(),
+    LowerSmemLoad(),
     LowerGlobalStore(),
     LowerSmemStore(),
 )

@@ -50,3 +50,14 @@ hopper.kernel @k() {
   hopper.smem_store %row, %x, %x : (!hopper.smem<align 4>, f32, f32) -> ()
 }
 // CHECK: hopper.smem_store: the address must be a !hopper.smem aligned to 8 bytes (the stored vector), found !hopper.smem<align 4>
+
+// -----
+
+// A shared chunk aligned below the loaded vector's 16 bytes.
+hopper.kernel @k() {
+  %smem = hopper.shared_base mmcomp_shared : !hopper.smem<align 1024>
+  %c8 = arith.constant 8 : index
+  %chunk = hopper.smem_add %smem[%c8] : !hopper.smem<align 1024> -> !hopper.smem<align 8>
+  %a, %b, %c, %d = hopper.smem_load %chunk : (!hopper.smem<align 8>) -> (f32, f32, f32, f32)
+}
+// CHECK: hopper.smem_load: the address must be a !hopper.smem aligned to 16 bytes (the loaded vector), found !hopper.smem<align 8>

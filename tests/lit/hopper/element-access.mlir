@@ -6,8 +6,10 @@
 // at an i64 address (the array's address, read as an i64, plus a byte offset), guarded by
 // a signed column test (the columns left, an index cast to i32, greater than the pair's
 // column); an output pair stored as a truncf_pair, and two f32 values stored to a shared
-// row. convert-hopper-to-ptx makes each one ld / st of registers (the values' registers
-// through casts), convert-arith-to-ptx the signed test a mov.s32 and a setp.gt.s32.
+// row; a 16-byte chunk of a staged box read back as four words and stored to the output
+// under the same test. convert-hopper-to-ptx makes each one ld / st of registers (the
+// values' registers through casts), convert-arith-to-ptx the signed test a mov.s32 and a
+// setp.gt.s32.
 hopper.kernel @k(arg0 : ptr<role = input, name = "bias", shape = [256], dtype = bf16>, arg1 : ptr<role = output, name = "out0", shape = [64, 256], dtype = bf16>) shared @mmcomp_shared align 1024 {
   %smem = hopper.shared_base mmcomp_shared : !hopper.smem<align 1024>
   %bias = hopper.array_param arg0 : memref<256xbf16>
@@ -29,6 +31,9 @@ hopper.kernel @k(arg0 : ptr<role = input, name = "bias", shape = [256], dtype = 
   %c64 = arith.constant 64 : index
   %row = hopper.smem_add %smem[%c64] : !hopper.smem<align 1024> -> !hopper.smem<align 8>
   hopper.smem_store %row, %sum, %lo_f32 {offset = 1024} : (!hopper.smem<align 8>, f32, f32) -> ()
+  %chunk = hopper.smem_add %smem[%c64] : !hopper.smem<align 1024> -> !hopper.smem<align 16>
+  %w0, %w1, %w2, %w3 = hopper.smem_load %chunk {offset = 2048} : (!hopper.smem<align 16>) -> (f32, f32, f32, f32)
+  hopper.global_store %out_base, %w0, %w1, %w2, %w3 if %in_bounds {offset = 128} : (i64, f32, f32, f32, f32) -> ()
   ptx.ret
 }
 
@@ -41,6 +46,9 @@ hopper.kernel @k(arg0 : ptr<role = input, name = "bias", shape = [256], dtype = 
 // IR:      hopper.global_store %{{.*}}, %[[PAIR]] if %[[OK]] {offset = 16} : (i64, vector<2xbf16>) -> ()
 // IR:      %[[ROW:.*]] = hopper.smem_add %{{.*}}[%{{.*}}] : !hopper.smem<align 1024> -> !hopper.smem<align 8>
 // IR-NEXT: hopper.smem_store %[[ROW]], %{{.*}}, %{{.*}} {offset = 1024} : (!hopper.smem<align 8>, f32, f32) -> ()
+// IR-NEXT: %[[CHUNK:.*]] = hopper.smem_add %{{.*}}[%{{.*}}] : !hopper.smem<align 1024> -> !hopper.smem<align 16>
+// IR-NEXT: %[[W0:.*]], %[[W1:.*]], %[[W2:.*]], %[[W3:.*]] = hopper.smem_load %[[CHUNK]] {offset = 2048} : (!hopper.smem<align 16>) -> (f32, f32, f32, f32)
+// IR-NEXT: hopper.global_store %{{.*}}, %[[W0]], %[[W1]], %[[W2]], %[[W3]] if %[[OK]] {offset = 128} : (i64, f32, f32, f32, f32) -> ()
 
 // HOPPER:      %[[BIAS:.*]] = ptx.ld_param arg0 : !ptx.reg<u64>
 // HOPPER-NEXT: %[[OUT:.*]] = ptx.ld_param arg1 : !ptx.reg<u64>
@@ -51,8 +59,11 @@ hopper.kernel @k(arg0 : ptr<role = input, name = "bias", shape = [256], dtype = 
 // HOPPER:      %[[PACK:.*]] = ptx.cvt_pack %{{.*}}, %{{.*}} : (!ptx.reg<f32>, !ptx.reg<f32>) -> !ptx.reg<bf16x2>
 // HOPPER-NEXT: ptx.st global %[[OUT]], %[[PACK]] if %[[OK]] {offset = 16} : (!ptx.reg<u64>, !ptx.reg<bf16x2>) -> ()
 // HOPPER:      ptx.st shared %{{.*}}, %{{.*}}, %{{.*}} {offset = 1024} : (!ptx.reg<u32>, !ptx.reg<f32>, !ptx.reg<f32>) -> ()
+// HOPPER:      ptx.ld shared %{{.*}} {offset = 2048} : (!ptx.reg<u32>) -> (!ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>)
+// HOPPER:      ptx.st global %[[OUT]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} if %[[OK]] {offset = 128} : (!ptx.reg<u64>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>) -> ()
 // HOPPER-NOT:  hopper.global
 // HOPPER-NOT:  hopper.smem_store
+// HOPPER-NOT:  hopper.smem_load
 
 // PTX:      ld.param.u64 %rd1, [arg0];
 // PTX-NEXT: ld.param.u64 %rd2, [arg1];
@@ -67,3 +78,5 @@ hopper.kernel @k(arg0 : ptr<role = input, name = "bias", shape = [256], dtype = 
 // PTX-NEXT: cvt.rn.bf16x2.f32 %r[[PAIR:[0-9]+]], %f2, %f3;
 // PTX-NEXT: @%p[[OK]] st.global.b32 [%rd2+16], %r[[PAIR]];
 // PTX:      st.shared.v2.f32 [%r{{[0-9]+}}+1024], {%f3, %f1};
+// PTX:      ld.shared.v4.f32 {%f[[W0:[0-9]+]], %f{{[0-9]+}}, %f{{[0-9]+}}, %f{{[0-9]+}}}, [%r{{[0-9]+}}+2048];
+// PTX-NEXT: @%p[[OK]] st.global.v4.f32 [%rd2+128], {%f[[W0]], %f{{[0-9]+}}, %f{{[0-9]+}}, %f{{[0-9]+}}};
