@@ -19,6 +19,7 @@ from xdsl.dialects.func import FuncOp
 from xdsl.ir import Operation
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
+from mmcomp.analysis.ring_positions import ring_start_of
 from mmcomp.analysis.schedule_view import (
     SPACE_ATTR,
     is_fusion_function,
@@ -178,6 +179,9 @@ def pipeline_position(func: FuncOp) -> tuple[str, str] | None:
     still needs, judged by what each pass leaves behind. None for a function no pass
     changes (no fusion ops, schedule or kernel attributes)."""
     if ROLES_ATTR in func.attributes:
+        roles = [op for op in func.body.block.ops if isinstance(op, WarpSpecializeOp)]
+        if roles and ring_start_of(roles[0].consumer) is None:
+            return "a partitioned kernel without ring positions", "carry-ring-positions"
         return "a partitioned kernel", "lower-schedule-to-hopper"
     if is_materialized(func):
         return "a materialized kernel", "partition-warp-roles"

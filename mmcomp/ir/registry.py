@@ -38,6 +38,7 @@ PASSES: dict[str, Callable[[], Any]] = {
     "split-k": _lazy("mmcomp.passes.split_k", "SplitK"),
     "materialize-schedule": _lazy("mmcomp.passes.materialize_schedule", "MaterializeSchedule"),
     "partition-warp-roles": _lazy("mmcomp.passes.partition_warp_roles", "PartitionWarpRoles"),
+    "carry-ring-positions": _lazy("mmcomp.passes.carry_ring_positions", "CarryRingPositions"),
     "lower-schedule-to-hopper": _lazy(
         "mmcomp.passes.lower_schedule_to_hopper", "LowerScheduleToHopper"
     ),
@@ -56,6 +57,7 @@ DEFAULT_PIPELINE: tuple[str, ...] = (
     "insert-persistent-loop",
     "materialize-schedule",
     "partition-warp-roles",
+    "carry-ring-positions",
     "lower-schedule-to-hopper",
     "convert-hopper-to-ptx",
     "convert-scf-to-ptx",

@@ -85,6 +85,7 @@ from xdsl.passes import ModulePass
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import DiagnosticException
 
+from mmcomp.analysis.ring_positions import has_ring_positions, ring_start_of
 from mmcomp.analysis.warp_roles import (
     ROLES_ATTR,
     level_error,
@@ -134,6 +135,12 @@ def lower_kernel(func: FuncOp, launch: FuncOp | None = None) -> hopper.KernelOp:
     if not isinstance(params, ScheduleParamsAttr) or ROLES_ATTR not in func.attributes:
         raise ScheduleError(f"{where}: run materialize-schedule and partition-warp-roles first")
     roles = warp_roles(func)
+    roles_op = warp_specialize_of(func, where)
+    check_ring_positions(roles_op, roles.stages, where)
+    if not has_ring_positions(roles_op):
+        raise ScheduleError(
+            f"{where}: the kernel carries no ring positions; run carry-ring-positions first"
+        )
     if launch is None:
         launch = launch_function_of(func)
     func = func.clone()
@@ -171,6 +178,23 @@ def lower_kernel(func: FuncOp, launch: FuncOp | None = None) -> hopper.KernelOp:
     maps = [*plan.operands, *plan.store_maps.values()]
     write_launch_data(kernel, arrays, extents, maps, launch_attr)
     return kernel
+
+
+def check_ring_positions(roles_op: hopper.WarpSpecializeOp, stages: int, where: str) -> None:
+    """Refuse a role's ring position whose depth is not the ring's (`stages`, from
+    sched.params): the params were edited after carry-ring-positions."""
+    for role, region in zip(roles_op.ROLES, roles_op.regions, strict=True):
+        start = ring_start_of(region)
+        if start is None:
+            continue
+        position = start.result.type
+        assert isinstance(position, hopper.RingPositionType)
+        if position.stages.data != stages:
+            raise ScheduleError(
+                f"{where}: the {role} region's ring position has {position.stages.data} stages, "
+                f"but sched.params has stages = {stages} (run carry-ring-positions after "
+                "editing the stages)"
+            )
 
 
 def erase_unread_casts(kernel: hopper.KernelOp) -> None:
@@ -215,7 +239,8 @@ class LowerScheduleToHopper(ModulePass):
         del ctx
         functions = [func for func in op.ops if isinstance(func, FuncOp)]
         for func in functions:
-            too_early = level_error(self.name, func, f"no '{ROLES_ATTR}'")
+            missing = "no ring positions" if ROLES_ATTR in func.attributes else f"no '{ROLES_ATTR}'"
+            too_early = level_error(self.name, func, missing)
             if too_early is not None:
                 raise too_early
         for func in functions:

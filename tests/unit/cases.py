@@ -300,9 +300,9 @@ CONTROL_FLOW_CASES = (
 ahead), ping-pong (turns), split-K, a cluster with ping-pong, swap-AB."""
 
 
-def partitioned(name: str, **changes: object) -> Any:
-    """The partitioned kernel (a func.func after partition-warp-roles) of a case, compiled
-    with `changes` to its params."""
+def partitioned(name: str, positions: bool = True, **changes: object) -> Any:
+    """The partitioned kernel of a case (a func.func after partition-warp-roles and, with
+    `positions`, carry-ring-positions), compiled with `changes` to its params."""
     from xdsl.dialects.func import FuncOp
 
     from mmcomp.passes.partition_warp_roles import partition
@@ -313,7 +313,20 @@ def partitioned(name: str, **changes: object) -> Any:
     module, _, _ = run_pipeline(selected.fusion().module, params, until="materialize-schedule")
     func = next(op for op in module.ops if isinstance(op, FuncOp)).clone()
     partition(func)
+    if positions:
+        carry_positions(func)
     return func
+
+
+def carry_positions(func: Any) -> None:
+    """Run carry-ring-positions on a partitioned kernel (a func.func of no module)."""
+    from xdsl.dialects.builtin import ModuleOp
+
+    from mmcomp.ir.registry import context
+    from mmcomp.passes.carry_ring_positions import CarryRingPositions
+
+    CarryRingPositions().apply(context(), ModuleOp([func]))
+    func.detach()
 
 
 def hopper_module(name: str) -> Any:

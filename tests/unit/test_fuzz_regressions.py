@@ -55,3 +55,28 @@ def test_a_dot_product_on_the_cpu_executor(k: int, split_k: int):
 def test_a_dot_product_on_the_gpu():
     outcome = _run(DOT, "cuda")
     assert outcome.status == "pass", outcome.message
+
+
+QUANTIZED_QUOTIENT = Spec(
+    family="linear",
+    m=1,
+    n=1,
+    k=1,
+    dtype="bf16",
+    operands=(fuzz.Operand("t0", "row", "f32", positive=True),),
+    steps=(fuzz.Step("div", "t0"),),
+    final="f16",
+    fp8="f8e4m3,f8e5m2",
+    quantize="f8e4m3/128",
+)
+"""A quantization of a quotient by a [1, N] operand (found as `--backend interp --seed 2
+--case 29 --feature fp8-only`, minimized): the CPU executor's amax read the tile's columns
+past N, 0 / 0 there, and gave NaN scales and values."""
+
+
+@pytest.mark.parametrize("n", [1, 130])
+def test_a_quantization_after_a_division_by_an_operand(n: int):
+    spec = dataclasses.replace(QUANTIZED_QUOTIENT, n=n)
+    case = Case(0, 0, "interp", fuzz.default_features("interp") | {"fp8-only"}, spec, {})
+    outcome = fuzz.run_case(case)
+    assert outcome.status == "pass", outcome.message

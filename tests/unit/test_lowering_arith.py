@@ -6,10 +6,9 @@ convert-arith-to-ptx."""
 from __future__ import annotations
 
 import pytest
-from cases import case
+from cases import partitioned
 from xdsl.dialects import arith, gpu
 from xdsl.dialects.builtin import ModuleOp, UnrealizedConversionCastOp, i1, i64
-from xdsl.dialects.func import FuncOp
 from xdsl.ir import Operation, SSAValue
 
 from mmcomp.dialects import ptx
@@ -19,19 +18,11 @@ from mmcomp.passes.convert_arith_to_ptx import ConvertArithToPtx
 from mmcomp.passes.convert_hopper_to_ptx import ConvertHopperToPtx
 from mmcomp.passes.convert_scf_to_ptx import ConvertScfToPtx
 from mmcomp.passes.lower_schedule_to_hopper import lower_kernel
-from mmcomp.passes.partition_warp_roles import partition
-from mmcomp.pipeline import run_pipeline
 
 
 def hopper_level(name: str) -> ModuleOp:
     """The hopper level of a case's kernel (lower-schedule-to-hopper's module)."""
-    selected = case(name)
-    module, _, _ = run_pipeline(
-        selected.fusion().module, selected.params, until="materialize-schedule"
-    )
-    func = next(op for op in module.ops if isinstance(op, FuncOp)).clone()
-    partition(func)
-    return ModuleOp([lower_kernel(func)])
+    return ModuleOp([lower_kernel(partitioned(name))])
 
 
 def before_arith(module: ModuleOp) -> None:

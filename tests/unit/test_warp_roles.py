@@ -2,7 +2,9 @@
 ring slots in `#hopper.warp_roles`.
 
 Editing the stages or the register split in the partitioned kernel's `sched.params`
-changes the kernel exactly as compiling with them from the start does; a warp
+(before carry-ring-positions, whose ring positions' types hold the stages) changes the
+kernel exactly as compiling with them from the start does; a ring position of other
+stages than `sched.params` is refused; a warp
 specialization that disagrees with the op's regions, or a `hopper.warp_roles` that
 disagrees with the IR, is refused, naming what disagrees.
 """
@@ -10,7 +12,7 @@ disagrees with the IR, is refused, naming what disagrees.
 from __future__ import annotations
 
 import pytest
-from cases import partitioned
+from cases import carry_positions, partitioned
 from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp, i64
 from xdsl.dialects.func import FuncOp
 
@@ -69,8 +71,9 @@ def test_the_attribute_holds_only_the_slots():
 def test_an_edit_of_the_partitioned_params_is_the_kernel_compiled_with_it(
     name: str, changes: dict[str, object]
 ):
-    edited = partitioned(name)
+    edited = partitioned(name, positions=False)
     edit_params(edited, **changes)
+    carry_positions(edited)
     assert ptx_of(edited) == ptx_of(partitioned(name, **changes))
     roles, edited_roles = warp_roles(partitioned(name)), warp_roles(edited)
     for key, value in changes.items():
@@ -78,10 +81,22 @@ def test_an_edit_of_the_partitioned_params_is_the_kernel_compiled_with_it(
 
 
 def test_the_stages_set_the_barriers():
-    func = partitioned("linear_256")
+    func = partitioned("linear_256", positions=False)
     edit_params(func, stages=2)
+    carry_positions(func)
     text = ptx_of(func)
     assert text.count("mbarrier.init") == 4
+
+
+def test_a_stages_edit_after_the_positions_are_carried_is_refused():
+    func = partitioned("linear_256")
+    edit_params(func, stages=2)
+    with pytest.raises(
+        ScheduleError,
+        match=r"the producer region's ring position has 7 stages, but sched.params has "
+        r"stages = 2 \(run carry-ring-positions after editing the stages\)",
+    ):
+        lower_kernel(func)
 
 
 def test_a_specialization_edit_that_disagrees_with_the_regions_is_refused():

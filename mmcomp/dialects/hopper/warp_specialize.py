@@ -12,7 +12,9 @@ the program of one role, in the schedule's ops (index arithmetic, loops, tile op
 - `producer`: what the producer warpgroup's elected thread runs: the mainloop loads
   (`sched.load_tile` with their ring slot, `hopper.slot`), the index arithmetic they need
   (with a grouped kernel's group lookups, `sched.group_tile` and `sched.group_rows`) and
-  the loops and branches around them. Nothing else: no accumulators, no stores, no epilogue;
+  the loops and branches around them, and after `carry-ring-positions` the ring position
+  they carry (`hopper.ring_start`, `hopper.ring_advance`, the loops' position iter_args).
+  Nothing else: no accumulators, no stores, no epilogue;
 - `consumer`: what the consumer warpgroups run: every op of the kernel. Its mainloop
   loads name the ring slot that the consumers wait for and read (the producer fills it).
 
@@ -23,11 +25,12 @@ the consumer region is the whole kernel and its first thread also issues the loa
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import ClassVar
 
 from xdsl.dialects import gpu, scf
 from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType, StringAttr
-from xdsl.ir import Block, Operation, Region
+from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.irdl import IRDLOperation, irdl_op_definition, prop_def, region_def, traits_def
 from xdsl.parser import Parser
 from xdsl.printer import Printer
@@ -35,6 +38,7 @@ from xdsl.traits import NoTerminator
 from xdsl.utils.exceptions import VerifyException
 
 from mmcomp.dialects import sched
+from mmcomp.dialects.hopper.ring import RingAdvanceOp, RingPositionType, RingStartOp
 
 SPECIALIZATIONS = ("cooperative", "pingpong", "none")
 """The warp specializations: two with a producer region, `none` without."""
@@ -44,6 +48,13 @@ GRID_QUERIES = (gpu.BlockIdOp, gpu.GridDimOp)
 """The grid queries that index arithmetic starts from."""
 GROUP_OPS = (sched.GroupTileOp, sched.GroupRowsOp)
 """A grouped kernel's lookups of its groups' rows, which both roles run."""
+RING_OPS = (RingStartOp, RingAdvanceOp)
+"""The ops of a role's ring position (carry-ring-positions), which both roles hold."""
+
+
+def only_positions(values: Sequence[SSAValue]) -> bool:
+    """Every value of `values` is a ring position (none at all included)."""
+    return all(isinstance(value.type, RingPositionType) for value in values)
 
 
 def is_index_arithmetic(op: Operation) -> bool:
@@ -119,16 +130,21 @@ class WarpSpecializeOp(IRDLOperation):
                     )
                 slots.append(slot.value.data)
                 continue
-            if isinstance(op, scf.ForOp) and op.iter_args:
+            if isinstance(op, scf.ForOp) and not only_positions(op.iter_args):
                 raise VerifyException(
-                    f"{self.name}: a loop of the producer region carries values (iter_args); "
-                    "the producer holds no accumulators"
+                    f"{self.name}: a loop of the producer region carries values other than "
+                    "its ring position (iter_args); the producer holds no accumulators"
                 )
-            if isinstance(op, scf.IfOp) and op.results:
-                raise VerifyException(f"{self.name}: an scf.if of the producer region has results")
-            if isinstance(op, (scf.ForOp, scf.IfOp, *GROUP_OPS)) or is_index_arithmetic(op):
+            if isinstance(op, scf.IfOp) and not only_positions(op.results):
+                raise VerifyException(
+                    f"{self.name}: an scf.if of the producer region has results other than "
+                    "its ring position"
+                )
+            if isinstance(op, (scf.ForOp, scf.IfOp, *GROUP_OPS, *RING_OPS)):
                 continue
-            if isinstance(op, scf.YieldOp) and not op.operands:
+            if is_index_arithmetic(op):
+                continue
+            if isinstance(op, scf.YieldOp) and only_positions(op.operands):
                 continue
             raise VerifyException(
                 f"{self.name}: the producer region holds only mainloop loads, index "

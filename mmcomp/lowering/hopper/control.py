@@ -28,13 +28,15 @@ from dataclasses import dataclass
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import IndexType, IntegerAttr, UnrealizedConversionCastOp, i1
 from xdsl.dialects.func import ReturnOp
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Block, Operation, Region, SSAValue
 
-from mmcomp.dialects import ptx
+from mmcomp.analysis.ring_positions import position_results, positions_carried
+from mmcomp.dialects import hopper, ptx
 from mmcomp.errors import ScheduleError
 from mmcomp.lowering.hopper.context import KernelContext
 from mmcomp.lowering.hopper.groups import place_group_op
 from mmcomp.lowering.hopper.index import place
+from mmcomp.lowering.hopper.ring import place_ring_start
 from mmcomp.lowering.scf_to_ptx.control_flow import labeled, mark_predicate
 
 
@@ -62,22 +64,68 @@ def emit_loop(ctx: KernelContext, loop: scf.ForOp, body: Callable[[], None]) -> 
     k = ctx.k
     upper = ctx.reg(loop.ub)
     step = ctx.reg(loop.step)
+    positions = positions_carried(loop)
+    inits = [ctx.index(value) for value in loop.iter_args[:positions]]
     carried = ctx.carried_by(loop)
-    counted = counted_loop(ctx, loop, [value.value for value in carried])
+    counted = counted_loop(ctx, loop, [*inits, *(value.value for value in carried)])
     block = counted.body.block
+    args = loop.body.block.args
     with k.inside(block):
-        for value, arg in zip(carried, block.args[1:], strict=True):
+        for arg, copy in zip(args[1 : 1 + positions], block.args[1 : 1 + positions], strict=True):
+            ctx.regs[arg] = copy
+        for value, arg in zip(carried, block.args[1 + positions :], strict=True):
             value.value = arg
-        ctx.regs[loop.body.block.args[0]] = block.args[0]
-        iv = ctx.reg(loop.body.block.args[0])
+        ctx.regs[args[0]] = block.args[0]
+        iv = ctx.reg(args[0])
         ctx.loops.append((iv, upper, step))
         body()
         ctx.loops.pop()
     yielded = block.last_op
     assert isinstance(yielded, scf.YieldOp)
-    yielded.operands = [value.value for value in carried]
-    for value, result in zip(carried, counted.results, strict=True):
+    moved = yielded_by(loop.body.block)[:positions]
+    yielded.operands = [*(ctx.index(value) for value in moved), *(value.value for value in carried)]
+    for result, copy in zip(loop.results[:positions], counted.results[:positions], strict=True):
+        ctx.regs[result] = copy
+    for value, result in zip(carried, counted.results[positions:], strict=True):
         value.value = result
+
+
+def yielded_by(block: Block) -> Sequence[SSAValue]:
+    """The values the `scf.yield` that ends `block` passes on."""
+    yielded = block.last_op
+    assert isinstance(yielded, scf.YieldOp)
+    return yielded.operands
+
+
+def with_results(
+    branch: scf.IfOp, then_values: Sequence[SSAValue], else_values: Sequence[SSAValue]
+) -> Sequence[SSAValue]:
+    """`branch` (an `scf.if` without results) made again with results, which its
+    then-block yields as `then_values` and its else-block as `else_values` (a block of its
+    own, which only yields, where `branch` has no else-block); the new op's results."""
+    types = [value.type for value in then_values]
+    result = scf.IfOp(branch.cond, types, Region(), Region())
+    result.attributes.update(branch.attributes)
+    for old, new, values in (
+        (branch.true_region, result.true_region, then_values),
+        (branch.false_region, result.false_region, else_values),
+    ):
+        if not old.blocks:
+            new.add_block(Block([scf.YieldOp(*values)]))
+            continue
+        block = old.detach_block(0)
+        yielded = block.last_op
+        assert isinstance(yielded, scf.YieldOp)
+        block.insert_op_before(scf.YieldOp(*values), yielded)
+        yielded.detach()
+        yielded.erase()
+        new.add_block(block)
+    parent = branch.parent_block()
+    assert parent is not None
+    parent.insert_op_before(result, branch)
+    branch.detach()
+    branch.erase()
+    return result.results
 
 
 def branch(
@@ -127,6 +175,9 @@ class Walker:
                 continue
             if place(self.ctx, op) or place_group_op(self.ctx, op):
                 continue
+            if isinstance(op, hopper.RingStartOp):
+                place_ring_start(self.ctx, op)
+                continue
             if isinstance(op, scf.ForOp):
                 emit_loop(self.ctx, op, lambda op=op: self.walk(op.body.block.ops))
                 continue
@@ -141,14 +192,24 @@ class Walker:
 
     def emit_if(self, op: scf.IfOp) -> None:
         """`scf.if` without results: a branch around its then-block (and else-block)."""
-        k = self.ctx.k
-        if op.results:
-            raise ScheduleError(f"{self.ctx.where}: scf.if with results is not lowered")
+        ctx = self.ctx
+        k = ctx.k
+        positions = position_results(op)
+        if len(op.results) != positions:
+            raise ScheduleError(f"{ctx.where}: scf.if with results is not lowered")
         other = k.fresh_label("else")
         end = k.fresh_label("endif")
-        structured = branch(self.ctx, self.ctx.index(op.cond), (other, end), otherwise=True)
-        with k.inside(structured.true_region.block), self.ctx.carried_kept():
+        structured = branch(ctx, ctx.index(op.cond), (other, end), otherwise=True)
+        with k.inside(structured.true_region.block), ctx.carried_kept():
             self.walk(op.true_region.block.ops)
-        with k.inside(structured.false_region.block), self.ctx.carried_kept():
+            then_values = [ctx.index(value) for value in yielded_by(op.true_region.block)]
+        with k.inside(structured.false_region.block), ctx.carried_kept():
+            else_values: list[SSAValue] = []
             if op.false_region.blocks:
                 self.walk(op.false_region.block.ops)
+                else_values = [ctx.index(value) for value in yielded_by(op.false_region.block)]
+        if not positions:
+            return
+        results = with_results(structured, then_values, else_values)
+        for result, copy in zip(op.results, results, strict=True):
+            ctx.regs[result] = copy

@@ -22,6 +22,7 @@ from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import IndexType
 from xdsl.ir import Operation, SSAValue
 
+from mmcomp.analysis.ring_positions import positions_carried
 from mmcomp.arch import limits as hw
 from mmcomp.dialects import hopper, ptx, sched
 from mmcomp.errors import ScheduleError
@@ -176,7 +177,11 @@ def emit_consumer(ctx: KernelContext, ring: Ring, consumer: SSAValue) -> None:
                 return True
             ctx.accumulators[op.result] = zero_accumulator(ctx)
             return True
-        if isinstance(op, scf.ForOp) and op.iter_args and op is not ctx.mainloop:
+        if (
+            isinstance(op, scf.ForOp)
+            and len(op.iter_args) > positions_carried(op)
+            and op is not ctx.mainloop
+        ):
             emit_sum_loop(ctx, op, walker)
             return True
         partial = partial_ops.get(type(op))
@@ -232,21 +237,23 @@ def emit_sum_loop(ctx: KernelContext, loop: scf.ForOp, walker: Walker) -> None:
     """A loop that carries sums of partial tiles (stream-K's segments): the hopper level's
     loop carries every register of its accumulators (its `iter_args`), which the body
     updates in place."""
-    sums = [carried_sum(ctx, ctx.accumulators[init], loop) for init in loop.iter_args]
+    positions = positions_carried(loop)
+    sums = [carried_sum(ctx, ctx.accumulators[init], loop) for init in loop.iter_args[positions:]]
     yielded = loop.body.block.last_op
     assert isinstance(yielded, scf.YieldOp)
+    args = loop.body.block.args[1 + positions :]
 
     def body() -> None:
         """One segment: the sums are the registers the loop carries."""
-        for arg, chunks in zip(loop.body.block.args[1:], sums, strict=True):
+        for arg, chunks in zip(args, sums, strict=True):
             ctx.accumulators[arg] = Accumulator([[reg.value for reg in chunk] for chunk in chunks])
         walker.walk(loop.body.block.ops)
-        for arg, value in zip(loop.body.block.args[1:], yielded.operands, strict=True):
+        for arg, value in zip(args, yielded.operands[positions:], strict=True):
             if ctx.accumulators[value] is not ctx.accumulators[arg]:
                 raise ScheduleError(f"{ctx.where}: a sum loop must update its sums in place")
 
     emit_loop(ctx, loop, body)
-    for result, chunks in zip(loop.results, sums, strict=True):
+    for result, chunks in zip(loop.results[positions:], sums, strict=True):
         ctx.accumulators[result] = Accumulator([[reg.value for reg in chunk] for chunk in chunks])
         for chunk in chunks:
             for reg in chunk:

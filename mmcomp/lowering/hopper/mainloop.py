@@ -26,15 +26,16 @@ from collections.abc import Callable, Sequence
 
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import Float32Type
-from xdsl.ir import Block, Region, SSAValue
+from xdsl.ir import SSAValue
 
+from mmcomp.analysis.ring_positions import k_block_advance, positions_carried, ring_start_of
 from mmcomp.analysis.warp_roles import WarpRoles, slot_of
 from mmcomp.dialects import hopper, ptx, sched
 from mmcomp.dialects.fusion.scales import SCALE_BLOCK
 from mmcomp.errors import ScheduleError
 from mmcomp.lowering.hopper.addressing import Addressing
 from mmcomp.lowering.hopper.context import Accumulator, Carried, ConsumerThreads, KernelContext
-from mmcomp.lowering.hopper.control import branch, emit_loop
+from mmcomp.lowering.hopper.control import branch, emit_loop, with_results
 from mmcomp.lowering.hopper.index import place
 from mmcomp.lowering.hopper.plan import SWIZZLE
 from mmcomp.lowering.hopper.pointwise import CONTRACT
@@ -92,8 +93,15 @@ class ConsumerMainloop:
         self.ring = ring
         self.prefetch = prefetch
         """Loads the epilogue operands that can hide behind the last wgmma group."""
-        self.at = ring.position(consumer_loop(ctx))
-        """The consumers' ring position, made once for the whole kernel."""
+        start = ring_start_of(ctx.warp_specialize.consumer)
+        if start is None:
+            raise ScheduleError(f"{ctx.where}: the consumer region has no ring position")
+        self.at = ring.start(start)
+        """The consumers' ring position, made once for the whole kernel (the copy of the
+        consumer region's ring start)."""
+        self.position_after: SSAValue | None = None
+        """The partitioned kernel's position after the K loop being emitted (its first
+        result)."""
         self.kept: list[tuple[Carried, SSAValue]] = []
         """The carried registers' values before the ping-pong turn (restored at its end)."""
         self.skip_label: str | None = None
@@ -154,6 +162,10 @@ class ConsumerMainloop:
         accumulators = ctx.accumulators
         yielded = loop.body.block.last_op
         assert isinstance(yielded, scf.YieldOp)
+        if positions_carried(loop) != 1:
+            raise ScheduleError(f"{ctx.where}: the K loop must carry the consumers' position")
+        # The position: the loop's first iter_arg, block argument and result.
+        self.at.take(loop.iter_args[0])
         self.before_loop(loop)
         # The stage of the previous K block, which waits for its release: an index value
         # carried by the K loop only (there is one from the loop's second iteration on).
@@ -162,13 +174,14 @@ class ConsumerMainloop:
         # The accumulators' wgmma tiles, carried by the K loop only (its iter_args).
         tiles = [
             [ctx.carry(fragment, loop) for fragment in accumulators[init].fragments]
-            for init in loop.iter_args
+            for init in loop.iter_args[1:]
         ]
         at = self.at
 
         def k_block() -> None:
             """One K block: wait full, wgmmas, keep one group in flight, release."""
-            for arg, carried in zip(loop.body.block.args[1:], tiles, strict=True):
+            at.take(loop.body.block.args[1])
+            for arg, carried in zip(loop.body.block.args[2:], tiles, strict=True):
                 accumulators[arg] = Accumulator([], [tile.value for tile in carried])
             for op in loop.body.block.ops:
                 if not isinstance(op, sched.LoadTileOp | sched.MmaOp | scf.YieldOp):
@@ -193,7 +206,7 @@ class ConsumerMainloop:
                 k.append(ptx.WgmmaWaitOp(0))
                 for op, row_scales in scales.items():
                     self.promote(op, partials[op], row_scales)
-            for value, carried in zip(yielded.operands, tiles, strict=True):
+            for value, carried in zip(yielded.operands[1:], tiles, strict=True):
                 for tile, fragment in zip(carried, accumulators[value].fragments, strict=True):
                     tile.value = fragment
             k.append(ptx.WgmmaWaitOp(1))
@@ -202,12 +215,14 @@ class ConsumerMainloop:
             # A read of its own: the yield uses it after the advance (convert-hopper-to-ptx
             # copies it there), the waits and slots above read the stage register itself.
             prev_carried.value = k.append(hopper.RingStageOp(at.value)).result
-            self.ring.advance(at)
+            self.ring.advance_as(at, k_block_advance(loop))
             self.after_k_block(loop)
 
         emit_loop(ctx, loop, k_block)
+        self.position_after = loop.results[0]
+        at.take(loop.results[0])
         ctx.carried.remove(prev_carried)
-        for result, carried in zip(loop.results, tiles, strict=True):
+        for result, carried in zip(loop.results[1:], tiles, strict=True):
             accumulators[result] = Accumulator([], [tile.value for tile in carried])
             for tile in carried:
                 ctx.carried.remove(tile)
@@ -329,40 +344,23 @@ class ConsumerMainloop:
     def turn_result(self, mine: SSAValue) -> SSAValue:
         """The ring position after the ping-pong turn, its result: its then-block (the
         other consumer's tile) yields the position past that tile's K blocks, its else-block
-        (this consumer's tile) the one its K loop left (`mine`)."""
+        (this consumer's tile) the one its K loop left (`mine`). The partitioned kernel's
+        position after the K loop is this result from here on."""
         assert self.turn is not None
         turn, skipped = self.turn
         self.turn = None
-        return with_position(turn, skipped, mine)
+        (moved,) = with_results(turn, [skipped], [mine])
+        if self.position_after is not None:
+            self.ctx.regs[self.position_after] = moved
+        return moved
 
 
 def with_position(branch: scf.IfOp, then_value: SSAValue, else_value: SSAValue) -> SSAValue:
     """`branch` (an `scf.if` without results) made again with a ring position as its
-    result, which its then-block yields as `then_value` and its else-block as `else_value`
-    (a block of its own, which only yields, where `branch` has no else-block); the new
-    op's result."""
-    result = scf.IfOp(branch.cond, [then_value.type], Region(), Region())
-    result.attributes.update(branch.attributes)
-    for old, new, value in (
-        (branch.true_region, result.true_region, then_value),
-        (branch.false_region, result.false_region, else_value),
-    ):
-        if not old.blocks:
-            new.add_block(Block([scf.YieldOp(value)]))
-            continue
-        block = old.detach_block(0)
-        yielded = block.last_op
-        assert isinstance(yielded, scf.YieldOp)
-        block.insert_op_before(scf.YieldOp(value), yielded)
-        yielded.detach()
-        yielded.erase()
-        new.add_block(block)
-    parent = branch.parent_block()
-    assert parent is not None
-    parent.insert_op_before(result, branch)
-    branch.detach()
-    branch.erase()
-    return result.results[0]
+    result, yielded as `then_value` by its then-block and `else_value` by its else-block;
+    the new op's result."""
+    (result,) = with_results(branch, [then_value], [else_value])
+    return result
 
 
 class CooperativeMainloop(ConsumerMainloop):
@@ -535,6 +533,7 @@ class NonSpecializedMainloop(CooperativeMainloop):
             with k.inside(load.true_region.block):
                 ctx.regs[iv_arg] = at
                 self.loads.issue(loop, self.load_at)
+                self.ring.advance(self.load_at)
             # The load position after the branch: moved on where thread 0 loaded, else kept.
             self.load_at.carried.value = with_position(load, self.load_at.value, start)
         if saved is None:

@@ -2,10 +2,11 @@
 
 The elected thread of the producer warpgroup runs the producer region of the kernel's
 `hopper.warp_specialize` (its loads, the index arithmetic they need and the loops around
-them: persistent loop, raster, swizzle, split-K slice, batch) and, per K block,
-waits for the stage to be empty, announces the stage's bytes on its full barrier and
-issues one TMA load per 64-element box of each operand (its share of the box, multicast to
-the cluster, where the cluster's CTAs share a tile). It runs ahead across tile boundaries.
+them: persistent loop, raster, swizzle, split-K slice, batch, which carry the producer's
+ring position: carry-ring-positions) and, per K block at the loop's position, waits for
+the stage to be empty, announces the stage's bytes on its full barrier and issues one TMA
+load per 64-element box of each operand (its share of the box, multicast to the cluster,
+where the cluster's CTAs share a tile). It runs ahead across tile boundaries.
 The non-specialized kernels' thread 0 issues the same loads (`Loads.issue`).
 """
 
@@ -17,8 +18,10 @@ from dataclasses import dataclass
 from xdsl.dialects import scf
 from xdsl.ir import Operation, SSAValue
 
+from mmcomp.analysis.ring_positions import k_block_advance, ring_start_of
 from mmcomp.analysis.warp_roles import mainloop_loads, producer_loop_of, slot_of
 from mmcomp.dialects import hopper, ptx, sched
+from mmcomp.errors import ScheduleError
 from mmcomp.lowering.hopper.context import KernelContext
 from mmcomp.lowering.hopper.control import Walker, emit_loop
 from mmcomp.lowering.hopper.index import place
@@ -34,8 +37,9 @@ class Loads:
     ring: Ring
 
     def issue(self, loop: scf.ForOp, at: Position) -> None:
-        """Wait for the ring position `at` to be empty, fill it with the K loop's loads at
-        the iteration its induction variable's register holds, and advance."""
+        """Wait for the ring position `at` to be empty and fill it with the K loop's loads
+        at the iteration its induction variable's register holds (the caller advances the
+        position)."""
         ctx = self.ctx
         k = ctx.k
         plan = ctx.plan
@@ -69,7 +73,6 @@ class Loads:
                         [inner, *coords[1:]],
                     )
                 )
-        self.ring.advance(at)
 
     def multicast(
         self,
@@ -120,14 +123,23 @@ def emit_producer(ctx: KernelContext, ring: Ring) -> None:
     """The elected producer thread: the producer region of the kernel's warp_specialize."""
     region = ctx.warp_specialize.producer
     loop = producer_loop_of(ctx.warp_specialize, ctx.where)
-    at = ring.position(loop)
+    start = ring_start_of(region)
+    if start is None:
+        raise ScheduleError(f"{ctx.where}: the producer region has no ring position")
+    at = ring.start(start)
     loads = Loads(ctx, ring)
+
+    def k_block() -> None:
+        """One K block: the loads at the loop's position, then its advance."""
+        at.take(loop.body.block.args[1])
+        loads.issue(loop, at)
+        ring.advance_as(at, k_block_advance(loop))
 
     def special(op: Operation) -> bool:
         """The K loop: this role's loads per iteration."""
         if op is not loop:
             return False
-        emit_loop(ctx, loop, lambda: loads.issue(loop, at))
+        emit_loop(ctx, loop, k_block)
         return True
 
     Walker(ctx, special).walk(region.block.ops)

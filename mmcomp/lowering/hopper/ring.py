@@ -6,11 +6,13 @@ and `stages` empty barriers (one arrival per consumer warpgroup that reads a sta
 the CTAs of the cluster), each array a `!hopper.barrier_ring` value whose stages' barriers
 (`hopper.ring_barrier`) the mbarrier and TMA ops take. A role walks the ring with a
 position: a `!hopper.ring_position` value made once at the kernel's top level
-(`hopper.ring_start`), moved one stage per K block (`hopper.ring_advance`: the phase flips
+(`hopper.ring_start`; the copy of the one that opens the role's region, which
+carry-ring-positions wrote), moved one stage per K block (`hopper.ring_advance`: the phase flips
 at the wrap), whose stage and phase (`hopper.ring_stage`, an `index`; `hopper.ring_phase`,
 an `i32`, which the empty barrier's wait flips with an `arith.xori`) the waits, arrivals
 and slot addresses read. The K loop and the loops around it carry the position (their
-`iter_args`); the body advances it and yields the result, which convert-hopper-to-ptx
+`iter_args`, the copies of the partitioned kernel's); the body advances it and yields the
+result, which convert-hopper-to-ptx
 holds in the start's registers (the advance writes them in place).
 """
 
@@ -47,6 +49,11 @@ class Position:
     def value(self) -> SSAValue:
         """The position at the builder's insertion point."""
         return self.carried.value
+
+    def take(self, position: SSAValue) -> None:
+        """Be at `position`, a ring position of the partitioned kernel (carried there by
+        carry-ring-positions): the hopper level's value of it."""
+        self.carried.value = self.ctx.index(position)
 
     def _read(self, part: type[hopper.RingStageOp | hopper.RingPhaseOp]) -> SSAValue:
         """A register of the current position (read again where the earlier read is out of
@@ -127,6 +134,11 @@ class Ring:
             self.ctx.put(hopper.MbarrierInitOp(self.barrier(self.full, stage)), leader)
             self.ctx.put(hopper.MbarrierInitOp(self.barrier(self.empty, stage)), leader)
 
+    def start(self, op: hopper.RingStartOp) -> Position:
+        """The position of a role's `hopper.ring_start` (made by carry-ring-positions),
+        whose copy is made here; its loops carry it as the partitioned kernel's do."""
+        return Position(self.ctx, Carried(place_ring_start(self.ctx, op), op, inclusive=False))
+
     def position(self, loop: scf.ForOp) -> Position:
         """A fresh ring position (`hopper.ring_start`: stage 0, phase 0), carried by the K
         loop `loop` and the loops around it."""
@@ -153,6 +165,12 @@ class Ring:
         """Move a ring position one stage on (the phase flips at the wrap): the position is
         now `hopper.ring_advance`'s result."""
         at.carried.value = self.ctx.k.append(hopper.RingAdvanceOp(at.value)).result
+
+    def advance_as(self, at: Position, op: hopper.RingAdvanceOp) -> None:
+        """Move a ring position one stage on as the partitioned kernel's `op` does (the K
+        block's advance): the copy of `op`'s result."""
+        self.advance(at)
+        self.ctx.regs[op.result] = at.value
 
     def advance_by(self, at: Position, count: SSAValue) -> None:
         """Move a ring position `count` K blocks ahead (the other consumer's tile): the
@@ -190,3 +208,13 @@ class Ring:
             return
         remote = k.append(hopper.MapaOp(empty, threads.thread_in_warpgroup)).result
         self.ctx.put(hopper.MbarrierArriveOp(remote, "cluster"), signal)
+
+
+def place_ring_start(ctx: KernelContext, op: hopper.RingStartOp) -> SSAValue:
+    """The copy of a role's `hopper.ring_start`: made at the first call, where the role
+    starts walking the ring (the consumers' before their thread arithmetic)."""
+    found = ctx.regs.get(op.result)
+    if found is None:
+        copy = hopper.RingStartOp(op.result.type)
+        found = ctx.regs[op.result] = ctx.k.append(copy).result
+    return found

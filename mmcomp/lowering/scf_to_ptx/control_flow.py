@@ -446,11 +446,14 @@ class IfToPtx(RewritePattern):
         """Rewrite a branch whose yields are already lowered (regions first)."""
         check_branch_results(op)
         labels = labels_of(op)
-        has_else = bool(op.false_region.blocks) and not passes_through(op)
+        # An else-region that only yields has no code: no label, unless the branch names
+        # one (a branch of the schedule keeps its else label, as one without results).
+        through = passes_through(op)
+        has_else = bool(op.false_region.blocks) and (not through or len(labels) == 2)
         if len(labels) != (2 if has_else else 1):
             raise DiagnosticException(
                 f"{NAME}: scf.if must carry 2 label names (else, end) with an else-region "
-                f"and 1 (end) without (or with one that only yields), found {len(labels)}"
+                f"and 1 (end) without (1 or 2 with one that only yields), found {len(labels)}"
             )
         end = labels[-1]
         results = branch_results(op, rewriter, has_else)

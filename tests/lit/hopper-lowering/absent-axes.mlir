@@ -1,4 +1,4 @@
-// RUN: mmcomp-opt %s -p propagate-axis-mapping,choose-schedule,tile-split,tile-merge,split-k,insert-persistent-loop,materialize-schedule,partition-warp-roles,lower-schedule-to-hopper | filecheck %s
+// RUN: mmcomp-opt %s -p propagate-axis-mapping,choose-schedule,tile-split,tile-merge,split-k,insert-persistent-loop,materialize-schedule,partition-warp-roles,carry-ring-positions,lower-schedule-to-hopper | filecheck %s
 
 // fused_multiply_sum of a[M, 1, K] and b[1, N, K] at M = 1: propagate-axis-mapping gives a
 // the roles [_, _, k] (no m axis). Its tensor map views it as [1, K] with a box of the

@@ -1,6 +1,6 @@
 // RUN: mmcomp-opt %s -p 'compile-to-ptx{tile=128x128x64 stages=4 warp-specialization=pingpong}' -t ptx > %t.options
 // RUN: filecheck %s < %t.options
-// RUN: mmcomp-opt %s -t ptx -p 'propagate-axis-mapping,choose-schedule{tile=128x128x64 stages=4 warp-specialization=pingpong},tile-split,tile-merge,split-k,insert-persistent-loop,materialize-schedule,partition-warp-roles,lower-schedule-to-hopper,convert-hopper-to-ptx,convert-scf-to-ptx,convert-arith-to-ptx' > %t.list
+// RUN: mmcomp-opt %s -t ptx -p 'propagate-axis-mapping,choose-schedule{tile=128x128x64 stages=4 warp-specialization=pingpong},tile-split,tile-merge,split-k,insert-persistent-loop,materialize-schedule,partition-warp-roles,carry-ring-positions,lower-schedule-to-hopper,convert-hopper-to-ptx,convert-scf-to-ptx,convert-arith-to-ptx' > %t.list
 // RUN: cmp %t.options %t.list
 // RUN: mmcomp-opt %s -p 'compile-to-ptx{tile=128x128x64 stages=4}' | filecheck %s --check-prefix=IR
 // RUN: not mmcomp-opt %s -p 'compile-to-ptx{tile=128x128}' 2>&1 | filecheck %s --check-prefix=BAD

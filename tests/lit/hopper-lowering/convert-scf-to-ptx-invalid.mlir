@@ -48,7 +48,7 @@ ptx.module version 8.0 target sm_90a address_size 64 {
     ptx.ret
   }
 }
-// CHECK: convert-scf-to-ptx: scf.if must carry 2 label names (else, end) with an else-region and 1 (end) without (or with one that only yields), found 1
+// CHECK: convert-scf-to-ptx: scf.if must carry 2 label names (else, end) with an else-region and 1 (end) without (1 or 2 with one that only yields), found 1
 
 // -----
 

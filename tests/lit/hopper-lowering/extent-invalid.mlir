@@ -1,4 +1,4 @@
-// RUN: mmcomp-opt %s -p partition-warp-roles,lower-schedule-to-hopper --verify-diagnostics | filecheck %s
+// RUN: mmcomp-opt %s -p partition-warp-roles,carry-ring-positions,lower-schedule-to-hopper --verify-diagnostics | filecheck %s
 
 // The lowering's last guard on extents (the schedule passes refuse them first): TMA
 // coordinates and column limits are signed 32-bit, so no axis may pass 2^31 - 1.

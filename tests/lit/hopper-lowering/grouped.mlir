@@ -1,6 +1,6 @@
 // RUN: mmcomp-opt %s -p 'propagate-axis-mapping,choose-schedule{tile=128x128x64 stages=4},tile-split,tile-merge,split-k,insert-persistent-loop,materialize-schedule,partition-warp-roles' | filecheck %s --check-prefix=ROLES
-// RUN: mmcomp-opt %s -p 'propagate-axis-mapping,choose-schedule{tile=128x128x64 stages=4},tile-split,tile-merge,split-k,insert-persistent-loop,materialize-schedule,partition-warp-roles,lower-schedule-to-hopper' | filecheck %s
-// RUN: mmcomp-opt %s -p 'propagate-axis-mapping,choose-schedule{tile=128x128x64 stages=4},tile-split,tile-merge,split-k,insert-persistent-loop,materialize-schedule,partition-warp-roles,lower-schedule-to-hopper' | mmcomp-opt | filecheck %s
+// RUN: mmcomp-opt %s -p 'propagate-axis-mapping,choose-schedule{tile=128x128x64 stages=4},tile-split,tile-merge,split-k,insert-persistent-loop,materialize-schedule,partition-warp-roles,carry-ring-positions,lower-schedule-to-hopper' | filecheck %s
+// RUN: mmcomp-opt %s -p 'propagate-axis-mapping,choose-schedule{tile=128x128x64 stages=4},tile-split,tile-merge,split-k,insert-persistent-loop,materialize-schedule,partition-warp-roles,carry-ring-positions,lower-schedule-to-hopper' | mmcomp-opt | filecheck %s
 // RUN: mmcomp-opt %s -p 'propagate-axis-mapping,choose-schedule{tile=128x128x64 stages=4},compile-to-ptx{refit-spills=false}' -t ptx | filecheck %s --check-prefix=PTX
 
 // A grouped linear over 8 contiguous groups at the hopper level. Both roles look up each

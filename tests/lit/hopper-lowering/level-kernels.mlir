@@ -3,7 +3,7 @@
 // RUN: mmcomp-opt %s -p %{schedule} | mmcomp-opt -p convert-hopper-to-ptx --verify-diagnostics | filecheck %s --check-prefix=CONV-MAT
 // RUN: mmcomp-opt %s -p %{schedule},partition-warp-roles | mmcomp-opt -p convert-hopper-to-ptx --verify-diagnostics | filecheck %s --check-prefix=CONV-PART
 // RUN: mmcomp-opt %s -p %{schedule},partition-warp-roles | mmcomp-opt -p convert-arith-to-ptx --verify-diagnostics | filecheck %s --check-prefix=ARITH-PART
-// RUN: mmcomp-opt %s -p %{schedule},partition-warp-roles | mmcomp-opt -p partition-warp-roles,lower-schedule-to-hopper,convert-hopper-to-ptx,convert-scf-to-ptx,convert-arith-to-ptx | filecheck %s --check-prefix=DONE
+// RUN: mmcomp-opt %s -p %{schedule},partition-warp-roles | mmcomp-opt -p partition-warp-roles,carry-ring-positions,lower-schedule-to-hopper,convert-hopper-to-ptx,convert-scf-to-ptx,convert-arith-to-ptx | filecheck %s --check-prefix=DONE
 
 // Kernels between the Hopper passes: a materialized kernel needs partition-warp-roles
 // before lower-schedule-to-hopper, a partitioned one lower-schedule-to-hopper before
@@ -17,10 +17,10 @@ func.func @linear(%a: tensor<300x200xbf16>, %w: tensor<500x200xbf16>) -> tensor<
 func.func @plain(%x: tensor<4xf32>) -> tensor<4xf32> {
   func.return %x : tensor<4xf32>
 }
-// LOWER: lower-schedule-to-hopper: @linear: no 'hopper.warp_roles' (a materialized kernel): run partition-warp-roles first
+// LOWER: lower-schedule-to-hopper: @linear: no 'hopper.warp_roles' (a materialized kernel): run partition-warp-roles through carry-ring-positions first
 // CONV-MAT: convert-hopper-to-ptx: @linear: not lowered to a hopper.kernel (a materialized kernel): run partition-warp-roles through lower-schedule-to-hopper first
-// CONV-PART: convert-hopper-to-ptx: @linear: not lowered to a hopper.kernel (a partitioned kernel): run lower-schedule-to-hopper first
-// ARITH-PART: convert-arith-to-ptx: @linear: not lowered to a ptx.module (a partitioned kernel): run lower-schedule-to-hopper through convert-scf-to-ptx first
+// CONV-PART: convert-hopper-to-ptx: @linear: not lowered to a hopper.kernel (a partitioned kernel without ring positions): run carry-ring-positions through lower-schedule-to-hopper first
+// ARITH-PART: convert-arith-to-ptx: @linear: not lowered to a ptx.module (a partitioned kernel without ring positions): run carry-ring-positions through convert-scf-to-ptx first
 // DONE:      ptx.module
 // DONE:      ptx.entry @linear
 // DONE-NOT:  {{hopper\.|arith\.|unrealized_conversion_cast}}

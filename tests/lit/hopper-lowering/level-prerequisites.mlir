@@ -13,7 +13,7 @@ func.func @as_written(%a: tensor<300x200xbf16>, %w: tensor<500x200xbf16>) -> ten
   func.return %y : tensor<300x500xf32>
 }
 // PART: partition-warp-roles: @as_written: not a materialized kernel (no 'sched.grid') (a fusion as written, without 'fusion.space'): run propagate-axis-mapping through materialize-schedule first
-// LOWER: lower-schedule-to-hopper: @as_written: no 'hopper.warp_roles' (a fusion as written, without 'fusion.space'): run propagate-axis-mapping through partition-warp-roles first
+// LOWER: lower-schedule-to-hopper: @as_written: no 'hopper.warp_roles' (a fusion as written, without 'fusion.space'): run propagate-axis-mapping through carry-ring-positions first
 // CONV: convert-hopper-to-ptx: @as_written: not lowered to a hopper.kernel (a fusion as written, without 'fusion.space'): run propagate-axis-mapping through lower-schedule-to-hopper first
 
 // -----
@@ -24,7 +24,7 @@ func.func @no_params(%a: tensor<300x200xbf16> {fusion.roles = #fusion.roles<[m, 
   func.return %y : tensor<300x500xf32>
 }
 // PART: partition-warp-roles: @no_params: not a materialized kernel (no 'sched.grid') (a fusion with 'fusion.space' but no 'sched.params'): run choose-schedule through materialize-schedule first
-// LOWER: lower-schedule-to-hopper: @no_params: no 'hopper.warp_roles' (a fusion with 'fusion.space' but no 'sched.params'): run choose-schedule through partition-warp-roles first
+// LOWER: lower-schedule-to-hopper: @no_params: no 'hopper.warp_roles' (a fusion with 'fusion.space' but no 'sched.params'): run choose-schedule through carry-ring-positions first
 // CONV: convert-hopper-to-ptx: @no_params: not lowered to a hopper.kernel (a fusion with 'fusion.space' but no 'sched.params'): run choose-schedule through lower-schedule-to-hopper first
 
 // -----
@@ -36,7 +36,7 @@ func.func @params_only(%a: tensor<300x200xbf16> {fusion.roles = #fusion.roles<[m
   func.return %y : tensor<300x500xf32>
 }
 // PART: partition-warp-roles: @params_only: not a materialized kernel (no 'sched.grid') (a fusion with 'sched.params' but no sched.schedule): run tile-split through materialize-schedule first
-// LOWER: lower-schedule-to-hopper: @params_only: no 'hopper.warp_roles' (a fusion with 'sched.params' but no sched.schedule): run tile-split through partition-warp-roles first
+// LOWER: lower-schedule-to-hopper: @params_only: no 'hopper.warp_roles' (a fusion with 'sched.params' but no sched.schedule): run tile-split through carry-ring-positions first
 // CONV: convert-hopper-to-ptx: @params_only: not lowered to a hopper.kernel (a fusion with 'sched.params' but no sched.schedule): run tile-split through lower-schedule-to-hopper first
 
 // -----
@@ -50,7 +50,7 @@ func.func @scheduled(%a: tensor<300x200xbf16> {fusion.roles = #fusion.roles<[m, 
   func.return %y : tensor<300x500xf32>
 }
 // PART: partition-warp-roles: @scheduled: not a materialized kernel (no 'sched.grid') (a fusion whose sched.schedule is not materialized): run the passes it lacks of tile-merge, split-k, insert-persistent-loop, then materialize-schedule first
-// LOWER: lower-schedule-to-hopper: @scheduled: no 'hopper.warp_roles' (a fusion whose sched.schedule is not materialized): run the passes it lacks of tile-merge, split-k, insert-persistent-loop, then materialize-schedule through partition-warp-roles first
+// LOWER: lower-schedule-to-hopper: @scheduled: no 'hopper.warp_roles' (a fusion whose sched.schedule is not materialized): run the passes it lacks of tile-merge, split-k, insert-persistent-loop, then materialize-schedule through carry-ring-positions first
 // CONV: convert-hopper-to-ptx: @scheduled: not lowered to a hopper.kernel (a fusion whose sched.schedule is not materialized): run the passes it lacks of tile-merge, split-k, insert-persistent-loop, then materialize-schedule through lower-schedule-to-hopper first
 
 // -----

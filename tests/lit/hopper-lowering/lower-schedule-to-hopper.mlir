@@ -1,4 +1,4 @@
-// RUN: mmcomp-opt %s -p partition-warp-roles,lower-schedule-to-hopper | filecheck %s
+// RUN: mmcomp-opt %s -p partition-warp-roles,carry-ring-positions,lower-schedule-to-hopper | filecheck %s
 
 // The same kernel in the hopper dialect, before convert-hopper-to-ptx and
 // convert-arith-to-ptx: the func becomes a hopper.kernel that holds the producer and

@@ -1,4 +1,4 @@
-// DEFINE: %{pipeline} = propagate-axis-mapping,tile-split,tile-merge,split-k,insert-persistent-loop,materialize-schedule,partition-warp-roles,lower-schedule-to-hopper,convert-hopper-to-ptx,convert-scf-to-ptx,convert-arith-to-ptx
+// DEFINE: %{pipeline} = propagate-axis-mapping,tile-split,tile-merge,split-k,insert-persistent-loop,materialize-schedule,partition-warp-roles,carry-ring-positions,lower-schedule-to-hopper,convert-hopper-to-ptx,convert-scf-to-ptx,convert-arith-to-ptx
 // DEFINE: %{assemble} = import sys; from mmcomp.arch.ptxas import assemble_checked; r = assemble_checked(sys.stdin.read()); [print(e.entry, 'spills', e.spills, 'stack', e.stack_frame) for e in r.resources.values()]
 // RUN: mmcomp-opt %s -p %{pipeline} -t ptx | filecheck %s
 // RUN: mmcomp-opt %s -p %{pipeline} -t ptx | python -c "%{assemble}" | filecheck %s --check-prefix=PTXAS

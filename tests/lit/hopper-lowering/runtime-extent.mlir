@@ -1,5 +1,5 @@
-// RUN: mmcomp-opt %s --split-input-file -p 'propagate-axis-mapping,choose-schedule{tile=128x64x64 stages=4},tile-split,tile-merge,split-k,insert-persistent-loop,materialize-schedule,partition-warp-roles,lower-schedule-to-hopper' | filecheck %s
-// RUN: mmcomp-opt %s --split-input-file -p 'propagate-axis-mapping,choose-schedule{tile=128x64x64 stages=4},tile-split,tile-merge,split-k,insert-persistent-loop,materialize-schedule,partition-warp-roles,lower-schedule-to-hopper' | mmcomp-opt --split-input-file | filecheck %s
+// RUN: mmcomp-opt %s --split-input-file -p 'propagate-axis-mapping,choose-schedule{tile=128x64x64 stages=4},tile-split,tile-merge,split-k,insert-persistent-loop,materialize-schedule,partition-warp-roles,carry-ring-positions,lower-schedule-to-hopper' | filecheck %s
+// RUN: mmcomp-opt %s --split-input-file -p 'propagate-axis-mapping,choose-schedule{tile=128x64x64 stages=4},tile-split,tile-merge,split-k,insert-persistent-loop,materialize-schedule,partition-warp-roles,carry-ring-positions,lower-schedule-to-hopper' | mmcomp-opt --split-input-file | filecheck %s
 // RUN: mmcomp-opt %s --split-input-file -p 'propagate-axis-mapping,choose-schedule{tile=128x64x64 stages=4},compile-to-ptx{refit-spills=false}' -t ptx | filecheck %s --check-prefix=PTX
 
 // A runtime M: the kernel's extent argument %m becomes a u32 parameter (`#ptx.extent`), the

@@ -1,4 +1,4 @@
-// RUN: mmcomp-opt %s -p propagate-axis-mapping,choose-schedule,tile-split,tile-merge,split-k,insert-persistent-loop,materialize-schedule,partition-warp-roles,lower-schedule-to-hopper | filecheck %s
+// RUN: mmcomp-opt %s -p propagate-axis-mapping,choose-schedule,tile-split,tile-merge,split-k,insert-persistent-loop,materialize-schedule,partition-warp-roles,carry-ring-positions,lower-schedule-to-hopper | filecheck %s
 
 // Stream-K, 3 x 2 tiles of 128x128 and 16 K blocks: 96 iterations on 96 CTAs. After each
 // unit's K loop, a CTA that covered its tile stores it from registers; otherwise each thread

@@ -1,8 +1,8 @@
 // DEFINE: %{schedule} = propagate-axis-mapping,choose-schedule,tile-split,tile-merge,split-k,insert-persistent-loop,materialize-schedule
 // DEFINE: %{assemble} = import sys; from mmcomp.arch.ptxas import assemble_checked; r = assemble_checked(sys.stdin.read()); [print(e.entry, 'spills', e.spills, 'stack', e.stack_frame) for e in r.resources.values()]
 // RUN: mmcomp-opt %s -p %{schedule} | filecheck %s --check-prefix=SCHED
-// RUN: mmcomp-opt %s -p %{schedule},partition-warp-roles,lower-schedule-to-hopper | filecheck %s
-// RUN: mmcomp-opt %s -p %{schedule},partition-warp-roles,lower-schedule-to-hopper,convert-hopper-to-ptx,convert-scf-to-ptx,convert-arith-to-ptx -t ptx | python -c "%{assemble}" | filecheck %s --check-prefix=PTXAS
+// RUN: mmcomp-opt %s -p %{schedule},partition-warp-roles,carry-ring-positions,lower-schedule-to-hopper | filecheck %s
+// RUN: mmcomp-opt %s -p %{schedule},partition-warp-roles,carry-ring-positions,lower-schedule-to-hopper,convert-hopper-to-ptx,convert-scf-to-ptx,convert-arith-to-ptx -t ptx | python -c "%{assemble}" | filecheck %s --check-prefix=PTXAS
 
 // Swap-AB: a linear with a bias at M = 7, computed as C^T = W A^T. The schedule keeps
 // the problem's coordinates (tile 8x128x64: 8 rows of M by 128 of N); `instr` is the

@@ -1,4 +1,4 @@
-// DEFINE: %{pipeline} = propagate-axis-mapping,tile-split,tile-merge,split-k,insert-persistent-loop,materialize-schedule,partition-warp-roles,lower-schedule-to-hopper,convert-hopper-to-ptx,convert-scf-to-ptx,convert-arith-to-ptx
+// DEFINE: %{pipeline} = propagate-axis-mapping,tile-split,tile-merge,split-k,insert-persistent-loop,materialize-schedule,partition-warp-roles,carry-ring-positions,lower-schedule-to-hopper,convert-hopper-to-ptx,convert-scf-to-ptx,convert-arith-to-ptx
 // RUN: mmcomp-opt %s --split-input-file -p %{pipeline} -t ptx | filecheck %s
 
 // Ping-pong: each consumer warpgroup takes alternate tiles (a 128x128 tile is two m64

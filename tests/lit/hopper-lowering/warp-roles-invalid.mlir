@@ -1,4 +1,4 @@
-// RUN: mmcomp-opt %s -p lower-schedule-to-hopper --verify-diagnostics --split-input-file | filecheck %s
+// RUN: mmcomp-opt %s -p carry-ring-positions,lower-schedule-to-hopper --verify-diagnostics --split-input-file | filecheck %s
 
 // A partitioned kernel whose `hopper.warp_roles`, ring slots, regions or sched.params
 // disagree is an error naming what disagrees.
@@ -67,7 +67,7 @@ builtin.module {
   }
 }
 
-// CHECK: lower-schedule-to-hopper: @lin: hopper.warp_roles must be a #hopper.warp_roles<slots = N>, found {{.*}}; the stages, registers and warp specialization are read from sched.params (run partition-warp-roles on the materialized kernel)
+// CHECK: carry-ring-positions: @lin: hopper.warp_roles must be a #hopper.warp_roles<slots = N>, found {{.*}}; the stages, registers and warp specialization are read from sched.params (run partition-warp-roles on the materialized kernel)
 
 // -----
 
@@ -135,7 +135,7 @@ builtin.module {
   }
 }
 
-// CHECK: lower-schedule-to-hopper: @lin: hopper.warp_roles has slots = 3, but the K loop loads 2 tiles
+// CHECK: carry-ring-positions: @lin: hopper.warp_roles has slots = 3, but the K loop loads 2 tiles
 
 // -----
 
@@ -203,7 +203,7 @@ builtin.module {
   }
 }
 
-// CHECK: lower-schedule-to-hopper: @lin: hopper.warp_roles: the K loop's loads have hopper.slot [0, 0]; each of 0 to 1 must appear once
+// CHECK: carry-ring-positions: @lin: hopper.warp_roles: the K loop's loads have hopper.slot [0, 0]; each of 0 to 1 must appear once
 
 // -----
 
@@ -271,7 +271,7 @@ builtin.module {
   }
 }
 
-// CHECK: lower-schedule-to-hopper: @lin: the producer region loads slots [1, 0], the consumer region reads [0, 1]
+// CHECK: carry-ring-positions: @lin: the producer region loads slots [1, 0], the consumer region reads [0, 1]
 
 // -----
 
@@ -339,7 +339,7 @@ builtin.module {
   }
 }
 
-// CHECK: lower-schedule-to-hopper: @lin: cluster 2x2 is not built by the Hopper lowering; use 1x1, or 2 or 4 CTAs along one axis (2x1, 4x1, 1x2, 1x4)
+// CHECK: carry-ring-positions: @lin: cluster 2x2 is not built by the Hopper lowering; use 1x1, or 2 or 4 CTAs along one axis (2x1, 4x1, 1x2, 1x4)
 
 // -----
 
@@ -407,7 +407,7 @@ builtin.module {
   }
 }
 
-// CHECK: lower-schedule-to-hopper: @lin: hopper.warp_specialize is cooperative, but sched.params has warp_specialization = none; the regions are built for one specialization (partition the materialized kernel with the params it is compiled with)
+// CHECK: carry-ring-positions: @lin: hopper.warp_specialize is cooperative, but sched.params has warp_specialization = none; the regions are built for one specialization (partition the materialized kernel with the params it is compiled with)
 
 // -----
 

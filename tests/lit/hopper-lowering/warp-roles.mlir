@@ -1,4 +1,4 @@
-// RUN: mmcomp-opt %s -p lower-schedule-to-hopper,convert-hopper-to-ptx,convert-scf-to-ptx,convert-arith-to-ptx -t ptx | filecheck %s
+// RUN: mmcomp-opt %s -p carry-ring-positions,lower-schedule-to-hopper,convert-hopper-to-ptx,convert-scf-to-ptx,convert-arith-to-ptx -t ptx | filecheck %s
 
 // A partitioned kernel whose sched.params were edited after partition-warp-roles: 2 stages
 // (partition-warp-roles saw 4) and registers 24/240. `#hopper.warp_roles` holds only the

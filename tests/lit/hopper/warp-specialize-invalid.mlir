@@ -70,7 +70,7 @@ builtin.module {
     func.return
   }
 }
-// CHECK: hopper.warp_specialize: a loop of the producer region carries values (iter_args); the producer holds no accumulators
+// CHECK: hopper.warp_specialize: a loop of the producer region carries values other than its ring position (iter_args); the producer holds no accumulators
 
 // -----
 

@@ -1,4 +1,4 @@
-// DEFINE: %{pipeline} = propagate-axis-mapping,choose-schedule,tile-split,tile-merge,split-k,insert-persistent-loop,materialize-schedule,partition-warp-roles,lower-schedule-to-hopper,convert-hopper-to-ptx,convert-scf-to-ptx,convert-arith-to-ptx
+// DEFINE: %{pipeline} = propagate-axis-mapping,choose-schedule,tile-split,tile-merge,split-k,insert-persistent-loop,materialize-schedule,partition-warp-roles,carry-ring-positions,lower-schedule-to-hopper,convert-hopper-to-ptx,convert-scf-to-ptx,convert-arith-to-ptx
 // RUN: mmcomp-opt %s -p %{pipeline} -t ptx | filecheck %s
 // RUN: mmcomp-opt %s -p %{pipeline} -t ptx | python -m mmcomp.arch.ptxas - | filecheck %s --check-prefix=PTXAS
 

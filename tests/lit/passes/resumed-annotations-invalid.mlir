@@ -1,7 +1,7 @@
 // RUN: mmcomp-opt %s --split-input-file --verify-diagnostics -p choose-schedule | filecheck %s
 // RUN: mmcomp-opt %s --split-input-file --verify-diagnostics -p 'choose-schedule{backend=interp}' | filecheck %s
 // RUN: mmcomp-opt %s --split-input-file --verify-diagnostics -p propagate-axis-mapping | filecheck %s --check-prefix=PAM
-// RUN: not mmcomp-opt %s --split-input-file -t ptx -p choose-schedule,tile-split,tile-merge,split-k,insert-persistent-loop,materialize-schedule,partition-warp-roles,lower-schedule-to-hopper,convert-hopper-to-ptx,convert-scf-to-ptx,convert-arith-to-ptx 2>&1 | filecheck %s --check-prefix=PTX
+// RUN: not mmcomp-opt %s --split-input-file -t ptx -p choose-schedule,tile-split,tile-merge,split-k,insert-persistent-loop,materialize-schedule,partition-warp-roles,carry-ring-positions,lower-schedule-to-hopper,convert-hopper-to-ptx,convert-scf-to-ptx,convert-arith-to-ptx 2>&1 | filecheck %s --check-prefix=PTX
 
 // A printed stage resumed after an edit: the fusion.space and fusion.roles that
 // propagate-axis-mapping wrote must be those it derives from the tensor types and fusion

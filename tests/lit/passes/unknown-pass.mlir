@@ -5,7 +5,7 @@
 // A pass name that is not registered gets the nearest registered names and the list of
 // mmcomp's passes, before any pass runs.
 // CHECK: mmcomp-opt: error: unknown pass 'compile-to-pxt'; did you mean 'compile-to-ptx'?
-// CHECK-NEXT: mmcomp's passes: propagate-axis-mapping, choose-schedule, tile-split, tile-merge, insert-persistent-loop, split-k, materialize-schedule, partition-warp-roles, lower-schedule-to-hopper, convert-arith-to-ptx, convert-hopper-to-ptx, convert-scf-to-ptx, compile-to-ptx
+// CHECK-NEXT: mmcomp's passes: propagate-axis-mapping, choose-schedule, tile-split, tile-merge, insert-persistent-loop, split-k, materialize-schedule, partition-warp-roles, carry-ring-positions, lower-schedule-to-hopper, convert-arith-to-ptx, convert-hopper-to-ptx, convert-scf-to-ptx, compile-to-ptx
 // CHECK-NEXT: (xDSL's own {{[0-9]+}} passes are registered too: mmcomp-opt --help lists every pass)
 
 // OPTIONS: mmcomp-opt: error: unknown pass 'choose-schedul'; did you mean 'choose-schedule'?
