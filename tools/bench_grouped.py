@@ -1,6 +1,8 @@
 """Time mmcomp's grouped kernels against torch._grouped_mm on the same inputs, in turns.
 
     python tools/bench_grouped.py [--rounds 7] [--repeat 50] [--out FILE] [--json FILE]
+                                  [--rows linear,swiglu,decode]
+                                  [--schedule KEY=VALUE[,KEY=VALUE...]] ...
     python tools/bench.py --grouped [--rounds 7] [--out FILE]      # the same
 
 bf16, x [T, K] sorted by group with the routing drawn from a Dirichlet(2) over the G
@@ -21,6 +23,12 @@ in L2; a ratio is torch's time over mmcomp's, the median over the rounds and the
 TFLOP/s counts 2 T N K per grouped linear (the rows of the groups only). Each kernel's
 output is checked against torch's first (relative error < 2e-2 on the rows of the
 groups).
+
+`--schedule KEY=VALUE,...` (bench.py's `parse_schedule`; repeatable) adds a contender to
+every row: the same fusion compiled with those schedule parameters pinned
+(`swap_ab=false`, `tile=128x128x64,stages=4`), timed in the same turns; its line gives its
+speed over torch's and over the heuristic's. A schedule the compiler refuses for a row is
+reported as such. `--rows` keeps the rows of the kinds named.
 """
 
 from __future__ import annotations
@@ -39,6 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench  # noqa: E402
 
 import mmcomp  # noqa: E402
+from mmcomp.errors import FusionError, ScheduleError  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -186,8 +195,20 @@ def check(row: GroupedRow, sizes: list[int], got: Any, want: Any) -> float:
     return error
 
 
-def bench_row(row: GroupedRow, rounds: int, repeat: int) -> dict[str, Any]:
-    """torch and the heuristic's kernel on the same inputs, timed in turns."""
+def device_kernel(row: GroupedRow, **params: Any) -> tuple[Any, Any]:
+    """(the kernel that serves the row's T, its device kernel bound to T)."""
+    compiled = mmcomp.compile(fusion_of(row), **params)
+    if row.kind == "decode":
+        return compiled, compiled.device_kernel  # pyright: ignore[reportAttributeAccessIssue]
+    kernel = compiled.kernel_for(row.tokens)  # pyright: ignore[reportAttributeAccessIssue]
+    return kernel, kernel.device_kernel.specialized({"m": row.tokens})  # pyright: ignore[reportAttributeAccessIssue]
+
+
+def bench_row(
+    row: GroupedRow, rounds: int, repeat: int, variants: dict[str, dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """torch, the heuristic's kernel and each variant's on the same inputs, timed in
+    turns."""
     import torch  # pyright: ignore[reportMissingImports]
 
     sizes = group_sizes(row, row.groups)
@@ -196,12 +217,7 @@ def bench_row(row: GroupedRow, rounds: int, repeat: int) -> dict[str, Any]:
     sets = input_sets(row, copies)
     fusion = fusion_of(row)
     names = [str(value.name) for value in fusion.inputs]
-    compiled = mmcomp.compile(fusion)
-    kernel = compiled
-    device = compiled.device_kernel if row.kind == "decode" else None
-    if row.kind != "decode":
-        kernel = compiled.kernel_for(row.tokens)  # pyright: ignore[reportAttributeAccessIssue]
-        device = kernel.device_kernel.specialized({"m": row.tokens})  # pyright: ignore[reportAttributeAccessIssue]
+    kernel, device = device_kernel(row)
     run_mmcomp, output = bench.rotating_launch(device, names, sets)
     compute = torch_run(row, sizes)
     counter = [0]
@@ -210,29 +226,69 @@ def bench_row(row: GroupedRow, rounds: int, repeat: int) -> dict[str, Any]:
         compute(sets[counter[0] % len(sets)])
         counter[0] += 1
 
-    times = bench.timed_in_turns({"torch": run_torch, "mmcomp": run_mmcomp}, rounds, repeat)
+    runs: dict[str, Any] = {"torch": run_torch, "mmcomp": run_mmcomp}
+    outputs = {"mmcomp": output}
+    schedules = {"mmcomp": bench.brief(kernel.params)}
+    refused: dict[str, str] = {}
+    for name, params in (variants or {}).items():
+        try:
+            variant, variant_device = device_kernel(row, **params)
+        except (FusionError, ScheduleError) as error:
+            refused[name] = str(error).splitlines()[0]
+            continue
+        runs[name], outputs[name] = bench.rotating_launch(variant_device, names, sets)
+        schedules[name] = bench.brief(variant.params)
+    times = bench.timed_in_turns(runs, rounds, repeat)
     torch.cuda.synchronize()
-    error = check(row, sizes, output, compute(sets[0]))
+    want = compute(sets[0])
+    errors = {name: check(row, sizes, got, want) for name, got in outputs.items()}
+    error = errors["mmcomp"]
     return {
         "row": row.name,
         "flops": row.flops,
         "ms": times,
-        "schedule": bench.brief(kernel.params),  # pyright: ignore[reportAttributeAccessIssue]
+        "schedule": schedules["mmcomp"],
         "error": error,
+        "variants": {
+            name: {"schedule": schedules[name], "error": errors[name]}
+            for name in schedules
+            if name != "mmcomp"
+        },
+        "refused": refused,
     }
 
 
-def report(rounds: int, repeat: int) -> tuple[str, list[dict[str, Any]]]:
-    """The table of GROUPED_ROWS and the raw figures."""
+def report(
+    rounds: int,
+    repeat: int,
+    variants: dict[str, dict[str, Any]] | None = None,
+    kinds: tuple[str, ...] = ("linear", "swiglu", "decode"),
+) -> tuple[str, list[dict[str, Any]]]:
+    """The table of GROUPED_ROWS (those of `kinds`) and the raw figures, then each
+    variant's."""
     lines = [
         "| row: G, T, N, K | torch TFLOP/s | mmcomp TFLOP/s | mmcomp / torch (spread) | "
         "rel. error | schedule |",
         "| --- | --- | --- | --- | --- | --- |",
     ]
     raw: list[dict[str, Any]] = []
+    variant_lines: list[str] = []
     for row in GROUPED_ROWS:
-        figures = bench_row(row, rounds, repeat)
+        if row.kind not in kinds:
+            continue
+        figures = bench_row(row, rounds, repeat, variants)
         raw.append(figures)
+        for name in variants or {}:
+            if name in figures["refused"]:
+                variant_lines.append(
+                    f"| {row.name} | {name} | refused: {figures['refused'][name]} | | |"
+                )
+                continue
+            found = figures["variants"][name]
+            variant_lines.append(
+                f"| {row.name} | {name} | {bench._spread(bench._ratios(figures, name, 'torch'))} | "
+                f"{bench._spread(bench._ratios(figures, name, 'mmcomp'))} | {found['schedule']} |"
+            )
         tflops = {
             name: row.flops / statistics.median(ms) / 1e9 for name, ms in figures["ms"].items()
         }
@@ -252,6 +308,14 @@ def report(rounds: int, repeat: int) -> tuple[str, list[dict[str, Any]]]:
         "median over the rounds and, in brackets, the min-max",
         "",
     ]
+    if variant_lines:
+        lines += [
+            "",
+            "| row | variant | variant / torch (spread) | variant / heuristic (spread) "
+            "| schedule |",
+            "| --- | --- | --- | --- | --- |",
+            *variant_lines,
+        ]
     return "\n".join([*header, *lines, ""]), raw
 
 
@@ -262,8 +326,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=50)
     parser.add_argument("--out", default="")
     parser.add_argument("--json", default="")
+    parser.add_argument("--rows", default="linear,swiglu,decode", help="the kinds of rows")
+    parser.add_argument(
+        "--schedule",
+        type=bench.parse_schedule,
+        action="append",
+        default=[],
+        help="a contender of these schedule overrides on every row (repeatable)",
+    )
     args = parser.parse_args(argv)
-    text, raw = report(args.rounds, args.repeat)
+    kinds = tuple(kind for kind in args.rows.split(",") if kind)
+    unknown = [kind for kind in kinds if kind not in ("linear", "swiglu", "decode")]
+    if unknown:
+        parser.error(f"--rows: unknown kind {unknown[0]!r}; expected linear, swiglu, decode")
+    variants = {bench.schedule_label(overrides): overrides for overrides in args.schedule}
+    text, raw = report(args.rounds, args.repeat, variants, kinds)
     print(text)
     if args.out:
         Path(args.out).write_text(text)

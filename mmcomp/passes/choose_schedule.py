@@ -55,6 +55,7 @@ from mmcomp.dialects.fusion import (
     GroupedLinearOp,
     IterationSpaceAttr,
     MmaOp,
+    QuantizeOp,
     dtype_name,
 )
 from mmcomp.dialects.sched import PARAMS_ATTR, ScheduleParams, ScheduleParamsAttr, problem_of
@@ -105,10 +106,13 @@ def _contiguous_role(roles: tuple[str, ...], shape: tuple[int, ...]) -> str:
 
 
 def _is_fp8_output(value: SSAValue, users: list[Operation]) -> bool:
-    """Whether `value` is a cast to fp8 that only the function returns, along n in pairs
-    (the epilogue stores it with `cvt.rn.satfinite.e4m3x2.f32`, two columns at a time)."""
+    """Whether `value` is a cast to fp8 or a quantization that only the function returns,
+    along n in pairs (the epilogue stores it with `cvt.rn.satfinite.e4m3x2.f32`, two columns
+    at a time)."""
     owner = value.owner
-    if not isinstance(owner, CastOp) or not all(isinstance(user, ReturnOp) for user in users):
+    if not isinstance(owner, CastOp | QuantizeOp) or not all(
+        isinstance(user, ReturnOp) for user in users
+    ):
         return False
     roles = owner.attributes.get("fusion.roles")
     shape = tuple(owner.result.type.get_shape()) if is_tensor(owner.result.type) else ()
@@ -144,9 +148,9 @@ def _check_fp8_values(function: FuncOp) -> None:
             at(
                 site,
                 f"{site.name}: the fp8 value ({label}{tensor}) is used outside a contraction; "
-                "the cuda back end takes fp8 as mma operands and as outputs cast to fp8 "
-                "(`fusion.cast`, an output only, its last axis n of even extent; its epilogue "
-                "reads bf16, f16 and f32, and the quantizing epilogue is not built there); "
+                "the cuda back end takes fp8 as mma operands and as outputs cast or "
+                "quantized to fp8 (`fusion.cast`, `fusion.quantize`: an output only, its last "
+                "axis n of even extent; its epilogue reads bf16, f16 and f32); "
                 f"cast it to a 16-bit type, {_INTERP_HINT}",
             )
         )

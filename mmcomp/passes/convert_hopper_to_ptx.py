@@ -20,7 +20,8 @@ pattern per op that makes one:
   `hopper.ring_barrier` 8 bytes per stage on, `hopper.mapa` another CTA's address;
   `hopper.accumulator` its f32 registers, `hopper.zero_accumulator` n / 2 fresh ones set
   to 0.0, `hopper.accumulator_element` one of them (read as an f32 through a cast),
-  `hopper.truncf_pair` one `cvt.rn.bf16x2.f32` (f16x2), `hopper.wgmma_mma_async` the
+  `hopper.truncf_pair` one `cvt.rn.bf16x2.f32` (f16x2), `hopper.shuffle_xor` one
+  `shfl.sync.bfly.b32` of its f32 register, `hopper.wgmma_mma_async` the
   registers of the accumulator it takes, which `ptx.wgmma` updates in place;
 - shared memory, one u32 register each: `hopper.shared_base` the array's address rounded
   up to the alignment, `hopper.smem_offset` an add, `hopper.smem_index` a `mad` of its
@@ -87,6 +88,7 @@ from mmcomp.arch.smem_layout import Major, descriptor_base
 from mmcomp.dialects import hopper, ptx
 from mmcomp.dialects.ptx.module import carried_label_names
 from mmcomp.lowering.hopper_to_ptx.access import ACCESS_PATTERNS
+from mmcomp.lowering.hopper_to_ptx.lanes import LANE_PATTERNS
 from mmcomp.lowering.hopper_to_ptx.registers import (
     Emitter,
     address_of,
@@ -730,6 +732,7 @@ class ConvertHopperToPtx(ModulePass):
             LowerRingPart(),
             LowerMbarrierWait(labels),
             *ACCESS_PATTERNS,
+            *LANE_PATTERNS,
             LowerHopperOp(),
         ]
         # No dead-code elimination: the index arithmetic is still arith, which the

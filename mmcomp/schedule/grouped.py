@@ -11,12 +11,24 @@ tile in shared memory as for a TMA store, and the threads store its rows in 16-b
 vectors clipped at the group's end (which a TMA store cannot clip), coalesced where the
 registers epilogue writes 4 bytes a thread.
 
-The tile is chosen as the dense heuristic chooses it for the rows the groups hold in all
-(contiguous: T, at the nominal or bucket M where T is dynamic; masked: G x Mmax), which
-counts the tiles of the wave and the registers of the epilogue alike. Expected rows per
-group below the tile's 128 rows leave most of each tile's rows empty; the heuristic keeps
-128 (the cooperative kernels split a tile's rows between two warpgroups) and picks its
-width from N and the wave.
+Two cases, by the rows a group is expected to hold (`rows_per_group`: T / G for
+contiguous groups, Mmax for masked ones):
+
+- **Groups of more rows than one wgmma's 64** (prefill): the tile is chosen as the dense
+  heuristic chooses it for the rows the groups hold in all (contiguous: T, at the nominal
+  or bucket M where T is dynamic; masked: G x Mmax), which counts the tiles of the wave
+  and the registers of the epilogue alike: 128 rows (the cooperative kernels split a
+  tile's rows between two warpgroups), its width from N and the wave.
+- **Decode-sized groups, up to GROUPED_SWAP_MAX_ROWS rows** (`swaps_groups`): swap_ab,
+  the tile's rows (tokens) as wgmma's n, rounded up to 8, and W's rows as wgmma's m,
+  split between the two consumers. A 128-row tile would leave more than half its rows
+  empty: it loads and multiplies them all, where the swapped tile multiplies the group's
+  rows (rounded to 8) by the width of W it streams. The tile is the dense heuristic's
+  swapped tile for one group's rows, with its registers epilogue (the transposed
+  fragment is stored from the accumulators).
+
+A group's rows past its expected count take more m tiles (each streams its n tile of
+W[g] again); every row is still written once, whatever the sizes.
 """
 
 from __future__ import annotations
@@ -25,16 +37,21 @@ import dataclasses
 from collections.abc import Mapping
 
 from mmcomp.analysis.groups import CONTIGUOUS, GROUP_ROLE, Grouping
+from mmcomp.arch import limits as hw
 from mmcomp.dialects.fusion import is_dynamic
 from mmcomp.dialects.sched import MAX_GROUPS, Problem, ScheduleParams
 from mmcomp.errors import ScheduleError
-from mmcomp.schedule.heuristics import NOMINAL_EXTENTS, choose_params, normalize_overrides
+from mmcomp.schedule.heuristics import (
+    NOMINAL_EXTENTS,
+    SWAP_AB_KEYS,
+    choose_params,
+    normalize_overrides,
+)
 
 FIXED: Mapping[str, object] = {
     "split_k": 1,
     "cluster": (1, 1),
     "strategy": "persistent",
-    "swap_ab": False,
     "warp_specialization": "cooperative",
 }
 """The parameters every grouped schedule has (see the module docstring)."""
@@ -49,6 +66,38 @@ def grouped_rows(problem: Problem, grouping: Grouping, schedule_m: int | None) -
     if grouping.layout == CONTIGUOUS:
         return max(rows, 1)
     return max(rows * grouping.groups, 1)
+
+
+GROUPED_SWAP_MAX_ROWS = hw.WGMMA_M
+"""Expected rows per group up to which the heuristic swaps A and B (`swaps_groups`): a
+128-row tile is then more than half empty."""
+
+
+def rows_per_group(problem: Problem, grouping: Grouping, schedule_m: int | None) -> int:
+    """The rows a group is expected to hold: ceil(T / G) for contiguous groups (T at
+    `schedule_m`, default the nominal M, where it is dynamic), Mmax for masked ones."""
+    rows = problem.extents.get("m", 1)
+    if is_dynamic(rows):
+        rows = schedule_m if schedule_m is not None else NOMINAL_EXTENTS["m"]
+    if grouping.layout == CONTIGUOUS:
+        return max(-(-rows // grouping.groups), 1)
+    return max(rows, 1)
+
+
+def swaps_groups(problem: Problem, per_group: int, given: Mapping[str, object]) -> bool:
+    """Whether a grouped kernel runs swap_ab: as given, else (none of SWAP_AB_KEYS given)
+    for decode-sized groups of up to GROUPED_SWAP_MAX_ROWS rows, 16-bit factors, an
+    output of 2 or 4 bytes (an fp8 one is stored in pairs along n), A contiguous along K,
+    and N of two m64 blocks at least (one per consumer warpgroup)."""
+    if "swap_ab" in given:
+        return bool(given["swap_ab"])
+    if any(key in given for key in SWAP_AB_KEYS):
+        return False
+    if problem.a_m_contiguous or problem.block_scaled or problem.element_bytes != 2:
+        return False
+    if 1 in problem.output_bytes or problem.n < 2 * hw.WGMMA_M:
+        return False
+    return per_group <= GROUPED_SWAP_MAX_ROWS
 
 
 def choose_grouped_params(
@@ -71,7 +120,10 @@ def choose_grouped_params(
                 "tile list computed on the device)"
             )
     extents = {axis: extent for axis, extent in problem.extents.items() if axis != GROUP_ROLE}
-    extents["m"] = grouped_rows(problem, grouping, schedule_m)
+    per_group = rows_per_group(problem, grouping, schedule_m)
+    swap = swaps_groups(problem, per_group, given)
+    # Swapped, the tile is one group's (its rows are wgmma's n); else all groups' rows.
+    extents["m"] = per_group if swap else grouped_rows(problem, grouping, schedule_m)
     dense = dataclasses.replace(problem, extents=extents)
-    chosen = {**FIXED, **given}
+    chosen = {**FIXED, "swap_ab": swap, **given}
     return choose_params(dense, None, **chosen)

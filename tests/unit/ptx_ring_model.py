@@ -430,7 +430,21 @@ _INTEGER = {
     "shr",
     "shl",
 }
-_IGNORED = {"ld", "st", "red", "ex2", "rcp", "tanh", "cvt", "abs", "neg", "fma", "max", "min"}
+_IGNORED = {
+    "ld",
+    "st",
+    "red",
+    "ex2",
+    "rcp",
+    "tanh",
+    "cvt",
+    "abs",
+    "neg",
+    "fma",
+    "max",
+    "min",
+    "shfl",
+}
 
 
 def run_grid(

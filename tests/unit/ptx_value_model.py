@@ -13,10 +13,15 @@ barriers and integer arithmetic it computes:
   through their descriptors as the hardware reads them (K-major: element (r, k) at start +
   (r / 8) SBO + (r % 8) 128 + 2 k; MN-major: start + (mn / 64) LBO + (k / 8) SBO +
   (k % 8) 128 + 2 (mn % 64); then swizzled), the transpose bits choosing the major;
-- f32 arithmetic (add, sub, mul, fma, max, min, neg, abs, ex2/rcp/tanh approximated by
-  their exact functions), conversions to and from bf16 / f16 (round to nearest even, and
-  packed pairs), and global loads and stores of 16-bit and f32 elements (vectors too),
-  an f32 register's bits where it carries words of a 16-bit array;
+- f32 arithmetic (add, sub, mul, div, fma, max, min, neg, abs, ex2/rcp/tanh approximated
+  by their exact functions), comparisons and selects of f32 (`setp.<cmp>.f32`,
+  `selp.f32`), conversions to and from bf16 / f16 (round to nearest even, and packed
+  pairs) and to fp8 pairs (`cvt.rn.satfinite.e4m3x2.f32`: clipped to the largest finite,
+  then rounded), and global loads and stores of 16-bit and f32 elements (vectors too),
+  an f32 register's bits where it carries words of a 16-bit array, and of fp8 pairs
+  (`st.global.b16`);
+- `shfl.sync.bfly.b32`: each lane waits until every lane of its warp has reached its
+  k-th shuffle, then reads lane `lane ^ mask`'s value;
 - the int32 arrays of a grouped kernel (its offsets or counts), read by `ld.global.u32`;
 - the staged epilogue boxes without TMA stores: `stmatrix.m8n8.x4` (warp-collective: done
   when the warp's 32 lanes have issued it, each lane's address naming one matrix row),
@@ -48,6 +53,27 @@ SHARED_BYTES = 240 * 1024
 _FLOAT_TYPES = {"bf16": ml_dtypes.bfloat16, "f16": np.float16}
 _FP8_TYPES = {"e4m3": ml_dtypes.float8_e4m3fn, "e5m2": ml_dtypes.float8_e5m2}
 """wgmma's 8-bit operand types (PTX spelling) and their numpy types."""
+_FLOAT_COMPARE = {
+    "eq": lambda a, b: a == b,
+    "ne": lambda a, b: a != b and not (np.isnan(a) or np.isnan(b)),
+    "lt": lambda a, b: a < b,
+    "le": lambda a, b: a <= b,
+    "gt": lambda a, b: a > b,
+    "ge": lambda a, b: a >= b,
+    "neu": lambda a, b: a != b,
+    "equ": lambda a, b: a == b or np.isnan(a) or np.isnan(b),
+    "num": lambda a, b: not (np.isnan(a) or np.isnan(b)),
+    "nan": lambda a, b: bool(np.isnan(a) or np.isnan(b)),
+}
+"""The f32 comparisons of `setp` (ordered ones fail on NaN, `neu` / `equ` hold on it)."""
+
+
+def _fp8_bits(value: np.float32, dtype: str) -> int:
+    """An f32 value rounded to the fp8 type with saturation (NaN kept), as bits."""
+    fp8 = _FP8_TYPES[dtype]
+    largest = float(ml_dtypes.finfo(fp8).max)
+    clipped = np.clip(np.float32(value), -largest, largest)
+    return int(np.asarray(clipped, np.float32).astype(fp8).view(np.uint8))
 
 
 def _f32(value: float) -> np.float32:
@@ -139,10 +165,29 @@ class ValueModel(Model):
         if opcode.startswith("cp.async.bulk.tensor") and ".global.mbarrier" in opcode:
             self.tma_load(thread, cta, ops)
             return super().step(thread, cta, reps)
+        if head == "shfl":
+            return self.shuffle(thread, cta, parts, ops)
         if head == "wgmma" and parts[1] == "mma_async":
             self.wgmma(thread, cta, opcode, ops)
         elif not self.data(thread, cta, head, parts, ops):
             return super().step(thread, cta, reps)
+        thread.pc += 1
+        return True
+
+    def shuffle(self, thread: Thread, cta: Any, parts: list[str], ops: list[str]) -> bool:
+        """`shfl.sync.bfly.b32 d, a, mask, 31, 0xffffffff`: blocked until every lane of the
+        warp has posted its value for this (its k-th) shuffle; then lane ^ mask's value."""
+        if parts[:3] != ["shfl", "sync", "bfly"]:
+            raise RingError(f"no model of {'.'.join(parts)}")
+        lane, warp = thread.tid % 32, thread.tid // 32
+        count = thread.__dict__.get("shuffles", 0)
+        posted = cta.__dict__.setdefault("shuffles", {}).setdefault((warp, count), {})
+        if lane not in posted:
+            posted[lane] = self.value(thread, cta, ops[1])
+        if len(posted) < 32:
+            return False
+        thread.regs[ops[0]] = posted[lane ^ int(ops[2])]
+        thread.__dict__["shuffles"] = count + 1
         thread.pc += 1
         return True
 
@@ -223,6 +268,13 @@ class ValueModel(Model):
                 elements.append((reg, position))
         for reg, offset in elements:
             at = index + offset
+            if width == 2 and array.size == 1:
+                # A pair of fp8 elements in a 16-bit register (element 0 in the low byte).
+                if head == "ld":
+                    raise RingError("no model of fp8 loads in the epilogue")
+                bits = int(self.value(thread, cta, reg))
+                array.data[at], array.data[at + 1] = bits & 0xFF, bits >> 8 & 0xFF
+                continue
             if width == 4 and array.size == 2:
                 if head == "ld":
                     lo, hi = int(array.data[at]), int(array.data[at + 1])
@@ -255,6 +307,11 @@ class ValueModel(Model):
             if to == "f32" and frm in ("bf16", "f16"):
                 thread.regs[ops[0]] = _from_bits(int(v(ops[1])), frm)
                 return True
+            if to in ("e4m3x2", "e5m2x2") and frm == "f32" and "satfinite" in parts:
+                dtype = to[:-2]
+                hi, lo = _fp8_bits(v(ops[1]), dtype), _fp8_bits(v(ops[2]), dtype)
+                self.set(thread, ops[0], hi << 8 | lo)
+                return True
             if to in ("bf16x2", "f16x2") and frm == "f32":
                 dtype = to[:-2]
                 hi, lo = _to_bits(v(ops[1]), dtype), _to_bits(v(ops[2]), dtype)
@@ -269,6 +326,13 @@ class ValueModel(Model):
             return True
         if kind != "f32":
             return False
+        if head == "setp":
+            compare = _FLOAT_COMPARE[parts[1]]
+            thread.regs[ops[0]] = int(bool(compare(v(ops[1]), v(ops[2]))))
+            return True
+        if head == "selp":
+            thread.regs[ops[0]] = _f32(v(ops[1]) if v(ops[3]) else v(ops[2]))
+            return True
         args = [v(o) for o in ops[1:]]
         with np.errstate(all="ignore"):
             if head == "mov":
@@ -283,10 +347,10 @@ class ValueModel(Model):
                 result = _f32(float(args[0]) * float(args[1]) + float(args[2]))
             elif head == "div":
                 result = _f32(args[0] / args[1])
-            elif head == "max":
-                result = _f32(max(args[0], args[1]))
+            elif head == "max":  # the other operand of a NaN, as max.f32
+                result = _f32(np.fmax(args[0], args[1]))
             elif head == "min":
-                result = _f32(min(args[0], args[1]))
+                result = _f32(np.fmin(args[0], args[1]))
             elif head == "neg":
                 result = _f32(-args[0])
             elif head == "abs":

@@ -319,17 +319,17 @@ def test_mn_major_fp8_operand_is_refused():
     assert mmcomp.compile(f, backend="interp") is not None
 
 
-@pytest.mark.parametrize("where", ["epilogue", "odd_output", "quantize"])
+@pytest.mark.parametrize("where", ["epilogue", "odd_output", "quantize_odd"])
 def test_fp8_outside_contractions_is_refused_on_cuda(where: str):
-    """The cuda epilogue reads bf16, f16 and f32 and writes fp8 only as a cast output of
-    even rows: other fp8 values are refused."""
+    """The cuda epilogue reads bf16, f16 and f32 and writes fp8 only as an output (cast
+    or quantized) of even rows: other fp8 values are refused."""
     f = mmcomp.Fusion("outside")
     a = f.input("a", [128, 256], "f8e4m3")
-    w = f.input("w", [127 if where == "odd_output" else 128, 256], "f8e4m3")
+    w = f.input("w", [128 if where == "epilogue" else 127, 256], "f8e4m3")
     y = f.linear(a, w)
     if where == "epilogue":
         y = y * f.cast(f.input("t", [128, 128], "f8e4m3"), "f32")
-    if where == "quantize":
+    if where == "quantize_odd":
         q, scale = f.quantize(y)
         f.output(q)
         f.output(scale)

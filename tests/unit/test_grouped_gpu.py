@@ -257,3 +257,30 @@ def test_bench_shapes_against_torch(groups: int, rows: int, n: int, k: int) -> N
             assert float(error) < TOLERANCE, (group, float(error))
         start = end
     assert torch.isnan(out[int(ends[-1]) :].float()).all()
+
+
+@pytest.mark.parametrize("swap_ab", [True, False])
+def test_decode_sized_groups_swapped_and_not(swap_ab: bool) -> None:
+    """Both mappings of decode-sized groups (the heuristic swaps them): the masked layout
+    with counts from 0 to Mmax, contiguous groups of a few rows each with the bias and
+    the scale, and the SwiGLU pair, T from 1 up on one compile."""
+    rng = np.random.default_rng(23)
+    fusion = masked(64, 16)
+    kernel = mmcomp.compile(fusion, swap_ab=swap_ab)
+    assert kernel.params.swap_ab == swap_ab
+    for counts in (rng.integers(0, 17, size=64), np.where(np.arange(64) % 2, 16, 0)):
+        host = host_inputs(fusion, rng, counts.astype(np.int32), 16)
+        out = poisoned(fusion, 16)
+        kernel(*on_gpu(host), out=(out,))
+        torch.cuda.synchronize()
+        check(fusion, host, out)
+    for groups, epilogue in ((128, "bias_scale"), (64, "swiglu"), (8, "residual_gelu")):
+        fusion = contiguous(groups, epilogue)
+        kernel = mmcomp.compile(fusion, swap_ab=swap_ab)
+        for rows in (1, 7, 100, 513):
+            for kind in ("ragged", "one", "short"):
+                host = host_inputs(fusion, rng, routing(rng, groups, rows, kind), rows)
+                out = poisoned(fusion, rows)
+                kernel(*on_gpu(host), out=(out,))
+                torch.cuda.synchronize()
+                check(fusion, host, out)

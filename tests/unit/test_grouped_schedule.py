@@ -360,3 +360,135 @@ def test_emitted_row_stores_of_masked_groups() -> None:
     in_groups = ~np.isnan(want)
     error = np.abs(got - want)[in_groups].max() / np.abs(want[in_groups]).max()
     assert error < 1e-2, error
+
+
+# Decode-sized groups: swap_ab (the tile's rows, tokens, as wgmma's n).
+
+
+def linear(groups: int, n: int, k: int, rows: int | None = None) -> mmcomp.Fusion:
+    """A bf16 grouped linear of `groups` groups: contiguous (T dynamic) where `rows` is
+    None, else masked with Mmax = `rows`."""
+    f = mmcomp.Fusion("grouped")
+    x = f.input("x", ("t", k) if rows is None else (groups, rows, k), "bf16")
+    w = f.input("w", (groups, n, k), "bf16")
+    sizes = f.input("sizes", (groups,), "i32")
+    if rows is None:
+        f.output(f.cast(f.grouped_linear(x, w, sizes), "bf16"))
+    else:
+        f.output(f.cast(f.grouped_linear(x, w, counts=sizes), "bf16"))
+    return f
+
+
+def _params(fusion: mmcomp.Fusion, schedule_m: int | None = None, **given: object):
+    """The schedule choose-schedule gives `fusion` (the interp back end: no assembly)."""
+    from mmcomp.pipeline import run_pipeline
+
+    _, params, _ = run_pipeline(fusion.module, given, "interp", schedule_m=schedule_m)
+    return params
+
+
+def test_decode_sized_groups_run_swapped() -> None:
+    # Masked: Mmax rows per group; contiguous: T / G at the bucket's M.
+    masked_decode = _params(linear(64, 2816, 2048, rows=16))
+    assert masked_decode.swap_ab and masked_decode.tile[0] == 16
+    assert masked_decode.warp_specialization == "cooperative" and masked_decode.split_k == 1
+    decode = _params(linear(128, 768, 2048), schedule_m=1024)  # 8 rows per group
+    assert decode.swap_ab and decode.tile[0] == 8
+    assert _params(linear(8, 256, 256), schedule_m=256).tile[0] == 32
+    # Groups of more rows than a wgmma's 64: the 128-row tiles of all groups' rows.
+    for fusion, schedule_m in ((linear(8, 14336, 4096), 16384), (linear(8, 256, 256, 100), None)):
+        prefill = _params(fusion, schedule_m=schedule_m)
+        assert not prefill.swap_ab and prefill.tile[0] == 128
+    # N below two m64 blocks (one per consumer), or the unswapped mapping given: no swap.
+    assert not _params(linear(64, 64, 2048, rows=16)).swap_ab
+    assert not _params(linear(64, 2816, 2048, rows=16), swap_ab=False).swap_ab
+    assert not _params(linear(64, 2816, 2048, rows=16), tile=(128, 128, 64)).swap_ab
+    assert _params(linear(8, 14336, 4096), schedule_m=16384, swap_ab=True).swap_ab
+
+
+@pytest.mark.parametrize("tile", [None, (16, 128, 64), (40, 128, 64)])
+def test_swapped_tiles_every_row_once(tile: tuple[int, int, int] | None) -> None:
+    """The swapped schedule's tile list on ragged routings with empty groups (both
+    layouts, the bias and the scale, the SwiGLU pair), proven by the executor."""
+    rng = np.random.default_rng(13)
+    params: dict[str, object] = {"swap_ab": True, "schedule_m": 64}
+    if tile is not None:
+        params["tile"] = tile
+    for groups in (1, 8, 64):
+        fusion = contiguous(groups, bias=True, scale=True)
+        for rows in (1, 129, 700):
+            empty = [0, groups - 1, groups // 2] if groups > 2 else []
+            offsets = ragged_offsets(rng, groups, rows, empty)
+            execution = _check(fusion, _inputs(fusion, rng, offsets, rows), **params)
+            writes = execution.writes[0]  # pyright: ignore[reportAttributeAccessIssue]
+            assert (writes[: offsets[-1]] == 1).all() and (writes[offsets[-1] :] == 0).all()
+    del params["schedule_m"]  # the masked layout's Mmax is static
+    fusion = masked(6, 40)
+    counts = np.array([0, 1, 40, 17, 16, 33], np.int32)
+    execution = _check(fusion, _inputs(fusion, rng, counts, 6), **params)
+    writes = execution.writes[0]  # pyright: ignore[reportAttributeAccessIssue]
+    for group, count in enumerate(counts):
+        assert (writes[group, :count] == 1).all() and (writes[group, count:] == 0).all()
+    fusion = swiglu(8)
+    offsets = ragged_offsets(rng, 8, 333, [0, 5])
+    _check(fusion, _inputs(fusion, rng, offsets, 333), **params, schedule_m=64)
+
+
+def _model_error(fusion: mmcomp.Fusion, inputs: list[np.ndarray], rows: int | None) -> float:
+    """The emitted swapped kernel run by the PTX value model (outputs poisoned with NaN,
+    a dynamic T on 3 CTAs): its relative error against float64 on the rows of the groups;
+    fails where it writes a row of no group or leaves one of a group unwritten."""
+    from ptx_value_model import run_values
+
+    from mmcomp.backend.kernel import lower_to_ptx
+    from mmcomp.pipeline import run_pipeline
+
+    module, params, _ = run_pipeline(fusion.module, {"swap_ab": True}, schedule_m=64)
+    assert params.swap_ab
+    text, plan = lower_to_ptx(module)
+    want = np.asarray(mmcomp.reference(fusion, *inputs)[0], dtype=np.float64)
+    poisoned = [np.full(want.shape, np.nan, dtype=fusion.outputs[0].numpy_dtype)]
+    dynamic = {"extents": (rows,), "grid": 3} if rows is not None else {}
+    got = run_values(text, plan, inputs, poisoned, **dynamic)[0].astype(np.float64)  # pyright: ignore[reportArgumentType]
+    grouped = ~np.isnan(want)
+    assert np.isnan(got[~grouped]).all(), "a row of no group was written"
+    assert not np.isnan(got[grouped]).any(), "a row of a group was not written"
+    scale = max(float(np.abs(want[grouped]).max(initial=0.0)), 1e-6)
+    return float(np.abs(got - want)[grouped].max(initial=0.0)) / scale
+
+
+def test_emitted_swapped_kernel_masked_layout() -> None:
+    """The swapped PTX itself (transposed fragment, the store clipped at each count, the
+    tiles past a count skipped) on counts from 0 to Mmax."""
+    rng = np.random.default_rng(21)
+    fusion = masked(4, 40)
+    counts = np.array([0, 1, 40, 17], np.int32)
+    assert _model_error(fusion, _inputs(fusion, rng, counts, 4), None) < 1e-6
+
+
+def test_emitted_swapped_kernel_contiguous_groups() -> None:
+    """The swapped PTX on contiguous groups with a dynamic T (an empty group, rows past
+    the last group), the per-group bias and the per-row scale; the SwiGLU pair (two W
+    operands as wgmma's A)."""
+    rng = np.random.default_rng(23)
+    fusion = contiguous(4, bias=True, scale=True)
+    offsets = np.array([13, 13, 25, 60], np.int32)
+    assert _model_error(fusion, _inputs(fusion, rng, offsets, 70), 70) < 1e-2
+    fusion = swiglu(4)
+    offsets = np.array([9, 9, 30, 50], np.int32)
+    assert _model_error(fusion, _inputs(fusion, rng, offsets, 50), 50) < 1e-2
+
+
+@pytest.mark.parametrize(
+    ("groups", "rows", "n", "k", "masked_rows"),
+    [(64, None, 2816, 2048, 16), (128, 1024, 768, 2048, None), (64, 512, 1408, 2048, None)],
+)
+def test_swapped_cuda_kernels_assemble_without_spills(
+    groups: int, rows: int | None, n: int, k: int, masked_rows: int | None
+) -> None:
+    """The heuristic's swapped kernels of decode-sized groups (the masked decode row of
+    the bench, contiguous groups of 8 rows) assembled by ptxas without spills."""
+    kernel = mmcomp.compile(linear(groups, n, k, masked_rows), schedule_m=rows)
+    assert kernel.params.swap_ab
+    report = kernel.report  # pyright: ignore[reportAttributeAccessIssue]
+    assert report.spill_stores == 0 and report.spill_loads == 0, report

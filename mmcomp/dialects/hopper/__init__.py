@@ -49,7 +49,8 @@ partition-warp-roles wraps around a kernel's body, one region per warp role
 `#hopper.warp_roles`), `types` (tensor maps, barrier rings, mbarriers, accumulators),
 `base` (the ops' bases, checks and syntax pieces), `kernel` (the kernel and its
 parameter reads), `tma` (tensor maps and TMA copies), `ops` (mbarriers, wgmma, stores,
-ids), `ring` (ring positions), `smem` (shared memory), `warp_specialize`.
+ids), `lanes` (values exchanged between the lanes of a warp), `ring` (ring positions),
+`smem` (shared memory), `warp_specialize`.
 """
 
 from xdsl.ir import Attribute, Dialect, Operation
@@ -64,6 +65,7 @@ from mmcomp.dialects.hopper.access import (
 from mmcomp.dialects.hopper.attrs import TileAttr, WarpRolesAttr, tile
 from mmcomp.dialects.hopper.base import HopperInstruction, HopperValueOp, Implied
 from mmcomp.dialects.hopper.kernel import ArrayParamOp, ExtentParamOp, KernelOp, kernel_param
+from mmcomp.dialects.hopper.lanes import ShuffleXorOp
 from mmcomp.dialects.hopper.ops import (
     IDS,
     STMATRIX_ROW_ALIGN,
@@ -144,6 +146,7 @@ __all__ = [
     "STMATRIX_ROW_ALIGN",
     "SlotStageOp",
     "SlotRingType",
+    "ShuffleXorOp",
     "SlotRingOp",
     "SharedBaseOp",
     "RingSlotOp",
@@ -245,6 +248,7 @@ def all_ops() -> list[type[Operation]]:
         GlobalStoreOp,
         StmatrixOp,
         TruncfPairOp,
+        ShuffleXorOp,
         IdOp,
         MapaOp,
         WarpSpecializeOp,

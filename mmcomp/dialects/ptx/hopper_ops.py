@@ -675,6 +675,48 @@ class ElectSyncOp(PtxInstruction):
 
 
 @irdl_op_definition
+class ShflSyncOp(PtxInstruction):
+    """A register of another lane of the warp, every lane taking part:
+    `shfl.sync.bfly.b32 %f2, %f1, 1, 31, 0xffffffff;` (`bfly`: the lane whose id is this
+    lane's xor `lane_mask`). A 32-bit register of any kind (an f32 one too)."""
+
+    name = "ptx.shfl_sync"
+    KEYWORDS: ClassVar[tuple[str, ...]] = ("mode", "lane_mask")
+
+    mode = prop_def(StringAttr)
+    """How the source lane is found: `bfly` (xor), `up`, `down` or `idx`."""
+    lane_mask = prop_def(IntAttr)
+    """The lane operand, 0 to 31: the xor mask of `bfly`."""
+    value = _operand_def(RegType)
+    """This lane's register, which the other lanes read."""
+    result = _result_def(RegType)
+
+    def __init__(self, value: SSAValue, lane_mask: int, mode: str = "bfly"):
+        super().__init__(
+            properties={"mode": StringAttr(mode), "lane_mask": IntAttr(lane_mask)},
+            operands=[value, []],
+            result_types=[value.type],
+        )
+
+    def verify_kinds(self) -> None:
+        _same_kind(self, [("value", self.value), ("result", self.result)])
+        kind = _require_category(self, "value", self.value, "b,u,s,f")
+        if kind.width != 32:
+            raise VerifyException(
+                f"ptx.shfl_sync: the value must be a 32-bit register, found !ptx.reg<{kind.name}>"
+            )
+        check_choice(self, "mode", self.mode.data, ("bfly", "up", "down", "idx"))
+        check_below(self, "lane mask", self.lane_mask.data, 0, 32, "32")
+
+    def ptx_text(self, name: NameOf) -> str:
+        clamp = 0 if self.mode.data == "up" else 31
+        return (
+            f"shfl.sync.{self.mode.data}.b32 {name(self.result)}, {name(self.value)}, "
+            f"{self.lane_mask.data}, {clamp}, 0xffffffff"
+        )
+
+
+@irdl_op_definition
 class StmatrixOp(PtxInstruction):
     """`stmatrix.sync.aligned.m8n8.x4[.trans].shared.b16 [addr], {r0, r1, r2, r3};`."""
 

@@ -677,11 +677,13 @@ class ScheduleParams:
             and not (problem.block_scaled and tile[1] % SCALE_BLOCK and SCALE_BLOCK % tile[1])
             and quantize_problem(problem, tile[1]) is None
         ]
-        advice = (
-            f"tiles that fit: tile={' or '.join(fitting[:3])}"
-            if fitting
-            else "no tile fits; use fewer epilogue operands"
-        )
+        nothing = "no tile fits; use fewer epilogue operands"
+        if problem.quantize:
+            nothing = (
+                "no tile fits the quantization scales' tile n (whole 1 x 128 groups, or the "
+                "row); quantize in a kernel of its own (e.g. output the values in bf16)"
+            )
+        advice = f"tiles that fit: tile={' or '.join(fitting[:3])}" if fitting else nothing
         if needed["split-K reduction"] and self.replace(split_k=1).fits_registers(problem):
             advice += ", or split_k = 1 with this tile"
             if self.warp_specialization != "none":

@@ -30,6 +30,7 @@ from mmcomp.dialects.fusion import (
     AxisRolesAttr,
     GroupedLinearOp,
     IterationSpaceAttr,
+    QuantizeOp,
     QuantizeScaleOp,
     dtype_name,
 )
@@ -82,8 +83,9 @@ class Problem:
     and promoted into the accumulator with its scales (the K-block partials of
     `ScheduleParams.block_partial_registers` in every consumer thread; tile k 128)."""
     quantize: tuple[str, ...] = ()
-    """The granularities of the scales the epilogue computes (`fusion.quantize_scale`):
-    "group" needs tile n a multiple of 128, "row" the whole row in one tile (tile n >= N)."""
+    """The granularities of the scales the epilogue computes (`fusion.quantize_scale`) or
+    reads per group (a `fusion.quantize` by a given group scale): "group" needs tile n a
+    multiple of 128, "row" the whole row in one tile (tile n >= N)."""
     a_m_contiguous: bool = False
     """An A operand's contiguous axis is M (MN-major: TMA loads its tile in 64-wide boxes
     along M, so under swap_ab, where M is wgmma's n, the tile's m must be a multiple of 64)."""
@@ -225,11 +227,20 @@ def problem_of(func: Operation) -> Problem:
         column_operands=operands["column"],
         block_scaled=bool(scale_values),
         quantize=tuple(
-            sorted({op.granularity for op in func.walk() if isinstance(op, QuantizeScaleOp)})
+            sorted(
+                {op.granularity for op in func.walk() if isinstance(op, QuantizeScaleOp)}
+                | {"group" for op in func.walk() if _given_group_scale(op)}
+            )
         ),
         a_m_contiguous=any(_contiguous_role(value) == "m" for value in a_values),
         b_n_contiguous=any(_contiguous_role(value) == "n" for value in b_values),
     )
+
+
+def _given_group_scale(op: Operation) -> bool:
+    """`op` quantizes by a given scale of 1 x 128 groups (a tile then reads whole groups
+    of it from n0 / 128)."""
+    return isinstance(op, QuantizeOp) and op.granularity == "group"
 
 
 def quantize_problem(problem: Problem, tile_n: int) -> str | None:

@@ -23,6 +23,7 @@ from xdsl.utils.exceptions import DiagnosticException
 from mmcomp.dialects import ptx
 from mmcomp.lowering.arith_to_ptx.registers import (
     held_register,
+    read_as_predicate,
     register_of,
 )
 
@@ -49,6 +50,24 @@ MATH_UNARY: dict[type[Operation], tuple[type[ptx.UnaryOp], bool]] = {
 (the op must be marked `fastmath<afn>`)."""
 SIXTEEN_BIT: dict[type[Attribute], str] = {BFloat16Type: "bf16", Float16Type: "f16"}
 """The register kind of each 16-bit float type."""
+FLOAT_COMPARISONS: dict[int, str] = {
+    1: "eq",
+    2: "gt",
+    3: "ge",
+    4: "lt",
+    5: "le",
+    6: "ne",
+    7: "num",
+    8: "equ",
+    9: "gtu",
+    10: "geu",
+    11: "ltu",
+    12: "leu",
+    13: "neu",
+    14: "nan",
+}
+"""The `setp` comparison of each `arith.cmpf` predicate (oeq, ogt, ..., une, uno): ordered
+ones fail on a NaN, unordered ones (`u`) hold on it."""
 
 
 def fastmath_of(op: Operation) -> frozenset[FastMathFlag]:
@@ -183,6 +202,37 @@ class MathUnaryToPtx(RewritePattern):
         rewriter.replace(op, kind(register_of(op.operands[0])))
 
 
+class FloatCompareToPtx(RewritePattern):
+    """`arith.cmpf` on f32 becomes `setp.<cmp>.f32` (`une` is `setp.neu.f32`), and a
+    `selp` of 1 or 0 where the i1 is read other than as a predicate (a u32 holding the
+    truth, as an `arith.cmpi`'s)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: arith.CmpfOp, rewriter: PatternRewriter) -> None:
+        """Rewrite a float comparison."""
+        cmp = FLOAT_COMPARISONS.get(op.predicate.value.data)
+        if cmp is None:
+            raise DiagnosticException(
+                f"convert-arith-to-ptx: arith.cmpf predicate {op.predicate.value.data}: a "
+                "comparison that is always true or false does not lower (fold it)"
+            )
+        for value in op.operands:
+            held = held_register(value)
+            if value.type != Float32Type() and (held is None or held.type != ptx.F32):
+                raise DiagnosticException(
+                    f"convert-arith-to-ptx: arith.cmpf on {value.type}: the float "
+                    "comparisons lower on f32 only"
+                )
+        pred = ptx.SetpOp(cmp, register_of(op.lhs), register_of(op.rhs))
+        if read_as_predicate(op.result):
+            rewriter.replace(op, pred)
+            return
+        one = ptx.ConstOp(1, ptx.U32)
+        zero = ptx.ConstOp(0, ptx.U32)
+        select = ptx.SelpOp(one.result, zero.result, pred.result)
+        rewriter.replace(op, [pred, one, zero, select], [select.result])
+
+
 class FmaToPtx(RewritePattern):
     """`math.fma` on f32 becomes `fma.rn.f32`."""
 
@@ -234,6 +284,7 @@ FLOAT_PATTERNS: tuple[RewritePattern, ...] = (
     NegfToPtx(),
     MathUnaryToPtx(),
     FmaToPtx(),
+    FloatCompareToPtx(),
     TruncfToPtx(),
     ExtfToPtx(),
 )

@@ -1,8 +1,8 @@
 """The registers the ptx patterns read, and the tables and tests they share.
 
 An index value meets a register through a `builtin.unrealized_conversion_cast`
-(`held_register`, `register_of`); a comparison only guards and conjunctions read is a
-predicate (`read_as_predicate`); an `arith.addi` marked `ptx.mad` is one `mad.lo` with the
+(`held_register`, `register_of`); a comparison only guards, conjunctions and f32 selects
+read is a predicate (`read_as_predicate`); an `arith.addi` marked `ptx.mad` is one `mad.lo` with the
 product it adds (`mark_mad`, `fused_multiply`).
 """
 
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from xdsl.dialects import arith, gpu
 from xdsl.dialects.builtin import (
+    Float32Type,
     UnitAttr,
     UnrealizedConversionCastOp,
     i1,
@@ -126,8 +127,16 @@ def read_as_predicate(value: SSAValue) -> bool:
             and all(result.type == ptx.PRED for result in use.operation.results)
         )
         or is_predicate_and(use.operation)
+        or is_float_select_condition(use)
         for use in value.uses
     )
+
+
+def is_float_select_condition(use: Use) -> bool:
+    """`use` is the condition of an `arith.select` of f32 values: a `selp.f32` on the
+    predicate register (the epilogue's selects; those of index values read a u32)."""
+    op = use.operation
+    return isinstance(op, arith.SelectOp) and use.index == 0 and op.result.type == Float32Type()
 
 
 def is_predicate_and(op: Operation) -> bool:

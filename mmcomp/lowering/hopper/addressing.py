@@ -137,9 +137,13 @@ class Addressing:
                 stride = strides[dim]
                 assert isinstance(stride, int), "the axes inside the column axis are static"
                 position = values.add(position, self.col0)
-                # Under swap_ab the columns run along M, whose extent may be a runtime one.
+                # Under swap_ab the columns run along M, whose extent may be a runtime one
+                # and which a grouped tile's group end clips too.
                 extent = dims[dim]
-                limit = extent if isinstance(extent, SSAValue) else values.const(extent)
+                if self.swapped and extent_roles[dim] == "m":
+                    limit = self.row_limit(extent, row_bound)
+                else:
+                    limit = extent if isinstance(extent, SSAValue) else values.const(extent)
                 col_limit = values.signed(values.sub(limit, position))
                 col_stride = stride * size
                 col_term = (values.reg(position), stride)
@@ -149,7 +153,9 @@ class Addressing:
             for half in range(halves):
                 at = values.add(position, self.rows[half]) if role == "m" else position
                 if role == "m":
-                    limit = self.row_limit(dims[dim], row_bound)
+                    # The group end bounds the memref's own m axis (its N under swap_ab).
+                    bound = row_bound if extent_roles[dim] == "m" else None
+                    limit = self.row_limit(dims[dim], bound)
                     row_ok[half] = values.cmp("lo", at, limit)
                 if wide:
                     row_terms[half].append((values.reg(at), strides[dim]))

@@ -12,22 +12,25 @@ Epilogue operands without an m axis are loaded before the last wgmma group compl
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import Float8E4M3FNType, Float8E5M2Type, Float32Type
-from xdsl.ir import BlockArgument, Operation, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
+from mmcomp.analysis.roles import iteration_space
 from mmcomp.dialects import hopper, sched
-from mmcomp.dialects.fusion import SplatOp
+from mmcomp.dialects.fusion import GROUPED_N, QUANTIZE_GROUP, QuantizeOp, QuantizeScaleOp, SplatOp
 from mmcomp.errors import ScheduleError
 from mmcomp.ir.narrowing import is_memref, is_tensor
-from mmcomp.lowering.hopper.addressing import Addressing
+from mmcomp.lowering.hopper.addressing import Access, Addressing
 from mmcomp.lowering.hopper.context import Accumulator, ConsumerThreads, KernelContext
 from mmcomp.lowering.hopper.epilogue_smem import SmemEpilogue
 from mmcomp.lowering.hopper.mainloop import ConsumerMainloop
 from mmcomp.lowering.hopper.plan import FP8_OUTPUTS, TmaOperand, dtype_of
 from mmcomp.lowering.hopper.pointwise import Pointwise, Scalar
+from mmcomp.lowering.hopper.quantize import Column, GroupScales
 from mmcomp.lowering.hopper.ring import Ring
 from mmcomp.lowering.hopper.values import Values
 
@@ -69,6 +72,10 @@ class Epilogue:
     """The current tile's epilogue state is set up (operands may be prefetched)."""
     addressing: Addressing | None = None
     """The current tile's addressing."""
+    quantizing: GroupScales | None = None
+    """The current epilogue's group scales and multipliers, where it quantizes."""
+    column_stores: list[sched.StoreTileOp] = field(default_factory=list[sched.StoreTileOp])
+    """The current epilogue's stores (whose addressing gives the column limit)."""
 
     @property
     def address(self) -> Addressing:
@@ -128,6 +135,15 @@ class Epilogue:
             (store, value) for store, value in store_of if self.store_map(store) is not None
         ]
         direct = [(store, value) for store, value in store_of if self.store_map(store) is None]
+        self.quantizing = self.group_scales(block)
+        self.column_stores = stores
+        if self.quantizing is not None and any(
+            isinstance(inner, QuantizeScaleOp) for inner in block.ops
+        ):
+            self.emit_by_groups(direct)
+            if through_smem:
+                SmemEpilogue(self).store(through_smem)
+            return
         for chunk in range(chunks):
             for block8 in range(instr_n // 8):
                 for row in range(len(self.rows)):
@@ -140,6 +156,120 @@ class Epilogue:
                         self.store_pair(store, scalars, row, cols[0])
         if through_smem:
             SmemEpilogue(self).store(through_smem)
+
+    def group_scales(self, block: Block) -> GroupScales | None:
+        """The quantizing state of an epilogue body with quantize ops (None without):
+        groups of 128 columns, or the warpgroup's row where a scale is per row."""
+        quantize = [op for op in block.ops if isinstance(op, QuantizeOp | QuantizeScaleOp)]
+        if not quantize:
+            return None
+        if self.ctx.params.swap_ab:
+            raise ScheduleError(
+                f"{self.ctx.where}: {quantize[0].name} under swap_ab: a thread of the swapped "
+                "fragment holds no row of the group; compile with swap_ab=False"
+            )
+        per_row = any(
+            isinstance(op, QuantizeScaleOp) and op.granularity == "row" for op in quantize
+        )
+        wg_n = self.ctx.params.wgmma_warpgroup[1]
+        span = wg_n if per_row else QUANTIZE_GROUP
+        if wg_n % span and any(isinstance(op, QuantizeScaleOp) for op in quantize):
+            raise ScheduleError(
+                f"{self.ctx.where}: {quantize[0].name}: the warpgroup tile's n = {wg_n} must "
+                f"hold whole groups of {span} columns"
+            )
+        return GroupScales(self.ctx, self.math, span, iteration_space(self.ctx.func)["n"])
+
+    def emit_by_groups(self, direct: list[tuple[sched.StoreTileOp, SSAValue]]) -> None:
+        """The stores of a quantizing epilogue, group by group of each row slot: a group's
+        elements are computed once, for its amax and its stores; each stored scale once
+        per row slot and group, by the lanes of column 0 (`store_group`)."""
+        groups = self.quantizing
+        assert groups is not None
+        by_column = [(store, value) for store, value in direct if self.has_columns(store)]
+        per_group = [(store, value) for store, value in direct if not self.has_columns(store)]
+        for row in range(len(self.rows)):
+            for group in range(groups.groups):
+                self.memo = {}
+                columns = groups.columns(group)
+                for first, second in zip(columns[::2], columns[1::2], strict=True):
+                    cols = [groups.column(first), groups.column(second)]
+                    slots = [(c[0], c[1], row, c[2]) for c in (first, second)]
+                    for store, value in by_column:
+                        scalars = [self.scalar(value, slots[e], cols[e]) for e in range(2)]
+                        self.store_pair(store, scalars, row, cols[0])
+                chunk, block8, _ = columns[0]
+                col = groups.column(columns[0])
+                for store, value in per_group:
+                    scalar = self.scalar(value, (chunk, block8, row, 0), col)
+                    self.store_group(store, scalar, row, group)
+
+    def has_columns(self, store: sched.StoreTileOp) -> bool:
+        """Whether a stored output has an n axis (its elements are stored by column)."""
+        return "n" in self.address.memref_roles(store.dest)
+
+    def store_group(self, store: sched.StoreTileOp, value: Scalar, half: int, group: int) -> None:
+        """Store a value of a row slot's group (a scale) once, from the lanes of column 0:
+        at the group's element of an n128 axis (the array's last: `group` elements on from
+        the tile's first, clipped at its extent), or of an output without one (group 0)."""
+        roles = self.address.memref_roles(store.dest)
+        if GROUPED_N not in roles and group:
+            return
+        access = self.address.access(store.dest, list(store.indices), True, store.rows)
+        base, offset, pred = self.group_element(store.dest, store.indices, access, half, group)
+        data = value.value
+        if access.dtype != "f32":
+            data = self.math.truncated(value.value, access.dtype)
+        self.ctx.put(hopper.GlobalStoreOp(base, [data], offset), pred)
+
+    def group_element(
+        self,
+        memref: SSAValue,
+        indices: Sequence[SSAValue],
+        access: Access,
+        half: int,
+        group: int,
+    ) -> tuple[SSAValue, int, SSAValue | None]:
+        """(address, byte offset, predicate) of a row slot's element of group `group` of
+        an f32 array whose last axis is n128 (or has no n axis: group 0): `group` elements
+        past the tile's first, clipped at the axis's extent."""
+        base, offset, pred = self.address.element(access, half, 0)
+        if not group:
+            return base, offset, pred
+        roles = self.address.memref_roles(memref)
+        memref_type = memref.type
+        assert is_memref(memref_type)
+        if roles[-1] != GROUPED_N or access.dtype != "f32":
+            raise ScheduleError(
+                f"{self.ctx.where}: a group scale must be f32 with its n128 axis last, found "
+                f"{memref_type} of roles [{', '.join(roles)}]"
+            )
+        values = Values(self.ctx)
+        first = self.ctx.index(indices[-1])
+        left = values.signed(values.sub(values.const(memref_type.get_shape()[-1]), first))
+        inside = values.greater(left, group)
+        pred = inside if pred is None else values.both(pred, inside)
+        return base, offset + group * 4, pred
+
+    def column_limit(self) -> SSAValue:
+        """The columns left from this thread's col0 to the last of the quantized values
+        (N - n0 - col0, a signed i32), from a stored output's addressing: one with an n
+        axis, or a group scale's n128 axis (n0 = 128 times its start)."""
+        values = Values(self.ctx)
+        n = iteration_space(self.ctx.func)["n"]
+        for store in self.column_stores:
+            roles = self.address.memref_roles(store.dest)
+            if "n" in roles:
+                access = self.address.access(store.dest, list(store.indices), True, store.rows)
+                assert access.col_limit is not None
+                return access.col_limit
+            if GROUPED_N in roles:
+                first = self.ctx.index(store.indices[roles.index(GROUPED_N)])
+                n0 = values.mul(first, values.const(QUANTIZE_GROUP))
+                left = values.sub(values.sub(values.const(n), n0), self.threads.col0)
+                return values.signed(left)
+        # A row scale that is not stored with its values: the tile holds the whole row.
+        return values.signed(values.sub(values.const(n), self.threads.col0))
 
     def begin_epilogue(self) -> None:
         """Fresh per-tile epilogue state: row registers, addressing, loaded elements."""
@@ -192,6 +322,16 @@ class Epilogue:
             result_type = op.result.type
             assert is_tensor(result_type)
             return Scalar(self.math.const_f32(op.scalar), dtype_of(result_type.element_type))
+        if isinstance(op, QuantizeScaleOp):
+            return Scalar(self.group_scale(op, slot, col), "f32")
+        if isinstance(op, QuantizeOp):
+            groups = self.quantizing
+            assert groups is not None
+            value = self.math.rounded(self.scalar(op.input, slot, col))
+            scale = self.math.rounded(self.scalar(op.scale, slot, col))
+            result_type = op.result.type
+            assert is_tensor(result_type)
+            return Scalar(groups.quantized(value, scale), dtype_of(result_type.element_type))
         name = op.name
         ins = [self.scalar(operand, slot, col) for operand in op.operands]
         if name == "fusion.broadcast":
@@ -206,6 +346,21 @@ class Epilogue:
         out = self.math.pointwise(op, values)
         return Scalar(out, "f32")
 
+    def group_scale(
+        self, op: QuantizeScaleOp, slot: tuple[int, int, int, int], col: int
+    ) -> SSAValue:
+        """The scale of the group of an element (its row slot's, its column's group)."""
+        groups = self.quantizing
+        assert groups is not None
+        half = slot[2]
+
+        def element(column: Column) -> SSAValue:
+            chunk, block8, e = column
+            at = (chunk, block8, half, e)
+            return self.math.rounded(self.scalar(op.input, at, groups.column(column)))
+
+        return groups.scale(op, half, groups.group_of(col), element, self.column_limit)
+
     def load_scalar(self, load: sched.LoadTileOp, half: int, col: int) -> Scalar:
         """An epilogue operand's element (row slot `half`, column `col`), loaded once.
 
@@ -219,12 +374,20 @@ class Epilogue:
         roles = self.address.memref_roles(load.source)
         access = self.address.access(load.source, list(load.indices))
 
+        group = col // QUANTIZE_GROUP if GROUPED_N in roles else None
+
         def key(column: int) -> tuple[object, ...]:
-            return (load, half if "m" in roles else None, column if "n" in roles else None)
+            return (load, half if "m" in roles else None, column if "n" in roles else None, group)
 
         found = self.load_memo.get(key(col))
         if found is not None:
             return Scalar(found, access.dtype, exact=True)
+        if group is not None:
+            # A given group scale [..., M, ceil(N / 128)]: one element per row and group.
+            base, offset, pred = self.group_element(load.source, load.indices, access, half, group)
+            loaded = self.ctx.put(hopper.GlobalLoadOp(base, Float32Type(), 1, offset), pred)
+            self.load_memo[key(col)] = loaded.values[0]
+            return Scalar(loaded.values[0], access.dtype, exact=True)
         memref_type = load.source.type
         assert is_memref(memref_type)
         shape = memref_type.get_shape()

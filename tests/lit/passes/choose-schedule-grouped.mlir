@@ -15,8 +15,12 @@ func.func @grouped(%x: tensor<?x64xbf16>, %w: tensor<8x128x64xbf16>, %o: tensor<
 
 // -----
 
+// Decode-sized groups (Mmax = 16 rows each): swapped, the tile's 16 rows as wgmma's n and
+// W's 128 rows split between the two consumers.
+
 // CHECK-LABEL: func.func @masked
-// CHECK-SAME:    split_k = 1, warp_specialization = cooperative
+// CHECK-SAME:    tile = 16x128x64, warpgroup = 16x64, instr = m64n16k16
+// CHECK-SAME:    split_k = 1, warp_specialization = cooperative, {{.*}}epilogue = registers, swap_ab = true>
 func.func @masked(%x: tensor<64x16x256xbf16>, %w: tensor<64x512x256xbf16>, %c: tensor<64xi32>) -> tensor<64x16x512xf32> {
   %0 = fusion.grouped_linear %x, %w counts %c : (tensor<64x16x256xbf16>, tensor<64x512x256xbf16>, tensor<64xi32>) -> tensor<64x16x512xf32>
   func.return %0 : tensor<64x16x512xf32>
