@@ -23,8 +23,8 @@ from xdsl.utils.exceptions import DiagnosticException
 from mmcomp.dialects import ptx
 from mmcomp.lowering.arith_to_ptx.registers import (
     held_register,
-    read_as_predicate,
     register_of,
+    replace_comparison,
 )
 
 CONTRACT = FastMathFlag.ALLOW_CONTRACT
@@ -223,14 +223,7 @@ class FloatCompareToPtx(RewritePattern):
                     f"convert-arith-to-ptx: arith.cmpf on {value.type}: the float "
                     "comparisons lower on f32 only"
                 )
-        pred = ptx.SetpOp(cmp, register_of(op.lhs), register_of(op.rhs))
-        if read_as_predicate(op.result):
-            rewriter.replace(op, pred)
-            return
-        one = ptx.ConstOp(1, ptx.U32)
-        zero = ptx.ConstOp(0, ptx.U32)
-        select = ptx.SelpOp(one.result, zero.result, pred.result)
-        rewriter.replace(op, [pred, one, zero, select], [select.result])
+        replace_comparison(op, cmp, rewriter)
 
 
 class FmaToPtx(RewritePattern):

@@ -29,8 +29,8 @@ from mmcomp.lowering.arith_to_ptx.registers import (
     is_predicate_and,
     is_signed_comparison,
     is_signed_count,
-    read_as_predicate,
     register_of,
+    replace_comparison,
 )
 
 
@@ -129,14 +129,7 @@ class CompareToPtx(RewritePattern):
         cmp = SIGNED_COMPARISONS.get(predicate) if signed else COMPARISONS.get(predicate)
         if cmp is None:
             return
-        pred = ptx.SetpOp(cmp, register_of(op.lhs), register_of(op.rhs))
-        if read_as_predicate(op.result):
-            rewriter.replace(op, pred)
-            return
-        one = ptx.ConstOp(1, ptx.U32)
-        zero = ptx.ConstOp(0, ptx.U32)
-        select = ptx.SelpOp(one.result, zero.result, pred.result)
-        rewriter.replace(op, [pred, one, zero, select], [select.result])
+        replace_comparison(op, cmp, rewriter)
 
 
 class SelectToPtx(RewritePattern):

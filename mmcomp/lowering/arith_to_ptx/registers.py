@@ -17,6 +17,7 @@ from xdsl.dialects.builtin import (
     i32,
 )
 from xdsl.ir import Operation, SSAValue, Use
+from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.utils.exceptions import DiagnosticException
 
 from mmcomp.dialects import ptx
@@ -130,6 +131,19 @@ def read_as_predicate(value: SSAValue) -> bool:
         or is_float_select_condition(use)
         for use in value.uses
     )
+
+
+def replace_comparison(op: arith.CmpiOp | arith.CmpfOp, cmp: str, rewriter: PatternRewriter):
+    """`op` as a `setp` of `cmp`: the predicate alone where every read is as a predicate
+    (`read_as_predicate`), else a `selp` of 1 or 0 on it (a u32 holding the truth)."""
+    pred = ptx.SetpOp(cmp, register_of(op.lhs), register_of(op.rhs))
+    if read_as_predicate(op.result):
+        rewriter.replace(op, pred)
+        return
+    one = ptx.ConstOp(1, ptx.U32)
+    zero = ptx.ConstOp(0, ptx.U32)
+    select = ptx.SelpOp(one.result, zero.result, pred.result)
+    rewriter.replace(op, [pred, one, zero, select], [select.result])
 
 
 def is_float_select_condition(use: Use) -> bool:
