@@ -165,6 +165,23 @@ def test_epilogues(epilogue: str) -> None:
         check(fusion, host, out)
 
 
+@pytest.mark.parametrize("epilogue", ["", "bias_scale", "residual_gelu", "swiglu"])
+def test_staged_row_stores(epilogue: str) -> None:
+    """The smem epilogue (the tile staged in shared memory, its rows stored clipped to
+    the group) on ragged routings with empty groups and rows past the last group."""
+    fusion = contiguous(8, epilogue)
+    kernel = mmcomp.compile(fusion, epilogue="smem")
+    assert kernel.params.epilogue == "smem"
+    rng = np.random.default_rng(5)
+    for rows in (1, 130, 2049):
+        for kind in ("ragged", "one", "short"):
+            host = host_inputs(fusion, rng, routing(rng, 8, rows, kind), rows)
+            out = poisoned(fusion, rows)
+            kernel(*on_gpu(host), out=(out,))
+            torch.cuda.synchronize()
+            check(fusion, host, out)
+
+
 def test_masked_layout_counts_from_zero_to_mmax() -> None:
     rows = 160
     fusion = masked(64, rows)
