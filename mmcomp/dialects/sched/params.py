@@ -93,7 +93,8 @@ def derive_warpgroup(
     tile: tuple[int, int, int], warp_specialization: str, swap_ab: bool = False
 ) -> tuple[int, int]:
     """The warpgroup tile mmcomp uses for a CTA tile under a warp specialization (with
-    `swap_ab`, two consumers split the tile's N, wgmma's rows, instead of its M)."""
+    `swap_ab`, two consumers split the tile's N, wgmma's rows, instead of its M; a
+    cooperative tile of one wgmma's 64 rows is split along N, `splits_columns`)."""
     tile_m, tile_n, _ = tile
     if swap_ab:
         return swapped_warpgroup(tile, warp_specialization)
@@ -101,7 +102,16 @@ def derive_warpgroup(
         return (tile_m, tile_n)
     if tile_m >= 2 * hw.WGMMA_M and tile_m % (2 * hw.WGMMA_M) == 0:
         return (tile_m // 2, tile_n)
+    if warp_specialization == "cooperative" and splits_columns(tile_m, tile_n):
+        return (tile_m, tile_n // 2)
     return (tile_m, tile_n)
+
+
+def splits_columns(tile_m: int, tile_n: int) -> bool:
+    """Whether two cooperative consumers split an unswapped tile of (tile_m, tile_n) along
+    N: a tile of one wgmma's 64 rows whose halves are whole 8-column blocks (wgmma's n
+    step), each consumer 64 rows by half the columns."""
+    return tile_m == hw.WGMMA_M and tile_n % (2 * hw.WGMMA_N_STEP) == 0
 
 
 def derive_instr(
@@ -194,6 +204,16 @@ class ScheduleParams:
     OPTIONAL_KEYS: ClassVar[frozenset[str]] = frozenset({"swap_ab"})
     """Keys that complete params may leave out of their text (they then hold their
     default, and are printed only where they differ from it)."""
+
+    @property
+    def column_split(self) -> bool:
+        """Whether the two cooperative consumers split the tile's N (a 64-row unswapped
+        tile, each consumer 64 rows by half the columns) rather than its rows."""
+        return (
+            self.warp_specialization == "cooperative"
+            and not self.swap_ab
+            and self.warpgroup[1] < self.tile[1]
+        )
 
     @property
     def consumer_warpgroups(self) -> int:
@@ -598,6 +618,8 @@ class ScheduleParams:
             )
         if problem.block_scaled:
             self._check_block_scaled()
+        if self.column_split:
+            self._check_column_split(problem)
         if "k" in problem.dynamic_axes and (self.split_k != 1 or self.stream_k):
             split = f"split_k = {self.split_k}" if self.split_k != 1 else ""
             raise ScheduleError(
@@ -663,6 +685,28 @@ class ScheduleParams:
                 f"instr m{i_m}n{i_n}k{i_k}: block-wise scales promote each wgmma chunk with "
                 f"one scale of 'w', so wgmma n must divide its N block of {SCALE_BLOCK} "
                 f"(m{i_m}n{SCALE_BLOCK}k{i_k} or narrower), found {i_n}"
+            )
+
+    def _check_column_split(self, problem: Problem) -> None:
+        """What a 64-row cooperative tile, its N split between the two consumers, is built
+        with: no block-wise scales or quantization (their per-column scales are read per
+        whole tile row), and a B operand contiguous along N split in whole TMA boxes (128
+        bytes wide)."""
+        where = (
+            f"tile {format_dims(self.tile)} under cooperative (the two consumers split its "
+            f"n: warpgroup tile {format_dims(self.warpgroup)})"
+        )
+        rows = f"use a tile of 128 rows (tile=(128, {self.tile[1]}, {self.tile[2]}))"
+        if problem.block_scaled:
+            raise ScheduleError(f"{where}: block-wise scales are not built on it; {rows}")
+        if problem.quantize:
+            raise ScheduleError(f"{where}: a quantizing epilogue is not built on it; {rows}")
+        box = hw.TMA_SWIZZLE_BYTES // problem.element_bytes
+        if problem.b_n_contiguous and self.warpgroup[1] % box:
+            raise ScheduleError(
+                f"{where}: a B operand is contiguous along N (TMA boxes {box} wide), so "
+                f"each consumer's n must be a multiple of {box}; use a tile n that is a "
+                f"multiple of {2 * box}"
             )
 
     def _check_consumer_registers(self, problem: Problem) -> None:

@@ -146,7 +146,8 @@ class ConsumerThreads:
     row0: SSAValue
     """This thread's first accumulator row in the tile."""
     col0: SSAValue
-    """This thread's first accumulator column in an 8-column block."""
+    """This thread's first accumulator column in an 8-column block (of its consumer's
+    columns, where the consumers split the tile's N)."""
 
 
 @dataclass

@@ -183,11 +183,11 @@ class SmemEpilogue:
         swizzled = v.xor(chunk, v.and_(row, v.const(7)))
         offset = v.add(v.mul(row, v.const(EPILOGUE_ROW_BYTES)), v.mul(swizzled, v.const(16)))
         rows: list[SSAValue] = []
-        part_rows = self.ctx.params.warpgroup[0]
         for m_block in range(self.ctx.m_blocks):
-            first = self.values.mode.part_offset(v.const(64 * m_block), part_rows)
+            first = self.values.mode.part_rows(v.const(64 * m_block))
             rows += [v.add(v.add(first, row), v.const(step)) for step in ROW_STEPS]
         columns = v.mul(chunk, v.const(CHUNK_BYTES // ELEMENT_SIZE[dtype]))
+        columns = self.values.mode.part_columns(columns)
         return RowCopy(offset, Addressing(self.ctx, rows, columns))
 
     def store_rows(
@@ -324,13 +324,16 @@ class SmemEpilogue:
         tile at m block `m_block` and column `column0`."""
         v = Values(self.ctx)
         roles = self.values.address.memref_roles(store.dest)
-        rows = self.values.mode.part_offset(v.const(64 * m_block), self.ctx.params.warpgroup[0])
+        rows = self.values.mode.part_rows(v.const(64 * m_block))
         coords: list[SSAValue] = []
         ctx = self.ctx
         for index, role in zip(store.indices, roles, strict=True):
             position = ctx.index(index)
             if role == "m":
                 position = ctx.index_add(position, v.of(rows))
+            elif role == "n" and ctx.params.column_split:
+                columns = self.values.mode.part_columns(v.const(column0))
+                position = ctx.index_add(position, v.of(columns))
             elif role == "n" and column0:
                 position = ctx.index_add(position, ctx.index_constant(column0))
             coords.append(position)

@@ -37,7 +37,7 @@ from mmcomp.lowering.hopper.context import (
 from mmcomp.lowering.hopper.control import Walker, branch, emit_loop
 from mmcomp.lowering.hopper.epilogue import Epilogue
 from mmcomp.lowering.hopper.index import place
-from mmcomp.lowering.hopper.mainloop import MAINLOOPS, ConsumerMainloop, zero_accumulator
+from mmcomp.lowering.hopper.mainloop import ConsumerMainloop, mainloop_class, zero_accumulator
 from mmcomp.lowering.hopper.plan import SHARED_NAME, SMEM_ALIGN, extent_args
 from mmcomp.lowering.hopper.pointwise import Pointwise
 from mmcomp.lowering.hopper.producer import emit_producer
@@ -61,7 +61,7 @@ def emit_prologue(ctx: KernelContext) -> Ring:
     """Shared memory, barriers, tensor maps, the parameters' typed values; returns the
     ring."""
     k = ctx.k
-    mode = MAINLOOPS[ctx.roles.specialization]
+    mode = mainloop_class(ctx.roles, ctx.params)
     values = Values(ctx)
     tid = values.thread_id()
     smem = k.append(hopper.SharedBaseOp(SHARED_NAME, hopper.SmemType(SMEM_ALIGN))).result
@@ -148,7 +148,7 @@ def emit_kernel(ctx: KernelContext) -> None:
 def emit_consumer(ctx: KernelContext, ring: Ring, consumer: SSAValue) -> None:
     """The consumer warpgroups: the schedule's loops with mainloop and epilogue."""
     k = ctx.k
-    mainloop = MAINLOOPS[ctx.roles.specialization](
+    mainloop = mainloop_class(ctx.roles, ctx.params)(
         ctx, ring, lambda loop: epilogue.prefetch_epilogue_operands(loop)
     )
     threads = consumer_threads(ctx, mainloop, consumer)
@@ -213,7 +213,9 @@ def consumer_threads(
     # Row of this thread's first accumulator element in the CTA tile, and its column.
     first = values.add(values.mul(warp, values.const(16)), values.shr(lane, values.const(2)))
     row0 = mainloop.first_row(consumer, values.reg(first))
-    col0 = values.mul(values.and_(lane, values.const(3)), values.const(2))
+    col0 = mainloop.first_column(
+        consumer, values.mul(values.and_(lane, values.const(3)), values.const(2))
+    )
     return ConsumerThreads(
         consumer,
         values.reg(thread_in_warpgroup),

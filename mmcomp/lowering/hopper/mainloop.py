@@ -14,6 +14,9 @@ modes differ in how the consumer warpgroups share the work, which is also what s
 and the epilogue ask of them (`part_offset`, `sync_tile_threads`, ...):
 
 - `CooperativeMainloop`: consumer c takes rows 64c.. of every tile (warpgroup tile m);
+- `ColumnSplitMainloop`: cooperative on a tile of one wgmma's 64 rows, consumer c takes
+  its columns c wn.. (warpgroup tile n = wn, half the tile's): the whole A tile, its
+  own half of the B tile;
 - `PingPongMainloop`: consumer c takes the tiles whose per-CTA sequence number has
   parity c and, for the other's tiles, moves its ring position past their K blocks; the
   order barriers make consumer 1 start tile t after consumer 0 has passed every wait of
@@ -37,6 +40,7 @@ from mmcomp.analysis.ring_positions import k_block_advance, positions_carried, r
 from mmcomp.analysis.warp_roles import WarpRoles, slot_of
 from mmcomp.dialects import hopper, ptx, sched
 from mmcomp.dialects.fusion.scales import SCALE_BLOCK
+from mmcomp.dialects.sched import ScheduleParams
 from mmcomp.errors import ScheduleError
 from mmcomp.lowering.hopper.addressing import Addressing
 from mmcomp.lowering.hopper.context import Accumulator, Carried, ConsumerThreads, KernelContext
@@ -184,6 +188,11 @@ class ConsumerMainloop:
         rows = values.const(self.ctx.params.wgmma_warpgroup[0])
         return values.reg(values.add(values.mul(consumer, rows), row))
 
+    def first_column(self, consumer: SSAValue, column: SSAValue) -> SSAValue:
+        """This thread's first accumulator column in the tile, from its column in the
+        warpgroup tile: the same where the consumers split the rows."""
+        return column
+
     def start(self, threads: ConsumerThreads) -> None:
         """Take the consumer thread registers."""
         self.threads = threads
@@ -193,6 +202,15 @@ class ConsumerMainloop:
         as a register."""
         values = Values(self.ctx)
         return values.reg(values.mad(self.threads.consumer, values.const(stride), value))
+
+    def part_rows(self, row: SSAValue) -> SSAValue:
+        """A row of the warpgroup tile as a row of the CTA tile (a register)."""
+        return self.part_offset(row, self.ctx.params.warpgroup[0])
+
+    def part_columns(self, column: SSAValue) -> SSAValue:
+        """A column of the warpgroup tile as a column of the CTA tile: the same where the
+        consumers split the rows."""
+        return column
 
     def sync_tile_threads(self) -> None:
         """Barrier of the threads that share the current tile."""
@@ -325,6 +343,11 @@ class ConsumerMainloop:
         part = hopper.SmemIndexOp(base, 0, consumer, tile.layout.start_offset(rows, 0))
         return self.ctx.k.append(part).result
 
+    def b_base(self, base: SSAValue, tile: hopper.TileAttr) -> SSAValue:
+        """The shared address of this consumer's rows of the B tile (wgmma's n) at `base`:
+        the whole tile where the consumers split the rows."""
+        return base
+
     def scales_at(self, loop: scf.ForOp, iv: SSAValue) -> dict[sched.MmaOp, BlockScales]:
         """The block-wise scales of each block-scaled sched.mma of `loop` in the K block
         of induction value `iv` (an index value), loaded if that K block is in the loop's
@@ -356,8 +379,9 @@ class ConsumerMainloop:
         first; their products are made where a promotion needs them
         (`BlockScales.rows`)."""
         ctx = self.ctx
-        if ctx.params.swap_ab or SCALE_BLOCK % ctx.params.instr[1]:
+        if ctx.params.swap_ab or ctx.params.column_split or SCALE_BLOCK % ctx.params.instr[1]:
             swapped = " with swap_ab" if ctx.params.swap_ab else ""
+            swapped += " split along N between the consumers" * ctx.params.column_split
             raise ScheduleError(
                 f"{ctx.where}: block-wise scales are promoted on unswapped tiles whose wgmma "
                 f"chunks lie in one N block of {SCALE_BLOCK} columns, found tile "
@@ -474,7 +498,7 @@ class ConsumerMainloop:
         a_tile = hopper.TileAttr(a_op.major, SWIZZLE, a_rows, tile_k, a_op.element_bytes)
         b_tile = hopper.TileAttr(b_op.major, SWIZZLE, b_rows, tile_k, b_op.element_bytes)
         a_base = self.a_base(self.ring.slot(stage, a_slot), a_tile)
-        b_base = self.ring.slot(stage, b_slot)
+        b_base = self.b_base(self.ring.slot(stage, b_slot), b_tile)
         return WgmmaOperands(a_op, b_op, a_tile, b_tile, a_base, b_base)
 
     def wgmma(
@@ -564,6 +588,42 @@ def with_position(branch: scf.IfOp, then_value: SSAValue, else_value: SSAValue) 
 
 class CooperativeMainloop(ConsumerMainloop):
     """Both consumer warpgroups work on every tile, 64-row blocks each."""
+
+
+class ColumnSplitMainloop(CooperativeMainloop):
+    """Both consumer warpgroups work on every tile of one wgmma's 64 rows, each on its
+    half of the columns (`ScheduleParams.column_split`)."""
+
+    def first_row(self, consumer: SSAValue, row: SSAValue) -> SSAValue:
+        """Each consumer holds all 64 rows: its row in the warpgroup is its row in the
+        tile."""
+        return row
+
+    def first_column(self, consumer: SSAValue, column: SSAValue) -> SSAValue:
+        """Consumer c's columns start c times the warpgroup tile's n into the tile."""
+        values = Values(self.ctx)
+        columns = values.const(self.ctx.params.warpgroup[1])
+        return values.reg(values.mad(consumer, columns, column))
+
+    def part_rows(self, row: SSAValue) -> SSAValue:
+        """The consumers share the tile's rows."""
+        return row
+
+    def part_columns(self, column: SSAValue) -> SSAValue:
+        """Consumer c's columns start c times the warpgroup tile's n into the tile."""
+        return self.part_offset(column, self.ctx.params.warpgroup[1])
+
+    def a_base(self, base: SSAValue, tile: hopper.TileAttr) -> SSAValue:
+        """Each consumer reads the whole A tile at `base`."""
+        return base
+
+    def b_base(self, base: SSAValue, tile: hopper.TileAttr) -> SSAValue:
+        """This consumer's rows of the B tile (its columns of the product) at `base`:
+        `hopper.smem_index` of the consumer's index, a warpgroup's columns per unit."""
+        columns = self.ctx.params.warpgroup[1]
+        consumer = Values(self.ctx).of(self.threads.consumer)
+        part = hopper.SmemIndexOp(base, 0, consumer, tile.layout.start_offset(columns, 0))
+        return self.ctx.k.append(part).result
 
 
 class PingPongMainloop(ConsumerMainloop):
@@ -747,3 +807,11 @@ MAINLOOPS: dict[str, type[ConsumerMainloop]] = {
     "none": NonSpecializedMainloop,
 }
 """The mainloop class of each warp specialization."""
+
+
+def mainloop_class(roles: WarpRoles, params: ScheduleParams) -> type[ConsumerMainloop]:
+    """The mainloop class of a kernel: its warp specialization's (MAINLOOPS), or
+    `ColumnSplitMainloop` where cooperative consumers split the tile's N."""
+    if roles.specialization == "cooperative" and params.column_split:
+        return ColumnSplitMainloop
+    return MAINLOOPS[roles.specialization]
