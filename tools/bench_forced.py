@@ -11,7 +11,9 @@ The questions behind a heuristic rule, asked on the GPU:
 - `--grouped`: the grouped linear at T, N, K = 16384, 14336, 4096 with one group and with
   8 equal groups (offsets on the device), at the heuristic's schedule and at the variants
   of GROUPED_VARIANTS, against torch._grouped_mm and mmcomp's dense kernel of the same
-  T x N x K (smem and registers epilogues) and cuBLAS's.
+  T x N x K (smem and registers epilogues) and cuBLAS's; then bench_grouped's linear rows
+  (8, 64 and 128 experts, Dirichlet routings) at the heuristic's schedule and the
+  variants, against torch._grouped_mm (bench_grouped's table and its variant table).
 
 Each contender is timed with bench.py's `median_ms` in `rounds` rounds, the order rotating
 by round (bench.timed_in_turns); a line gives the median TFLOP/s and, for `--fp8`, the
@@ -55,8 +57,17 @@ FP8_VARIANTS: dict[str, list[dict[str, Any]]] = {
 }
 """Per scaling mode, the schedule keywords timed beside the heuristic's."""
 
-GROUPED_VARIANTS: list[dict[str, Any]] = [{"raster": "m"}, {"epilogue": "smem"}]
-"""The schedule keywords timed beside the heuristic's grouped kernel."""
+GROUPED_VARIANTS: list[dict[str, Any]] = [
+    {"raster": "m"},
+    {"epilogue": "smem"},
+    {"tile": (128, 256, 64), "swap_ab": False},
+    {"tile": (64, 256, 64), "swap_ab": False},
+    {"tile": (64, 128, 64), "swap_ab": False},
+    {"tile": (64, 256, 64), "swap_ab": False, "epilogue": "smem"},
+]
+"""The schedule keywords timed beside the heuristic's grouped kernel: the raster, the
+staged epilogue, and the tiles the heuristic weighs (128 rows; 64 rows, the consumers
+splitting N, 256 and 128 wide; unswapped, so that decode-sized groups run them too)."""
 
 
 def _report(title: str, flops: float, times: dict[str, list[float]], anchor: str) -> None:
@@ -176,9 +187,14 @@ def grouped_row_probe(groups: int, rounds: int, repeat: int) -> None:
 
 
 def grouped_probe(rounds: int, repeat: int) -> None:
-    """The grouped linear with one group and with 8 equal ones."""
+    """The grouped linear with one group and with 8 equal ones; then the linear rows of
+    bench_grouped (Dirichlet routings) at the heuristic's schedule and GROUPED_VARIANTS
+    against torch._grouped_mm."""
     for groups in (1, 8):
         grouped_row_probe(groups, rounds, repeat)
+    variants = {bench.schedule_label(keywords): keywords for keywords in GROUPED_VARIANTS}
+    text, _ = bench_grouped.report(rounds, repeat, variants, ("linear",))
+    print(text, flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:

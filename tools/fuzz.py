@@ -73,7 +73,8 @@ FEATURES = {
     "broadcast-form": "fused_multiply_sum of Fusion.broadcast inputs (nvFuser's classic form)",
     "broadcast-m1": "fused_multiply_sum with M = 1 or N = 1 (an operand without its m/n axis)",
     "split-k-over": "split_k larger than the K blocks (clamped to them)",
-    "one-row-tile": "64-row cooperative tiles (the cuda back end refuses them)",
+    "one-row-tile": "64-row cooperative tiles (on cuda the consumers split their N; one "
+    "whose halves are not whole 8-column blocks is refused)",
     "dynamic-m": "M (and a batch extent) dynamic in a share of the cases: one kernel, its "
     "schedule chosen for the bound of the M bucket of the case's M, run at that M",
     "swap-ab": "swap_ab=True in a share of the cases (C^T = W A^T: M as wgmma's n)",
@@ -107,11 +108,12 @@ DEFAULT_FEATURES: frozenset[str] = frozenset(
         "dynamic-m",
         "swap-ab",
         "grouped",
+        "one-row-tile",
     }
 )
 """Features in the default grammar (those that both back ends run)."""
 
-INTERP_FEATURES: frozenset[str] = frozenset({"one-row-tile"})
+INTERP_FEATURES: frozenset[str] = frozenset()
 """Features the CPU executor runs, in its default grammar too."""
 
 UNARY = ("relu", "neg", "silu", "sigmoid", "tanh", "gelu_tanh", "gelu_none", "exp")

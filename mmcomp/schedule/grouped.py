@@ -16,11 +16,17 @@ heuristic keeps the registers epilogue (GROUPED_EPILOGUE) until they have.
 Two cases, by the rows a group is expected to hold (`rows_per_group`: T / G for
 contiguous groups, Mmax for masked ones):
 
-- **Groups of more rows than one wgmma's 64** (prefill): the tile is chosen as the dense
-  heuristic chooses it for the rows the groups hold in all (contiguous: T, at the nominal
-  or bucket M where T is dynamic; masked: G x Mmax), which counts the tiles of the wave
-  and the registers of the epilogue alike: 128 rows (the cooperative kernels split a
-  tile's rows between two warpgroups), its width from N and the wave.
+- **Groups of more rows than one wgmma's 64** (prefill): the cheaper by `grouped_cost`
+  of two tiles. One is the dense heuristic's tile for the rows the groups hold in all
+  (contiguous: T, at the nominal or bucket M where T is dynamic; masked: G x Mmax),
+  which counts the tiles of the wave and the registers of the epilogue alike: 128 rows
+  (the cooperative kernels split a tile's rows between two warpgroups), its width from N
+  and the wave. The other is 64 rows by 256 (`row64_candidate`), the two consumers
+  splitting its N (`ScheduleParams.column_split`): a group's last m tile then leaves at
+  most 63 rows empty. The cost counts the rows each multiplies (`expected_m_tiles`: a
+  group's last tile half empty on average) in waves of SM_COUNT, a 64-row tile's
+  multiply-accumulates weighed by ROW64_COST (its operands' bytes per
+  multiply-accumulate).
 - **Decode-sized groups, up to GROUPED_SWAP_MAX_ROWS rows** (`swaps_groups`): swap_ab,
   the tile's rows (tokens) as wgmma's n, rounded up to 8, and W's rows as wgmma's m,
   split between the two consumers. A 128-row tile would leave more than half its rows
@@ -29,6 +35,8 @@ contiguous groups, Mmax for masked ones):
   swapped tile for one group's rows, with its registers epilogue (the transposed
   fragment is stored from the accumulators).
 
+A tile given is kept (neither case weighs another).
+
 A group's rows past its expected count take more m tiles (each streams its n tile of
 W[g] again); every row is still written once, whatever the sizes.
 """
@@ -36,7 +44,9 @@ W[g] again); every row is still written once, whatever the sizes.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Mapping
+from fractions import Fraction
 
 from mmcomp.analysis.groups import CONTIGUOUS, GROUP_ROLE, Grouping
 from mmcomp.arch import limits as hw
@@ -105,12 +115,55 @@ def swaps_groups(problem: Problem, per_group: int, given: Mapping[str, object]) 
     return per_group <= GROUPED_SWAP_MAX_ROWS
 
 
+ROW64_COST = Fraction(23, 20)
+"""The cost of a multiply-accumulate on a 64-row tile relative to one on a 128-row tile
+(`grouped_cost`): a 64x256 tile loads 40 bytes of operands per thousand of them against
+128x256's 24 (docs/schedule.md, rule 1), and its two consumers read the same A rows. An
+estimate, not a measurement: the bench rows bound it (the 64-row tile is taken for the
+64-expert row below 1.20, for the 8-expert row below 1.03); tools/bench_forced.py
+--grouped times 64-row tiles beside the heuristic's to replace it."""
+
+
+def expected_m_tiles(per_group: int, tile_m: int) -> Fraction:
+    """The m tiles a group of `per_group` expected rows takes: its rows over the tile's,
+    plus half a tile (a group's size is a multiple of nothing, so its last tile is half
+    empty on average), at least one."""
+    return max(Fraction(per_group, tile_m) + Fraction(1, 2), Fraction(1))
+
+
+def grouped_cost(
+    params: ScheduleParams, problem: Problem, grouping: Grouping, per_group: int
+) -> Fraction:
+    """The multiply-accumulates per K step that the busiest SM runs (ROW64_COST times
+    more on a 64-row tile): the tiles (G times `expected_m_tiles` times the n tiles, so
+    each group's partly empty last tile counts whole) in waves of SM_COUNT, each tile
+    m x n."""
+    tile_m, tile_n, _ = params.tile
+    tiles = grouping.groups * expected_m_tiles(per_group, tile_m) * -(-problem.n // tile_n)
+    waves = math.ceil(tiles / hw.SM_COUNT)
+    cost = Fraction(waves * tile_m * tile_n)
+    return cost * ROW64_COST if tile_m == hw.WGMMA_M else cost
+
+
+def row64_candidate(problem: Problem, given: Mapping[str, object]) -> ScheduleParams | None:
+    """The heuristic's 64-row tile for `problem`, its N split between the two consumers:
+    256 wide (m64n128 wgmmas; 128 where N fits in 128), one 128-byte K block; None where
+    the problem refuses it."""
+    width = 256 if problem.n > 128 else 128
+    tile = (hw.WGMMA_M, width, hw.TMA_SWIZZLE_BYTES // problem.element_bytes)
+    try:
+        return choose_params(problem, None, **{**given, "tile": tile})
+    except ScheduleError:
+        return None
+
+
 def choose_grouped_params(
     problem: Problem, grouping: Grouping, schedule_m: int | None = None, **overrides: object
 ) -> ScheduleParams:
     """The params of a grouped fusion: FIXED, the given overrides, the rest chosen as for a
-    dense problem of the groups' rows (`grouped_rows`); ScheduleError for an override
-    that a grouped kernel cannot take, naming it."""
+    dense problem of the groups' rows (`grouped_rows`), or a 64-row tile where it costs
+    less (`grouped_cost`); ScheduleError for an override that a grouped kernel cannot
+    take, naming it."""
     given = normalize_overrides(overrides)
     if grouping.groups > MAX_GROUPS:
         raise ScheduleError(
@@ -131,4 +184,11 @@ def choose_grouped_params(
     extents["m"] = per_group if swap else grouped_rows(problem, grouping, schedule_m)
     dense = dataclasses.replace(problem, extents=extents)
     chosen = {**FIXED, "swap_ab": swap, "epilogue": GROUPED_EPILOGUE, **given}
-    return choose_params(dense, None, **chosen)
+    params = choose_params(dense, None, **chosen)
+    if swap or "tile" in given or problem.block_scaled or problem.quantize:
+        return params
+    row64 = row64_candidate(dense, chosen)
+    if row64 is None:
+        return params
+    cheaper = grouped_cost(row64, dense, grouping, per_group)
+    return row64 if cheaper < grouped_cost(params, dense, grouping, per_group) else params

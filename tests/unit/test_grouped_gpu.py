@@ -8,7 +8,9 @@ groups (first, last, runs), one group holding every row, rows past the last grou
 epilogues: per-group bias, the per-row scale [T, 1], a [T, N] operand, casts, gelu, the
 fused gate/up pair with SwiGLU; the masked layout with counts from 0 to Mmax. A CUDA graph
 captured once is replayed with new offsets (and counts) each time. The bench shapes run
-once each against a float32 torch product per group.
+once each against a float32 torch product per group. The 64-row tiles (the consumers
+splitting N) run every epilogue family with both epilogues, the masked layout, and a
+dense linear at such a tile.
 
 Skipped (gpu marker) without an sm_90 GPU.
 """
@@ -274,6 +276,85 @@ def test_bench_shapes_against_torch(groups: int, rows: int, n: int, k: int) -> N
             assert float(error) < TOLERANCE, (group, float(error))
         start = end
     assert torch.isnan(out[int(ends[-1]) :].float()).all()
+
+
+@pytest.mark.parametrize("epilogue", ["", "bias_scale", "residual_gelu", "swiglu"])
+@pytest.mark.parametrize(
+    ("tile", "staged"), [((64, 256, 64), False), ((64, 128, 64), False), ((64, 256, 64), True)]
+)
+def test_64_row_tiles(epilogue: str, tile: tuple[int, int, int], staged: bool) -> None:
+    """64-row tiles, the two consumers splitting N (each 64 rows by half the columns), with
+    the registers and the staged (smem) epilogue: ragged routings with empty groups, one
+    group holding every row and rows past the last group, G in {8, 64}, T from 1 to 4095
+    on one compile, every epilogue family."""
+    rng = np.random.default_rng(41)
+    for groups in (8, 64):
+        fusion = contiguous(groups, epilogue)
+        keywords: dict[str, object] = {"tile": tile, "swap_ab": False}
+        if staged:
+            keywords["epilogue"] = "smem"
+        kernel = mmcomp.compile(fusion, **keywords)
+        assert kernel.params.column_split and kernel.params.warpgroup == (64, tile[1] // 2)  # pyright: ignore[reportAttributeAccessIssue]
+        for rows in (1, 63, 65, 300, 4095):
+            for kind in ("ragged", "one", "short"):
+                host = host_inputs(fusion, rng, routing(rng, groups, rows, kind), rows)
+                out = poisoned(fusion, rows)
+                kernel(*on_gpu(host), out=(out,))
+                torch.cuda.synchronize()
+                check(fusion, host, out)
+
+
+@pytest.mark.parametrize("staged", [False, True])
+def test_64_row_tiles_masked_layout(staged: bool) -> None:
+    """The masked layout at 64-row tiles: counts from 0 to Mmax (64, 65, whole tiles), the
+    tiles past each count skipped."""
+    rows = 160
+    fusion = masked(64, rows)
+    keywords: dict[str, object] = {"tile": (64, 256, 64), "swap_ab": False}
+    if staged:
+        keywords["epilogue"] = "smem"
+    kernel = mmcomp.compile(fusion, **keywords)
+    assert kernel.params.column_split  # pyright: ignore[reportAttributeAccessIssue]
+    rng = np.random.default_rng(43)
+    for counts in (
+        rng.integers(0, rows + 1, size=64),
+        np.where(np.arange(64) % 2 == 0, 64, 65),
+        np.where(np.arange(64) % 3 == 0, rows, 0),
+    ):
+        host = host_inputs(fusion, rng, counts.astype(np.int32), rows)
+        out = poisoned(fusion, rows)
+        kernel(*on_gpu(host), out=(out,))
+        torch.cuda.synchronize()
+        check(fusion, host, out)
+
+
+def test_dense_64_row_cooperative_tiles() -> None:
+    """A dense linear at a 64-row cooperative tile (the consumers split N), with the TMA
+    store epilogue and the registers one, and split-K, against float64."""
+    m, n, k = 300, 520, 384
+    f = mmcomp.Fusion("dense_64_rows")
+    a = f.input("a", (m, k), "bf16")
+    b = f.input("b", (n, k), "bf16")
+    bias = f.input("bias", (n,), "bf16")
+    f.output(f.cast(f.gelu(f.linear(a, b) + bias), "bf16"))
+    rng = np.random.default_rng(47)
+    host = host_inputs(f, rng, np.zeros(0, np.int32), m)
+    want = np.asarray(mmcomp.reference(f, *host, accumulate=np.float64)[0], dtype=np.float64)
+    for keywords in (
+        {"epilogue": "smem"},
+        {"epilogue": "registers"},
+        {"epilogue": "registers", "split_k": 2},
+    ):
+        kernel = mmcomp.compile(
+            f, tile=(64, 128, 64), warp_specialization="cooperative", **keywords
+        )
+        assert kernel.params.column_split  # pyright: ignore[reportAttributeAccessIssue]
+        out = poisoned(f, m)
+        kernel(*on_gpu(host), out=(out,))
+        torch.cuda.synchronize()
+        got = out.float().cpu().numpy().astype(np.float64)  # pyright: ignore[reportAttributeAccessIssue]
+        error = float(np.abs(got - want).max()) / float(np.abs(want).max())
+        assert error < TOLERANCE, (keywords, error)
 
 
 @pytest.mark.parametrize("swap_ab", [True, False])

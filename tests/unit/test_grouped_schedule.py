@@ -12,6 +12,7 @@ all rows in one group, rows past the last group.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from fractions import Fraction
 
 import ml_dtypes
 import numpy as np
@@ -492,3 +493,176 @@ def test_swapped_cuda_kernels_assemble_without_spills(
     assert kernel.params.swap_ab
     report = kernel.report  # pyright: ignore[reportAttributeAccessIssue]
     assert report.spill_stores == 0 and report.spill_loads == 0, report
+
+
+# 64-row tiles: the two consumers split the tile's N (a group's last m tile wastes at
+# most 63 rows).
+
+
+def test_the_heuristic_weighs_64_row_tiles() -> None:
+    """The cost of each tile (`grouped_cost`: the expected m tiles of each group, its last
+    one counted whole, in waves of 132 SMs) picks 64-row tiles for the 64-expert row and
+    128-row ones for the 8-expert row; decode-sized groups stay swapped; a given tile is
+    kept."""
+    from mmcomp.schedule.grouped import expected_m_tiles
+
+    assert expected_m_tiles(137, 128) == Fraction(201, 128)
+    assert expected_m_tiles(137, 64) == Fraction(169, 64)
+    assert expected_m_tiles(10, 64) == 1
+    sixty_four = _params(linear(64, 2816, 2048), schedule_m=8720)
+    assert sixty_four.tile == (64, 256, 64) and sixty_four.warpgroup == (64, 128)
+    assert sixty_four.column_split and sixty_four.consumer_warpgroups == 2
+    eight = _params(linear(8, 14336, 4096), schedule_m=16432)
+    assert eight.tile[0] == 128 and not eight.column_split
+    assert _params(linear(128, 768, 2048), schedule_m=5056).swap_ab
+    # Masked groups of Mmax = 136 rows: as the contiguous ones of 136 rows each.
+    assert _params(linear(64, 2816, 2048, rows=136)).tile == (64, 256, 64)
+    given = _params(linear(64, 2816, 2048), schedule_m=8720, tile=(128, 256, 64))
+    assert given.tile == (128, 256, 64)
+    # N within 128: the 64-row tile is 128 wide (3 waves of 64-row tiles against 2 of
+    # 128-row ones, 128 x 137 rows); with 64 groups (1 wave against 2) the 128 rows stay.
+    narrow = _params(linear(128, 100, 2048), schedule_m=128 * 137, swap_ab=False)
+    assert narrow.tile[:2] == (64, 128) and narrow.warpgroup == (64, 64)
+    assert _params(linear(64, 100, 2048), schedule_m=64 * 137).tile[0] == 128
+
+
+@pytest.mark.parametrize("tile", [(64, 128, 64), (64, 64, 32)])
+def test_64_row_tiles_every_row_once(tile: tuple[int, int, int]) -> None:
+    """64-row tiles (the lookup's tile_m 64) on ragged routings with empty groups, G in
+    {1, 8, 64, 128}, T from 1 to 700, the bias and the scale; the masked layout; the
+    SwiGLU pair: every row of every group written once, no row of no group."""
+    rng = np.random.default_rng(29)
+    params: dict[str, object] = {"tile": tile, "schedule_m": 700}
+    for groups in (1, 8, 64, 128):
+        fusion = contiguous(groups, bias=True, scale=True)
+        for rows in (1, 63, 64, 65, 700):
+            empty = [0, groups - 1, groups // 2] if groups > 2 else []
+            offsets = ragged_offsets(rng, groups, rows, empty)
+            execution = _check(fusion, _inputs(fusion, rng, offsets, rows), **params)
+            writes = execution.writes[0]  # pyright: ignore[reportAttributeAccessIssue]
+            assert (writes[: offsets[-1]] == 1).all() and (writes[offsets[-1] :] == 0).all()
+    del params["schedule_m"]  # the masked layout's Mmax is static
+    fusion = masked(6, 150)
+    counts = np.array([0, 1, 150, 64, 65, 63], np.int32)
+    execution = _check(fusion, _inputs(fusion, rng, counts, 6), **params)
+    writes = execution.writes[0]  # pyright: ignore[reportAttributeAccessIssue]
+    for group, count in enumerate(counts):
+        assert (writes[group, :count] == 1).all() and (writes[group, count:] == 0).all()
+    # 3 m tiles of 64 rows per group, of which the counts leave 0, 1, 3, 1, 2, 1.
+    products = {(at, k0) for _, blocks in execution.sums for _, at, k0 in blocks}  # pyright: ignore[reportAttributeAccessIssue]
+    assert len(products) == 8 * -(-N // tile[1]) * -(-K // tile[2])
+    fusion = swiglu(8)
+    offsets = ragged_offsets(rng, 8, 333, [0, 5])
+    _check(fusion, _inputs(fusion, rng, offsets, 333), **params, schedule_m=333)
+
+
+def wide(groups: int, epilogue: str, rows: int | None = None) -> mmcomp.Fusion:
+    """A grouped fusion of N = 200 (both consumers' columns of a 64x128 tile, the last
+    tile ragged) and K = 128: "bias_scale" (contiguous, bias [G, N] and scale [T, 1], bf16
+    out), "masked" (counts, Mmax = `rows`, bias, gelu, bf16 out), "swiglu" (the gate/up
+    pair)."""
+    n, k = 200, 128
+    f = mmcomp.Fusion(f"grouped_{epilogue}")
+    x = f.input("x", ("t", k) if rows is None else (groups, rows, k), "bf16")
+    w = f.input("w", (groups, n, k), "bf16")
+    if epilogue == "swiglu":
+        up = f.input("up", (groups, n, k), "bf16")
+        sizes = f.input("offsets", (groups,), "i32")
+        hidden = f.silu(f.grouped_linear(x, w, sizes)) * f.grouped_linear(x, up, sizes)
+        f.output(f.cast(hidden, "bf16"))
+        return f
+    sizes = f.input("sizes", (groups,), "i32")
+    bias = f.input("bias", (groups, n), "bf16")
+    if epilogue == "masked":
+        f.output(f.cast(f.gelu(f.grouped_linear(x, w, counts=sizes, bias=bias)), "bf16"))
+        return f
+    scale = f.input("scale", ("t", 1), "f32")
+    f.output(f.cast(f.grouped_linear(x, w, sizes, bias=bias, scale=scale), "bf16"))
+    return f
+
+
+def _row64_model_error(
+    fusion: mmcomp.Fusion, inputs: list[np.ndarray], rows: int | None, epilogue: str
+) -> float:
+    """The emitted kernel at tile 64x128x64 (the consumers split its N: 64 columns each)
+    run by the PTX value model with poisoned outputs (a dynamic T on 3 CTAs): its relative
+    error against float64 on the rows of the groups; fails where it writes a row of no
+    group or leaves one of a group unwritten."""
+    from ptx_value_model import run_values
+
+    from mmcomp.backend.kernel import lower_to_ptx
+    from mmcomp.pipeline import run_pipeline
+
+    params = {"tile": (64, 128, 64), "stages": 2, "epilogue": epilogue}
+    module, chosen, _ = run_pipeline(fusion.module, params, schedule_m=rows)
+    assert chosen.column_split and chosen.warpgroup == (64, 64)
+    text, plan = lower_to_ptx(module)
+    want = np.asarray(mmcomp.reference(fusion, *inputs)[0], dtype=np.float64)
+    poisoned = [np.full(want.shape, np.nan, dtype=fusion.outputs[0].numpy_dtype)]
+    dynamic = {"extents": (rows,), "grid": 3} if rows is not None else {"grid": 3}
+    got = run_values(text, plan, inputs, poisoned, **dynamic)[0].astype(np.float64)  # pyright: ignore[reportArgumentType]
+    grouped = ~np.isnan(want)
+    assert np.isnan(got[~grouped]).all(), "a row of no group was written"
+    assert not np.isnan(got[grouped]).any(), "a row of a group was not written"
+    scale = max(float(np.abs(want[grouped]).max(initial=0.0)), 1e-6)
+    return float(np.abs(got - want)[grouped].max(initial=0.0)) / scale
+
+
+@pytest.mark.parametrize("epilogue", ["registers", "smem"])
+def test_emitted_64_row_kernel_contiguous_groups(epilogue: str) -> None:
+    """The 64-row PTX (each consumer its half of the B tile and of the columns) on
+    contiguous groups with a dynamic T (an empty group, a group ending at a tile's row 64,
+    rows past the last group), the bias and the scale; both epilogues."""
+    rng = np.random.default_rng(31)
+    fusion = wide(4, "bias_scale")
+    offsets = np.array([50, 50, 114, 190], np.int32)
+    assert _row64_model_error(fusion, _inputs(fusion, rng, offsets, 200), 200, epilogue) < 1e-2
+
+
+def test_emitted_64_row_kernel_masked_and_swiglu() -> None:
+    """The 64-row PTX on the masked layout (counts 0, 1, Mmax, 64) with the bias and gelu,
+    and on the SwiGLU pair (two B tiles split between the consumers)."""
+    rng = np.random.default_rng(37)
+    fusion = wide(4, "masked", rows=100)
+    counts = np.array([0, 1, 100, 64], np.int32)
+    assert _row64_model_error(fusion, _inputs(fusion, rng, counts, 4), None, "registers") < 1e-2
+    fusion = wide(3, "swiglu")
+    offsets = np.array([70, 70, 130], np.int32)
+    assert _row64_model_error(fusion, _inputs(fusion, rng, offsets, 140), 140, "smem") < 1e-2
+
+
+@pytest.mark.parametrize(
+    ("groups", "rows", "n", "k", "kind"),
+    [
+        (64, 8720, 2816, 2048, "linear"),
+        (8, 16432, 14336, 4096, "linear"),
+        (64, 8720, 2816, 2048, "swiglu"),
+        (128, 5056, 768, 2048, "bias_scale"),
+    ],
+)
+@pytest.mark.parametrize("width", [256, 128])
+def test_64_row_cuda_kernels_assemble_without_spills(
+    groups: int, rows: int, n: int, k: int, kind: str, width: int
+) -> None:
+    """The 64-row kernels of the bench shapes (the linear, the SwiGLU pair: two 64 x
+    width / 2 accumulators per consumer thread, the bias and scale), both epilogues,
+    assembled by ptxas without spills."""
+    f = mmcomp.Fusion("grouped")
+    x = f.input("x", ("t", k), "bf16")
+    w = f.input("w", (groups, n, k), "bf16")
+    offsets = f.input("offsets", (groups,), "i32")
+    if kind == "swiglu":
+        up = f.input("up", (groups, n, k), "bf16")
+        hidden = f.silu(f.grouped_linear(x, w, offsets)) * f.grouped_linear(x, up, offsets)
+        f.output(f.cast(hidden, "bf16"))
+    elif kind == "bias_scale":
+        bias = f.input("bias", (groups, n), "bf16")
+        scale = f.input("scale", ("t", 1), "f32")
+        f.output(f.cast(f.grouped_linear(x, w, offsets, bias=bias, scale=scale), "bf16"))
+    else:
+        f.output(f.cast(f.grouped_linear(x, w, offsets), "bf16"))
+    for epilogue in ("registers", "smem"):
+        kernel = mmcomp.compile(f, schedule_m=rows, tile=(64, width, 64), epilogue=epilogue)
+        assert kernel.params.column_split and kernel.params.warpgroup == (64, width // 2)  # pyright: ignore[reportAttributeAccessIssue]
+        report = kernel.report  # pyright: ignore[reportAttributeAccessIssue]
+        assert report.spill_stores == 0 and report.spill_loads == 0, (epilogue, report)

@@ -154,7 +154,10 @@ def test_swizzle_groups_up_to_one_per_sm_are_valid(swizzle):
 
 def test_derived_shapes():
     assert derive_warpgroup((128, 256, 64), "cooperative") == (64, 256)
-    assert derive_warpgroup((64, 256, 64), "cooperative") == (64, 256)
+    # A 64-row cooperative tile: the two consumers split its N (whole 8-column halves).
+    assert derive_warpgroup((64, 256, 64), "cooperative") == (64, 128)
+    assert derive_warpgroup((64, 24, 64), "cooperative") == (64, 24)
+    assert derive_warpgroup((64, 256, 64), "none") == (64, 256)
     assert derive_warpgroup((128, 128, 64), "pingpong") == (128, 128)
     assert derive_instr((64, 256)) == (64, 256, 16)
     assert derive_instr((64, 96)) == (64, 96, 16)

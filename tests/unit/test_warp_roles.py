@@ -146,3 +146,59 @@ def test_slots_that_disagree_with_the_loads_are_refused():
     func.attributes[ROLES_ATTR] = WarpRolesAttr(3)
     with pytest.raises(ScheduleError, match=r"slots = 3, but the K loop loads 2 tiles"):
         lower_kernel(func)
+
+
+@pytest.mark.parametrize("family", ["linear", "matmul", "horizontal"])
+def test_a_64_row_cooperative_tile_splits_n_between_the_consumers(family: str) -> None:
+    """A cooperative tile of one wgmma's 64 rows: each consumer takes 64 rows by half the
+    columns (the whole A tile, its half of each B tile), run by the PTX value model on a
+    K-major B (linear), an MN-major one (matmul: [K, N]) and two B operands (horizontal)
+    against float64, outputs poisoned."""
+    import numpy as np
+    from cases import FAMILIES, TOLERANCE, inputs_for, relative_error
+    from ptx_value_model import run_values
+
+    from mmcomp.backend.kernel import lower_to_ptx
+    from mmcomp.interp.reference import reference
+    from mmcomp.pipeline import run_pipeline
+
+    fusion = FAMILIES[family](100, 200, 320)
+    params = {"tile": (64, 128, 64), "warp_specialization": "cooperative", "stages": 2}
+    module, chosen, _ = run_pipeline(fusion.module, {**params, "epilogue": "registers"})
+    assert chosen.column_split and chosen.warpgroup == (64, 64)
+    assert chosen.consumer_warpgroups == 2
+    text, plan = lower_to_ptx(module)
+    inputs = inputs_for(fusion)
+    want = [np.asarray(w) for w in reference(fusion, *inputs, accumulate=np.float64)]
+    poisoned = [
+        np.full(w.shape, np.nan, dtype=out.numpy_dtype)
+        for w, out in zip(want, fusion.outputs, strict=True)
+    ]
+    got = run_values(text, plan, inputs, poisoned)
+    for index, (g, w) in enumerate(zip(got, want, strict=True)):
+        error = relative_error(g, w)
+        assert error < TOLERANCE[fusion.outputs[index].dtype], f"output {index}: {error}"
+
+
+def test_what_a_64_row_cooperative_tile_is_not_built_with() -> None:
+    """Block-wise scales and quantization read per-column scales per whole tile row, and
+    a B operand contiguous along N is split in whole 64-wide boxes: refused, naming the
+    tile."""
+    from mmcomp.dialects.sched import Problem, ScheduleParams, derive_instr, derive_warpgroup
+
+    tile = (64, 128, 128)
+    warpgroup = derive_warpgroup(tile, "cooperative")
+    params = ScheduleParams(
+        tile=tile, warpgroup=warpgroup, instr=derive_instr(warpgroup, 1), epilogue="registers"
+    )
+    problem = Problem({"m": 256, "n": 256, "k": 512}, element_bytes=1, block_scaled=True)
+    with pytest.raises(ScheduleError, match="block-wise scales are not built on it"):
+        params.check(problem)
+    narrow = (64, 64, 64)
+    warpgroup = derive_warpgroup(narrow, "cooperative")
+    params = ScheduleParams(
+        tile=narrow, warpgroup=warpgroup, instr=derive_instr(warpgroup), epilogue="registers"
+    )
+    problem = Problem({"m": 256, "n": 256, "k": 512}, b_n_contiguous=True)
+    with pytest.raises(ScheduleError, match="each consumer's n must be a multiple of 64"):
+        params.check(problem)
