@@ -115,13 +115,14 @@ def swaps_groups(problem: Problem, per_group: int, given: Mapping[str, object]) 
     return per_group <= GROUPED_SWAP_MAX_ROWS
 
 
-ROW64_COST = Fraction(23, 20)
+ROW64_COST = Fraction(11, 10)
 """The cost of a multiply-accumulate on a 64-row tile relative to one on a 128-row tile
 (`grouped_cost`): a 64x256 tile loads 40 bytes of operands per thousand of them against
 128x256's 24 (docs/schedule.md, rule 1), and its two consumers read the same A rows. An
-estimate, not a measurement: the bench rows bound it (the 64-row tile is taken for the
-64-expert row below 1.20, for the 8-expert row below 1.03); tools/bench_forced.py
---grouped times 64-row tiles beside the heuristic's to replace it."""
+estimate, not a measurement: the bench rows bound it (at their M bucket's 16384 rows the
+64-row tile is taken for the 64-expert row below 1.15, for the 128-expert row below 1.25,
+for the 8-expert row below 1.01); tools/bench_forced.py --grouped times 64-row tiles
+beside the 128-row ones on those rows to replace it."""
 
 
 def expected_m_tiles(per_group: int, tile_m: int) -> Fraction:

@@ -515,6 +515,10 @@ def test_the_heuristic_weighs_64_row_tiles() -> None:
     eight = _params(linear(8, 14336, 4096), schedule_m=16432)
     assert eight.tile[0] == 128 and not eight.column_split
     assert _params(linear(128, 768, 2048), schedule_m=5056).swap_ab
+    # At the M bucket's bound the bench's kernels are chosen at (16384 rows).
+    assert _params(linear(128, 768, 2048), schedule_m=16384).tile == (64, 256, 64)
+    assert _params(linear(64, 2816, 2048), schedule_m=16384).tile == (64, 256, 64)
+    assert _params(linear(8, 14336, 4096), schedule_m=16384).tile[0] == 128
     # Masked groups of Mmax = 136 rows: as the contiguous ones of 136 rows each.
     assert _params(linear(64, 2816, 2048, rows=136)).tile == (64, 256, 64)
     given = _params(linear(64, 2816, 2048), schedule_m=8720, tile=(128, 256, 64))
