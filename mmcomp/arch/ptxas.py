@@ -16,10 +16,8 @@ import functools
 import os
 import re
 import shutil
-import subprocess
 import sys
 import sysconfig
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -115,6 +113,8 @@ def find_nvdisasm() -> Path:
 @functools.cache
 def ptxas_version(path: str | None = None) -> tuple[int, int]:
     """The (major, minor) CUDA release of ptxas, e.g. (13, 0)."""
+    import subprocess
+
     tool = path or str(find_ptxas())
     output = subprocess.run([tool, "--version"], capture_output=True, text=True).stdout
     match = re.search(r"release (\d+)\.(\d+)", output)
@@ -172,6 +172,9 @@ def assemble(ptx: str, arch: str = "sm_90a", extra: Sequence[str] = ()) -> Assem
 
     Raises PtxasError with ptxas's message and the offending PTX line when assembly fails.
     """
+    import subprocess
+    import tempfile
+
     tool = find_ptxas()
     with tempfile.TemporaryDirectory(prefix="mmcomp-ptxas-") as tmp:
         source = Path(tmp) / "kernel.ptx"
@@ -227,6 +230,9 @@ def assemble_checked(
 
 def disassemble(cubin: bytes) -> str:
     """The SASS of a cubin, by nvdisasm."""
+    import subprocess
+    import tempfile
+
     tool = find_nvdisasm()
     with tempfile.TemporaryDirectory(prefix="mmcomp-nvdisasm-") as tmp:
         path = Path(tmp) / "kernel.cubin"
