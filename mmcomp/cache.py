@@ -33,7 +33,6 @@ any cache of compiled code.
 from __future__ import annotations
 
 import argparse
-import copy
 import functools
 import hashlib
 import pickle
@@ -48,10 +47,9 @@ from typing import TYPE_CHECKING, Any, cast
 from mmcomp.runtime.cache import KernelCache, default_cache_dir
 
 if TYPE_CHECKING:
-    from xdsl.ir import Operation, SSAValue
-
     from mmcomp.backend.compiled import Kernel, PrintAgain
     from mmcomp.frontend.builder import Fusion
+    from mmcomp.ir.structure import StructureKey
 
 FORMAT = "mmcomp-compiled-kernel-3"
 """The entry format; part of every key."""
@@ -71,7 +69,7 @@ DISK_BACKENDS = ("cuda",)
 """Back ends whose artifacts go to disk (the interp back end's is its materialized IR,
 which is no cheaper to parse than to build)."""
 
-MemoryKey = tuple[str, str, tuple[object, ...]]
+MemoryKey = tuple[str, str, "StructureKey"]
 """(back end, keywords' text, fusion structure): the key of a kernel in memory."""
 
 _memory: dict[MemoryKey, Kernel] = {}
@@ -162,44 +160,17 @@ def disk_key(text: str, backend: str, params: str) -> str:
     return digest.hexdigest()
 
 
-def _op_key(op: Operation, numbers: dict[SSAValue, int], parts: list[object]) -> None:
-    """Append the structure of `op` and the ops nested in it to `parts`, numbering the
-    values it defines (an operand defined outside the fusion is -1)."""
-    for result in op.results:
-        numbers[result] = len(numbers)
-    parts.append(
-        (
-            op.name,
-            tuple(numbers.get(operand, -1) for operand in op.operands),
-            tuple((result.type, result.name_hint) for result in op.results),
-            tuple(sorted(op.properties.items())),
-            tuple(sorted(op.attributes.items())),
-            len(op.regions),
-        )
-    )
-    for region in op.regions:
-        parts.append(len(region.blocks))
-        for block in region.blocks:
-            parts.append(tuple((arg.type, arg.name_hint) for arg in block.args))
-            for arg in block.args:
-                numbers[arg] = len(numbers)
-            for nested in block.ops:
-                _op_key(nested, numbers, parts)
-
-
-def structure_key(fusion: Fusion) -> tuple[object, ...]:
-    """The fusion's IR as a hashable tuple, equal for two fusions exactly when their printed
-    IR is: each op's name, operands (by definition order), result types and name hints,
-    properties and attributes (xDSL attributes compare by value; floats by their bits),
-    its regions' blocks and their arguments' types and names, in order."""
-    parts: list[object] = []
-    _op_key(fusion.module, {}, parts)
-    return tuple(parts)
+def structure_key(fusion: Fusion) -> StructureKey:
+    """The fusion's structure (`Fusion.structure_key`: equal exactly when the printed IR is;
+    kept on the Fusion while only its own methods change it)."""
+    return fusion.structure_key()
 
 
 def _share(kernel: Kernel) -> Kernel:
-    """A Kernel sharing `kernel`'s artifact and its copy of the fusion."""
-    return copy.copy(kernel)
+    """A Kernel sharing `kernel`'s artifact and its copy of the fusion (a shallow copy)."""
+    shared = object.__new__(type(kernel))
+    shared.__dict__.update(kernel.__dict__)
+    return shared
 
 
 def _remember(key: MemoryKey, kernel: Kernel) -> None:
@@ -207,6 +178,19 @@ def _remember(key: MemoryKey, kernel: Kernel) -> None:
         if len(_memory) >= MEMORY_ENTRIES:
             _memory.pop(next(iter(_memory)))
         _memory[key] = kernel
+
+
+def memory_hit(fusion: Fusion, backend: str, params: Mapping[str, object]) -> Kernel | None:
+    """The kernel of `fusion` under `params` on `backend` if one is in memory, else None.
+
+    A kernel is kept under keywords without `schedule_m` only for a fusion whose M is
+    static, and with it only for one whose M is dynamic (equal structures agree), so a hit
+    needs no look at the fusion's roles."""
+    cached = _memory.get((backend, parameters_key(params), fusion.structure_key()))
+    if cached is None:
+        return None
+    _stats["memory_hits"] += 1
+    return _share(cached)
 
 
 def compile_cached(
@@ -219,7 +203,7 @@ def compile_cached(
     """The kernel of `fusion` under `params` on `backend`: from memory, from disk, or built.
     A kernel from disk prints the texts its entry lacks with `print_again`."""
     params_text = parameters_key(params)
-    key = (backend, params_text, structure_key(fusion))
+    key = (backend, params_text, fusion.structure_key())
     cached = _memory.get(key)
     if cached is not None:
         _stats["memory_hits"] += 1

@@ -194,6 +194,61 @@ def test_a_memory_hit_takes_under_a_tenth_of_a_millisecond():
     assert min(times) < 1e-4, min(times)  # the minimum: the machine may be loaded
 
 
+def test_the_structure_is_walked_once_per_fusion(monkeypatch: pytest.MonkeyPatch):
+    from mmcomp.frontend import builder
+
+    walks: list[object] = []
+    walk = builder.structure_of
+
+    def counted(op: Any) -> Any:
+        walks.append(op)
+        return walk(op)
+
+    monkeypatch.setattr(builder, "structure_of", counted)
+    fusion = epilogue_variant()
+    kernel = mmcomp.compile(fusion, backend="interp")
+    for _ in range(3):
+        assert mmcomp.compile(fusion, backend="interp").module is kernel.module
+    assert len(walks) == 1
+    again = epilogue_variant()  # an equal fusion, built anew: walked once, then a hit
+    assert mmcomp.compile(again, backend="interp").module is kernel.module
+    assert len(walks) == 2
+
+
+def test_a_fusion_changed_after_a_compile_is_compiled_again():
+    """The structure kept on a Fusion ends with any change: by its own methods, or by xDSL
+    through `module`, `func` or a Value's `ssa` (handed out before the compile or after)."""
+    compile_cache.clear_memory()
+    fusion = mmcomp.Fusion("grown")
+    a = fusion.input("a", [64, 64], "bf16")
+    w = fusion.input("w", [128, 64], "bf16")
+    y = fusion.linear(a, w)
+    fusion.output(fusion.cast(y, "bf16"))
+    first = mmcomp.compile(fusion, backend="interp")
+    fusion.output(fusion.cast(fusion.relu(y), "bf16"))  # a second output, by a method
+    second = mmcomp.compile(fusion, backend="interp")
+    assert second.module is not first.module and len(second.fusion.outputs) == 2
+    assert mmcomp.compile(fusion, backend="interp").module is second.module
+
+    from mmcomp.dialects import fusion as fd
+
+    relu = next(op for op in fusion.func.body.block.ops if isinstance(op, fd.ReluOp))
+    third = mmcomp.compile(fusion, backend="interp")
+    assert third.module is second.module  # handed out, but unchanged: the same key
+    sigmoid = fd.SigmoidOp(relu.operands[0])  # an edit through a handle taken earlier
+    fusion.peek_func().body.block.insert_op_before(sigmoid, relu)
+    relu.operands[0] = sigmoid.results[0]
+    fourth = mmcomp.compile(fusion, backend="interp")
+    assert fourth.module is not third.module and "fusion.sigmoid" in str(fourth.fusion)
+    y.ssa.name_hint = "renamed"  # a name the printed IR shows
+    fifth = mmcomp.compile(fusion, backend="interp")
+    assert fifth.module is not fourth.module and "%renamed" in str(fifth.fusion)
+
+    arrays = cases.inputs_for(fusion)
+    for got, want in zip(fifth(*arrays), mmcomp.reference(fusion, *arrays), strict=True):
+        assert cases.relative_error(got, want) < 2e-2
+
+
 def test_every_keyword_and_the_backend_are_in_the_key():
     fusion = cases.linear(300, 500, 200)
     base = mmcomp.compile(fusion, tile=(128, 128, 64), epilogue="registers")
