@@ -426,8 +426,9 @@ class ValueModel(Model):
         src = self.address(thread, cta, ops[1])
         array = next(a for a in self.arrays if a.base == (tmap.arg + 1) * PARAM_BASE)
         compact = [int(np.prod(array.shape[axis + 1 :])) for axis in range(len(array.shape))]
-        extents = [array.shape[axis] if axis >= 0 else 1 for axis in tmap.axes]
-        strides = [compact[axis] if axis >= 0 else 0 for axis in tmap.axes]
+        axes = tmap.axes or tuple(range(len(array.shape)))  # a store's view: the array's axes
+        extents = [array.shape[axis] if axis >= 0 else 1 for axis in axes]
+        strides = [compact[axis] if axis >= 0 else 0 for axis in axes]
         box = list(tmap.box)
         origin = list(reversed(coords))  # outermost first
         rows = int(np.prod(box[:-1])) if len(box) > 1 else 1
