@@ -36,6 +36,7 @@ from xdsl.utils.exceptions import ParseError, VerifyException
 
 from mmcomp.dialects import fusion as fd
 from mmcomp.errors import FusionError
+from mmcomp.frontend.source import ir_source
 from mmcomp.ir import dtypes
 from mmcomp.ir.diagnostics import at
 from mmcomp.ir.narrowing import is_tensor
@@ -1054,9 +1055,14 @@ def parse(text: str | os.PathLike[str], name: str | None = None) -> Fusion:
             "mmcomp.parse: argument 'text': expected IR text or the path of a .mlir file "
             f"(str or os.PathLike), found {type(text).__name__}"
         )
+    source, where = ir_source(text, "mmcomp.parse")
+    return parse_source(source, where, name)
+
+
+def parse_source(source: str, where: str, name: str | None = None) -> Fusion:
+    """`parse` of IR text read from `where` (a file's path, or "<fusion>")."""
     from mmcomp.ir.diagnostics import LocatingParser, verify
 
-    source, where = ir_source(text, "mmcomp.parse")
     try:
         module = LocatingParser(_context(), source, where).parse_module()
     except ParseError as error:
@@ -1066,30 +1072,6 @@ def parse(text: str | os.PathLike[str], name: str | None = None) -> Fusion:
     except VerifyException as error:
         raise FusionError(f"mmcomp.parse: {error}") from error
     return Fusion.from_module(module, name)
-
-
-def ir_source(text: str | os.PathLike[str], where: str) -> tuple[str, str]:
-    """(IR text, its name in diagnostics) of `text`: the file's text where `text` is a path
-    (an os.PathLike, or a str of one line that names a file or holds none of IR's `{`, `@`,
-    `%`, `=`, `(`)."""
-    written = os.fspath(text)
-    if not isinstance(written, str):
-        raise FusionError(f"{where}: argument 'text': expected a str path, found bytes")
-    one_line = bool(written.strip()) and "\n" not in written
-    is_path = isinstance(text, os.PathLike) or (
-        one_line and (os.path.isfile(written) or not any(c in written for c in "{@%=("))
-    )
-    if not is_path:
-        return written, "<fusion>"
-    try:
-        with open(written, encoding="utf-8") as file:
-            return file.read(), written
-    except (OSError, UnicodeDecodeError) as error:
-        reason = error.strerror if isinstance(error, OSError) else "not UTF-8 text"
-        raise FusionError(
-            f"{where}: cannot read the file {written!r}: {reason} (a str of one line without "
-            "'{', '@', '%', '=' or '(' is read as a path; IR text holds a func.func)"
-        ) from None
 
 
 def as_fusion(f: object, where: str = "compile") -> Fusion:

@@ -53,6 +53,50 @@ CHILD = textwrap.dedent(
 )
 
 
+TEXT_CHILD = textwrap.dedent(
+    """
+    import json, sys, time
+    start = time.perf_counter()
+    import mmcomp
+    kernel = mmcomp.compile(sys.argv[1], **json.loads(sys.argv[2]))
+    seconds = time.perf_counter() - start
+    heavy = sorted(
+        name for name in sys.modules
+        if name.startswith(("xdsl.", "numpy", "torch", "cuda", "mmcomp.pipeline",
+                            "mmcomp.passes", "mmcomp.lowering", "mmcomp.dialects"))
+    )
+    print(json.dumps({
+        "seconds": seconds,
+        "heavy": heavy,
+        "stats": mmcomp.cache.stats(),
+        "kind": type(kernel).__name__,
+        "ptx": kernel.ptx,
+        "params": kernel.params.format(),
+        "fusion": str(kernel.fusion),
+        "inputs": [value.name for value in kernel.fusion.inputs],
+        "stage_ir": list(kernel.stage_ir),
+        "tile_merge": kernel.ir("tile-merge"),
+        "hopper": kernel.ir("lower-schedule-to-hopper"),
+        "spills": kernel.report.spills if kernel.report else None,
+    }))
+    """
+)
+
+
+def text_child(cache_dir: Path, path: Path, keywords: dict[str, Any] | None = None) -> Any:
+    """What TEXT_CHILD prints: `mmcomp.compile(path, **keywords)` in a fresh process."""
+    done = subprocess.run(
+        [sys.executable, "-c", TEXT_CHILD, str(path), json.dumps(keywords or {})],
+        capture_output=True,
+        text=True,
+        env=environment(cache_dir),
+        cwd=ROOT,
+        timeout=240,
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
 def environment(cache_dir: Path) -> dict[str, str]:
     """This process's environment with the cache in `cache_dir` and the checkout (and its
     tests/unit, for `cases`) first."""
@@ -394,3 +438,66 @@ def test_lowering_stages_are_verified_at_the_end_or_each_with_the_variable(
     caught_by = "convert-hopper-to-ptx" if every_stage else names[-1]
     assert str(error.value).startswith(f"{caught_by}:"), str(error.value)
     assert "7.0" in str(error.value) or "version" in str(error.value), str(error.value)
+
+
+def test_ir_text_hit_in_a_new_process_imports_neither_xdsl_nor_numpy(tmp_path: Path):
+    """`mmcomp.compile(path)` asks the disk cache by the file's text before parsing it: a
+    hit imports neither xDSL's dialects, numpy nor the passes; the kernel's fusion, params,
+    PTX and stage texts are made when first asked for and equal the built kernel's."""
+    path = tmp_path / "gelu_bias.mlir"
+    path.write_text(str(cases.gelu_bias(300, 504, 200)))
+    cache_dir = tmp_path / "cache"
+    built = text_child(cache_dir, path)
+    assert built["stats"] == {"memory_hits": 0, "disk_hits": 0, "builds": 1}
+    assert len(list(cache_dir.glob(f"*{compile_cache.SOURCE_SUFFIX}"))) == 1
+    hit = text_child(cache_dir, path)
+    assert hit["stats"] == {"memory_hits": 0, "disk_hits": 1, "builds": 0}
+    assert hit["heavy"] == [], hit["heavy"]  # read before the kernel's contents were asked
+    for key in ("kind", "ptx", "params", "fusion", "inputs", "stage_ir", "tile_merge"):
+        assert hit[key] == built[key], key
+    assert hit["hopper"] == built["hopper"] and hit["spills"] == built["spills"]
+    assert hit["fusion"] == str(mmcomp.parse(path))
+    keywords = {"tile": [128, 128, 64]}  # normalized by the schedule's checks, imported
+    tiled = text_child(cache_dir, path, keywords)
+    assert tiled["stats"]["builds"] == 1 and tiled["params"] != built["params"]
+    tiled_hit = text_child(cache_dir, path, {"tile": (128, 128, 64)})
+    assert tiled_hit["stats"]["disk_hits"] == 1 and tiled_hit["ptx"] == tiled["ptx"]
+    path.write_text(str(cases.gelu_bias(300, 504, 200, approximate="none")))
+    changed = text_child(cache_dir, path)
+    assert changed["stats"]["builds"] == 1 and changed["ptx"] != built["ptx"]
+
+
+def test_ir_text_compiles_share_nothing_across_texts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """IR texts that differ in anything the kernel depends on never share a kernel, in
+    memory or on disk; an equal text does, and a text's errors are those of mmcomp.parse."""
+    monkeypatch.setenv("MMCOMP_CACHE_DIR", str(tmp_path))
+    compile_cache.clear_memory()
+    texts = {name: str(epilogue_variant(**variant)) for name, variant in VARIANTS.items()}
+    assert len(set(texts.values())) == len(texts)
+    kernels: dict[str, mmcomp.Kernel] = {}
+    for name, text in texts.items():
+        dynamic = {"schedule_m": 64} if VARIANTS[name].get("dynamic_m") else {}
+        kernels[name] = mmcomp.compile(text, **dynamic)
+        assert str(kernels[name].fusion) == text, name
+    assert len(entries(tmp_path)) == len(texts)  # one kernel entry per text
+    assert len(list(tmp_path.glob(f"*{compile_cache.SOURCE_SUFFIX}"))) == len(texts)
+    compile_cache.clear_memory()
+    for name, text in texts.items():  # from disk by the text, then from memory by it
+        dynamic = {"schedule_m": 64} if VARIANTS[name].get("dynamic_m") else {}
+        loaded = mmcomp.compile(text, **dynamic)
+        again = mmcomp.compile(text, **dynamic)
+        assert loaded.ptx == kernels[name].ptx and again.device_kernel is loaded.device_kernel
+        assert str(loaded.fusion) == text, name
+    bucketed = mmcomp.compile(texts["dynamic extent"])  # dynamic M: a kernel per bucket
+    assert type(bucketed).__name__ == "BucketedKernel"
+    assert mmcomp.compile(texts["dynamic extent"]) is not bucketed
+    broken = tmp_path / "broken.mlir"
+    broken.write_text(texts["base"].replace("fusion.gelu", "fusion.gelux"))
+    with pytest.raises(mmcomp.FusionError, match=str(broken)):
+        mmcomp.compile(broken)
+    with pytest.raises(ValueError, match="unknown backend"):
+        mmcomp.compile(texts["base"], backend="metal")
+    with pytest.raises(mmcomp.ScheduleError, match="unknown schedule parameter"):
+        mmcomp.compile(texts["base"], tiles=(128, 128, 64))
