@@ -38,6 +38,13 @@ FP8_ELEMENTS = {"f8e4m3": Float8E4M3FNType(), "f8e5m2": Float8E5M2Type()}
 """The element type of each fp8 output's stored pairs."""
 
 
+def even_extent(shape: Sequence[int]) -> bool:
+    """Whether the last axis has a static, even extent: neighbouring columns then lie in
+    one 8-byte (f32) or 4-byte (16-bit) aligned pair in every row. A runtime extent
+    promises no parity, and an odd row length misaligns the pairs of every other row."""
+    return bool(shape) and shape[-1] > 0 and shape[-1] % 2 == 0
+
+
 @dataclass
 class Epilogue:
     """The consumers' epilogue state for the current tile."""
@@ -445,7 +452,7 @@ class Epilogue:
         paired = (
             bool(roles)
             and roles[-1] == "n"
-            and shape[-1] % 2 == 0
+            and even_extent(shape)
             and access.col_stride == (4 if access.dtype == "f32" else 2)
         )
         first = col - col % 2 if paired else col
@@ -504,7 +511,7 @@ class Epilogue:
         shape = list(memref_type.get_shape())
         access = self.address.access(store.dest, list(store.indices), True, store.rows)
         dtype = access.dtype
-        if roles and roles[-1] == "n" and shape[-1] % 2 == 0:
+        if roles and roles[-1] == "n" and even_extent(shape):
             base, offset, pred = self.address.element(access, half, col)
             data = [v.value for v in values]
             if dtype != "f32":
