@@ -218,6 +218,8 @@ def choose_schedule(
         params = choose_grouped_params(problem_of(function), grouping, schedule_m, **given)
     else:
         params = choose_params(problem_of(function), schedule_m, **given)
+    if backend == "cuda":
+        params.check_column_split(problem_of(function))
     function.attributes[PARAMS_ATTR] = ScheduleParamsAttr(params)
     return params
 

@@ -181,9 +181,12 @@ def test_a_64_row_cooperative_tile_splits_n_between_the_consumers(family: str) -
 
 
 def test_what_a_64_row_cooperative_tile_is_not_built_with() -> None:
-    """Block-wise scales and quantization read per-column scales per whole tile row, and
-    a B operand contiguous along N is split in whole 64-wide boxes: refused, naming the
-    tile."""
+    """Block-wise scales and quantization take their scales over whole tile rows, and a B
+    operand contiguous along N is split in whole 64-wide boxes: the cuda back end refuses
+    them, naming the tile (`check_column_split`); the CPU executor runs them."""
+    from cases import matmul
+
+    import mmcomp
     from mmcomp.dialects.sched import Problem, ScheduleParams, derive_instr, derive_warpgroup
 
     tile = (64, 128, 128)
@@ -193,12 +196,12 @@ def test_what_a_64_row_cooperative_tile_is_not_built_with() -> None:
     )
     problem = Problem({"m": 256, "n": 256, "k": 512}, element_bytes=1, block_scaled=True)
     with pytest.raises(ScheduleError, match="block-wise scales are not built on it"):
-        params.check(problem)
-    narrow = (64, 64, 64)
-    warpgroup = derive_warpgroup(narrow, "cooperative")
-    params = ScheduleParams(
-        tile=narrow, warpgroup=warpgroup, instr=derive_instr(warpgroup), epilogue="registers"
-    )
-    problem = Problem({"m": 256, "n": 256, "k": 512}, b_n_contiguous=True)
+        params.check_column_split(problem)
+    quantizing = Problem({"m": 256, "n": 256, "k": 512}, quantize=("row",))
+    with pytest.raises(ScheduleError, match="a quantizing epilogue is not built on it"):
+        params.check_column_split(quantizing)
+    fusion = matmul(100, 200, 320)  # b [K, N]: contiguous along N
+    keywords = {"tile": (64, 64, 64), "warp_specialization": "cooperative"}
     with pytest.raises(ScheduleError, match="each consumer's n must be a multiple of 64"):
-        params.check(problem)
+        mmcomp.compile(fusion, **keywords)
+    assert mmcomp.compile(fusion, backend="interp", **keywords).params.column_split  # pyright: ignore[reportAttributeAccessIssue]

@@ -696,8 +696,6 @@ class ScheduleParams:
             )
         if problem.block_scaled:
             self._check_block_scaled()
-        if self.column_split:
-            self._check_column_split(problem)
         if "k" in problem.dynamic_axes and (self.split_k != 1 or self.stream_k):
             split = f"split_k = {self.split_k}" if self.split_k != 1 else ""
             raise ScheduleError(
@@ -765,11 +763,14 @@ class ScheduleParams:
                 f"(m{i_m}n{SCALE_BLOCK}k{i_k} or narrower), found {i_n}"
             )
 
-    def _check_column_split(self, problem: Problem) -> None:
-        """What a 64-row cooperative tile, its N split between the two consumers, is built
-        with: no block-wise scales or quantization (their per-column scales are read per
-        whole tile row), and a B operand contiguous along N split in whole TMA boxes (128
-        bytes wide)."""
+    def check_column_split(self, problem: Problem) -> None:
+        """What the cuda back end builds on a 64-row cooperative tile, its N split between
+        the two consumers (`column_split`; the CPU executor runs any): no block-wise scales
+        or quantization (their per-column scales and amaxes are taken over whole tile
+        rows), and a B operand contiguous along N split in whole TMA boxes (128 bytes
+        wide). ScheduleError otherwise; nothing for other tiles."""
+        if not self.column_split:
+            return
         where = (
             f"tile {format_dims(self.tile)} under cooperative (the two consumers split its "
             f"n: warpgroup tile {format_dims(self.warpgroup)})"

@@ -39,6 +39,7 @@ from xdsl.ir import SSAValue
 from mmcomp.analysis.ring_positions import k_block_advance, positions_carried, ring_start_of
 from mmcomp.analysis.warp_roles import WarpRoles, slot_of
 from mmcomp.dialects import hopper, ptx, sched
+from mmcomp.dialects.fusion.quantize import QuantizeOp, QuantizeScaleOp
 from mmcomp.dialects.fusion.scales import SCALE_BLOCK
 from mmcomp.dialects.sched import ScheduleParams
 from mmcomp.errors import ScheduleError
@@ -617,12 +618,32 @@ class ColumnSplitMainloop(CooperativeMainloop):
         """Each consumer reads the whole A tile at `base`."""
         return base
 
+    def start(self, threads: ConsumerThreads) -> None:
+        """Take the consumer thread registers; refuse the quantizing epilogues whose scales
+        span whole tile rows or 128-column groups (`ScheduleParams.check_column_split`)."""
+        super().start(threads)
+        for op in self.ctx.func.walk():
+            grouped = isinstance(op, QuantizeOp) and op.granularity == "group"
+            if isinstance(op, QuantizeScaleOp) or grouped:
+                raise ScheduleError(
+                    f"{self.ctx.where}: {op.name} on a 64-row cooperative tile whose N the "
+                    "consumers split is not built; use a tile of 128 rows"
+                )
+
     def b_base(self, base: SSAValue, tile: hopper.TileAttr) -> SSAValue:
         """This consumer's rows of the B tile (its columns of the product) at `base`:
-        `hopper.smem_index` of the consumer's index, a warpgroup's columns per unit."""
+        `hopper.smem_index` of the consumer's index, a warpgroup's columns per unit
+        (whole 128-byte boxes of a B contiguous along N)."""
         columns = self.ctx.params.warpgroup[1]
+        try:
+            offset = tile.layout.start_offset(columns, 0)
+        except ValueError as error:
+            raise ScheduleError(
+                f"{self.ctx.where}: a consumer's half of the B tile, {columns} columns: "
+                f"{error}; use a tile n that splits in whole boxes"
+            ) from error
         consumer = Values(self.ctx).of(self.threads.consumer)
-        part = hopper.SmemIndexOp(base, 0, consumer, tile.layout.start_offset(columns, 0))
+        part = hopper.SmemIndexOp(base, 0, consumer, offset)
         return self.ctx.k.append(part).result
 
 
