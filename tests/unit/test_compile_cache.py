@@ -510,3 +510,41 @@ def test_ir_text_compiles_share_nothing_across_texts(
         mmcomp.compile(texts["base"], backend="metal")
     with pytest.raises(mmcomp.ScheduleError, match="unknown schedule parameter"):
         mmcomp.compile(texts["base"], tiles=(128, 128, 64))
+
+
+RUN_CHILD = textwrap.dedent(
+    """
+    import json, sys
+    import mmcomp
+    import cases
+    kernel = mmcomp.compile(sys.argv[1])
+    fusion = mmcomp.parse(sys.argv[1])
+    arrays = cases.inputs_for(fusion)
+    errors = [
+        cases.relative_error(got, want)
+        for got, want in zip(kernel(*arrays), mmcomp.reference(fusion, *arrays), strict=True)
+    ]
+    print(json.dumps({"stats": mmcomp.cache.stats(), "errors": errors}))
+    """
+)
+
+
+@pytest.mark.gpu
+def test_a_kernel_loaded_by_its_ir_text_runs_on_the_gpu(tmp_path: Path):
+    """A disk hit by IR text makes its cuda kernel when first called: it runs and is correct
+    (fresh processes, so that the hit's kernel is the one loaded from disk)."""
+    path = tmp_path / "gelu_bias.mlir"
+    path.write_text(str(cases.gelu_bias(300, 504, 200)))
+    for expected in ({"builds": 1, "disk_hits": 0}, {"builds": 0, "disk_hits": 1}):
+        done = subprocess.run(
+            [sys.executable, "-c", RUN_CHILD, str(path)],
+            capture_output=True,
+            text=True,
+            env=environment(tmp_path / "cache"),
+            cwd=ROOT,
+            timeout=600,
+        )
+        assert done.returncode == 0, done.stderr[-4000:]
+        found = json.loads(done.stdout.strip().splitlines()[-1])
+        assert {key: found["stats"][key] for key in expected} == expected
+        assert all(error < 2e-2 for error in found["errors"]), found["errors"]
