@@ -1,7 +1,8 @@
 """A dynamic contraction extent K on the GPU: one compiled weight-gradient kernel (dW =
 dZ^T X, both operands MN-major, K the token count; also with one input or output feature,
-its [T, 1] operand read as one row) runs at every token count of `TOKENS`, against float64, outputs poisoned; the compile count stays one. The training
-modules' backward kernels compile once for every token count.
+its [T, 1] operand read as one row) runs at every token count of `TOKENS`, against
+float64, outputs poisoned; the compile count stays one. The training modules' backward
+kernels compile once for every token count.
 
 Skipped (gpu marker) without an sm_90 GPU.
 """
