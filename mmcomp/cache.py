@@ -32,12 +32,12 @@ any cache of compiled code.
 
 from __future__ import annotations
 
+import _thread
 import functools
 import hashlib
 import os
 import pickle
 import sys
-import threading
 import warnings
 import zlib
 from collections.abc import Callable, Mapping
@@ -80,7 +80,7 @@ MemoryKey = tuple[str, str, "StructureKey"]
 _memory: dict[MemoryKey, Kernel] = {}
 _memory_by_source: dict[tuple[str, str, str], Kernel] = {}
 """Kernels by (back end, keywords' text, IR text as written): compiles given IR text."""
-_lock = threading.Lock()
+_lock = _thread.allocate_lock()  # threading's Lock, without importing threading
 _stats = {"memory_hits": 0, "disk_hits": 0, "builds": 0}
 
 
@@ -114,7 +114,7 @@ def source_digest() -> str:
                     if entry.name != "__pycache__":
                         folders.append(entry.path)
                 elif entry.name.endswith(".py"):
-                    relative = os.path.relpath(entry.path, root).replace(os.sep, "/")
+                    relative = entry.path[len(root) + 1 :].replace(os.sep, "/")
                     files.append((relative, entry.path))
     digest = hashlib.sha256()
     for relative, path in sorted(files, key=lambda item: item[0].split("/")):  # as Paths sort
@@ -127,10 +127,11 @@ def source_digest() -> str:
 
 
 def ptxas_identity() -> str:
-    """The ptxas that `mmcomp.arch.ptxas` would use: path, size, modification time; or 'none'."""
-    from mmcomp.arch import ptxas
+    """The ptxas that `mmcomp.arch.ptxas` would use (`find_tool`): path, size, modification
+    time; or 'none'."""
+    from mmcomp.arch.tools import find_tool
 
-    path = ptxas.find_tool("ptxas")
+    path = find_tool("ptxas")
     if path is None:
         return "none"
     try:
@@ -147,7 +148,11 @@ def _xdsl_identity() -> str:
     import xdsl
 
     package = Path(xdsl.__file__ or ".").resolve().parent
-    found = sorted(info.name for info in package.parent.glob("xdsl-*.dist-info"))
+    try:
+        names = os.listdir(package.parent)  # a glob would compile a pattern: 2 ms more
+    except OSError:
+        names = []
+    found = sorted(n for n in names if n.startswith("xdsl-") and n.endswith(".dist-info"))
     return ",".join(found) or str(package)
 
 

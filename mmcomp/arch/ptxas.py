@@ -13,14 +13,13 @@ ptxas is found on PATH, then under $CUDA_HOME/bin, then in the nvidia-cuda-nvcc 
 from __future__ import annotations
 
 import functools
-import os
 import re
-import shutil
 import sys
-import sysconfig
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from mmcomp.arch.tools import find_tool
 
 
 class PtxasError(RuntimeError):
@@ -64,30 +63,6 @@ class Assembled:
     """ptxas's verbose output (stderr and stdout)."""
     arch: str = "sm_90a"
     """The architecture assembled for."""
-
-
-def _wheel_tool(name: str) -> Path | None:
-    roots = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
-    roots.update(p for p in sys.path if p.endswith("site-packages"))
-    for root in roots:
-        for sub in ("cu13", "cu12", "cuda_nvcc", "cuda_nvdisasm"):
-            candidate = Path(root) / "nvidia" / sub / "bin" / name
-            if candidate.is_file() and os.access(candidate, os.X_OK):
-                return candidate
-    return None
-
-
-def find_tool(name: str) -> Path | None:
-    """Find a CUDA tool (`ptxas`, `nvdisasm`): PATH, then $CUDA_HOME/bin, then a wheel."""
-    on_path = shutil.which(name)
-    if on_path:
-        return Path(on_path)
-    cuda_home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH")
-    if cuda_home:
-        candidate = Path(cuda_home) / "bin" / name
-        if candidate.is_file() and os.access(candidate, os.X_OK):
-            return candidate
-    return _wheel_tool(name)
 
 
 def _require_tool(name: str, wheel: str) -> Path:

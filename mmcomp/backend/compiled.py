@@ -10,8 +10,7 @@ and checks the arrays and runs the runner (mmcomp.backend.call).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from mmcomp.errors import FusionError, LaunchError, ScheduleError
 
@@ -84,8 +83,7 @@ DEVICE_ARRAY_BACKENDS = ("cuda",)
 """Back ends that also take device arrays (torch, cupy: DLPack / __cuda_array_interface__)."""
 
 
-@dataclass(frozen=True)
-class Recipe:
+class Recipe(NamedTuple):
     """How a kernel's pipeline ran, to run it again for the texts a compile did not print."""
 
     backend: str

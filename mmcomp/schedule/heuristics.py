@@ -123,7 +123,7 @@ def normalize_overrides(overrides: Mapping[str, object]) -> dict[str, object]:
             result[name] = _tuple(name, value, 2, "(cm, cn)")
         elif name == "registers":
             result[name] = _tuple(name, value, 2, "(producer, consumer)")
-        elif name in ("stages", "swizzle", "split_k"):
+        elif name in ("stages", "swizzle", "split_k", "epilogue_subtile"):
             result[name] = _int(name, value)
         elif name == "raster":
             result[name] = _choice(name, value, RASTERS)
@@ -750,8 +750,11 @@ def choose_params(
 
     Where split-K would not leave SPLIT_K_MARGIN of the consumer registers spare beside
     the tile (`ScheduleParams.consumer_registers`), a narrower tile is taken if the tile
-    is not given, else no split if split_k is not given. A static problem whose last wave
-    is nearly empty runs the hybrid stream-K where no strategy is given (`picks_hybrid`).
+    is not given, else no split if split_k is not given. Where the epilogue of the tile
+    chosen or given still does not fit the registers whole, it walks the widest subtile
+    that fits (`ScheduleParams.fitting_subtile`) unless `epilogue_subtile` is given. A
+    static problem whose last wave is nearly empty runs the hybrid stream-K where no
+    strategy is given (`picks_hybrid`).
     """
     given = normalize_overrides(overrides)
     if "k" in problem.dynamic_axes:
@@ -765,6 +768,8 @@ def choose_params(
         params = _narrow_stream_k(chosen_for, given, params)
     if "strategy" not in given and picks_hybrid(problem, params):
         params = _hybrid_or_not(problem, params)
+    if "epilogue_subtile" not in given and not params.fits_registers(chosen_for):
+        params = params.replace(epilogue_subtile=params.fitting_subtile(chosen_for) or 0)
     params.check(problem)
     return params
 
@@ -859,6 +864,7 @@ def _choose(problem: Problem, given: dict[str, object]) -> ScheduleParams:
         strategy=str(given.get("strategy", "persistent")),
         cluster=given.get("cluster", (1, 1)),  # pyright: ignore[reportArgumentType]
         epilogue=str(given.get("epilogue", epilogue)),
+        epilogue_subtile=given.get("epilogue_subtile", 0),  # pyright: ignore[reportArgumentType]
         swap_ab=swap,
     )
     registers = given.get("registers") or default_registers(ws, params.consumer_warpgroups)

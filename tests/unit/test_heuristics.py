@@ -523,6 +523,7 @@ def test_compile_keywords_are_the_public_parameter_names():
         "warp_specialization",
         "registers",
         "epilogue",
+        "epilogue_subtile",
         "swap_ab",
     )
 
@@ -677,6 +678,9 @@ def fusion_function(kernel: Kernel) -> FuncOp:
 
 
 def test_a_pinned_tile_whose_epilogue_would_spill_is_refused_with_tiles_that_fit():
+    """With the whole-tile epilogue pinned (epilogue_subtile = 0), the refusal names the
+    tiles that fit and the subtile that would (which the heuristic takes when the subtile
+    is left to it: tests/unit/test_epilogue_subtile.py)."""
     import cases
 
     fusion = cases.silu_mul(4096, 14336, 5120)
@@ -684,10 +688,13 @@ def test_a_pinned_tile_whose_epilogue_would_spill_is_refused_with_tiles_that_fit
         r"tile 128x128x64 under pingpong: a consumer thread needs about 296 registers "
         r"\(accumulators 128, \[M, N\] operands 128, addresses and indices 40\), more than "
         r"its 232 \(registers 40/232\), so ptxas would spill; tiles that fit: "
-        r"tile=\(64, 192, 64\) or \(64, 128, 64\) or \(128, 64, 64\)"
+        r"tile=\(64, 192, 64\) or \(64, 128, 64\) or \(128, 64, 64\), or "
+        r"epilogue_subtile = 64 with this tile"
     )
     with pytest.raises(ScheduleError, match=message):
-        mmcomp.compile(fusion, warp_specialization="pingpong", tile=(128, 128, 64))
+        mmcomp.compile(
+            fusion, warp_specialization="pingpong", tile=(128, 128, 64), epilogue_subtile=0
+        )
 
 
 @pytest.mark.parametrize(
