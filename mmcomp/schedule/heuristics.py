@@ -781,7 +781,7 @@ def choose_params(
     if "strategy" not in given and picks_hybrid(problem, params):
         params = _hybrid_or_not(problem, params)
     if "epilogue_subtile" not in given and not params.fits_registers(chosen_for):
-        params = params.replace(epilogue_subtile=params.fitting_subtile(chosen_for) or 0)
+        params = params.replace(epilogue_subtile=choose_subtile(chosen_for, params))
     params.check(problem)
     return params
 
@@ -800,6 +800,19 @@ SPLIT_K_MARGIN = 48
 tile or split_k left to it): the reduction of the partials raised ptxas's need past the
 model's estimate by up to 48 in fuzzer cases (gelu, several outputs, split_k 3 to 5;
 docs/schedule.md). A schedule given in full is checked without it."""
+
+
+def choose_subtile(problem: Problem, params: ScheduleParams) -> int:
+    """The epilogue subtile of params whose whole-tile epilogue does not fit the registers:
+    the widest that fits (`ScheduleParams.fitting_subtile`), under split-K or stream-K with
+    SPLIT_K_MARGIN to spare where one does (gelu + bias + residual at 128x256 with split_k
+    2 spilled 152 bytes at the 64 columns that fit the rule, none at 32); 0 where none
+    fits (the params' check then refuses them)."""
+    if params.split_k > 1 or params.stream_k:
+        spared = params.fitting_subtile(problem, SPLIT_K_MARGIN)
+        if spared is not None:
+            return spared
+    return params.fitting_subtile(problem) or 0
 
 
 def _narrower_tiles(

@@ -274,6 +274,8 @@ def test_a_fusion_changed_after_a_compile_is_compiled_again():
     assert second.module is not first.module and len(second.fusion.outputs) == 2
     assert mmcomp.compile(fusion, backend="interp").module is second.module
 
+    from xdsl.dialects.builtin import StringAttr
+
     from mmcomp.dialects import fusion as fd
 
     relu = next(op for op in fusion.func.body.block.ops if isinstance(op, fd.ReluOp))
@@ -291,6 +293,13 @@ def test_a_fusion_changed_after_a_compile_is_compiled_again():
     arrays = cases.inputs_for(fusion)
     for got, want in zip(fifth(*arrays), mmcomp.reference(fusion, *arrays), strict=True):
         assert cases.relative_error(got, want) < 2e-2
+
+    module = epilogue_variant().peek_module().clone()  # a module its caller keeps
+    over = mmcomp.Fusion.from_module(module)
+    before = mmcomp.compile(over, backend="interp")
+    next(iter(module.ops)).properties["sym_name"] = StringAttr("renamed_function")
+    after = mmcomp.compile(over, backend="interp")
+    assert after.module is not before.module and "@renamed_function" in str(after.fusion)
 
 
 def test_every_keyword_and_the_backend_are_in_the_key():
