@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from mmcomp.analysis.roles import roles_of
     from mmcomp.autodiff import grad
+    from mmcomp.backend.compiled import Kernel
     from mmcomp.backend.kernel import load_kernel
-    from mmcomp.compiler import Kernel, compile
+    from mmcomp.compiler import compile
     from mmcomp.errors import CudaError, FusionError, LaunchError, ScheduleError
     from mmcomp.frontend.builder import DYNAMIC, Fusion, Value, parse
     from mmcomp.interp.reference import reference
@@ -29,7 +30,7 @@ _PUBLIC = {
     "compile": "mmcomp.compiler",
     "grad": "mmcomp.autodiff",
     "autotune": "mmcomp.tuning",
-    "Kernel": "mmcomp.compiler",
+    "Kernel": "mmcomp.backend.compiled",
     "load_kernel": "mmcomp.backend.kernel",
     "FusionError": "mmcomp.errors",
     "ScheduleError": "mmcomp.errors",
@@ -60,4 +61,6 @@ def __getattr__(name: str) -> Any:
     module = _PUBLIC.get(name)
     if module is None:
         raise AttributeError(f"module 'mmcomp' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # asked once: later lookups find it without this function
+    return value

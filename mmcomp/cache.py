@@ -32,13 +32,12 @@ any cache of compiled code.
 
 from __future__ import annotations
 
-import argparse
-import copy
+import _thread
 import functools
 import hashlib
+import os
 import pickle
 import sys
-import threading
 import warnings
 import zlib
 from collections.abc import Callable, Mapping
@@ -48,16 +47,20 @@ from typing import TYPE_CHECKING, Any, cast
 from mmcomp.runtime.cache import KernelCache, default_cache_dir
 
 if TYPE_CHECKING:
-    from xdsl.ir import Operation, SSAValue
-
     from mmcomp.backend.compiled import Kernel, PrintAgain
+    from mmcomp.backend.kernel import CudaKernel
+    from mmcomp.dialects.sched.params import ScheduleParams
     from mmcomp.frontend.builder import Fusion
+    from mmcomp.ir.structure import StructureKey
 
-FORMAT = "mmcomp-compiled-kernel-3"
+FORMAT = "mmcomp-compiled-kernel-4"
 """The entry format; part of every key."""
 
 ARTIFACT_SUFFIX = ".kernel"
 """File suffix of a compiled-kernel entry (load_module's cubins are `.cubin`)."""
+SOURCE_SUFFIX = ".source"
+"""File suffix of a source entry: the name of the kernel entry compiled from an IR text as
+written (`compile_source_cached`)."""
 AUTOTUNE_SUFFIX = ".autotune"
 """File suffix of an autotune choice (mmcomp.tuning.store)."""
 
@@ -71,11 +74,13 @@ DISK_BACKENDS = ("cuda",)
 """Back ends whose artifacts go to disk (the interp back end's is its materialized IR,
 which is no cheaper to parse than to build)."""
 
-MemoryKey = tuple[str, str, tuple[object, ...]]
+MemoryKey = tuple[str, str, "StructureKey"]
 """(back end, keywords' text, fusion structure): the key of a kernel in memory."""
 
 _memory: dict[MemoryKey, Kernel] = {}
-_lock = threading.Lock()
+_memory_by_source: dict[tuple[str, str, str], Kernel] = {}
+"""Kernels by (back end, keywords' text, IR text as written): compiles given IR text."""
+_lock = _thread.allocate_lock()  # threading's Lock, without importing threading
 _stats = {"memory_hits": 0, "disk_hits": 0, "builds": 0}
 
 
@@ -88,6 +93,7 @@ def clear_memory() -> None:
     """Forget the kernels cached in memory (the disk entries stay)."""
     with _lock:
         _memory.clear()
+        _memory_by_source.clear()
 
 
 def artifact_store() -> KernelCache:
@@ -98,21 +104,34 @@ def artifact_store() -> KernelCache:
 @functools.cache
 def source_digest() -> str:
     """SHA-256 over the path and bytes of every Python file of the mmcomp package."""
-    root = Path(__file__).resolve().parent
+    root = str(Path(__file__).resolve().parent)
+    files: list[tuple[str, str]] = []
+    folders = [root]
+    while folders:  # os.scandir: a fifth of pathlib's rglob's time, on a disk hit's path
+        with os.scandir(folders.pop()) as found:
+            for entry in found:
+                if entry.is_dir():
+                    if entry.name != "__pycache__":
+                        folders.append(entry.path)
+                elif entry.name.endswith(".py"):
+                    relative = entry.path[len(root) + 1 :].replace(os.sep, "/")
+                    files.append((relative, entry.path))
     digest = hashlib.sha256()
-    for path in sorted(root.rglob("*.py")):
-        relative = path.relative_to(root).as_posix().encode()
-        data = path.read_bytes()
-        digest.update(len(relative).to_bytes(8, "little") + relative)
+    for relative, path in sorted(files, key=lambda item: item[0].split("/")):  # as Paths sort
+        with open(path, "rb") as file:
+            data = file.read()
+        name = relative.encode()
+        digest.update(len(name).to_bytes(8, "little") + name)
         digest.update(len(data).to_bytes(8, "little") + data)
     return digest.hexdigest()
 
 
 def ptxas_identity() -> str:
-    """The ptxas that `mmcomp.arch.ptxas` would use: path, size, modification time; or 'none'."""
-    from mmcomp.arch import ptxas
+    """The ptxas that `mmcomp.arch.ptxas` would use (`find_tool`): path, size, modification
+    time; or 'none'."""
+    from mmcomp.arch.tools import find_tool
 
-    path = ptxas.find_tool("ptxas")
+    path = find_tool("ptxas")
     if path is None:
         return "none"
     try:
@@ -129,7 +148,11 @@ def _xdsl_identity() -> str:
     import xdsl
 
     package = Path(xdsl.__file__ or ".").resolve().parent
-    found = sorted(info.name for info in package.parent.glob("xdsl-*.dist-info"))
+    try:
+        names = os.listdir(package.parent)  # a glob would compile a pattern: 2 ms more
+    except OSError:
+        names = []
+    found = sorted(n for n in names if n.startswith("xdsl-") and n.endswith(".dist-info"))
     return ",".join(found) or str(package)
 
 
@@ -142,6 +165,8 @@ def _toolchain() -> str:
 
 def parameters_key(params: Mapping[str, object]) -> str:
     """Every compile keyword, normalized, in a canonical text."""
+    if not params:
+        return "[]"  # what the normalization below gives, without importing it
     from mmcomp.schedule.heuristics import normalize_overrides
 
     rest = dict(params)
@@ -150,6 +175,36 @@ def parameters_key(params: Mapping[str, object]) -> str:
     if schedule_m is not None:
         normalized["schedule_m"] = schedule_m
     return repr(sorted(normalized.items()))
+
+
+def _keywords_key(params: Mapping[str, object]) -> str:
+    """`parameters_key` of the keywords as mmcomp.pipeline.compile_untuned keys them (with
+    `schedule_m` checked), without importing the checks where there is no keyword."""
+    if not params:
+        return parameters_key(params)
+    from mmcomp.schedule.heuristics import check_schedule_m
+
+    rest = dict(params)
+    schedule_m = check_schedule_m(rest.pop("schedule_m", None))
+    return parameters_key(rest if schedule_m is None else {**rest, "schedule_m": schedule_m})
+
+
+def _given_keywords_key(params: Mapping[str, object]) -> str | None:
+    """The keywords as given, in a canonical text, where every value is of a builtin type
+    whose repr says all of it (int, bool, str, None, or a tuple or list of ints), so that a
+    compile by IR text finds its kernel without importing the schedule's checks; else None.
+    Keywords spelled differently (a list for a tuple) are other source entries of one
+    kernel entry."""
+    if not params:
+        return parameters_key(params)
+    for value in params.values():
+        if type(value) in (tuple, list):
+            items = cast("tuple[object, ...] | list[object]", value)
+            if not all(type(item) is int for item in items):
+                return None
+        elif type(value) not in (int, bool, str, type(None)):
+            return None
+    return "given " + repr(sorted(params.items()))
 
 
 def disk_key(text: str, backend: str, params: str) -> str:
@@ -162,44 +217,28 @@ def disk_key(text: str, backend: str, params: str) -> str:
     return digest.hexdigest()
 
 
-def _op_key(op: Operation, numbers: dict[SSAValue, int], parts: list[object]) -> None:
-    """Append the structure of `op` and the ops nested in it to `parts`, numbering the
-    values it defines (an operand defined outside the fusion is -1)."""
-    for result in op.results:
-        numbers[result] = len(numbers)
-    parts.append(
-        (
-            op.name,
-            tuple(numbers.get(operand, -1) for operand in op.operands),
-            tuple((result.type, result.name_hint) for result in op.results),
-            tuple(sorted(op.properties.items())),
-            tuple(sorted(op.attributes.items())),
-            len(op.regions),
-        )
-    )
-    for region in op.regions:
-        parts.append(len(region.blocks))
-        for block in region.blocks:
-            parts.append(tuple((arg.type, arg.name_hint) for arg in block.args))
-            for arg in block.args:
-                numbers[arg] = len(numbers)
-            for nested in block.ops:
-                _op_key(nested, numbers, parts)
+def structure_key(fusion: Fusion) -> StructureKey:
+    """The fusion's structure (`Fusion.structure_key`: equal exactly when the printed IR is;
+    kept on the Fusion while only its own methods change it)."""
+    return fusion.structure_key()
 
 
-def structure_key(fusion: Fusion) -> tuple[object, ...]:
-    """The fusion's IR as a hashable tuple, equal for two fusions exactly when their printed
-    IR is: each op's name, operands (by definition order), result types and name hints,
-    properties and attributes (xDSL attributes compare by value; floats by their bits),
-    its regions' blocks and their arguments' types and names, in order."""
-    parts: list[object] = []
-    _op_key(fusion.module, {}, parts)
-    return tuple(parts)
+def source_key(text: str, backend: str, params: str) -> str:
+    """The hex SHA-256 naming the source entry of an IR text as written: the disk key's parts
+    with the text in place of the printed fusion."""
+    return disk_key("source:" + text, backend, params)
+
+
+def source_store() -> KernelCache:
+    """The on-disk store of source entries (in the kernel cache directory)."""
+    return KernelCache(suffix=SOURCE_SUFFIX)
 
 
 def _share(kernel: Kernel) -> Kernel:
-    """A Kernel sharing `kernel`'s artifact and its copy of the fusion."""
-    return copy.copy(kernel)
+    """A Kernel sharing `kernel`'s artifact and its copy of the fusion (a shallow copy)."""
+    shared = object.__new__(type(kernel))
+    shared.__dict__.update(kernel.__dict__)
+    return shared
 
 
 def _remember(key: MemoryKey, kernel: Kernel) -> None:
@@ -207,6 +246,19 @@ def _remember(key: MemoryKey, kernel: Kernel) -> None:
         if len(_memory) >= MEMORY_ENTRIES:
             _memory.pop(next(iter(_memory)))
         _memory[key] = kernel
+
+
+def memory_hit(fusion: Fusion, backend: str, params: Mapping[str, object]) -> Kernel | None:
+    """The kernel of `fusion` under `params` on `backend` if one is in memory, else None.
+
+    A kernel is kept under keywords without `schedule_m` only for a fusion whose M is
+    static, and with it only for one whose M is dynamic (equal structures agree), so a hit
+    needs no look at the fusion's roles."""
+    cached = _memory.get((backend, parameters_key(params), fusion.structure_key()))
+    if cached is None:
+        return None
+    _stats["memory_hits"] += 1
+    return _share(cached)
 
 
 def compile_cached(
@@ -219,7 +271,7 @@ def compile_cached(
     """The kernel of `fusion` under `params` on `backend`: from memory, from disk, or built.
     A kernel from disk prints the texts its entry lacks with `print_again`."""
     params_text = parameters_key(params)
-    key = (backend, params_text, structure_key(fusion))
+    key = (backend, params_text, fusion.structure_key())
     cached = _memory.get(key)
     if cached is not None:
         _stats["memory_hits"] += 1
@@ -240,6 +292,56 @@ def compile_cached(
     return kernel
 
 
+def compile_source_cached(
+    text: str,
+    backend: str,
+    params: Mapping[str, object],
+    compile_fusion: Callable[[], Kernel],
+    print_again: PrintAgain,
+) -> Kernel:
+    """The kernel of the fusion in the IR text `text` (as written) under `params` on
+    `backend`, before parsing it: from memory by the text, else (cuda) from the kernel entry
+    its source entry names, a Kernel whose fusion is parsed from the entry's when first asked
+    for; else `compile_fusion()` (which parses the text and compiles the fusion, from the
+    caches where they hold it), whose entry the text's source entry then names."""
+    given = _given_keywords_key(params)
+    lookup = given if given is not None else _keywords_key(params)
+    key = (backend, lookup, text)
+    cached = _memory_by_source.get(key)
+    if cached is not None:
+        _stats["memory_hits"] += 1
+        return _share(cached)
+    on_disk = backend in DISK_BACKENDS
+    source = source_key(text, backend, lookup) if on_disk else ""
+    if on_disk:
+        named = source_store().load(source)
+        entry = named.decode("ascii", "replace") if named is not None else ""
+        if len(entry) == 64 and all(c in "0123456789abcdef" for c in entry):
+            loaded = load_artifact(entry, None, print_again)
+            if loaded is not None:
+                _stats["disk_hits"] += 1
+                _remember_source(key, loaded)
+                return loaded
+    params_text = _keywords_key(params)  # the keywords checked, as compile checks them
+    kernel = compile_fusion()
+    from mmcomp.backend.compiled import Kernel as Single
+
+    if type(kernel) is not Single:  # a BucketedKernel (dynamic M): compiled per bucket
+        return kernel
+    _remember_source(key, kernel)
+    if on_disk:
+        fusion_text = kernel.stage_ir["fusion"]
+        source_store().store(source, disk_key(fusion_text, backend, params_text).encode())
+    return kernel
+
+
+def _remember_source(key: tuple[str, str, str], kernel: Kernel) -> None:
+    with _lock:
+        if len(_memory_by_source) >= MEMORY_ENTRIES:
+            _memory_by_source.pop(next(iter(_memory_by_source)))
+        _memory_by_source[key] = kernel
+
+
 def store_artifact(name: str, kernel: Kernel) -> bool:
     """Write the artifact of a cuda kernel under `name` (atomically); False if it cannot."""
     device = kernel.device_kernel
@@ -248,13 +350,13 @@ def store_artifact(name: str, kernel: Kernel) -> bool:
         "fusion": kernel.stage_ir.get("fusion", ""),
         "name": kernel.fusion.name,
         "backend": kernel.backend,
-        "params": kernel.params,
+        "params": _pickled(kernel.params),
         "stage_ir": _printed(kernel.stage_ir),
         "stage_names": list(kernel.stage_ir),
         "recipe": _recipe(kernel.stage_ir),
         "ptx": device.ptx,
-        "plan": device.plan,
-        "report": device.report,
+        "plan": _pickled(device.plan),
+        "report": _pickled(device.report),
         "cubin": device.cubin,
         "num_inputs": device.num_inputs,
         "num_outputs": device.num_outputs,
@@ -262,6 +364,29 @@ def store_artifact(name: str, kernel: Kernel) -> bool:
     }
     payload = zlib.compress(pickle.dumps(artifact, protocol=pickle.HIGHEST_PROTOCOL), 1)
     return artifact_store().store(name, payload)
+
+
+def _pickled(value: object) -> bytes:
+    """`value` pickled on its own: an artifact holds its classes' objects as such, unpickled
+    when first used, so that loading an entry imports none of their modules."""
+    return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _unpickled(artifact: Mapping[str, Any], key: str, types: tuple[type, ...]) -> Any:
+    """The object pickled under `key` of an artifact, checked to be of `types`."""
+    try:
+        value = pickle.loads(artifact[key])
+    except Exception as error:  # classes that moved, with mmcomp's source unchanged
+        raise RuntimeError(
+            f"mmcomp compile cache: the {key!r} of @{artifact['name']}'s entry does not "
+            f"unpickle ({error}); empty the cache: python -m mmcomp.cache clear"
+        ) from None
+    if not isinstance(value, types):
+        raise RuntimeError(
+            f"mmcomp compile cache: the {key!r} of @{artifact['name']}'s entry is a "
+            f"{type(value).__name__}; empty the cache: python -m mmcomp.cache clear"
+        )
+    return value
 
 
 def _printed(stage_ir: Mapping[str, str]) -> dict[str, str]:
@@ -291,23 +416,20 @@ def read_artifact(path: Path) -> dict[str, Any] | None:
 
 
 def _required() -> dict[str, tuple[type, ...]]:
-    """The keys of an artifact and the types their values may have."""
-    from mmcomp.arch.ptxas import ResourceReport
-    from mmcomp.backend.plan import LaunchPlan
-    from mmcomp.dialects.sched.params import ScheduleParams
-
+    """The keys of an artifact and the types their values may have (the params, plan and
+    report are pickled on their own: `_unpickled` checks their classes when first used)."""
     return {
         "format": (str,),
         "fusion": (str,),
         "name": (str,),
         "backend": (str,),
-        "params": (ScheduleParams,),
+        "params": (bytes,),
         "stage_ir": (dict,),
         "stage_names": (list,),
         "recipe": (dict, type(None)),
         "ptx": (str,),
-        "plan": (LaunchPlan,),
-        "report": (ResourceReport, type(None)),
+        "plan": (bytes,),
+        "report": (bytes,),
         "cubin": (bytes, type(None)),
         "num_inputs": (int,),
         "num_outputs": (int,),
@@ -348,11 +470,13 @@ def _decode(payload: bytes) -> dict[str, Any] | None:
 
 
 def load_artifact(
-    name: str, fusion: Fusion, print_again: PrintAgain | None = None
+    name: str, fusion: Fusion | None, print_again: PrintAgain | None = None
 ) -> Kernel | None:
     """The Kernel stored under `name` for `fusion`, or None (a damaged entry is removed);
     `print_again` prints the stage texts the entry lacks (without it, asking for one is a
-    KeyError)."""
+    KeyError). With no `fusion`, the kernel's is parsed from the entry's text when first
+    asked for. The params, the cuda kernel (PTX, plan, report, cubin, launch module) are
+    made when first used, so a load imports neither xDSL nor numpy."""
     store = artifact_store()
     payload = store.load(name)  # a wrong header or checksum: removed, with a warning
     if payload is None:
@@ -366,22 +490,8 @@ def load_artifact(
         )
         path.unlink(missing_ok=True)
         return None
-    from xdsl.parser import Parser
-
     from mmcomp.backend.compiled import CudaRunner, Kernel, Recipe, StageTexts
-    from mmcomp.backend.kernel import CudaKernel
-    from mmcomp.ir.registry import context
 
-    launch = artifact.get("launch") or ""
-    device = CudaKernel(
-        artifact["ptx"],
-        artifact["plan"],
-        artifact["report"],
-        artifact["num_inputs"],
-        artifact["num_outputs"],
-        artifact["cubin"],
-        launch_module=Parser(context(), launch).parse_module() if launch else None,
-    )
     recipe = artifact["recipe"]
     stage_ir = StageTexts(
         artifact["stage_ir"],
@@ -391,8 +501,50 @@ def load_artifact(
         else Recipe(artifact["backend"], recipe["params"], recipe["schedule_m"]),
         print_again,
     )
-    return Kernel(
-        fusion, artifact["backend"], artifact["params"], stage_ir, None, CudaRunner(device)
+    runner = CudaRunner(load=functools.partial(_cuda_kernel, artifact))
+    if fusion is not None:
+        return Kernel(fusion, artifact["backend"], _params(artifact), stage_ir, None, runner)
+    return Kernel.loaded(
+        functools.partial(_fusion, artifact),
+        artifact["backend"],
+        functools.partial(_params, artifact),
+        stage_ir,
+        runner,
+    )
+
+
+def _params(artifact: Mapping[str, Any]) -> ScheduleParams:
+    """The schedule params of an artifact."""
+    from mmcomp.dialects.sched.params import ScheduleParams
+
+    return _unpickled(artifact, "params", (ScheduleParams,))
+
+
+def _fusion(artifact: Mapping[str, Any]) -> Fusion:
+    """The fusion of an artifact, parsed from its text."""
+    from mmcomp.frontend.builder import parse
+
+    return parse(artifact["fusion"])
+
+
+def _cuda_kernel(artifact: Mapping[str, Any]) -> CudaKernel:
+    """The cuda kernel of an artifact."""
+    from xdsl.parser import Parser
+
+    from mmcomp.arch.ptxas import ResourceReport
+    from mmcomp.backend.kernel import CudaKernel
+    from mmcomp.backend.plan import LaunchPlan
+    from mmcomp.ir.registry import context
+
+    launch = artifact.get("launch") or ""
+    return CudaKernel(
+        artifact["ptx"],
+        _unpickled(artifact, "plan", (LaunchPlan,)),
+        _unpickled(artifact, "report", (ResourceReport, type(None))),
+        artifact["num_inputs"],
+        artifact["num_outputs"],
+        artifact["cubin"],
+        launch_module=Parser(context(), launch).parse_module() if launch else None,
     )
 
 
@@ -405,6 +557,7 @@ def _entries(directory: Path) -> dict[str, list[Path]]:
     """The files of the cache directory by kind."""
     kinds: dict[str, list[Path]] = {
         "kernels": [],
+        "sources": [],
         "cubins": [],
         "autotune": [],
         "temporaries": [],
@@ -416,6 +569,8 @@ def _entries(directory: Path) -> dict[str, list[Path]]:
             kinds["temporaries"].append(path)
         elif path.suffix == ARTIFACT_SUFFIX:
             kinds["kernels"].append(path)
+        elif path.suffix == SOURCE_SUFFIX:
+            kinds["sources"].append(path)
         elif path.suffix == ".cubin":
             kinds["cubins"].append(path)
         elif path.suffix == AUTOTUNE_SUFFIX:
@@ -445,6 +600,7 @@ def info(verbose: bool = False) -> str:
     lines = [
         f"mmcomp cache: {directory}{state}",
         f"  compiled kernels: {len(kinds['kernels'])} ({_size(kinds['kernels'])})",
+        f"  IR texts named:   {len(kinds['sources'])} ({_size(kinds['sources'])})",
         f"  cubins:           {len(kinds['cubins'])} ({_size(kinds['cubins'])})",
         f"  autotune choices: {len(kinds['autotune'])} ({_size(kinds['autotune'])})",
     ]
@@ -456,7 +612,8 @@ def info(verbose: bool = False) -> str:
             if artifact is None:
                 lines.append(f"    {path.name}: damaged (rebuilt at its next compile)")
                 continue
-            lines.append(f"    {path.name}: @{artifact['name']} {artifact['params'].format()}")
+            params = _params(artifact).format()
+            lines.append(f"    {path.name}: @{artifact['name']} {params}")
     return "\n".join(lines)
 
 
@@ -474,6 +631,8 @@ def clear() -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """`python -m mmcomp.cache info [-v] | clear`."""
+    import argparse
+
     parser = argparse.ArgumentParser(
         prog="python -m mmcomp.cache", description="Show or empty mmcomp's kernel cache."
     )

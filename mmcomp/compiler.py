@@ -9,21 +9,26 @@ kernel per M bucket, each compiled (or tuned) when first used.
 
 from __future__ import annotations
 
+import importlib
+import os
 from typing import TYPE_CHECKING, Any
 
-from mmcomp.backend.compiled import Kernel
+from mmcomp.backend.compiled import BACKENDS, Kernel, Recipe
 from mmcomp.errors import ScheduleError
-from mmcomp.frontend.builder import as_fusion
-from mmcomp.pipeline import BucketedKernel, check_schedule_m_applies, compile_untuned
-from mmcomp.schedule.buckets import has_dynamic_m
-from mmcomp.schedule.heuristics import check_schedule_m, normalize_overrides
 
 if TYPE_CHECKING:
     from xdsl.dialects.builtin import ModuleOp
 
     from mmcomp.frontend.builder import Fusion
+    from mmcomp.pipeline import BucketedKernel
 
 __all__ = ["BucketedKernel", "Kernel", "compile"]
+
+
+def __getattr__(name: str) -> Any:
+    if name != "BucketedKernel":
+        raise AttributeError(f"module 'mmcomp.compiler' has no attribute {name!r}")
+    return importlib.import_module("mmcomp.pipeline").BucketedKernel
 
 
 def compile(  # noqa: A001
@@ -57,8 +62,16 @@ def compile(  # noqa: A001
                 f"compile: autotune_budget_s={autotune_budget_s!r} applies only with "
                 "autotune=True (it bounds the autotune's time)"
             )
+        if isinstance(f, str | os.PathLike) and backend in BACKENDS:
+            return _compile_text(f, backend, params)  # pyright: ignore[reportUnknownArgumentType]  (PathLike[Any])
+        from mmcomp.pipeline import compile_untuned
+
         return compile_untuned(f, backend, **params)
     from mmcomp import tuning
+    from mmcomp.frontend.builder import as_fusion
+    from mmcomp.pipeline import BucketedKernel, check_schedule_m_applies
+    from mmcomp.schedule.buckets import has_dynamic_m
+    from mmcomp.schedule.heuristics import check_schedule_m, normalize_overrides
 
     budget = tuning.DEFAULT_BUDGET_S if autotune_budget_s is None else autotune_budget_s
     fusion = as_fusion(f)
@@ -75,3 +88,29 @@ def compile(  # noqa: A001
 
         return BucketedKernel(fusion, backend, keywords, tune_bucket, autotune_budget_s=budget)
     return tuning.autotune(fusion, backend=backend, budget_s=budget, **params)
+
+
+def _compile_text(text: str | os.PathLike[str], backend: str, params: dict[str, Any]) -> Kernel:
+    """`compile` of IR text or a .mlir file's path, with no autotune: the compile caches are
+    asked by the text as written before it is parsed (mmcomp.cache.compile_source_cached),
+    so a fresh process whose disk cache holds the kernel imports neither xDSL nor numpy."""
+    from mmcomp.cache import compile_source_cached
+    from mmcomp.frontend.source import ir_source
+
+    source, where = ir_source(text, "mmcomp.parse")
+
+    def compile_fusion() -> Kernel:
+        from mmcomp.frontend.builder import parse_source
+        from mmcomp.pipeline import compile_untuned
+
+        return compile_untuned(parse_source(source, where), backend, **params)
+
+    return compile_source_cached(source, backend, params, compile_fusion, _print_stages_again)
+
+
+def _print_stages_again(fusion_text: str, recipe: Recipe, last: str) -> dict[str, str]:
+    """mmcomp.pipeline.print_stages_again, imported when a kernel loaded from disk first
+    prints a stage's text."""
+    from mmcomp.pipeline import print_stages_again
+
+    return print_stages_again(fusion_text, recipe, last)

@@ -221,6 +221,12 @@ def compile_untuned(f: Fusion | str | ModuleOp, backend: str = "cuda", **params:
     schedule_m = check_schedule_m(params.pop("schedule_m", None))
     normalize_overrides(params)
     fusion = as_fusion(f)
+    from mmcomp.cache import compile_cached, memory_hit
+
+    keyed = params if schedule_m is None else {**params, "schedule_m": schedule_m}
+    cached = memory_hit(fusion, backend, keyed)  # a fusion in memory was checked when built
+    if cached is not None:
+        return cached
     dynamic_m = has_dynamic_m(fusion)
     check_schedule_m_applies(fusion, schedule_m, dynamic_m)
     if schedule_m is None and dynamic_m:
@@ -229,12 +235,10 @@ def compile_untuned(f: Fusion | str | ModuleOp, backend: str = "cuda", **params:
             return compile_untuned(compiled, backend, schedule_m=bucket, **params)
 
         return BucketedKernel(fusion, backend, params, compile_bucket)
-    from mmcomp.cache import compile_cached
 
     def build() -> Kernel:
         return _build_without_spills(fusion, backend, params, schedule_m)
 
-    keyed = params if schedule_m is None else {**params, "schedule_m": schedule_m}
     return compile_cached(fusion, backend, keyed, build, print_stages_again)
 
 
@@ -255,7 +259,7 @@ def _build(
     from mmcomp.schedule.spill_refit import SpilledError, is_spill_report
 
     module, chosen, texts = run_pipeline(
-        fusion.module, params, backend, schedule_m=schedule_m, print_all=False
+        fusion.peek_module(), params, backend, schedule_m=schedule_m, print_all=False
     )
     names = ["fusion", *(stage.name for stage in PIPELINE)]
     names = names[: names.index(MATERIALIZED if backend != "cuda" else names[-1]) + 1]
@@ -290,7 +294,7 @@ def _build_without_spills(
     from mmcomp.schedule.spill_refit import fit
 
     written: dict[str, object] = {}
-    for op in fusion.module.ops:
+    for op in fusion.peek_module().ops:
         if isinstance(op, FuncOp):
             with contextlib.suppress(ScheduleError):  # choose-schedule reports a bad one
                 written.update(written_params(op))

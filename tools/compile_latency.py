@@ -6,10 +6,14 @@
 - **in-process hit**: a process compiles the fusion once, then compiles it again `--calls`
   times, half with the same `Fusion`, half with an equal one parsed anew from the same text
   (the parse not timed); the row gives the median microseconds of one `mmcomp.compile`.
+  A third row compiles the file's path again (`mmcomp.compile(path)`: the file read, its
+  text looked up).
 - **fresh process, warm disk**: with the kernel already in the disk cache, a fresh process
-  runs `import mmcomp; mmcomp.compile(mmcomp.parse(path))`; the row gives the milliseconds
-  from before `import mmcomp` to the kernel, and the whole process's wall time
-  (interpreter start-up and exit included) beside it.
+  runs `import mmcomp; mmcomp.compile(path)` (the cache asked by the file's text before
+  parsing it), and another `import mmcomp; mmcomp.compile(mmcomp.parse(path))` (the fusion
+  parsed first: xDSL and numpy imported); each row gives the milliseconds from before
+  `import mmcomp` to the kernel, and the first the whole process's wall time (interpreter
+  start-up and exit included) beside it.
 - **cold compile**: a fresh process, with an empty cache directory, imports mmcomp and
   parses the fusion (not timed), then compiles it: the milliseconds of that first
   `mmcomp.compile` (the passes' imports, the pipeline, ptxas) on the cuda back end.
@@ -19,7 +23,8 @@ Each row is the median over `--runs` processes, with the spread (min-max) and th
 machine the wall time moves with the load, the CPU time much less. Every process runs with
 its own `MMCOMP_CACHE_DIR` under a temporary directory, so the user's cache is untouched,
 and with Python's bytecode cache on (`PYTHONDONTWRITEBYTECODE` dropped; a first process
-writes it), as for an installed package.
+writes it), as for an installed package. The load average (`os.getloadavg`, as `uptime`
+prints it) is printed before and after.
 """
 
 from __future__ import annotations
@@ -45,7 +50,8 @@ path, calls = sys.argv[1], int(sys.argv[2])
 text = open(path).read()
 fusion = mmcomp.parse(text)
 mmcomp.compile(fusion)
-same, equal = [], []
+mmcomp.compile(path)
+same, equal, by_path = [], [], []
 for index in range(calls):
     if index % 2:
         other = mmcomp.parse(text)
@@ -56,7 +62,10 @@ for index in range(calls):
         start = time.perf_counter_ns()
         mmcomp.compile(fusion)
         same.append(time.perf_counter_ns() - start)
-print(json.dumps({"same": same, "equal": equal}))
+    start = time.perf_counter_ns()
+    mmcomp.compile(path)
+    by_path.append(time.perf_counter_ns() - start)
+print(json.dumps({"same": same, "equal": equal, "path": by_path}))
 """
 
 WARM = r"""
@@ -64,7 +73,8 @@ import time
 start, cpu = time.perf_counter(), time.process_time()
 import json, sys
 import mmcomp
-kernel = mmcomp.compile(mmcomp.parse(sys.argv[1]))
+path = sys.argv[1]
+kernel = mmcomp.compile(path if sys.argv[2] == "path" else mmcomp.parse(path))
 wall, cpu = time.perf_counter() - start, time.process_time() - cpu
 assert mmcomp.cache.stats()["disk_hits"] == 1, mmcomp.cache.stats()
 print(json.dumps({"wall": wall, "cpu": cpu}))
@@ -118,18 +128,22 @@ def measure(fusion: Path, runs: int, calls: int) -> list[tuple[str, str, str]]:
         _run(COLD, [str(fusion)], root / "bytecode")  # writes the bytecode of every import
         hit_same: list[float] = []
         hit_equal: list[float] = []
+        hit_path: list[float] = []
         for _ in range(runs):
             found, _ = _run(HIT, [str(fusion), str(calls)], warm_cache)
             hit_same.append(statistics.median(found["same"]) / 1e9)
             hit_equal.append(statistics.median(found["equal"]) / 1e9)
-        warm: list[float] = []
-        warm_cpu: list[float] = []
+            hit_path.append(statistics.median(found["path"]) / 1e9)
+        warm: dict[str, list[float]] = {"path": [], "parse": []}
+        warm_cpu: dict[str, list[float]] = {"path": [], "parse": []}
         warm_process: list[float] = []
         for _ in range(runs):
-            found, process = _run(WARM, [str(fusion)], warm_cache)
-            warm.append(float(found["wall"]))
-            warm_cpu.append(float(found["cpu"]))
-            warm_process.append(process)
+            for mode in warm:
+                found, process = _run(WARM, [str(fusion), mode], warm_cache)
+                warm[mode].append(float(found["wall"]))
+                warm_cpu[mode].append(float(found["cpu"]))
+                if mode == "path":
+                    warm_process.append(process)
         cold: list[float] = []
         cold_cpu: list[float] = []
         for index in range(runs):
@@ -139,12 +153,18 @@ def measure(fusion: Path, runs: int, calls: int) -> list[tuple[str, str, str]]:
     return [
         ("in-process hit, same Fusion", _row(hit_same, 1e6, "us"), "-"),
         ("in-process hit, equal Fusion parsed anew", _row(hit_equal, 1e6, "us"), "-"),
+        ("in-process hit, compile(path)", _row(hit_path, 1e6, "us"), "-"),
         (
-            "fresh process, warm disk: import + parse + compile",
-            _row(warm, 1e3, "ms"),
-            _row(warm_cpu, 1e3, "ms"),
+            "fresh process, warm disk: import + compile(path)",
+            _row(warm["path"], 1e3, "ms"),
+            _row(warm_cpu["path"], 1e3, "ms"),
         ),
-        ("fresh process, warm disk: whole process", _row(warm_process, 1e3, "ms"), "-"),
+        ("fresh process, warm disk: its whole process", _row(warm_process, 1e3, "ms"), "-"),
+        (
+            "fresh process, warm disk: import + compile(parse(path))",
+            _row(warm["parse"], 1e3, "ms"),
+            _row(warm_cpu["parse"], 1e3, "ms"),
+        ),
         (
             "cold compile (cuda back end, ptxas included)",
             _row(cold, 1e3, "ms"),

@@ -838,7 +838,7 @@ def dynamic_input_roles(fusion: Fusion) -> list[tuple[str, ...]] | None:
     if not any(value.dynamic_axes for value in inputs):
         return None
     try:
-        mapping = infer_axis_mapping(fusion.func)
+        mapping = infer_axis_mapping(fusion.peek_func())
     except VerifyException as error:
         raise FusionError(stage_message("propagate-axis-mapping", error)) from None
-    return [mapping.roles[value.ssa] for value in inputs]
+    return [mapping.roles[value.peek_ssa()] for value in inputs]

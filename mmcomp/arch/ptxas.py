@@ -13,16 +13,13 @@ ptxas is found on PATH, then under $CUDA_HOME/bin, then in the nvidia-cuda-nvcc 
 from __future__ import annotations
 
 import functools
-import os
 import re
-import shutil
-import subprocess
 import sys
-import sysconfig
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from mmcomp.arch.tools import find_tool
 
 
 class PtxasError(RuntimeError):
@@ -68,30 +65,6 @@ class Assembled:
     """The architecture assembled for."""
 
 
-def _wheel_tool(name: str) -> Path | None:
-    roots = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
-    roots.update(p for p in sys.path if p.endswith("site-packages"))
-    for root in roots:
-        for sub in ("cu13", "cu12", "cuda_nvcc", "cuda_nvdisasm"):
-            candidate = Path(root) / "nvidia" / sub / "bin" / name
-            if candidate.is_file() and os.access(candidate, os.X_OK):
-                return candidate
-    return None
-
-
-def find_tool(name: str) -> Path | None:
-    """Find a CUDA tool (`ptxas`, `nvdisasm`): PATH, then $CUDA_HOME/bin, then a wheel."""
-    on_path = shutil.which(name)
-    if on_path:
-        return Path(on_path)
-    cuda_home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH")
-    if cuda_home:
-        candidate = Path(cuda_home) / "bin" / name
-        if candidate.is_file() and os.access(candidate, os.X_OK):
-            return candidate
-    return _wheel_tool(name)
-
-
 def _require_tool(name: str, wheel: str) -> Path:
     path = find_tool(name)
     if path is None:
@@ -115,6 +88,8 @@ def find_nvdisasm() -> Path:
 @functools.cache
 def ptxas_version(path: str | None = None) -> tuple[int, int]:
     """The (major, minor) CUDA release of ptxas, e.g. (13, 0)."""
+    import subprocess
+
     tool = path or str(find_ptxas())
     output = subprocess.run([tool, "--version"], capture_output=True, text=True).stdout
     match = re.search(r"release (\d+)\.(\d+)", output)
@@ -172,6 +147,9 @@ def assemble(ptx: str, arch: str = "sm_90a", extra: Sequence[str] = ()) -> Assem
 
     Raises PtxasError with ptxas's message and the offending PTX line when assembly fails.
     """
+    import subprocess
+    import tempfile
+
     tool = find_ptxas()
     with tempfile.TemporaryDirectory(prefix="mmcomp-ptxas-") as tmp:
         source = Path(tmp) / "kernel.ptx"
@@ -227,6 +205,9 @@ def assemble_checked(
 
 def disassemble(cubin: bytes) -> str:
     """The SASS of a cubin, by nvdisasm."""
+    import subprocess
+    import tempfile
+
     tool = find_nvdisasm()
     with tempfile.TemporaryDirectory(prefix="mmcomp-nvdisasm-") as tmp:
         path = Path(tmp) / "kernel.cubin"

@@ -13,17 +13,34 @@ runs the rest of the pipeline on a copy of a materialized kernel first:
 that `mmcomp-opt` wrote. The result, a `CudaKernel`, holds the PTX, the ptxas resource
 report and the plan; it is called on the fusion's inputs and returns its outputs. Loading
 and launching happen at the first call, so compiling needs no GPU; calling without one
-raises LaunchError.
+raises LaunchError. The names are imported when first used, so that a kernel loaded from
+the compile cache (mmcomp.backend.compiled) imports neither xDSL nor numpy.
 """
 
-from mmcomp.backend.kernel import (
-    BoundLaunch,
-    CudaKernel,
-    build_cuda_kernel,
-    load_kernel,
-    lower_to_ptx,
-)
-from mmcomp.backend.plan import LaunchPlan, launch_plan
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mmcomp.backend.kernel import (
+        BoundLaunch,
+        CudaKernel,
+        build_cuda_kernel,
+        load_kernel,
+        lower_to_ptx,
+    )
+    from mmcomp.backend.plan import LaunchPlan, launch_plan
+
+_PUBLIC = {
+    "BoundLaunch": "mmcomp.backend.kernel",
+    "CudaKernel": "mmcomp.backend.kernel",
+    "build_cuda_kernel": "mmcomp.backend.kernel",
+    "load_kernel": "mmcomp.backend.kernel",
+    "lower_to_ptx": "mmcomp.backend.kernel",
+    "LaunchPlan": "mmcomp.backend.plan",
+    "launch_plan": "mmcomp.backend.plan",
+}
 
 __all__ = [
     "BoundLaunch",
@@ -34,3 +51,12 @@ __all__ = [
     "load_kernel",
     "lower_to_ptx",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _PUBLIC.get(name)
+    if module is None:
+        raise AttributeError(f"module 'mmcomp.backend' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

@@ -10,23 +10,19 @@ and checks the arrays and runs the runner (mmcomp.backend.call).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
-import numpy as np
-from xdsl.dialects.builtin import ModuleOp
-
-from mmcomp.analysis.roles import dynamic_input_roles
-from mmcomp.dialects.sched import ScheduleParams
 from mmcomp.errors import FusionError, LaunchError, ScheduleError
-from mmcomp.ir.narrowing import is_ndarray
-from mmcomp.ir.registry import context
 
 if TYPE_CHECKING:
+    import numpy as np
+    from xdsl.dialects.builtin import ModuleOp
+
     from mmcomp.backend.kernel import CudaKernel
+    from mmcomp.dialects.sched import ScheduleParams
     from mmcomp.frontend.builder import Fusion
 
-Runner = Callable[[list[Any]], tuple[np.ndarray, ...]]
+Runner = Callable[[list[Any]], "tuple[np.ndarray, ...]"]
 """Runs a compiled kernel: inputs in fusion input order -> outputs in fusion output order."""
 
 MATERIALIZED = "materialize-schedule"
@@ -43,12 +39,25 @@ def _interp_runner(module: ModuleOp) -> Runner:
     return run
 
 
-@dataclass(frozen=True)
 class CudaRunner:
-    """Runs a materialized module as a Hopper kernel (built at compile time, launched lazily)."""
+    """Runs a materialized module as a Hopper kernel (built at compile time, or made from a
+    disk cache entry when first used; launched lazily)."""
 
-    kernel: CudaKernel
-    """The PTX, its ptxas report and launch plan (mmcomp.backend.CudaKernel)."""
+    def __init__(
+        self, kernel: CudaKernel | None = None, load: Callable[[], CudaKernel] | None = None
+    ):
+        if kernel is None and load is None:
+            raise ValueError("CudaRunner: expected a kernel or a function that makes it")
+        self._kernel = kernel
+        self._load = load
+
+    @property
+    def kernel(self) -> CudaKernel:
+        """The PTX, its ptxas report and launch plan (mmcomp.backend.CudaKernel)."""
+        if self._kernel is None:
+            assert self._load is not None
+            self._kernel = self._load()
+        return self._kernel
 
     def __call__(self, inputs: list[Any]) -> tuple[np.ndarray, ...]:
         return self.kernel(*inputs)
@@ -74,8 +83,7 @@ DEVICE_ARRAY_BACKENDS = ("cuda",)
 """Back ends that also take device arrays (torch, cupy: DLPack / __cuda_array_interface__)."""
 
 
-@dataclass(frozen=True)
-class Recipe:
+class Recipe(NamedTuple):
     """How a kernel's pipeline ran, to run it again for the texts a compile did not print."""
 
     backend: str
@@ -154,6 +162,11 @@ def _device_view(array: Any, name: str) -> Any:
 class Kernel:
     """A compiled fusion: call it on arrays; it returns the outputs in fusion output order."""
 
+    _fusion: Fusion | None
+    _load_fusion: Callable[[], Fusion] | None
+    _params: ScheduleParams | None
+    _load_params: Callable[[], ScheduleParams] | None
+
     def __init__(
         self,
         fusion: Fusion,
@@ -164,10 +177,15 @@ class Kernel:
         runner: Runner,
     ):
         self.fusion = fusion
+        self.params = params
+        self._start(backend, stage_ir, module, runner)
+
+    def _start(
+        self, backend: str, stage_ir: Mapping[str, str], module: ModuleOp | None, runner: Runner
+    ) -> None:
+        """Set what every kernel holds besides its fusion and params."""
         self.backend = backend
         """The back end that runs the kernel ("interp" or "cuda")."""
-        self.params = params
-        """The schedule parameters (the heuristic's choice with the caller's overrides)."""
         self.stage_ir = stage_ir
         """Stage name -> IR text after that stage, in pipeline order (`ir(stage)`; a
         StageTexts: the hopper and ptx levels' texts printed when first asked for)."""
@@ -187,15 +205,51 @@ class Kernel:
         """After the first device call: the fast path of a call with `out=` a tuple or list
         of every output (CallState.fast_out)."""
 
+    @classmethod
+    def loaded(
+        cls,
+        fusion: Callable[[], Fusion],
+        backend: str,
+        params: Callable[[], ScheduleParams],
+        stage_ir: Mapping[str, str],
+        runner: Runner,
+    ) -> Kernel:
+        """A kernel from a disk cache entry whose fusion and params are made when first asked
+        for (by `fusion()`, `params()`), so that returning it imports neither xDSL nor numpy."""
+        kernel = cls.__new__(cls)
+        kernel._fusion = None
+        kernel._load_fusion = fusion
+        kernel._params = None
+        kernel._load_params = params
+        kernel._start(backend, stage_ir, None, runner)
+        return kernel
+
     @property
     def fusion(self) -> Fusion:
         """The fusion compiled: a copy taken when the kernel was made, so that building more
         on the caller's Fusion afterwards does not change the kernel."""
+        if self._fusion is None:
+            assert self._load_fusion is not None
+            self._fusion = self._load_fusion()
         return self._fusion
 
     @fusion.setter
     def fusion(self, fusion: Fusion) -> None:
         self._fusion = fusion.clone()
+        self._load_fusion = None
+
+    @property
+    def params(self) -> ScheduleParams:
+        """The schedule parameters (the heuristic's choice with the caller's overrides)."""
+        if self._params is None:
+            assert self._load_params is not None
+            self._params = self._load_params()
+        return self._params
+
+    @params.setter
+    def params(self, params: ScheduleParams) -> None:
+        self._params = params
+        self._load_params = None
 
     @property
     def runner(self) -> Runner:
@@ -208,6 +262,8 @@ class Kernel:
         stage's text when first asked)."""
         if self._module is None:
             from xdsl.parser import Parser
+
+            from mmcomp.ir.registry import context
 
             self._module = Parser(context(), self.stage_ir[MATERIALIZED]).parse_module()
         return self._module
@@ -242,6 +298,7 @@ class Kernel:
         """The inputs in fusion input order, from positional and named arrays; checked."""
         from mmcomp.backend.arguments import order_inputs
         from mmcomp.frontend.argcheck import check_shape_and_dtype
+        from mmcomp.ir.narrowing import is_ndarray
 
         inputs = self.fusion.inputs
         names = [value.name or f"input {index}" for index, value in enumerate(inputs)]
@@ -286,6 +343,8 @@ class Kernel:
     def dynamic_roles(self) -> list[tuple[str, ...]] | None:
         """The axis roles of each input where the fusion has dynamic extents, else None."""
         if not self._roles_known:
+            from mmcomp.analysis.roles import dynamic_input_roles
+
             self._roles_known = True
             self._dynamic_roles = dynamic_input_roles(self.fusion)
         return self._dynamic_roles

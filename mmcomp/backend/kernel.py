@@ -91,6 +91,18 @@ def _check_arrays(kernel: CudaKernel, arrays: Sequence[Any]) -> None:
             continue
         layout = "tma" if index in through_tma else "contiguous"
         check_device_array(ArraySpec(name, dtype, shape, layout=layout), view)
+        for operand in maps:
+            # A view's contiguous axis may be an outer axis of the array (a [T, 1] operand
+            # read as one row of T): TMA steps along it one element at a time.
+            axis = operand.axes[-1] if operand.axes else len(shape) - 1
+            if operand.arg != index or operand.pitch or axis < 0 or view.shape[axis] <= 1:
+                continue
+            if view.strides[axis] != dtype.itemsize:
+                raise LaunchError(
+                    f"argument {name!r}: its axis {axis} is the contiguous axis of the "
+                    f"kernel's tensor map: expected byte stride {dtype.itemsize}, found "
+                    f"{view.strides[axis]} (pass a C-contiguous array)"
+                )
         pair = 2 * dtype.itemsize
         if layout == "contiguous" and shape and shape[-1] % 2 == 0 and view.ptr % pair:
             raise LaunchError(

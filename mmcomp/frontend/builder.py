@@ -14,6 +14,9 @@ broadcast numpy-style and promote mixed dtypes to f32 by inserting `fusion.broad
 `fusion.cast` ops; a Python number becomes a `fusion.splat` of the other operand's type.
 """
 
+# pyright: reportPrivateUsage=false
+# (Fusion and Value read each other's IR handles without handing them out)
+
 from __future__ import annotations
 
 import io
@@ -33,9 +36,11 @@ from xdsl.utils.exceptions import ParseError, VerifyException
 
 from mmcomp.dialects import fusion as fd
 from mmcomp.errors import FusionError
+from mmcomp.frontend.source import ir_source
 from mmcomp.ir import dtypes
 from mmcomp.ir.diagnostics import at
 from mmcomp.ir.narrowing import is_tensor
+from mmcomp.ir.structure import StructureKey, structure_of
 
 DYNAMIC = fd.DYNAMIC
 """The extent of a dynamic axis in `Value.shape` (`?` in IR)."""
@@ -133,19 +138,30 @@ class Value:
     def __init__(self, fusion: Fusion, ssa: SSAValue, name: str | None = None):
         self.fusion = fusion
         """The Fusion this value belongs to."""
-        self.ssa = ssa
-        """The xDSL SSA value."""
+        self._ssa = ssa
         self._name = name
+
+    @property
+    def ssa(self) -> SSAValue:
+        """The xDSL SSA value. Handing it out ends the fusion's structure memo (see
+        `Fusion.structure_key`): the IR may be edited through it."""
+        self.fusion.hand_out()
+        return self._ssa
+
+    def peek_ssa(self) -> SSAValue:
+        """The xDSL SSA value, for reading only (mmcomp's own readers): unlike `ssa`, it keeps
+        the structure memo, so an edit through it would be missed by the compile cache."""
+        return self._ssa
 
     @property
     def name(self) -> str | None:
         """The input name, or the SSA name hint of an intermediate (often None)."""
-        return self._name if self._name is not None else self.ssa.name_hint
+        return self._name if self._name is not None else self._ssa.name_hint
 
     @property
     def type(self) -> TensorType:
         """The builtin tensor type."""
-        value_type = self.ssa.type
+        value_type = self._ssa.type
         assert is_tensor(value_type)
         return value_type
 
@@ -307,17 +323,20 @@ class Fusion:
     def _init(
         self, module: ModuleOp, func: FuncOp, inputs: list[Value], outputs: list[Value]
     ) -> None:
-        self.module = module
-        """The xDSL module holding `func`."""
-        self.func = func
-        """The xDSL `func.func` of the fusion."""
+        self._module = module
+        self._func = func
+        self._structure: StructureKey | None = None
+        self._handed_out = False
         self._inputs = inputs
         self._outputs = outputs
-        self._values: dict[SSAValue, Value] = {value.ssa: value for value in inputs}
+        self._values: dict[SSAValue, Value] = {value._ssa: value for value in inputs}
 
     @classmethod
-    def from_module(cls, module: ModuleOp, name: str | None = None) -> Fusion:
-        """A Fusion over the `func.func` of `module` (the one named `name` if several)."""
+    def from_module(cls, module: ModuleOp, name: str | None = None, shared: bool = True) -> Fusion:
+        """A Fusion over the `func.func` of `module` (the one named `name` if several).
+
+        With `shared` (the caller keeps `module` and may edit it), the IR counts as handed
+        out (see `structure_key`); mmcomp passes False for a module no one else holds."""
         funcs = [op for op in module.ops if isinstance(op, FuncOp)]
         if name is not None:
             funcs = [func for func in funcs if func.sym_name.data == name]
@@ -343,16 +362,60 @@ class Fusion:
             inputs.append(Value(fusion, arg, arg_name))
         fusion._init(module, func, inputs, [])
         fusion._outputs = [fusion._wrap(value) for value in block.last_op.operands]
+        fusion._handed_out = shared
         return fusion
 
     def clone(self) -> Fusion:
         """An independent Fusion of the same IR (over a clone of the module)."""
-        return Fusion.from_module(self.module.clone())
+        clone = Fusion.from_module(self._module.clone(), shared=False)
+        if not self._handed_out:
+            clone._structure = self._structure
+        return clone
+
+    @property
+    def module(self) -> ModuleOp:
+        """The xDSL module holding `func`. Handing it out (or `func`, or a Value's `ssa`)
+        ends the structure memo: the IR may be edited through it."""
+        self.hand_out()
+        return self._module
+
+    @property
+    def func(self) -> FuncOp:
+        """The xDSL `func.func` of the fusion (handing it out ends the structure memo)."""
+        self.hand_out()
+        return self._func
+
+    def peek_module(self) -> ModuleOp:
+        """The xDSL module, for reading only (mmcomp's own readers): unlike `module`, it keeps
+        the structure memo, so an edit through it would be missed by the compile cache."""
+        return self._module
+
+    def peek_func(self) -> FuncOp:
+        """The xDSL `func.func`, for reading only (as `peek_module`)."""
+        return self._func
+
+    def hand_out(self) -> None:
+        """Note that the xDSL IR was handed out: from now on `structure_key` walks the IR at
+        every call, as it may have been edited by other means than this class's methods."""
+        self._handed_out = True
+        self._structure = None
+
+    def structure_key(self) -> StructureKey:
+        """The fusion's structure, the in-memory compile cache's key for it
+        (mmcomp.ir.structure.structure_of: equal exactly when the printed IR is).
+
+        It is computed once and kept until a method of this class changes the fusion; once
+        the xDSL IR has been handed out (`module`, `func`, a Value's `ssa`), at every call."""
+        if self._handed_out:
+            return structure_of(self._module)
+        if self._structure is None:
+            self._structure = structure_of(self._module)
+        return self._structure
 
     @property
     def name(self) -> str:
         """The function's symbol name."""
-        return self.func.sym_name.data
+        return self._func.sym_name.data
 
     @property
     def inputs(self) -> list[Value]:
@@ -366,7 +429,7 @@ class Fusion:
 
     def __str__(self) -> str:
         stream = io.StringIO()
-        Printer(stream=stream).print_op(self.module)
+        Printer(stream=stream).print_op(self._module)
         stream.write("\n")
         return stream.getvalue()
 
@@ -377,7 +440,7 @@ class Fusion:
     def verify(self) -> None:
         """Verify the whole module; raises FusionError with the verifier's message."""
         try:
-            self.module.verify()
+            self._module.verify()
         except VerifyException as error:
             raise FusionError(f"{self.name}: {error}") from error
 
@@ -385,7 +448,8 @@ class Fusion:
 
     @property
     def _block(self) -> Block:
-        return self.func.body.block
+        self._structure = None  # the block is read to be changed
+        return self._func.body.block
 
     def _wrap(self, ssa: SSAValue) -> Value:
         value = self._values.get(ssa)
@@ -394,9 +458,10 @@ class Fusion:
         return value
 
     def _update_signature(self) -> None:
-        self.func.function_type = FunctionType.from_lists(
-            [value.ssa.type for value in self._inputs],
-            [value.ssa.type for value in self._outputs],
+        self._structure = None
+        self._func.function_type = FunctionType.from_lists(
+            [value._ssa.type for value in self._inputs],
+            [value._ssa.type for value in self._outputs],
         )
 
     def _insert(self, op: Operation, where: str) -> Value:
@@ -454,7 +519,7 @@ class Fusion:
                     "(fp8 scales come in pairs, as in torch._scaled_mm)"
                 )
         return [
-            self._value(scale, where, argument).ssa
+            self._value(scale, where, argument)._ssa
             for argument, scale in (("scale_a", scale_a), ("scale_b", scale_b))
         ]
 
@@ -527,7 +592,7 @@ class Fusion:
         """Make `value` the next output (function result); returns it."""
         where = "Fusion.output"
         value = self._value(value, where, "value")
-        if isinstance(value.ssa, BlockArgument):
+        if isinstance(value._ssa, BlockArgument):
             raise FusionError(
                 f"{where}: argument 'value': expected a value computed by the fusion, found "
                 f"input {value.name!r} itself (an output must be computed in the body; "
@@ -538,7 +603,7 @@ class Fusion:
         assert terminator is not None
         terminator.detach()
         terminator.erase()
-        self._block.add_op(ReturnOp(*(output.ssa for output in self._outputs)))
+        self._block.add_op(ReturnOp(*(output._ssa for output in self._outputs)))
         self._update_signature()
         return value
 
@@ -582,7 +647,7 @@ class Fusion:
                 f"broadcast with those of 'a', {_format_shape(a.shape[:-2])}"
             )
         result_type = fd.tensor_type((*batch, a.shape[-2], b.shape[-1]), "f32")
-        return self._insert(fd.MatmulOp(a.ssa, b.ssa, result_type, scales), where)
+        return self._insert(fd.MatmulOp(a._ssa, b._ssa, result_type, scales), where)
 
     def linear(
         self,
@@ -629,9 +694,9 @@ class Fusion:
                     f"{where}: argument 'bias': expected shape {_format_shape(w.shape[:1])} "
                     f"(N, the first axis of 'w'), found {_format_shape(bias.shape)}"
                 )
-            bias_ssa = bias.ssa
+            bias_ssa = bias._ssa
         result_type = fd.tensor_type((*a.shape[:-1], w.shape[0]), "f32")
-        return self._insert(fd.LinearOp(a.ssa, w.ssa, bias_ssa, result_type, scales), where)
+        return self._insert(fd.LinearOp(a._ssa, w._ssa, bias_ssa, result_type, scales), where)
 
     def grouped_linear(
         self,
@@ -711,9 +776,9 @@ class Fusion:
                     f"{where}: argument 'bias': expected shape [{groups}, {n}] (G, N: the first "
                     f"two axes of 'w'), found {_format_shape(bias.shape)}"
                 )
-            bias_ssa = bias.ssa
+            bias_ssa = bias._ssa
         result_type = fd.tensor_type((*x.shape[:-1], n), "f32")
-        op = fd.GroupedLinearOp(x.ssa, w.ssa, bias_ssa, sizes.ssa, result_type)
+        op = fd.GroupedLinearOp(x._ssa, w._ssa, bias_ssa, sizes._ssa, result_type)
         result = self._insert(op, where)
         if scale is None:
             return result
@@ -781,7 +846,7 @@ class Fusion:
                 )
         kept = tuple(extent for axis, extent in enumerate(product) if axis not in normalized)
         result_type = fd.tensor_type(kept, "f32")
-        op = fd.FusedMultiplySumOp(a.ssa, b.ssa, sorted(normalized), result_type, scales)
+        op = fd.FusedMultiplySumOp(a._ssa, b._ssa, sorted(normalized), result_type, scales)
         return self._insert(op, where)
 
     # Shape ops
@@ -803,7 +868,7 @@ class Fusion:
             )
         extents = iter(x.shape)
         shape = [1 if flag else next(extents) for flag in flags]
-        op = fd.BroadcastOp(x.ssa, [bool(f) for f in flags], fd.tensor_type(shape, x.dtype))
+        op = fd.BroadcastOp(x._ssa, [bool(f) for f in flags], fd.tensor_type(shape, x.dtype))
         return self._insert(op, where)
 
     def _expand(self, x: Value, shape: tuple[int, ...], where: str) -> Value:
@@ -811,13 +876,13 @@ class Fusion:
         if x.shape == shape:
             return x
         new_dims = [True] * (len(shape) - x.ndim) + [False] * x.ndim
-        op = fd.BroadcastOp(x.ssa, new_dims, fd.tensor_type(shape, x.dtype))
+        op = fd.BroadcastOp(x._ssa, new_dims, fd.tensor_type(shape, x.dtype))
         return self._insert(op, where)
 
     def _convert(self, x: Value, dtype: str, where: str) -> Value:
         if x.dtype == dtype:
             return x
-        return self._insert(fd.CastOp(x.ssa, fd.tensor_type(x.shape, dtype)), where)
+        return self._insert(fd.CastOp(x._ssa, fd.tensor_type(x.shape, dtype)), where)
 
     # Pointwise ops
 
@@ -863,7 +928,7 @@ class Fusion:
                 continue
             splat = fd.SplatOp(operand, fd.tensor_type(shape, dtype))
             resolved.append(self._insert(splat, where))
-        op = fd.BINARY_OPS[kind](resolved[0].ssa, resolved[1].ssa)
+        op = fd.BINARY_OPS[kind](resolved[0]._ssa, resolved[1]._ssa)
         return self._insert(op, where)
 
     def add(self, lhs: Value | float, rhs: Value | float) -> Value:
@@ -885,7 +950,7 @@ class Fusion:
     def _unary(self, kind: str, x: Value) -> Value:
         where = f"Fusion.{kind}"
         x = self._value(x, where, "x")
-        return self._insert(fd.UNARY_OPS[kind](x.ssa), where)
+        return self._insert(fd.UNARY_OPS[kind](x._ssa), where)
 
     def neg(self, x: Value) -> Value:
         """-x."""
@@ -920,7 +985,7 @@ class Fusion:
                 f'{where}: argument \'approximate\': expected "tanh" or "none", '
                 f"found {approximate!r}"
             )
-        return self._insert(fd.GeluOp(x.ssa, approximate), where)
+        return self._insert(fd.GeluOp(x._ssa, approximate), where)
 
     def quantize(
         self,
@@ -954,11 +1019,11 @@ class Fusion:
                 )
             if y.ndim < 1:
                 raise FusionError(f"{where}: argument 'y': expected rank >= 1, found a scalar")
-            scale = self._insert(fd.QuantizeScaleOp(y.ssa, target, group), where)
+            scale = self._insert(fd.QuantizeScaleOp(y._ssa, target, group), where)
         else:
             scale = self._value(scale, where, "scale")
         result_type = fd.tensor_type(y.shape, name)
-        values = self._insert(fd.QuantizeOp(y.ssa, scale.ssa, result_type), where)
+        values = self._insert(fd.QuantizeOp(y._ssa, scale._ssa, result_type), where)
         return values, scale
 
     def cast(self, x: Value, dtype: Any) -> Value:
@@ -994,9 +1059,14 @@ def parse(text: str | os.PathLike[str], name: str | None = None) -> Fusion:
             "mmcomp.parse: argument 'text': expected IR text or the path of a .mlir file "
             f"(str or os.PathLike), found {type(text).__name__}"
         )
+    source, where = ir_source(text, "mmcomp.parse")
+    return parse_source(source, where, name)
+
+
+def parse_source(source: str, where: str, name: str | None = None) -> Fusion:
+    """`parse` of IR text read from `where` (a file's path, or "<fusion>")."""
     from mmcomp.ir.diagnostics import LocatingParser, verify
 
-    source, where = ir_source(text, "mmcomp.parse")
     try:
         module = LocatingParser(_context(), source, where).parse_module()
     except ParseError as error:
@@ -1005,31 +1075,7 @@ def parse(text: str | os.PathLike[str], name: str | None = None) -> Fusion:
         verify(module)
     except VerifyException as error:
         raise FusionError(f"mmcomp.parse: {error}") from error
-    return Fusion.from_module(module, name)
-
-
-def ir_source(text: str | os.PathLike[str], where: str) -> tuple[str, str]:
-    """(IR text, its name in diagnostics) of `text`: the file's text where `text` is a path
-    (an os.PathLike, or a str of one line that names a file or holds none of IR's `{`, `@`,
-    `%`, `=`, `(`)."""
-    written = os.fspath(text)
-    if not isinstance(written, str):
-        raise FusionError(f"{where}: argument 'text': expected a str path, found bytes")
-    one_line = bool(written.strip()) and "\n" not in written
-    is_path = isinstance(text, os.PathLike) or (
-        one_line and (os.path.isfile(written) or not any(c in written for c in "{@%=("))
-    )
-    if not is_path:
-        return written, "<fusion>"
-    try:
-        with open(written, encoding="utf-8") as file:
-            return file.read(), written
-    except (OSError, UnicodeDecodeError) as error:
-        reason = error.strerror if isinstance(error, OSError) else "not UTF-8 text"
-        raise FusionError(
-            f"{where}: cannot read the file {written!r}: {reason} (a str of one line without "
-            "'{', '@', '%', '=' or '(' is read as a path; IR text holds a func.func)"
-        ) from None
+    return Fusion.from_module(module, name, shared=False)
 
 
 def as_fusion(f: object, where: str = "compile") -> Fusion:
@@ -1040,7 +1086,7 @@ def as_fusion(f: object, where: str = "compile") -> Fusion:
     if isinstance(f, str | os.PathLike):
         return parse(f)  # pyright: ignore[reportUnknownArgumentType]  (PathLike[Any])
     if isinstance(f, ModuleOp):
-        return Fusion.from_module(f.clone())
+        return Fusion.from_module(f.clone(), shared=False)
     raise FusionError(
         f"{where}: argument 'f': expected an mmcomp.Fusion, IR text, the path of a .mlir "
         f"file or a builtin.module, found {type(f).__name__}"

@@ -275,6 +275,8 @@ class ChooseSchedule(ModulePass):
     """Registers per thread of the producer and consumer warpgroups."""
     epilogue: str | None = None
     """registers or smem."""
+    epilogue_subtile: int | None = None
+    """Columns of the epilogue's subtile (0: the whole tile at once)."""
     swap_ab: bool | None = None
     """Compute the transposed product (true or false)."""
     schedule_m: int | None = None

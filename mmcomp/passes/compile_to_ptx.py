@@ -172,6 +172,8 @@ class CompileToPtx(ModulePass):
     """choose-schedule's `registers`."""
     epilogue: str | None = None
     """choose-schedule's `epilogue`."""
+    epilogue_subtile: int | None = None
+    """choose-schedule's `epilogue-subtile`."""
     swap_ab: bool | None = None
     """choose-schedule's `swap-ab`."""
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -88,6 +87,8 @@ class KernelCache:
 
     def store(self, key: str, payload: bytes) -> bool:
         """Write `payload` under `key` atomically; False (with a warning) if it cannot."""
+        import tempfile  # imported by a write only: a disk hit reads
+
         path = self.path(key)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)

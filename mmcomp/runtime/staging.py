@@ -390,10 +390,17 @@ def encode_operand_maps(
         target = arrays[operand.arg]
         view = as_device_array(target, f"argument #{operand.arg}")
         if view is not None and view.nbytes == 0:
-            stand_in = placeholder(operand.shape, view.dtype)
+            # A staged operand's rows are not 16-byte multiples: its stand-in has the rows
+            # of the padded copy, and the map reads it with the copy's strides.
+            padded = (*operand.shape[:-1], operand.pitch) if operand.pitch else operand.shape
+            stand_in = placeholder(padded, view.dtype)
             maps.append(
                 encode_tensor_map(
-                    stand_in, shape=operand.shape, box=operand.box, swizzle=operand.swizzle
+                    stand_in,
+                    shape=operand.shape,
+                    strides=operand.byte_strides if operand.pitch else None,
+                    box=operand.box,
+                    swizzle=operand.swizzle,
                 )
             )
             continue

@@ -71,7 +71,7 @@ class Program:
 
 def program(fusion: Fusion) -> Program:
     """The instructions of a pointwise fusion."""
-    block = fusion.func.body.block
+    block = fusion.peek_func().body.block
     position: dict[SSAValue, int] = {arg: index for index, arg in enumerate(block.args)}
     instructions: list[Instruction] = []
     for op in block.ops:

@@ -168,7 +168,7 @@ def pins_of(fusion: Fusion, keywords: Mapping[str, object]) -> dict[str, object]
 
     written: dict[str, object] = {}
     try:
-        written = written_params(_function(fusion.module))
+        written = written_params(_function(fusion.peek_module()))
     except ScheduleError:
         written = {}  # choose-schedule reports a bad one when the heuristic compiles
     return {**normalize_overrides(written), **normalize_overrides(keywords)}
@@ -193,7 +193,7 @@ def plan_candidates(
     if limit < 1:
         raise ValueError(f"autotune: max_candidates={limit!r}: expected a positive int")
     module, heuristic, _ = run_pipeline(
-        fusion.module, given, backend, until="choose-schedule", schedule_m=schedule_m
+        fusion.peek_module(), given, backend, until="choose-schedule", schedule_m=schedule_m
     )
     problem = problem_of(_function(module))
     pins = pins_of(fusion, given)

@@ -109,6 +109,30 @@ def horizontal(m: int, n: int, k: int) -> Fusion:
     return f
 
 
+def gelu_residual(m: int, n: int, k: int) -> Fusion:
+    """gelu(A W^T + bias) + residual[M, N], in bf16: an [M, N] epilogue operand."""
+    f = Fusion("gelu_residual")
+    a = f.input("a", [m, k], "bf16")
+    w = f.input("w", [n, k], "bf16")
+    b = f.input("bias", [n], "bf16")
+    r = f.input("residual", [m, n], "bf16")
+    f.output(f.cast(f.gelu(f.linear(a, w, b), "tanh") + r, "bf16"))
+    return f
+
+
+def gated_residual(m: int, n: int, k: int) -> Fusion:
+    """silu(A W1^T) * (A W2^T) * t + residual, t and residual [M, N], in bf16: a
+    horizontal fusion with two [M, N] epilogue operands."""
+    f = Fusion("gated_residual")
+    a = f.input("a", [m, k], "bf16")
+    w1 = f.input("w1", [n, k], "bf16")
+    w2 = f.input("w2", [n, k], "bf16")
+    t = f.input("t", [m, n], "bf16")
+    r = f.input("residual", [m, n], "bf16")
+    f.output(f.cast(f.silu(f.linear(a, w1)) * f.linear(a, w2) * t + r, "bf16"))
+    return f
+
+
 def row_ops(m: int, n: int, k: int) -> Fusion:
     """relu(A B * row[1, N] + col[M, 1]) - an [M, N] operand: broadcast epilogue operands."""
     f = Fusion("row_ops")

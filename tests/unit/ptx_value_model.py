@@ -27,12 +27,17 @@ barriers and integer arithmetic it computes:
   when the warp's 32 lanes have issued it, each lane's address naming one matrix row),
   `st.shared` and `ld.shared` of f32 words, on the bytes of shared memory.
 
+- TMA tile stores (`cp.async.bulk.tensor...global.shared`): the swizzled box in shared
+  memory written to the tensor map's view at the coordinates, clipped at its extents,
+  when the storing thread issues it.
+
 Floating-point registers hold numpy float32 values, 16-bit ones their bits. It checks the
 lowering's arithmetic and addressing (which elements a thread computes and where it stores
 them), not the hardware: the approximations and the order of a wgmma's sums are exact
-here. Only kernels without clusters (CTAs one after another) and without TMA stores are
-modelled; a staged operand (rows not 16-byte multiples) is read
-as its elements, which its padded copy holds.
+here, and a TMA store reads its box when issued (the model cannot tell a missing wait for
+the store's reads). Only kernels without clusters (CTAs one after another) are modelled; a
+staged operand (rows not 16-byte multiples) is read as its elements, which its padded copy
+holds.
 """
 
 from __future__ import annotations
@@ -165,6 +170,10 @@ class ValueModel(Model):
         if opcode.startswith("cp.async.bulk.tensor") and ".global.mbarrier" in opcode:
             self.tma_load(thread, cta, ops)
             return super().step(thread, cta, reps)
+        if opcode.startswith("cp.async.bulk.tensor") and ".global.shared" in opcode:
+            self.tma_store(thread, cta, ops)
+            thread.pc += 1
+            return True
         if head == "shfl":
             return self.shuffle(thread, cta, parts, ops)
         if head == "wgmma" and parts[1] == "mma_async":
@@ -405,6 +414,48 @@ class ValueModel(Model):
                 self.shared_bytes[address] = bits & 0xFF
                 if size == 2:
                     self.shared_bytes[address + 1] = bits >> 8
+
+    def tma_store(self, thread: Thread, cta: Any, ops: list[str]) -> None:
+        """Write the box in shared memory (swizzled) to the tensor map's view at the
+        coordinates, its elements past the view's extents left out (read at issue: the
+        model runs no copy alongside the threads)."""
+        tmap = self.maps[self.map_index(thread, cta, ops[0])]
+        coords_text = ops[0].split("{")[1].split("}")[0]
+        coords = [int(self.value(thread, cta, c.strip())) for c in coords_text.split(",")]
+        coords = [c - (1 << 32) if c & (1 << 31) else c for c in coords]
+        src = self.address(thread, cta, ops[1])
+        array = next(a for a in self.arrays if a.base == (tmap.arg + 1) * PARAM_BASE)
+        compact = [int(np.prod(array.shape[axis + 1 :])) for axis in range(len(array.shape))]
+        axes = tmap.axes or tuple(range(len(array.shape)))  # a store's view: the array's axes
+        extents = [array.shape[axis] if axis >= 0 else 1 for axis in axes]
+        strides = [compact[axis] if axis >= 0 else 0 for axis in axes]
+        box = list(tmap.box)
+        origin = list(reversed(coords))  # outermost first
+        rows = int(np.prod(box[:-1])) if len(box) > 1 else 1
+        inner = box[-1]
+        size = array.size
+        for row in range(rows):
+            position: list[int] = []
+            rest = row
+            for extent in reversed(box[:-1]):
+                position.insert(0, rest % extent)
+                rest //= extent
+            at = [o + p for o, p in zip(origin[:-1], position, strict=True)]
+            if not all(0 <= a < e for a, e in zip(at, extents[:-1], strict=True)):
+                continue
+            offset = sum(a * s for a, s in zip(at, strides[:-1], strict=True))
+            for column in range(inner):
+                c = origin[-1] + column
+                if not 0 <= c < extents[-1]:
+                    continue
+                linear = src + (row * inner + column) * size
+                address = swizzle_address(linear - linear % 16, SwizzleMode.B128) + linear % 16
+                raw = self.shared_bytes[address : address + size].tobytes()
+                element = offset + c * strides[-1]
+                if array.dtype == "f32":
+                    array.data[element] = np.frombuffer(raw, np.float32)[0]
+                else:
+                    array.data[element] = np.frombuffer(raw, np.uint16)[0]
 
     def operand(self, descriptor: int, rows: int, k_major: bool, dtype: str) -> np.ndarray:
         """The rows x k operand a descriptor names, as the hardware reads it: k 16 of 16-bit

@@ -53,6 +53,50 @@ CHILD = textwrap.dedent(
 )
 
 
+TEXT_CHILD = textwrap.dedent(
+    """
+    import json, sys, time
+    start = time.perf_counter()
+    import mmcomp
+    kernel = mmcomp.compile(sys.argv[1], **json.loads(sys.argv[2]))
+    seconds = time.perf_counter() - start
+    heavy = sorted(
+        name for name in sys.modules
+        if name.startswith(("xdsl.", "numpy", "torch", "cuda", "mmcomp.pipeline",
+                            "mmcomp.passes", "mmcomp.lowering", "mmcomp.dialects"))
+    )
+    print(json.dumps({
+        "seconds": seconds,
+        "heavy": heavy,
+        "stats": mmcomp.cache.stats(),
+        "kind": type(kernel).__name__,
+        "ptx": kernel.ptx,
+        "params": kernel.params.format(),
+        "fusion": str(kernel.fusion),
+        "inputs": [value.name for value in kernel.fusion.inputs],
+        "stage_ir": list(kernel.stage_ir),
+        "tile_merge": kernel.ir("tile-merge"),
+        "hopper": kernel.ir("lower-schedule-to-hopper"),
+        "spills": kernel.report.spills if kernel.report else None,
+    }))
+    """
+)
+
+
+def text_child(cache_dir: Path, path: Path, keywords: dict[str, Any] | None = None) -> Any:
+    """What TEXT_CHILD prints: `mmcomp.compile(path, **keywords)` in a fresh process."""
+    done = subprocess.run(
+        [sys.executable, "-c", TEXT_CHILD, str(path), json.dumps(keywords or {})],
+        capture_output=True,
+        text=True,
+        env=environment(cache_dir),
+        cwd=ROOT,
+        timeout=240,
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
 def environment(cache_dir: Path) -> dict[str, str]:
     """This process's environment with the cache in `cache_dir` and the checkout (and its
     tests/unit, for `cases`) first."""
@@ -192,6 +236,70 @@ def test_a_memory_hit_takes_under_a_tenth_of_a_millisecond():
         mmcomp.compile(fusion, backend="interp")
         times.append(time.perf_counter() - start)
     assert min(times) < 1e-4, min(times)  # the minimum: the machine may be loaded
+
+
+def test_the_structure_is_walked_once_per_fusion(monkeypatch: pytest.MonkeyPatch):
+    from mmcomp.frontend import builder
+
+    walks: list[object] = []
+    walk = builder.structure_of
+
+    def counted(op: Any) -> Any:
+        walks.append(op)
+        return walk(op)
+
+    monkeypatch.setattr(builder, "structure_of", counted)
+    fusion = epilogue_variant()
+    kernel = mmcomp.compile(fusion, backend="interp")
+    for _ in range(3):
+        assert mmcomp.compile(fusion, backend="interp").module is kernel.module
+    assert len(walks) == 1
+    again = epilogue_variant()  # an equal fusion, built anew: walked once, then a hit
+    assert mmcomp.compile(again, backend="interp").module is kernel.module
+    assert len(walks) == 2
+
+
+def test_a_fusion_changed_after_a_compile_is_compiled_again():
+    """The structure kept on a Fusion ends with any change: by its own methods, or by xDSL
+    through `module`, `func` or a Value's `ssa` (handed out before the compile or after)."""
+    compile_cache.clear_memory()
+    fusion = mmcomp.Fusion("grown")
+    a = fusion.input("a", [64, 64], "bf16")
+    w = fusion.input("w", [128, 64], "bf16")
+    y = fusion.linear(a, w)
+    fusion.output(fusion.cast(y, "bf16"))
+    first = mmcomp.compile(fusion, backend="interp")
+    fusion.output(fusion.cast(fusion.relu(y), "bf16"))  # a second output, by a method
+    second = mmcomp.compile(fusion, backend="interp")
+    assert second.module is not first.module and len(second.fusion.outputs) == 2
+    assert mmcomp.compile(fusion, backend="interp").module is second.module
+
+    from xdsl.dialects.builtin import StringAttr
+
+    from mmcomp.dialects import fusion as fd
+
+    relu = next(op for op in fusion.func.body.block.ops if isinstance(op, fd.ReluOp))
+    third = mmcomp.compile(fusion, backend="interp")
+    assert third.module is second.module  # handed out, but unchanged: the same key
+    sigmoid = fd.SigmoidOp(relu.operands[0])  # an edit through a handle taken earlier
+    fusion.peek_func().body.block.insert_op_before(sigmoid, relu)
+    relu.operands[0] = sigmoid.results[0]
+    fourth = mmcomp.compile(fusion, backend="interp")
+    assert fourth.module is not third.module and "fusion.sigmoid" in str(fourth.fusion)
+    y.ssa.name_hint = "renamed"  # a name the printed IR shows
+    fifth = mmcomp.compile(fusion, backend="interp")
+    assert fifth.module is not fourth.module and "%renamed" in str(fifth.fusion)
+
+    arrays = cases.inputs_for(fusion)
+    for got, want in zip(fifth(*arrays), mmcomp.reference(fusion, *arrays), strict=True):
+        assert cases.relative_error(got, want) < 2e-2
+
+    module = epilogue_variant().peek_module().clone()  # a module its caller keeps
+    over = mmcomp.Fusion.from_module(module)
+    before = mmcomp.compile(over, backend="interp")
+    next(iter(module.ops)).properties["sym_name"] = StringAttr("renamed_function")
+    after = mmcomp.compile(over, backend="interp")
+    assert after.module is not before.module and "@renamed_function" in str(after.fusion)
 
 
 def test_every_keyword_and_the_backend_are_in_the_key():
@@ -339,3 +447,110 @@ def test_lowering_stages_are_verified_at_the_end_or_each_with_the_variable(
     caught_by = "convert-hopper-to-ptx" if every_stage else names[-1]
     assert str(error.value).startswith(f"{caught_by}:"), str(error.value)
     assert "7.0" in str(error.value) or "version" in str(error.value), str(error.value)
+
+
+def test_ir_text_hit_in_a_new_process_imports_neither_xdsl_nor_numpy(tmp_path: Path):
+    """`mmcomp.compile(path)` asks the disk cache by the file's text before parsing it: a
+    hit imports neither xDSL's dialects, numpy nor the passes; the kernel's fusion, params,
+    PTX and stage texts are made when first asked for and equal the built kernel's."""
+    path = tmp_path / "gelu_bias.mlir"
+    path.write_text(str(cases.gelu_bias(300, 504, 200)))
+    cache_dir = tmp_path / "cache"
+    built = text_child(cache_dir, path)
+    assert built["stats"] == {"memory_hits": 0, "disk_hits": 0, "builds": 1}
+    assert len(list(cache_dir.glob(f"*{compile_cache.SOURCE_SUFFIX}"))) == 1
+    hit = text_child(cache_dir, path)
+    assert hit["stats"] == {"memory_hits": 0, "disk_hits": 1, "builds": 0}
+    assert hit["heavy"] == [], hit["heavy"]  # read before the kernel's contents were asked
+    for key in ("kind", "ptx", "params", "fusion", "inputs", "stage_ir", "tile_merge"):
+        assert hit[key] == built[key], key
+    assert hit["hopper"] == built["hopper"] and hit["spills"] == built["spills"]
+    assert hit["fusion"] == str(mmcomp.parse(path))
+    keywords = {"tile": [128, 128, 64], "epilogue": "smem"}
+    tiled = text_child(cache_dir, path, keywords)
+    assert tiled["stats"]["builds"] == 1 and tiled["params"] != built["params"]
+    tiled_hit = text_child(cache_dir, path, keywords)  # keywords of builtin types: as given
+    assert tiled_hit["stats"]["disk_hits"] == 1 and tiled_hit["heavy"] == []
+    assert tiled_hit["ptx"] == tiled["ptx"] and tiled_hit["params"] == tiled["params"]
+    path.write_text(str(cases.gelu_bias(300, 504, 200, approximate="none")))
+    changed = text_child(cache_dir, path)
+    assert changed["stats"]["builds"] == 1 and changed["ptx"] != built["ptx"]
+
+
+def test_ir_text_compiles_share_nothing_across_texts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """IR texts that differ in anything the kernel depends on never share a kernel, in
+    memory or on disk; an equal text does, and a text's errors are those of mmcomp.parse."""
+    monkeypatch.setenv("MMCOMP_CACHE_DIR", str(tmp_path))
+    compile_cache.clear_memory()
+    texts = {name: str(epilogue_variant(**variant)) for name, variant in VARIANTS.items()}
+    assert len(set(texts.values())) == len(texts)
+    kernels: dict[str, mmcomp.Kernel] = {}
+    for name, text in texts.items():
+        dynamic = {"schedule_m": 64} if VARIANTS[name].get("dynamic_m") else {}
+        kernels[name] = mmcomp.compile(text, **dynamic)
+        assert str(kernels[name].fusion) == text, name
+    assert len(entries(tmp_path)) == len(texts)  # one kernel entry per text
+    assert len(list(tmp_path.glob(f"*{compile_cache.SOURCE_SUFFIX}"))) == len(texts)
+    compile_cache.clear_memory()
+    for name, text in texts.items():  # from disk by the text, then from memory by it
+        dynamic = {"schedule_m": 64} if VARIANTS[name].get("dynamic_m") else {}
+        loaded = mmcomp.compile(text, **dynamic)
+        again = mmcomp.compile(text, **dynamic)
+        assert loaded.ptx == kernels[name].ptx and again.device_kernel is loaded.device_kernel
+        assert str(loaded.fusion) == text, name
+    builds = compile_cache.stats()["builds"]
+    listed = mmcomp.compile(texts["base"], tile=[128, 128, 64])
+    tupled = mmcomp.compile(texts["base"], tile=(128, 128, 64))  # another spelling: one kernel
+    assert compile_cache.stats()["builds"] == builds + 1 and tupled.ptx == listed.ptx
+    bucketed = mmcomp.compile(texts["dynamic extent"])  # dynamic M: a kernel per bucket
+    assert type(bucketed).__name__ == "BucketedKernel"
+    assert mmcomp.compile(texts["dynamic extent"]) is not bucketed
+    broken = tmp_path / "broken.mlir"
+    broken.write_text(texts["base"].replace("fusion.gelu", "fusion.gelux"))
+    with pytest.raises(mmcomp.FusionError, match=str(broken)):
+        mmcomp.compile(broken)
+    with pytest.raises(ValueError, match="unknown backend"):
+        mmcomp.compile(texts["base"], backend="metal")
+    for text in (texts["base"], broken):  # the keywords are checked before the text
+        with pytest.raises(mmcomp.ScheduleError, match="unknown schedule parameter"):
+            mmcomp.compile(text, tiles=(128, 128, 64))
+
+
+RUN_CHILD = textwrap.dedent(
+    """
+    import json, sys
+    import mmcomp
+    import cases
+    kernel = mmcomp.compile(sys.argv[1])
+    fusion = mmcomp.parse(sys.argv[1])
+    arrays = cases.inputs_for(fusion)
+    errors = [
+        cases.relative_error(got, want)
+        for got, want in zip(kernel(*arrays), mmcomp.reference(fusion, *arrays), strict=True)
+    ]
+    print(json.dumps({"stats": mmcomp.cache.stats(), "errors": errors}))
+    """
+)
+
+
+@pytest.mark.gpu
+def test_a_kernel_loaded_by_its_ir_text_runs_on_the_gpu(tmp_path: Path):
+    """A disk hit by IR text makes its cuda kernel when first called: it runs and is correct
+    (fresh processes, so that the hit's kernel is the one loaded from disk)."""
+    path = tmp_path / "gelu_bias.mlir"
+    path.write_text(str(cases.gelu_bias(300, 504, 200)))
+    for expected in ({"builds": 1, "disk_hits": 0}, {"builds": 0, "disk_hits": 1}):
+        done = subprocess.run(
+            [sys.executable, "-c", RUN_CHILD, str(path)],
+            capture_output=True,
+            text=True,
+            env=environment(tmp_path / "cache"),
+            cwd=ROOT,
+            timeout=600,
+        )
+        assert done.returncode == 0, done.stderr[-4000:]
+        found = json.loads(done.stdout.strip().splitlines()[-1])
+        assert {key: found["stats"][key] for key in expected} == expected
+        assert all(error < 2e-2 for error in found["errors"]), found["errors"]

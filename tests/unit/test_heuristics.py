@@ -169,10 +169,10 @@ def test_decode_rows_get_one_wave_of_tiles(extents, warp_specialization, tile, s
         ((16, 28672, 8192), ((64, 224, 64), 1, 5, False)),
         ((32, 8192, 8192), ((64, 128, 64), 1, 8, False)),  # 64 tiles: no split
         ((64, 8192, 8192), ((64, 64, 128), 1, 6, False)),  # 64 rows: 64 wide, K 128
-        # A tie with the swapped tile at M <= 16 swaps; too few tiles for the rule swap as
-        # before, and 64 rows keep the narrowest tile and the split.
-        ((8, 8192, 8192), ((8, 128, 128), 2, 6, True)),
-        ((16, 8192, 28672), ((16, 128, 128), 2, 6, True)),
+        # A tie with the swapped tile at M <= 16 swaps, unsplit where a split would not
+        # lower the load (64 tiles); too few tiles for the rule swap as before, split.
+        ((8, 8192, 8192), ((8, 128, 128), 1, 6, True)),
+        ((16, 8192, 28672), ((16, 128, 128), 1, 6, True)),
         ((1, 4096, 4096), ((8, 128, 128), 4, 6, True)),
         ((32, 4096, 4096), ((32, 128, 128), 4, 5, True)),
         # 64 tiles take more than half the pairs: a split would not lower the load.
@@ -523,6 +523,7 @@ def test_compile_keywords_are_the_public_parameter_names():
         "warp_specialization",
         "registers",
         "epilogue",
+        "epilogue_subtile",
         "swap_ab",
     )
 
@@ -677,6 +678,9 @@ def fusion_function(kernel: Kernel) -> FuncOp:
 
 
 def test_a_pinned_tile_whose_epilogue_would_spill_is_refused_with_tiles_that_fit():
+    """With the whole-tile epilogue pinned (epilogue_subtile = 0), the refusal names the
+    tiles that fit and the subtile that would (which the heuristic takes when the subtile
+    is left to it: tests/unit/test_epilogue_subtile.py)."""
     import cases
 
     fusion = cases.silu_mul(4096, 14336, 5120)
@@ -684,10 +688,13 @@ def test_a_pinned_tile_whose_epilogue_would_spill_is_refused_with_tiles_that_fit
         r"tile 128x128x64 under pingpong: a consumer thread needs about 296 registers "
         r"\(accumulators 128, \[M, N\] operands 128, addresses and indices 40\), more than "
         r"its 232 \(registers 40/232\), so ptxas would spill; tiles that fit: "
-        r"tile=\(64, 192, 64\) or \(64, 128, 64\) or \(128, 64, 64\)"
+        r"tile=\(64, 192, 64\) or \(64, 128, 64\) or \(128, 64, 64\), or "
+        r"epilogue_subtile = 64 with this tile"
     )
     with pytest.raises(ScheduleError, match=message):
-        mmcomp.compile(fusion, warp_specialization="pingpong", tile=(128, 128, 64))
+        mmcomp.compile(
+            fusion, warp_specialization="pingpong", tile=(128, 128, 64), epilogue_subtile=0
+        )
 
 
 @pytest.mark.parametrize(

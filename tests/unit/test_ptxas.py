@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from mmcomp.arch import ptxas
+from mmcomp.arch import ptxas, tools
 from mmcomp.arch.ptxas import (
     Assembled,
     PtxasError,
@@ -158,7 +158,7 @@ def test_find_ptxas_from_path_cuda_home_or_missing(monkeypatch: pytest.MonkeyPat
     (home / "bin" / "ptxas").symlink_to(real)
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     monkeypatch.setenv("CUDA_HOME", str(home))
-    monkeypatch.setattr(ptxas, "_wheel_tool", lambda name: None)
+    monkeypatch.setattr(tools, "_wheel_tool", lambda name: None)
     assert find_ptxas() == home / "bin" / "ptxas"
     monkeypatch.delenv("CUDA_HOME")
     monkeypatch.delenv("CUDA_PATH", raising=False)
@@ -177,7 +177,7 @@ def test_find_tool_in_wheel(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
     monkeypatch.delenv("CUDA_HOME", raising=False)
     monkeypatch.delenv("CUDA_PATH", raising=False)
     monkeypatch.setattr(sys, "path", [str(site)])
-    monkeypatch.setattr(ptxas.sysconfig, "get_paths", lambda: {"purelib": "", "platlib": ""})
+    monkeypatch.setattr(tools.sysconfig, "get_paths", lambda: {"purelib": "", "platlib": ""})
     assert find_tool("nvdisasm") == tool
 
 

@@ -26,6 +26,7 @@ from xdsl.dialects.builtin import (
     Float32Type,
     IndexType,
     IntAttr,
+    UnitAttr,
     VectorType,
     i64,
 )
@@ -96,20 +97,35 @@ def _check_vector(name: str, values: Sequence[SSAValue], offset: IntAttr | None)
 class GlobalLoadOp(HopperInstruction):
     """Load 1, 2 or 4 consecutive elements of global memory as typed values (one vector
     `ld.global`): `%lo, %hi = hopper.global_load %address if %in_bounds {offset = 4} :
-    (i64, i1) -> (bf16, bf16)`."""
+    (i64, i1) -> (bf16, bf16)`. Guarded and `zero_fill`, the values are 0 where the guard
+    fails; else they are left undefined there."""
 
     name = "hopper.global_load"
 
     offset = opt_prop_def(IntAttr)
     """Bytes past the address, a multiple of the vector's."""
+    zero_fill = opt_prop_def(UnitAttr)
+    """Present when the values are 0 where the guard fails (their registers then hold
+    nothing from before the load: an undefined value of a guarded load would live in its
+    register across every loop around it)."""
     address = operand_def(i64)
     """The first element's 64-bit global address."""
     values = var_result_def(Float32Type | BFloat16Type | Float16Type)
     """The loaded elements, in address order."""
 
-    def __init__(self, address: SSAValue, element: Attribute, count: int = 1, offset: int = 0):
+    def __init__(
+        self,
+        address: SSAValue,
+        element: Attribute,
+        count: int = 1,
+        offset: int = 0,
+        zero_fill: bool = False,
+    ):
         super().__init__(
-            properties={"offset": IntAttr(offset) if offset else None},
+            properties={
+                "offset": IntAttr(offset) if offset else None,
+                "zero_fill": UnitAttr() if zero_fill else None,
+            },
             operands=[address, []],
             result_types=[[element] * count],
         )

@@ -310,6 +310,41 @@ class LdOp(PtxInstruction):
 
 
 @irdl_op_definition
+class LdIntoOp(PtxInstruction):
+    """Load 1, 2 or 4 registers from global memory into registers written before (which
+    a guarded load leaves as they were where its guard fails): `ld.global.v2.b16 {%rs1,
+    %rs2}, [%rd1+4];` of `ptx.ld_into global %rd1, %rs1, %rs2 {offset = 4}`."""
+
+    name = "ptx.ld_into"
+    KEYWORDS: ClassVar[tuple[str, ...]] = ("space",)
+
+    space = prop_def(StringAttr)
+    """State space (`global`, `shared`, ..., or `generic`)."""
+    offset = opt_prop_def(IntAttr)
+    """Byte offset added to the address."""
+    addr = _operand_def(RegType)
+    """The address (64-bit; 32-bit allowed for shared)."""
+    targets = _var_operand_def(RegType)
+    """The registers written (1, 2 or 4 of the same kind)."""
+
+    def __init__(self, space: str, addr: SSAValue, targets: Sequence[SSAValue], offset: int = 0):
+        super().__init__(
+            properties={
+                "space": StringAttr(space),
+                "offset": IntAttr(offset) if offset else None,
+            },
+            operands=[addr, list(targets), []],
+        )
+
+    def verify_kinds(self) -> None:
+        _verify_memory(self, self.space.data, self.addr, list(self.targets), "target")
+
+    def ptx_text(self, name: NameOf) -> str:
+        mnemonic = _access_mnemonic(["ld"], self.space.data, [], self.targets)
+        return f"{mnemonic} {_vector(name, self.targets)}, {_address(name, self.addr, self.offset)}"
+
+
+@irdl_op_definition
 class StOp(PtxInstruction):
     """Store 1, 2 or 4 registers to memory: `st.shared.v2.f32 [%r1+8], {%f1, %f2};`."""
 

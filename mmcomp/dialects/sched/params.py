@@ -78,6 +78,11 @@ REGISTER_BASE = 40
 barrier state), measured with ptxas: see `ScheduleParams.consumer_registers`."""
 
 
+EPILOGUE_SUBTILE_STEP = 8
+"""Columns of the narrowest epilogue subtile: one 8-column block of the wgmma fragment (a
+thread holds 2 of them in each of its rows)."""
+
+
 BLOCK_PIPELINE_CHUNK = 64
 """The widest block-wise partial (wgmma n) of which a consumer keeps two in flight: two of
 64 columns take as many registers as one of 128 (`ScheduleParams.block_partials_in_flight`)."""
@@ -167,6 +172,10 @@ class ScheduleParams:
     """setmaxnreg counts (producer, consumer)."""
     epilogue: str = "smem"
     """"registers" or "smem" (staged in shared memory, stored with TMA)."""
+    epilogue_subtile: int = 0
+    """Columns of a consumer's accumulator fragment (the tile's n; its m under swap_ab) that
+    the epilogue computes at once, its operands loaded per subtile (a multiple of
+    EPILOGUE_SUBTILE_STEP dividing the fragment's columns); 0: the whole tile at once."""
     swap_ab: bool = False
     """Compute the transposed product C^T = W A^T: the tile's N is wgmma's 64-row m and
     its M wgmma's n (8 to 256), for small M. Tile, warpgroup and the problem's axes stay in
@@ -189,9 +198,10 @@ class ScheduleParams:
         "warp_specialization",
         "registers",
         "epilogue",
+        "epilogue_subtile",
         "swap_ab",
     )
-    OPTIONAL_KEYS: ClassVar[frozenset[str]] = frozenset({"swap_ab"})
+    OPTIONAL_KEYS: ClassVar[frozenset[str]] = frozenset({"swap_ab", "epilogue_subtile"})
     """Keys that complete params may leave out of their text (they then hold their
     default, and are printed only where they differ from it)."""
 
@@ -221,31 +231,39 @@ class ScheduleParams:
     def consumer_registers(self, problem: Problem) -> dict[str, int]:
         """Registers a consumer thread needs, by what holds them (an upper estimate).
 
-        Per thread of a warpgroup tile wm x wn: each accumulator and each [M, N] epilogue
-        operand tile wm * wn / 128 values, each row operand ([N], [1, N]) wn / 4, each
-        column operand ([M, 1]) wm / 32, each division by a row value wn / 4 more (its
-        reciprocals), with split-K and several contractions under the shared-memory
-        epilogue or without specialization each accumulator once more (their partials are
-        reduced together), and REGISTER_BASE besides. ptxas (13.0,
+        Per thread of a warpgroup fragment of r rows and c columns (wm x wn, or wn x wm
+        under swap_ab), whose epilogue spans s columns at once (`epilogue_subtile`, or
+        the whole c): each accumulator r * c / 128 values, each [M, N] epilogue operand
+        r * s / 128, each operand along the fragment's columns ([N], [1, N] rows; [M, 1]
+        columns under swap_ab) s / 4, each along its rows r / 32, each division by a row
+        value as many more (its reciprocals), with split-K and several contractions under
+        the shared-memory epilogue or without specialization each accumulator once more
+        (their partials are reduced together), and REGISTER_BASE besides. ptxas (13.0,
         sm_90a) on silu*mul, the horizontal fusion, bias rows and [M, 1] columns at 64 to
         256 wide tiles spilled where this sum passes the setmaxnreg count, and assembled
         without spills wherever it does not (docs/schedule.md).
         """
         tile = self.accumulator_registers
-        wg_m, wg_n = self.warpgroup
+        rows, columns = self.wgmma_warpgroup
+        span = self.epilogue_subtile or columns
         split = 0
         staged = self.epilogue == "smem" or self.warp_specialization == "none"
         if (self.split_k > 1 or self.stream_k) and problem.contractions > 1 and staged:
             split = tile * problem.contractions
-        # A thread holds wn / 4 columns and wm / 32 rows of the fragment, or with swap_ab
-        # (whose fragment is transposed) wn / 32 of the tile's N and wm / 4 of its M.
-        per_row, per_column = (32, 4) if self.swap_ab else (4, 32)
+        by_row = problem.row_operands + problem.row_divisions
+        # A thread holds 2 of every 8 fragment columns and 2 of every 16 rows: a row
+        # operand runs along the columns, or with swap_ab (whose fragment is transposed)
+        # along the rows, and a column operand the other way.
+        if self.swap_ab:
+            row_values, column_values = by_row * rows // 32, problem.column_operands * span // 4
+        else:
+            row_values, column_values = by_row * span // 4, problem.column_operands * rows // 32
         return {
             "accumulators": tile * problem.contractions,
             "block-wise partials": self.block_partial_registers(problem),
-            "[M, N] operands": tile * problem.tile_operands,
-            "rows": (problem.row_operands + problem.row_divisions) * wg_n // per_row,
-            "columns": problem.column_operands * wg_m // per_column,
+            "[M, N] operands": rows * span // hw.WARPGROUP_SIZE * problem.tile_operands,
+            "rows": row_values,
+            "columns": column_values,
             "split-K reduction": split,
             "addresses and indices": REGISTER_BASE,
         }
@@ -289,6 +307,26 @@ class ScheduleParams:
         """The consumer threads' registers hold what `consumer_registers` estimates, with
         `margin` registers to spare."""
         return sum(self.consumer_registers(problem).values()) + margin <= self.registers[1]
+
+    def subtiles(self, problem: Problem) -> list[int]:
+        """The epilogue subtiles narrower than the fragment that this schedule may take for
+        `problem`, widest first (none where the epilogue quantizes)."""
+        if problem.quantize:
+            return []
+        columns = self.wgmma_warpgroup[1]
+        step = EPILOGUE_SUBTILE_STEP
+        if self.epilogue == "smem":
+            step = max(step, hw.TMA_SWIZZLE_BYTES // min(problem.output_bytes))
+        widths = range(columns - step, 0, -step)
+        return [width for width in widths if width % step == 0 and not columns % width]
+
+    def fitting_subtile(self, problem: Problem, margin: int = 0) -> int | None:
+        """The widest epilogue subtile with which the consumer registers hold the epilogue
+        (`fits_registers`, `margin` to spare); None where none does."""
+        for width in self.subtiles(problem):
+            if self.replace(epilogue_subtile=width).fits_registers(problem, margin):
+                return width
+        return None
 
     def replace(self, **changes: object) -> ScheduleParams:
         """A copy with some fields changed (not validated)."""
@@ -417,6 +455,11 @@ class ScheduleParams:
             )
         if self.split_k < 1:
             raise ScheduleError(f"split_k = {self.split_k}: must be at least 1")
+        if self.epilogue_subtile < 0:
+            raise ScheduleError(
+                f"epilogue_subtile = {self.epilogue_subtile}: must be 0 (the whole tile) or a "
+                "positive number of columns"
+            )
         self._validate_stream_k()
         cluster_size = self.cluster[0] * self.cluster[1]
         if cluster_size > hw.MAX_CLUSTER_SIZE:
@@ -479,6 +522,7 @@ class ScheduleParams:
                 f"pingpong gives each consumer warpgroup a whole tile, so the warpgroup "
                 f"tile {format_dims(self.warpgroup)} must equal the CTA tile {tile_m}x{tile_n}"
             )
+        self._validate_subtile()
         consumers = self.consumer_warpgroups
         if consumers > hw.MAX_CONSUMER_WARPGROUPS:
             raise ScheduleError(
@@ -486,6 +530,39 @@ class ScheduleParams:
                 f"{format_dims(self.warpgroup)} needs "
                 f"{consumers} consumer warpgroups; the kernels have at most "
                 f"{hw.MAX_CONSUMER_WARPGROUPS}"
+            )
+
+    def _validate_subtile(self) -> None:
+        """An epilogue subtile is whole 8-column blocks of the fragment, dividing its
+        columns."""
+        subtile = self.epilogue_subtile
+        columns = self.wgmma_warpgroup[1]
+        if subtile and (subtile % EPILOGUE_SUBTILE_STEP or columns % subtile):
+            what = "m" if self.swap_ab else "n"
+            raise ScheduleError(
+                f"epilogue_subtile = {subtile} with warpgroup tile {format_dims(self.warpgroup)}: "
+                f"a subtile must be a multiple of {EPILOGUE_SUBTILE_STEP} columns dividing the "
+                f"warpgroup tile's {what} = {columns}"
+            )
+
+    def _check_subtile(self, problem: Problem) -> None:
+        """An epilogue subtile is whole boxes of the shared-memory epilogue's outputs, and
+        the quantizing epilogue (whole groups of columns at once) is not subtiled."""
+        subtile = self.epilogue_subtile
+        if not subtile:
+            return
+        if problem.quantize:
+            raise ScheduleError(
+                f"epilogue_subtile = {subtile}: an epilogue that computes quantization scales "
+                "takes whole groups of columns at once and is not subtiled; use "
+                "epilogue_subtile = 0"
+            )
+        box = hw.TMA_SWIZZLE_BYTES // min(problem.output_bytes)
+        if self.epilogue == "smem" and subtile % box:
+            raise ScheduleError(
+                f"epilogue_subtile = {subtile} with epilogue = smem: a subtile is whole boxes "
+                f"of {hw.TMA_SWIZZLE_BYTES} bytes of each output row ({box} columns of the "
+                f"{min(problem.output_bytes)}-byte output), so it must be a multiple of {box}"
             )
 
     def _validate_swap_ab(self) -> None:
@@ -589,6 +666,7 @@ class ScheduleParams:
                 f"{hw.MAX_DYNAMIC_SMEM_PER_BLOCK}"
             )
         self._validate_registers()
+        self._check_subtile(problem)
         self._check_consumer_registers(problem)
         if self.swap_ab and problem.a_m_contiguous and self.tile[0] % 64:
             raise ScheduleError(
@@ -684,6 +762,9 @@ class ScheduleParams:
                 "row); quantize in a kernel of its own (e.g. output the values in bf16)"
             )
         advice = f"tiles that fit: tile={' or '.join(fitting[:3])}" if fitting else nothing
+        subtile = self.fitting_subtile(problem)
+        if subtile is not None and subtile != self.epilogue_subtile:
+            advice += f", or epilogue_subtile = {subtile} with this tile"
         if needed["split-K reduction"] and self.replace(split_k=1).fits_registers(problem):
             advice += ", or split_k = 1 with this tile"
             if self.warp_specialization != "none":
@@ -810,7 +891,7 @@ def _parse_value(parser: AttrParser, key: str) -> object:
         parser.parse_punctuation("/")
         consumer = parser.parse_integer(allow_negative=False, allow_boolean=False)
         return (producer, consumer)
-    if key in ("stages", "swizzle", "split_k"):
+    if key in ("stages", "swizzle", "split_k", "epilogue_subtile"):
         return parser.parse_integer(allow_boolean=False)
     if key == "swap_ab":
         pos = parser.pos

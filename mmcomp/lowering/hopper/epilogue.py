@@ -38,6 +38,13 @@ FP8_ELEMENTS = {"f8e4m3": Float8E4M3FNType(), "f8e5m2": Float8E5M2Type()}
 """The element type of each fp8 output's stored pairs."""
 
 
+def even_extent(shape: Sequence[int]) -> bool:
+    """Whether the last axis has a static, even extent: neighbouring columns then lie in
+    one 8-byte (f32) or 4-byte (16-bit) aligned pair in every row. A runtime extent
+    promises no parity, and an odd row length misaligns the pairs of every other row."""
+    return bool(shape) and shape[-1] > 0 and shape[-1] % 2 == 0
+
+
 @dataclass
 class Epilogue:
     """The consumers' epilogue state for the current tile."""
@@ -144,6 +151,9 @@ class Epilogue:
             if through_smem:
                 SmemEpilogue(self).store(through_smem)
             return
+        if self.subtile:
+            self.emit_by_subtiles(direct, through_smem)
+            return
         for chunk in range(chunks):
             for block8 in range(instr_n // 8):
                 for row in range(len(self.rows)):
@@ -156,6 +166,54 @@ class Epilogue:
                         self.store_pair(store, scalars, row, cols[0])
         if through_smem:
             SmemEpilogue(self).store(through_smem)
+
+    @property
+    def subtile(self) -> int:
+        """Columns of the fragment the epilogue computes at once (`epilogue_subtile`); 0:
+        the whole tile, its operands loaded where first used."""
+        return self.ctx.params.epilogue_subtile
+
+    def emit_by_subtiles(
+        self,
+        direct: list[tuple[sched.StoreTileOp, SSAValue]],
+        through_smem: list[tuple[sched.StoreTileOp, SSAValue]],
+    ) -> None:
+        """The stores of an epilogue walked subtile by subtile (`epilogue_subtile` columns
+        of the fragment): the subtile's operand elements loaded together
+        (`load_subtile`), then each output's elements of the subtile stored, from registers
+        or box by box through shared memory, before the next subtile's loads. A thread
+        then holds the accumulators and one subtile's operands."""
+        instr_n = self.ctx.params.instr[1]
+        staged = SmemEpilogue(self) if through_smem else None
+        if staged is not None:
+            staged.begin(through_smem)
+        for first in range(0, self.ctx.params.wgmma_warpgroup[1], self.subtile):
+            self.load_subtile(first)
+            for column in range(first, first + self.subtile, 8):
+                chunk, inside = divmod(column, instr_n)
+                for row in range(len(self.rows)):
+                    self.memo = {}
+                    slots = [(chunk, inside // 8, row, e) for e in range(2)]
+                    for store, value in direct:
+                        scalars = [self.scalar(value, slots[e], column + e) for e in range(2)]
+                        self.store_pair(store, scalars, row, column)
+            if staged is not None:
+                staged.store_columns(first, self.subtile)
+
+    def load_subtile(self, first: int) -> None:
+        """Load this thread's elements of every operand of the epilogue in the subtile from
+        column `first` (each once a tile: a row operand's first subtile may be prefetched,
+        a column operand is loaded in the first subtile)."""
+        columns = self.thread_columns(first, self.subtile)
+        for bound in self.bound.values():
+            if not isinstance(bound, sched.LoadTileOp):
+                continue
+            roles = self.address.memref_roles(bound.source)
+            if GROUPED_N in roles:
+                continue
+            for half in range(len(self.rows)) if "m" in roles else [0]:
+                for col in columns:
+                    self.load_scalar(bound, half, col)
 
     def group_scales(self, block: Block) -> GroupScales | None:
         """The quantizing state of an epilogue body with quantize ops (None without):
@@ -394,13 +452,14 @@ class Epilogue:
         paired = (
             bool(roles)
             and roles[-1] == "n"
-            and shape[-1] % 2 == 0
+            and even_extent(shape)
             and access.col_stride == (4 if access.dtype == "f32" else 2)
         )
         first = col - col % 2 if paired else col
         base, offset, pred = self.address.element(access, half, first)
         element = Float32Type() if access.dtype == "f32" else self.math.sixteen_bit(access.dtype)
-        vector = hopper.GlobalLoadOp(base, element, 2 if paired else 1, offset)
+        filled = bool(self.subtile) and pred is not None
+        vector = hopper.GlobalLoadOp(base, element, 2 if paired else 1, offset, filled)
         loaded = self.ctx.put(vector, pred)
         for column, value in zip((first, first + 1), loaded.values, strict=False):
             if access.dtype != "f32":
@@ -414,6 +473,8 @@ class Epilogue:
 
         These are the `sched.load_tile`s after the mainloop in its block whose indices
         are already in registers; [m, n] operands (too many registers) load where used.
+        With an epilogue subtile, the columns of the first subtile only (the others load
+        with their subtile).
         """
         block = loop.parent_block()
         if block is None:
@@ -428,18 +489,14 @@ class Epilogue:
                 continue
             if any(index not in self.ctx.regs for index in op.indices):
                 continue
-            for col in self.thread_columns():
+            for col in self.thread_columns(0, self.subtile or None):
                 self.load_scalar(op, 0, col)
 
-    def thread_columns(self) -> list[int]:
-        """The columns of the warpgroup tile this thread holds (col0 added at run time)."""
-        instr_n = self.ctx.params.instr[1]
-        return [
-            chunk * instr_n + block8 * 8 + e
-            for chunk in range(self.ctx.params.wgmma_warpgroup[1] // instr_n)
-            for block8 in range(instr_n // 8)
-            for e in range(2)
-        ]
+    def thread_columns(self, first: int = 0, width: int | None = None) -> list[int]:
+        """The columns of the warpgroup tile this thread holds (col0 added at run time), of
+        `width` columns from `first` (all of them by default)."""
+        end = self.ctx.params.wgmma_warpgroup[1] if width is None else first + width
+        return [block8 + e for block8 in range(first, end, 8) for e in range(2)]
 
     def store_pair(
         self, store: sched.StoreTileOp, values: list[Scalar], half: int, col: int
@@ -454,7 +511,7 @@ class Epilogue:
         shape = list(memref_type.get_shape())
         access = self.address.access(store.dest, list(store.indices), True, store.rows)
         dtype = access.dtype
-        if roles and roles[-1] == "n" and shape[-1] % 2 == 0:
+        if roles and roles[-1] == "n" and even_extent(shape):
             base, offset, pred = self.address.element(access, half, col)
             data = [v.value for v in values]
             if dtype != "f32":

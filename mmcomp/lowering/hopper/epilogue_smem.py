@@ -92,6 +92,24 @@ class SmemEpilogue:
         self.ctx = values.ctx
         self.threads = values.threads
         self.ring = values.ring
+        self.stores: list[tuple[sched.StoreTileOp, SSAValue]] = []
+        """The staged outputs (store, value), from `begin`."""
+        self.by_tma: list[TmaOperand | None] = []
+        """Each staged output's tensor map, or None where it is stored by rows."""
+        self.leader: SSAValue | None = None
+        """Whether this thread is its warpgroup's first (it issues the TMA stores)."""
+        self.first: SSAValue | None = None
+        """Whether this thread is in consumer warpgroup 0 (its barrier's)."""
+        self.second: SSAValue | None = None
+        """Whether this thread is in the other consumer warpgroup."""
+        self.buffers: SSAValue | None = None
+        """This warpgroup's buffers."""
+        self.count = 0
+        """Boxes written so far in this tile (their buffers alternate)."""
+        self.lanes: dict[bool, tuple[SSAValue, SSAValue]] = {}
+        """This thread's place (`box_lane`) in an f32 box (True) and a 16-bit one (False)."""
+        self.copies: dict[bool, RowCopy] = {}
+        """This thread's part of the row stores of an f32 box (True) and a 16-bit one."""
 
     def store(self, stores: list[tuple[sched.StoreTileOp, SSAValue]]) -> None:
         """Epilogue "smem": each warpgroup writes its tile box by box (64 rows x 128 bytes,
@@ -104,66 +122,89 @@ class SmemEpilogue:
         ends box i, the storing thread waits until the TMA store of box i - 1 has read its
         buffer, which box i + 1 rewrites.
         """
-        k = self.ctx.k
+        self.begin(stores)
+        for index in range(len(stores)):
+            for m_block in range(self.ctx.m_blocks):
+                for column in range(0, self.ctx.params.warpgroup[1], self.box_columns(index)):
+                    self.store_box(index, m_block, column)
+
+    def store_columns(self, first: int, width: int) -> None:
+        """The boxes of every output in `width` columns of the tile from `first` (an
+        epilogue subtile, whole boxes: `ScheduleParams.check`), after `begin`."""
+        for index in range(len(self.stores)):
+            for m_block in range(self.ctx.m_blocks):
+                for column in range(first, first + width, self.box_columns(index)):
+                    self.store_box(index, m_block, column)
+
+    def begin(self, stores: list[tuple[sched.StoreTileOp, SSAValue]]) -> None:
+        """Start a tile's staged stores of `stores` (output, value): the warpgroup's
+        buffers, and a barrier after the previous tile's TMA stores have read them."""
         values = Values(self.ctx)
         consumer = self.threads.consumer
-        leader = values.cmp("eq", self.threads.thread_in_warpgroup, values.const(0))
-        first = values.cmp("eq", consumer, values.const(0))
-        second = values.cmp("ne", consumer, values.const(0))
-        buffers = self.warpgroup_buffers(values.of(consumer))
-
-        family = self.ctx.barriers.epilogue
-
-        def sync() -> None:
-            """Barrier of this warpgroup's threads."""
-            self.ctx.put(ptx.BarOp("sync", family.of(0), family.threads), first)
-            self.ctx.put(ptx.BarOp("sync", family.of(1), family.threads), second)
-
-        by_tma = [self.ctx.plan.store_maps.get(self.output_of(store)) for store, _ in stores]
-        if any(by_tma):
+        self.stores = stores
+        self.leader = values.cmp("eq", self.threads.thread_in_warpgroup, values.const(0))
+        self.first = values.cmp("eq", consumer, values.const(0))
+        self.second = values.cmp("ne", consumer, values.const(0))
+        self.buffers = self.warpgroup_buffers(values.of(consumer))
+        self.by_tma = [self.ctx.plan.store_maps.get(self.output_of(store)) for store, _ in stores]
+        if any(self.by_tma):
             # The previous tile's last TMA stores may still read the buffers.
-            self.ctx.put(ptx.BulkWaitOp(0, read=True), leader)
-        sync()
-        count = 0
-        # This thread's place (box_lane) in an f32 box (True) and a 16-bit one (False).
-        lanes: dict[bool, tuple[SSAValue, SSAValue]] = {}
-        copies: dict[bool, RowCopy] = {}
-        for (store, value), tma in zip(stores, by_tma, strict=True):
-            operand = self.values.store_map(store)
-            assert operand is not None
-            box_columns = operand.box[-1]
-            wide = operand.dtype == "f32"
-            if wide not in lanes:
-                lanes[wide] = self.box_lane(operand.dtype)
-            row, chunk = lanes[wide]
-            if tma is None and wide not in copies:
-                copies[wide] = self.row_copy(operand.dtype)
-            for m_block in range(self.ctx.m_blocks):
-                for box in range(self.ctx.params.warpgroup[1] // box_columns):
-                    slot = count % hw.EPILOGUE_BUFFERS
-                    buffer = self.buffer(buffers, slot)
-                    packed = self.box_values(value, operand.dtype, m_block, box * box_columns)
-                    if operand.dtype == "f32":
-                        self.write_f32_box(self.lane_row(buffer, row), chunk, packed)
-                    else:
-                        self.write_16bit_box(self.lane_row(buffer, row), chunk, packed)
-                    count += 1
-                    if tma is None:
-                        if any(by_tma):
-                            # A TMA store of another output may still read the buffer
-                            # that the next box rewrites.
-                            self.ctx.put(ptx.BulkWaitOp(0, read=True), leader)
-                        sync()
-                        copy = copies[wide]
-                        self.store_rows(copy, store, buffer, m_block, box * box_columns)
-                        continue
-                    k.append(ptx.FenceOp("proxy_async"))
-                    self.ctx.put(ptx.BulkWaitOp(0, read=True), leader)
-                    sync()
-                    coords = self.store_coordinates(store, m_block, box * box_columns)
-                    tmap = self.ctx.maps[self.ctx.plan.store_map_index(tma)]
-                    self.ctx.put(hopper.TmaStoreOp(tmap, buffer, coords), leader)
-                    self.ctx.put(ptx.BulkCommitOp(), leader)
+            self.ctx.put(ptx.BulkWaitOp(0, read=True), self.leader)
+        self.sync()
+        self.count = 0
+        self.lanes = {}
+        self.copies = {}
+
+    def sync(self) -> None:
+        """Barrier of this warpgroup's threads."""
+        family = self.ctx.barriers.epilogue
+        self.ctx.put(ptx.BarOp("sync", family.of(0), family.threads), self.first)
+        self.ctx.put(ptx.BarOp("sync", family.of(1), family.threads), self.second)
+
+    def box_columns(self, index: int) -> int:
+        """Columns of one box of output `index`."""
+        operand = self.values.store_map(self.stores[index][0])
+        assert operand is not None
+        return operand.box[-1]
+
+    def store_box(self, index: int, m_block: int, column: int) -> None:
+        """The box of output `index` at m block `m_block` and `column`: its values written to
+        the next buffer, then stored by TMA or by rows."""
+        k = self.ctx.k
+        store, value = self.stores[index]
+        tma = self.by_tma[index]
+        operand = self.values.store_map(store)
+        assert operand is not None
+        wide = operand.dtype == "f32"
+        if wide not in self.lanes:
+            self.lanes[wide] = self.box_lane(operand.dtype)
+        row, chunk = self.lanes[wide]
+        if tma is None and wide not in self.copies:
+            self.copies[wide] = self.row_copy(operand.dtype)
+        slot = self.count % hw.EPILOGUE_BUFFERS
+        assert self.buffers is not None, "begin() comes first"
+        buffer = self.buffer(self.buffers, slot)
+        packed = self.box_values(value, operand.dtype, m_block, column)
+        if operand.dtype == "f32":
+            self.write_f32_box(self.lane_row(buffer, row), chunk, packed)
+        else:
+            self.write_16bit_box(self.lane_row(buffer, row), chunk, packed)
+        self.count += 1
+        if tma is None:
+            if any(self.by_tma):
+                # A TMA store of another output may still read the buffer that the next
+                # box rewrites.
+                self.ctx.put(ptx.BulkWaitOp(0, read=True), self.leader)
+            self.sync()
+            self.store_rows(self.copies[wide], store, buffer, m_block, column)
+            return
+        k.append(ptx.FenceOp("proxy_async"))
+        self.ctx.put(ptx.BulkWaitOp(0, read=True), self.leader)
+        self.sync()
+        coords = self.store_coordinates(store, m_block, column)
+        tmap = self.ctx.maps[self.ctx.plan.store_map_index(tma)]
+        self.ctx.put(hopper.TmaStoreOp(tmap, buffer, coords), self.leader)
+        self.ctx.put(ptx.BulkCommitOp(), self.leader)
 
     @staticmethod
     def output_of(store: sched.StoreTileOp) -> int:

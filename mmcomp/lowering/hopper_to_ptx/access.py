@@ -77,7 +77,8 @@ def offset_of(
 
 
 class LowerGlobalLoad(RewritePattern):
-    """A global load: one `ld.global` of its elements' registers, read as its results."""
+    """A global load: one `ld.global` of its elements' registers, read as its results; a
+    guarded one with `zero_fill` into registers set to 0 before it (`zero_filled`)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: hopper.GlobalLoadOp, rewriter: PatternRewriter) -> None:
@@ -85,14 +86,38 @@ class LowerGlobalLoad(RewritePattern):
         address_ops, address = value_register(op.address, ptx.U64)
         out.ops += address_ops
         kind = register_kind(op.values[0].type)
-        load = out.emit(ptx.LdOp("global", address, kind, len(op.values), offset_of(op)))
+        if op.zero_fill is not None and op.guard is not None:
+            registers = zero_filled(address, kind, len(op.values), offset_of(op), out)
+        else:
+            load = out.emit(ptx.LdOp("global", address, kind, len(op.values), offset_of(op)))
+            registers = list(load.results)
         casts = [
             UnrealizedConversionCastOp.get([register], [value.type])
-            for register, value in zip(load.results, op.values, strict=True)
+            for register, value in zip(registers, op.values, strict=True)
         ]
         for cast, value in zip(casts, op.values, strict=True):
             cast.results[0].name_hint = value.name_hint
         rewriter.replace(op, [*out.ops, *casts], [cast.results[0] for cast in casts])
+
+
+def zero_filled(
+    address: SSAValue, kind: ptx.RegType, count: int, offset: int, out: Emitter
+) -> list[SSAValue]:
+    """`count` registers of `kind` set to 0, then loaded under the guard (`ptx.ld_into`):
+    what a guarded load leaves where its guard fails is 0, and no register holds a value
+    from before it (the registers of a guarded `ptx.ld` keep their old value there, which
+    ptxas keeps alive around every loop of the load). A 16-bit float's registers, which
+    take no immediate, are set as b16 registers and read through a `mov`."""
+    bits = kind if kind.kind.category == "f" else ptx.reg(kind.kind.decl)
+    zero = 0.0 if kind.kind.category == "f" else 0
+    targets = [ptx.ConstOp(zero, bits) for _ in range(count)]
+    out.ops += targets
+    out.emit(ptx.LdIntoOp("global", address, [target.result for target in targets], offset))
+    if bits == kind:
+        return [target.result for target in targets]
+    moves = [ptx.MovOp(target.result, kind) for target in targets]
+    out.ops += moves
+    return [move.result for move in moves]
 
 
 class LowerSmemLoad(RewritePattern):
