@@ -819,10 +819,12 @@ def _draw_step(
 
 SCHEDULE_KEYS = PARAMETERS
 """The keywords of mmcomp.compile that a case may pin (the heuristic's parameter names)."""
-DRAWN_KEYS = tuple(key for key in SCHEDULE_KEYS if key != "swap_ab")
+DRAWN_KEYS = tuple(key for key in SCHEDULE_KEYS if key not in ("swap_ab", "epilogue_subtile"))
 """The keys `draw_schedule` draws from the case's generator; swap_ab is drawn from a
 generator of its own (`draw_swap_ab`, with the feature swap-ab), so that every case it
-leaves unswapped is the case it was before."""
+leaves unswapped is the case it was before; epilogue_subtile is left to the heuristic
+(which takes one where a drawn schedule's whole-tile epilogue does not fit), so that the
+draws stay those they were."""
 SWAP_AB_SHARE = 0.15
 """Cases that pin swap_ab=True (their tile and epilogue made to fit it), with swap-ab."""
 

@@ -156,7 +156,7 @@ def _alias(value: SSAValue) -> BlockArgument | None:
 
 def _prune(fusion: Fusion, env: list[str], keep: Sequence[bool]) -> tuple[Fusion, list[str]]:
     """`fusion` with only the outputs `keep` marks, dead ops and unused inputs removed."""
-    module = fusion.module.clone()
+    module = fusion.peek_module().clone()
     func = next(op for op in module.ops if isinstance(op, FuncOp))
     block = func.body.block
     last = block.last_op
@@ -178,7 +178,7 @@ def _prune(fusion: Fusion, env: list[str], keep: Sequence[bool]) -> tuple[Fusion
     func.function_type = FunctionType.from_lists(
         [arg.type for arg in block.args], [value.type for value in kept]
     )
-    return Fusion.from_module(module), list(reversed(names))
+    return Fusion.from_module(module, shared=False), list(reversed(names))
 
 
 class _Epilogue:

@@ -332,8 +332,11 @@ class Fusion:
         self._values: dict[SSAValue, Value] = {value._ssa: value for value in inputs}
 
     @classmethod
-    def from_module(cls, module: ModuleOp, name: str | None = None) -> Fusion:
-        """A Fusion over the `func.func` of `module` (the one named `name` if several)."""
+    def from_module(cls, module: ModuleOp, name: str | None = None, shared: bool = True) -> Fusion:
+        """A Fusion over the `func.func` of `module` (the one named `name` if several).
+
+        With `shared` (the caller keeps `module` and may edit it), the IR counts as handed
+        out (see `structure_key`); mmcomp passes False for a module no one else holds."""
         funcs = [op for op in module.ops if isinstance(op, FuncOp)]
         if name is not None:
             funcs = [func for func in funcs if func.sym_name.data == name]
@@ -359,11 +362,12 @@ class Fusion:
             inputs.append(Value(fusion, arg, arg_name))
         fusion._init(module, func, inputs, [])
         fusion._outputs = [fusion._wrap(value) for value in block.last_op.operands]
+        fusion._handed_out = shared
         return fusion
 
     def clone(self) -> Fusion:
         """An independent Fusion of the same IR (over a clone of the module)."""
-        clone = Fusion.from_module(self._module.clone())
+        clone = Fusion.from_module(self._module.clone(), shared=False)
         if not self._handed_out:
             clone._structure = self._structure
         return clone
@@ -1071,7 +1075,7 @@ def parse_source(source: str, where: str, name: str | None = None) -> Fusion:
         verify(module)
     except VerifyException as error:
         raise FusionError(f"mmcomp.parse: {error}") from error
-    return Fusion.from_module(module, name)
+    return Fusion.from_module(module, name, shared=False)
 
 
 def as_fusion(f: object, where: str = "compile") -> Fusion:
@@ -1082,7 +1086,7 @@ def as_fusion(f: object, where: str = "compile") -> Fusion:
     if isinstance(f, str | os.PathLike):
         return parse(f)  # pyright: ignore[reportUnknownArgumentType]  (PathLike[Any])
     if isinstance(f, ModuleOp):
-        return Fusion.from_module(f.clone())
+        return Fusion.from_module(f.clone(), shared=False)
     raise FusionError(
         f"{where}: argument 'f': expected an mmcomp.Fusion, IR text, the path of a .mlir "
         f"file or a builtin.module, found {type(f).__name__}"

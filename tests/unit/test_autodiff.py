@@ -25,6 +25,7 @@ from mmcomp.autodiff import (  # noqa: E402
 from mmcomp.errors import FusionError  # noqa: E402
 from mmcomp.frontend.builder import Fusion  # noqa: E402
 from mmcomp.runtime import BFLOAT16  # noqa: E402
+from mmcomp.runtime.arrays import as_dtype  # noqa: E402
 
 M, N, K = 7, 48, 32
 
@@ -236,6 +237,40 @@ def test_policies_give_their_kernels():
     kernel = mmcomp.compile(wgrad, backend="cuda")  # MN-major A and B, K dynamic
     assert kernel.backend == "cuda" and ".param .u32" in kernel.ptx
     assert kernel.params.split_k == 1 and kernel.report.spills == 0
+
+
+@pytest.mark.parametrize(("features", "dtype"), [((1, N), "f16"), ((K, 1), "bf16")])
+def test_weight_gradient_of_one_input_or_output_feature(features, dtype):
+    """x[T, 1] or dZ[T, 1]: the dW kernel reads that operand as one row of T elements (K
+    dynamic and contiguous there), compiled once for cuda and right at every token count."""
+    inner, outer = features
+    f = Fusion("narrow")
+    x, w = f.input("x", ["m", inner], dtype), f.input("w", [outer, inner], dtype)
+    b = f.input("bias", [outer], dtype)
+    f.output(f.cast(f.silu(f.linear(x, w, b)), dtype))
+    gradient = mmcomp.grad(f)
+    (wgrad,) = [step for step in gradient.steps if step.name == "narrow.wgrad.w"]
+    kernel = mmcomp.compile(wgrad.fusion(), backend="cuda")
+    assert kernel.report.spills == 0 and kernel.device_kernel.plan.extents == ("k",)
+    kernels = KernelCache(gradient)
+    rng = np.random.default_rng(43)
+    for rows in (0, 1, 7, 300):
+        arrays = {
+            "x": rng.standard_normal((rows, inner)).astype(as_dtype(dtype)),
+            "w": rng.standard_normal((outer, inner)).astype(as_dtype(dtype)),
+            "bias": rng.standard_normal(outer).astype(as_dtype(dtype)),
+        }
+        values = run_forward(gradient, arrays, kernels)
+        douts = [rng.standard_normal((rows, outer)).astype(values[gradient.outputs[0]].dtype)]
+        got = run_backward(gradient, values, douts, kernels)
+        if rows == 0:
+            assert not got["w"].astype(np.float32).any() and got["w"].shape == (outer, inner)
+            continue
+        want = torch_gradients(
+            lambda x, w, bias: torch.nn.functional.silu(x @ w.T + bias), arrays, douts
+        )
+        for name in ("x", "w", "bias"):
+            assert relative_error(got[name], want[name]) < 3e-2, (rows, name)
 
 
 @pytest.mark.parametrize("rows", [1, 7, 300])

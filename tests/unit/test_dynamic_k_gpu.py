@@ -1,7 +1,8 @@
 """A dynamic contraction extent K on the GPU: one compiled weight-gradient kernel (dW =
-dZ^T X, both operands MN-major, K the token count) runs at every token count of
-`TOKENS`, against float64, outputs poisoned; the compile count stays one. The training
-modules' backward kernels compile once for every token count.
+dZ^T X, both operands MN-major, K the token count; also with one input or output feature,
+its [T, 1] operand read as one row) runs at every token count of `TOKENS`, against
+float64, outputs poisoned; the compile count stays one. The training modules' backward
+kernels compile once for every token count.
 
 Skipped (gpu marker) without an sm_90 GPU.
 """
@@ -43,7 +44,16 @@ def pipeline_runs(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> list[int]:
     return runs
 
 
-@pytest.mark.parametrize("family", [weight_gradient, scaled_weight_gradient])
+@pytest.mark.parametrize(
+    "family",
+    [
+        weight_gradient,
+        scaled_weight_gradient,
+        lambda rows, columns: weight_gradient(rows, 1, "f16"),  # x of one feature: [T, 1]
+        lambda rows, columns: weight_gradient(1, columns),  # dZ of one feature: [T, 1]
+    ],
+    ids=["weight_gradient", "scaled_weight_gradient", "one_input_feature", "one_output_feature"],
+)
 def test_one_weight_gradient_kernel_serves_every_token_count(
     family: Any, pipeline_runs: list[int]
 ) -> None:

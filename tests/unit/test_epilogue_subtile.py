@@ -54,6 +54,21 @@ SUBTILED: dict[str, tuple[Callable[[int, int, int], Fusion], dict[str, Any], int
         64,
     ),
     "gated_residual-128x128": (cases.gated_residual, {"tile": (128, 128, 64)}, 64),
+    "gelu_residual-128x256-none": (
+        cases.gelu_residual,
+        {"tile": (128, 256, 64), "warp_specialization": "none", "epilogue": "registers"},
+        64,
+    ),
+    "gelu_residual-128x256-split_k": (
+        cases.gelu_residual,
+        {"tile": (128, 256, 64), "epilogue": "registers", "split_k": 2},
+        16,
+    ),
+    "gelu_residual-128x256-stream-k": (
+        cases.gelu_residual,
+        {"tile": (128, 256, 64), "epilogue": "smem", "strategy": "stream-k"},
+        64,
+    ),
 }
 """Forced schedules whose whole-tile epilogue does not fit the consumer registers: the
 fusion, the keywords and the subtile the heuristic takes."""
@@ -160,19 +175,26 @@ def test_guarded_operand_loads_are_zero_filled():
         assert f"mov.b16 {target}, 0;" in lines[index - 2 : index], lines[index - 3 : index + 1]
 
 
-VALUE_CASES = {
-    "gelu_residual-smem": (cases.gelu_residual, {"epilogue": "smem"}),
-    "gelu_residual-registers": (cases.gelu_residual, {"epilogue": "registers"}),
-    "silu_mul-smem": (cases.silu_mul, {"epilogue": "smem"}),
+WIDE = {"tile": (128, 256, 64), "stages": 2, "split_k": 1}
+"""The 128x256 tile at the value model's smallest ring."""
+VALUE_CASES: dict[str, tuple[Callable[[int, int, int], Fusion], dict[str, Any]]] = {
+    "gelu_residual-smem": (cases.gelu_residual, {**WIDE, "epilogue": "smem"}),
+    "gelu_residual-registers": (cases.gelu_residual, {**WIDE, "epilogue": "registers"}),
+    "silu_mul-smem": (cases.silu_mul, {**WIDE, "epilogue": "smem"}),
+    "gelu_residual-swap_ab": (
+        cases.gelu_residual,
+        {"swap_ab": True, "epilogue_subtile": 8, "stages": 2, "split_k": 1},
+    ),
 }
-"""Subtiled kernels at 128x256 run by the PTX value model: one [M, N] operand and a row
-(both epilogues), and two outputs (an f32 one in boxes of 32 columns, a bf16 one in 64)."""
+"""Subtiled kernels run by the PTX value model: at 128x256 one [M, N] operand and a row
+(both epilogues), and two outputs (an f32 one in boxes of 32 columns, a bf16 one in 64);
+swapped (the fragment's columns along M: 40 rows in subtiles of 8)."""
 
 
 @pytest.mark.parametrize("name", list(VALUE_CASES))
 def test_subtiled_epilogue_values(name: str):
     """The emitted kernel run by the PTX value model on every thread: M and N ragged
-    against the 128x256 tile (the second N tile 4 columns wide), outputs poisoned with
+    against the tile (at 128x256 the second N tile 4 columns wide), outputs poisoned with
     NaN, each output against float64."""
     from ptx_value_model import run_values
 
@@ -180,9 +202,8 @@ def test_subtiled_epilogue_values(name: str):
     from mmcomp.interp.reference import reference
     from mmcomp.pipeline import run_pipeline
 
-    build, keywords = VALUE_CASES[name]
-    fusion = build(100, 260, 64)
-    params = {"tile": (128, 256, 64), "stages": 2, "split_k": 1, **keywords}
+    build, params = VALUE_CASES[name]
+    fusion = build(40, 200, 64) if params.get("swap_ab") else build(100, 260, 64)
     module, chosen, _ = run_pipeline(fusion.module, params)
     assert chosen.epilogue_subtile > 0
     text, plan = lower_to_ptx(module)

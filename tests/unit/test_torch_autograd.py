@@ -114,6 +114,18 @@ def test_fused_linear_at_300_tokens_without_bias():
     )
 
 
+@pytest.mark.parametrize(("features", "activation"), [((1, 48), "silu"), ((32, 1), "gelu")])
+def test_fused_linear_of_one_input_or_output_feature(features, activation):
+    """dW of one column or one row: its [T, 1] operand (x or dZ) is read as one row."""
+    torch.manual_seed(12)
+    linear = torch.nn.Linear(*features, dtype=torch.bfloat16)
+    fused = mt.FusedLinear(linear, activation, **INTERP)
+    for shape in [(1, features[0]), (7, features[0]), (300, features[0])]:
+        check_against_float64(
+            fused, Activated(linear, activation), torch.randn(*shape, dtype=torch.bfloat16)
+        )
+
+
 @pytest.mark.parametrize("bias", [False, True])
 @pytest.mark.parametrize("recompute", [False, True])
 def test_gated_mlp_gradients_match_float64_autograd(bias, recompute):
@@ -332,6 +344,22 @@ def test_fused_linear_gradients_on_the_gpu(activation, recompute):
         check_against_float64(
             fused, reference, torch.randn(*shape, dtype=torch.bfloat16, device="cuda")
         )
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize(("features", "activation"), [((1, 512), "silu"), ((256, 1), "gelu")])
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_fused_linear_of_one_input_or_output_feature_on_the_gpu(features, activation, dtype):
+    torch.manual_seed(13)
+    linear = torch.nn.Linear(*features, dtype=dtype, device="cuda")
+    fused = mt.FusedLinear(linear, activation)
+    for rows in (1, 7, 300, 4096, 8193):
+        x = torch.randn(rows, features[0], dtype=dtype, device="cuda")
+        check_against_float64(fused, Activated(linear, activation), x)
+    x = torch.randn(0, features[0], dtype=dtype, device="cuda", requires_grad=True)
+    linear.weight.grad = None
+    fused(x).float().sum().backward()
+    assert linear.weight.grad is not None and not bool(linear.weight.grad.any())
 
 
 @pytest.mark.gpu

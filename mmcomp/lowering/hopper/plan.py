@@ -211,7 +211,9 @@ class OperandPlan:
         iteration space has M > 1, every row of the tile would be the same row, which a
         TMA box cannot replicate: refused. Rows that are not a multiple of 16 bytes are
         read from a padded staging copy (`pitch`), which the runtime fills before each
-        launch; the view's extents stay the true ones, so the padding is never read.
+        launch; the view's extents stay the true ones, so the padding is never read. A
+        runtime extent is contiguous only where it is the view's one axis longer than 1 (a
+        [T, 1] operand of a dynamic K: a row of T elements, K-major).
         """
         source = load.source
         assert isinstance(source, BlockArgument)
@@ -308,8 +310,11 @@ class OperandPlan:
                 "there (pad it)"
             )
         # The staging copy keeps the argument's element order with rows of `pitch`.
+        # A runtime contiguous extent multiplies the stride of every outer axis; a view whose
+        # outer axes all have extent 1 (a [T, 1] operand: one row of T elements) has no
+        # stride TMA steps along, so it is read as it is.
         dynamic = ptx.DYNAMIC in shape
-        if dynamic and extents[-1] == ptx.DYNAMIC:
+        if dynamic and extents[-1] == ptx.DYNAMIC and any(e != 1 for e in extents[:-1]):
             role = roles[axes[-1]]
             other = "k" if role != "k" else row_role
             raise ScheduleError(

@@ -42,3 +42,23 @@ func.func @splitk(%a: tensor<?x512xbf16>, %w: tensor<64x512xbf16>) -> tensor<?x6
   %0 = fusion.linear %a, %w : (tensor<?x512xbf16>, tensor<64x512xbf16>) -> tensor<?x64xf32>
   func.return %0 : tensor<?x64xf32>
 }
+
+// -----
+
+// A runtime K (a weight gradient over the tokens): dz[?, 200] is MN-major (m contiguous,
+// K its rows); x[?, 1] (a linear of one input feature) has no row stride, so its runtime K
+// is the contiguous axis of a K-major view of one row, [1, ?] (TMA zero-fills the other
+// rows of the n tile).
+// CHECK-LABEL: hopper.kernel @wgrad_one_feature(
+// CHECK-SAME: arg3 : u32<name = "k">
+// CHECK-SAME: tmap0 : tmap<arg = 0, dtype = bf16, shape = [?, 200], box = [64, 64], boxes = 2, major = mn, axes = [0, 1]>
+// CHECK-SAME: tmap1 : tmap<arg = 1, dtype = bf16, shape = [1, ?], box = [64, 64], boxes = 1, major = k, axes = [-1, 0]>
+// CHECK: hopper.tensormap_param tmap1 : !hopper.tensormap<1x?xbf16, box 64x64, swizzle 128>
+// PTX: .visible .entry wgrad_one_feature(
+func.func @wgrad_one_feature(%dz: tensor<?x200xbf16>, %x: tensor<?x1xbf16>) -> tensor<200x1xbf16> {
+  %0 = fusion.broadcast %dz new_dims [false, false, true] : tensor<?x200xbf16> to tensor<?x200x1xbf16>
+  %1 = fusion.broadcast %x new_dims [false, true, false] : tensor<?x1xbf16> to tensor<?x1x1xbf16>
+  %2 = fusion.fused_multiply_sum %0, %1 axes [0] : (tensor<?x200x1xbf16>, tensor<?x1x1xbf16>) -> tensor<200x1xf32>
+  %3 = fusion.cast %2 : tensor<200x1xf32> to tensor<200x1xbf16>
+  func.return %3 : tensor<200x1xbf16>
+}
