@@ -189,6 +189,24 @@ def _keywords_key(params: Mapping[str, object]) -> str:
     return parameters_key(rest if schedule_m is None else {**rest, "schedule_m": schedule_m})
 
 
+def _given_keywords_key(params: Mapping[str, object]) -> str | None:
+    """The keywords as given, in a canonical text, where every value is of a builtin type
+    whose repr says all of it (int, bool, str, None, or a tuple or list of ints), so that a
+    compile by IR text finds its kernel without importing the schedule's checks; else None.
+    Keywords spelled differently (a list for a tuple) are other source entries of one
+    kernel entry."""
+    if not params:
+        return parameters_key(params)
+    for value in params.values():
+        if type(value) in (tuple, list):
+            items = cast("tuple[object, ...] | list[object]", value)
+            if not all(type(item) is int for item in items):
+                return None
+        elif type(value) not in (int, bool, str, type(None)):
+            return None
+    return "given " + repr(sorted(params.items()))
+
+
 def disk_key(text: str, backend: str, params: str) -> str:
     """The hex SHA-256 naming a compiled kernel on disk (see the module docstring)."""
     digest = hashlib.sha256()
@@ -286,14 +304,15 @@ def compile_source_cached(
     its source entry names, a Kernel whose fusion is parsed from the entry's when first asked
     for; else `compile_fusion()` (which parses the text and compiles the fusion, from the
     caches where they hold it), whose entry the text's source entry then names."""
-    params_text = _keywords_key(params)
-    key = (backend, params_text, text)
+    given = _given_keywords_key(params)
+    lookup = given if given is not None else _keywords_key(params)
+    key = (backend, lookup, text)
     cached = _memory_by_source.get(key)
     if cached is not None:
         _stats["memory_hits"] += 1
         return _share(cached)
     on_disk = backend in DISK_BACKENDS
-    source = source_key(text, backend, params_text) if on_disk else ""
+    source = source_key(text, backend, lookup) if on_disk else ""
     if on_disk:
         named = source_store().load(source)
         entry = named.decode("ascii", "replace") if named is not None else ""
@@ -303,6 +322,7 @@ def compile_source_cached(
                 _stats["disk_hits"] += 1
                 _remember_source(key, loaded)
                 return loaded
+    params_text = _keywords_key(params)  # the keywords checked, as compile checks them
     kernel = compile_fusion()
     from mmcomp.backend.compiled import Kernel as Single
 

@@ -1,7 +1,7 @@
 """The three compile latencies of one fusion, each in fresh processes, as a table.
 
     python tools/compile_latency.py [--fusion examples/linear_bf16.mlir] [--runs 7]
-                                    [--calls 2000]
+                                    [--calls 2000] [--imports N]
 
 - **in-process hit**: a process compiles the fusion once, then compiles it again `--calls`
   times, half with the same `Fusion`, half with an equal one parsed anew from the same text
@@ -25,6 +25,9 @@ its own `MMCOMP_CACHE_DIR` under a temporary directory, so the user's cache is u
 and with Python's bytecode cache on (`PYTHONDONTWRITEBYTECODE` dropped; a first process
 writes it), as for an installed package. The load average (`os.getloadavg`, as `uptime`
 prints it) is printed before and after.
+
+`--imports N` prints, instead of the table, the N slowest imports (`python -X importtime`)
+of `import mmcomp; mmcomp.compile(path)` in a fresh process with a warm disk cache.
 """
 
 from __future__ import annotations
@@ -112,6 +115,44 @@ def _run(script: str, args: list[str], cache: Path) -> tuple[dict[str, Any], flo
     return json.loads(done.stdout.splitlines()[-1]), time.perf_counter() - start
 
 
+IMPORTS = r"""
+import sys
+print("imports-start", file=sys.stderr, flush=True)
+import mmcomp
+mmcomp.compile(sys.argv[1])
+print("{}")
+"""
+
+
+def imports(fusion: Path, count: int) -> list[tuple[str, float, float]]:
+    """(module, self ms, cumulative ms) of the `count` slowest imports (by self time) of
+    `import mmcomp; mmcomp.compile(path)` with a warm disk cache, from `python -X
+    importtime` in a fresh process; and a first row ("all", total self ms, modules)."""
+    with tempfile.TemporaryDirectory(prefix="mmcomp-imports-") as scratch:
+        cache = Path(scratch)
+        _run(COLD, [str(fusion)], cache)  # fills the cache by the parsed fusion
+        env = {**os.environ, "MMCOMP_CACHE_DIR": str(cache)}
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+        for _ in range(2):  # the first writes the source entry; the second is the hit
+            done = subprocess.run(
+                [sys.executable, "-X", "importtime", "-c", IMPORTS, str(fusion)],
+                env=env,
+                cwd=ROOT,
+                check=True,
+                capture_output=True,
+                text=True,
+            )
+    found: list[tuple[str, float, float]] = []
+    for line in done.stderr.split("imports-start\n", 1)[-1].splitlines():
+        parts = line.removeprefix("import time:").split("|")
+        if len(parts) != 3 or not parts[0].strip().isdigit():
+            continue
+        found.append((parts[2].strip(), int(parts[0]) / 1e3, int(parts[1]) / 1e3))
+    total = ("all", sum(row[1] for row in found), float(len(found)))
+    return [total, *sorted(found, key=lambda row: -row[1])[:count]]
+
+
 def _row(values: list[float], scale: float, unit: str) -> str:
     """`median (min-max) unit` of values, scaled."""
     scaled = sorted(value * scale for value in values)
@@ -179,7 +220,28 @@ def main() -> None:
     parser.add_argument("--fusion", type=Path, default=ROOT / "examples" / "linear_bf16.mlir")
     parser.add_argument("--runs", type=int, default=7, help="processes per row")
     parser.add_argument("--calls", type=int, default=2000, help="in-process hits per process")
+    parser.add_argument(
+        "--imports",
+        type=int,
+        default=0,
+        metavar="N",
+        help="instead of the table: the N slowest imports of a warm disk hit by path",
+    )
     args = parser.parse_args()
+    if args.imports:
+        rows_of_imports = imports(args.fusion.resolve(), args.imports)
+        (_, total, modules), *slowest = rows_of_imports
+        print(
+            f"import mmcomp; mmcomp.compile(path), warm disk: {int(modules)} modules, "
+            f"{total:.1f} ms of import time in all (python -X importtime); load average "
+            f"{os.getloadavg()[0]:.1f}"
+        )
+        print()
+        print("| module | self ms | cumulative ms |")
+        print("| --- | --- | --- |")
+        for module, own, cumulative in slowest:
+            print(f"| {module} | {own:.1f} | {cumulative:.1f} |")
+        return
     load_before = os.getloadavg()
     rows = measure(args.fusion.resolve(), args.runs, args.calls)
     load_after = os.getloadavg()

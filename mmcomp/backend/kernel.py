@@ -77,38 +77,66 @@ def _check_arrays(kernel: CudaKernel, arrays: Sequence[Any]) -> None:
     in_place = {operand.arg for operand in maps} - {
         operand.arg for operand in maps if not reads_in_place(operand, arrays[operand.arg])
     }
-    for index, (array, (name, shape, dtype)) in enumerate(
-        zip(arrays, kernel.argument_specs(), strict=True)
-    ):
+    # A map whose contiguous axis is an outer axis of its array (a [T, 1] operand read as
+    # one row of T elements, K-major): that axis must be contiguous (`_check_one_row`).
+    specs = kernel.argument_specs()
+    one_row = {
+        operand.arg: operand.axes[-1]
+        for operand in maps
+        if not operand.pitch
+        and operand.axes
+        and 0 <= operand.axes[-1] < len(specs[operand.arg][1]) - 1
+    }
+    for index, (array, (name, shape, dtype)) in enumerate(zip(arrays, specs, strict=True)):
         view = as_device_array(array, name)
         if view is None:
             raise LaunchError(
                 f"kernel @{kernel.plan.entry}: argument {name!r}: expected a device array, "
                 f"found {type(array).__name__}"
             )
-        if index in in_place:
+        if index in in_place or view.nbytes == 0:
+            # An empty array is never addressed (its maps read a placeholder).
             check_dtype_and_shape(ArraySpec(name, dtype, shape), view.dtype, view.shape)
+            continue
+        row = one_row.get(index)
+        if row is not None:
+            _check_one_row(name, ArraySpec(name, dtype, shape), view, row)
             continue
         layout = "tma" if index in through_tma else "contiguous"
         check_device_array(ArraySpec(name, dtype, shape, layout=layout), view)
-        for operand in maps:
-            # A view's contiguous axis may be an outer axis of the array (a [T, 1] operand
-            # read as one row of T): TMA steps along it one element at a time.
-            axis = operand.axes[-1] if operand.axes else len(shape) - 1
-            if operand.arg != index or operand.pitch or axis < 0 or view.shape[axis] <= 1:
-                continue
-            if view.strides[axis] != dtype.itemsize:
-                raise LaunchError(
-                    f"argument {name!r}: its axis {axis} is the contiguous axis of the "
-                    f"kernel's tensor map: expected byte stride {dtype.itemsize}, found "
-                    f"{view.strides[axis]} (pass a C-contiguous array)"
-                )
         pair = 2 * dtype.itemsize
         if layout == "contiguous" and shape and shape[-1] % 2 == 0 and view.ptr % pair:
             raise LaunchError(
                 f"argument {name!r}: base address 0x{view.ptr:x} is not aligned to {pair} "
                 "bytes (the kernel reads and writes neighbouring columns in pairs)"
             )
+
+
+def _check_one_row(name: str, spec: Any, view: Any, axis: int) -> None:
+    """LaunchError unless an array whose tensor map's contiguous axis is its `axis` (the
+    axes after it of extent 1) has that axis contiguous, the axes before it 16-byte
+    strides and a 16-byte aligned base, as TMA needs."""
+    from mmcomp.runtime.arrays import TMA_ALIGNMENT, check_dtype_and_shape
+
+    check_dtype_and_shape(spec, view.dtype, view.shape)
+    itemsize = view.dtype.itemsize
+    if view.shape[axis] > 1 and view.strides[axis] != itemsize:
+        raise LaunchError(
+            f"argument {name!r}: its axis {axis} is the contiguous axis of the kernel's "
+            f"tensor map (rows of {view.shape[axis]} elements): expected byte stride "
+            f"{itemsize}, found {view.strides[axis]} (pass a C-contiguous array)"
+        )
+    for outer in range(axis):
+        if view.shape[outer] > 1 and view.strides[outer] % TMA_ALIGNMENT:
+            raise LaunchError(
+                f"argument {name!r}: byte stride {view.strides[outer]} on axis {outer} is not "
+                f"a multiple of {TMA_ALIGNMENT} (TMA needs 16-byte aligned strides)"
+            )
+    if view.ptr % TMA_ALIGNMENT:
+        raise LaunchError(
+            f"argument {name!r}: base address 0x{view.ptr:x} is not 16-byte aligned (TMA "
+            "needs a 16-byte aligned global address; pass an aligned copy)"
+        )
 
 
 class BoundLaunch:

@@ -391,14 +391,16 @@ def encode_operand_maps(
         view = as_device_array(target, f"argument #{operand.arg}")
         if view is not None and view.nbytes == 0:
             # A staged operand's rows are not 16-byte multiples: its stand-in has the rows
-            # of the padded copy, and the map reads it with the copy's strides.
+            # of the padded copy. The map reads the stand-in with the plan's strides (the
+            # copy's; an axis of extent 1 keeps the aligned stride the plan gives it, e.g.
+            # the [1, T] view of a [T, 1] operand).
             padded = (*operand.shape[:-1], operand.pitch) if operand.pitch else operand.shape
             stand_in = placeholder(padded, view.dtype)
             maps.append(
                 encode_tensor_map(
                     stand_in,
                     shape=operand.shape,
-                    strides=operand.byte_strides if operand.pitch else None,
+                    strides=operand.byte_strides,
                     box=operand.box,
                     swizzle=operand.swizzle,
                 )

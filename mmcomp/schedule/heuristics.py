@@ -494,12 +494,24 @@ def swap_streams_less(problem: Problem) -> bool:
     if tile is None:
         return True
     swapped = choose_swap_tile(problem, choose_swap_warp_specialization(problem))
-    swapped_split = clamp_split_k(choose_split_k(problem, swapped), problem, swapped)
+    swapped_split = swapped_split_k(problem, swapped)
     swapped_load = pair_load(problem, swapped, swapped_split)
     load = pair_load(problem, tile)
     if swapped_load != load:
         return swapped_load < load
     return problem.m <= SWAP_AB_TIE_MAX_M
+
+
+def swapped_split_k(problem: Problem, tile: tuple[int, int, int]) -> int:
+    """`choose_split_k` for a swapped tile, clamped to the K blocks; 1 where the split would
+    not lower the `pair_load` (the rule of `unswapped_split_k`): its slices would only put
+    a second unit on pairs of SMs that stream as much B either way, and add the fixup.
+
+    On the H100: 8x8192x8192, 8x128x128 swapped (64 tiles) unsplit ran 1.016x cuBLAS,
+    split in two 0.958x (load 128 either way); 1x4096x4096 (32 tiles) split in four ran
+    1.472x, in two 1.417x, in eight 1.301x (docs/results/2026-12-06-h100-second-run.md)."""
+    split = clamp_split_k(choose_split_k(problem, tile), problem, tile)
+    return split if pair_load(problem, tile, split) < pair_load(problem, tile) else 1
 
 
 def unswapped_split_k(
@@ -903,7 +915,7 @@ def _choose(problem: Problem, given: dict[str, object]) -> ScheduleParams:
     if "split_k" in given:
         split_k = given["split_k"]
     elif swap:
-        split_k = choose_split_k(problem, tile)
+        split_k = swapped_split_k(problem, tile)
     else:
         split_k = unswapped_split_k(problem, tile, ws, given_tile is not None)
     if params.stream_k and "split_k" not in given:

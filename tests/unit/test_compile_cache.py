@@ -466,11 +466,12 @@ def test_ir_text_hit_in_a_new_process_imports_neither_xdsl_nor_numpy(tmp_path: P
         assert hit[key] == built[key], key
     assert hit["hopper"] == built["hopper"] and hit["spills"] == built["spills"]
     assert hit["fusion"] == str(mmcomp.parse(path))
-    keywords = {"tile": [128, 128, 64]}  # normalized by the schedule's checks, imported
+    keywords = {"tile": [128, 128, 64], "epilogue": "smem"}
     tiled = text_child(cache_dir, path, keywords)
     assert tiled["stats"]["builds"] == 1 and tiled["params"] != built["params"]
-    tiled_hit = text_child(cache_dir, path, {"tile": (128, 128, 64)})
-    assert tiled_hit["stats"]["disk_hits"] == 1 and tiled_hit["ptx"] == tiled["ptx"]
+    tiled_hit = text_child(cache_dir, path, keywords)  # keywords of builtin types: as given
+    assert tiled_hit["stats"]["disk_hits"] == 1 and tiled_hit["heavy"] == []
+    assert tiled_hit["ptx"] == tiled["ptx"] and tiled_hit["params"] == tiled["params"]
     path.write_text(str(cases.gelu_bias(300, 504, 200, approximate="none")))
     changed = text_child(cache_dir, path)
     assert changed["stats"]["builds"] == 1 and changed["ptx"] != built["ptx"]
@@ -499,6 +500,10 @@ def test_ir_text_compiles_share_nothing_across_texts(
         again = mmcomp.compile(text, **dynamic)
         assert loaded.ptx == kernels[name].ptx and again.device_kernel is loaded.device_kernel
         assert str(loaded.fusion) == text, name
+    builds = compile_cache.stats()["builds"]
+    listed = mmcomp.compile(texts["base"], tile=[128, 128, 64])
+    tupled = mmcomp.compile(texts["base"], tile=(128, 128, 64))  # another spelling: one kernel
+    assert compile_cache.stats()["builds"] == builds + 1 and tupled.ptx == listed.ptx
     bucketed = mmcomp.compile(texts["dynamic extent"])  # dynamic M: a kernel per bucket
     assert type(bucketed).__name__ == "BucketedKernel"
     assert mmcomp.compile(texts["dynamic extent"]) is not bucketed
@@ -508,5 +513,44 @@ def test_ir_text_compiles_share_nothing_across_texts(
         mmcomp.compile(broken)
     with pytest.raises(ValueError, match="unknown backend"):
         mmcomp.compile(texts["base"], backend="metal")
-    with pytest.raises(mmcomp.ScheduleError, match="unknown schedule parameter"):
-        mmcomp.compile(texts["base"], tiles=(128, 128, 64))
+    for text in (texts["base"], broken):  # the keywords are checked before the text
+        with pytest.raises(mmcomp.ScheduleError, match="unknown schedule parameter"):
+            mmcomp.compile(text, tiles=(128, 128, 64))
+
+
+RUN_CHILD = textwrap.dedent(
+    """
+    import json, sys
+    import mmcomp
+    import cases
+    kernel = mmcomp.compile(sys.argv[1])
+    fusion = mmcomp.parse(sys.argv[1])
+    arrays = cases.inputs_for(fusion)
+    errors = [
+        cases.relative_error(got, want)
+        for got, want in zip(kernel(*arrays), mmcomp.reference(fusion, *arrays), strict=True)
+    ]
+    print(json.dumps({"stats": mmcomp.cache.stats(), "errors": errors}))
+    """
+)
+
+
+@pytest.mark.gpu
+def test_a_kernel_loaded_by_its_ir_text_runs_on_the_gpu(tmp_path: Path):
+    """A disk hit by IR text makes its cuda kernel when first called: it runs and is correct
+    (fresh processes, so that the hit's kernel is the one loaded from disk)."""
+    path = tmp_path / "gelu_bias.mlir"
+    path.write_text(str(cases.gelu_bias(300, 504, 200)))
+    for expected in ({"builds": 1, "disk_hits": 0}, {"builds": 0, "disk_hits": 1}):
+        done = subprocess.run(
+            [sys.executable, "-c", RUN_CHILD, str(path)],
+            capture_output=True,
+            text=True,
+            env=environment(tmp_path / "cache"),
+            cwd=ROOT,
+            timeout=600,
+        )
+        assert done.returncode == 0, done.stderr[-4000:]
+        found = json.loads(done.stdout.strip().splitlines()[-1])
+        assert {key: found["stats"][key] for key in expected} == expected
+        assert all(error < 2e-2 for error in found["errors"]), found["errors"]

@@ -204,7 +204,45 @@ def test_a_strided_column_read_as_a_row_is_refused_at_launch() -> None:
     out = DeviceArray(1 << 34, (200, 1), "bfloat16")
     with pytest.raises(
         mmcomp.LaunchError,
-        match=r"argument 'x': its axis 0 is the contiguous axis of the kernel's tensor map: "
-        r"expected byte stride 2, found 16",
+        match=r"argument 'x': its axis 0 is the contiguous axis of the kernel's tensor map "
+        r"\(rows of 300 elements\): expected byte stride 2, found 16",
     ):
         BoundLaunch(device, [dz, column, out])
+    shifted = DeviceArray((1 << 33) + 2, (300, 1), "bfloat16")  # column[1:] of a [301, 1]
+    with pytest.raises(
+        mmcomp.LaunchError, match=r"argument 'x': base address 0x200000002 is not 16-byte aligned"
+    ):
+        BoundLaunch(device, [dz, shifted, out])
+
+
+@pytest.mark.parametrize(("rows", "columns"), [(200, 1), (1, 136), (200, 136)])
+def test_the_maps_at_no_tokens_pass_the_drivers_rules(
+    rows: int, columns: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At K = 0 the empty operands bind (no layout asked of them) and each map is encoded
+    over a placeholder with the plan's strides, which TMA takes (checked by the driver's
+    rules, `tensor_map_layout`, in place of the driver)."""
+    from mmcomp.backend.kernel import BoundLaunch
+    from mmcomp.runtime import DeviceArray, staging, tensormap
+
+    encoded: list[object] = []
+
+    def layout_only(array: DeviceArray, **request: object) -> object:
+        layout = tensormap.tensor_map_layout(
+            array.dtype, request["shape"], request["strides"], request["box"], request["swizzle"]
+        )
+        encoded.append(layout)
+        return layout
+
+    monkeypatch.setattr(staging, "encode_tensor_map", layout_only)
+    monkeypatch.setattr(
+        staging, "placeholder", lambda shape, dtype: DeviceArray(1 << 40, shape, dtype)
+    )
+    device = mmcomp.compile(weight_gradient(rows, columns)).device_kernel.specialized({"k": 0})
+    arrays = [
+        DeviceArray(1 << 32, (0, rows), "bfloat16"),
+        DeviceArray(1 << 33, (0, columns), "bfloat16"),
+        DeviceArray(1 << 34, (rows, columns), "bfloat16"),
+    ]
+    BoundLaunch(device, arrays)
+    assert len(encoded) == len(device.plan.tensor_maps)

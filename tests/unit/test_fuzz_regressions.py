@@ -80,3 +80,27 @@ def test_a_quantization_after_a_division_by_an_operand(n: int):
     case = Case(0, 0, "interp", fuzz.default_features("interp") | {"fp8-only"}, spec, {})
     outcome = fuzz.run_case(case)
     assert outcome.status == "pass", outcome.message
+
+
+ONE_FEATURE_WEIGHT_GRADIENTS = (31, 120, 184, 436, 458, 632, 694, 782)
+"""Backward cases (`--backend cuda --seed 12 --case I --feature grad-only`) whose kernel is
+the dW of a linear or matmul of one input or output feature: its [T, 1] operand's runtime
+token count was the contiguous axis of its tensor map, and lower-schedule-to-hopper
+refused the heuristic's schedule. The operand is now read K-major as one row of T."""
+
+
+def _grad_case(index: int) -> Case:
+    return fuzz.draw_case(12, index, "cuda", fuzz.parse_features(["grad-only"], "cuda", False))
+
+
+@pytest.mark.parametrize("index", [120, 782])  # dZ [T, 1]; x [T, 1]
+def test_a_weight_gradient_of_one_feature_compiles(index: int):
+    outcome = fuzz.run_case(_grad_case(index), compile_only=True)
+    assert outcome.status == "pass", outcome.message
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("index", ONE_FEATURE_WEIGHT_GRADIENTS)
+def test_a_weight_gradient_of_one_feature_on_the_gpu(index: int):
+    outcome = fuzz.run_case(_grad_case(index))
+    assert outcome.status == "pass", outcome.message

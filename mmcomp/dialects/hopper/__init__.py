@@ -94,6 +94,7 @@ from mmcomp.dialects.hopper.ring import (
     RingAdvanceOp,
     RingPhaseOp,
     RingPositionType,
+    RingSkipOp,
     RingStageOp,
     RingStartOp,
 )
@@ -127,8 +128,12 @@ from mmcomp.dialects.hopper.types import (
 )
 from mmcomp.dialects.hopper.warp_specialize import (
     GRID_QUERIES,
+    LOAD_AHEAD_ATTR,
     SLOT_ATTR,
     SPECIALIZATIONS,
+    TURN_ATTR,
+    ConsumerIndexOp,
+    LeaderOp,
     WarpSpecializeOp,
 )
 
@@ -158,6 +163,7 @@ __all__ = [
     "AccumulatorType",
     "BarrierRingOp",
     "BarrierRingType",
+    "ConsumerIndexOp",
     "GRID_QUERIES",
     "Hopper",
     "HopperInstruction",
@@ -165,6 +171,8 @@ __all__ = [
     "Implied",
     "IDS",
     "IdOp",
+    "LOAD_AHEAD_ATTR",
+    "LeaderOp",
     "MapaOp",
     "MatrixDescriptorType",
     "MatrixDescriptorOp",
@@ -178,10 +186,12 @@ __all__ = [
     "RingBarrierOp",
     "RingPhaseOp",
     "RingPositionType",
+    "RingSkipOp",
     "RingStageOp",
     "RingStartOp",
     "SLOT_ATTR",
     "SPECIALIZATIONS",
+    "TURN_ATTR",
     "SmemLoadOp",
     "SmemStoreOp",
     "GlobalLoadOp",
@@ -232,6 +242,7 @@ def all_ops() -> list[type[Operation]]:
         RingStartOp,
         RingAdvanceOp,
         RingAdvanceByOp,
+        RingSkipOp,
         RingStageOp,
         RingPhaseOp,
         SharedBaseOp,
@@ -251,6 +262,8 @@ def all_ops() -> list[type[Operation]]:
         ShuffleXorOp,
         IdOp,
         MapaOp,
+        ConsumerIndexOp,
+        LeaderOp,
         WarpSpecializeOp,
     ]
 

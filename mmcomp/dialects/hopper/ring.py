@@ -3,7 +3,10 @@
 A position is a (stage, phase parity) pair of a ring of `stages` stages, held in two u32
 registers by convert-hopper-to-ptx. `hopper.ring_start` makes one (stage 0, phase 0),
 `hopper.ring_advance` returns the next (stage + 1, phase flipped at the wrap) and
-`hopper.ring_advance_by` the one `count` (an `index`) stages on; `hopper.ring_stage` reads
+`hopper.ring_advance_by` the one `count` (an `index`) stages on, `hopper.ring_skip` the one
+past the K blocks of a loop (a ping-pong consumer's skip of the other's tile, at the
+schedule's level: lower-schedule-to-hopper makes it the loop's trip count and a
+`hopper.ring_advance_by`); `hopper.ring_stage` reads
 its stage as an `index` (which `hopper.ring_barrier` takes) and `hopper.ring_phase` its
 phase parity as an `i32` (which `hopper.mbarrier_wait` takes; an `arith.xori` with 1 flips
 it), each the register that holds it.
@@ -139,6 +142,46 @@ class RingAdvanceByOp(_NextPosition):
     def verify_(self) -> None:
         super().verify_()
         typed_value(self, "the count", self.count, IndexType())
+
+
+@irdl_op_definition
+class RingSkipOp(_NextPosition):
+    """The position past the K blocks of a loop from `lower` to `upper` by `step`
+    (`ceil((upper - lower) / step)` stages on, none where `lower >= upper`): `%next =
+    hopper.ring_skip %pos, %lb to %ub step %step : !hopper.ring_position<stages = 4>`. An
+    op of the partitioned kernel (a ping-pong turn), which lower-schedule-to-hopper makes
+    the trip count's arithmetic and a `hopper.ring_advance_by`."""
+
+    name = "hopper.ring_skip"
+
+    POSITION: ClassVar = VarConstraint("POSITION", base(RingPositionType))
+
+    position = operand_def(POSITION)
+    """The position moved on."""
+    lower = operand_def(Implied(IndexType()))
+    """The loop's lower bound (an `index`)."""
+    upper = operand_def(Implied(IndexType()))
+    """The loop's upper bound (an `index`)."""
+    step = operand_def(Implied(IndexType()))
+    """The loop's step (an `index`)."""
+    result = result_def(Implied(source="POSITION"))
+    """The position past the loop's K blocks (of the position's type)."""
+
+    assembly_format = (
+        "$position `,` $lower `to` $upper `step` $step attr-dict `:` custom<Typed>(type($position))"
+    )
+
+    def __init__(self, position: SSAValue, lower: SSAValue, upper: SSAValue, step: SSAValue):
+        super().__init__(operands=[position, lower, upper, step], result_types=[position.type])
+
+    def verify_(self) -> None:
+        super().verify_()
+        for what, value in (
+            ("the lower bound", self.lower),
+            ("the upper bound", self.upper),
+            ("the step", self.step),
+        ):
+            typed_value(self, what, value, IndexType())
 
 
 class _PositionPart(HopperValueOp):

@@ -17,6 +17,13 @@ the program of one role, in the schedule's ops (index arithmetic, loops, tile op
   Nothing else: no accumulators, no stores, no epilogue;
 - `consumer`: what the consumer warpgroups run: every op of the kernel. Its mainloop
   loads name the ring slot that the consumers wait for and read (the producer fills it).
+  Under ping-pong, after `carry-ring-positions`, the turn on each tile is IR too: the
+  tile counter (an `index` the loops over tiles carry), an `scf.if` marked `hopper.turn`
+  on its parity and the consumer's index (`hopper.consumer_index`), whose then-block
+  moves the position past the other consumer's tile and whose else-block holds the rest
+  of this consumer's. Without warp specialization, thread 0's loads ahead of the
+  consumers are IR too: a second ring position, `hopper.leader` (thread 0) and the loads
+  in `scf.if`s marked `hopper.load_ahead`.
 
 Both regions walk the same persistent tile sequence because each holds its own copy of
 the index arithmetic. With `none` (no warp specialization) there is no producer region:
@@ -29,21 +36,36 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from xdsl.dialects import gpu, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType, StringAttr
+from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType, StringAttr, i1
 from xdsl.ir import Block, Operation, Region, SSAValue
-from xdsl.irdl import IRDLOperation, irdl_op_definition, prop_def, region_def, traits_def
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_op_definition,
+    prop_def,
+    region_def,
+    result_def,
+    traits_def,
+)
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import NoTerminator
 from xdsl.utils.exceptions import VerifyException
 
 from mmcomp.dialects import sched
+from mmcomp.dialects.hopper.base import HopperValueOp
 from mmcomp.dialects.hopper.ring import RingAdvanceOp, RingPositionType, RingStartOp
 
 SPECIALIZATIONS = ("cooperative", "pingpong", "none")
 """The warp specializations: two with a producer region, `none` without."""
 SLOT_ATTR = "hopper.slot"
 """The op attribute giving a mainloop load its slot in a ring stage."""
+LOAD_AHEAD_ATTR = "hopper.load_ahead"
+"""The unit attribute of an `scf.if` that is thread 0's load of a K block ahead of the
+consumers (without warp specialization): its then-block loads the K block at the load
+position and advances it, its else-block returns the position unchanged."""
+TURN_ATTR = "hopper.turn"
+"""The unit attribute of the `scf.if` that is a ping-pong consumer's turn on a tile: its
+then-block skips the other consumer's tile, its else-block is this consumer's."""
 GRID_QUERIES = (gpu.BlockIdOp, gpu.GridDimOp)
 """The grid queries that index arithmetic starts from."""
 GROUP_OPS = (sched.GroupTileOp, sched.GroupRowsOp)
@@ -67,6 +89,39 @@ def is_index_arithmetic(op: Operation) -> bool:
     return all(
         isinstance(t, IndexType) or (isinstance(t, IntegerType) and t.bitwidth == 1) for t in types
     )
+
+
+@irdl_op_definition
+class ConsumerIndexOp(HopperValueOp):
+    """The index of the consumer warpgroup that runs the consumer region (0 up to the
+    consumer warpgroups), an `index`: `%consumer = hopper.consumer_index : index`."""
+
+    name = "hopper.consumer_index"
+
+    result = result_def(IndexType)
+    """The consumer warpgroup's index (the lowering's value of it, made in the prologue)."""
+
+    assembly_format = "attr-dict `:` type($result)"
+
+    def __init__(self):
+        super().__init__(result_types=[IndexType()])
+
+
+@irdl_op_definition
+class LeaderOp(HopperValueOp):
+    """Whether this thread is the CTA's thread 0 (which initializes the ring's barriers
+    and, without warp specialization, issues the loads), an `i1`:
+    `%leader = hopper.leader : i1`."""
+
+    name = "hopper.leader"
+
+    result = result_def(i1)
+    """True in thread 0 (the lowering's comparison of it, made in the prologue)."""
+
+    assembly_format = "attr-dict `:` type($result)"
+
+    def __init__(self):
+        super().__init__(result_types=[i1])
 
 
 @irdl_op_definition

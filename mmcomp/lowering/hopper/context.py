@@ -2,10 +2,10 @@
 
 `KernelContext` holds the builder of the `hopper.kernel`, the schedule's parameters and warp
 roles, the operand plan, the kernel's `hopper.warp_specialize` (one region per role),
-and the map from the materialized kernel's values to the
-registers that hold them (an index value may be emitted several times: once per role, once
-per K block, once per load-ahead distance). `Threads` holds the per-thread registers made
-in the prologue, `Cluster` the cluster's rank predicates and multicast mask.
+and the map from the materialized kernel's values to the registers that hold them (an
+index value may be emitted several times: once per role, once per K block, once more for
+the block-wise scales of the K block ahead). `Threads` holds the per-thread registers
+made in the prologue, `Cluster` the cluster's rank predicates and multicast mask.
 """
 
 from __future__ import annotations
@@ -179,8 +179,8 @@ class KernelContext:
     regs: dict[SSAValue, SSAValue] = field(default_factory=dict[SSAValue, SSAValue])
     """The hopper level's value of each kernel value emitted so far: an index value (a
     copy of the index arithmetic, an induction variable of the hopper level's scf.for, a
-    runtime extent), an array (a `hopper.array_param`) or the register holding it (a
-    load-ahead iteration)."""
+    runtime extent, the consumer's index), an i1 (a comparison, thread 0's test), a ring
+    position or an array (a `hopper.array_param`)."""
     casts: dict[tuple[SSAValue, Attribute], SSAValue] = field(
         default_factory=dict[tuple[SSAValue, Attribute], SSAValue]
     )

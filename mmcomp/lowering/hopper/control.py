@@ -2,9 +2,11 @@
 
 `Walker` emits a block of the materialized kernel in order: index arithmetic
 (`mmcomp.lowering.hopper.index`), a grouped kernel's group ops
-(`mmcomp.lowering.hopper.groups`), `scf.for` as a counted loop, `scf.if` as a branch around
-its regions; every other op goes to the role's own lowering (`special`). Each role walks
-its own region of `hopper.warp_specialize`.
+(`mmcomp.lowering.hopper.groups`), the ring position's start and skips
+(`mmcomp.lowering.hopper.ring`), `scf.for` as a counted loop, `scf.if` as a branch around
+its regions (a ping-pong turn, marked `hopper.turn`, on its condition as a predicate);
+every other op goes to the role's own lowering (`special`). Each role walks its own
+region of `hopper.warp_specialize`.
 
 The loops and branches stay structured (`counted_loop`, `branch`): an `scf.for` on the
 loop's index bounds, its induction variable the block argument (read as a register
@@ -12,12 +14,14 @@ through a cast), and an `scf.if` on the schedule's i1 or a ptx predicate (cast t
 their bodies emitted inside with `KernelBuilder.inside`. Each carries the names of the
 labels that `convert-scf-to-ptx` writes for it, made here in emission order.
 
-A loop carries the registers of `KernelContext.carried` whose scope it encloses (the
-ring's positions, the tile counter, the previous stage, the stream-K sums) as its
-`iter_args`: inside it each such register's value is the body's block argument, at the
-end of the body the value there is yielded, and after the loop it is the loop's result.
-An `scf.if` carries none (its regions restore the values from before it: the loops inside
-carry each value in the register it had there).
+A loop carries the copies of its own leading `iter_args` that walk the ring (the ring
+positions and ping-pong's tile counter, which carry-ring-positions wrote), then the
+registers of `KernelContext.carried` whose scope it encloses (the previous stage, the
+stream-K sums) as its `iter_args`: inside it each such register's value is the body's
+block argument, at the end of the body the value there is yielded, and after the loop it
+is the loop's result. An `scf.if` returns the positions it returns in the partitioned
+kernel and carries no register (its regions restore the values from before it: the loops
+inside carry each value in the register it had there).
 """
 
 from __future__ import annotations
@@ -30,13 +34,14 @@ from xdsl.dialects.builtin import IndexType, IntegerAttr, UnrealizedConversionCa
 from xdsl.dialects.func import ReturnOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 
-from mmcomp.analysis.ring_positions import position_results, positions_carried
-from mmcomp.dialects import hopper, ptx
+from mmcomp.analysis.ring_positions import position_results, walk_carried
+from mmcomp.dialects import ptx
+from mmcomp.dialects.hopper import TURN_ATTR
 from mmcomp.errors import ScheduleError
 from mmcomp.lowering.hopper.context import KernelContext
 from mmcomp.lowering.hopper.groups import place_group_op
 from mmcomp.lowering.hopper.index import place
-from mmcomp.lowering.hopper.ring import place_ring_start
+from mmcomp.lowering.hopper.ring import place_ring_op
 from mmcomp.lowering.scf_to_ptx.control_flow import labeled, mark_predicate
 
 
@@ -58,13 +63,14 @@ def counted_loop(
 
 
 def emit_loop(ctx: KernelContext, loop: scf.ForOp, body: Callable[[], None]) -> None:
-    """A counted loop over `loop`'s range (an `scf.for`) carrying the registers of
-    `ctx.carried` that it carries; `body` emits one iteration, and the values of those
+    """A counted loop over `loop`'s range (an `scf.for`) carrying the copies of its
+    leading iter_args that walk the ring (positions, a tile counter), then the registers
+    of `ctx.carried` that it carries; `body` emits one iteration, and the values of those
     registers at its end are yielded."""
     k = ctx.k
     upper = ctx.reg(loop.ub)
     step = ctx.reg(loop.step)
-    positions = positions_carried(loop)
+    positions = walk_carried(loop)
     inits = [ctx.index(value) for value in loop.iter_args[:positions]]
     carried = ctx.carried_by(loop)
     counted = counted_loop(ctx, loop, [*inits, *(value.value for value in carried)])
@@ -163,20 +169,13 @@ class Walker:
     ctx: KernelContext
     special: Callable[[Operation], bool]
     """The role's lowering of an op; False leaves it to the generic one."""
-    tile_end: Callable[[], None] | None = None
-    """Called after each block that holds the K loop (the end of a tile's work)."""
 
     def walk(self, ops: Iterable[Operation]) -> None:
         """Emit `ops` in order."""
-        holds_mainloop = False
         for op in ops:
-            holds_mainloop |= op is self.ctx.mainloop
             if self.special(op):
                 continue
-            if place(self.ctx, op) or place_group_op(self.ctx, op):
-                continue
-            if isinstance(op, hopper.RingStartOp):
-                place_ring_start(self.ctx, op)
+            if place(self.ctx, op) or place_group_op(self.ctx, op) or place_ring_op(self.ctx, op):
                 continue
             if isinstance(op, scf.ForOp):
                 emit_loop(self.ctx, op, lambda op=op: self.walk(op.body.block.ops))
@@ -187,19 +186,20 @@ class Walker:
             if isinstance(op, scf.YieldOp | ReturnOp):
                 continue
             raise ScheduleError(f"{self.ctx.where}: cannot lower {op.name} here")
-        if holds_mainloop and self.tile_end is not None:
-            self.tile_end()
 
     def emit_if(self, op: scf.IfOp) -> None:
-        """`scf.if` without results: a branch around its then-block (and else-block)."""
+        """`scf.if` without results but ring positions: a branch around its then-block
+        and else-block (a ping-pong turn's labelled `my_tile` and `tile_done`, on its
+        condition as a predicate), returning the positions' copies."""
         ctx = self.ctx
         k = ctx.k
         positions = position_results(op)
         if len(op.results) != positions:
             raise ScheduleError(f"{ctx.where}: scf.if with results is not lowered")
-        other = k.fresh_label("else")
-        end = k.fresh_label("endif")
-        structured = branch(ctx, ctx.index(op.cond), (other, end), otherwise=True)
+        turn = TURN_ATTR in op.attributes
+        other = k.fresh_label("my_tile" if turn else "else")
+        end = k.fresh_label("tile_done" if turn else "endif")
+        structured = branch(ctx, ctx.index(op.cond), (other, end), otherwise=True, predicate=turn)
         with k.inside(structured.true_region.block), ctx.carried_kept():
             self.walk(op.true_region.block.ops)
             then_values = [ctx.index(value) for value in yielded_by(op.true_region.block)]

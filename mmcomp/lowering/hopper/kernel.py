@@ -22,7 +22,7 @@ from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import IndexType
 from xdsl.ir import Operation, SSAValue
 
-from mmcomp.analysis.ring_positions import positions_carried
+from mmcomp.analysis.ring_positions import is_load_ahead, walk_carried
 from mmcomp.arch import limits as hw
 from mmcomp.dialects import hopper, ptx, sched
 from mmcomp.errors import ScheduleError
@@ -40,7 +40,7 @@ from mmcomp.lowering.hopper.index import place
 from mmcomp.lowering.hopper.mainloop import MAINLOOPS, ConsumerMainloop, zero_accumulator
 from mmcomp.lowering.hopper.plan import SHARED_NAME, SMEM_ALIGN, extent_args
 from mmcomp.lowering.hopper.pointwise import Pointwise
-from mmcomp.lowering.hopper.producer import emit_producer
+from mmcomp.lowering.hopper.producer import Loads, emit_load_ahead, emit_producer
 from mmcomp.lowering.hopper.ring import Ring
 from mmcomp.lowering.hopper.split_k import SplitK
 from mmcomp.lowering.hopper.values import Values
@@ -154,6 +154,7 @@ def emit_consumer(ctx: KernelContext, ring: Ring, consumer: SSAValue) -> None:
     threads = consumer_threads(ctx, mainloop, consumer)
     thread_in_warpgroup = threads.thread_in_warpgroup
     mainloop.start(threads)
+    values = Values(ctx)
     epilogue = Epilogue(ctx, ring, mainloop, threads, Pointwise(k, ctx.where))
     split_k = SplitK(ctx, ring, mainloop)
 
@@ -177,9 +178,18 @@ def emit_consumer(ctx: KernelContext, ring: Ring, consumer: SSAValue) -> None:
                 return True
             ctx.accumulators[op.result] = zero_accumulator(ctx)
             return True
+        if isinstance(op, hopper.ConsumerIndexOp):
+            ctx.regs[op.result] = values.of(threads.consumer)
+            return True
+        if isinstance(op, hopper.LeaderOp):
+            ctx.regs[op.result] = ctx.threads.leader
+            return True
+        if isinstance(op, scf.IfOp) and is_load_ahead(op):
+            emit_load_ahead(ctx, Loads(ctx, ring), op)
+            return True
         if (
             isinstance(op, scf.ForOp)
-            and len(op.iter_args) > positions_carried(op)
+            and len(op.iter_args) > walk_carried(op)
             and op is not ctx.mainloop
         ):
             emit_sum_loop(ctx, op, walker)
@@ -190,11 +200,10 @@ def emit_consumer(ctx: KernelContext, ring: Ring, consumer: SSAValue) -> None:
             return True
         return epilogue.collect(op)
 
-    walker = Walker(ctx, special, tile_end=mainloop.end_of_tile)
+    walker = Walker(ctx, special)
     walker.walk(ctx.warp_specialize.consumer.block.ops)
     if ctx.plan.store_maps:
         # Shared memory must outlive the TMA stores that read it.
-        values = Values(ctx)
         leader = values.cmp("eq", thread_in_warpgroup, values.const(0))
         ctx.put(ptx.BulkWaitOp(0, read=False), leader)
 
@@ -237,7 +246,7 @@ def emit_sum_loop(ctx: KernelContext, loop: scf.ForOp, walker: Walker) -> None:
     """A loop that carries sums of partial tiles (stream-K's segments): the hopper level's
     loop carries every register of its accumulators (its `iter_args`), which the body
     updates in place."""
-    positions = positions_carried(loop)
+    positions = walk_carried(loop)
     sums = [carried_sum(ctx, ctx.accumulators[init], loop) for init in loop.iter_args[positions:]]
     yielded = loop.body.block.last_op
     assert isinstance(yielded, scf.YieldOp)

@@ -15,12 +15,15 @@ and the epilogue ask of them (`part_offset`, `sync_tile_threads`, ...):
 
 - `CooperativeMainloop`: consumer c takes rows 64c.. of every tile (warpgroup tile m);
 - `PingPongMainloop`: consumer c takes the tiles whose per-CTA sequence number has
-  parity c and, for the other's tiles, moves its ring position past their K blocks; the
-  order barriers make consumer 1 start tile t after consumer 0 has passed every wait of
-  tile t - 1, and back, which keeps the ring's parity waits sound;
+  parity c (the turn that carry-ring-positions writes around the rest of each tile, whose
+  other branch moves the ring position past the other's K blocks); the order barriers
+  make consumer 1 start tile t after consumer 0 has passed every wait of tile t - 1, and
+  back, which keeps the ring's parity waits sound;
 - `NonSpecializedMainloop`: as cooperative, and thread 0 also loads: the first
   `stages - 1` K blocks before the loop, and the block `stages - 1` ahead after each
-  release, from its own load position (made once, carried across tiles and split-K units).
+  release, from its own load position (made once, carried across tiles and split-K
+  units): the branches and the position that carry-ring-positions wrote, each lowered by
+  `emit_load_ahead`.
 """
 
 from __future__ import annotations
@@ -33,19 +36,28 @@ from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import MemRefType, f32
 from xdsl.ir import SSAValue
 
-from mmcomp.analysis.ring_positions import k_block_advance, positions_carried, ring_start_of
+from mmcomp.analysis.ring_positions import (
+    is_load_ahead,
+    k_block_advance,
+    k_block_ops,
+    load_start_of,
+    positions_carried,
+    ring_start_of,
+    tile_counter,
+    turn_of,
+)
 from mmcomp.analysis.warp_roles import WarpRoles, slot_of
 from mmcomp.dialects import hopper, ptx, sched
 from mmcomp.dialects.fusion.scales import SCALE_BLOCK
 from mmcomp.errors import ScheduleError
 from mmcomp.lowering.hopper.addressing import Addressing
-from mmcomp.lowering.hopper.context import Accumulator, Carried, ConsumerThreads, KernelContext
-from mmcomp.lowering.hopper.control import branch, emit_loop, with_results
+from mmcomp.lowering.hopper.context import Accumulator, ConsumerThreads, KernelContext
+from mmcomp.lowering.hopper.control import branch, emit_loop
 from mmcomp.lowering.hopper.index import place
 from mmcomp.lowering.hopper.plan import ELEMENT_SIZE, SWIZZLE, TmaOperand
 from mmcomp.lowering.hopper.pointwise import CONTRACT
-from mmcomp.lowering.hopper.producer import Loads
-from mmcomp.lowering.hopper.ring import Ring
+from mmcomp.lowering.hopper.producer import Loads, emit_load_ahead
+from mmcomp.lowering.hopper.ring import Ring, place_ring_start
 from mmcomp.lowering.hopper.values import Values
 
 
@@ -129,23 +141,6 @@ class BlockScales:
         return scales[0], scales[1]
 
 
-def trip_count(ctx: KernelContext, loop: scf.ForOp) -> SSAValue:
-    """The iterations of the hopper level's copy of `loop`, an index value:
-    `ceil((ub - lb) / step)`, 0 where `lb >= ub`."""
-    values = Values(ctx)
-    lb, ub = ctx.index(loop.lb), ctx.index(loop.ub)
-    trips = values.ceildiv(values.sub(ub, lb), ctx.index(loop.step))
-    over = values.pred(values.cmp("hs", lb, ub))
-    return values.select(over, values.const(0), trips)
-
-
-def consumer_loop(ctx: KernelContext) -> scf.ForOp:
-    """The consumers' K loop."""
-    if ctx.mainloop is None:
-        raise ScheduleError(f"{ctx.where}: the kernel has no K loop")
-    return ctx.mainloop
-
-
 class ConsumerMainloop:
     """The K loop of the consumer warpgroups; subclasses are the warp-specialization modes."""
 
@@ -162,16 +157,6 @@ class ConsumerMainloop:
         self.at = ring.start(start)
         """The consumers' ring position, made once for the whole kernel (the copy of the
         consumer region's ring start)."""
-        self.position_after: SSAValue | None = None
-        """The partitioned kernel's position after the K loop being emitted (its first
-        result)."""
-        self.kept: list[tuple[Carried, SSAValue]] = []
-        """The carried registers' values before the ping-pong turn (restored at its end)."""
-        self.skip_label: str | None = None
-        """The end label of the turn (`scf.if`) whose else-block the rest of a tile is
-        emitted into (ping-pong), until `end_of_tile` leaves it."""
-        self.turn: tuple[scf.IfOp, SSAValue] | None = None
-        """The ping-pong turn being emitted and the ring position its then-block yields."""
 
     @staticmethod
     def stage_readers(roles: WarpRoles) -> int:
@@ -213,7 +198,17 @@ class ConsumerMainloop:
         """What the mode does before a tile's K loop."""
 
     def after_k_block(self, loop: scf.ForOp) -> None:
-        """What the mode does after each K block's release."""
+        """After each K block's release and advance: the ops that follow the advance in
+        the K loop's body (without warp specialization, thread 0's load of the K block
+        `stages - 1` ahead: its iteration's index arithmetic and its branch)."""
+        ctx = self.ctx
+        op = k_block_advance(loop).next_op
+        while op is not None and not isinstance(op, scf.YieldOp):
+            if not place(ctx, op):
+                if not isinstance(op, scf.IfOp) or not is_load_ahead(op):
+                    raise ScheduleError(f"{ctx.where}: cannot lower {op.name} after a K block")
+                emit_load_ahead(ctx, Loads(ctx, self.ring), op)
+            op = op.next_op
 
     def after_loop(self) -> None:
         """What the mode does right after a tile's K loop."""
@@ -225,7 +220,8 @@ class ConsumerMainloop:
         accumulators = ctx.accumulators
         yielded = loop.body.block.last_op
         assert isinstance(yielded, scf.YieldOp)
-        if positions_carried(loop) != 1:
+        positions = positions_carried(loop)
+        if not positions:
             raise ScheduleError(f"{ctx.where}: the K loop must carry the consumers' position")
         # The position: the loop's first iter_arg, block argument and result.
         self.at.take(loop.iter_args[0])
@@ -235,7 +231,7 @@ class ConsumerMainloop:
         # A block-scaled K loop has none: each K block's groups are complete at its end
         # (their products promoted), so it releases its own stage there.
         values = Values(ctx)
-        block_scaled = any(isinstance(op, sched.MmaOp) and op.scales for op in loop.body.block.ops)
+        block_scaled = any(isinstance(op, sched.MmaOp) and op.scales for op in k_block_ops(loop))
         prev_carried = None if block_scaled else ctx.carry(values.const(0), loop)
         # The block-wise scales of the K block to come, loaded one K block ahead (the
         # first before the loop) and carried by the K loop only, as f32 registers, so that
@@ -247,14 +243,14 @@ class ConsumerMainloop:
         # The accumulators' wgmma tiles, carried by the K loop only (its iter_args).
         tiles = [
             [ctx.carry(fragment, loop) for fragment in accumulators[init].fragments]
-            for init in loop.iter_args[1:]
+            for init in loop.iter_args[positions:]
         ]
         at = self.at
 
         def k_block() -> None:
             """One K block: wait full, wgmmas, keep one group in flight, release."""
             at.take(loop.body.block.args[1])
-            for arg, carried in zip(loop.body.block.args[2:], tiles, strict=True):
+            for arg, carried in zip(loop.body.block.args[1 + positions :], tiles, strict=True):
                 accumulators[arg] = Accumulator([], [tile.value for tile in carried])
             scales = {
                 op: BlockScales.of(ctx, [ctx.cast(value.value, f32) for value in carried])
@@ -266,13 +262,13 @@ class ConsumerMainloop:
                 for op, carried in ahead.items():
                     for value, loaded in zip(carried, following[op].values, strict=True):
                         value.value = ctx.cast(loaded, ptx.F32)
-            for op in loop.body.block.ops:
-                if not isinstance(op, sched.LoadTileOp | sched.MmaOp | scf.YieldOp):
+            for op in k_block_ops(loop):
+                if not isinstance(op, sched.LoadTileOp | sched.MmaOp):
                     place(ctx, op)
             self.ring.wait_full(at)
             stage = self.ring.stage_slots(at)
             k.append(ptx.WgmmaFenceOp())
-            for op in loop.body.block.ops:
+            for op in k_block_ops(loop):
                 if isinstance(op, sched.MmaOp) and op not in scales:
                     self.mma(op, stage)
             if prev_carried is None:
@@ -282,7 +278,7 @@ class ConsumerMainloop:
                 self.ring.release(k.append(hopper.RingStageOp(at.value)).result, None, self.threads)
             else:
                 k.append(ptx.WgmmaCommitOp())
-            for value, carried in zip(yielded.operands[1:], tiles, strict=True):
+            for value, carried in zip(yielded.operands[positions:], tiles, strict=True):
                 for tile, fragment in zip(carried, accumulators[value].fragments, strict=True):
                     tile.value = fragment
             if prev_carried is not None:
@@ -296,14 +292,13 @@ class ConsumerMainloop:
             self.after_k_block(loop)
 
         emit_loop(ctx, loop, k_block)
-        self.position_after = loop.results[0]
         at.take(loop.results[0])
         if prev_carried is not None:
             ctx.carried.remove(prev_carried)
         for carried in ahead.values():
             for value in carried:
                 ctx.carried.remove(value)
-        for result, carried in zip(loop.results[1:], tiles, strict=True):
+        for result, carried in zip(loop.results[positions:], tiles, strict=True):
             accumulators[result] = Accumulator([], [tile.value for tile in carried])
             for tile in carried:
                 ctx.carried.remove(tile)
@@ -330,14 +325,14 @@ class ConsumerMainloop:
         of induction value `iv` (an index value), loaded if that K block is in the loop's
         range: the body's index arithmetic placed at `iv`, then `block_scales`."""
         ctx = self.ctx
-        scaled = [op for op in loop.body.block.ops if isinstance(op, sched.MmaOp) and op.scales]
+        scaled = [op for op in k_block_ops(loop) if isinstance(op, sched.MmaOp) and op.scales]
         if not scaled:
             return {}
         iv_arg = loop.body.block.args[0]
         saved = ctx.regs.get(iv_arg)
         ctx.regs[iv_arg] = iv
-        for op in loop.body.block.ops:
-            if not isinstance(op, sched.LoadTileOp | sched.MmaOp | scf.YieldOp):
+        for op in k_block_ops(loop):
+            if not isinstance(op, sched.LoadTileOp | sched.MmaOp):
                 place(ctx, op)
         inside = Values(ctx).cmp("lo", iv, ctx.index(loop.ub))
         found = {op: self.block_scales(op, inside) for op in scaled}
@@ -537,30 +532,6 @@ class ConsumerMainloop:
                 fragments[index] = self.wgmma(tiles, fragments[index], index, kk, fresh=False)
         ctx.accumulators[op.result] = Accumulator([], fragments)
 
-    def end_of_tile(self) -> None:
-        """After a tile's work (the block that holds the K loop ends)."""
-
-    def turn_result(self, mine: SSAValue) -> SSAValue:
-        """The ring position after the ping-pong turn, its result: its then-block (the
-        other consumer's tile) yields the position past that tile's K blocks, its else-block
-        (this consumer's tile) the one its K loop left (`mine`). The partitioned kernel's
-        position after the K loop is this result from here on."""
-        assert self.turn is not None
-        turn, skipped = self.turn
-        self.turn = None
-        (moved,) = with_results(turn, [skipped], [mine])
-        if self.position_after is not None:
-            self.ctx.regs[self.position_after] = moved
-        return moved
-
-
-def with_position(branch: scf.IfOp, then_value: SSAValue, else_value: SSAValue) -> SSAValue:
-    """`branch` (an `scf.if` without results) made again with a ring position as its
-    result, yielded as `then_value` by its then-block and `else_value` by its else-block;
-    the new op's result."""
-    (result,) = with_results(branch, [then_value], [else_value])
-    return result
-
 
 class CooperativeMainloop(ConsumerMainloop):
     """Both consumer warpgroups work on every tile, 64-row blocks each."""
@@ -587,40 +558,6 @@ class PingPongMainloop(ConsumerMainloop):
         """A consumer's A rows are the whole tile at `base`."""
         return base
 
-    def start(self, threads: ConsumerThreads) -> None:
-        """Take the consumer thread registers; count the tiles walked past."""
-        super().start(threads)
-        ctx = self.ctx
-        self.tiles_carried = ctx.carry(Values(ctx).const(0), consumer_loop(ctx), inclusive=False)
-        """Tiles the consumer has walked past (their parity says whose turn a tile is): an
-        index value carried by the loops around the K loop."""
-
-    @property
-    def tiles_seen(self) -> SSAValue:
-        """The tile counter's value at the builder's insertion point."""
-        return self.tiles_carried.value
-
-    def end_of_tile(self) -> None:
-        """After a tile's work: the end of the turn; count the tile."""
-        ctx = self.ctx
-        k = ctx.k
-        if self.skip_label is not None:
-            k.leave()
-            self.skip_label = None
-            moved = self.at.value
-            for carried, value in self.kept:
-                carried.value = value
-            self.at.carried.value = self.turn_result(moved)
-        if ctx.loops and self.tiles_seen not in k.block.args:
-            # A tile's end inside a branch of a loop: the count would not reach the loop's
-            # yield (a branch has no results but ring positions).
-            raise ScheduleError(
-                f"{ctx.where}: a ping-pong tile must end in the body of the loop over tiles, "
-                "not inside a branch of it"
-            )
-        values = Values(ctx)
-        self.tiles_carried.value = values.add(self.tiles_seen, values.const(1))
-
     def sync_tile_threads(self) -> None:
         """Barrier of the tile's one consumer warpgroup."""
         values = Values(self.ctx)
@@ -641,33 +578,21 @@ class PingPongMainloop(ConsumerMainloop):
         return values.reg(values.mad(self.threads.consumer, values.const(4), slot))
 
     def before_loop(self, loop: scf.ForOp) -> None:
-        """Skip the other consumer's tile (moving the ring position past its K blocks); wait
-        until the other consumer has passed all the waits of the previous tile."""
+        """In this consumer's turn (the else-block of the turn around the rest of the
+        tile): wait until the other consumer has passed all the waits of the previous
+        tile, unless this is the first tile."""
         ctx = self.ctx
         k = ctx.k
+        turn = turn_of(loop)
+        if turn is None:
+            raise ScheduleError(
+                f"{ctx.where}: a ping-pong K loop must be in the else-block of its turn "
+                "(run carry-ring-positions)"
+            )
         consumer = self.threads.consumer
         order = ctx.barriers.order
-        start = self.at.value
         values = Values(ctx)
-        # This consumer's tile: the tile counter's parity is the consumer's index (an i1
-        # comparison of the lowering, branched on as a predicate).
-        parity = values.and_(self.tiles_seen, values.const(1))
-        mine = values.cmp("eq", parity, consumer)
-        work = k.fresh_label("my_tile")
-        self.skip_label = k.fresh_label("tile_done")
-        turn = branch(
-            ctx, mine, (work, self.skip_label), negated=True, otherwise=True, predicate=True
-        )
-        with k.inside(turn.true_region.block):
-            self.ring.advance_by(self.at, trip_count(ctx, loop))
-        # The position past the other consumer's K blocks is what the then-block yields.
-        self.turn = (turn, self.at.value)
-        self.at.carried.value = start
-        # The rest of the tile is this consumer's turn, up to `end_of_tile` (which restores
-        # the carried registers' values from before the turn).
-        self.kept = [(carried, carried.value) for carried in ctx.carried]
-        k.enter(turn.false_region.block)
-        first = values.cmp("eq", self.tiles_seen, values.const(0))
+        first = values.cmp("eq", ctx.index(tile_counter(turn)), values.const(0))
         is_second = values.cmp("ne", consumer, values.const(0))
         is_first = values.cmp("eq", consumer, values.const(0))
         skip_sync = k.fresh_label("no_order_wait")
@@ -694,51 +619,20 @@ class PingPongMainloop(ConsumerMainloop):
 
 
 class NonSpecializedMainloop(CooperativeMainloop):
-    """No producer warpgroup: both warpgroups compute and thread 0 also loads."""
+    """No producer warpgroup: both warpgroups compute and thread 0 also loads (the loads
+    ahead that carry-ring-positions wrote: the first `stages - 1` K blocks before the K
+    loop, the block `stages - 1` ahead after each K block's advance)."""
 
     def __init__(
         self, ctx: KernelContext, ring: Ring, prefetch: Callable[[scf.ForOp], None]
     ) -> None:
         super().__init__(ctx, ring, prefetch)
         # Thread 0's load position, like the consumers' ring position, lives for the whole
-        # kernel: it is carried across the persistent loop's tiles and split-K units, never
-        # reset per tile (the ring's phases go on from tile to tile).
-        self.load_at = ring.position(consumer_loop(ctx))
-        self.loads = Loads(ctx, ring)
-
-    def before_loop(self, loop: scf.ForOp) -> None:
-        """The pipeline's prologue: the tile's first `stages - 1` K blocks."""
-        self.load_ahead(loop, self.ctx.index(loop.lb), range(self.ctx.roles.stages - 1))
-
-    def after_k_block(self, loop: scf.ForOp) -> None:
-        """The K block `stages - 1` ahead, into the stage just released."""
-        ctx = self.ctx
-        self.load_ahead(loop, ctx.index(loop.body.block.args[0]), [ctx.roles.stages - 1])
-
-    def load_ahead(self, loop: scf.ForOp, base: SSAValue, distances: Sequence[int]) -> None:
-        """Thread 0 loads the K blocks `distance` iterations after iteration `base` (an
-        induction-variable value), if they exist."""
-        ctx = self.ctx
-        k = ctx.k
-        iv_arg = loop.body.block.args[0]
-        saved = ctx.regs.get(iv_arg)
-        values = Values(ctx)
-        for distance in distances:
-            at = values.mad(values.const(distance), ctx.index(loop.step), base)
-            skip = k.fresh_label("no_load")
-            inside = values.cmp("lo", at, ctx.index(loop.ub))
-            load = branch(ctx, values.both(inside, ctx.threads.leader), (skip,), predicate=True)
-            start = self.load_at.value
-            with k.inside(load.true_region.block):
-                ctx.regs[iv_arg] = at
-                self.loads.issue(loop, self.load_at)
-                self.ring.advance(self.load_at)
-            # The load position after the branch: moved on where thread 0 loaded, else kept.
-            self.load_at.carried.value = with_position(load, self.load_at.value, start)
-        if saved is None:
-            ctx.regs.pop(iv_arg, None)
-        else:
-            ctx.regs[iv_arg] = saved
+        # kernel: its copy is made once, before the consumers' thread arithmetic.
+        start = load_start_of(ctx.warp_specialize.consumer)
+        if start is None:
+            raise ScheduleError(f"{ctx.where}: the consumer region has no load position")
+        place_ring_start(ctx, start)
 
 
 MAINLOOPS: dict[str, type[ConsumerMainloop]] = {

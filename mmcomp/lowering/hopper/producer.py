@@ -7,7 +7,8 @@ ring position: carry-ring-positions) and, per K block at the loop's position, wa
 the stage to be empty, announces the stage's bytes on its full barrier and issues one TMA
 load per 64-element box of each operand (its share of the box, multicast to the cluster,
 where the cluster's CTAs share a tile). It runs ahead across tile boundaries.
-The non-specialized kernels' thread 0 issues the same loads (`Loads.issue`).
+The non-specialized kernels' thread 0 issues the same loads (`Loads.issue`), in the
+branches that carry-ring-positions wrote (`emit_load_ahead`).
 """
 
 from __future__ import annotations
@@ -18,12 +19,12 @@ from dataclasses import dataclass
 from xdsl.dialects import scf
 from xdsl.ir import Operation, SSAValue
 
-from mmcomp.analysis.ring_positions import k_block_advance, ring_start_of
-from mmcomp.analysis.warp_roles import mainloop_loads, producer_loop_of, slot_of
+from mmcomp.analysis.ring_positions import k_block_advance, k_block_ops, ring_start_of
+from mmcomp.analysis.warp_roles import is_block_scale_load, producer_loop_of, slot_of
 from mmcomp.dialects import hopper, ptx, sched
 from mmcomp.errors import ScheduleError
-from mmcomp.lowering.hopper.context import KernelContext
-from mmcomp.lowering.hopper.control import Walker, emit_loop
+from mmcomp.lowering.hopper.context import Carried, KernelContext
+from mmcomp.lowering.hopper.control import Walker, branch, emit_loop, with_results, yielded_by
 from mmcomp.lowering.hopper.index import place
 from mmcomp.lowering.hopper.plan import TmaOperand
 from mmcomp.lowering.hopper.ring import Position, Ring
@@ -36,21 +37,22 @@ class Loads:
     ctx: KernelContext
     ring: Ring
 
-    def issue(self, loop: scf.ForOp, at: Position) -> None:
-        """Wait for the ring position `at` to be empty and fill it with the K loop's loads
-        at the iteration its induction variable's register holds (the caller advances the
-        position)."""
+    def issue(self, ops: Sequence[Operation], at: Position) -> None:
+        """Wait for the ring position `at` to be empty and fill it with the ring loads of
+        `ops` (one K block: a K loop's, or a copy of it at another iteration), after their
+        index arithmetic (the caller advances the position)."""
         ctx = self.ctx
         k = ctx.k
         plan = ctx.plan
-        for op in loop.body.block.ops:
+        for op in ops:
             if not isinstance(op, sched.LoadTileOp):
                 place(ctx, op)
         self.ring.wait_empty(at)
         full = self.ring.barrier(self.ring.full, at.stage)
         k.append(hopper.MbarrierArriveExpectTxOp(full, plan.stage_bytes))
         stage = self.ring.stage_slots(at)
-        for op in mainloop_loads(loop):
+        loads = [op for op in ops if isinstance(op, sched.LoadTileOp)]
+        for op in (op for op in loads if not is_block_scale_load(op)):
             slot = slot_of(op)
             operand = plan.operands[slot]
             coords = [
@@ -119,6 +121,27 @@ def shared_offset(k: ptx.KernelBuilder, smem: SSAValue, offset: int) -> SSAValue
     return k.append(hopper.SmemOffsetOp(smem, offset)).result
 
 
+def emit_load_ahead(ctx: KernelContext, loads: Loads, op: scf.IfOp) -> None:
+    """Thread 0's load of a K block ahead of the consumers (a branch marked
+    `hopper.load_ahead`): a branch on its condition as a predicate (labelled `no_load`)
+    whose then-block fills the stage at the load position with the copy of the K block in
+    the partitioned kernel's then-block and advances the position, returned by the branch
+    (unchanged where thread 0 does not load)."""
+    k = ctx.k
+    skip = k.fresh_label("no_load")
+    load = branch(ctx, ctx.index(op.cond), (skip,), predicate=True)
+    start = ctx.index(yielded_by(op.false_region.block)[0])
+    fill = list(op.true_region.block.ops)
+    advance = fill[-2]
+    if not isinstance(advance, hopper.RingAdvanceOp):
+        raise ScheduleError(f"{ctx.where}: a load ahead must end by advancing its position")
+    with k.inside(load.true_region.block):
+        at = Position(ctx, Carried(start, op, inclusive=False))
+        loads.issue(fill, at)
+        loads.ring.advance_as(at, advance)
+    (ctx.regs[op.results[0]],) = with_results(load, [at.value], [start])
+
+
 def emit_producer(ctx: KernelContext, ring: Ring) -> None:
     """The elected producer thread: the producer region of the kernel's warp_specialize."""
     region = ctx.warp_specialize.producer
@@ -132,7 +155,7 @@ def emit_producer(ctx: KernelContext, ring: Ring) -> None:
     def k_block() -> None:
         """One K block: the loads at the loop's position, then its advance."""
         at.take(loop.body.block.args[1])
-        loads.issue(loop, at)
+        loads.issue(k_block_ops(loop), at)
         ring.advance_as(at, k_block_advance(loop))
 
     def special(op: Operation) -> bool:

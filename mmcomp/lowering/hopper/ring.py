@@ -20,9 +20,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from xdsl.dialects import arith, scf
+from xdsl.dialects import arith
 from xdsl.dialects.builtin import IntegerAttr, i32
-from xdsl.ir import SSAValue
+from xdsl.ir import Operation, SSAValue
 
 from mmcomp.dialects import hopper, ptx
 from mmcomp.dialects.hopper import BARRIER_BYTES
@@ -139,13 +139,6 @@ class Ring:
         whose copy is made here; its loops carry it as the partitioned kernel's do."""
         return Position(self.ctx, Carried(place_ring_start(self.ctx, op), op, inclusive=False))
 
-    def position(self, loop: scf.ForOp) -> Position:
-        """A fresh ring position (`hopper.ring_start`: stage 0, phase 0), carried by the K
-        loop `loop` and the loops around it."""
-        ctx = self.ctx
-        start = ctx.k.append(hopper.RingStartOp(hopper.RingPositionType(self.stages))).result
-        return Position(ctx, ctx.carry(start, loop))
-
     def barrier(self, ring: SSAValue, stage: SSAValue | int) -> SSAValue:
         """The barrier of stage `stage` (an index value, a u32 register read as one, or a
         constant) of `ring`."""
@@ -171,11 +164,6 @@ class Ring:
         block's advance): the copy of `op`'s result."""
         self.advance(at)
         self.ctx.regs[op.result] = at.value
-
-    def advance_by(self, at: Position, count: SSAValue) -> None:
-        """Move a ring position `count` K blocks ahead (the other consumer's tile): the
-        position is now `hopper.ring_advance_by`'s result."""
-        at.carried.value = self.ctx.k.append(hopper.RingAdvanceByOp(at.value, count)).result
 
     def wait_full(self, at: Position) -> None:
         """Wait until the stage at `at` has been filled."""
@@ -210,6 +198,32 @@ class Ring:
             return
         remote = k.append(hopper.MapaOp(empty, threads.thread_in_warpgroup)).result
         self.ctx.put(hopper.MbarrierArriveOp(remote, "cluster"), signal)
+
+
+def place_ring_op(ctx: KernelContext, op: Operation) -> bool:
+    """Emit the copy of a role's ring start, or a ping-pong turn's skip of the other
+    consumer's K blocks (`hopper.ring_skip`: the loop's trip count, then
+    `hopper.ring_advance_by`); False for another op."""
+    if isinstance(op, hopper.RingStartOp):
+        place_ring_start(ctx, op)
+        return True
+    if not isinstance(op, hopper.RingSkipOp):
+        return False
+    count = trip_count(ctx, op.lower, op.upper, op.step)
+    skip = hopper.RingAdvanceByOp(ctx.index(op.position), count)
+    ctx.regs[op.result] = ctx.k.append(skip).result
+    return True
+
+
+def trip_count(ctx: KernelContext, lower: SSAValue, upper: SSAValue, step: SSAValue) -> SSAValue:
+    """The iterations of a loop from `lower` to `upper` by `step` (kernel values) at the
+    hopper level, an index value: `ceil((upper - lower) / step)`, 0 where
+    `lower >= upper` (a select on the comparison's predicate)."""
+    values = Values(ctx)
+    lb, ub = ctx.index(lower), ctx.index(upper)
+    trips = values.ceildiv(values.sub(ub, lb), ctx.index(step))
+    over = values.pred(values.cmp("hs", lb, ub))
+    return values.select(over, values.const(0), trips)
 
 
 def place_ring_start(ctx: KernelContext, op: hopper.RingStartOp) -> SSAValue:

@@ -1,7 +1,7 @@
 """The lowering's own index arithmetic at the hopper level: `arith` on `index` values.
 
-What the lowering derives from the schedule's values (the ping-pong trip count, the next
-tile test, the load-ahead iteration) and the consumers' thread arithmetic are written as
+What the lowering derives from the schedule's values (the trip count of a ping-pong skip,
+the next-tile test of its order barrier) and the consumers' thread arithmetic are written as
 `arith` ops on `index` (and `i1` comparisons), like the schedule's own arithmetic
 (`mmcomp.lowering.hopper.index`); `convert-arith-to-ptx` lowers them to the 32-bit
 instructions the lowering wrote before, in the same order. A ptx register enters through a

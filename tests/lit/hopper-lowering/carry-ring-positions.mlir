@@ -213,9 +213,9 @@ builtin.module {
 
 // -----
 
-// Without warp specialization the one region holds the consumers' position (thread 0's
-// loads ahead of it are the lowering's); a split-K kernel's branch after the K loop holds
-// no K loop and is left as it is.
+// Without warp specialization the one region holds the consumers' position and, after it,
+// thread 0's load position (carry-ring-positions-loads-ahead.mlir shows its loads ahead);
+// a split-K kernel's branch after the K loop holds no K loop and is left as it is.
 builtin.module {
   func.func @lin(%a: memref<300x200xbf16> {fusion.roles = #fusion.roles<[m, k]>}, %w: memref<500x200xbf16> {fusion.roles = #fusion.roles<[n, k]>}, %out0: memref<300x500xbf16> {fusion.roles = #fusion.roles<[m, n]>, sched.output}, %partials0: memref<2x12x128x128xf32> {sched.workspace = "partials"}, %arrivals: memref<12xi32> {sched.workspace = "arrivals"}) attributes {sched.grid = 24 : i64, sched.cluster = 1 : i64, sched.num_inputs = 2 : i64, sched.num_outputs = 1 : i64, fusion.space = #fusion.space<m = 300, n = 500, k = 200>, sched.params = #sched.params<tile = 128x128x64, warpgroup = 64x128, instr = m64n128k16, stages = 4, cluster = 1x1, raster = m, swizzle = 4, strategy = persistent, split_k = 2, warp_specialization = none, registers = 248/248, epilogue = smem>, hopper.warp_roles = #hopper.warp_roles<slots = 2>} {
     hopper.warp_specialize none consumer {
@@ -263,13 +263,14 @@ builtin.module {
 
 // CHECK:      hopper.warp_specialize none consumer {
 // CHECK-NEXT:   %ring = hopper.ring_start : !hopper.ring_position<stages = 4>
-// CHECK:        %ring_1 = scf.for %unit = %cta to %c24 step %grid iter_args(%at = %ring) -> (!hopper.ring_position<stages = 4>) {
-// CHECK:          %ring_2, %acc = scf.for %kb = %slice to %c4 step %c2 iter_args(%at_1 = %at, %acc_1 = %zero) -> (!hopper.ring_position<stages = 4>, tensor<128x128xf32>) {
+// CHECK-NEXT:   %loads = hopper.ring_start : !hopper.ring_position<stages = 4>
+// CHECK:        %ring_1, %loads_1 = scf.for %unit = %cta to %c24 step %grid iter_args(%at = %ring, %loading = %loads) -> (!hopper.ring_position<stages = 4>, !hopper.ring_position<stages = 4>) {
+// CHECK:          %ring_2, %[[LOADS:.*]], %acc = scf.for %kb = %slice to %c4 step %c2 iter_args(%at_1 = %at, %loading_1 = %{{.*}}, %acc_1 = %zero) -> (!hopper.ring_position<stages = 4>, !hopper.ring_position<stages = 4>, tensor<128x128xf32>) {
 // CHECK:            %next = hopper.ring_advance %at_1 : !hopper.ring_position<stages = 4>
-// CHECK-NEXT:       scf.yield %next, %acc_2 : !hopper.ring_position<stages = 4>, tensor<128x128xf32>
+// CHECK:            scf.yield %next, %{{.*}}, %acc_2 : !hopper.ring_position<stages = 4>, !hopper.ring_position<stages = 4>, tensor<128x128xf32>
 // CHECK:          scf.if %last_slice {
 // CHECK:            sched.store_tile %o, %out0[%m0, %n0]
 // CHECK-NEXT:     }
-// CHECK-NEXT:     scf.yield %ring_2 : !hopper.ring_position<stages = 4>
+// CHECK-NEXT:     scf.yield %ring_2, %[[LOADS]] : !hopper.ring_position<stages = 4>, !hopper.ring_position<stages = 4>
 
 // HOPPER:      hopper.kernel @lin(
