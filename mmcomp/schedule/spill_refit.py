@@ -5,8 +5,9 @@ has the last word. Where the kernel of the chosen schedule spills, `fit` builds 
 with lighter settings in place of what the caller left free, in a fixed order: one K slice
 (where split_k was the heuristic's), the persistent strategy (where the heuristic's was
 stream-K or hybrid stream-K: the fixup loops' running sums), then narrower tiles down to
-MIN_TILE_N (each with one K slice too), then no warp specialization. The first that
-assembles with no spills is the kernel. Every pinned setting is kept; where none fits, a
+MIN_TILE_N (each with one K slice too), then no warp specialization, then narrower epilogue
+subtiles (halving the chosen one, or the whole fragment). The first that assembles with no
+spills is the kernel. Every pinned setting is kept; where none fits, a
 ScheduleError names the schedule, the spills and up to two settings that would fit.
 
 `mmcomp.compile` runs it with its keywords as the pins; `compile-to-ptx` (mmcomp-opt) runs
@@ -21,6 +22,7 @@ from collections.abc import Callable, Mapping
 from typing import TypeVar
 
 from mmcomp.dialects.sched import ScheduleParams, tile_rows
+from mmcomp.dialects.sched.params import EPILOGUE_SUBTILE_STEP
 from mmcomp.errors import FusionError, ScheduleError
 from mmcomp.schedule.heuristics import MIN_TILE_N
 
@@ -97,7 +99,26 @@ def refits(chosen: ScheduleParams, pinned: Mapping[str, object]) -> list[dict[st
         # fuzzer cases with heavy epilogues (4 or 5 outputs) whatever their tile; a
         # non-specialized kernel's threads have 248.
         tries.append({**pinned, "warp_specialization": "none"})
+    if "epilogue_subtile" not in pinned:
+        # Last, so that a schedule another refit fits keeps the kernel it had: ping-pong
+        # 128x128 with an [M, N] f32 operand of odd rows, a column divisor and a bias
+        # spilled 4 bytes at the subtile of 32 columns that the register rule gives.
+        tries += [{**pinned, "epilogue_subtile": width} for width in narrower_subtiles(chosen)]
     return tries
+
+
+def narrower_subtiles(chosen: ScheduleParams) -> list[int]:
+    """Epilogue subtiles narrower than `chosen`'s (its whole fragment where it has none),
+    halving down to one 8-column block, those that divide the fragment's columns (the
+    params' check refuses the others for the problem, e.g. under the smem epilogue)."""
+    columns = chosen.wgmma_warpgroup[1]
+    width = (chosen.epilogue_subtile or columns) // 2
+    widths: list[int] = []
+    while width >= EPILOGUE_SUBTILE_STEP:
+        if width % EPILOGUE_SUBTILE_STEP == 0 and columns % width == 0:
+            widths.append(width)
+        width //= 2
+    return widths
 
 
 def _narrower(

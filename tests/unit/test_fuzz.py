@@ -64,7 +64,8 @@ def test_the_grammar_reaches_every_family_and_form():
     }
     assert {len(case.spec.steps) for case in cases} == set(range(7))
     keys = Counter(key for case in cases for key in case.params)
-    assert set(keys) == set(fuzz.SCHEDULE_KEYS)
+    # epilogue_subtile is the heuristic's where a drawn tile's whole epilogue does not fit
+    assert set(keys) == set(fuzz.SCHEDULE_KEYS) - {"epilogue_subtile"}
     heuristic = sum(1 for case in cases if not case.params)
     assert 0.2 * len(cases) < heuristic < 0.4 * len(cases)
     extents = Counter(extent for case in cases for extent in (case.spec.m, case.spec.n))

@@ -237,7 +237,9 @@ def test_mmcomp_opt_refits_a_schedule_that_ptxas_spills_as_compile_does(tmp_path
 
 @pytest.mark.skipif(not find_tool("ptxas"), reason="needs ptxas (the dev extra installs one)")
 def test_a_pinned_schedule_that_spills_is_refused_by_both_tools_alike(tmp_path):
-    pinned = "tile = 128x128x64, split_k = 1, warp_specialization = cooperative"
+    pinned = (
+        "tile = 128x128x64, split_k = 1, warp_specialization = cooperative, epilogue_subtile = 0"
+    )
     attributes = f"attributes {{sched.params = #sched.params<{pinned}>}}"
     text = HEAVY.replace("xbf16>) {\n  %0", f"xbf16>)\n    {attributes} {{\n  %0")
     with pytest.raises(ScheduleError) as raised:
@@ -281,9 +283,29 @@ def test_compile_to_ptx_options_are_compile_keywords_kept_by_the_refit(tmp_path)
     result = _compile_to_ptx(tmp_path, HEAVY, "compile-to-ptx{stages=3}")
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == kernel.ptx.strip()
-    pinned = "tile=128x128x64 split-k=1 warp-specialization=cooperative"
+    pinned = "tile=128x128x64 split-k=1 warp-specialization=cooperative epilogue-subtile=0"
     refused = _compile_to_ptx(tmp_path, HEAVY, f"compile-to-ptx{{{pinned}}}")
     with pytest.raises(ScheduleError) as raised:
-        mmcomp.compile(HEAVY, tile=(128, 128, 64), split_k=1, warp_specialization="cooperative")
+        mmcomp.compile(
+            HEAVY,
+            tile=(128, 128, 64),
+            split_k=1,
+            warp_specialization="cooperative",
+            epilogue_subtile=0,
+        )
     assert refused.returncode == 1
     assert refused.stderr.strip() == f"compile-to-ptx: @heavy: {raised.value}"
+
+
+@pytest.mark.skipif(not find_tool("ptxas"), reason="needs ptxas (the dev extra installs one)")
+def test_a_pinned_tile_that_spills_is_refitted_with_a_narrower_subtile(tmp_path):
+    """The same pins with the epilogue subtile left free: the refit walks the epilogue in
+    narrower subtiles until ptxas assembles it without spills, in both tools alike."""
+    keywords = {"tile": (128, 128, 64), "split_k": 1, "warp_specialization": "cooperative"}
+    kernel = mmcomp.compile(HEAVY, **keywords)
+    assert kernel.params.tile == (128, 128, 64) and kernel.params.epilogue_subtile > 0
+    assert kernel.report.spills == 0
+    pinned = "tile=128x128x64 split-k=1 warp-specialization=cooperative"
+    fitted = _compile_to_ptx(tmp_path, HEAVY, f"compile-to-ptx{{{pinned}}}")
+    assert fitted.returncode == 0, fitted.stderr
+    assert fitted.stdout.strip() == kernel.ptx.strip()
