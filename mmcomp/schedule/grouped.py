@@ -117,14 +117,15 @@ def swaps_groups(problem: Problem, per_group: int, given: Mapping[str, object]) 
     return per_group <= GROUPED_SWAP_MAX_ROWS
 
 
-ROW64_COST = Fraction(11, 10)
+ROW64_COST = Fraction(3, 2)
 """The cost of a multiply-accumulate on a 64-row tile relative to one on a 128-row tile
-(`grouped_cost`): a 64x256 tile loads 40 bytes of operands per thousand of them against
-128x256's 24 (docs/schedule.md, rule 1), and its two consumers read the same A rows. An
-estimate, not a measurement: the bench rows bound it (at their M bucket's 16384 rows the
-64-row tile is taken for the 64-expert row below 1.15, for the 128-expert row below 1.25,
-for the 8-expert row below 1.01); tools/bench_forced.py --grouped times 64-row tiles
-beside the 128-row ones on those rows to replace it."""
+(`grouped_cost`), measured on the H100 (docs/results/2026-12-06-h100-second-run.md): on
+the three linear rows of tools/bench_grouped.py, 64x256x64 ran 1.44x (8 experts), 1.23x
+(64) and 1.03x (128) the time of 128x256x64 while the model counts 0.985x, 0.84x and
+0.69x the rows, so a 64-row multiply-accumulate costs 1.46-1.49x. A 64x256 tile loads
+40 bytes of operands per thousand multiply-accumulates against 128x256's 24 (docs/
+schedule.md, rule 1), and its two consumers read the same A rows. At this cost no bench
+row takes the 64-row tile."""
 
 
 def expected_m_tiles(per_group: int, tile_m: int) -> Fraction:

@@ -502,16 +502,28 @@ def swap_streams_less(problem: Problem) -> bool:
     return problem.m <= SWAP_AB_TIE_MAX_M
 
 
+TIE_SPLIT_MIN_K_BLOCKS = 64
+"""K blocks a slice keeps at least for a swapped tile to split at an equal `pair_load`
+(`swapped_split_k`)."""
+
+
 def swapped_split_k(problem: Problem, tile: tuple[int, int, int]) -> int:
     """`choose_split_k` for a swapped tile, clamped to the K blocks; 1 where the split would
-    not lower the `pair_load` (the rule of `unswapped_split_k`): its slices would only put
-    a second unit on pairs of SMs that stream as much B either way, and add the fixup.
+    not lower the `pair_load` (its slices would only put a second unit on pairs of SMs
+    that stream as much B either way) and would leave a slice fewer than
+    TIE_SPLIT_MIN_K_BLOCKS K blocks.
 
-    On the H100: 8x8192x8192, 8x128x128 swapped (64 tiles) unsplit ran 1.016x cuBLAS,
-    split in two 0.958x (load 128 either way); 1x4096x4096 (32 tiles) split in four ran
-    1.472x, in two 1.417x, in eight 1.301x (docs/results/2026-12-06-h100-second-run.md)."""
+    On the H100 (docs/results/2026-12-06-h100-second-run.md), at an equal load: 8x8192x8192
+    (64 swapped tiles, 64 K blocks) unsplit ran 1.005x and 1.016x cuBLAS in two runs,
+    split in two 0.956x and 0.958x; at K = 28672 (224 K blocks) the split won,
+    16x8192x28672 1.029x against 0.994x unsplit and 1x8192x28672 1.034x against 1.008x.
+    A lower load splits: 1x4096x4096 (32 tiles) split in four ran 1.472x, unsplit
+    streams twice the rows a pair."""
     split = clamp_split_k(choose_split_k(problem, tile), problem, tile)
-    return split if pair_load(problem, tile, split) < pair_load(problem, tile) else 1
+    if pair_load(problem, tile, split) < pair_load(problem, tile):
+        return split
+    k_blocks = _ceil_div(problem.k, tile[2])
+    return split if k_blocks // max(split, 1) >= TIE_SPLIT_MIN_K_BLOCKS else 1
 
 
 def unswapped_split_k(

@@ -499,26 +499,30 @@ def test_swapped_cuda_kernels_assemble_without_spills(
 # most 63 rows).
 
 
-def test_the_heuristic_weighs_64_row_tiles() -> None:
+def test_the_heuristic_weighs_64_row_tiles(monkeypatch: pytest.MonkeyPatch) -> None:
     """The cost of each tile (`grouped_cost`: the expected m tiles of each group, its last
-    one counted whole, in waves of 132 SMs) picks 64-row tiles for the 64-expert row and
-    128-row ones for the 8-expert row; decode-sized groups stay swapped; a given tile is
-    kept."""
+    one counted whole, in waves of 132 SMs, a 64-row tile's work times ROW64_COST): at the
+    cost measured on the H100 the bench rows keep 128-row tiles; at a lower one the same
+    weighing picks 64-row tiles for the 64-expert row and 128-row ones for the 8-expert
+    row; decode-sized groups stay swapped; a given tile is kept."""
+    from mmcomp.schedule import grouped
     from mmcomp.schedule.grouped import expected_m_tiles
 
     assert expected_m_tiles(137, 128) == Fraction(201, 128)
     assert expected_m_tiles(137, 64) == Fraction(169, 64)
     assert expected_m_tiles(10, 64) == 1
+    assert Fraction(3, 2) == grouped.ROW64_COST
+    for experts, n, k, rows in ((8, 14336, 4096, 16432), (64, 2816, 2048, 8720)):
+        assert _params(linear(experts, n, k), schedule_m=rows).tile[0] == 128
+        assert _params(linear(experts, n, k), schedule_m=16384).tile[0] == 128
+    assert _params(linear(128, 768, 2048), schedule_m=16384).tile[0] == 128
+    monkeypatch.setattr(grouped, "ROW64_COST", Fraction(11, 10))
     sixty_four = _params(linear(64, 2816, 2048), schedule_m=8720)
     assert sixty_four.tile == (64, 256, 64) and sixty_four.warpgroup == (64, 128)
     assert sixty_four.column_split and sixty_four.consumer_warpgroups == 2
     eight = _params(linear(8, 14336, 4096), schedule_m=16432)
     assert eight.tile[0] == 128 and not eight.column_split
     assert _params(linear(128, 768, 2048), schedule_m=5056).swap_ab
-    # At the M bucket's bound the bench's kernels are chosen at (16384 rows).
-    assert _params(linear(128, 768, 2048), schedule_m=16384).tile == (64, 256, 64)
-    assert _params(linear(64, 2816, 2048), schedule_m=16384).tile == (64, 256, 64)
-    assert _params(linear(8, 14336, 4096), schedule_m=16384).tile[0] == 128
     # Masked groups of Mmax = 136 rows: as the contiguous ones of 136 rows each.
     assert _params(linear(64, 2816, 2048, rows=136)).tile == (64, 256, 64)
     given = _params(linear(64, 2816, 2048), schedule_m=8720, tile=(128, 256, 64))

@@ -169,10 +169,11 @@ def test_decode_rows_get_one_wave_of_tiles(extents, warp_specialization, tile, s
         ((16, 28672, 8192), ((64, 224, 64), 1, 5, False)),
         ((32, 8192, 8192), ((64, 128, 64), 1, 8, False)),  # 64 tiles: no split
         ((64, 8192, 8192), ((64, 64, 128), 1, 6, False)),  # 64 rows: 64 wide, K 128
-        # A tie with the swapped tile at M <= 16 swaps, unsplit where a split would not
-        # lower the load (64 tiles); too few tiles for the rule swap as before, split.
+        # A tie with the swapped tile at M <= 16 swaps; at an equal load it splits only
+        # where each slice keeps 64 K blocks (K = 28672, not 8192); too few tiles for the
+        # rule swap as before, split.
         ((8, 8192, 8192), ((8, 128, 128), 1, 6, True)),
-        ((16, 8192, 28672), ((16, 128, 128), 1, 6, True)),
+        ((16, 8192, 28672), ((16, 128, 128), 2, 6, True)),
         ((1, 4096, 4096), ((8, 128, 128), 4, 6, True)),
         ((32, 4096, 4096), ((32, 128, 128), 4, 5, True)),
         # 64 tiles take more than half the pairs: a split would not lower the load.

@@ -19,7 +19,8 @@ DEADLINE_S = 600
 
 def _run_example(*arguments: str) -> str:
     """The example's stdout; fails the test with its output where it exits non-zero."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+    path = os.pathsep.join(part for part in (str(ROOT), os.environ.get("PYTHONPATH")) if part)
+    env = {**os.environ, "PYTHONPATH": path, "OMP_NUM_THREADS": "1"}
     command = [sys.executable, str(ROOT / "examples" / "moe_block.py"), *arguments]
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=DEADLINE_S)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]

@@ -3,10 +3,11 @@
 
 // A grouped linear's schedule: one CTA per tile of one group with all its K blocks, no
 // cluster, cooperative consumers, the staged (smem) epilogue unless one is given; the
-// tile chosen for the rows of all groups (T at the nominal M here).
+// cheaper of the 128-row tile for the rows of all groups (T at the nominal M here) and
+// a 64-row one whose consumers split N (at N = 128, 64x128 costs less by grouped_cost).
 
 // CHECK-LABEL: func.func @grouped
-// CHECK-SAME:    sched.params = #sched.params<tile = 128x128x64, {{.*}}cluster = 1x1, {{.*}}strategy = persistent, split_k = 1, warp_specialization = cooperative, {{.*}}epilogue = smem>
+// CHECK-SAME:    sched.params = #sched.params<tile = 64x128x64, warpgroup = 64x64, {{.*}}cluster = 1x1, {{.*}}strategy = persistent, split_k = 1, warp_specialization = cooperative, {{.*}}epilogue = smem>
 func.func @grouped(%x: tensor<?x64xbf16>, %w: tensor<8x128x64xbf16>, %o: tensor<8xi32>) -> tensor<?x128xf32> {
   %0 = fusion.grouped_linear %x, %w offsets %o : (tensor<?x64xbf16>, tensor<8x128x64xbf16>, tensor<8xi32>) -> tensor<?x128xf32>
   func.return %0 : tensor<?x128xf32>

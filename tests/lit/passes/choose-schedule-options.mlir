@@ -12,7 +12,7 @@
 // CHECK-LABEL: func.func @linear
 // CHECK-SAME: sched.params = #sched.params<tile = 128x128x64, warpgroup = 128x128, instr = m64n128k16, stages = 4, cluster = 1x1, raster = n, swizzle = {{[0-9]+}}, strategy = persistent, split_k = 2, warp_specialization = pingpong, registers = 24/240, epilogue = smem>
 // LIST-LABEL: func.func @linear
-// LIST-SAME: sched.params = #sched.params<tile = 64x128x64, warpgroup = 64x128, instr = m64n128k16, stages = 6, cluster = 2x1, raster = n, swizzle = 4, strategy = persistent, split_k = {{[0-9]+}}, warp_specialization = {{[a-z]+}}, registers = 40/232, epilogue = registers>
+// LIST-SAME: sched.params = #sched.params<tile = 64x128x64, warpgroup = 64x64, instr = m64n64k16, stages = 6, cluster = 2x1, raster = n, swizzle = 4, strategy = persistent, split_k = {{[0-9]+}}, warp_specialization = cooperative, registers = 40/232, epilogue = registers>
 // SHORT: choose-schedule: option tile=128: expected 3 integers, written NxNxN or N,N,N
 // WORDS: choose-schedule: option tile=axbxc: expected 3 integers, written NxNxN or N,N,N
 // CHOICE: choose-schedule: option raster='q': expected one of "m", "n", "auto"

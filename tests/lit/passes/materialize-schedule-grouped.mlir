@@ -57,7 +57,7 @@ func.func @contiguous(%x: tensor<?x64xbf16>, %w: tensor<8x256x64xbf16>, %offsets
 // CHECK:         %group_rows = sched.group_rows %counts[%batch] : memref<4xi32>
 // CHECK-NEXT:    %has_rows = arith.cmpi ult, %m0, %group_rows : index
 // CHECK-NEXT:    scf.if %has_rows {
-// CHECK:           sched.load_tile %x[%batch, %m0, %k0] : memref<4x200x64xbf16> -> tensor<1x128x64xbf16>
+// CHECK:           sched.load_tile %x[%batch, %m0, %k0] : memref<4x200x64xbf16> -> tensor<1x64x64xbf16>
 // CHECK:           sched.store_tile %{{.*}}, %out0[%batch, %m0, %n0] rows %group_rows
 func.func @masked(%x: tensor<4x200x64xbf16>, %w: tensor<4x128x64xbf16>, %counts: tensor<4xi32>) -> tensor<4x200x128xf32> {
   %0 = fusion.grouped_linear %x, %w counts %counts : (tensor<4x200x64xbf16>, tensor<4x128x64xbf16>, tensor<4xi32>) -> tensor<4x200x128xf32>

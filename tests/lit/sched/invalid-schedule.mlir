@@ -62,7 +62,7 @@ func.func @tf32(%a: tensor<64x64xf32>, %w: tensor<64x64xf32>) -> tensor<64x64xf3
   %y = fusion.mma %a [m, k], %w [n, k] -> [m, n] : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
   func.return %y : tensor<64x64xf32>
 }
-// CHECK: sched.schedule: instr m64n64k16: inputs of 4 bytes need wgmma k = 8
+// CHECK: sched.schedule: instr m64n32k16: inputs of 4 bytes need wgmma k = 8
 
 // -----
 
